@@ -1,0 +1,417 @@
+// Package skills holds the literature-search domain: the types that flow
+// between the pipeline's steps and the six skills (intent parser, query
+// builder, searcher, deduplicator, relevance scorer, result organizer).
+// It knows nothing of HTTP, HTML or SQL; sources that talk to the network
+// live in their own small packages below it.
+package skills
+
+import (
+	"fmt"
+	"strings"
+
+	"quarry/internal/engine"
+)
+
+// YearRange bounds publication years; zero on either side means open.
+type YearRange struct {
+	From int `json:"from,omitempty"`
+	To   int `json:"to,omitempty"`
+}
+
+// Validate checks that the range is ordered and plausible.
+func (y YearRange) Validate(fe engine.FieldErrors, prefix string) {
+	if y.From != 0 && (y.From < 1000 || y.From > 3000) {
+		fe.Add(prefix+".from", "year must be between 1000 and 3000")
+	}
+	if y.To != 0 && (y.To < 1000 || y.To > 3000) {
+		fe.Add(prefix+".to", "year must be between 1000 and 3000")
+	}
+	if y.From != 0 && y.To != 0 && y.From > y.To {
+		fe.Add(prefix+".from", fmt.Sprintf("from (%d) is after to (%d)", y.From, y.To))
+	}
+}
+
+// Contains reports whether year lies in the range; an unknown year (0) is
+// kept, because dropping papers for missing metadata hides them silently.
+func (y YearRange) Contains(year int) bool {
+	if year == 0 {
+		return true
+	}
+	return (y.From == 0 || year >= y.From) && (y.To == 0 || year <= y.To)
+}
+
+// Concept is one key idea of a question with the other words people use for it.
+type Concept struct {
+	Term     string   `json:"term"`
+	Synonyms []string `json:"synonyms,omitempty"`
+}
+
+// ParsedIntent is what the researcher asked, made explicit.
+type ParsedIntent struct {
+	Topic         string    `json:"topic"`
+	Concepts      []Concept `json:"concepts"`
+	YearRange     YearRange `json:"year_range"`
+	IncludeTerms  []string  `json:"include_terms,omitempty"`
+	ExcludeTerms  []string  `json:"exclude_terms,omitempty"`
+	FieldsOfStudy []string  `json:"fields_of_study,omitempty"`
+	StudyTypes    []string  `json:"study_types,omitempty"`
+}
+
+// Validate reports every problem with the intent.
+func (p ParsedIntent) Validate() error {
+	fe := engine.FieldErrors{}
+	if strings.TrimSpace(p.Topic) == "" {
+		fe.Add("topic", "topic is required")
+	}
+	for i, c := range p.Concepts {
+		if strings.TrimSpace(c.Term) == "" {
+			fe.Add(fmt.Sprintf("concepts[%d].term", i), "concept term is empty")
+		}
+	}
+	p.YearRange.Validate(fe, "year_range")
+	return fe.Err("invalid intent")
+}
+
+// Query is one search query: the researcher-facing text and the text exactly
+// as each source receives it (sources differ in syntax), so a review can
+// report what was really sent.
+type Query struct {
+	Text      string            `json:"text"`
+	PerSource map[string]string `json:"per_source,omitempty"`
+}
+
+// Filters narrow a search beyond the queries themselves.
+type Filters struct {
+	IncludeTerms  []string `json:"include_terms,omitempty"`
+	ExcludeTerms  []string `json:"exclude_terms,omitempty"`
+	FieldsOfStudy []string `json:"fields_of_study,omitempty"`
+	StudyTypes    []string `json:"study_types,omitempty"`
+}
+
+// MaxResultsLimit caps max_results_per_source so one strategy cannot ask a
+// source for an unbounded page count.
+const MaxResultsLimit = 1000
+
+// SearchStrategy is what will be searched: queries, sources, filters.
+type SearchStrategy struct {
+	Queries             []Query   `json:"queries"`
+	Sources             []string  `json:"sources"`
+	YearRange           YearRange `json:"year_range"`
+	MaxResultsPerSource int       `json:"max_results_per_source"`
+	Filters             Filters   `json:"filters"`
+}
+
+// Validate checks the strategy's shape. Whether each source exists is
+// checked by ValidateSources, because only the configuration knows that.
+func (s SearchStrategy) Validate() error {
+	fe := engine.FieldErrors{}
+	s.validate(fe)
+	return fe.Err("invalid search strategy")
+}
+
+// ValidateSources is Validate plus a check that every source is one of known.
+func (s SearchStrategy) ValidateSources(known []string) error {
+	fe := engine.FieldErrors{}
+	s.validate(fe)
+	for i, src := range s.Sources {
+		if !contains(known, src) {
+			fe.Add(fmt.Sprintf("sources[%d]", i), fmt.Sprintf("unknown source %q", src))
+		}
+	}
+	return fe.Err("invalid search strategy")
+}
+
+func (s SearchStrategy) validate(fe engine.FieldErrors) {
+	if len(s.Queries) == 0 {
+		fe.Add("queries", "at least one query is required")
+	}
+	for i, q := range s.Queries {
+		if strings.TrimSpace(q.Text) == "" {
+			fe.Add(fmt.Sprintf("queries[%d].text", i), "query is empty")
+		}
+	}
+	if len(s.Sources) == 0 {
+		fe.Add("sources", "at least one source is required")
+	}
+	seen := map[string]bool{}
+	for i, src := range s.Sources {
+		if strings.TrimSpace(src) == "" {
+			fe.Add(fmt.Sprintf("sources[%d]", i), "source name is empty")
+		}
+		if seen[src] {
+			fe.Add(fmt.Sprintf("sources[%d]", i), fmt.Sprintf("source %q is listed twice", src))
+		}
+		seen[src] = true
+	}
+	s.YearRange.Validate(fe, "year_range")
+	if s.MaxResultsPerSource < 1 || s.MaxResultsPerSource > MaxResultsLimit {
+		fe.Add("max_results_per_source", fmt.Sprintf("must be between 1 and %d", MaxResultsLimit))
+	}
+}
+
+// RawPaper is one record as a source returned it (or as dedup merged it).
+type RawPaper struct {
+	// ID is stable across runs and sources: see StableID.
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Authors  []string `json:"authors,omitempty"`
+	Year     int      `json:"year,omitempty"`
+	Venue    string   `json:"venue,omitempty"`
+	Abstract string   `json:"abstract,omitempty"`
+	DOI      string   `json:"doi,omitempty"`
+	ArxivID  string   `json:"arxiv_id,omitempty"`
+	PMID     string   `json:"pmid,omitempty"`
+	URL      string   `json:"url,omitempty"`
+	// Source is the source that returned this record; Rank its 1-based
+	// position in that source's results.
+	Source string `json:"source"`
+	Rank   int    `json:"rank,omitempty"`
+	// Sources lists every source a merged record was found in.
+	Sources []string `json:"sources,omitempty"`
+	// Related lists IDs of records that look like versions of this one
+	// (a preprint and its publication) but were deliberately not merged.
+	Related []string `json:"related,omitempty"`
+}
+
+// Validate checks that a paper can be shown and referred to.
+func (p RawPaper) Validate() error {
+	fe := engine.FieldErrors{}
+	if p.ID == "" {
+		fe.Add("id", "paper id is required")
+	}
+	if strings.TrimSpace(p.Title) == "" {
+		fe.Add("title", "title is required")
+	}
+	if p.Year < 0 || p.Year > 3000 {
+		fe.Add("year", "year out of range")
+	}
+	return fe.Err("invalid paper")
+}
+
+// StableID derives an identifier that is the same whichever source returned
+// the paper: DOI first, then arXiv ID, then PMID, then a hash of the
+// normalised title, year and first author.
+func StableID(p RawPaper) string {
+	switch {
+	case NormalizeDOI(p.DOI) != "":
+		return "doi:" + NormalizeDOI(p.DOI)
+	case NormalizeArxivID(p.ArxivID) != "":
+		return "arxiv:" + NormalizeArxivID(p.ArxivID)
+	case strings.TrimSpace(p.PMID) != "":
+		return "pmid:" + strings.TrimSpace(p.PMID)
+	}
+	first := ""
+	if len(p.Authors) > 0 {
+		first = p.Authors[0]
+	}
+	return "t:" + shortHash(fmt.Sprintf("%s|%d|%s", NormalizeTitle(p.Title), p.Year, strings.ToLower(strings.TrimSpace(first))))
+}
+
+// ScoredPaper is a paper with its relevance in [0,1] and the reasons for it.
+type ScoredPaper struct {
+	RawPaper
+	Score   float64  `json:"score"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Validate checks the paper and its score.
+func (p ScoredPaper) Validate() error {
+	if err := p.RawPaper.Validate(); err != nil {
+		return err
+	}
+	if p.Score < 0 || p.Score > 1 || p.Score != p.Score {
+		return engine.Errorf(engine.EInvalid, "paper %s: score %v outside [0,1]", p.ID, p.Score)
+	}
+	return nil
+}
+
+// Group is one labelled theme of a collection.
+type Group struct {
+	Label    string   `json:"label"`
+	PaperIDs []string `json:"paper_ids"`
+}
+
+// SourceResult is what one source contributed to a search.
+type SourceResult struct {
+	Count int    `json:"count"`
+	Error string `json:"error,omitempty"`
+	// Query is the text sent to the source, per query, for reporting.
+	Queries []string `json:"queries,omitempty"`
+}
+
+// DedupStats summarises a deduplication.
+type DedupStats struct {
+	Input   int `json:"input"`
+	Output  int `json:"output"`
+	Merged  int `json:"merged"`
+	Related int `json:"related"`
+}
+
+// PaperCollection is the result of one iteration: scored papers grouped
+// into themes, with what each source did.
+type PaperCollection struct {
+	Papers  []ScoredPaper           `json:"papers"`
+	Groups  []Group                 `json:"groups"`
+	Sources map[string]SourceResult `json:"sources"`
+	Dedup   DedupStats              `json:"dedup"`
+}
+
+// Validate checks every paper, that IDs are unique, and that groups only
+// name papers of the collection.
+func (c PaperCollection) Validate() error {
+	ids := make(map[string]bool, len(c.Papers))
+	for _, p := range c.Papers {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		if ids[p.ID] {
+			return engine.Errorf(engine.EInvalid, "paper %s appears twice in the collection", p.ID)
+		}
+		ids[p.ID] = true
+	}
+	for _, g := range c.Groups {
+		if strings.TrimSpace(g.Label) == "" {
+			return engine.Errorf(engine.EInvalid, "a group has no label")
+		}
+		for _, id := range g.PaperIDs {
+			if !ids[id] {
+				return engine.Errorf(engine.EInvalid, "group %q names paper %s, which is not in the collection", g.Label, id)
+			}
+		}
+	}
+	return nil
+}
+
+// Paper returns the paper with the given ID.
+func (c PaperCollection) Paper(id string) (ScoredPaper, bool) {
+	for _, p := range c.Papers {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return ScoredPaper{}, false
+}
+
+// UserFeedback is what the researcher said at the result review.
+type UserFeedback struct {
+	MarkedRelevant   []string `json:"marked_relevant"`
+	MarkedIrrelevant []string `json:"marked_irrelevant"`
+	FreeTextFeedback string   `json:"free_text_feedback"`
+	AddTerms         []string `json:"add_terms,omitempty"`
+	ExcludeTerms     []string `json:"exclude_terms,omitempty"`
+}
+
+// Validate checks that no paper is marked both ways.
+func (f UserFeedback) Validate() error {
+	fe := engine.FieldErrors{}
+	rel := map[string]bool{}
+	for i, id := range f.MarkedRelevant {
+		if strings.TrimSpace(id) == "" {
+			fe.Add(fmt.Sprintf("marked_relevant[%d]", i), "empty paper id")
+		}
+		rel[id] = true
+	}
+	for i, id := range f.MarkedIrrelevant {
+		if strings.TrimSpace(id) == "" {
+			fe.Add(fmt.Sprintf("marked_irrelevant[%d]", i), "empty paper id")
+		}
+		if rel[id] {
+			fe.Add(fmt.Sprintf("marked_irrelevant[%d]", i), fmt.Sprintf("paper %s is marked both relevant and irrelevant", id))
+		}
+	}
+	if len(f.FreeTextFeedback) > 10000 {
+		fe.Add("free_text_feedback", "feedback is longer than 10,000 characters")
+	}
+	return fe.Err("invalid feedback")
+}
+
+// ValidateAgainst is Validate plus a check that every marked paper is in c.
+func (f UserFeedback) ValidateAgainst(c PaperCollection) error {
+	if err := f.Validate(); err != nil {
+		return err
+	}
+	fe := engine.FieldErrors{}
+	for i, id := range f.MarkedRelevant {
+		if _, ok := c.Paper(id); !ok {
+			fe.Add(fmt.Sprintf("marked_relevant[%d]", i), fmt.Sprintf("paper %s is not in this review's collection", id))
+		}
+	}
+	for i, id := range f.MarkedIrrelevant {
+		if _, ok := c.Paper(id); !ok {
+			fe.Add(fmt.Sprintf("marked_irrelevant[%d]", i), fmt.Sprintf("paper %s is not in this review's collection", id))
+		}
+	}
+	return fe.Err("invalid feedback")
+}
+
+// IterationRecord is one pass through the loop, for history and reporting.
+type IterationRecord struct {
+	Iteration   int            `json:"iteration"`
+	Strategy    SearchStrategy `json:"strategy"`
+	ResultCount int            `json:"result_count"`
+	Feedback    *UserFeedback  `json:"feedback,omitempty"`
+}
+
+// WorkflowState is the search loop's memory across iterations.
+type WorkflowState struct {
+	CurrentIteration  int               `json:"current_iteration"`
+	History           []IterationRecord `json:"history"`
+	AccumulatedPapers []ScoredPaper     `json:"accumulated_papers"`
+	IsComplete        bool              `json:"is_complete"`
+}
+
+// RecordIteration appends one iteration to the history.
+func (s *WorkflowState) RecordIteration(strategy SearchStrategy, resultCount int, feedback *UserFeedback) {
+	s.History = append(s.History, IterationRecord{
+		Iteration:   s.CurrentIteration,
+		Strategy:    strategy,
+		ResultCount: resultCount,
+		Feedback:    feedback,
+	})
+}
+
+// Accumulate adds papers not already accumulated (by ID).
+func (s *WorkflowState) Accumulate(papers ...ScoredPaper) {
+	have := make(map[string]bool, len(s.AccumulatedPapers))
+	for _, p := range s.AccumulatedPapers {
+		have[p.ID] = true
+	}
+	for _, p := range papers {
+		if !have[p.ID] {
+			s.AccumulatedPapers = append(s.AccumulatedPapers, p)
+			have[p.ID] = true
+		}
+	}
+}
+
+// Validate checks the state's invariants.
+func (s WorkflowState) Validate() error {
+	if s.CurrentIteration < 0 {
+		return engine.Errorf(engine.EInvalid, "current_iteration is negative")
+	}
+	seen := map[string]bool{}
+	for _, p := range s.AccumulatedPapers {
+		if err := p.Validate(); err != nil {
+			return err
+		}
+		if seen[p.ID] {
+			return engine.Errorf(engine.EInvalid, "accumulated paper %s appears twice", p.ID)
+		}
+		seen[p.ID] = true
+	}
+	for i, h := range s.History {
+		if h.ResultCount < 0 {
+			return engine.Errorf(engine.EInvalid, "history[%d]: negative result count", i)
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
