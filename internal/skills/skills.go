@@ -1,0 +1,73 @@
+package skills
+
+import "context"
+
+// The six skills of the search pipeline. Each has an offline default (pure
+// heuristics, no network) and, where it helps, an LLM-backed variant; the
+// SearchWorkflow only sees these interfaces.
+
+// IntentParser turns a research question into a ParsedIntent.
+type IntentParser interface {
+	ParseIntent(ctx context.Context, question string) (ParsedIntent, error)
+}
+
+// QueryInput is everything the query builder may use: the intent, what was
+// tried before and what the researcher said about it.
+type QueryInput struct {
+	Intent ParsedIntent `json:"intent"`
+	// Previous holds the strategies of earlier iterations, oldest first; the
+	// builder must not return a strategy identical to any of them.
+	Previous []SearchStrategy `json:"previous,omitempty"`
+	// Feedback holds the researcher's feedback of earlier iterations, oldest first.
+	Feedback []UserFeedback `json:"feedback,omitempty"`
+	// Marked holds the papers named in Feedback's marks, so the builder can
+	// take terms from relevant papers and negate terms of irrelevant ones.
+	Marked []ScoredPaper `json:"marked,omitempty"`
+	// Sources to search and the per-source result cap the run asked for.
+	Sources             []string `json:"sources"`
+	MaxResultsPerSource int      `json:"max_results_per_source"`
+}
+
+// QueryBuilder builds a SearchStrategy, recording each query exactly as each
+// source will receive it.
+type QueryBuilder interface {
+	BuildStrategy(ctx context.Context, in QueryInput) (SearchStrategy, error)
+}
+
+// SearchResult is what a search over several sources returned. Sources maps
+// each source to its count or error: one failing source never fails a search.
+type SearchResult struct {
+	Papers  []RawPaper              `json:"papers"`
+	Sources map[string]SourceResult `json:"sources"`
+}
+
+// Searcher runs a strategy against its sources in parallel.
+type Searcher interface {
+	Search(ctx context.Context, s SearchStrategy) (SearchResult, error)
+}
+
+// Deduplicator merges records of the same paper and marks likely versions of
+// one another (preprint vs. publication) as related instead of merging them.
+type Deduplicator interface {
+	Dedup(ctx context.Context, papers []RawPaper) ([]RawPaper, DedupStats, error)
+}
+
+// ScoreInput is what the relevance scorer sees: the intent, the papers to
+// score and the researcher's marks so far (across iterations).
+type ScoreInput struct {
+	Intent     ParsedIntent `json:"intent"`
+	Papers     []RawPaper   `json:"papers"`
+	Relevant   []RawPaper   `json:"relevant,omitempty"`
+	Irrelevant []RawPaper   `json:"irrelevant,omitempty"`
+}
+
+// Scorer gives every paper a score in [0,1] with reasons a person can read.
+type Scorer interface {
+	Score(ctx context.Context, in ScoreInput) ([]ScoredPaper, error)
+}
+
+// Organizer groups scored papers into labelled themes, sorted by score
+// within each group.
+type Organizer interface {
+	Organize(ctx context.Context, papers []ScoredPaper) ([]Group, error)
+}
