@@ -152,16 +152,21 @@ func (s SearchStrategy) validate(fe engine.FieldErrors) {
 // RawPaper is one record as a source returned it (or as dedup merged it).
 type RawPaper struct {
 	// ID is stable across runs and sources: see StableID.
-	ID       string   `json:"id"`
-	Title    string   `json:"title"`
-	Authors  []string `json:"authors,omitempty"`
-	Year     int      `json:"year,omitempty"`
-	Venue    string   `json:"venue,omitempty"`
-	Abstract string   `json:"abstract,omitempty"`
-	DOI      string   `json:"doi,omitempty"`
-	ArxivID  string   `json:"arxiv_id,omitempty"`
-	PMID     string   `json:"pmid,omitempty"`
-	URL      string   `json:"url,omitempty"`
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Authors []string `json:"authors,omitempty"`
+	Year    int      `json:"year,omitempty"`
+	Venue   string   `json:"venue,omitempty"`
+	// Volume, Issue and Pages locate a journal article; dedup uses them to
+	// tell a conference abstract from the journal paper of the same title.
+	Volume   string `json:"volume,omitempty"`
+	Issue    string `json:"issue,omitempty"`
+	Pages    string `json:"pages,omitempty"`
+	Abstract string `json:"abstract,omitempty"`
+	DOI      string `json:"doi,omitempty"`
+	ArxivID  string `json:"arxiv_id,omitempty"`
+	PMID     string `json:"pmid,omitempty"`
+	URL      string `json:"url,omitempty"`
 	// Source is the source that returned this record; Rank its 1-based
 	// position in that source's results.
 	Source string `json:"source"`
