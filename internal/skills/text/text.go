@@ -1,0 +1,149 @@
+// Package text turns titles and abstracts into the features the relevance
+// scorer, the organizer and the deduplicator compare: stemmed, stop-word-free
+// tokens, bigrams and sparse TF-IDF vectors. It lives apart from the skills
+// so that every skill splits words the same way; a paper that matches a
+// query in one step must match it in the next.
+package text
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Term is one word of a text: its stem (what is compared) and the word as
+// written, lower-cased (what is shown to people, e.g. in group labels).
+type Term struct {
+	Stem string
+	Word string
+}
+
+// Terms splits s into words (runs of letters and digits, so hyphenated
+// words split), folds case and accents, drops stop words, one-character
+// words and pure numbers, and stems what is left.
+func Terms(s string) []Term {
+	var out []Term
+	forEachWord(s, func(w string) {
+		if !keepWord(w) {
+			return
+		}
+		out = append(out, Term{Stem: Stem(w), Word: w})
+	})
+	return out
+}
+
+// Tokenize returns the stems of Terms(s): the unit every comparison uses.
+func Tokenize(s string) []string {
+	var out []string
+	forEachWord(s, func(w string) {
+		if keepWord(w) {
+			out = append(out, Stem(w))
+		}
+	})
+	return out
+}
+
+// Words splits s like Tokenize but keeps stop words and does not stem, so
+// phrase matching can show the words the researcher typed.
+func Words(s string) []string {
+	var out []string
+	forEachWord(s, func(w string) { out = append(out, w) })
+	return out
+}
+
+// Stem reduces an English word to its Porter2 (Snowball) stem, so that
+// "blockers", "blocker" and "blocking" compare equal. w should be
+// lower-case; words with non-ASCII letters are returned unchanged because
+// the English stemmer would mangle them.
+func Stem(w string) string {
+	for i := 0; i < len(w); i++ {
+		if w[i] >= 0x80 {
+			return w
+		}
+	}
+	return english.Stem(w, true)
+}
+
+// Bigrams returns the adjacent pairs of tokens joined by a space. Adding
+// them to unigrams lets "heart failure" weigh more than "heart" and
+// "failure" apart.
+func Bigrams(tokens []string) []string {
+	if len(tokens) < 2 {
+		return nil
+	}
+	out := make([]string, 0, len(tokens)-1)
+	for i := 1; i < len(tokens); i++ {
+		out = append(out, tokens[i-1]+" "+tokens[i])
+	}
+	return out
+}
+
+// WithBigrams returns tokens followed by their bigrams, the feature set the
+// scorer uses.
+func WithBigrams(tokens []string) []string {
+	out := make([]string, 0, 2*len(tokens))
+	out = append(out, tokens...)
+	return append(out, Bigrams(tokens)...)
+}
+
+func keepWord(w string) bool {
+	if len(w) < 2 || IsStopword(w) {
+		return false
+	}
+	for _, r := range w {
+		if !unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// forEachWord calls fn with each lower-cased, accent-folded word of s.
+func forEachWord(s string, fn func(string)) {
+	if !isASCII(s) {
+		s = foldAccents(s)
+	}
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			fn(b.String())
+			b.Reset()
+		}
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			// Anything else (space, hyphen, apostrophe, punctuation) ends a
+			// word; "patient's" leaves "patient" and a dropped "s".
+			flush()
+		}
+	}
+	flush()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// foldAccents removes combining marks so "naïve" and "naive" are one word.
+func foldAccents(s string) string {
+	d := norm.NFKD.String(s)
+	var b strings.Builder
+	b.Grow(len(d))
+	for _, r := range d {
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
