@@ -1,0 +1,343 @@
+// Package httpclient is the one polite HTTP client every online source uses,
+// so that retries, backoff, rate-limit handling, identification and response
+// size limits are written (and tested) once instead of six times. Scholarly
+// APIs ask callers to back off on 429/5xx, honour Retry-After and identify
+// themselves with a contact address; doing so keeps Quarry in their "polite
+// pool" instead of being throttled or blocked.
+package httpclient
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"quarry/internal/engine"
+)
+
+// Defaults are chosen for interactive literature search: a few quick retries,
+// never a wait longer than a person would tolerate.
+const (
+	DefaultMaxAttempts  = 4
+	DefaultBaseDelay    = 500 * time.Millisecond
+	DefaultMaxWait      = 30 * time.Second
+	DefaultMaxBodyBytes = 32 << 20
+	// UserAgentProduct is the product token sent in User-Agent.
+	UserAgentProduct = "Quarry/0.1"
+)
+
+// Options configure a Client. The zero value is usable; tests inject Sleep,
+// Now and Jitter so retries run instantly and deterministically.
+type Options struct {
+	// HTTPClient performs the requests; nil means a client without its own
+	// timeout, because every request is bounded by its context instead.
+	HTTPClient *http.Client
+	// Contact is an e-mail address put into User-Agent as
+	// "Quarry/0.1 (mailto:CONTACT)", as OpenAlex, Crossref and NCBI ask.
+	Contact string
+	// MaxAttempts caps the total number of tries of one request (>= 1).
+	MaxAttempts int
+	// BaseDelay is the first backoff; it doubles on every retry.
+	BaseDelay time.Duration
+	// MaxWait caps any single wait. A Retry-After longer than MaxWait makes
+	// the client give up at once: waiting less than the server asked for
+	// would only earn another 429.
+	MaxWait time.Duration
+	// MaxBodyBytes caps a response body, so a misbehaving server cannot
+	// exhaust memory.
+	MaxBodyBytes int64
+	// Sleep waits for d or until ctx is done; nil means a real timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now returns the current time, used to read HTTP-date Retry-After values.
+	Now func() time.Time
+	// Jitter randomises a backoff delay so that many clients do not retry in
+	// lock-step; nil means "equal jitter": a uniform value in [d/2, d].
+	Jitter func(d time.Duration) time.Duration
+}
+
+// Client sends GET requests politely. It is safe for concurrent use.
+type Client struct {
+	http        *http.Client
+	userAgent   string
+	maxAttempts int
+	baseDelay   time.Duration
+	maxWait     time.Duration
+	maxBody     int64
+	sleep       func(ctx context.Context, d time.Duration) error
+	now         func() time.Time
+	jitter      func(d time.Duration) time.Duration
+}
+
+// New returns a Client with defaults filled in.
+func New(opts Options) *Client {
+	c := &Client{
+		http:        opts.HTTPClient,
+		userAgent:   UserAgent(opts.Contact),
+		maxAttempts: opts.MaxAttempts,
+		baseDelay:   opts.BaseDelay,
+		maxWait:     opts.MaxWait,
+		maxBody:     opts.MaxBodyBytes,
+		sleep:       opts.Sleep,
+		now:         opts.Now,
+		jitter:      opts.Jitter,
+	}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	if c.maxAttempts < 1 {
+		c.maxAttempts = DefaultMaxAttempts
+	}
+	if c.baseDelay <= 0 {
+		c.baseDelay = DefaultBaseDelay
+	}
+	if c.maxWait <= 0 {
+		c.maxWait = DefaultMaxWait
+	}
+	if c.maxBody <= 0 {
+		c.maxBody = DefaultMaxBodyBytes
+	}
+	if c.sleep == nil {
+		c.sleep = sleepContext
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.jitter == nil {
+		c.jitter = equalJitter
+	}
+	return c
+}
+
+// UserAgent is the User-Agent sent for a contact address; exported so
+// sources and tests agree on one spelling.
+func UserAgent(contact string) string {
+	contact = strings.TrimSpace(contact)
+	if contact == "" {
+		return UserAgentProduct
+	}
+	return UserAgentProduct + " (mailto:" + contact + ")"
+}
+
+// StatusError is the cause of a failure the server answered with a non-2xx
+// status; callers reach it with errors.As to tell, say, 404 from 503.
+type StatusError struct {
+	Status int
+	// Body is the start of the response body, for diagnosis.
+	Body string
+}
+
+// Error implements error.
+func (e *StatusError) Error() string {
+	if e.Body == "" {
+		return fmt.Sprintf("status %d", e.Status)
+	}
+	return fmt.Sprintf("status %d: %s", e.Status, e.Body)
+}
+
+// Get fetches rawURL and returns its body, retrying transient failures
+// (network errors, 429, 5xx). Errors carry engine codes: EInvalid for 400
+// and 422, EUnauthorized for 401 and 403, ENotFound for 404, EInternal for
+// everything else. Error texts never contain the query string, because it
+// may hold an API key.
+func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) ([]byte, error) {
+	where := redact(rawURL)
+	var lastErr error
+	for attempt := 1; ; attempt++ {
+		body, retryAfter, retry, err := c.try(ctx, rawURL, header, where)
+		if err == nil {
+			return body, nil
+		}
+		lastErr = err
+		if !retry {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, contextError(ctx, where, lastErr)
+		}
+		if attempt >= c.maxAttempts {
+			return nil, &engine.Error{Code: engine.ErrorCode(err), Message: fmt.Sprintf("GET %s: giving up after %d attempts", where, attempt), Err: err}
+		}
+		wait := c.jitter(c.backoff(attempt))
+		if retryAfter >= 0 {
+			if retryAfter > c.maxWait {
+				return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: server asks to retry after %s, longer than the %s this client waits", where, retryAfter, c.maxWait), Err: err}
+			}
+			wait = retryAfter
+		}
+		if deadline, ok := ctx.Deadline(); ok && c.now().Add(wait).After(deadline) {
+			return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the deadline", where, wait), Err: err}
+		}
+		if err := c.sleep(ctx, wait); err != nil {
+			return nil, contextError(ctx, where, lastErr)
+		}
+	}
+}
+
+// GetJSON fetches rawURL and decodes its JSON body into v; a body that is
+// not the JSON expected is reported as such, not as an empty result.
+func (c *Client) GetJSON(ctx context.Context, rawURL string, header http.Header, v any) error {
+	body, err := c.Get(ctx, rawURL, header)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: response is not the JSON expected", redact(rawURL)), Err: err}
+	}
+	return nil
+}
+
+// GetXML fetches rawURL and decodes its XML body into v.
+func (c *Client) GetXML(ctx context.Context, rawURL string, header http.Header, v any) error {
+	body, err := c.Get(ctx, rawURL, header)
+	if err != nil {
+		return err
+	}
+	if err := xml.Unmarshal(body, v); err != nil {
+		return &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: response is not the XML expected", redact(rawURL)), Err: err}
+	}
+	return nil
+}
+
+// try performs one attempt. retryAfter is negative when the server gave none.
+func (c *Client) try(ctx context.Context, rawURL string, header http.Header, where string) (body []byte, retryAfter time.Duration, retry bool, err error) {
+	retryAfter = -1
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return nil, retryAfter, false, engine.Errorf(engine.EInvalid, "GET %s: bad request: %v", where, unwrapURLError(err))
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("User-Agent", c.userAgent)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, retryAfter, false, contextError(ctx, where, unwrapURLError(err))
+		}
+		return nil, retryAfter, true, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: network error", where), Err: unwrapURLError(err)}
+	}
+	defer resp.Body.Close()
+	body, readErr := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if readErr != nil {
+			if ctx.Err() != nil {
+				return nil, retryAfter, false, contextError(ctx, where, readErr)
+			}
+			return nil, retryAfter, true, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: reading response", where), Err: readErr}
+		}
+		if int64(len(body)) > c.maxBody {
+			return nil, retryAfter, false, engine.Errorf(engine.EInternal, "GET %s: response larger than %d bytes", where, c.maxBody)
+		}
+		return body, retryAfter, false, nil
+	}
+	se := &StatusError{Status: resp.StatusCode, Body: snippet(body)}
+	code := engine.EInternal
+	switch resp.StatusCode {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		code = engine.EInvalid
+	case http.StatusUnauthorized, http.StatusForbidden:
+		code = engine.EUnauthorized
+	case http.StatusNotFound:
+		code = engine.ENotFound
+	}
+	retry = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+	if retry {
+		retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
+	}
+	return nil, retryAfter, retry, &engine.Error{Code: code, Message: fmt.Sprintf("GET %s: %s", where, http.StatusText(resp.StatusCode)), Err: se}
+}
+
+// backoff is BaseDelay doubled per failed attempt, capped at MaxWait.
+func (c *Client) backoff(attempt int) time.Duration {
+	d := c.baseDelay
+	for i := 1; i < attempt && d < c.maxWait; i++ {
+		d *= 2
+	}
+	return min(d, c.maxWait)
+}
+
+// parseRetryAfter reads delay-seconds or an HTTP-date; -1 means absent or
+// unreadable, so the caller falls back to its own backoff.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return -1
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return -1
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return -1
+}
+
+func contextError(ctx context.Context, where string, last error) error {
+	msg := fmt.Sprintf("GET %s: cancelled", where)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		msg = fmt.Sprintf("GET %s: deadline exceeded", where)
+	}
+	return &engine.Error{Code: engine.EInternal, Message: msg, Err: errors.Join(ctx.Err(), last)}
+}
+
+// unwrapURLError drops *url.Error's wrapper, whose text repeats the full URL
+// (and with it any api_key in the query string).
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// redact keeps scheme, host and path: enough to say which endpoint failed
+// without printing credentials from the query string.
+func redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparseable URL)"
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
+}
+
+func snippet(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
+}
+
+func sleepContext(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func equalJitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	half := d / 2
+	return half + rand.N(d-half+1)
+}

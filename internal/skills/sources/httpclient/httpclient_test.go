@@ -1,0 +1,241 @@
+package httpclient_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills/sources/httpclient"
+)
+
+// reply is one scripted server answer.
+type reply struct {
+	status int
+	header map[string]string
+	body   string
+	hangup bool // close the connection without answering (a network error)
+}
+
+// bundle is what setup returns: a server that answers with the script in
+// order (repeating the last reply), the client under test and what it slept.
+type bundle struct {
+	srv      *httptest.Server
+	client   *httpclient.Client
+	calls    atomic.Int32
+	mu       sync.Mutex
+	sleeps   []time.Duration
+	gotAgent atomic.Value
+}
+
+var fixedNow = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func setup(t *testing.T, opts httpclient.Options, script ...reply) *bundle {
+	t.Helper()
+	b := &bundle{}
+	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(b.calls.Add(1)) - 1
+		b.gotAgent.Store(r.Header.Get("User-Agent"))
+		rep := script[min(n, len(script)-1)]
+		if rep.hangup {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		for k, v := range rep.header {
+			w.Header().Set(k, v)
+		}
+		w.WriteHeader(rep.status)
+		_, _ = w.Write([]byte(rep.body))
+	}))
+	t.Cleanup(b.srv.Close)
+	if opts.Sleep == nil {
+		opts.Sleep = func(ctx context.Context, d time.Duration) error {
+			b.mu.Lock()
+			b.sleeps = append(b.sleeps, d)
+			b.mu.Unlock()
+			return ctx.Err()
+		}
+	}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return fixedNow }
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = func(d time.Duration) time.Duration { return d }
+	}
+	if opts.BaseDelay == 0 {
+		opts.BaseDelay = 100 * time.Millisecond
+	}
+	b.client = httpclient.New(opts)
+	return b
+}
+
+func (b *bundle) slept() []time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]time.Duration(nil), b.sleeps...)
+}
+
+func TestGetRetries(t *testing.T) {
+	t.Parallel()
+	ok := reply{status: 200, body: `{"ok":true}`}
+	tests := []struct {
+		name       string
+		opts       httpclient.Options
+		script     []reply
+		wantErr    string // engine code; "" for success
+		wantCalls  int
+		wantSleeps []time.Duration
+	}{
+		{"Success", httpclient.Options{}, []reply{ok}, "", 1, nil},
+		{"429RetryAfterSeconds", httpclient.Options{}, []reply{{status: 429, header: map[string]string{"Retry-After": "7"}}, ok}, "", 2, []time.Duration{7 * time.Second}},
+		{"503RetryAfterHTTPDate", httpclient.Options{}, []reply{{status: 503, header: map[string]string{"Retry-After": fixedNow.Add(5 * time.Second).Format(http.TimeFormat)}}, ok}, "", 2, []time.Duration{5 * time.Second}},
+		{"RetryAfterDateInPast", httpclient.Options{}, []reply{{status: 503, header: map[string]string{"Retry-After": fixedNow.Add(-time.Hour).Format(http.TimeFormat)}}, ok}, "", 2, []time.Duration{0}},
+		{"RetryAfterGarbageFallsBackToBackoff", httpclient.Options{}, []reply{{status: 429, header: map[string]string{"Retry-After": "soon"}}, ok}, "", 2, []time.Duration{100 * time.Millisecond}},
+		{"500ThenSuccess", httpclient.Options{}, []reply{{status: 500}, ok}, "", 2, []time.Duration{100 * time.Millisecond}},
+		{"NetworkErrorThenSuccess", httpclient.Options{}, []reply{{hangup: true}, ok}, "", 2, []time.Duration{100 * time.Millisecond}},
+		{"Persistent503ExponentialBackoff", httpclient.Options{MaxAttempts: 4}, []reply{{status: 503}}, engine.EInternal, 4, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
+		{"BackoffCappedAtMaxWait", httpclient.Options{MaxAttempts: 4, MaxWait: 250 * time.Millisecond}, []reply{{status: 502}}, engine.EInternal, 4, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond}},
+		{"RetryAfterLongerThanMaxWaitGivesUp", httpclient.Options{MaxWait: time.Minute}, []reply{{status: 429, header: map[string]string{"Retry-After": "3600"}}, ok}, engine.EInternal, 1, nil},
+		{"400NotRetried", httpclient.Options{}, []reply{{status: 400, body: "bad filter"}, ok}, engine.EInvalid, 1, nil},
+		{"401NotRetried", httpclient.Options{}, []reply{{status: 401}, ok}, engine.EUnauthorized, 1, nil},
+		{"403NotRetried", httpclient.Options{}, []reply{{status: 403}, ok}, engine.EUnauthorized, 1, nil},
+		{"404NotRetried", httpclient.Options{}, []reply{{status: 404}, ok}, engine.ENotFound, 1, nil},
+		{"BodyTooLarge", httpclient.Options{MaxBodyBytes: 8}, []reply{{status: 200, body: strings.Repeat("x", 9)}}, engine.EInternal, 1, nil},
+		{"BodyAtLimit", httpclient.Options{MaxBodyBytes: 8}, []reply{{status: 200, body: strings.Repeat("x", 8)}}, "", 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, tt.opts, tt.script...)
+			body, err := b.client.Get(context.Background(), b.srv.URL+"/works?q=x", nil)
+			require.Equal(t, tt.wantErr, engine.ErrorCode(err), "err: %v", err)
+			if tt.wantErr == "" {
+				require.NotEmpty(t, body)
+			}
+			require.Equal(t, tt.wantCalls, int(b.calls.Load()))
+			require.Equal(t, tt.wantSleeps, b.slept())
+		})
+	}
+}
+
+func TestStatusErrorIsReachable(t *testing.T) {
+	t.Parallel()
+	b := setup(t, httpclient.Options{MaxAttempts: 2}, reply{status: 503, body: "upstream\n  down"})
+	_, err := b.client.Get(context.Background(), b.srv.URL, nil)
+	var se *httpclient.StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, 503, se.Status)
+	require.Equal(t, "upstream down", se.Body)
+	require.Contains(t, err.Error(), "giving up after 2 attempts")
+}
+
+func TestUserAgent(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		contact string
+		want    string
+	}{
+		{"", "Quarry/0.1"},
+		{"  ", "Quarry/0.1"},
+		{"ada@example.org", "Quarry/0.1 (mailto:ada@example.org)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, httpclient.Options{Contact: tt.contact}, reply{status: 200, body: "{}"})
+			_, err := b.client.Get(context.Background(), b.srv.URL, http.Header{"User-Agent": {"overridden"}})
+			require.NoError(t, err)
+			require.Equal(t, tt.want, b.gotAgent.Load())
+		})
+	}
+}
+
+func TestErrorsDoNotLeakQueryString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		script []reply
+	}{
+		{"Status", []reply{{status: 401}}},
+		{"Network", []reply{{hangup: true}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, httpclient.Options{MaxAttempts: 2}, tt.script...)
+			_, err := b.client.Get(context.Background(), b.srv.URL+"/search.json?api_key=s3cr3t&q=x", nil)
+			require.Error(t, err)
+			require.NotContains(t, err.Error(), "s3cr3t")
+			require.Contains(t, err.Error(), "/search.json")
+		})
+	}
+}
+
+func TestCancelDuringBackoff(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	b := setup(t, httpclient.Options{
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			cancel() // the user gives up while we wait
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	}, reply{status: 503})
+	_, err := b.client.Get(ctx, b.srv.URL, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 1, int(b.calls.Load()))
+}
+
+func TestRetryThatWouldPassDeadlineGivesUp(t *testing.T) {
+	t.Parallel()
+	b := setup(t, httpclient.Options{Now: time.Now}, reply{status: 429, header: map[string]string{"Retry-After": "20"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := b.client.Get(ctx, b.srv.URL, nil)
+	require.ErrorContains(t, err, "would pass the deadline")
+	require.Empty(t, b.slept())
+}
+
+func TestRealSleepHonoursContext(t *testing.T) {
+	t.Parallel()
+	// Default Sleep: a 1h backoff must end as soon as the context does.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	c := httpclient.New(httpclient.Options{BaseDelay: time.Hour, MaxWait: 2 * time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err := c.Get(ctx, srv.URL, nil)
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestGetJSONMalformed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, httpclient.Options{}, reply{status: 200, body: `{"results": [`})
+	var v map[string]any
+	err := b.client.GetJSON(context.Background(), b.srv.URL, nil, &v)
+	require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+	require.ErrorContains(t, err, "not the JSON expected")
+	var se *httpclient.StatusError
+	require.False(t, errors.As(err, &se))
+}
+
+func TestGetXMLMalformed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, httpclient.Options{}, reply{status: 200, body: `<feed><entry>`})
+	var v struct{}
+	err := b.client.GetXML(context.Background(), b.srv.URL, nil, &v)
+	require.ErrorContains(t, err, "not the XML expected")
+}
