@@ -1,0 +1,605 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Store is the persistence the engine needs. internal/store implements it on
+// SQLite; each method is one transaction, which is what makes runs durable.
+type Store interface {
+	// CreateRun inserts a pending run and schedules its first advance in the
+	// same transaction.
+	CreateRun(ctx context.Context, r Run) error
+	// Run returns a run or an ENotFound error.
+	Run(ctx context.Context, id string) (Run, error)
+	// Checkpoint returns a checkpoint and its decision (nil while pending).
+	Checkpoint(ctx context.Context, id string) (Checkpoint, *DecisionRecord, error)
+	// Commit applies one transition atomically and returns the run as
+	// stored; EConflict when the run's version moved on.
+	Commit(ctx context.Context, c Commit) (Run, error)
+	// Decide records a decision for a pending checkpoint, moves the run back
+	// to running and schedules its advance, all in one transaction. A
+	// checkpoint already decided is an EConflict naming who decided and when.
+	Decide(ctx context.Context, runID string, d DecisionRecord) error
+	// ResumableRuns lists runs a crash may have left mid-flight (pending or
+	// running).
+	ResumableRuns(ctx context.Context) ([]string, error)
+	// ScheduleAdvance asks the job queue to advance a run.
+	ScheduleAdvance(ctx context.Context, runID string) error
+}
+
+// StepContext is what a step handler sees.
+type StepContext struct {
+	RunID  string
+	StepID string
+	// Params are the run's immutable parameters.
+	Params Params
+	// State is the state carried between steps; treat it as read-only and
+	// return changes as an Update.
+	State     State
+	Iteration int
+	// Attempt is 1 for the first try of this step.
+	Attempt int
+	// PrevError is the previous attempt's error, so a retry can do better.
+	PrevError string
+	emit      func(Event)
+}
+
+// Progress publishes a progress event for pages that watch the run.
+func (sc StepContext) Progress(message string, data any) {
+	if sc.emit != nil {
+		sc.emit(Event{Type: EventProgress, RunID: sc.RunID, Step: sc.StepID, Message: message, Data: data})
+	}
+}
+
+// Config wires an Engine.
+type Config struct {
+	Store    Store
+	Registry *Registry
+	// Handler answers gates; nil means gates take their Auto outcome.
+	Handler CheckpointHandler
+	Events  *Broker
+	Logger  *slog.Logger
+	// Now, NewID and Sleep are injectable for tests.
+	Now   func() time.Time
+	NewID func() string
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Engine advances runs step by step, committing each transition before
+// taking the next, so a crash loses at most the step in flight.
+type Engine struct {
+	cfg   Config
+	locks sync.Map // run ID → *sync.Mutex: one advancer per run in this process
+}
+
+// New checks the configuration and returns an Engine.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil || cfg.Registry == nil {
+		return nil, errors.New("engine: store and registry are required")
+	}
+	if cfg.Events == nil {
+		cfg.Events = NewBroker()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = NewID
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	return &Engine{cfg: cfg}, nil
+}
+
+// Events returns the broker progress is published on.
+func (e *Engine) Events() *Broker { return e.cfg.Events }
+
+// Registry returns the workflows this engine runs.
+func (e *Engine) Registry() *Registry { return e.cfg.Registry }
+
+// NewID returns an unguessable identifier (128 random bits, base32): run IDs
+// are share links, so knowing one run's ID must not reveal another's.
+func NewID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("engine: crypto/rand failed: %v", err)) // the OS is broken; nothing sane to do
+	}
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Start validates the parameters, stores a pending run and schedules it.
+func (e *Engine) Start(ctx context.Context, workflow string, input map[string]any) (Run, error) {
+	wf, err := e.cfg.Registry.Get(workflow)
+	if err != nil {
+		return Run{}, err
+	}
+	params, err := wf.ResolveParams(input)
+	if err != nil {
+		return Run{}, err
+	}
+	now := e.cfg.Now().UTC()
+	r := Run{
+		ID: e.cfg.NewID(), Workflow: wf.Name, Params: params, State: State{},
+		Step: wf.Entry, Status: StatusPending, Iteration: 1, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
+		return Run{}, err
+	}
+	e.publish(Event{Type: EventStatus, RunID: r.ID, Status: r.Status})
+	return r, nil
+}
+
+// Recover schedules every run a crash left pending or running; call it on
+// start-up. Advancing is idempotent, so a run scheduled twice is harmless.
+func (e *Engine) Recover(ctx context.Context) (int, error) {
+	ids, err := e.cfg.Store.ResumableRuns(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := e.cfg.Store.ScheduleAdvance(ctx, id); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
+}
+
+func (e *Engine) lock(runID string) func() {
+	m, _ := e.locks.LoadOrStore(runID, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
+}
+
+// Advance executes a run from its last committed step until it waits at a
+// checkpoint, escalates or ends. It is what the job queue calls; calling it
+// on a run with nothing to do is a no-op.
+func (e *Engine) Advance(ctx context.Context, runID string) error {
+	defer e.lock(runID)()
+	run, err := e.cfg.Store.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	wf, err := e.cfg.Registry.Get(run.Workflow)
+	if err != nil {
+		return err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		switch {
+		case run.Status == StatusPending:
+			next := run
+			next.Status = StatusRunning
+			run, err = e.commit(ctx, Commit{Run: next})
+		case run.Status == StatusRunning && run.CheckpointID != "":
+			run, err = e.resume(ctx, wf, run)
+		case run.Status == StatusRunning:
+			run, err = e.execute(ctx, wf, run)
+		default:
+			return nil // waiting, escalated or complete: nothing to do until a decision
+		}
+		if err != nil {
+			if ErrorCode(err) == EConflict {
+				// Another advancer moved the run on; it owns it now.
+				e.cfg.Logger.Warn("engine: run advanced elsewhere", "run", runID, "err", err)
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (e *Engine) commit(ctx context.Context, c Commit) (Run, error) {
+	c.Run.UpdatedAt = e.cfg.Now().UTC()
+	prev := c.Run.Status
+	r, err := e.cfg.Store.Commit(ctx, c)
+	if err != nil {
+		return Run{}, err
+	}
+	e.publish(Event{Type: EventStatus, RunID: r.ID, Step: r.Step, Status: r.Status, Iteration: r.Iteration, Message: string(prev)})
+	return r, nil
+}
+
+func (e *Engine) stepContext(run Run, step string) StepContext {
+	sc := StepContext{
+		RunID: run.ID, StepID: step, Params: run.Params, State: run.State,
+		Iteration: run.Iteration, Attempt: run.Attempt + 1, emit: e.publish,
+	}
+	if run.Attempt > 0 {
+		sc.PrevError = run.Error
+	}
+	return sc
+}
+
+// execute runs the current step once (a handler attempt or a gate visit)
+// and commits what happened.
+func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error) {
+	step, ok := wf.Step(run.Step)
+	if !ok {
+		return e.fail(ctx, run, fmt.Sprintf("step %q is not in workflow %q (was the workflow changed?)", run.Step, wf.Name))
+	}
+	sc := e.stepContext(run, step.ID)
+	started := e.cfg.Now().UTC()
+	e.publish(Event{Type: EventStepStarted, RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt})
+	for _, c := range step.Preconditions {
+		if !c.Check(sc) {
+			// A precondition describes the state the step needs; retrying
+			// cannot change it, so a person is asked at once.
+			return e.escalate(ctx, run, step, started, sc.Attempt, fmt.Sprintf("precondition %q failed: %s", c.Name, c.Message))
+		}
+	}
+	if step.Gate != nil {
+		return e.visitGate(ctx, wf, run, step, sc, started)
+	}
+	outcome, update, err := step.Handler(ctx, sc)
+	if err == nil {
+		after := sc
+		after.State = run.State.merge(update)
+		for _, c := range step.Postconditions {
+			if !c.Check(after) {
+				err = fmt.Errorf("postcondition %q failed: %s", c.Name, c.Message)
+				break
+			}
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			// Shutting down (or crashing): the attempt did not finish, so it
+			// is not recorded and will run again on resume.
+			return run, ctx.Err()
+		}
+		return e.retryOrEscalate(ctx, run, step, started, sc.Attempt, err.Error())
+	}
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+		Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
+	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec})
+}
+
+func encodeUpdate(u Update) json.RawMessage {
+	if len(u) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// transition moves the run along the edge for outcome and commits it with
+// the extra records in c.
+func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *StepDef, outcome Outcome, update Update, c Commit) (Run, error) {
+	next := run
+	next.State = run.State.merge(update)
+	next.Attempt = 0
+	next.Error = ""
+	next.CheckpointID = ""
+	to, ok := step.resolve(outcome)
+	if !ok {
+		msg := fmt.Sprintf("step %q returned %q, which has no transition", step.ID, outcome)
+		if outcome == Fail {
+			msg = fmt.Sprintf("step %q failed", step.ID)
+		}
+		next.Status = StatusFailed
+		next.Error = msg
+		next.Step = ""
+		c.Run = next
+		return e.commit(ctx, c)
+	}
+	if outcome == Iterate {
+		if run.Iteration >= wf.maxIterations(run.Params) {
+			to = step.exit() // the loop bound is reached: take the exit path
+		} else {
+			next.Iteration = run.Iteration + 1
+		}
+	}
+	if to == End {
+		next.Status = StatusCompleted
+		next.Step = ""
+	} else {
+		next.Step = to
+		next.Status = StatusRunning
+	}
+	c.Run = next
+	r, err := e.commit(ctx, c)
+	if err == nil {
+		e.publish(Event{Type: EventStepFinished, RunID: run.ID, Step: step.ID, Outcome: outcome, Iteration: run.Iteration})
+	}
+	return r, err
+}
+
+func (e *Engine) retryOrEscalate(ctx context.Context, run Run, step *StepDef, started time.Time, attempt int, msg string) (Run, error) {
+	if attempt >= step.Retry.attempts() {
+		return e.escalate(ctx, run, step, started, attempt, msg)
+	}
+	next := run
+	next.Attempt = attempt
+	next.Error = msg
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
+		Outcome: "error", Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
+	r, err := e.commit(ctx, Commit{Run: next, Step: rec})
+	if err != nil {
+		return r, err
+	}
+	e.publish(Event{Type: EventStepFinished, RunID: run.ID, Step: step.ID, Outcome: "error", Message: msg, Attempt: attempt})
+	return r, e.cfg.Sleep(ctx, step.Retry.delay(attempt))
+}
+
+// escalate stops the run at an escalation checkpoint: a person chooses
+// retry (approve), skip (edit) or abort (reject). Escalations never go to a
+// programmatic handler: an always-approve handler would retry forever.
+func (e *Engine) escalate(ctx context.Context, run Run, step *StepDef, started time.Time, attempt int, msg string) (Run, error) {
+	cp, err := NewCheckpoint(KindEscalation, EscalationPayload{Step: step.ID, Error: msg, Attempts: attempt}, run.ID, run.Iteration, e.cfg.Now())
+	if err != nil {
+		return run, err
+	}
+	cp.ID, cp.Step = e.cfg.NewID(), step.ID
+	next := run
+	next.Status = StatusEscalated
+	next.Attempt = attempt
+	next.Error = msg
+	next.CheckpointID = cp.ID
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
+		Outcome: "escalated", Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
+	r, err := e.commit(ctx, Commit{Run: next, Step: rec, NewCheckpoint: &cp})
+	if err == nil {
+		e.publish(Event{Type: EventCheckpoint, RunID: run.ID, Step: step.ID, Kind: KindEscalation, Message: msg})
+	}
+	return r, err
+}
+
+func (e *Engine) fail(ctx context.Context, run Run, msg string) (Run, error) {
+	next := run
+	next.Status = StatusFailed
+	next.Error = msg
+	next.Step = ""
+	return e.commit(ctx, Commit{Run: next, Step: &StepRecord{RunID: run.ID, Step: run.Step, Iteration: run.Iteration,
+		Outcome: "failed", Error: msg, StartedAt: e.cfg.Now().UTC(), FinishedAt: e.cfg.Now().UTC()}})
+}
+
+// visitGate raises the gate's checkpoint, asks the handler, and either
+// waits (pending) or applies the decision in the same commit.
+func (e *Engine) visitGate(ctx context.Context, wf *Workflow, run Run, step *StepDef, sc StepContext, started time.Time) (Run, error) {
+	g := step.Gate
+	if e.cfg.Handler == nil || (g.Enabled != nil && !g.Enabled(sc)) {
+		auto := g.Auto
+		if auto == "" {
+			auto = OK
+		}
+		rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+			Outcome: string(auto), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: json.RawMessage(`{"gate":"skipped"}`)}
+		return e.transition(ctx, wf, run, step, auto, nil, Commit{Step: rec})
+	}
+	payload, err := g.Payload(ctx, sc)
+	if err == nil {
+		var cp Checkpoint
+		cp, err = NewCheckpoint(g.Kind, payload, run.ID, run.Iteration, e.cfg.Now())
+		if err == nil {
+			cp.ID, cp.Step = e.cfg.NewID(), step.ID
+			return e.ask(ctx, wf, run, step, sc, cp, started)
+		}
+	}
+	if ctx.Err() != nil {
+		return run, ctx.Err()
+	}
+	return e.retryOrEscalate(ctx, run, step, started, sc.Attempt, err.Error())
+}
+
+func (e *Engine) ask(ctx context.Context, wf *Workflow, run Run, step *StepDef, sc StepContext, cp Checkpoint, started time.Time) (Run, error) {
+	d, err := e.cfg.Handler.Handle(ctx, cp)
+	if errors.Is(err, ErrPending) {
+		next := run
+		next.Status = StatusWaiting
+		next.CheckpointID = cp.ID
+		rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+			Outcome: "checkpoint", StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
+		r, err := e.commit(ctx, Commit{Run: next, Step: rec, NewCheckpoint: &cp})
+		if err == nil {
+			e.publish(Event{Type: EventCheckpoint, RunID: run.ID, Step: step.ID, Kind: cp.Kind, Iteration: run.Iteration})
+		}
+		return r, err
+	}
+	if err == nil {
+		err = e.validateDecision(step, sc, cp, d)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return run, ctx.Err()
+		}
+		return e.retryOrEscalate(ctx, run, step, started, sc.Attempt, "checkpoint handler: "+err.Error())
+	}
+	cp.Status = CheckpointDecided
+	dec := &DecisionRecord{Decision: d, CheckpointID: cp.ID, DecidedAt: e.cfg.Now().UTC()}
+	outcome, update, err := step.Gate.Apply(ctx, sc, cp, d)
+	if err != nil {
+		return e.retryOrEscalate(ctx, run, step, started, sc.Attempt, "applying decision: "+err.Error())
+	}
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+		Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: decisionOutput(d)}
+	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec, NewCheckpoint: &cp, Decision: dec})
+}
+
+func decisionOutput(d Decision) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"action": d.Action, "decided_by": d.DecidedBy})
+	return b
+}
+
+func (e *Engine) validateDecision(step *StepDef, sc StepContext, cp Checkpoint, d Decision) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	if cp.Kind == KindEscalation {
+		if d.Action == Edit {
+			if _, ok := step.resolve(Skip); !ok {
+				return Errorf(EInvalid, "step %q cannot be skipped: it has no skip or default transition; retry or abort instead", step.ID)
+			}
+		}
+		return nil
+	}
+	if step.Gate == nil || step.Gate.Kind != cp.Kind {
+		return Errorf(EInvalid, "step %q does not take %q decisions", step.ID, cp.Kind)
+	}
+	if step.Gate.Validate != nil {
+		return step.Gate.Validate(sc, cp, d)
+	}
+	return nil
+}
+
+// resume applies the decision recorded for the run's current checkpoint.
+func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error) {
+	cp, dec, err := e.cfg.Store.Checkpoint(ctx, run.CheckpointID)
+	if err != nil {
+		return run, err
+	}
+	if dec == nil {
+		return run, Errorf(EInternal, "run %s is running at checkpoint %s, which has no decision", run.ID, cp.ID)
+	}
+	step, ok := wf.Step(cp.Step)
+	if !ok {
+		return e.fail(ctx, run, fmt.Sprintf("checkpoint step %q is not in workflow %q", cp.Step, wf.Name))
+	}
+	sc := e.stepContext(run, step.ID)
+	now := e.cfg.Now().UTC()
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+		StartedAt: dec.DecidedAt, FinishedAt: now, Output: decisionOutput(dec.Decision)}
+	if cp.Kind == KindEscalation {
+		switch dec.Action {
+		case Approve: // retry from a fresh attempt count
+			next := run
+			next.Attempt, next.Error, next.CheckpointID = 0, "", ""
+			rec.Outcome = "retry"
+			return e.commit(ctx, Commit{Run: next, Step: rec, ResolveCheckpoint: cp.ID})
+		case Edit: // skip the step
+			rec.Outcome = string(Skip)
+			return e.transition(ctx, wf, run, step, Skip, nil, Commit{Step: rec, ResolveCheckpoint: cp.ID})
+		default: // abort
+			next := run
+			next.Status, next.Step, next.CheckpointID = StatusCanceled, "", ""
+			next.Error = fmt.Sprintf("aborted by %s at step %q", dec.DecidedBy, step.ID)
+			rec.Outcome = "aborted"
+			return e.commit(ctx, Commit{Run: next, Step: rec, ResolveCheckpoint: cp.ID})
+		}
+	}
+	if step.Gate == nil {
+		return e.fail(ctx, run, fmt.Sprintf("checkpoint step %q is no longer a gate", step.ID))
+	}
+	outcome, update, err := step.Gate.Apply(ctx, sc, cp, dec.Decision)
+	if err != nil {
+		if ctx.Err() != nil {
+			return run, ctx.Err()
+		}
+		return e.escalate(ctx, run, step, now, sc.Attempt, "applying decision: "+err.Error())
+	}
+	rec.Outcome = string(outcome)
+	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec, ResolveCheckpoint: cp.ID})
+}
+
+// Decide records a person's (or script's) decision on a pending checkpoint
+// and schedules the run to resume. Invalid revised data is refused here
+// (EInvalid) so it never reaches the run; a checkpoint decided already is an
+// EConflict naming who decided and when, and the run is unaffected.
+func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decision) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	run, err := e.cfg.Store.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	cp, dec, err := e.cfg.Store.Checkpoint(ctx, checkpointID)
+	if err != nil {
+		return err
+	}
+	if cp.RunID != runID {
+		return Errorf(ENotFound, "run %s has no checkpoint %s", runID, checkpointID)
+	}
+	if dec != nil {
+		return conflictDecided(dec)
+	}
+	if cp.Status != CheckpointPending {
+		return Errorf(EConflict, "this checkpoint is %s; the run has moved on", cp.Status)
+	}
+	wf, err := e.cfg.Registry.Get(run.Workflow)
+	if err != nil {
+		return err
+	}
+	step, ok := wf.Step(cp.Step)
+	if !ok {
+		return Errorf(EInvalid, "checkpoint step %q is not in workflow %q", cp.Step, wf.Name)
+	}
+	if err := e.validateDecision(step, e.stepContext(run, step.ID), cp, d); err != nil {
+		return err
+	}
+	if err := e.cfg.Store.Decide(ctx, runID, DecisionRecord{Decision: d, CheckpointID: cp.ID, DecidedAt: e.cfg.Now().UTC()}); err != nil {
+		return err
+	}
+	e.publish(Event{Type: EventDecision, RunID: runID, Step: cp.Step, Kind: cp.Kind, Message: string(d.Action) + " by " + d.DecidedBy})
+	return nil
+}
+
+// ConflictDecided is the error for a second decision on one checkpoint.
+func conflictDecided(dec *DecisionRecord) error {
+	return Errorf(EConflict, "this checkpoint was already decided by %s at %s (%s)",
+		dec.DecidedBy, dec.DecidedAt.UTC().Format(time.RFC3339), dec.Action)
+}
+
+// ConflictDecided builds the conflict error stores return when a checkpoint
+// has been decided already, so every layer words it the same way.
+func ConflictDecided(dec DecisionRecord) error { return conflictDecided(&dec) }
+
+// Cancel stops a run that has not ended; its pending checkpoint expires.
+func (e *Engine) Cancel(ctx context.Context, runID, by string) error {
+	defer e.lock(runID)()
+	run, err := e.cfg.Store.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if run.IsComplete() {
+		return Errorf(EConflict, "run is already %s", run.Status)
+	}
+	next := run
+	cpID := run.CheckpointID
+	next.Status, next.Step, next.CheckpointID = StatusCanceled, "", ""
+	next.Error = "canceled by " + by
+	now := e.cfg.Now().UTC()
+	_, err = e.commit(ctx, Commit{Run: next, ResolveCheckpoint: cpID, Step: &StepRecord{RunID: run.ID, Step: run.Step,
+		Iteration: run.Iteration, Outcome: "canceled", Error: next.Error, StartedAt: now, FinishedAt: now}})
+	return err
+}
+
+func (e *Engine) publish(ev Event) {
+	if ev.At.IsZero() {
+		ev.At = e.cfg.Now().UTC()
+	}
+	e.cfg.Events.Publish(ev)
+}

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+)
+
+// Status is where a run is in its life cycle:
+// pending → running → waiting ⇄ running → completed | failed | escalated | canceled,
+// and escalated → running when a person decides to retry or skip.
+type Status string
+
+// The run statuses.
+const (
+	StatusPending   Status = "pending"
+	StatusRunning   Status = "running"
+	StatusWaiting   Status = "waiting"
+	StatusCompleted Status = "completed"
+	StatusFailed    Status = "failed"
+	StatusEscalated Status = "escalated"
+	StatusCanceled  Status = "canceled"
+)
+
+// Statuses lists every status.
+func Statuses() []Status {
+	return []Status{StatusPending, StatusRunning, StatusWaiting, StatusCompleted, StatusFailed, StatusEscalated, StatusCanceled}
+}
+
+// IsComplete reports whether the run has ended for good.
+func (s Status) IsComplete() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCanceled
+}
+
+// State is the data steps pass to each other, one JSON value per key, so a
+// run's state can be stored and resumed without knowing its Go types.
+type State map[string]json.RawMessage
+
+// Update is the keys a step changes; it is merged into the run's State.
+type Update = State
+
+// Set stores v (as JSON) under key, creating the map if needed.
+func (s *State) Set(key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("engine: state %q: %w", key, err)
+	}
+	if *s == nil {
+		*s = State{}
+	}
+	(*s)[key] = b
+	return nil
+}
+
+// Get decodes the value under key into T; ok is false when the key is absent.
+func Get[T any](s State, key string) (v T, ok bool, err error) {
+	raw, found := s[key]
+	if !found {
+		return v, false, nil
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, true, Errorf(EInternal, "state %q: %v", key, err)
+	}
+	return v, true, nil
+}
+
+// NewUpdate builds an Update from key/value pairs.
+func NewUpdate(kv map[string]any) (Update, error) {
+	u := Update{}
+	for k, v := range kv {
+		if err := u.Set(k, v); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
+}
+
+func (s State) merge(u Update) State {
+	out := maps.Clone(s)
+	if out == nil {
+		out = State{}
+	}
+	maps.Copy(out, u)
+	return out
+}
+
+// Run is one execution of a workflow.
+type Run struct {
+	ID       string
+	Workflow string
+	Params   Params
+	State    State
+	// Step is the step to execute next ("" once the run has ended).
+	Step   string
+	Status Status
+	// Iteration starts at 1 and grows by one per Iterate transition.
+	Iteration int
+	// Attempt counts failed attempts of the current step.
+	Attempt int
+	// CheckpointID is the checkpoint the run is stopped at, if any.
+	CheckpointID string
+	// Version grows by one at every committed change (optimistic locking).
+	Version   int64
+	Error     string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// IsComplete reports whether the run has ended for good.
+func (r Run) IsComplete() bool { return r.Status.IsComplete() }
+
+// StepRecord is one line of a run's audit trail: a step attempt, a gate
+// passed, or an engine transition (escalation, abort).
+type StepRecord struct {
+	RunID      string
+	Step       string
+	Iteration  int
+	Attempt    int
+	Outcome    string
+	Error      string
+	StartedAt  time.Time
+	FinishedAt time.Time
+	Output     json.RawMessage
+}
+
+// Duration is how long the attempt took.
+func (r StepRecord) Duration() time.Duration { return r.FinishedAt.Sub(r.StartedAt) }
+
+// Commit is everything one step transition writes, applied atomically by the
+// Store: the audit record, the run's new position and state, and any
+// checkpoint or decision the transition raised or consumed.
+type Commit struct {
+	// Run holds the new values; Run.Version is the version read, and the
+	// store refuses the commit (EConflict) if the run changed since.
+	Run Run
+	// Step is the audit record (nil for pure status changes).
+	Step *StepRecord
+	// NewCheckpoint is inserted (with its status) when not nil.
+	NewCheckpoint *Checkpoint
+	// Decision is recorded for NewCheckpoint when a programmatic handler
+	// answered at once.
+	Decision *DecisionRecord
+	// ResolveCheckpoint marks the given checkpoint as no longer current
+	// (expired if it was still pending).
+	ResolveCheckpoint string
+}

@@ -1,0 +1,317 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Outcome is what a step says happened; the workflow's transition table,
+// not the handler, decides where the run goes next.
+type Outcome string
+
+// The outcomes a step may return. Default is not returned by handlers: it is
+// the key of the fallback transition used when an outcome is not mapped.
+const (
+	OK      Outcome = "ok"
+	Fail    Outcome = "fail"
+	Skip    Outcome = "skip"
+	Iterate Outcome = "iterate"
+	Default Outcome = "_default"
+)
+
+// End is the explicit terminal marker: a transition to End completes the run.
+const End = "_end"
+
+// Outcomes lists every outcome, for validation and exhaustive tests.
+func Outcomes() []Outcome { return []Outcome{OK, Fail, Skip, Iterate, Default} }
+
+// Next maps outcomes to the ID of the next step (or End).
+type Next map[Outcome]string
+
+// Handler runs one step. It is a plain function so it can be tested alone:
+// it gets the step's context and returns an outcome, the state keys it
+// changes, and an error (which triggers the retry policy).
+type Handler func(ctx context.Context, sc StepContext) (Outcome, Update, error)
+
+// Condition is a named check on a step's context (preconditions) or on the
+// context after the step's update is applied (postconditions).
+type Condition struct {
+	Name    string
+	Check   func(sc StepContext) bool
+	Message string
+}
+
+// RetryPolicy says how often a failing step is tried before a human is asked.
+type RetryPolicy struct {
+	// MaxAttempts counts the first try; 0 means the engine default (3).
+	MaxAttempts int
+	// Backoff is the wait before the second attempt; it doubles after each
+	// failure up to MaxBackoff.
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+}
+
+func (p RetryPolicy) attempts() int {
+	if p.MaxAttempts <= 0 {
+		return 3
+	}
+	return p.MaxAttempts
+}
+
+func (p RetryPolicy) delay(failed int) time.Duration {
+	d := p.Backoff
+	for i := 1; i < failed && d > 0; i++ {
+		d *= 2
+		if p.MaxBackoff > 0 && d > p.MaxBackoff {
+			return p.MaxBackoff
+		}
+	}
+	if p.MaxBackoff > 0 && d > p.MaxBackoff {
+		d = p.MaxBackoff
+	}
+	return d
+}
+
+// StepDef is one node of a workflow: either a Handler (work) or a Gate (a
+// human checkpoint), never both.
+type StepDef struct {
+	ID    string
+	Title string
+	// Handler does the step's work. Nil for gate steps.
+	Handler Handler
+	// Gate makes this step a human checkpoint.
+	Gate *Gate
+	// Next maps outcomes to next steps; Default is the fallback.
+	Next Next
+	// Exit is where an Iterate goes once the workflow's max_iterations is
+	// reached; when empty the OK (then Default) transition, else End.
+	Exit           string
+	Preconditions  []Condition
+	Postconditions []Condition
+	Retry          RetryPolicy
+	// Params declares the run parameters this step reads, for validation
+	// and for forms.
+	Params []Param
+}
+
+// Workflow is a named, validated graph of steps. It is data: transitions
+// live here, not in handler code, so they can be checked and drawn.
+type Workflow struct {
+	Name        string
+	Title       string
+	Description string
+	Entry       string
+	Steps       []StepDef
+	// MaxIterations bounds Iterate transitions; a run may override it with
+	// the "max_iterations" parameter when a step declares it.
+	MaxIterations int
+}
+
+// MaxIterationsParam is the run parameter that overrides Workflow.MaxIterations.
+const MaxIterationsParam = "max_iterations"
+
+// Step returns the step with the given ID.
+func (w *Workflow) Step(id string) (*StepDef, bool) {
+	for i := range w.Steps {
+		if w.Steps[i].ID == id {
+			return &w.Steps[i], true
+		}
+	}
+	return nil, false
+}
+
+// Validate checks the definition and names the culprit of the first
+// problems found: the entry exists, every transition target exists or is
+// End, at least one transition reaches End, every step is reachable, each
+// step is either work or a gate, and parameter metadata is consistent.
+func (w *Workflow) Validate() error {
+	fe := FieldErrors{}
+	if strings.TrimSpace(w.Name) == "" {
+		fe.Add("name", "workflow has no name")
+	}
+	ids := map[string]bool{}
+	for i, s := range w.Steps {
+		switch {
+		case s.ID == "":
+			fe.Add(fmt.Sprintf("steps[%d].id", i), "step has no ID")
+		case s.ID == End:
+			fe.Add("step "+s.ID, fmt.Sprintf("step ID %q is reserved for the end marker", End))
+		case ids[s.ID]:
+			fe.Add("step "+s.ID, fmt.Sprintf("step ID %q is used twice", s.ID))
+		}
+		ids[s.ID] = true
+	}
+	if w.Entry == "" {
+		fe.Add("entry", "workflow has no entry point")
+	} else if !ids[w.Entry] {
+		fe.Add("entry", fmt.Sprintf("entry point %q is not a step", w.Entry))
+	}
+	terminal := false
+	iterates := false
+	for _, s := range w.Steps {
+		key := "step " + s.ID
+		if (s.Handler == nil) == (s.Gate == nil) {
+			fe.Add(key, fmt.Sprintf("step %q must have exactly one of a handler or a gate", s.ID))
+		}
+		if s.Gate != nil {
+			if err := s.Gate.validate(); err != nil {
+				fe.Add(key, fmt.Sprintf("step %q: %v", s.ID, err))
+			}
+		}
+		if len(s.Next) == 0 {
+			fe.Add(key, fmt.Sprintf("step %q has no transitions", s.ID))
+		}
+		for _, o := range sortedOutcomes(s.Next) {
+			if !slices.Contains(Outcomes(), o) {
+				fe.Add(key, fmt.Sprintf("step %q maps unknown outcome %q", s.ID, o))
+			}
+			to := s.Next[o]
+			if to == End {
+				terminal = true
+			} else if !ids[to] {
+				fe.Add(key, fmt.Sprintf("step %q: outcome %q goes to %q, which is not a step", s.ID, o, to))
+			}
+			if o == Iterate {
+				iterates = true
+			}
+		}
+		if s.Exit != "" {
+			if s.Exit == End {
+				terminal = true
+			} else if !ids[s.Exit] {
+				fe.Add(key, fmt.Sprintf("step %q: exit path %q is not a step", s.ID, s.Exit))
+			}
+		}
+		for j, c := range append(slices.Clone(s.Preconditions), s.Postconditions...) {
+			if c.Name == "" || c.Check == nil {
+				fe.Add(key, fmt.Sprintf("step %q: condition %d needs a name and a check", s.ID, j))
+			}
+		}
+		if s.Retry.MaxAttempts < 0 || s.Retry.Backoff < 0 || s.Retry.MaxBackoff < 0 {
+			fe.Add(key, fmt.Sprintf("step %q: retry policy has a negative value", s.ID))
+		}
+	}
+	if !terminal && len(w.Steps) > 0 {
+		fe.Add("steps", "no transition reaches the end marker: the workflow could never complete")
+	}
+	if iterates && w.MaxIterations < 1 {
+		fe.Add("max_iterations", "workflow iterates, so max_iterations must be at least 1")
+	}
+	if w.Entry != "" && ids[w.Entry] {
+		reached := w.reachable()
+		for _, s := range w.Steps {
+			if s.ID != "" && !reached[s.ID] {
+				fe.Add("step "+s.ID, fmt.Sprintf("step %q is not reachable from the entry point %q", s.ID, w.Entry))
+			}
+		}
+	}
+	if _, err := w.Params(); err != nil {
+		fe.Add("params", ErrorMessage(err))
+	}
+	return fe.Err(fmt.Sprintf("workflow %q is invalid", w.Name))
+}
+
+func (w *Workflow) reachable() map[string]bool {
+	seen := map[string]bool{w.Entry: true}
+	queue := []string{w.Entry}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		s, ok := w.Step(id)
+		if !ok {
+			continue
+		}
+		targets := make([]string, 0, len(s.Next)+1)
+		for _, to := range s.Next {
+			targets = append(targets, to)
+		}
+		if s.Exit != "" {
+			targets = append(targets, s.Exit)
+		}
+		for _, to := range targets {
+			if to != End && !seen[to] {
+				seen[to] = true
+				queue = append(queue, to)
+			}
+		}
+	}
+	return seen
+}
+
+// resolve returns the target of an outcome, falling back to Default.
+func (s *StepDef) resolve(o Outcome) (string, bool) {
+	if to, ok := s.Next[o]; ok {
+		return to, true
+	}
+	to, ok := s.Next[Default]
+	return to, ok
+}
+
+// exit returns where an Iterate goes once the loop bound is reached.
+func (s *StepDef) exit() string {
+	if s.Exit != "" {
+		return s.Exit
+	}
+	if to, ok := s.resolve(OK); ok {
+		return to
+	}
+	return End
+}
+
+func sortedOutcomes(n Next) []Outcome {
+	out := make([]Outcome, 0, len(n))
+	for o := range n {
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Registry holds the workflows an engine can run. It is built explicitly in
+// main, so what runs is visible in one place (no init() registration).
+type Registry struct {
+	byName map[string]*Workflow
+	order  []string
+}
+
+// NewRegistry validates every workflow and rejects duplicate names.
+func NewRegistry(wfs ...*Workflow) (*Registry, error) {
+	r := &Registry{byName: map[string]*Workflow{}}
+	for _, w := range wfs {
+		if w == nil {
+			return nil, errors.New("engine: nil workflow")
+		}
+		if err := w.Validate(); err != nil {
+			return nil, err
+		}
+		if _, dup := r.byName[w.Name]; dup {
+			return nil, Errorf(EInvalid, "workflow %q is registered twice", w.Name)
+		}
+		r.byName[w.Name] = w
+		r.order = append(r.order, w.Name)
+	}
+	return r, nil
+}
+
+// Get returns the named workflow or a not_found error.
+func (r *Registry) Get(name string) (*Workflow, error) {
+	w, ok := r.byName[name]
+	if !ok {
+		return nil, Errorf(ENotFound, "no workflow named %q", name)
+	}
+	return w, nil
+}
+
+// List returns the workflows in registration order.
+func (r *Registry) List() []*Workflow {
+	out := make([]*Workflow, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.byName[n])
+	}
+	return out
+}
