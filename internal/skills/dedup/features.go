@@ -1,0 +1,299 @@
+package dedup
+
+import (
+	"html"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"quarry/internal/skills"
+)
+
+// features is what the matcher compares: every field of a RawPaper reduced
+// once, up front, to the form in which two databases' spellings agree.
+type features struct {
+	title string // cleaned, normalised, leading article dropped
+	main  string // title before its first subtitle separator, same form
+	// digits are the digit runs of the title in order ("Phase 2", "HPV-16/18"):
+	// typos rarely touch numbers, different papers often differ only there.
+	digits string
+	roman  string // roman-numeral tokens (ii, iii, iv…), for "Part II" vs "Part III"
+	kind   string // erratum, reply, comment, retraction… ("" for an article)
+
+	year     int
+	surnames []string // normalised author surnames, in order
+	doi      string
+	arxiv    string
+	pmid     string
+	volume   string // leading number of the volume
+	page     string // first page, only when it contains a digit
+	venue    string // normalised venue
+	venueTyp byte   // 'c' conference, 'j' journal, 0 unknown
+
+	preprint  bool // an arXiv-style record with no publication venue or DOI
+	published bool // has a non-preprint venue or DOI
+}
+
+var (
+	htmlTag = regexp.MustCompile(`<[^>]{1,40}>`)
+	// latexCmd matches \emph, \textit{… and accent commands \' \" \^ \` \~ \= \.
+	latexCmd = regexp.MustCompile(`\\([a-zA-Z]+\s*|['"^` + "`" + `~=.])`)
+	// trailingNote matches database annotations appended to titles:
+	// "[Review] [33 refs]", "[Chinese]", "[Erratum appears in …]", "(Provisional abstract)".
+	trailingNote = regexp.MustCompile(`(?i)\s*(\[[^\[\]]*\]?|\((provisional|structured)? ?abstract\)|\(review\))\s*[.;]*\s*$`)
+	kindPrefix   = regexp.MustCompile(`(?i)^\s*(erratum|errata|corrigendum|corrigenda|correction|retraction|retracted|expression of concern|reply|in reply|authors?'? reply|response|comment|commentary|editorial comment|re:)\b`)
+	partWord     = regexp.MustCompile(`(?i)\bpart\s+(one|two|three|four|five)\b`)
+	digitRun     = regexp.MustCompile(`[0-9]+`)
+	subtitleSep  = regexp.MustCompile(`:|\s[-–—]\s|[.?!]\s`)
+)
+
+// partNumbers turns spelled-out part numbers into digits so that "Part two"
+// and "Part 2" agree and both differ from "Part 3".
+var partNumbers = map[string]string{"one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
+
+// greek spells out Greek letters, which some databases keep ("interferon-γ")
+// and others transliterate ("interferon-gamma").
+var greek = strings.NewReplacer(
+	"α", " alpha ", "β", " beta ", "γ", " gamma ", "δ", " delta ", "ε", " epsilon ",
+	"κ", " kappa ", "λ", " lambda ", "μ", " mu ", "π", " pi ", "σ", " sigma ",
+	"τ", " tau ", "ω", " omega ", "Α", " alpha ", "Β", " beta ", "Γ", " gamma ", "Δ", " delta ",
+)
+
+// romanTokens are the numerals that mark parts or sequels; "i" and "v" are
+// left out because they are also ordinary words and initials.
+var romanTokens = map[string]bool{"ii": true, "iii": true, "iv": true, "vi": true, "vii": true, "viii": true, "ix": true}
+
+// venueStop are words dropped before comparing venues.
+var venueStop = map[string]bool{"the": true, "of": true, "and": true, "on": true, "in": true, "for": true, "de": true}
+
+// cleanTitle removes markup and database annotations but keeps punctuation,
+// so that subtitle separators can still be found.
+func cleanTitle(s string) string {
+	s = html.UnescapeString(s)
+	s = htmlTag.ReplaceAllString(s, "")
+	s = latexCmd.ReplaceAllString(s, "")
+	s = greek.Replace(s)
+	for range 4 {
+		t := trailingNote.ReplaceAllString(s, "")
+		if t == s || strings.TrimSpace(t) == "" {
+			break
+		}
+		s = t
+	}
+	s = strings.TrimSpace(s)
+	// A title wholly in brackets is a translation: "[Cognitive disorders …]".
+	if strings.HasPrefix(s, "[") {
+		s = strings.Trim(s, "[]. ")
+	}
+	return s
+}
+
+// normTitle normalises a cleaned title and drops a leading article.
+func normTitle(s string) string {
+	n := skills.NormalizeTitle(s)
+	for _, a := range []string{"the ", "a ", "an "} {
+		if strings.HasPrefix(n, a) {
+			return n[len(a):]
+		}
+	}
+	return n
+}
+
+func extract(p skills.RawPaper) features {
+	var f features
+	clean := cleanTitle(p.Title)
+	f.title = normTitle(clean)
+	f.main = f.title
+	if loc := subtitleSep.FindStringIndex(clean); loc != nil && loc[0] > 0 {
+		f.main = normTitle(clean[:loc[0]])
+	}
+	if m := kindPrefix.FindStringSubmatch(clean); m != nil {
+		f.kind = kindOf(m[1])
+	} else if loc := subtitleSep.FindStringIndex(clean); loc != nil {
+		// "Some title: erratum", "X: reply to the authors".
+		if m := kindPrefix.FindStringSubmatch(clean[loc[1]:]); m != nil {
+			f.kind = kindOf(m[1])
+		}
+	}
+	withParts := partWord.ReplaceAllStringFunc(strings.ToLower(clean), func(s string) string {
+		return "part " + partNumbers[strings.Fields(s)[1]]
+	})
+	f.digits = strings.Join(digitRun.FindAllString(withParts, -1), " ")
+	var roman []string
+	for _, tok := range strings.Fields(f.title) {
+		if romanTokens[tok] {
+			roman = append(roman, tok)
+		}
+	}
+	f.roman = strings.Join(roman, " ")
+
+	f.year = p.Year
+	for _, a := range p.Authors {
+		if s := surname(a); s != "" {
+			f.surnames = append(f.surnames, s)
+		}
+	}
+	f.doi = skills.NormalizeDOI(p.DOI)
+	f.arxiv = skills.NormalizeArxivID(p.ArxivID)
+	f.pmid = strings.TrimSpace(p.PMID)
+	f.volume = leadingNumber(p.Volume)
+	f.page = firstPage(p.Pages)
+	f.venue = normVenue(p.Venue)
+	f.venueTyp = venueType(f.venue)
+
+	preprintDOI := strings.HasPrefix(f.doi, "10.48550/") || strings.HasPrefix(f.doi, "10.1101/")
+	preprintVenue := f.venue == "" || isPreprintVenue(f.venue)
+	f.published = (f.doi != "" && !preprintDOI) || !preprintVenue
+	f.preprint = !f.published && (f.arxiv != "" || preprintDOI || (f.venue != "" && isPreprintVenue(f.venue)))
+	return f
+}
+
+func kindOf(word string) string {
+	w := strings.ToLower(word)
+	switch {
+	case strings.HasPrefix(w, "errat"), strings.HasPrefix(w, "corrig"), strings.HasPrefix(w, "correction"):
+		return "correction"
+	case strings.HasPrefix(w, "retract"), strings.HasPrefix(w, "expression"):
+		return "retraction"
+	case strings.Contains(w, "reply"), strings.HasPrefix(w, "response"):
+		return "reply"
+	default:
+		return "comment"
+	}
+}
+
+// surname extracts a normalised family name from "Smith, J.", "Smith JA",
+// "John Smith" or "J. Smith".
+func surname(a string) string {
+	a = strings.TrimSpace(a)
+	if a == "" {
+		return ""
+	}
+	if i := strings.IndexByte(a, ','); i >= 0 {
+		if s := skills.NormalizeTitle(a[:i]); s != "" {
+			return s
+		}
+		return skills.NormalizeTitle(a[i+1:])
+	}
+	fields := strings.Fields(a)
+	if len(fields) == 1 {
+		return skills.NormalizeTitle(fields[0])
+	}
+	// PubMed style "Smith JA": the trailing token is all initials.
+	last := fields[len(fields)-1]
+	if isInitials(last) {
+		return skills.NormalizeTitle(strings.Join(fields[:len(fields)-1], " "))
+	}
+	// "John Smith", "J. Smith", "Ludwig van Beethoven": the last name token
+	// plus any lowercase particles before it.
+	i := len(fields) - 1
+	for i > 0 && isParticle(fields[i-1]) {
+		i--
+	}
+	return skills.NormalizeTitle(strings.Join(fields[i:], " "))
+}
+
+func isInitials(s string) bool {
+	s = strings.ReplaceAll(s, ".", "")
+	if s == "" || len(s) > 3 {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsUpper(r) && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isParticle(s string) bool {
+	switch strings.ToLower(s) {
+	case "van", "von", "de", "der", "den", "del", "della", "da", "di", "du", "la", "le", "ter", "ten", "dos", "das":
+		return true
+	}
+	return false
+}
+
+func leadingNumber(s string) string {
+	s = strings.TrimSpace(s)
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return strings.TrimLeft(s[:i], "0")
+}
+
+// firstPage returns the first page ("S417", "e8", "1173") of a range, or ""
+// when the field has no page number in it ("Suppl", "No pagination").
+func firstPage(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "-–—,; "); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.ToLower(s)
+	if !strings.ContainsAny(s, "0123456789") {
+		return ""
+	}
+	return strings.TrimLeft(s, "0")
+}
+
+func normVenue(s string) string {
+	n := skills.NormalizeTitle(html.UnescapeString(s))
+	if n == "" {
+		return ""
+	}
+	toks := strings.Fields(n)
+	out := toks[:0]
+	for _, t := range toks {
+		if !venueStop[t] {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+func venueType(v string) byte {
+	for _, t := range strings.Fields(v) {
+		switch t {
+		case "conference", "proceedings", "proc", "symposium", "workshop", "congress", "meeting", "conf":
+			return 'c'
+		case "journal", "transactions", "trans", "letters", "j":
+			return 'j'
+		}
+	}
+	return 0
+}
+
+func isPreprintVenue(v string) bool {
+	for _, t := range strings.Fields(v) {
+		switch t {
+		case "arxiv", "biorxiv", "medrxiv", "ssrn", "preprint", "preprints", "corr", "techrxiv", "chemrxiv", "psyarxiv", "osf":
+			return true
+		}
+	}
+	return false
+}
+
+// venuesCompatible reports whether two normalised venues may name the same
+// journal: equal, or one an abbreviation of the other ("j trop pediatr" and
+// "journal tropical pediatrics"), token by token in order.
+func venuesCompatible(a, b string) bool {
+	if a == "" || b == "" || a == b {
+		return true
+	}
+	ta, tb := strings.Fields(a), strings.Fields(b)
+	if len(ta) > len(tb) {
+		ta, tb = tb, ta
+	}
+	j := 0
+	for _, t := range ta {
+		for j < len(tb) && !strings.HasPrefix(tb[j], t) {
+			j++
+		}
+		if j == len(tb) {
+			return false
+		}
+		j++
+	}
+	return true
+}

@@ -1,0 +1,335 @@
+package dedup
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Reason says why two records were linked, so a reviewer can check each
+// decision against the rule that made it.
+type Reason string
+
+// The reasons a link can carry.
+const (
+	SameDOI   Reason = "same_doi"
+	SamePMID  Reason = "same_pmid"
+	SameArxiv Reason = "same_arxiv"
+	// Fuzzy is a match on normalised title, year and authors (and volume,
+	// pages and venue when both records have them).
+	Fuzzy Reason = "fuzzy"
+)
+
+// verdict is the outcome of comparing two records.
+type verdict int
+
+const (
+	distinct verdict = iota
+	related          // versions of one work, deliberately kept apart
+	duplicate
+)
+
+// Thresholds of the fuzzy matcher. They are deliberately strict: a missed
+// duplicate costs a reviewer one extra line, a false merge loses a paper.
+const (
+	// minTitleSim is the edit-distance similarity two titles need when
+	// nothing but authors and year confirms them.
+	minTitleSim = 0.93
+	// minTitleSimLocated is enough when volume and first page agree too.
+	minTitleSimLocated = 0.85
+	// minRelatedSim is the similarity for a preprint/publication pair.
+	minRelatedSim = 0.90
+	// differentTitleSim: below it, records sharing an identifier are
+	// different works filed under one DOI (e.g. a book and its chapters).
+	differentTitleSim = 0.60
+	// shortTitle: titles shorter than this must match exactly.
+	shortTitle = 25
+)
+
+// decision is a verdict with its reason and evidence.
+type decision struct {
+	verdict verdict
+	reason  Reason
+	score   float64
+	detail  string
+}
+
+// compare decides whether records a and b are the same paper.
+func compare(a, b *features) decision {
+	// Exact identifiers first: they are the strongest evidence, but a shared
+	// identifier with a clearly different title is a data error or a
+	// book/chapter pair, and a preprint is never silently merged with its
+	// publication.
+	for _, id := range []struct {
+		x, y   string
+		reason Reason
+	}{{a.doi, b.doi, SameDOI}, {a.pmid, b.pmid, SamePMID}, {a.arxiv, b.arxiv, SameArxiv}} {
+		if id.x == "" || id.x != id.y {
+			continue
+		}
+		sim := titleSim(a, b, differentTitleSim)
+		switch {
+		case sim < differentTitleSim && !subtitleMatch(a, b):
+			return decision{related, id.reason, sim, fmt.Sprintf("same identifier, different titles (similarity %.2f)", sim)}
+		case a.kind != b.kind:
+			return decision{related, id.reason, sim, "same identifier, one is a " + nonEmpty(a.kind, b.kind)}
+		case versionPair(a, b):
+			return decision{related, id.reason, sim, "preprint and published version"}
+		}
+		return decision{duplicate, id.reason, 1, string(id.reason)}
+	}
+	return fuzzy(a, b)
+}
+
+func fuzzy(a, b *features) decision {
+	none := decision{}
+	// Conflicting identifiers: two different DOIs (or PMIDs, arXiv IDs) are
+	// two records, however alike their titles — unless one DOI is the
+	// preprint server's, which the version check below handles.
+	if conflict(a.doi, b.doi) && !versionPair(a, b) || conflict(a.pmid, b.pmid) || conflict(a.arxiv, b.arxiv) {
+		return none
+	}
+	if a.kind != b.kind || a.roman != b.roman {
+		return none
+	}
+	if !authorsAgree(a.surnames, b.surnames) {
+		return none
+	}
+	yearGap := 0
+	if a.year != 0 && b.year != 0 {
+		yearGap = abs(a.year - b.year)
+	}
+	if yearGap > 2 {
+		return none
+	}
+
+	sim := titleSim(a, b, minTitleSimLocated)
+	sub := false
+	if sim < minTitleSimLocated && subtitleMatch(a, b) {
+		sub, sim = true, 0.85
+	}
+	if !sub && a.digits != b.digits {
+		return none
+	}
+	if sub && !digitsSubset(a, b) {
+		return none
+	}
+
+	if versionPair(a, b) {
+		if sim >= minRelatedSim && yearGap <= 2 {
+			return decision{related, Fuzzy, sim, fmt.Sprintf("preprint and published version (title %.3f)", sim)}
+		}
+		return none
+	}
+
+	if yearGap > 1 {
+		return none
+	}
+	// Where both records are located in a journal, the location must agree:
+	// a conference abstract and the article share title and authors but not
+	// volume and pages.
+	if conflict(a.volume, b.volume) || conflict(a.page, b.page) {
+		return none
+	}
+	if a.venueTyp != 0 && b.venueTyp != 0 && a.venueTyp != b.venueTyp {
+		return none // conference vs journal version
+	}
+	venueOK := venuesCompatible(a.venue, b.venue)
+	if yearGap == 1 && !venueOK {
+		return none // next year's paper in another venue is a new paper
+	}
+	located := a.volume != "" && a.volume == b.volume && a.page != "" && a.page == b.page
+
+	need := minTitleSim
+	if located {
+		need = minTitleSimLocated
+	}
+	short := min(len(a.title), len(b.title)) < shortTitle
+	switch {
+	case short && a.title != b.title:
+		return none
+	case sub:
+		// A missing subtitle is only trusted with confirmation beyond authors.
+		if yearGap != 0 || !(located || (venueOK && a.venue != "" && b.venue != "")) {
+			return none
+		}
+	case sim < need:
+		return none
+	}
+	if len(a.surnames) == 0 || len(b.surnames) == 0 {
+		// Without authors only an exact title in the same year and place counts.
+		if a.title != b.title || yearGap != 0 || !venueOK {
+			return none
+		}
+	}
+	detail := fmt.Sprintf("title %.3f, year gap %d", sim, yearGap)
+	if sub {
+		detail = "title without subtitle, " + detail[len("title 0.850, "):]
+	}
+	if located {
+		detail += ", same volume and page"
+	}
+	return decision{duplicate, Fuzzy, sim, detail}
+}
+
+// versionPair reports whether one record is a preprint and the other a
+// publication, which a reviewer needs to see as two linked records.
+func versionPair(a, b *features) bool {
+	return a.preprint && b.published || a.published && b.preprint
+}
+
+func conflict(x, y string) bool { return x != "" && y != "" && x != y }
+
+func nonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// titleSim is the edit-distance similarity of two normalised titles, or 0
+// when it is below floor (computing only what floor needs keeps it cheap).
+func titleSim(a, b *features, floor float64) float64 {
+	return similarity(a.title, b.title, floor)
+}
+
+// subtitleMatch reports whether one title is the other minus its subtitle
+// ("Unilateral neglect in stroke" / "…: a comparative study").
+func subtitleMatch(a, b *features) bool {
+	if a.title == b.title {
+		return true
+	}
+	short, long := a, b
+	if len(short.title) > len(long.title) {
+		short, long = long, short
+	}
+	return long.main != long.title && long.main == short.title &&
+		len(short.title) >= shortTitle && strings.Count(short.title, " ") >= 2
+}
+
+func digitsSubset(a, b *features) bool {
+	short, long := a.digits, b.digits
+	if len(short) > len(long) {
+		short, long = long, short
+	}
+	return strings.HasPrefix(long, short)
+}
+
+// authorsAgree reports whether two author lists may be the same: the first
+// surnames match, or one list's first author is among the other's first
+// three (databases reorder or drop group authors). Missing lists agree.
+func authorsAgree(a, b []string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return true
+	}
+	if surnameEq(a[0], b[0]) {
+		return true
+	}
+	for i := 1; i < min(3, len(b)); i++ {
+		if surnameEq(a[0], b[i]) {
+			return true
+		}
+	}
+	for i := 1; i < min(3, len(a)); i++ {
+		if surnameEq(b[0], a[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// surnameEq tolerates one typo or lost diacritic ("Grundstrom"/"Grundstrm")
+// and particles written apart ("de breucker"/"debreucker").
+func surnameEq(x, y string) bool {
+	if x == y {
+		return true
+	}
+	x2, y2 := strings.ReplaceAll(x, " ", ""), strings.ReplaceAll(y, " ", "")
+	if x2 == y2 {
+		return true
+	}
+	if len(x2) >= 5 && len(y2) >= 5 {
+		return levenshtein(x2, y2, 1) <= 1
+	}
+	// "van hamont" vs "hamont": compare the last word.
+	xl, yl := lastWord(x), lastWord(y)
+	return len(xl) >= 4 && xl == yl
+}
+
+func lastWord(s string) string {
+	if i := strings.LastIndexByte(s, ' '); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// similarity is 1 - levenshtein/maxLen; it returns 0 early when the
+// similarity cannot reach floor.
+func similarity(a, b string, floor float64) float64 {
+	if a == b {
+		return 1
+	}
+	n := max(len(a), len(b))
+	if n == 0 {
+		return 1
+	}
+	maxDist := int(float64(n) * (1 - floor))
+	if floor <= 0 {
+		maxDist = n
+	}
+	d := levenshtein(a, b, maxDist)
+	if d > maxDist {
+		return 0
+	}
+	return 1 - float64(d)/float64(n)
+}
+
+// levenshtein returns the byte edit distance of a and b, or limit+1 as
+// soon as the distance is known to exceed limit (banded, O(n·limit)).
+func levenshtein(a, b string, limit int) int {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	big := limit + 1
+	if len(b)-len(a) > limit {
+		return big
+	}
+	prev := make([]int, len(a)+2)
+	cur := make([]int, len(a)+2)
+	for i := range prev {
+		prev[i] = i
+		if i > limit {
+			prev[i] = big
+		}
+	}
+	for j := 1; j <= len(b); j++ {
+		lo, hi := max(1, j-limit), min(len(a), j+limit)
+		cur[0] = min(j, big)
+		rowMin := cur[0]
+		if lo > 1 {
+			cur[lo-1] = big
+			rowMin = big
+		}
+		for i := lo; i <= hi; i++ {
+			v := prev[i-1]
+			if a[i-1] != b[j-1] {
+				v++
+			}
+			v = min(v, prev[i]+1, cur[i-1]+1, big)
+			cur[i] = v
+			rowMin = min(rowMin, v)
+		}
+		cur[hi+1] = big
+		if rowMin > limit {
+			return big
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(a)], big)
+}
