@@ -1,0 +1,346 @@
+package skills
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"quarry/internal/engine"
+)
+
+// Source names, as strategies list them and SearchResult.Sources reports
+// them. They are constants so the query renderers, the sources and the UI
+// cannot drift apart on a spelling.
+const (
+	SourceLocal           = "local"
+	SourceOpenAlex        = "openalex"
+	SourceSemanticScholar = "semantic_scholar"
+	SourceArxiv           = "arxiv"
+	SourceCrossref        = "crossref"
+	SourcePubMed          = "pubmed"
+	SourceSerpAPIScholar  = "serpapi_scholar"
+)
+
+// SourceRequest is one call to one source: a single query already rendered
+// in that source's syntax, plus the limits every source understands.
+type SourceRequest struct {
+	// Query is the text exactly as the source receives it.
+	Query     string
+	YearRange YearRange
+	// MaxResults caps how many records the source returns for this query.
+	MaxResults int
+	Filters    Filters
+}
+
+// Source is one place papers come from (an online API or the local
+// library). The searcher treats them all alike, so adding a database means
+// writing one Source, not touching the pipeline.
+type Source interface {
+	// Name is the source's strategy name, e.g. SourceOpenAlex.
+	Name() string
+	// Search returns at most req.MaxResults records in the source's own
+	// ranking order. It must honour ctx; an empty result is not an error.
+	Search(ctx context.Context, req SourceRequest) ([]RawPaper, error)
+}
+
+// EventKind says what happened to a source during a search.
+type EventKind string
+
+// The events a search reports per source, so the UI can stream progress.
+const (
+	EventStart EventKind = "start" // the source's first query was sent
+	EventDone  EventKind = "done"  // every query of the source finished without error
+	EventError EventKind = "error" // the source finished with at least one error (or is unknown)
+)
+
+// Event is a per-source progress report of a running search.
+type Event struct {
+	Source string    `json:"source"`
+	Kind   EventKind `json:"kind"`
+	// Count is the number of papers the source returned (done and error).
+	Count int `json:"count,omitempty"`
+	// Error is the source's error text (error only).
+	Error string `json:"error,omitempty"`
+}
+
+// Defaults for SearcherOptions.
+const (
+	DefaultSourceTimeout     = 20 * time.Second
+	DefaultSearchConcurrency = 8
+)
+
+// SearcherOptions tune a SourceSearcher; the zero value uses the defaults.
+type SearcherOptions struct {
+	// Timeout bounds each single source call, so one slow API cannot hold
+	// the whole search hostage.
+	Timeout time.Duration
+	// Concurrency bounds the number of source calls in flight, to stay
+	// polite to the APIs and the machine.
+	Concurrency int
+	// OnEvent, if set, receives per-source progress. Calls are serialised,
+	// so it need not be safe for concurrent use, and it should return fast.
+	OnEvent func(Event)
+}
+
+// SourceSearcher is the Searcher that fans a strategy out over Sources:
+// every source × every query in parallel, each call with its own timeout,
+// and a failing source recorded in the result instead of failing the search.
+type SourceSearcher struct {
+	byName      map[string]Source
+	names       []string
+	timeout     time.Duration
+	concurrency int
+	onEvent     func(Event)
+}
+
+var _ Searcher = (*SourceSearcher)(nil)
+
+// NewSearcher returns a SourceSearcher over sources. Names must be unique
+// and non-empty, because results are keyed by them.
+func NewSearcher(sources []Source, opts SearcherOptions) (*SourceSearcher, error) {
+	s := &SourceSearcher{
+		byName:      make(map[string]Source, len(sources)),
+		timeout:     opts.Timeout,
+		concurrency: opts.Concurrency,
+		onEvent:     opts.OnEvent,
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultSourceTimeout
+	}
+	if s.concurrency <= 0 {
+		s.concurrency = DefaultSearchConcurrency
+	}
+	for i, src := range sources {
+		if src == nil {
+			return nil, engine.Errorf(engine.EInvalid, "source %d is nil", i)
+		}
+		name := src.Name()
+		if strings.TrimSpace(name) == "" {
+			return nil, engine.Errorf(engine.EInvalid, "source %d has no name", i)
+		}
+		if _, dup := s.byName[name]; dup {
+			return nil, engine.Errorf(engine.EInvalid, "source %q is configured twice", name)
+		}
+		s.byName[name] = src
+		s.names = append(s.names, name)
+	}
+	return s, nil
+}
+
+// Names lists the configured sources in configuration order, for
+// SearchStrategy.ValidateSources and for offering choices in the UI.
+func (s *SourceSearcher) Names() []string {
+	return append([]string(nil), s.names...)
+}
+
+// Search runs the strategy. It fails only for an invalid strategy or a
+// cancelled context (returning what had arrived so far); a source that errs,
+// times out or is not configured is recorded in SearchResult.Sources.
+// Papers come out grouped by source in strategy order, and within a source
+// by query, each keeping the rank its source gave it.
+func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchResult, error) {
+	if err := st.Validate(); err != nil {
+		return SearchResult{}, err
+	}
+	res := SearchResult{Sources: make(map[string]SourceResult, len(st.Sources))}
+	outcomes := make([][]callOutcome, len(st.Sources))
+	progress := &progress{onEvent: s.onEvent, pending: map[string]*sourceProgress{}}
+	// Plan every call before starting any, so goroutines never see the
+	// bookkeeping maps change under them.
+	type plannedCall struct {
+		si, qi int
+		name   string
+		src    Source
+		req    SourceRequest
+	}
+	var calls []plannedCall
+	for si, name := range st.Sources {
+		src, ok := s.byName[name]
+		if !ok {
+			msg := fmt.Sprintf("source %q is not configured", name)
+			res.Sources[name] = SourceResult{Error: msg}
+			progress.emit(Event{Source: name, Kind: EventError, Error: msg})
+			continue
+		}
+		texts := make([]string, len(st.Queries))
+		for qi, q := range st.Queries {
+			texts[qi] = q.Text
+			if t := strings.TrimSpace(q.PerSource[name]); t != "" {
+				texts[qi] = q.PerSource[name]
+			}
+			calls = append(calls, plannedCall{si: si, qi: qi, name: name, src: src, req: SourceRequest{
+				Query: texts[qi], YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters,
+			}})
+		}
+		res.Sources[name] = SourceResult{Queries: texts}
+		outcomes[si] = make([]callOutcome, len(texts))
+		progress.pending[name] = &sourceProgress{left: len(texts)}
+	}
+
+	sem := make(chan struct{}, s.concurrency)
+	var wg sync.WaitGroup
+	for _, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				outcomes[c.si][c.qi] = callOutcome{err: cancelled(ctx)}
+				progress.finish(c.name, 0, outcomes[c.si][c.qi].err)
+				return
+			}
+			defer func() { <-sem }()
+			if ctx.Err() != nil { // cancelled while queued: do not start
+				outcomes[c.si][c.qi] = callOutcome{err: cancelled(ctx)}
+				progress.finish(c.name, 0, outcomes[c.si][c.qi].err)
+				return
+			}
+			progress.start(c.name)
+			papers, err := s.call(ctx, c.src, c.req)
+			outcomes[c.si][c.qi] = callOutcome{papers: papers, err: err}
+			progress.finish(c.name, len(papers), err)
+		}()
+	}
+	wg.Wait()
+
+	for si, name := range st.Sources {
+		if outcomes[si] == nil {
+			continue
+		}
+		sr := res.Sources[name]
+		var errs []string
+		for qi, o := range outcomes[si] {
+			if o.err != nil {
+				if len(outcomes[si]) > 1 {
+					errs = append(errs, fmt.Sprintf("query %d: %v", qi+1, o.err))
+				} else {
+					errs = append(errs, o.err.Error())
+				}
+			}
+			for i, p := range o.papers {
+				p.Source = name
+				if p.Rank == 0 {
+					p.Rank = i + 1
+				}
+				p.ID = StableID(p)
+				res.Papers = append(res.Papers, p)
+			}
+			sr.Count += len(o.papers)
+		}
+		sr.Error = strings.Join(errs, "; ")
+		res.Sources[name] = sr
+	}
+	if ctx.Err() != nil {
+		return res, cancelled(ctx)
+	}
+	return res, nil
+}
+
+type callOutcome struct {
+	papers []RawPaper
+	err    error
+}
+
+// call runs one source call under its own timeout. It returns when the
+// timeout fires even if the source ignores its context, and turns a panic in
+// a source into that source's error rather than the server's crash.
+func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest) ([]RawPaper, error) {
+	cctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	type reply struct {
+		papers []RawPaper
+		err    error
+	}
+	ch := make(chan reply, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				ch <- reply{err: engine.Errorf(engine.EInternal, "source panicked: %v", r)}
+			}
+		}()
+		papers, err := src.Search(cctx, req)
+		ch <- reply{papers: papers, err: err}
+	}()
+	var r reply
+	select {
+	case r = <-ch:
+	case <-cctx.Done():
+		r = reply{err: cctx.Err()}
+	}
+	if r.err != nil {
+		switch {
+		case ctx.Err() != nil:
+			return nil, cancelled(ctx)
+		case errors.Is(cctx.Err(), context.DeadlineExceeded):
+			return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("timed out after %s", s.timeout), Err: r.err}
+		}
+		return r.papers, r.err
+	}
+	if len(r.papers) > req.MaxResults {
+		r.papers = r.papers[:req.MaxResults]
+	}
+	return r.papers, nil
+}
+
+func cancelled(ctx context.Context) error {
+	return &engine.Error{Code: engine.EInternal, Message: "search cancelled", Err: ctx.Err()}
+}
+
+// progress turns per-call completions into per-source events, serialised.
+type progress struct {
+	mu      sync.Mutex
+	onEvent func(Event)
+	pending map[string]*sourceProgress
+}
+
+type sourceProgress struct {
+	started bool
+	left    int
+	count   int
+	errs    []string
+}
+
+func (p *progress) emit(e Event) {
+	if p.onEvent == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onEvent(e)
+}
+
+func (p *progress) start(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sp := p.pending[name]
+	if sp.started {
+		return
+	}
+	sp.started = true
+	if p.onEvent != nil {
+		p.onEvent(Event{Source: name, Kind: EventStart})
+	}
+}
+
+func (p *progress) finish(name string, n int, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sp := p.pending[name]
+	sp.left--
+	sp.count += n
+	if err != nil {
+		sp.errs = append(sp.errs, err.Error())
+	}
+	if sp.left > 0 || p.onEvent == nil {
+		return
+	}
+	if len(sp.errs) > 0 {
+		p.onEvent(Event{Source: name, Kind: EventError, Count: sp.count, Error: strings.Join(sp.errs, "; ")})
+		return
+	}
+	p.onEvent(Event{Source: name, Kind: EventDone, Count: sp.count})
+}

@@ -1,0 +1,321 @@
+package skills_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+)
+
+// fakeSource is a real, tiny Source whose behaviour each test writes.
+type fakeSource struct {
+	name string
+	fn   func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error)
+}
+
+func (f fakeSource) Name() string { return f.name }
+func (f fakeSource) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	return f.fn(ctx, req)
+}
+
+// echoSource returns one paper per call whose title is the query it got.
+func echoSource(name string) fakeSource {
+	return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		return []skills.RawPaper{{Title: req.Query}}, nil
+	}}
+}
+
+func strategy(sources []string, queries ...skills.Query) skills.SearchStrategy {
+	return skills.SearchStrategy{Queries: queries, Sources: sources, MaxResultsPerSource: 10}
+}
+
+func q(text string) skills.Query { return skills.Query{Text: text} }
+
+// recorder collects events; OnEvent calls are serialised by the searcher,
+// the mutex only protects reads from the test goroutine.
+type recorder struct {
+	mu     sync.Mutex
+	events []skills.Event
+}
+
+func (r *recorder) on(e skills.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) forSource(name string) []skills.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []skills.Event
+	for _, e := range r.events {
+		if e.Source == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func newSearcher(t *testing.T, opts skills.SearcherOptions, sources ...skills.Source) *skills.SourceSearcher {
+	t.Helper()
+	s, err := skills.NewSearcher(sources, opts)
+	require.NoError(t, err)
+	return s
+}
+
+func TestSearcherQueriesRanksAndIDs(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	got := map[string]skills.SourceRequest{}
+	ranked := fakeSource{name: skills.SourceOpenAlex, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		mu.Lock()
+		got[req.Query] = req
+		mu.Unlock()
+		return []skills.RawPaper{
+			{Title: req.Query + " one", DOI: "https://doi.org/10.1000/" + strings.ReplaceAll(req.Query, " ", "-")},
+			{Title: req.Query + " two", Year: 2020, Authors: []string{"Ada Lovelace"}},
+		}, nil
+	}}
+	s := newSearcher(t, skills.SearcherOptions{}, ranked, echoSource(skills.SourceArxiv))
+	st := strategy([]string{skills.SourceArxiv, skills.SourceOpenAlex},
+		skills.Query{Text: "sleep memory", PerSource: map[string]string{skills.SourceOpenAlex: "sleep AND memory", skills.SourceArxiv: "  "}},
+		q("dream recall"),
+	)
+	st.YearRange = skills.YearRange{From: 2015, To: 2021}
+	st.Filters = skills.Filters{ExcludeTerms: []string{"mice"}}
+
+	res, err := s.Search(context.Background(), st)
+	require.NoError(t, err)
+
+	require.Equal(t, skills.SourceResult{Count: 4, Queries: []string{"sleep AND memory", "dream recall"}}, res.Sources[skills.SourceOpenAlex])
+	require.Equal(t, skills.SourceResult{Count: 2, Queries: []string{"sleep memory", "dream recall"}}, res.Sources[skills.SourceArxiv])
+	require.Equal(t, skills.SourceRequest{Query: "sleep AND memory", YearRange: st.YearRange, MaxResults: 10, Filters: st.Filters}, got["sleep AND memory"])
+
+	type row struct {
+		Source, Title string
+		Rank          int
+	}
+	var rows []row
+	for _, p := range res.Papers {
+		rows = append(rows, row{p.Source, p.Title, p.Rank})
+		require.Equal(t, skills.StableID(p), p.ID)
+	}
+	require.Equal(t, []row{
+		{skills.SourceArxiv, "sleep memory", 1},
+		{skills.SourceArxiv, "dream recall", 1},
+		{skills.SourceOpenAlex, "sleep AND memory one", 1},
+		{skills.SourceOpenAlex, "sleep AND memory two", 2},
+		{skills.SourceOpenAlex, "dream recall one", 1},
+		{skills.SourceOpenAlex, "dream recall two", 2},
+	}, rows)
+	require.Equal(t, "doi:10.1000/sleep-and-memory", res.Papers[2].ID)
+}
+
+func TestSearcherKeepsSourceRankAndCapsResults(t *testing.T) {
+	t.Parallel()
+	many := fakeSource{name: "local", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		var out []skills.RawPaper
+		for i := range 5 {
+			out = append(out, skills.RawPaper{Title: fmt.Sprint("p", i), Rank: 10 + i})
+		}
+		return out, nil
+	}}
+	s := newSearcher(t, skills.SearcherOptions{}, many)
+	st := strategy([]string{"local"}, q("x"))
+	st.MaxResultsPerSource = 3
+	res, err := s.Search(context.Background(), st)
+	require.NoError(t, err)
+	require.Len(t, res.Papers, 3)
+	require.Equal(t, []int{10, 11, 12}, []int{res.Papers[0].Rank, res.Papers[1].Rank, res.Papers[2].Rank})
+	require.Equal(t, 3, res.Sources["local"].Count)
+}
+
+// TestSearcherRunsSourcesInParallel uses a barrier: each source waits until
+// the other has started. Run one after the other, the first would wait for
+// ever (until its timeout), so success proves they overlap.
+func TestSearcherRunsSourcesInParallel(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		concurrency int
+		wantErr     bool
+	}{
+		{"Parallel", 0, false},
+		{"SerialCannotPassBarrier", 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var arrived sync.WaitGroup
+			arrived.Add(2)
+			allHere := make(chan struct{})
+			go func() { arrived.Wait(); close(allHere) }()
+			barrier := func(name string) fakeSource {
+				return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+					arrived.Done()
+					select {
+					case <-allHere:
+						return []skills.RawPaper{{Title: name}}, nil
+					case <-ctx.Done():
+						return nil, ctx.Err()
+					}
+				}}
+			}
+			timeout := 10 * time.Second
+			if tt.wantErr {
+				timeout = 50 * time.Millisecond
+			}
+			s := newSearcher(t, skills.SearcherOptions{Timeout: timeout, Concurrency: tt.concurrency}, barrier("a"), barrier("b"))
+			res, err := s.Search(context.Background(), strategy([]string{"a", "b"}, q("x")))
+			require.NoError(t, err)
+			failed := res.Sources["a"].Error != "" || res.Sources["b"].Error != ""
+			require.Equal(t, tt.wantErr, failed, "%+v", res.Sources)
+		})
+	}
+}
+
+func TestSearcherBoundsConcurrency(t *testing.T) {
+	t.Parallel()
+	var inflight, peak atomic.Int32
+	slow := func(name string) fakeSource {
+		return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+			n := inflight.Add(1)
+			defer inflight.Add(-1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			time.Sleep(5 * time.Millisecond) // only to give calls a chance to overlap
+			return []skills.RawPaper{{Title: req.Query}}, nil
+		}}
+	}
+	s := newSearcher(t, skills.SearcherOptions{Concurrency: 2}, slow("a"), slow("b"), slow("c"))
+	res, err := s.Search(context.Background(), strategy([]string{"a", "b", "c"}, q("x"), q("y"), q("z")))
+	require.NoError(t, err)
+	require.Len(t, res.Papers, 9)
+	require.LessOrEqual(t, peak.Load(), int32(2))
+}
+
+func TestSearcherRecordsFailuresPerSource(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	sources := []skills.Source{
+		echoSource("good"),
+		fakeSource{name: "broken", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+			return nil, engine.Errorf(engine.EUnauthorized, "bad api key")
+		}},
+		fakeSource{name: "slow", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}},
+		fakeSource{name: "deaf", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+			<-release // ignores its context entirely
+			return nil, nil
+		}},
+		fakeSource{name: "panics", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+			panic("nil map")
+		}},
+	}
+	rec := &recorder{}
+	s := newSearcher(t, skills.SearcherOptions{Timeout: 50 * time.Millisecond, OnEvent: rec.on}, sources...)
+	res, err := s.Search(context.Background(), strategy([]string{"good", "broken", "slow", "deaf", "panics", "nowhere"}, q("x")))
+	require.NoError(t, err)
+
+	require.Len(t, res.Papers, 1)
+	require.Equal(t, "good", res.Papers[0].Source)
+	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"x"}}, res.Sources["good"])
+	require.Equal(t, "unauthorized: bad api key", res.Sources["broken"].Error)
+	require.Contains(t, res.Sources["slow"].Error, "timed out after 50ms")
+	require.Contains(t, res.Sources["deaf"].Error, "timed out after 50ms")
+	require.Contains(t, res.Sources["panics"].Error, "source panicked: nil map")
+	require.Equal(t, skills.SourceResult{Error: `source "nowhere" is not configured`}, res.Sources["nowhere"])
+
+	require.Equal(t, []skills.Event{{Source: "good", Kind: skills.EventStart}, {Source: "good", Kind: skills.EventDone, Count: 1}}, rec.forSource("good"))
+	require.Equal(t, []skills.Event{{Source: "broken", Kind: skills.EventStart}, {Source: "broken", Kind: skills.EventError, Error: "unauthorized: bad api key"}}, rec.forSource("broken"))
+	require.Equal(t, []skills.Event{{Source: "nowhere", Kind: skills.EventError, Error: `source "nowhere" is not configured`}}, rec.forSource("nowhere"))
+}
+
+func TestSearcherOneFailingQueryKeepsTheOthers(t *testing.T) {
+	t.Parallel()
+	flaky := fakeSource{name: "crossref", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		if req.Query == "bad" {
+			return nil, errors.New("boom")
+		}
+		return []skills.RawPaper{{Title: req.Query}}, nil
+	}}
+	rec := &recorder{}
+	s := newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, flaky)
+	res, err := s.Search(context.Background(), strategy([]string{"crossref"}, q("good"), q("bad"), q("also good")))
+	require.NoError(t, err)
+	require.Equal(t, skills.SourceResult{Count: 2, Error: "query 2: boom", Queries: []string{"good", "bad", "also good"}}, res.Sources["crossref"])
+	events := rec.forSource("crossref")
+	require.Len(t, events, 2)
+	require.Equal(t, skills.Event{Source: "crossref", Kind: skills.EventError, Count: 2, Error: "boom"}, events[1])
+}
+
+func TestSearcherCancellation(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{}, 10)
+	blocking := func(name string) fakeSource {
+		return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+	}
+	s := newSearcher(t, skills.SearcherOptions{Timeout: time.Hour, Concurrency: 1}, blocking("a"), blocking("b"))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	res, err := s.Search(ctx, strategy([]string{"a", "b"}, q("x"), q("y")))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Empty(t, res.Papers)
+	for _, name := range []string{"a", "b"} {
+		require.Contains(t, res.Sources[name].Error, "search cancelled", name)
+	}
+	require.Len(t, started, 0, "no call may start after the cancel")
+}
+
+func TestSearcherRejectsInvalidStrategy(t *testing.T) {
+	t.Parallel()
+	s := newSearcher(t, skills.SearcherOptions{}, echoSource("a"))
+	_, err := s.Search(context.Background(), skills.SearchStrategy{Sources: []string{"a"}, MaxResultsPerSource: 10})
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+}
+
+func TestNewSearcher(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		sources  []skills.Source
+		wantCode string
+		want     []string
+	}{
+		{"OK", []skills.Source{echoSource("b"), echoSource("a")}, "", []string{"b", "a"}},
+		{"None", nil, "", nil},
+		{"Duplicate", []skills.Source{echoSource("a"), echoSource("a")}, engine.EInvalid, nil},
+		{"Unnamed", []skills.Source{echoSource(" ")}, engine.EInvalid, nil},
+		{"Nil", []skills.Source{nil}, engine.EInvalid, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := skills.NewSearcher(tt.sources, skills.SearcherOptions{})
+			require.Equal(t, tt.wantCode, engine.ErrorCode(err))
+			if err == nil {
+				require.Equal(t, tt.want, s.Names())
+			}
+		})
+	}
+}
