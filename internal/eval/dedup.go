@@ -43,6 +43,8 @@ type DedupDataset struct {
 	// FalsePairs are wrongly merged pairs (or wrongly flagged records), by
 	// input ID, for a person to inspect.
 	FalsePairs [][2]string `json:"false_pairs,omitempty"`
+	// MissedPairs are true duplicate pairs left apart (pairwise files only).
+	MissedPairs [][2]string `json:"missed_pairs,omitempty"`
 }
 
 // DedupSummary is every file's score and the pairwise totals over the files
@@ -94,7 +96,7 @@ func Dedup(ctx context.Context, dir string, out io.Writer) (DedupSummary, error)
 		if err != nil {
 			return DedupSummary{}, err
 		}
-		dedupPrint(out, ds, recs)
+		dedupPrint(out, ds, recs, os.Getenv("QUARRY_DEDUP_VERBOSE") != "")
 		sum.Datasets = append(sum.Datasets, ds)
 		if !ds.RecordLevel {
 			sum.TruePairs += ds.TruePairs
@@ -146,6 +148,23 @@ func DedupScore(ctx context.Context, name string, recs []DedupRecord) (DedupData
 				}
 			}
 		}
+		clusterOf := make([]int, len(recs))
+		for c, members := range a.Clusters {
+			for _, i := range members {
+				clusterOf[i] = c
+			}
+		}
+		members := map[string][]int{}
+		for i, r := range recs {
+			members[r.Group] = append(members[r.Group], i)
+		}
+		for i, r := range recs {
+			for _, j := range members[r.Group] {
+				if j > i && clusterOf[i] != clusterOf[j] {
+					ds.MissedPairs = append(ds.MissedPairs, [2]string{r.Paper.ID, recs[j].Paper.ID})
+				}
+			}
+		}
 		ds.Precision, ds.Recall, ds.F1 = dedupPRF(ds.CorrectPairs, ds.PredictedPairs, ds.TruePairs)
 		return ds, nil
 	}
@@ -183,7 +202,7 @@ func dedupPRF(correct, predicted, truth int) (p, r, f float64) {
 	return p, r, f
 }
 
-func dedupPrint(out io.Writer, ds DedupDataset, recs []DedupRecord) {
+func dedupPrint(out io.Writer, ds DedupDataset, recs []DedupRecord, verbose bool) {
 	title := map[string]string{}
 	for _, r := range recs {
 		title[r.Paper.ID] = fmt.Sprintf("%d %.70q", r.Paper.Year, r.Paper.Title)
@@ -200,6 +219,11 @@ func dedupPrint(out io.Writer, ds DedupDataset, recs []DedupRecord) {
 		ds.Name, ds.Records, ds.TruePairs, ds.PredictedPairs, ds.CorrectPairs, ds.Precision, ds.Recall, ds.F1, len(ds.FalsePairs))
 	for _, fp := range ds.FalsePairs[:min(len(ds.FalsePairs), dedupMaxShown)] {
 		fmt.Fprintf(out, "  false pair %s %s | %s %s\n", fp[0], title[fp[0]], fp[1], title[fp[1]])
+	}
+	if verbose {
+		for _, mp := range ds.MissedPairs {
+			fmt.Fprintf(out, "  missed pair %s %s | %s %s\n", mp[0], title[mp[0]], mp[1], title[mp[1]])
+		}
 	}
 }
 

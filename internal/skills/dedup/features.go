@@ -13,7 +13,9 @@ import (
 // once, up front, to the form in which two databases' spellings agree.
 type features struct {
 	title string // cleaned, normalised, leading article dropped
-	main  string // title before its first subtitle separator, same form
+	// prefixes are the title cut at each subtitle separator (":", " - ",
+	// ". "), same form: a record may lack any trailing part.
+	prefixes []string
 	// digits are the digit runs of the title in order ("Phase 2", "HPV-16/18"):
 	// typos rarely touch numbers, different papers often differ only there.
 	digits string
@@ -38,9 +40,9 @@ var (
 	htmlTag = regexp.MustCompile(`<[^>]{1,40}>`)
 	// latexCmd matches \emph, \textit{… and accent commands \' \" \^ \` \~ \= \.
 	latexCmd = regexp.MustCompile(`\\([a-zA-Z]+\s*|['"^` + "`" + `~=.])`)
-	// trailingNote matches database annotations appended to titles:
-	// "[Review] [33 refs]", "[Chinese]", "[Erratum appears in …]", "(Provisional abstract)".
-	trailingNote = regexp.MustCompile(`(?i)\s*(\[[^\[\]]*\]?|\((provisional|structured)? ?abstract\)|\(review\))\s*[.;]*\s*$`)
+	// trailingNote matches annotations in round brackets appended to titles:
+	// "(Provisional abstract)", "(Review)".
+	trailingNote = regexp.MustCompile(`(?i)\s*\(((provisional|structured)? ?abstract|review)\)\s*[.;]*\s*$`)
 	kindPrefix   = regexp.MustCompile(`(?i)^\s*(erratum|errata|corrigendum|corrigenda|correction|retraction|retracted|expression of concern|reply|in reply|authors?'? reply|response|comment|commentary|editorial comment|re:)\b`)
 	partWord     = regexp.MustCompile(`(?i)\bpart\s+(one|two|three|four|five)\b`)
 	digitRun     = regexp.MustCompile(`[0-9]+`)
@@ -73,8 +75,8 @@ func cleanTitle(s string) string {
 	s = htmlTag.ReplaceAllString(s, "")
 	s = latexCmd.ReplaceAllString(s, "")
 	s = greek.Replace(s)
-	for range 4 {
-		t := trailingNote.ReplaceAllString(s, "")
+	for range 6 {
+		t := stripTrailingBracket(trailingNote.ReplaceAllString(s, ""))
 		if t == s || strings.TrimSpace(t) == "" {
 			break
 		}
@@ -84,6 +86,33 @@ func cleanTitle(s string) string {
 	// A title wholly in brackets is a translation: "[Cognitive disorders …]".
 	if strings.HasPrefix(s, "[") {
 		s = strings.Trim(s, "[]. ")
+	}
+	return s
+}
+
+// stripTrailingBracket removes one square-bracketed annotation at the end
+// of a title, nested or cut off: "… [Review] [33 refs]", "….[Erratum appears
+// in Brain Inj. 2013 Note: Small, S [added]]", "… [Erra".
+func stripTrailingBracket(s string) string {
+	s = strings.TrimRight(s, " .;")
+	if !strings.HasSuffix(s, "]") {
+		// A note cut off by a length limit: an unclosed "[" near the end.
+		if i := strings.LastIndexByte(s, '['); i > 0 && !strings.Contains(s[i:], "]") && len(s)-i < 40 {
+			return strings.TrimSpace(s[:i])
+		}
+		return s
+	}
+	depth := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case ']':
+			depth++
+		case '[':
+			depth--
+			if depth == 0 {
+				return strings.TrimSpace(s[:i])
+			}
+		}
 	}
 	return s
 }
@@ -103,9 +132,10 @@ func extract(p skills.RawPaper) features {
 	var f features
 	clean := cleanTitle(p.Title)
 	f.title = normTitle(clean)
-	f.main = f.title
-	if loc := subtitleSep.FindStringIndex(clean); loc != nil && loc[0] > 0 {
-		f.main = normTitle(clean[:loc[0]])
+	for _, loc := range subtitleSep.FindAllStringIndex(clean, 4) {
+		if loc[0] > 0 {
+			f.prefixes = append(f.prefixes, normTitle(clean[:loc[0]]))
+		}
 	}
 	if m := kindPrefix.FindStringSubmatch(clean); m != nil {
 		f.kind = kindOf(m[1])
@@ -118,7 +148,8 @@ func extract(p skills.RawPaper) features {
 	withParts := partWord.ReplaceAllStringFunc(strings.ToLower(clean), func(s string) string {
 		return "part " + partNumbers[strings.Fields(s)[1]]
 	})
-	f.digits = strings.Join(digitRun.FindAllString(withParts, -1), " ")
+	// Joined without separator, so "10 000" and "10000" agree.
+	f.digits = strings.Join(digitRun.FindAllString(withParts, -1), "")
 	var roman []string
 	for _, tok := range strings.Fields(f.title) {
 		if romanTokens[tok] {
@@ -170,10 +201,17 @@ func surname(a string) string {
 		return ""
 	}
 	if i := strings.IndexByte(a, ','); i >= 0 {
-		if s := skills.NormalizeTitle(a[:i]); s != "" {
-			return s
+		s := dropSuffix(skills.NormalizeTitle(a[:i]))
+		if s == "" {
+			return skills.NormalizeTitle(a[i+1:])
 		}
-		return skills.NormalizeTitle(a[i+1:])
+		if isParticle(s) {
+			// "van, Hamont D": the rest of the family name follows the comma.
+			if rest := strings.Fields(a[i+1:]); len(rest) > 0 {
+				return s + " " + skills.NormalizeTitle(rest[0])
+			}
+		}
+		return s
 	}
 	fields := strings.Fields(a)
 	if len(fields) == 1 {
@@ -191,6 +229,16 @@ func surname(a string) string {
 		i--
 	}
 	return skills.NormalizeTitle(strings.Join(fields[i:], " "))
+}
+
+// dropSuffix removes generational suffixes: "wright jr" -> "wright".
+func dropSuffix(s string) string {
+	for _, suf := range []string{" jr", " sr", " iii", " ii"} {
+		if strings.HasSuffix(s, suf) {
+			return s[:len(s)-len(suf)]
+		}
+	}
+	return s
 }
 
 func isInitials(s string) bool {

@@ -3,6 +3,8 @@ package dedup
 import (
 	"fmt"
 	"strings"
+
+	"quarry/internal/skills"
 )
 
 // Reason says why two records were linked, so a reviewer can check each
@@ -81,25 +83,27 @@ func compare(a, b *features) decision {
 }
 
 func fuzzy(a, b *features) decision {
-	none := decision{}
 	// Conflicting identifiers: two different DOIs (or PMIDs, arXiv IDs) are
 	// two records, however alike their titles — unless one DOI is the
 	// preprint server's, which the version check below handles.
 	if conflict(a.doi, b.doi) && !versionPair(a, b) || conflict(a.pmid, b.pmid) || conflict(a.arxiv, b.arxiv) {
-		return none
+		return reject("different identifiers")
 	}
-	if a.kind != b.kind || a.roman != b.roman {
-		return none
+	if a.kind != b.kind {
+		return reject("different kinds (erratum, reply, comment…)")
+	}
+	if a.roman != b.roman {
+		return reject("different part numbers")
 	}
 	if !authorsAgree(a.surnames, b.surnames) {
-		return none
+		return reject("different authors")
 	}
 	yearGap := 0
 	if a.year != 0 && b.year != 0 {
 		yearGap = abs(a.year - b.year)
 	}
 	if yearGap > 2 {
-		return none
+		return reject("years too far apart")
 	}
 
 	sim := titleSim(a, b, minTitleSimLocated)
@@ -107,35 +111,39 @@ func fuzzy(a, b *features) decision {
 	if sim < minTitleSimLocated && subtitleMatch(a, b) {
 		sub, sim = true, 0.85
 	}
-	if !sub && a.digits != b.digits {
-		return none
-	}
-	if sub && !digitsSubset(a, b) {
-		return none
+	if !sub && a.digits != b.digits || sub && !digitsSubset(a, b) {
+		return reject("different numbers in titles")
 	}
 
 	if versionPair(a, b) {
 		if sim >= minRelatedSim && yearGap <= 2 {
 			return decision{related, Fuzzy, sim, fmt.Sprintf("preprint and published version (title %.3f)", sim)}
 		}
-		return none
+		return reject("preprint and publication not similar enough")
 	}
 
 	if yearGap > 1 {
-		return none
+		return reject("years too far apart")
 	}
 	// Where both records are located in a journal, the location must agree:
 	// a conference abstract and the article share title and authors but not
 	// volume and pages.
-	if conflict(a.volume, b.volume) || conflict(a.page, b.page) {
-		return none
+	venueOK := venuesCompatible(a.venue, b.venue)
+	if conflict(a.volume, b.volume) {
+		return reject("different volumes")
+	}
+	if conflict(a.page, b.page) && !(a.volume != "" && a.volume == b.volume && yearGap == 0 &&
+		venueOK && min(len(a.title), len(b.title)) >= 2*shortTitle && sim >= minTitleSim) {
+		// Pages are the noisiest field (e-locators, "1-6" for an online
+		// article): a long, matching title in the same volume and year
+		// overrides them.
+		return reject("different pages")
 	}
 	if a.venueTyp != 0 && b.venueTyp != 0 && a.venueTyp != b.venueTyp {
-		return none // conference vs journal version
+		return reject("conference and journal versions")
 	}
-	venueOK := venuesCompatible(a.venue, b.venue)
 	if yearGap == 1 && !venueOK {
-		return none // next year's paper in another venue is a new paper
+		return reject("different year and venue")
 	}
 	located := a.volume != "" && a.volume == b.volume && a.page != "" && a.page == b.page
 
@@ -146,19 +154,19 @@ func fuzzy(a, b *features) decision {
 	short := min(len(a.title), len(b.title)) < shortTitle
 	switch {
 	case short && a.title != b.title:
-		return none
+		return reject("short titles differ")
 	case sub:
 		// A missing subtitle is only trusted with confirmation beyond authors.
 		if yearGap != 0 || !(located || (venueOK && a.venue != "" && b.venue != "")) {
-			return none
+			return reject("subtitle missing without volume/page or venue confirmation")
 		}
 	case sim < need:
-		return none
+		return reject("titles differ")
 	}
 	if len(a.surnames) == 0 || len(b.surnames) == 0 {
 		// Without authors only an exact title in the same year and place counts.
 		if a.title != b.title || yearGap != 0 || !venueOK {
-			return none
+			return reject("no authors and titles not identical")
 		}
 	}
 	detail := fmt.Sprintf("title %.3f, year gap %d", sim, yearGap)
@@ -170,6 +178,8 @@ func fuzzy(a, b *features) decision {
 	}
 	return decision{duplicate, Fuzzy, sim, detail}
 }
+
+func reject(why string) decision { return decision{verdict: distinct, reason: Fuzzy, detail: why} }
 
 // versionPair reports whether one record is a preprint and the other a
 // publication, which a reviewer needs to see as two linked records.
@@ -209,8 +219,15 @@ func subtitleMatch(a, b *features) bool {
 	if len(short.title) > len(long.title) {
 		short, long = long, short
 	}
-	return long.main != long.title && long.main == short.title &&
-		len(short.title) >= shortTitle && strings.Count(short.title, " ") >= 2
+	if len(short.title) < shortTitle || strings.Count(short.title, " ") < 2 {
+		return false
+	}
+	for _, p := range long.prefixes {
+		if p == short.title {
+			return true
+		}
+	}
+	return false
 }
 
 func digitsSubset(a, b *features) bool {
@@ -223,13 +240,29 @@ func digitsSubset(a, b *features) bool {
 
 // authorsAgree reports whether two author lists may be the same: the first
 // surnames match, or one list's first author is among the other's first
-// three (databases reorder or drop group authors). Missing lists agree.
+// three (databases reorder or drop group authors), or most co-authors
+// match (the first name garbled: "Xi, L F" / "Long, F X"). Missing lists
+// agree.
 func authorsAgree(a, b []string) bool {
 	if len(a) == 0 || len(b) == 0 {
 		return true
 	}
 	if surnameEq(a[0], b[0]) {
 		return true
+	}
+	if len(a) >= 3 && len(b) >= 3 {
+		shared := 0
+		for _, x := range a[1:] {
+			for _, y := range b[1:] {
+				if surnameEq(x, y) {
+					shared++
+					break
+				}
+			}
+		}
+		if 3*shared >= 2*(min(len(a), len(b))-1) {
+			return true
+		}
 	}
 	for i := 1; i < min(3, len(b)); i++ {
 		if surnameEq(a[0], b[i]) {
@@ -254,10 +287,10 @@ func surnameEq(x, y string) bool {
 	if x2 == y2 {
 		return true
 	}
-	if len(x2) >= 5 && len(y2) >= 5 {
-		return levenshtein(x2, y2, 1) <= 1
+	if len(x2) >= 5 && len(y2) >= 5 && levenshtein(x2, y2, 1) <= 1 {
+		return true
 	}
-	// "van hamont" vs "hamont": compare the last word.
+	// "van graaf" vs "van der graaf": compare the last word.
 	xl, yl := lastWord(x), lastWord(y)
 	return len(xl) >= 4 && xl == yl
 }
@@ -332,4 +365,17 @@ func levenshtein(a, b string, limit int) int {
 		prev, cur = cur, prev
 	}
 	return min(prev[len(a)], big)
+}
+
+// Explain compares two records the way Analyze does and says what it
+// decided and why ("duplicate: title 0.962, year gap 0", "distinct:
+// different volumes"), so a reviewer can question a single decision.
+func Explain(a, b skills.RawPaper) string {
+	fa, fb := extract(a), extract(b)
+	d := compare(&fa, &fb)
+	v := [...]string{distinct: "distinct", related: "related", duplicate: "duplicate"}[d.verdict]
+	if d.detail == "" {
+		return v
+	}
+	return v + ": " + d.detail
 }
