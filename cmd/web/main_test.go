@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+)
+
+func TestRunServe(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	db := filepath.Join(t.TempDir(), "quarry.db")
+	env := map[string]string{"QUARRY_ADDR": "127.0.0.1:1", "QUARRY_DB": db} // flag must win over env
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, pw)
+		_ = pw.Close()
+	}()
+
+	// Read stdout until the listening line; keep draining afterwards so
+	// the server's log lines never block on the pipe.
+	lines := bufio.NewScanner(pr)
+	var base string
+	for base == "" && lines.Scan() {
+		if u, ok := strings.CutPrefix(lines.Text(), "quarry: listening on "); ok {
+			base = u
+		}
+	}
+	require.NotEmpty(t, base, "serve never printed its address")
+	require.NotContains(t, base, ":0", "the real port is printed, not the requested one")
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	res, err := client.Get(base + "/")
+	require.NoError(t, err)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Contains(t, string(body), `data-testid="home-heading"`)
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not return after cancel")
+	}
+}
+
+func TestRunDispatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode string
+		wantOut  string
+	}{
+		{"Help", []string{"help"}, "", "Subcommands:"},
+		{"ServeHelp", []string{"serve", "-h"}, "", "-addr"},
+		{"DefaultIsServeHelp", []string{"-h"}, "", "-db"},
+		{"Unknown", []string{"frobnicate"}, engine.EInvalid, ""},
+		{"BadFlag", []string{"serve", "--nope"}, engine.EInvalid, ""},
+		{"StrayArgument", []string{"serve", "extra"}, engine.EInvalid, ""},
+		{"BadAddr", []string{"serve", "--addr", "no-port"}, engine.EInvalid, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var out strings.Builder
+			err := run(t.Context(), tt.args, func(string) string { return "" }, &out)
+			require.Equal(t, tt.wantCode, engine.ErrorCode(err), "err: %v", err)
+			require.Contains(t, out.String(), tt.wantOut)
+		})
+	}
+}
+
+func TestRunUnknownListsSubcommands(t *testing.T) {
+	t.Parallel()
+	err := run(t.Context(), []string{"frobnicate"}, func(string) string { return "" }, io.Discard)
+	require.ErrorContains(t, err, `"frobnicate"`)
+	require.ErrorContains(t, err, "serve, help")
+}

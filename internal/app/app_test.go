@@ -1,0 +1,132 @@
+package app_test
+
+import (
+	"context"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/app"
+	"quarry/internal/engine"
+)
+
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want app.Config
+	}{
+		{"Defaults", nil, nil, app.Config{Addr: "127.0.0.1:8080", DB: "./quarry.db"}},
+		{"Env", map[string]string{"QUARRY_ADDR": "0.0.0.0:9000", "QUARRY_DB": "/var/q.db"}, nil,
+			app.Config{Addr: "0.0.0.0:9000", DB: "/var/q.db"}},
+		{"BlankEnvIgnored", map[string]string{"QUARRY_ADDR": "  ", "QUARRY_DB": ""}, nil,
+			app.Config{Addr: "127.0.0.1:8080", DB: "./quarry.db"}},
+		{"FlagsOverrideEnv", map[string]string{"QUARRY_ADDR": "0.0.0.0:9000", "QUARRY_DB": "/var/q.db"},
+			[]string{"--addr", "127.0.0.1:0", "--db=/tmp/x.db"}, app.Config{Addr: "127.0.0.1:0", DB: "/tmp/x.db"}},
+		{"FlagOverridesOnlyItsField", map[string]string{"QUARRY_DB": "/var/q.db"},
+			[]string{"-addr", ":7000"}, app.Config{Addr: ":7000", DB: "/var/q.db"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := app.ConfigFromEnv(func(k string) string { return tt.env[k] })
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			cfg.BindFlags(fs)
+			require.NoError(t, fs.Parse(tt.args))
+			require.Equal(t, tt.want, cfg)
+			require.NoError(t, cfg.Validate())
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		cfg        app.Config
+		wantFields []string
+	}{
+		{"OK", app.Config{Addr: "127.0.0.1:0", DB: "q.db"}, nil},
+		{"NoPort", app.Config{Addr: "localhost", DB: "q.db"}, []string{"addr"}},
+		{"EmptyPort", app.Config{Addr: "localhost:", DB: "q.db"}, []string{"addr"}},
+		{"Empty", app.Config{}, []string{"addr", "db"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.cfg.Validate()
+			if tt.wantFields == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			var got []string
+			for f := range engine.ErrorFields(err) {
+				got = append(got, f)
+			}
+			require.ElementsMatch(t, tt.wantFields, got)
+		})
+	}
+}
+
+func TestNewRejectsInvalidConfig(t *testing.T) {
+	t.Parallel()
+	a, err := app.New(t.Context(), app.Config{Addr: "nope", DB: "q.db"})
+	require.Nil(t, a)
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+}
+
+func TestHandler(t *testing.T) {
+	t.Parallel()
+	a, err := app.New(t.Context(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, a.Close()) })
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(srv.Close)
+	res, err := srv.Client().Get(srv.URL + "/healthz")
+	require.NoError(t, err)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "ok", string(body))
+}
+
+func TestServeShutsDownGracefully(t *testing.T) {
+	t.Parallel()
+	a, err := app.New(t.Context(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, a.Close()) })
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+
+	client := &http.Client{Timeout: 5 * time.Second}
+	res, err := client.Get("http://" + ln.Addr().String() + "/")
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusOK, res.StatusCode)
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(app.ShutdownTimeout + 5*time.Second):
+		t.Fatal("Serve did not return after its context was cancelled")
+	}
+	_, err = client.Get("http://" + ln.Addr().String() + "/healthz")
+	require.Error(t, err, "the listener is closed after shutdown")
+}

@@ -1,0 +1,65 @@
+package app
+
+import (
+	"flag"
+	"net"
+	"strings"
+
+	"quarry/internal/engine"
+)
+
+// Defaults used when neither a flag nor the environment sets a value. The
+// address is loopback-only because Quarry is a single-user app with no login.
+const (
+	DefaultAddr = "127.0.0.1:8080"
+	DefaultDB   = "./quarry.db"
+)
+
+// Config is everything the app needs to start. It is a plain value filled
+// from the environment and then from flags, never read from globals, so
+// tests can build one directly.
+type Config struct {
+	// Addr is the TCP address to listen on (QUARRY_ADDR, --addr); port 0
+	// picks a free port, which tests use.
+	Addr string
+	// DB is the SQLite database path (QUARRY_DB, --db).
+	DB string
+}
+
+// ConfigFromEnv returns the defaults overridden by the QUARRY_* environment
+// variables. getenv is passed in (usually os.Getenv) so tests control it.
+func ConfigFromEnv(getenv func(string) string) Config {
+	cfg := Config{Addr: DefaultAddr, DB: DefaultDB}
+	if v := strings.TrimSpace(getenv("QUARRY_ADDR")); v != "" {
+		cfg.Addr = v
+	}
+	if v := strings.TrimSpace(getenv("QUARRY_DB")); v != "" {
+		cfg.DB = v
+	}
+	return cfg
+}
+
+// BindFlags registers the config's flags on fs with the current values as
+// defaults. Call it after ConfigFromEnv and before fs.Parse, so that flags
+// override the environment, which overrides the defaults.
+func (c *Config) BindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", c.Addr, "address to listen on, host:port (env QUARRY_ADDR)")
+	fs.StringVar(&c.DB, "db", c.DB, "path of the SQLite database (env QUARRY_DB)")
+}
+
+// Validate reports every problem with the config as an engine.EInvalid
+// error with one entry per field.
+func (c Config) Validate() error {
+	fe := engine.FieldErrors{}
+	if c.Addr == "" {
+		fe.Add("addr", "address is required")
+	} else if _, port, err := net.SplitHostPort(c.Addr); err != nil {
+		fe.Add("addr", "address must be host:port: "+err.Error())
+	} else if port == "" {
+		fe.Add("addr", "address needs a port (use 0 for any free port)")
+	}
+	if strings.TrimSpace(c.DB) == "" {
+		fe.Add("db", "database path is required")
+	}
+	return fe.Err("invalid configuration")
+}

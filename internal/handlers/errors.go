@@ -1,0 +1,222 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/engine"
+	"quarry/internal/views"
+)
+
+// StatusForCode maps an engine error code to its HTTP status. It is the one
+// place that decides statuses. Unauthorized maps to 403, not 401: Quarry has
+// no login, so the code means "you may not do this", and a 401 would have to
+// carry an authentication challenge. Unknown codes are our bug, hence 500.
+func StatusForCode(code string) int {
+	switch code {
+	case engine.EInvalid:
+		return http.StatusUnprocessableEntity
+	case engine.ENotFound:
+		return http.StatusNotFound
+	case engine.EConflict:
+		return http.StatusConflict
+	case engine.EUnauthorized:
+		return http.StatusForbidden
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// codeForStatus gives an echo.HTTPError (routing misses, body too large,
+// timeouts) the closest engine code, so JSON clients always see one of the
+// five codes.
+func codeForStatus(status int) string {
+	switch {
+	case status == http.StatusNotFound:
+		return engine.ENotFound
+	case status == http.StatusConflict:
+		return engine.EConflict
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return engine.EUnauthorized
+	case status >= 400 && status < 500:
+		return engine.EInvalid
+	default:
+		return engine.EInternal
+	}
+}
+
+// ErrorBody is the JSON shape of every API error, so clients can rely on
+// error.code and show error.fields next to their inputs.
+type ErrorBody struct {
+	Error ErrorJSON `json:"error"`
+}
+
+// ErrorJSON is the inside of ErrorBody.
+type ErrorJSON struct {
+	Code    string            `json:"code"`
+	Message string            `json:"message"`
+	Fields  map[string]string `json:"fields,omitempty"`
+}
+
+// panicError carries a recovered panic and its stack to the error handler,
+// which logs it once.
+type panicError struct {
+	err   error
+	stack string
+}
+
+func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.err) }
+func (p *panicError) Unwrap() error { return p.err }
+
+// errorHandler is echo's HTTPErrorHandler: it logs the error once and
+// answers in the form the client asked for (JSON, an HTMX fragment or a page).
+type errorHandler struct {
+	logger *slog.Logger
+}
+
+func newErrorHandler(logger *slog.Logger) *errorHandler {
+	return &errorHandler{logger: logger}
+}
+
+// problem is an error reduced to what the client may see.
+type problem struct {
+	status  int
+	code    string
+	message string
+	fields  map[string]string
+}
+
+// classify turns any error into a problem. An echo.HTTPError keeps its
+// status; engine errors get theirs from StatusForCode; anything else is an
+// internal error whose details are logged but never shown.
+func classify(err error) problem {
+	if he, ok := errors.AsType[*echo.HTTPError](err); ok {
+		msg := http.StatusText(he.Code)
+		if s, ok := he.Message.(string); ok && s != "" && he.Code < 500 {
+			msg = s
+		}
+		return problem{status: he.Code, code: codeForStatus(he.Code), message: msg}
+	}
+	code := engine.ErrorCode(err)
+	status := StatusForCode(code)
+	if status == http.StatusInternalServerError {
+		code = engine.EInternal
+	}
+	return problem{status: status, code: code, message: engine.ErrorMessage(err), fields: engine.ErrorFields(err)}
+}
+
+func (h *errorHandler) handle(err error, c echo.Context) {
+	req := c.Request()
+	res := c.Response()
+	requestID := res.Header().Get(echo.HeaderXRequestID)
+	// The error handler runs after the timeout middleware has cancelled
+	// the request context, so it renders with a detached one.
+	ctx := context.WithoutCancel(req.Context())
+	if errors.Is(err, context.Canceled) {
+		// The client went away (or the server is stopping): nobody is
+		// waiting for an answer, and it is nobody's fault.
+		h.logger.InfoContext(ctx, "request canceled", "method", req.Method, "path", req.URL.Path, "request_id", requestID)
+		return
+	}
+	p := classify(err)
+	h.log(ctx, req, p, err, requestID)
+	if res.Committed {
+		return
+	}
+
+	if req.Method == http.MethodHead {
+		_ = c.NoContent(p.status)
+		return
+	}
+	var werr error
+	switch {
+	case wantsJSON(req):
+		werr = c.JSON(p.status, ErrorBody{Error: ErrorJSON{Code: p.code, Message: p.message, Fields: p.fields}})
+	case isHTMX(c):
+		// Show the error in the layout's #flash region whatever the
+		// element that made the request targeted.
+		res.Header().Set("HX-Retarget", "#flash")
+		res.Header().Set("HX-Reswap", "innerHTML")
+		werr = renderCtx(ctx, c, p.status, views.ErrorFragment(errorData(p, requestID)))
+	default:
+		werr = renderCtx(ctx, c, p.status, views.ErrorPage(errorData(p, requestID)))
+	}
+	if werr != nil {
+		h.logger.ErrorContext(ctx, "writing error response", "err", werr, "request_id", requestID)
+	}
+}
+
+// log records the error once: 5xx as errors (our fault, with the cause and
+// any panic stack), 4xx as warnings (the client's mistake).
+func (h *errorHandler) log(ctx context.Context, req *http.Request, p problem, err error, requestID string) {
+	attrs := []any{
+		"status", p.status,
+		"code", p.code,
+		"method", req.Method,
+		"path", req.URL.Path,
+		"request_id", requestID,
+		"err", err.Error(),
+	}
+	if pe, ok := errors.AsType[*panicError](err); ok {
+		attrs = append(attrs, "stack", pe.stack)
+	}
+	if p.status >= 500 {
+		h.logger.ErrorContext(ctx, "request failed", attrs...)
+		return
+	}
+	h.logger.WarnContext(ctx, "request rejected", attrs...)
+}
+
+// wantsJSON reports whether the client is an API client: anything under
+// /api/, or a request whose Accept header names JSON but not HTML.
+func wantsJSON(req *http.Request) bool {
+	if req.URL.Path == "/api" || strings.HasPrefix(req.URL.Path, "/api/") {
+		return true
+	}
+	json, html := false, false
+	for part := range strings.SplitSeq(req.Header.Get(echo.HeaderAccept), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case echo.MIMEApplicationJSON:
+			json = true
+		case echo.MIMETextHTML:
+			html = true
+		}
+	}
+	return json && !html
+}
+
+// errorData turns a problem into the view's props, with fields sorted so
+// the page is stable.
+func errorData(p problem, requestID string) views.ErrorData {
+	d := views.ErrorData{
+		Status:    p.status,
+		Code:      p.code,
+		Title:     http.StatusText(p.status),
+		Message:   p.message,
+		RequestID: requestID,
+	}
+	if d.Title == "" {
+		d.Title = "Error"
+	}
+	keys := make([]string, 0, len(p.fields))
+	for k := range p.fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		d.Fields = append(d.Fields, views.FieldError{Field: k, Message: p.fields[k]})
+	}
+	return d
+}

@@ -1,0 +1,32 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+)
+
+// render writes a templ component as the response. It renders into a buffer
+// first so that a failing component becomes a clean error response instead
+// of half a page with a 200 status.
+func render(c echo.Context, status int, comp templ.Component) error {
+	return renderCtx(c.Request().Context(), c, status, comp)
+}
+
+// renderCtx is render with an explicit context, for the error handler: it
+// runs after the timeout middleware has cancelled the request's context.
+func renderCtx(ctx context.Context, c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(ctx, &buf); err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// isHTMX reports whether the request was made by htmx, which wants a
+// fragment to swap rather than a whole page.
+func isHTMX(c echo.Context) bool {
+	return c.Request().Header.Get("HX-Request") == "true"
+}

@@ -1,0 +1,103 @@
+// Package handlers is Quarry's HTTP layer: the echo server, its middleware,
+// the routes and the one error handler that turns engine error codes into
+// statuses and pages. Handlers parse the request, make one call into the
+// domain and render a view; they never write error responses by hand.
+package handlers
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// Deps is everything the HTTP layer needs from the rest of the app. The
+// integrator adds the store and the engine here; handlers get them through
+// their own small structs, never through globals.
+type Deps struct {
+	// Logger receives request errors (5xx as errors, 4xx as warnings).
+	// Nil discards logs, which keeps tests quiet.
+	Logger *slog.Logger
+	// RequestTimeout bounds each non-streaming request's context; zero
+	// means DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// BodyLimit caps request bodies (echo size syntax, e.g. "2M"); empty
+	// means DefaultBodyLimit.
+	BodyLimit string
+}
+
+// Defaults for Deps, chosen for a single-user app: forms and imports are
+// small, and a page that takes longer than the timeout is a bug to fix.
+const (
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultBodyLimit      = "10M"
+)
+
+// New builds the echo server with its middleware, error handler and routes.
+// It does not listen; internal/app owns the listener and shutdown.
+func New(deps Deps) *echo.Echo {
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if deps.RequestTimeout == 0 {
+		deps.RequestTimeout = DefaultRequestTimeout
+	}
+	if deps.BodyLimit == "" {
+		deps.BodyLimit = DefaultBodyLimit
+	}
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = newErrorHandler(deps.Logger).handle
+
+	e.Pre(middleware.RequestID())
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		// The stack goes into the returned error, which the error handler
+		// logs once as a 5xx; the middleware itself logs nothing.
+		LogErrorFunc: func(_ echo.Context, err error, stack []byte) error {
+			return &panicError{err: err, stack: string(stack)}
+		},
+	}))
+	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
+		XSSProtection:         "0", // obsolete header; "0" disables the buggy legacy filter
+		ContentTypeNosniff:    "nosniff",
+		XFrameOptions:         "DENY",
+		ReferrerPolicy:        "same-origin",
+		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'",
+	}))
+	e.Use(middleware.BodyLimit(deps.BodyLimit))
+	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{
+		Timeout: deps.RequestTimeout,
+		// Server-sent event streams live as long as a run is watched.
+		Skipper: func(c echo.Context) bool {
+			return strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/event-stream")
+		},
+	}))
+
+	registerRoutes(e)
+	return e
+}
+
+// registerRoutes is the one place that lists every route, so the whole URL
+// space can be read at a glance. Route names let views and tests build URLs
+// with e.Reverse instead of hard-coding them.
+func registerRoutes(e *echo.Echo) {
+	pages := &Pages{}
+	e.GET("/", pages.Home).Name = "home"
+	e.GET("/healthz", Healthz).Name = "healthz"
+
+	assets := newAssets()
+	e.GET("/static/:file", assets.Serve).Name = "static"
+	e.HEAD("/static/:file", assets.Serve)
+}
+
+// Healthz handles GET /healthz: it answers 200 "ok" while the process can
+// serve requests, for load balancers and the e2e harness.
+func Healthz(c echo.Context) error {
+	return c.String(http.StatusOK, "ok")
+}

@@ -1,0 +1,72 @@
+package views_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/views"
+)
+
+func TestErrorFragment(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		data       views.ErrorData
+		wantFields []string
+		wantReqID  string
+	}{
+		{
+			name: "Plain",
+			data: views.ErrorData{Status: 404, Code: "not_found", Title: "Not Found", Message: "no such run"},
+		},
+		{
+			name: "FieldsInGivenOrder",
+			data: views.ErrorData{Status: 422, Code: "invalid", Title: "Unprocessable Entity", Message: "invalid intent",
+				Fields:    []views.FieldError{{Field: "b", Message: "bad b"}, {Field: "a", Message: "bad a"}},
+				RequestID: "req-1"},
+			wantFields: []string{"b: bad b", "a: bad a"},
+			wantReqID:  "req-1",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			require.NoError(t, views.ErrorFragment(tt.data).Render(context.Background(), &buf))
+			doc, err := goquery.NewDocumentFromReader(&buf)
+			require.NoError(t, err)
+			require.Equal(t, tt.data.Message, doc.Find(`[data-testid="error-message"]`).Text())
+			require.Equal(t, tt.data.Code, doc.Find(`[data-testid="error"]`).AttrOr("data-code", ""))
+			var fields []string
+			doc.Find(`[data-testid="error-field"]`).Each(func(_ int, s *goquery.Selection) { fields = append(fields, s.Text()) })
+			require.Equal(t, tt.wantFields, fields)
+			require.Equal(t, len(tt.wantFields) > 0, doc.Find(`[data-testid="error-fields"]`).Length() == 1)
+			require.Equal(t, tt.wantReqID, doc.Find(`[data-testid="error-request-id"]`).Text())
+		})
+	}
+}
+
+func TestHomeForm(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	require.NoError(t, views.Home().Render(context.Background(), &buf))
+	doc, err := goquery.NewDocumentFromReader(&buf)
+	require.NoError(t, err)
+	require.Equal(t, "Research question", doc.Find(`label[for="question"]`).Text())
+	require.Equal(t, 1, doc.Find(`textarea#question`).Length())
+	require.Equal(t, "Start", doc.Find(`button[type="submit"]`).Text())
+	cfg := doc.Find(`meta[name="htmx-config"]`).AttrOr("content", "")
+	var htmxCfg struct {
+		IncludeIndicatorStyles *bool            `json:"includeIndicatorStyles"`
+		ResponseHandling       []map[string]any `json:"responseHandling"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(cfg), &htmxCfg), "htmx ignores a config it cannot parse")
+	require.NotNil(t, htmxCfg.IncludeIndicatorStyles)
+	require.False(t, *htmxCfg.IncludeIndicatorStyles)
+	require.Len(t, htmxCfg.ResponseHandling, 3)
+}
