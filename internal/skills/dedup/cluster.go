@@ -61,6 +61,9 @@ func Clusters(papers []skills.RawPaper) [][]int {
 // Analyze finds duplicates and versions among papers and says why for each.
 // It only fails when ctx is cancelled.
 func Analyze(ctx context.Context, papers []skills.RawPaper) (Analysis, error) {
+	if err := ctx.Err(); err != nil {
+		return Analysis{}, fmt.Errorf("dedup: %w", err)
+	}
 	n := len(papers)
 	feats := make([]features, n)
 	for i := range papers {

@@ -330,8 +330,14 @@ func venuesCompatible(a, b string) bool {
 		return true
 	}
 	ta, tb := strings.Fields(a), strings.Fields(b)
+	return abbreviates(ta, tb) || abbreviates(tb, ta)
+}
+
+// abbreviates reports whether every token of short is a prefix of a token
+// of long, in order.
+func abbreviates(ta, tb []string) bool {
 	if len(ta) > len(tb) {
-		ta, tb = tb, ta
+		return false
 	}
 	j := 0
 	for _, t := range ta {

@@ -153,8 +153,9 @@ func fuzzy(a, b *features) decision {
 	}
 	short := min(len(a.title), len(b.title)) < shortTitle
 	switch {
-	case short && a.title != b.title:
-		return reject("short titles differ")
+	case short && (a.title != b.title || !located):
+		// "Editorial", "Introduction": only where they stand identifies them.
+		return reject("short title without matching volume and page")
 	case sub:
 		// A missing subtitle is only trusted with confirmation beyond authors.
 		if yearGap != 0 || !(located || (venueOK && a.venue != "" && b.venue != "")) {
