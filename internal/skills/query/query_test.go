@@ -11,8 +11,8 @@ import (
 	"quarry/internal/skills/query"
 )
 
-func w(text string) query.Term { return query.Term{Text: text} }
-func ph(text string) query.Term { return query.Term{Text: text, Phrase: true} }
+func w(text string) query.Term          { return query.Term{Text: text} }
+func ph(text string) query.Term         { return query.Term{Text: text, Phrase: true} }
 func and(ts ...query.Term) query.Clause { return query.Clause{Any: ts} }
 func not(ts ...query.Term) query.Clause { return query.Clause{Not: true, Any: ts} }
 

@@ -1,0 +1,234 @@
+package query
+
+import (
+	"strings"
+	"unicode"
+
+	"quarry/internal/engine"
+)
+
+// Source names the renderers know. They are the names strategies, the
+// searcher and the settings use, so one constant serves all of them.
+const (
+	Local           = "local"            // SQLite FTS5 over the local library
+	OpenAlex        = "openalex"         // api.openalex.org/works?search=
+	SemanticScholar = "semantic_scholar" // api.semanticscholar.org/graph/v1/paper/search/bulk?query=
+	Arxiv           = "arxiv"            // export.arxiv.org/api/query?search_query=
+	Crossref        = "crossref"         // api.crossref.org/works?query.bibliographic=
+	PubMed          = "pubmed"           // eutils.ncbi.nlm.nih.gov/entrez/eutils/esearch.fcgi?term=
+	SerpAPIScholar  = "serpapi_scholar"  // serpapi.com/search?engine=google_scholar&q=
+)
+
+// Sources returns the source names that have a renderer, in a fixed order.
+// It is a function returning a fresh slice so no caller can change the list
+// for everyone.
+func Sources() []string {
+	return []string{Local, OpenAlex, SemanticScholar, Arxiv, Crossref, PubMed, SerpAPIScholar}
+}
+
+// Render returns q exactly as source receives it (before URL encoding).
+// Unknown sources and invalid queries are engine.EInvalid.
+func Render(source string, q AST) (string, error) {
+	if err := q.Validate(); err != nil {
+		return "", err
+	}
+	st, ok := style(source)
+	if !ok {
+		return "", engine.Errorf(engine.EInvalid, "no query renderer for source %q", source)
+	}
+	out := st(q)
+	if out == "" {
+		return "", engine.Errorf(engine.EInvalid, "the query has no term that %s can search", source)
+	}
+	return out, nil
+}
+
+// RenderAll renders q for every source in sources, so a strategy can record
+// what each source was really sent. A source without a renderer (one added
+// to the configuration after this package) receives the canonical text,
+// which is the most neutral form available. An empty string means the query
+// has nothing that source can search (e.g. only punctuation), and the
+// searcher should skip it.
+func RenderAll(q AST, sources []string) map[string]string {
+	out := make(map[string]string, len(sources))
+	for _, src := range sources {
+		if st, ok := style(src); ok {
+			out[src] = st(q)
+		} else {
+			out[src] = q.String()
+		}
+	}
+	return out
+}
+
+func style(source string) (func(AST) string, bool) {
+	switch source {
+	case Local:
+		return renderLocal, true
+	case OpenAlex:
+		return boolean{term: quoteIfNeeded(`"\`), and: " AND ", or: " OR ", parens: true, not: " NOT "}.render, true
+	case SemanticScholar:
+		return boolean{term: quoteIfNeeded(`"\`), and: " +", or: " | ", parens: true, not: " -"}.render, true
+	case Arxiv:
+		return boolean{term: arxivTerm, and: " AND ", or: " OR ", parens: true, not: " ANDNOT "}.render, true
+	case Crossref:
+		return renderCrossref, true
+	case PubMed:
+		return boolean{term: pubmedTerm, and: " AND ", or: " OR ", parens: true, not: " NOT "}.render, true
+	case SerpAPIScholar:
+		// Google gives OR a tighter binding than the implicit AND and has no
+		// documented parentheses, so groups are written bare.
+		return boolean{term: quoteIfNeeded(`"`), and: " ", or: " OR ", parens: false, not: " -"}.render, true
+	}
+	return nil, false
+}
+
+// boolean renders the sources that share the same shape: included clauses
+// joined by an AND operator, OR groups, then every exclusion appended with a
+// NOT operator. Exclusions always come last because several sources (FTS5,
+// PubMed, arXiv's ANDNOT) only have a binary NOT. An excluded group
+// -(a OR b) is written as NOT a NOT b, which means the same and works
+// everywhere.
+type boolean struct {
+	term   func(Term) string // "" drops a term that has nothing left to search
+	and    string
+	or     string
+	parens bool
+	not    string
+	// wrap puts parentheses around several included clauses when
+	// exclusions follow (FTS5 binds NOT tighter than AND).
+	wrap bool
+}
+
+func (b boolean) render(q AST) string {
+	var pos, neg []string
+	for _, c := range q.Clauses {
+		var alts []string
+		for _, t := range c.Any {
+			if s := b.term(t); s != "" {
+				alts = append(alts, s)
+			}
+		}
+		if len(alts) == 0 {
+			continue
+		}
+		if c.Not {
+			neg = append(neg, alts...)
+			continue
+		}
+		g := strings.Join(alts, b.or)
+		if len(alts) > 1 && b.parens {
+			g = "(" + g + ")"
+		}
+		pos = append(pos, g)
+	}
+	if len(pos) == 0 {
+		return ""
+	}
+	out := strings.Join(pos, b.and)
+	if b.wrap && len(pos) > 1 && len(neg) > 0 {
+		out = "(" + out + ")"
+	}
+	for _, n := range neg {
+		out += b.not + n
+	}
+	return out
+}
+
+// renderLocal writes SQLite FTS5 MATCH syntax. Every term is a string
+// literal with embedded quotes doubled, so no character a researcher types
+// (column filters, *, ^, NEAR, a stray quote) can change the expression.
+func renderLocal(q AST) string {
+	return boolean{term: func(t Term) string {
+		return `"` + strings.ReplaceAll(t.Text, `"`, `""`) + `"`
+	}, and: " AND ", or: " OR ", parens: true, not: " NOT ", wrap: true}.render(q)
+}
+
+// renderCrossref writes query.bibliographic, which is a bag of words ranked
+// by relevance and has no boolean syntax: every word of every included term
+// (alternatives too, since they help ranking) once, in order. Exclusions are
+// dropped because Crossref cannot express them; the relevance scorer is what
+// keeps excluded topics down for this source.
+func renderCrossref(q AST) string {
+	seen := map[string]bool{}
+	var words []string
+	for _, c := range q.Clauses {
+		if c.Not {
+			continue
+		}
+		for _, t := range c.Any {
+			for _, w := range strings.FieldsFunc(t.Text, func(r rune) bool {
+				return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+			}) {
+				if k := strings.ToLower(w); !seen[k] {
+					seen[k] = true
+					words = append(words, w)
+				}
+			}
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// plainWord reports whether text is letters and digits only, the one shape
+// every source reads as a single ordinary term.
+func plainWord(text string) bool {
+	if text == "" || isOperator(text) || text == "ANDNOT" {
+		return false
+	}
+	for _, r := range text {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// quoteIfNeeded writes plain words bare and everything else as a quoted
+// phrase with the characters in drop removed (they would end or escape the
+// phrase).
+func quoteIfNeeded(drop string) func(Term) string {
+	return func(t Term) string {
+		if !t.Phrase && plainWord(t.Text) {
+			return t.Text
+		}
+		return quoted(t.Text, drop)
+	}
+}
+
+func quoted(text, drop string) string {
+	clean := strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if strings.ContainsRune(drop, r) || unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, text)), " ")
+	if strings.IndexFunc(clean, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+		return ""
+	}
+	return `"` + clean + `"`
+}
+
+// arxivTerm searches all fields: all:word or all:"a phrase".
+func arxivTerm(t Term) string {
+	if !t.Phrase && plainWord(t.Text) {
+		return "all:" + t.Text
+	}
+	if s := quoted(t.Text, `"\`); s != "" {
+		return "all:" + s
+	}
+	return ""
+}
+
+// pubmedTerm restricts every term to title and abstract ([tiab]), matching
+// what the other sources search; brackets are removed so a term cannot
+// inject its own field tag.
+func pubmedTerm(t Term) string {
+	if !t.Phrase && plainWord(t.Text) {
+		return t.Text + "[tiab]"
+	}
+	if s := quoted(t.Text, `"[]\`); s != "" {
+		return s + "[tiab]"
+	}
+	return ""
+}

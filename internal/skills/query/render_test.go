@@ -1,0 +1,198 @@
+package query_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills/query"
+)
+
+func TestRender(t *testing.T) {
+	t.Parallel()
+	const full = `"machine learning" (sepsis OR "septic shock") covid-19 -mice NOT ("case report" OR rats)`
+	tests := []struct {
+		name   string
+		in     string
+		source string
+		want   string
+	}{
+		{"Local", full, query.Local, `("machine learning" AND ("sepsis" OR "septic shock") AND "covid-19") NOT "mice" NOT "case report" NOT "rats"`},
+		{"LocalSingle", `sepsis`, query.Local, `"sepsis"`},
+		{"LocalSingleWithNot", `sepsis -mice`, query.Local, `"sepsis" NOT "mice"`},
+		{"LocalNeutralisesSyntax", `title:x NEAR child* ^start`, query.Local, `"title:x" AND "NEAR" AND "child*" AND "^start"`},
+		{"OpenAlex", full, query.OpenAlex, `"machine learning" AND (sepsis OR "septic shock") AND "covid-19" NOT mice NOT "case report" NOT rats`},
+		{"SemanticScholar", full, query.SemanticScholar, `"machine learning" +(sepsis | "septic shock") +"covid-19" -mice -"case report" -rats`},
+		{"Arxiv", full, query.Arxiv, `all:"machine learning" AND (all:sepsis OR all:"septic shock") AND all:"covid-19" ANDNOT all:mice ANDNOT all:"case report" ANDNOT all:rats`},
+		{"ArxivOperatorWordQuoted", `"AND" logic`, query.Arxiv, `all:"AND" AND all:logic`},
+		{"Crossref", full, query.Crossref, `machine learning sepsis septic shock covid 19`},
+		{"CrossrefDedupsWords", `"heart attack" (attack OR Heart) infarction`, query.Crossref, `heart attack infarction`},
+		{"PubMed", full, query.PubMed, `"machine learning"[tiab] AND (sepsis[tiab] OR "septic shock"[tiab]) AND "covid-19"[tiab] NOT mice[tiab] NOT "case report"[tiab] NOT rats[tiab]`},
+		{"PubMedStripsFieldTags", `sepsis[mh]`, query.PubMed, `"sepsis mh"[tiab]`},
+		{"SerpAPIScholar", full, query.SerpAPIScholar, `"machine learning" sepsis OR "septic shock" "covid-19" -mice -"case report" -rats`},
+		{"ExactSingleWordStaysQuoted", `"ml" ai`, query.SerpAPIScholar, `"ml" ai`},
+		{"UnicodeWordsStayBare", `Ärzte 机器`, query.OpenAlex, `Ärzte AND 机器`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			q, err := query.Parse(tt.in)
+			require.NoError(t, err)
+			got, err := query.Render(tt.source, q)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+			require.Equal(t, tt.want, query.RenderAll(q, []string{tt.source})[tt.source])
+		})
+	}
+}
+
+func TestRenderErrors(t *testing.T) {
+	t.Parallel()
+	q, err := query.Parse("sepsis")
+	require.NoError(t, err)
+	_, err = query.Render("altavista", q)
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+
+	_, err = query.Render(query.Local, query.AST{})
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+
+	punct, err := query.Parse(`"&&"`)
+	require.NoError(t, err)
+	_, err = query.Render(query.OpenAlex, punct)
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "nothing searchable is an error, not an empty query")
+	local, err := query.Render(query.Local, punct)
+	require.NoError(t, err)
+	require.Equal(t, `"&&"`, local)
+}
+
+func TestRenderAllUnknownSourceGetsCanonical(t *testing.T) {
+	t.Parallel()
+	q, err := query.Parse(`a (b OR "c d") -e`)
+	require.NoError(t, err)
+	got := query.RenderAll(q, []string{query.Local, "future_source"})
+	require.Len(t, got, 2)
+	require.Equal(t, q.String(), got["future_source"])
+}
+
+func TestSourcesIsACopy(t *testing.T) {
+	t.Parallel()
+	s := query.Sources()
+	require.Len(t, s, 7)
+	s[0] = "changed"
+	require.Equal(t, query.Local, query.Sources()[0])
+	q := query.Words("x")
+	for _, src := range query.Sources() {
+		_, err := query.Render(src, q)
+		require.NoError(t, err, src)
+	}
+}
+
+// A hand-built tree may hold a double quote (its fields are exported); the
+// local renderer must still produce one FTS5 string literal per term.
+func TestLocalDoublesEmbeddedQuotes(t *testing.T) {
+	t.Parallel()
+	q := query.AST{Clauses: []query.Clause{{Any: []query.Term{{Text: `say "hi" NOT`}}}, {Not: true, Any: []query.Term{{Text: `"`}}}}}
+	got := query.RenderAll(q, []string{query.Local})[query.Local]
+	require.Equal(t, `"say ""hi"" NOT" NOT """"`, got)
+	require.NoError(t, checkFTS5(got))
+}
+
+// checkFTS5 checks the shape the local renderer promises: string literals
+// (with "" as an escaped quote) separated by AND, OR, NOT and parentheses,
+// with every literal closed and every parenthesis matched.
+func checkFTS5(s string) error {
+	depth := 0
+	i := 0
+	expectOperand := true
+	for i < len(s) {
+		switch {
+		case s[i] == ' ':
+			i++
+		case s[i] == '(':
+			if !expectOperand {
+				return engine.Errorf(engine.EInvalid, "'(' where an operator was expected at %d in %s", i, s)
+			}
+			depth++
+			i++
+		case s[i] == ')':
+			if expectOperand || depth == 0 {
+				return engine.Errorf(engine.EInvalid, "unexpected ')' at %d in %s", i, s)
+			}
+			depth--
+			i++
+		case s[i] == '"':
+			if !expectOperand {
+				return engine.Errorf(engine.EInvalid, "literal where an operator was expected at %d in %s", i, s)
+			}
+			i++
+			for {
+				if i >= len(s) {
+					return engine.Errorf(engine.EInvalid, "unclosed literal in %s", s)
+				}
+				if s[i] == '"' {
+					if i+1 < len(s) && s[i+1] == '"' {
+						i += 2
+						continue
+					}
+					i++
+					break
+				}
+				i++
+			}
+			expectOperand = false
+		default:
+			op := ""
+			for _, o := range []string{"AND ", "OR ", "NOT "} {
+				if strings.HasPrefix(s[i:], o) {
+					op = o
+				}
+			}
+			if op == "" || expectOperand {
+				return engine.Errorf(engine.EInvalid, "bare text at %d in %s", i, s)
+			}
+			i += len(op)
+			expectOperand = true
+		}
+	}
+	if depth != 0 || expectOperand {
+		return engine.Errorf(engine.EInvalid, "unbalanced or incomplete expression %s", s)
+	}
+	return nil
+}
+
+// checkBalanced is the weaker promise every quoting source keeps: quotes
+// come in pairs and parentheses outside quotes match.
+func checkBalanced(s string) bool {
+	depth, inQuote := 0, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			inQuote = !inQuote
+		case inQuote:
+		case r == '(':
+			depth++
+		case r == ')':
+			depth--
+			if depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0 && !inQuote
+}
+
+func TestRenderShapeProperty(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		q := genAST().Draw(t, "q")
+		all := query.RenderAll(q, query.Sources())
+		require.Len(t, all, len(query.Sources()))
+		require.NoError(t, checkFTS5(all[query.Local]))
+		for src, s := range all {
+			require.True(t, checkBalanced(s), "%s: %s", src, s)
+		}
+	})
+}
