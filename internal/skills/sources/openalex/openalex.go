@@ -1,0 +1,266 @@
+// Package openalex searches OpenAlex (https://docs.openalex.org), the open
+// catalogue of scholarly works, through its /works endpoint.
+package openalex
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/sources/httpclient"
+)
+
+// DefaultBaseURL is the public API.
+const DefaultBaseURL = "https://api.openalex.org"
+
+// perPageMax is the largest page OpenAlex serves.
+const perPageMax = 200
+
+// Options configure a Client.
+type Options struct {
+	// BaseURL defaults to DefaultBaseURL; tests point it at httptest.
+	BaseURL string
+	// Contact is sent as mailto, which puts requests in the faster "polite pool".
+	Contact string
+	// APIKey is optional (premium or higher limits) and sent as api_key.
+	APIKey string
+	// HTTP is the polite client; nil builds one with Contact.
+	HTTP *httpclient.Client
+}
+
+// Client is the OpenAlex Source.
+type Client struct {
+	base    string
+	contact string
+	apiKey  string
+	http    *httpclient.Client
+}
+
+var _ skills.Source = (*Client)(nil)
+
+// New returns a Client.
+func New(opts Options) (*Client, error) {
+	base, err := baseURL(opts.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	hc := opts.HTTP
+	if hc == nil {
+		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
+	}
+	return &Client{base: base, contact: strings.TrimSpace(opts.Contact), apiKey: strings.TrimSpace(opts.APIKey), http: hc}, nil
+}
+
+// Name implements skills.Source.
+func (c *Client) Name() string { return skills.SourceOpenAlex }
+
+// Search implements skills.Source, paging until req.MaxResults works or the
+// results run out.
+func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	if strings.TrimSpace(req.Query) == "" {
+		return nil, engine.Errorf(engine.EInvalid, "openalex: empty query")
+	}
+	if req.MaxResults < 1 {
+		return nil, engine.Errorf(engine.EInvalid, "openalex: max results must be positive")
+	}
+	perPage := min(req.MaxResults, perPageMax)
+	papers := []skills.RawPaper{}
+	for page := 1; len(papers) < req.MaxResults; page++ {
+		var resp response
+		if err := c.http.GetJSON(ctx, c.url(req, perPage, page), nil, &resp); err != nil {
+			return nil, err
+		}
+		if resp.Results == nil {
+			return nil, engine.Errorf(engine.EInternal, "openalex: unexpected response: no results field")
+		}
+		for _, w := range resp.Results {
+			if p, ok := w.paper(); ok && len(papers) < req.MaxResults {
+				p.Rank = len(papers) + 1
+				papers = append(papers, p)
+			}
+		}
+		if len(resp.Results) < perPage || page*perPage >= resp.Meta.Count {
+			break
+		}
+	}
+	return papers, nil
+}
+
+func (c *Client) url(req skills.SourceRequest, perPage, page int) string {
+	v := url.Values{}
+	v.Set("search", req.Query)
+	var filters []string
+	if req.YearRange.From != 0 {
+		filters = append(filters, fmt.Sprintf("from_publication_date:%04d-01-01", req.YearRange.From))
+	}
+	if req.YearRange.To != 0 {
+		filters = append(filters, fmt.Sprintf("to_publication_date:%04d-12-31", req.YearRange.To))
+	}
+	if len(filters) > 0 {
+		v.Set("filter", strings.Join(filters, ","))
+	}
+	v.Set("per-page", strconv.Itoa(perPage))
+	v.Set("page", strconv.Itoa(page))
+	v.Set("select", "id,doi,title,display_name,publication_year,authorships,primary_location,locations,abstract_inverted_index,ids,biblio")
+	if c.contact != "" {
+		v.Set("mailto", c.contact)
+	}
+	if c.apiKey != "" {
+		v.Set("api_key", c.apiKey)
+	}
+	return c.base + "/works?" + v.Encode()
+}
+
+type response struct {
+	Meta struct {
+		Count int `json:"count"`
+	} `json:"meta"`
+	Results []work `json:"results"`
+}
+
+type location struct {
+	LandingPageURL string `json:"landing_page_url"`
+	Source         *struct {
+		DisplayName string `json:"display_name"`
+	} `json:"source"`
+}
+
+type work struct {
+	ID          string `json:"id"`
+	DOI         string `json:"doi"`
+	Title       string `json:"title"`
+	DisplayName string `json:"display_name"`
+	Year        int    `json:"publication_year"`
+	Authorships []struct {
+		Author struct {
+			DisplayName string `json:"display_name"`
+		} `json:"author"`
+		RawAuthorName string `json:"raw_author_name"`
+	} `json:"authorships"`
+	PrimaryLocation *location        `json:"primary_location"`
+	Locations       []location       `json:"locations"`
+	Abstract        map[string][]int `json:"abstract_inverted_index"`
+	IDs             struct {
+		PMID string `json:"pmid"`
+	} `json:"ids"`
+	Biblio struct {
+		Volume    string `json:"volume"`
+		Issue     string `json:"issue"`
+		FirstPage string `json:"first_page"`
+		LastPage  string `json:"last_page"`
+	} `json:"biblio"`
+}
+
+var (
+	arxivURL  = regexp.MustCompile(`arxiv\.org/(?:abs|pdf)/([^?#\s]+?)(?:\.pdf)?$`)
+	arxivDOI  = regexp.MustCompile(`(?i)^10\.48550/arxiv\.(.+)$`)
+	pmidInURL = regexp.MustCompile(`(\d+)/?$`)
+)
+
+func (w work) paper() (skills.RawPaper, bool) {
+	title := strings.TrimSpace(w.Title)
+	if title == "" {
+		title = strings.TrimSpace(w.DisplayName)
+	}
+	if title == "" {
+		return skills.RawPaper{}, false
+	}
+	p := skills.RawPaper{
+		Title:    title,
+		Year:     w.Year,
+		Abstract: Abstract(w.Abstract),
+		DOI:      skills.NormalizeDOI(w.DOI),
+		Volume:   w.Biblio.Volume,
+		Issue:    w.Biblio.Issue,
+		Pages:    pages(w.Biblio.FirstPage, w.Biblio.LastPage),
+		URL:      w.ID,
+	}
+	for _, a := range w.Authorships {
+		name := strings.TrimSpace(a.Author.DisplayName)
+		if name == "" {
+			name = strings.TrimSpace(a.RawAuthorName)
+		}
+		if name != "" {
+			p.Authors = append(p.Authors, name)
+		}
+	}
+	if pl := w.PrimaryLocation; pl != nil {
+		if pl.Source != nil {
+			p.Venue = pl.Source.DisplayName
+		}
+		if pl.LandingPageURL != "" {
+			p.URL = pl.LandingPageURL
+		}
+	}
+	if m := arxivDOI.FindStringSubmatch(p.DOI); m != nil {
+		p.ArxivID = skills.NormalizeArxivID(m[1])
+	}
+	for _, l := range w.Locations {
+		if p.ArxivID != "" {
+			break
+		}
+		if m := arxivURL.FindStringSubmatch(l.LandingPageURL); m != nil {
+			p.ArxivID = skills.NormalizeArxivID(m[1])
+		}
+	}
+	if m := pmidInURL.FindStringSubmatch(w.IDs.PMID); m != nil {
+		p.PMID = m[1]
+	}
+	return p, true
+}
+
+func pages(first, last string) string {
+	switch {
+	case first == "":
+		return ""
+	case last == "" || last == first:
+		return first
+	}
+	return first + "-" + last
+}
+
+// Abstract rebuilds text from OpenAlex's abstract_inverted_index (word →
+// positions), the form OpenAlex publishes abstracts in for licensing reasons.
+func Abstract(index map[string][]int) string {
+	type at struct {
+		pos  int
+		word string
+	}
+	var words []at
+	for w, ps := range index {
+		for _, p := range ps {
+			if p >= 0 {
+				words = append(words, at{p, w})
+			}
+		}
+	}
+	sort.Slice(words, func(i, j int) bool {
+		if words[i].pos != words[j].pos {
+			return words[i].pos < words[j].pos
+		}
+		return words[i].word < words[j].word
+	})
+	parts := make([]string, len(words))
+	for i, w := range words {
+		parts[i] = w.word
+	}
+	return strings.Join(parts, " ")
+}
+
+func baseURL(s, def string) (string, error) {
+	if strings.TrimSpace(s) == "" {
+		s = def
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", engine.Errorf(engine.EInvalid, "openalex: base URL %q is not an absolute URL", s)
+	}
+	return strings.TrimRight(s, "/"), nil
+}
+
