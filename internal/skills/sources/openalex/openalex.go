@@ -263,4 +263,3 @@ func baseURL(s, def string) (string, error) {
 	}
 	return strings.TrimRight(s, "/"), nil
 }
-
