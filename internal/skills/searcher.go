@@ -27,7 +27,8 @@ const (
 // SourceRequest is one call to one source: a single query already rendered
 // in that source's syntax, plus the limits every source understands.
 type SourceRequest struct {
-	// Query is the text exactly as the source receives it.
+	// Query is the text exactly as the source receives it: the query's
+	// PerSource entry for the source, or its Text when there is none.
 	Query     string
 	YearRange YearRange
 	// MaxResults caps how many records the source returns for this query.
@@ -140,7 +141,10 @@ func (s *SourceSearcher) Names() []string {
 // cancelled context (returning what had arrived so far); a source that errs,
 // times out or is not configured is recorded in SearchResult.Sources.
 // Papers come out grouped by source in strategy order, and within a source
-// by query, each keeping the rank its source gave it.
+// by query, each keeping the rank its source gave it. Each source receives
+// a query's PerSource text for its name, or Text when it has no entry; an
+// entry that is present but blank means the renderer found nothing that
+// source can search, so that query is skipped for it (recorded as "").
 func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchResult, error) {
 	if err := st.Validate(); err != nil {
 		return SearchResult{}, err
@@ -166,18 +170,27 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 			continue
 		}
 		texts := make([]string, len(st.Queries))
+		left := 0
 		for qi, q := range st.Queries {
-			texts[qi] = q.Text
-			if t := strings.TrimSpace(q.PerSource[name]); t != "" {
-				texts[qi] = q.PerSource[name]
+			text, rendered := q.PerSource[name]
+			if !rendered {
+				text = q.Text
 			}
+			texts[qi] = text
+			if strings.TrimSpace(text) == "" {
+				continue // rendered to nothing this source can search: skip, as the renderer asks
+			}
+			left++
 			calls = append(calls, plannedCall{si: si, qi: qi, name: name, src: src, req: SourceRequest{
-				Query: texts[qi], YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters,
+				Query: text, YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters,
 			}})
 		}
 		res.Sources[name] = SourceResult{Queries: texts}
 		outcomes[si] = make([]callOutcome, len(texts))
-		progress.pending[name] = &sourceProgress{left: len(texts)}
+		progress.pending[name] = &sourceProgress{left: left}
+		if left == 0 {
+			progress.emit(Event{Source: name, Kind: EventDone})
+		}
 	}
 
 	sem := make(chan struct{}, s.concurrency)

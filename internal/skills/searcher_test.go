@@ -87,7 +87,7 @@ func TestSearcherQueriesRanksAndIDs(t *testing.T) {
 	}}
 	s := newSearcher(t, skills.SearcherOptions{}, ranked, echoSource(skills.SourceArxiv))
 	st := strategy([]string{skills.SourceArxiv, skills.SourceOpenAlex},
-		skills.Query{Text: "sleep memory", PerSource: map[string]string{skills.SourceOpenAlex: "sleep AND memory", skills.SourceArxiv: "  "}},
+		skills.Query{Text: "sleep memory", PerSource: map[string]string{skills.SourceOpenAlex: "sleep AND memory", skills.SourceCrossref: "other"}},
 		q("dream recall"),
 	)
 	st.YearRange = skills.YearRange{From: 2015, To: 2021}
@@ -118,6 +118,26 @@ func TestSearcherQueriesRanksAndIDs(t *testing.T) {
 		{skills.SourceOpenAlex, "dream recall two", 2},
 	}, rows)
 	require.Equal(t, "doi:10.1000/sleep-and-memory", res.Papers[2].ID)
+}
+
+func TestSearcherSkipsQueriesRenderedToNothing(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	counting := fakeSource{name: "pubmed", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		calls.Add(1)
+		return []skills.RawPaper{{Title: req.Query}}, nil
+	}}
+	rec := &recorder{}
+	s := newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, counting, echoSource("arxiv"))
+	res, err := s.Search(context.Background(), strategy([]string{"pubmed", "arxiv"},
+		skills.Query{Text: "!!", PerSource: map[string]string{"pubmed": "", "arxiv": ""}},
+		skills.Query{Text: "ok", PerSource: map[string]string{"arxiv": ""}},
+	))
+	require.NoError(t, err)
+	require.Equal(t, int32(1), calls.Load())
+	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"", "ok"}}, res.Sources["pubmed"])
+	require.Equal(t, skills.SourceResult{Queries: []string{"", ""}}, res.Sources["arxiv"])
+	require.Equal(t, []skills.Event{{Source: "arxiv", Kind: skills.EventDone}}, rec.forSource("arxiv"))
 }
 
 func TestSearcherKeepsSourceRankAndCapsResults(t *testing.T) {
