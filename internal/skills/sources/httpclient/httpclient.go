@@ -341,3 +341,17 @@ func equalJitter(d time.Duration) time.Duration {
 	half := d / 2
 	return half + rand.N(d-half+1)
 }
+
+// BaseURL returns s (or def when s is blank) without a trailing slash, or
+// an EInvalid error naming source when it is not an absolute URL, so a
+// misconfigured source fails at construction rather than at first search.
+func BaseURL(source, s, def string) (string, error) {
+	if strings.TrimSpace(s) == "" {
+		s = def
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "", engine.Errorf(engine.EInvalid, "%s: base URL %q is not an absolute URL", source, s)
+	}
+	return strings.TrimRight(s, "/"), nil
+}

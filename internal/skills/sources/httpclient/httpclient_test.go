@@ -239,3 +239,23 @@ func TestGetXMLMalformed(t *testing.T) {
 	err := b.client.GetXML(context.Background(), b.srv.URL, nil, &v)
 	require.ErrorContains(t, err, "not the XML expected")
 }
+
+func TestBaseURL(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in, want, wantCode string
+	}{
+		{"", "https://api.example.org", ""},
+		{"http://127.0.0.1:9/api/", "http://127.0.0.1:9/api", ""},
+		{"api.example.org", "", engine.EInvalid},
+		{"::", "", engine.EInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
+			got, err := httpclient.BaseURL("demo", tt.in, "https://api.example.org/")
+			require.Equal(t, tt.wantCode, engine.ErrorCode(err))
+			require.Equal(t, tt.want, got)
+		})
+	}
+}

@@ -46,7 +46,7 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	base, err := baseURL(opts.BaseURL, DefaultBaseURL)
+	base, err := httpclient.BaseURL(skills.SourceOpenAlex, opts.BaseURL, DefaultBaseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -251,15 +251,4 @@ func Abstract(index map[string][]int) string {
 		parts[i] = w.word
 	}
 	return strings.Join(parts, " ")
-}
-
-func baseURL(s, def string) (string, error) {
-	if strings.TrimSpace(s) == "" {
-		s = def
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", engine.Errorf(engine.EInvalid, "openalex: base URL %q is not an absolute URL", s)
-	}
-	return strings.TrimRight(s, "/"), nil
 }
