@@ -87,6 +87,7 @@ func TestStatic(t *testing.T) {
 		{"htmx.min.js", "javascript"},
 		{"sse.min.js", "javascript"},
 		{"app.css", "text/css"},
+		{"favicon.svg", "image/svg+xml"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

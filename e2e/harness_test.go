@@ -1,0 +1,209 @@
+// Package e2e drives the real Quarry server with a real Chromium through
+// playwright-go. Run scripts/setup-e2e.sh (make e2e does) first: it installs
+// Chromium from Debian and the Playwright 1.52.0 driver from npm. A missing
+// browser or driver makes every test FAIL with a clear message; these tests
+// never skip, so CI cannot pass without them.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/app"
+)
+
+// Timeouts keep a broken setup from hanging the suite: each failure mode
+// (driver, browser launch, page action, assertion) has its own bound.
+const (
+	driverTimeout = 30 * time.Second
+	launchTimeout = 30 * time.Second
+	actionTimeout = 10 * time.Second // clicks, fills, navigation
+	expectTimeout = 5 * time.Second  // auto-waiting assertions
+	serverTimeout = 15 * time.Second // graceful shutdown of the per-test server
+)
+
+// defaultChromium is where Debian's chromium package puts the browser;
+// QUARRY_CHROMIUM overrides it (the setup script honours it too).
+const defaultChromium = "/usr/bin/chromium"
+
+// chromiumArgs run Chromium headless in a container and stop it from
+// calling home: without the background-networking flags it floods a closed
+// network with requests that slow every page down.
+var chromiumArgs = []string{
+	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	"--disable-background-networking", "--disable-component-update", "--disable-sync",
+}
+
+// shared is the one browser all tests in the package use, started on first
+// use (so `go test -list` and filtered runs that match nothing never launch
+// it) and stopped by TestMain. Each test gets its own browser context, so
+// tests stay isolated and can run in parallel.
+var shared browserOnce
+
+type browserOnce struct {
+	once    sync.Once
+	pw      *playwright.Playwright
+	browser playwright.Browser
+	err     error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	shared.stop()
+	os.Exit(code)
+}
+
+// get launches the browser once and returns it, or the launch error.
+func (b *browserOnce) get() (playwright.Browser, error) {
+	b.once.Do(func() { b.pw, b.browser, b.err = launch() })
+	return b.browser, b.err
+}
+
+func (b *browserOnce) stop() {
+	if b.browser != nil {
+		_ = b.browser.Close()
+	}
+	if b.pw != nil {
+		_ = b.pw.Stop()
+	}
+}
+
+// launch starts the Playwright driver and Chromium, each under a timeout.
+func launch() (*playwright.Playwright, playwright.Browser, error) {
+	const hint = "run scripts/setup-e2e.sh (or make e2e) to install Chromium and the Playwright driver"
+	exe := os.Getenv("QUARRY_CHROMIUM")
+	if exe == "" {
+		exe = defaultChromium
+	}
+	if _, err := os.Stat(exe); err != nil {
+		return nil, nil, fmt.Errorf("chromium not found at %s (%v); %s", exe, err, hint)
+	}
+
+	type result struct {
+		pw  *playwright.Playwright
+		err error
+	}
+	started := make(chan result, 1)
+	go func() {
+		pw, err := playwright.Run(&playwright.RunOptions{SkipInstallBrowsers: true, Verbose: false})
+		started <- result{pw, err}
+	}()
+	var pw *playwright.Playwright
+	select {
+	case r := <-started:
+		if r.err != nil {
+			return nil, nil, fmt.Errorf("starting the Playwright driver: %w; %s", r.err, hint)
+		}
+		pw = r.pw
+	case <-time.After(driverTimeout):
+		return nil, nil, fmt.Errorf("the Playwright driver did not start within %s; %s", driverTimeout, hint)
+	}
+
+	browser, err := pw.Chromium.Launch(playwright.BrowserTypeLaunchOptions{
+		ExecutablePath: playwright.String(exe),
+		Args:           chromiumArgs,
+		Headless:       playwright.Bool(true),
+		Timeout:        playwright.Float(float64(launchTimeout.Milliseconds())),
+	})
+	if err != nil {
+		_ = pw.Stop()
+		return nil, nil, fmt.Errorf("launching %s: %w", exe, err)
+	}
+	return pw, browser, nil
+}
+
+// startServer runs the real app in-process on a free loopback port with a
+// fresh database in t.TempDir(), and returns its base URL. The server is
+// shut down gracefully when the test ends.
+func startServer(t *testing.T) string {
+	t.Helper()
+	cfg := app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "quarry.db")}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", cfg.Addr)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- a.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(serverTimeout):
+			t.Errorf("server did not shut down within %s", serverTimeout)
+		}
+		require.NoError(t, a.Close())
+	})
+	return "http://" + ln.Addr().String()
+}
+
+// newPage starts a server for this test and opens a page in a new browser
+// context whose base URL is that server, so tests navigate with paths
+// ("/"). It returns the page and auto-waiting assertions. JavaScript errors
+// and console errors on the page (a CSP violation, a failed asset) fail the
+// test.
+func newPage(t *testing.T) (playwright.Page, playwright.PlaywrightAssertions) {
+	t.Helper()
+	browser, err := shared.get()
+	if err != nil {
+		t.Fatalf("e2e: no browser: %v", err)
+	}
+	base := startServer(t)
+
+	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{BaseURL: playwright.String(base)})
+	require.NoError(t, err)
+	bctx.SetDefaultTimeout(float64(actionTimeout.Milliseconds()))
+	bctx.SetDefaultNavigationTimeout(float64(actionTimeout.Milliseconds()))
+	page, err := bctx.NewPage()
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	var problems []string
+	report := func(p string) {
+		mu.Lock()
+		problems = append(problems, p)
+		mu.Unlock()
+	}
+	// A failed asset or API call is a bug; a failed document load may be
+	// what the test wants (a 404 page), so tests check those themselves.
+	page.OnResponse(func(res playwright.Response) {
+		if res.Status() >= 400 && res.Request().ResourceType() != "document" {
+			report(fmt.Sprintf("%s %s: %d", res.Request().Method(), res.URL(), res.Status()))
+		}
+	})
+	page.OnConsole(func(msg playwright.ConsoleMessage) {
+		// The browser also logs every failed response as a console error;
+		// OnResponse above has already judged those.
+		if msg.Type() == "error" && !strings.HasPrefix(msg.Text(), "Failed to load resource") {
+			report("console: " + msg.Text())
+		}
+	})
+	page.OnPageError(func(err error) { report("page error: " + err.Error()) })
+	// Cleanups run last-in first-out: check the page, then close the
+	// context, then (registered earlier) stop the server.
+	t.Cleanup(func() { require.NoError(t, bctx.Close()) })
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(problems) > 0 {
+			t.Errorf("the page reported errors:\n%s", strings.Join(problems, "\n"))
+		}
+	})
+	return page, playwright.NewPlaywrightAssertions(float64(expectTimeout.Milliseconds()))
+}
+
+// roleName selects an element by its accessible name, exactly.
+func roleName(name string) playwright.PageGetByRoleOptions {
+	return playwright.PageGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}
+}
