@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -193,6 +194,23 @@ func AlwaysApprove(by string) CheckpointHandler {
 // Pending never answers: every checkpoint waits for a person.
 func Pending() CheckpointHandler {
 	return HandlerFunc(func(context.Context, Checkpoint) (Decision, error) { return Decision{}, ErrPending })
+}
+
+// Scripted answers checkpoints with the given decisions in order, then
+// leaves the rest pending; tests and simulations use it.
+func Scripted(decisions ...Decision) CheckpointHandler {
+	var mu sync.Mutex
+	next := 0
+	return HandlerFunc(func(context.Context, Checkpoint) (Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(decisions) {
+			return Decision{}, ErrPending
+		}
+		d := decisions[next]
+		next++
+		return d, nil
+	})
 }
 
 // Gate turns a step into a human checkpoint. The workflow supplies how to

@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+)
+
+// Advancer is what the queue's worker calls: engine.Engine implements it.
+type Advancer interface {
+	Advance(ctx context.Context, runID string) error
+}
+
+// AdvanceArgs is the River job that advances one run. Jobs are idempotent:
+// advancing a run with nothing to do is a no-op, so duplicates are harmless.
+type AdvanceArgs struct {
+	RunID string `json:"run_id"`
+}
+
+// Kind implements river.JobArgs.
+func (AdvanceArgs) Kind() string { return "advance_run" }
+
+type advanceWorker struct {
+	river.WorkerDefaults[AdvanceArgs]
+	adv Advancer
+}
+
+// Work advances the run; an error makes River retry the job with backoff.
+func (w *advanceWorker) Work(ctx context.Context, job *river.Job[AdvanceArgs]) error {
+	return w.adv.Advance(ctx, job.Args.RunID)
+}
+
+// Timeout: a run's step (a slow source, a retry backoff) may take long; the
+// engine's own retry policy bounds it, not River.
+func (w *advanceWorker) Timeout(*river.Job[AdvanceArgs]) time.Duration { return -1 }
+
+// QueueOptions tune the job queue.
+type QueueOptions struct {
+	// Workers is how many runs advance at once (default 4).
+	Workers int
+	// FetchPollInterval bounds how long a new job waits to be picked up:
+	// the SQLite driver has no LISTEN/NOTIFY, so it polls (default 10 ms).
+	FetchPollInterval time.Duration
+}
+
+// StartWorkers starts River's workers, which advance runs as jobs arrive.
+func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOptions) error {
+	if s.worker != nil {
+		return fmt.Errorf("store: workers already started")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 4
+	}
+	if opts.FetchPollInterval <= 0 {
+		opts.FetchPollInterval = 10 * time.Millisecond
+	}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv}); err != nil {
+		return fmt.Errorf("store: register worker: %w", err)
+	}
+	cooldown := 5 * time.Millisecond
+	if opts.FetchPollInterval < cooldown {
+		cooldown = opts.FetchPollInterval
+	}
+	c, err := river.NewClient(riversqlite.New(s.queue), &river.Config{
+		Logger:               quietLogger(s.log),
+		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}},
+		Workers:              workers,
+		FetchCooldown:        cooldown,
+		FetchPollInterval:    opts.FetchPollInterval,
+		JobTimeout:           -1,
+		RescueStuckJobsAfter: 15 * time.Minute,
+		MaxAttempts:          10,
+	})
+	if err != nil {
+		return fmt.Errorf("store: river worker client: %w", err)
+	}
+	if err := c.Start(ctx); err != nil {
+		return fmt.Errorf("store: start workers: %w", err)
+	}
+	s.worker = c
+	return nil
+}
+
+// StopWorkers stops the workers, letting jobs in flight finish.
+func (s *Store) StopWorkers(ctx context.Context) error {
+	if s.worker == nil {
+		return nil
+	}
+	err := s.worker.Stop(ctx)
+	s.worker = nil
+	return err
+}
+
+// ScheduleAdvance queues an advance of the run.
+func (s *Store) ScheduleAdvance(ctx context.Context, runID string) error {
+	if _, err := s.jobs.Insert(ctx, AdvanceArgs{RunID: runID}, nil); err != nil {
+		return fmt.Errorf("store: schedule run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// scheduleAdvanceTx queues an advance inside tx, so the job exists exactly
+// when what it acts on (a new run, a decision) is committed.
+func (s *Store) scheduleAdvanceTx(ctx context.Context, tx *sql.Tx, runID string) error {
+	if _, err := s.jobs.InsertTx(ctx, tx, AdvanceArgs{RunID: runID}, nil); err != nil {
+		return fmt.Errorf("store: schedule run %s: %w", runID, err)
+	}
+	return nil
+}

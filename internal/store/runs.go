@@ -1,0 +1,399 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"quarry/internal/engine"
+)
+
+// CreateRun inserts a pending run and its first advance job in one
+// transaction: a run never exists without the job that will start it.
+func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := insertRun(ctx, tx, r); err != nil {
+		return err
+	}
+	if err := s.scheduleAdvanceTx(ctx, tx, r.ID); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit run: %w", err)
+	}
+	return nil
+}
+
+func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
+	params, err := json.Marshal(r.Params)
+	if err != nil {
+		return fmt.Errorf("store: encode params: %w", err)
+	}
+	state, err := encodeState(r.State)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO runs
+		(id, workflow, params, state, current_step, status, iteration, attempt, checkpoint_id, version, error, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?)`,
+		r.ID, r.Workflow, string(params), state, r.Step, string(r.Status), max(r.Iteration, 1), r.Attempt,
+		r.CheckpointID, r.Version, r.Error, formatTime(r.CreatedAt), formatTime(r.UpdatedAt))
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return engine.Errorf(engine.EConflict, "run %s exists already", r.ID)
+		}
+		return fmt.Errorf("store: insert run: %w", err)
+	}
+	return nil
+}
+
+func encodeState(st engine.State) (string, error) {
+	if len(st) == 0 {
+		return "{}", nil
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return "", fmt.Errorf("store: encode state: %w", err)
+	}
+	return string(b), nil
+}
+
+const runColumns = `id, workflow, params, state, current_step, status, iteration, attempt,
+	COALESCE(checkpoint_id, ''), version, error, created_at, updated_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(row scanner) (engine.Run, error) {
+	var r engine.Run
+	var params, state, status, created, updated string
+	if err := row.Scan(&r.ID, &r.Workflow, &params, &state, &r.Step, &status, &r.Iteration, &r.Attempt,
+		&r.CheckpointID, &r.Version, &r.Error, &created, &updated); err != nil {
+		return r, err
+	}
+	r.Status = engine.Status(status)
+	r.CreatedAt, r.UpdatedAt = parseTime(created), parseTime(updated)
+	dec := json.NewDecoder(strings.NewReader(params))
+	if err := dec.Decode(&r.Params); err != nil {
+		return r, fmt.Errorf("store: run %s params: %w", r.ID, err)
+	}
+	if err := json.Unmarshal([]byte(state), &r.State); err != nil {
+		return r, fmt.Errorf("store: run %s state: %w", r.ID, err)
+	}
+	return r, nil
+}
+
+// Run returns one run.
+func (s *Store) Run(ctx context.Context, id string) (engine.Run, error) {
+	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, engine.Errorf(engine.ENotFound, "no run %q", id)
+	}
+	if err != nil {
+		return r, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// Runs returns the runs with the given IDs that exist, newest first.
+func (s *Store) Runs(ctx context.Context, ids []string) ([]engine.Run, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q := `SELECT ` + runColumns + ` FROM runs WHERE id IN (?` + strings.Repeat(",?", len(ids)-1) + `) ORDER BY created_at DESC`
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: runs: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Commit applies one engine transition atomically: the run's new position
+// and state, its audit record, and any checkpoint and decision, so a crash
+// never leaves a step's result without its transition.
+func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return engine.Run{}, fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if c.NewCheckpoint != nil {
+		if err := insertCheckpoint(ctx, tx, *c.NewCheckpoint); err != nil {
+			return engine.Run{}, err
+		}
+	}
+	if err := updateRun(ctx, tx, c.Run); err != nil {
+		return engine.Run{}, err
+	}
+	if c.Decision != nil {
+		if err := insertDecision(ctx, tx, c.Run.ID, *c.Decision); err != nil {
+			return engine.Run{}, err
+		}
+	}
+	if c.ResolveCheckpoint != "" {
+		if _, err := tx.ExecContext(ctx, `UPDATE checkpoints SET status = 'expired' WHERE id = ? AND status = 'pending'`, c.ResolveCheckpoint); err != nil {
+			return engine.Run{}, fmt.Errorf("store: resolve checkpoint: %w", err)
+		}
+	}
+	if c.Step != nil {
+		if err := insertStepRun(ctx, tx, *c.Step); err != nil {
+			return engine.Run{}, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return engine.Run{}, fmt.Errorf("store: commit step: %w", err)
+	}
+	r := c.Run
+	r.Version++
+	return r, nil
+}
+
+func updateRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
+	state, err := encodeState(r.State)
+	if err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, current_step = ?, status = ?, iteration = ?, attempt = ?,
+		checkpoint_id = NULLIF(?, ''), error = ?, version = version + 1, updated_at = ?
+		WHERE id = ? AND version = ?`,
+		state, r.Step, string(r.Status), r.Iteration, r.Attempt, r.CheckpointID, r.Error, formatTime(r.UpdatedAt), r.ID, r.Version)
+	if err != nil {
+		return fmt.Errorf("store: update run %s: %w", r.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		var v int64
+		if err := tx.QueryRowContext(ctx, `SELECT version FROM runs WHERE id = ?`, r.ID).Scan(&v); errors.Is(err, sql.ErrNoRows) {
+			return engine.Errorf(engine.ENotFound, "no run %q", r.ID)
+		}
+		return engine.Errorf(engine.EConflict, "run %s changed concurrently (version %d, expected %d)", r.ID, v, r.Version)
+	}
+	return nil
+}
+
+func insertStepRun(ctx context.Context, tx *sql.Tx, r engine.StepRecord) error {
+	var output any
+	if len(r.Output) > 0 {
+		output = string(r.Output)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO step_runs
+		(run_id, step, iteration, attempt, outcome, error, started_at, finished_at, duration_ms, output)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.RunID, r.Step, r.Iteration, r.Attempt, r.Outcome, r.Error, formatTime(r.StartedAt), formatTime(r.FinishedAt),
+		float64(r.Duration().Microseconds())/1000, output)
+	if err != nil {
+		return fmt.Errorf("store: insert step run: %w", err)
+	}
+	return nil
+}
+
+func insertCheckpoint(ctx context.Context, tx *sql.Tx, cp engine.Checkpoint) error {
+	payload, err := json.Marshal(cp.Payload)
+	if err != nil {
+		return fmt.Errorf("store: encode checkpoint payload: %w", err)
+	}
+	status := cp.Status
+	if status == "" {
+		status = engine.CheckpointPending
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO checkpoints (id, run_id, step, kind, payload, iteration, status, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		cp.ID, cp.RunID, cp.Step, string(cp.Kind), string(payload), cp.Iteration, string(status), formatTime(cp.Timestamp))
+	if err != nil {
+		return fmt.Errorf("store: insert checkpoint: %w", err)
+	}
+	return nil
+}
+
+func insertDecision(ctx context.Context, tx *sql.Tx, runID string, d engine.DecisionRecord) error {
+	var revised any
+	if len(d.RevisedData) > 0 {
+		revised = string(d.RevisedData)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO decisions (checkpoint_id, run_id, action, revised_data, note, decided_by, decided_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		d.CheckpointID, runID, string(d.Action), revised, d.Note, d.DecidedBy, formatTime(d.DecidedAt))
+	if err != nil {
+		if strings.Contains(err.Error(), "UNIQUE") {
+			return engine.Errorf(engine.EConflict, "checkpoint %s was already decided", d.CheckpointID)
+		}
+		return fmt.Errorf("store: insert decision: %w", err)
+	}
+	return nil
+}
+
+const checkpointColumns = `c.id, c.run_id, c.step, c.kind, c.payload, c.iteration, c.status, c.created_at,
+	d.action, d.revised_data, d.note, d.decided_by, d.decided_at`
+
+func scanCheckpoint(row scanner) (engine.Checkpoint, *engine.DecisionRecord, error) {
+	var cp engine.Checkpoint
+	var kind, payload, status, created string
+	var action, revised, note, by, at sql.NullString
+	if err := row.Scan(&cp.ID, &cp.RunID, &cp.Step, &kind, &payload, &cp.Iteration, &status, &created,
+		&action, &revised, &note, &by, &at); err != nil {
+		return cp, nil, err
+	}
+	cp.Kind = engine.CheckpointKind(kind)
+	cp.Status = engine.CheckpointStatus(status)
+	cp.Timestamp = parseTime(created)
+	cp.Payload = engine.RawPayload{Kind: cp.Kind, JSON: json.RawMessage(payload)}
+	if !action.Valid {
+		return cp, nil, nil
+	}
+	d := &engine.DecisionRecord{CheckpointID: cp.ID, DecidedAt: parseTime(at.String)}
+	d.Action = engine.DecisionAction(action.String)
+	if revised.Valid {
+		d.RevisedData = json.RawMessage(revised.String)
+	}
+	d.Note, d.DecidedBy = note.String, by.String
+	return cp, d, nil
+}
+
+// Checkpoint returns a checkpoint and its decision (nil while undecided).
+func (s *Store) Checkpoint(ctx context.Context, id string) (engine.Checkpoint, *engine.DecisionRecord, error) {
+	cp, d, err := scanCheckpoint(s.read.QueryRowContext(ctx, `SELECT `+checkpointColumns+`
+		FROM checkpoints c LEFT JOIN decisions d ON d.checkpoint_id = c.id WHERE c.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return cp, nil, engine.Errorf(engine.ENotFound, "no checkpoint %q", id)
+	}
+	if err != nil {
+		return cp, nil, fmt.Errorf("store: checkpoint %s: %w", id, err)
+	}
+	return cp, d, nil
+}
+
+// CheckpointDecision is a checkpoint with its decision, for history pages.
+type CheckpointDecision struct {
+	Checkpoint engine.Checkpoint
+	Decision   *engine.DecisionRecord
+}
+
+// Checkpoints returns a run's checkpoints, oldest first, with decisions.
+func (s *Store) Checkpoints(ctx context.Context, runID string) ([]CheckpointDecision, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+checkpointColumns+`
+		FROM checkpoints c LEFT JOIN decisions d ON d.checkpoint_id = c.id
+		WHERE c.run_id = ? ORDER BY c.created_at, c.rowid`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: checkpoints: %w", err)
+	}
+	defer rows.Close()
+	var out []CheckpointDecision
+	for rows.Next() {
+		cp, d, err := scanCheckpoint(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: checkpoints: %w", err)
+		}
+		out = append(out, CheckpointDecision{Checkpoint: cp, Decision: d})
+	}
+	return out, rows.Err()
+}
+
+// StepRuns returns a run's audit trail, in order.
+func (s *Store) StepRuns(ctx context.Context, runID string) ([]engine.StepRecord, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT run_id, step, iteration, attempt, outcome, error, started_at, finished_at, output
+		FROM step_runs WHERE run_id = ? ORDER BY id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: step runs: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.StepRecord
+	for rows.Next() {
+		var r engine.StepRecord
+		var started, finished string
+		var output sql.NullString
+		if err := rows.Scan(&r.RunID, &r.Step, &r.Iteration, &r.Attempt, &r.Outcome, &r.Error, &started, &finished, &output); err != nil {
+			return nil, fmt.Errorf("store: step runs: %w", err)
+		}
+		r.StartedAt, r.FinishedAt = parseTime(started), parseTime(finished)
+		if output.Valid {
+			r.Output = json.RawMessage(output.String)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Decide records a decision on a pending checkpoint, puts the run back to
+// running and queues its advance in one transaction, so a recorded decision
+// is never lost. The writer connection serialises deciders: of many racing,
+// exactly one finds the checkpoint pending; the others get EConflict naming
+// who decided and when.
+func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecord) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	cp, prev, err := scanCheckpoint(tx.QueryRowContext(ctx, `SELECT `+checkpointColumns+`
+		FROM checkpoints c LEFT JOIN decisions d ON d.checkpoint_id = c.id WHERE c.id = ?`, d.CheckpointID))
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && cp.RunID != runID) {
+		return engine.Errorf(engine.ENotFound, "run %s has no checkpoint %s", runID, d.CheckpointID)
+	}
+	if err != nil {
+		return fmt.Errorf("store: decide: %w", err)
+	}
+	if prev != nil {
+		return engine.ConflictDecided(*prev)
+	}
+	if cp.Status != engine.CheckpointPending {
+		return engine.Errorf(engine.EConflict, "this checkpoint is %s; the run has moved on", cp.Status)
+	}
+	if err := insertDecision(ctx, tx, runID, d); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE checkpoints SET status = 'decided' WHERE id = ?`, cp.ID); err != nil {
+		return fmt.Errorf("store: decide: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'running', version = version + 1, updated_at = ?
+		WHERE id = ? AND checkpoint_id = ? AND status IN ('waiting', 'escalated')`, formatTime(s.Now()), runID, cp.ID)
+	if err != nil {
+		return fmt.Errorf("store: decide: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return engine.Errorf(engine.EConflict, "run %s is not waiting at this checkpoint", runID)
+	}
+	if err := s.scheduleAdvanceTx(ctx, tx, runID); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit decision: %w", err)
+	}
+	return nil
+}
+
+// ResumableRuns lists runs that were pending or running: after a crash
+// these are the ones to resume from their last committed step.
+func (s *Store) ResumableRuns(ctx context.Context) ([]string, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT id FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at`)
+	if err != nil {
+		return nil, fmt.Errorf("store: resumable runs: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

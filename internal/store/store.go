@@ -1,0 +1,254 @@
+// Package store is Quarry's one SQLite package: the schema and its
+// migrations, the engine's durable state, and the River job queue that
+// advances runs, all in one database file.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+
+	"quarry/internal/engine"
+	"quarry/migrations"
+)
+
+// Store owns the database: one writer connection (SQLite allows one writer;
+// a single pooled connection turns lock contention into an in-process queue),
+// a pool of readers, and River's own single-connection pool.
+type Store struct {
+	path  string
+	write *sql.DB
+	read  *sql.DB
+	queue *sql.DB
+	// jobs inserts River jobs, inside our transactions when atomicity matters.
+	jobs   *river.Client[*sql.Tx]
+	worker *river.Client[*sql.Tx]
+	log    *slog.Logger
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+}
+
+// Options tune Open.
+type Options struct {
+	Logger *slog.Logger
+	// Synchronous is SQLite's synchronous pragma; FULL (the default) makes
+	// every committed step survive a power cut, not just a crash.
+	Synchronous string
+	// Migrations replaces the embedded migrations (tests of the upgrade path).
+	Migrations fs.FS
+}
+
+func dsn(path string, readOnly bool, sync string) string {
+	q := url.Values{}
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+sync+")")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		// BEGIN IMMEDIATE takes the write lock up front, so two writers
+		// never deadlock upgrading a read lock.
+		q.Set("_txlock", "immediate")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the database at path, backs it up if it
+// has pending migrations, and applies them.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Synchronous == "" {
+		opts.Synchronous = "FULL"
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+	}
+	if opts.Migrations == nil {
+		opts.Migrations = migrations.FS
+	}
+	s := &Store{path: path, log: opts.Logger, Now: time.Now}
+	var err error
+	open := func(readOnly bool, conns int) (*sql.DB, error) {
+		db, err := sql.Open("sqlite", dsn(path, readOnly, opts.Synchronous))
+		if err != nil {
+			return nil, err
+		}
+		db.SetMaxOpenConns(conns)
+		db.SetMaxIdleConns(conns)
+		db.SetConnMaxLifetime(0)
+		db.SetConnMaxIdleTime(0)
+		return db, nil
+	}
+	if s.write, err = open(false, 1); err != nil {
+		return nil, fmt.Errorf("store: open writer: %w", err)
+	}
+	if err := s.write.PingContext(ctx); err != nil {
+		s.write.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := s.migrate(ctx, opts.Migrations); err != nil {
+		s.write.Close()
+		return nil, err
+	}
+	if s.read, err = open(true, 4); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: open readers: %w", err)
+	}
+	if s.queue, err = open(false, 1); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: open queue pool: %w", err)
+	}
+	if s.jobs, err = river.NewClient(riversqlite.New(s.queue), &river.Config{Logger: quietLogger(opts.Logger)}); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: river client: %w", err)
+	}
+	return s, nil
+}
+
+// quietLogger keeps River's chatter at warnings and above.
+func quietLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(levelFilter{l.Handler(), slog.LevelWarn})
+}
+
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+// migrate applies pending goose migrations (after an online backup when the
+// database already has a schema) and River's own migrations.
+func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
+	p, err := goose.NewProvider(goose.DialectSQLite3, s.write, fsys)
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	current, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migration version: %w", err)
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migration status: %w", err)
+	}
+	var backup string
+	if pending && current > 0 {
+		if backup, err = s.backup(ctx, current); err != nil {
+			return err
+		}
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("store: apply migrations (backup: %q): %w", backup, err)
+	}
+	if backup != "" {
+		if _, err := s.write.ExecContext(ctx, `INSERT INTO backups (path, from_version, created_at) VALUES (?, ?, ?)`,
+			backup, current, formatTime(s.Now())); err != nil {
+			return fmt.Errorf("store: record backup: %w", err)
+		}
+		s.log.Info("store: backed up database before migrating", "backup", backup, "from_version", current)
+	}
+	m, err := rivermigrate.New(riversqlite.New(s.write), nil)
+	if err != nil {
+		return fmt.Errorf("store: river migrations: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("store: apply river migrations: %w", err)
+	}
+	return nil
+}
+
+// backup copies the live database with VACUUM INTO, which is consistent
+// even while other connections write.
+func (s *Store) backup(ctx context.Context, version int64) (string, error) {
+	if s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
+		return "", nil
+	}
+	name := fmt.Sprintf("%s.backup-v%d-%s.db", s.path, version, s.Now().UTC().Format("20060102T150405.000000000Z"))
+	if _, err := s.write.ExecContext(ctx, `VACUUM INTO ?`, name); err != nil {
+		return "", fmt.Errorf("store: backup before migrating: %w", err)
+	}
+	return name, nil
+}
+
+// Backup is one recorded pre-migration backup.
+type Backup struct {
+	Path        string
+	FromVersion int64
+	CreatedAt   time.Time
+}
+
+// Backups lists the pre-migration backups, newest first.
+func (s *Store) Backups(ctx context.Context) ([]Backup, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT path, from_version, created_at FROM backups ORDER BY id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("store: backups: %w", err)
+	}
+	defer rows.Close()
+	var out []Backup
+	for rows.Next() {
+		var b Backup
+		var at string
+		if err := rows.Scan(&b.Path, &b.FromVersion, &at); err != nil {
+			return nil, fmt.Errorf("store: backups: %w", err)
+		}
+		b.CreatedAt = parseTime(at)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// Close stops the workers (if started) and closes every pool.
+func (s *Store) Close() error {
+	var errs []error
+	if s.worker != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := s.worker.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, err)
+		}
+		cancel()
+		s.worker = nil
+	}
+	for _, db := range []*sql.DB{s.queue, s.read, s.write} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+var _ engine.Store = (*Store)(nil)
