@@ -1,0 +1,165 @@
+// Package arxiv searches the arXiv preprint server through its Atom API
+// (https://info.arxiv.org/help/api/user-manual.html).
+package arxiv
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/sources/httpclient"
+)
+
+// DefaultBaseURL is the public API host.
+const DefaultBaseURL = "https://export.arxiv.org"
+
+// maxPerCall is the largest max_results arXiv serves in one response.
+const maxPerCall = 2000
+
+// Options configure a Client.
+type Options struct {
+	// BaseURL defaults to DefaultBaseURL.
+	BaseURL string
+	// Contact identifies us in User-Agent when HTTP is nil.
+	Contact string
+	// HTTP is the polite client; nil builds one with Contact.
+	HTTP *httpclient.Client
+}
+
+// Client is the arXiv Source.
+type Client struct {
+	base string
+	http *httpclient.Client
+}
+
+var _ skills.Source = (*Client)(nil)
+
+// New returns a Client.
+func New(opts Options) (*Client, error) {
+	base, err := httpclient.BaseURL(skills.SourceArxiv, opts.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	hc := opts.HTTP
+	if hc == nil {
+		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
+	}
+	return &Client{base: base, http: hc}, nil
+}
+
+// Name implements skills.Source.
+func (c *Client) Name() string { return skills.SourceArxiv }
+
+// Search implements skills.Source. The year range is applied the way arXiv
+// supports it, as a submittedDate clause ANDed to the query, and checked
+// again on the results.
+func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	if strings.TrimSpace(req.Query) == "" {
+		return nil, engine.Errorf(engine.EInvalid, "arxiv: empty query")
+	}
+	if req.MaxResults < 1 {
+		return nil, engine.Errorf(engine.EInvalid, "arxiv: max results must be positive")
+	}
+	v := url.Values{}
+	v.Set("search_query", SearchQuery(req.Query, req.YearRange))
+	v.Set("start", "0")
+	v.Set("max_results", strconv.Itoa(min(req.MaxResults, maxPerCall)))
+	var f feed
+	if err := c.http.GetXML(ctx, c.base+"/api/query?"+v.Encode(), nil, &f); err != nil {
+		return nil, err
+	}
+	papers := []skills.RawPaper{}
+	for _, e := range f.Entries {
+		if strings.Contains(e.ID, "arxiv.org/api/errors") {
+			return nil, engine.Errorf(engine.EInvalid, "arxiv rejected the query: %s", clean(e.Summary))
+		}
+		p, ok := e.paper()
+		if !ok || !req.YearRange.Contains(p.Year) || len(papers) >= req.MaxResults {
+			continue
+		}
+		p.Rank = len(papers) + 1
+		papers = append(papers, p)
+	}
+	return papers, nil
+}
+
+// SearchQuery is the search_query arXiv receives: the rendered query,
+// parenthesised and ANDed with a submittedDate range when years are set.
+func SearchQuery(q string, y skills.YearRange) string {
+	if y.From == 0 && y.To == 0 {
+		return q
+	}
+	from, to := "000001010000", "999912312359"
+	if y.From != 0 {
+		from = fmt.Sprintf("%04d01010000", y.From)
+	}
+	if y.To != 0 {
+		to = fmt.Sprintf("%04d12312359", y.To)
+	}
+	return fmt.Sprintf("(%s) AND submittedDate:[%s TO %s]", q, from, to)
+}
+
+type feed struct {
+	XMLName xml.Name `xml:"http://www.w3.org/2005/Atom feed"`
+	Entries []entry  `xml:"http://www.w3.org/2005/Atom entry"`
+}
+
+type entry struct {
+	ID        string `xml:"http://www.w3.org/2005/Atom id"`
+	Title     string `xml:"http://www.w3.org/2005/Atom title"`
+	Summary   string `xml:"http://www.w3.org/2005/Atom summary"`
+	Published string `xml:"http://www.w3.org/2005/Atom published"`
+	Authors   []struct {
+		Name string `xml:"http://www.w3.org/2005/Atom name"`
+	} `xml:"http://www.w3.org/2005/Atom author"`
+	Links []struct {
+		Href  string `xml:"href,attr"`
+		Rel   string `xml:"rel,attr"`
+		Title string `xml:"title,attr"`
+	} `xml:"http://www.w3.org/2005/Atom link"`
+	DOI        string `xml:"http://arxiv.org/schemas/atom doi"`
+	JournalRef string `xml:"http://arxiv.org/schemas/atom journal_ref"`
+}
+
+var absID = regexp.MustCompile(`arxiv\.org/abs/(.+)$`)
+
+func (e entry) paper() (skills.RawPaper, bool) {
+	title := clean(e.Title)
+	if title == "" {
+		return skills.RawPaper{}, false
+	}
+	p := skills.RawPaper{
+		Title:    title,
+		Abstract: clean(e.Summary),
+		Venue:    "arXiv",
+		DOI:      skills.NormalizeDOI(e.DOI),
+		URL:      strings.TrimSpace(e.ID),
+	}
+	if m := absID.FindStringSubmatch(strings.TrimSpace(e.ID)); m != nil {
+		p.ArxivID = skills.NormalizeArxivID(m[1])
+	}
+	if len(e.Published) >= 4 {
+		p.Year, _ = strconv.Atoi(e.Published[:4])
+	}
+	for _, a := range e.Authors {
+		if n := clean(a.Name); n != "" {
+			p.Authors = append(p.Authors, n)
+		}
+	}
+	for _, l := range e.Links {
+		if l.Rel == "alternate" && l.Href != "" {
+			p.URL = l.Href
+		}
+	}
+	return p, true
+}
+
+// clean collapses the line breaks and runs of spaces arXiv puts in titles
+// and abstracts.
+func clean(s string) string { return strings.Join(strings.Fields(s), " ") }

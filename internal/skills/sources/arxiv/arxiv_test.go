@@ -1,0 +1,118 @@
+package arxiv_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/sources/arxiv"
+	"quarry/internal/skills/sources/httpclient"
+	"quarry/internal/skills/sources/sourcetest"
+)
+
+func newSource(t *testing.T, base string, hc *httpclient.Client) skills.Source {
+	t.Helper()
+	c, err := arxiv.New(arxiv.Options{BaseURL: base, HTTP: hc})
+	require.NoError(t, err)
+	return c
+}
+
+const atom = "application/atom+xml; charset=utf-8"
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
+		OK:          sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")},
+		WantOK:      2,
+		Empty:       sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/empty.xml")},
+		Malformed:   sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/malformed.xml")},
+		ContentType: atom,
+	})
+}
+
+func TestSearchMapsEntries(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
+	hc, _ := sourcetest.NewClient("")
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{
+		Query: "all:sleep AND all:memory", YearRange: skills.YearRange{From: 2015, To: 2023}, MaxResults: 25,
+	})
+	require.NoError(t, err)
+	require.Equal(t, []skills.RawPaper{
+		{
+			Title:    "Replay in artificial agents: consolidation without sleep?",
+			Authors:  []string{"Jane Q. Doe", "Jürgen Schmidhüber"},
+			Year:     2021,
+			Venue:    "arXiv",
+			Abstract: `We study experience replay as an analogue of hippocampal replay during sleep. Agents with "offline" replay retain 23% more (p < 0.01) — see Fig. 2.`,
+			DOI:      "10.1016/j.neunet.2022.01.001",
+			ArxivID:  "2106.01234",
+			URL:      "http://arxiv.org/abs/2106.01234v2",
+			Rank:     1,
+		},
+		{
+			Title:    "Sleep, σ-models and the ℏ → 0 limit",
+			Authors:  []string{"李明"},
+			Year:     2019,
+			Venue:    "arXiv",
+			Abstract: "An old-style identifier with no DOI.",
+			ArxivID:  "hep-th/9901001",
+			URL:      "http://arxiv.org/abs/hep-th/9901001v3",
+			Rank:     2,
+		},
+	}, papers)
+	q := srv.Requests()[0].URL.Query()
+	require.Equal(t, "(all:sleep AND all:memory) AND submittedDate:[201501010000 TO 202312312359]", q.Get("search_query"))
+	require.Equal(t, "0", q.Get("start"))
+	require.Equal(t, "25", q.Get("max_results"))
+}
+
+func TestSearchQuery(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		years skills.YearRange
+		want  string
+	}{
+		{"Open", skills.YearRange{}, "ti:sleep OR abs:dream"},
+		{"From", skills.YearRange{From: 2015}, "(ti:sleep OR abs:dream) AND submittedDate:[201501010000 TO 999912312359]"},
+		{"To", skills.YearRange{To: 2001}, "(ti:sleep OR abs:dream) AND submittedDate:[000001010000 TO 200112312359]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tt.want, arxiv.SearchQuery("ti:sleep OR abs:dream", tt.years))
+		})
+	}
+}
+
+func TestMaxResultsCapsEntries(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
+	hc, _ := sourcetest.NewClient("")
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 1})
+	require.NoError(t, err)
+	require.Len(t, papers, 1)
+	require.Equal(t, "1", srv.Requests()[0].URL.Query().Get("max_results"))
+}
+
+func TestAPIErrorFeed(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/error.xml")}, atom)
+	hc, _ := sourcetest.NewClient("")
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.ErrorContains(t, err, "max_results must be non-negative")
+	require.Nil(t, papers)
+}
+
+func TestHTMLInsteadOfAtom(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": "<html><body>Service temporarily unavailable</body></html>"}, "text/html")
+	hc, _ := sourcetest.NewClient("")
+	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+	require.ErrorContains(t, err, "not the XML expected")
+}
