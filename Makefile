@@ -1,0 +1,47 @@
+# Quarry's commands. `make help` lists them. Recipes call the Go toolchain
+# and the scripts in scripts/; tools (templ, staticcheck) are go.mod tools,
+# so nothing needs installing globally besides Go itself.
+
+GO       ?= go
+BIN      := bin/quarry
+FUZZTIME ?= 10s
+
+.DEFAULT_GOAL := help
+.PHONY: help generate build run test e2e bench fuzz lint check
+
+help: ## List the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+generate: ## Regenerate templ components (*_templ.go)
+	$(GO) tool templ generate
+
+build: ## Build the binary into bin/quarry
+	$(GO) build -o $(BIN) ./cmd/web
+
+run: build ## Build, then serve on QUARRY_ADDR (default 127.0.0.1:8080)
+	./$(BIN) serve
+
+test: ## Install browser deps if missing, then run every test with -race
+	./scripts/setup-e2e.sh
+	$(GO) test -race -count=1 ./...
+
+e2e: ## Install browser deps if missing, then run only the browser tests
+	./scripts/setup-e2e.sh
+	$(GO) test -count=1 ./e2e/...
+
+bench: ## Run all benchmarks (no tests)
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+fuzz: ## Run every Fuzz target for FUZZTIME each (default 10s)
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
+
+lint: ## go vet, gofmt and staticcheck
+	$(GO) vet ./...
+	@out=$$(gofmt -l .); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GO) tool staticcheck ./...
+
+check: generate ## Regenerate, fail if generated files changed, then lint
+	@out=$$(git status --porcelain -- '*_templ.go'); \
+	if [ -n "$$out" ]; then echo "generated files are out of date or uncommitted; run make generate and commit:"; echo "$$out"; exit 1; fi
+	$(MAKE) --no-print-directory lint
