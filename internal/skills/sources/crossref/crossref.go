@@ -1,0 +1,206 @@
+// Package crossref searches the Crossref REST API (https://api.crossref.org),
+// the registry of DOIs, through bibliographic query on /works.
+package crossref
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/sources/httpclient"
+)
+
+// DefaultBaseURL is the public API.
+const DefaultBaseURL = "https://api.crossref.org"
+
+// maxRows is the largest page Crossref serves.
+const maxRows = 1000
+
+// selectFields keeps responses small; every name is a documented select field.
+const selectFields = "DOI,title,author,container-title,issued,published-print,published-online,abstract,URL,volume,issue,page"
+
+// Options configure a Client.
+type Options struct {
+	// BaseURL defaults to DefaultBaseURL.
+	BaseURL string
+	// Contact is sent as mailto, which routes requests to Crossref's polite pool.
+	Contact string
+	// HTTP is the polite client; nil builds one with Contact.
+	HTTP *httpclient.Client
+}
+
+// Client is the Crossref Source.
+type Client struct {
+	base    string
+	contact string
+	http    *httpclient.Client
+}
+
+var _ skills.Source = (*Client)(nil)
+
+// New returns a Client.
+func New(opts Options) (*Client, error) {
+	base, err := httpclient.BaseURL(skills.SourceCrossref, opts.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	hc := opts.HTTP
+	if hc == nil {
+		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
+	}
+	return &Client{base: base, contact: strings.TrimSpace(opts.Contact), http: hc}, nil
+}
+
+// Name implements skills.Source.
+func (c *Client) Name() string { return skills.SourceCrossref }
+
+// Search implements skills.Source.
+func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	if strings.TrimSpace(req.Query) == "" {
+		return nil, engine.Errorf(engine.EInvalid, "crossref: empty query")
+	}
+	if req.MaxResults < 1 {
+		return nil, engine.Errorf(engine.EInvalid, "crossref: max results must be positive")
+	}
+	v := url.Values{}
+	v.Set("query.bibliographic", req.Query)
+	v.Set("rows", strconv.Itoa(min(req.MaxResults, maxRows)))
+	var filters []string
+	if req.YearRange.From != 0 {
+		filters = append(filters, fmt.Sprintf("from-pub-date:%04d-01-01", req.YearRange.From))
+	}
+	if req.YearRange.To != 0 {
+		filters = append(filters, fmt.Sprintf("until-pub-date:%04d-12-31", req.YearRange.To))
+	}
+	if len(filters) > 0 {
+		v.Set("filter", strings.Join(filters, ","))
+	}
+	v.Set("select", selectFields)
+	if c.contact != "" {
+		v.Set("mailto", c.contact)
+	}
+	var resp response
+	if err := c.http.GetJSON(ctx, c.base+"/works?"+v.Encode(), nil, &resp); err != nil {
+		return nil, err
+	}
+	if resp.Status != "ok" || resp.Message.Items == nil {
+		return nil, engine.Errorf(engine.EInternal, "crossref: unexpected response: status %q, message-type %q", resp.Status, resp.MessageType)
+	}
+	papers := []skills.RawPaper{}
+	for _, it := range resp.Message.Items {
+		if p, ok := it.paper(); ok && len(papers) < req.MaxResults {
+			p.Rank = len(papers) + 1
+			papers = append(papers, p)
+		}
+	}
+	return papers, nil
+}
+
+type response struct {
+	Status      string `json:"status"`
+	MessageType string `json:"message-type"`
+	Message     struct {
+		TotalResults int    `json:"total-results"`
+		Items        []item `json:"items"`
+	} `json:"message"`
+}
+
+// date is Crossref's {"date-parts": [[2019, 5, 3]]}; parts may be null.
+type date struct {
+	Parts [][]*int `json:"date-parts"`
+}
+
+func (d *date) year() int {
+	if d == nil || len(d.Parts) == 0 || len(d.Parts[0]) == 0 || d.Parts[0][0] == nil {
+		return 0
+	}
+	return *d.Parts[0][0]
+}
+
+type item struct {
+	DOI       string   `json:"DOI"`
+	Title     []string `json:"title"`
+	Container []string `json:"container-title"`
+	Author    []struct {
+		Given  string `json:"given"`
+		Family string `json:"family"`
+		Name   string `json:"name"`
+	} `json:"author"`
+	Issued          *date  `json:"issued"`
+	PublishedPrint  *date  `json:"published-print"`
+	PublishedOnline *date  `json:"published-online"`
+	Abstract        string `json:"abstract"`
+	URL             string `json:"URL"`
+	Volume          string `json:"volume"`
+	Issue           string `json:"issue"`
+	Page            string `json:"page"`
+}
+
+func (it item) paper() (skills.RawPaper, bool) {
+	title := ""
+	if len(it.Title) > 0 {
+		title = StripMarkup(it.Title[0])
+	}
+	if title == "" {
+		return skills.RawPaper{}, false
+	}
+	p := skills.RawPaper{
+		Title:    title,
+		Abstract: StripMarkup(jatsTitle.ReplaceAllString(it.Abstract, " ")),
+		DOI:      skills.NormalizeDOI(it.DOI),
+		URL:      it.URL,
+		Volume:   it.Volume,
+		Issue:    it.Issue,
+		Pages:    it.Page,
+	}
+	if len(it.Container) > 0 {
+		p.Venue = StripMarkup(it.Container[0])
+	}
+	for _, d := range []*date{it.Issued, it.PublishedPrint, it.PublishedOnline} {
+		if y := d.year(); y != 0 {
+			p.Year = y
+			break
+		}
+	}
+	for _, a := range it.Author {
+		name := strings.TrimSpace(strings.TrimSpace(a.Given) + " " + strings.TrimSpace(a.Family))
+		if name == "" {
+			name = strings.TrimSpace(a.Name)
+		}
+		if name != "" {
+			p.Authors = append(p.Authors, name)
+		}
+	}
+	return p, true
+}
+
+var (
+	// jatsTitle drops section headings such as <jats:title>Abstract</jats:title>,
+	// which would otherwise start every abstract with the word "Abstract".
+	jatsTitle = regexp.MustCompile(`(?s)<jats:title>.*?</jats:title>`)
+	// inlineTag marks up part of a word (CO<sub>2</sub>) and must vanish
+	// without a space; any other tag separates blocks and becomes one.
+	inlineTag = regexp.MustCompile(`</?(?:jats:|mml:)?(?:sub|sup|i|b|em|strong|italic|bold|sc|underline|monospace|span|u)(?:\s[^>]*)?>`)
+	tag       = regexp.MustCompile(`<[^>]*>`)
+)
+
+// StripMarkup turns Crossref's JATS/HTML fragments (abstracts, titles with
+// <i> or <sub>) into plain text: tags become spaces, entities are decoded
+// and whitespace is collapsed.
+func StripMarkup(s string) string {
+	s = inlineTag.ReplaceAllString(s, "")
+	s = tag.ReplaceAllString(s, " ")
+	s = html.UnescapeString(s)
+	s = strings.Join(strings.Fields(s), " ")
+	// A tag between a word and its punctuation leaves a stray space.
+	for _, p := range []string{".", ",", ";", ":", ")"} {
+		s = strings.ReplaceAll(s, " "+p, p)
+	}
+	return strings.ReplaceAll(s, "( ", "(")
+}
