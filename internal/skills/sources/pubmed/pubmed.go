@@ -1,0 +1,278 @@
+// Package pubmed searches PubMed through NCBI's E-utilities
+// (https://www.ncbi.nlm.nih.gov/books/NBK25499/): esearch finds PMIDs in
+// relevance order, efetch returns their records as PubmedArticleSet XML.
+package pubmed
+
+import (
+	"context"
+	"encoding/xml"
+	"html"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/sources/httpclient"
+)
+
+// DefaultBaseURL is the E-utilities endpoint.
+const DefaultBaseURL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+
+// Tool is the tool name NCBI asks every E-utilities caller to send.
+const Tool = "quarry"
+
+// fetchBatch keeps efetch URLs short; NCBI suggests POST beyond ~200 IDs.
+const fetchBatch = 200
+
+// Options configure a Client.
+type Options struct {
+	// BaseURL defaults to DefaultBaseURL.
+	BaseURL string
+	// Contact is sent as email (with tool=quarry), as NCBI requires so it
+	// can reach a developer before blocking an address.
+	Contact string
+	// APIKey is optional; it raises NCBI's limit from 3 to 10 requests/s.
+	APIKey string
+	// HTTP is the polite client; nil builds one with Contact.
+	HTTP *httpclient.Client
+}
+
+// Client is the PubMed Source.
+type Client struct {
+	base    string
+	contact string
+	apiKey  string
+	http    *httpclient.Client
+}
+
+var _ skills.Source = (*Client)(nil)
+
+// New returns a Client.
+func New(opts Options) (*Client, error) {
+	base, err := httpclient.BaseURL(skills.SourcePubMed, opts.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	hc := opts.HTTP
+	if hc == nil {
+		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
+	}
+	return &Client{base: base, contact: strings.TrimSpace(opts.Contact), apiKey: strings.TrimSpace(opts.APIKey), http: hc}, nil
+}
+
+// Name implements skills.Source.
+func (c *Client) Name() string { return skills.SourcePubMed }
+
+// Search implements skills.Source: esearch, then efetch in batches, ranked
+// in esearch's relevance order.
+func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	if strings.TrimSpace(req.Query) == "" {
+		return nil, engine.Errorf(engine.EInvalid, "pubmed: empty query")
+	}
+	if req.MaxResults < 1 {
+		return nil, engine.Errorf(engine.EInvalid, "pubmed: max results must be positive")
+	}
+	ids, err := c.esearch(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	byPMID := map[string]skills.RawPaper{}
+	for start := 0; start < len(ids); start += fetchBatch {
+		batch := ids[start:min(start+fetchBatch, len(ids))]
+		var set articleSet
+		if err := c.http.GetXML(ctx, c.url("efetch.fcgi", url.Values{"id": {strings.Join(batch, ",")}, "retmode": {"xml"}}), nil, &set); err != nil {
+			return nil, err
+		}
+		for _, a := range set.Articles {
+			if p, ok := a.paper(); ok {
+				byPMID[p.PMID] = p
+			}
+		}
+	}
+	papers := []skills.RawPaper{}
+	for _, id := range ids {
+		if p, ok := byPMID[id]; ok {
+			p.Rank = len(papers) + 1
+			papers = append(papers, p)
+		}
+	}
+	return papers, nil
+}
+
+func (c *Client) esearch(ctx context.Context, req skills.SourceRequest) ([]string, error) {
+	v := url.Values{
+		"term":    {req.Query},
+		"retmax":  {strconv.Itoa(req.MaxResults)},
+		"retmode": {"json"},
+		"sort":    {"relevance"},
+	}
+	if y := req.YearRange; y.From != 0 || y.To != 0 {
+		// mindate and maxdate are only honoured as a pair.
+		from, to := 1000, 3000
+		if y.From != 0 {
+			from = y.From
+		}
+		if y.To != 0 {
+			to = y.To
+		}
+		v.Set("datetype", "pdat")
+		v.Set("mindate", strconv.Itoa(from))
+		v.Set("maxdate", strconv.Itoa(to))
+	}
+	var resp struct {
+		Error  string `json:"error"`
+		Result *struct {
+			Count  string   `json:"count"`
+			IDList []string `json:"idlist"`
+			Error  string   `json:"ERROR"`
+		} `json:"esearchresult"`
+	}
+	if err := c.http.GetJSON(ctx, c.url("esearch.fcgi", v), nil, &resp); err != nil {
+		return nil, err
+	}
+	switch {
+	case resp.Error != "":
+		return nil, engine.Errorf(engine.EInternal, "pubmed esearch: %s", resp.Error)
+	case resp.Result == nil:
+		return nil, engine.Errorf(engine.EInternal, "pubmed esearch: unexpected response: no esearchresult")
+	case resp.Result.Error != "":
+		return nil, engine.Errorf(engine.EInvalid, "pubmed esearch: %s", resp.Result.Error)
+	}
+	ids := resp.Result.IDList
+	if len(ids) > req.MaxResults {
+		ids = ids[:req.MaxResults]
+	}
+	return ids, nil
+}
+
+func (c *Client) url(endpoint string, v url.Values) string {
+	v.Set("db", "pubmed")
+	v.Set("tool", Tool)
+	if c.contact != "" {
+		v.Set("email", c.contact)
+	}
+	if c.apiKey != "" {
+		v.Set("api_key", c.apiKey)
+	}
+	return c.base + "/" + endpoint + "?" + v.Encode()
+}
+
+type articleSet struct {
+	XMLName  xml.Name  `xml:"PubmedArticleSet"`
+	Articles []article `xml:"PubmedArticle"`
+}
+
+// markup is an element whose text may contain inline tags (<i>, <sup>).
+type markup struct {
+	Inner string `xml:",innerxml"`
+	Label string `xml:"Label,attr"`
+}
+
+type article struct {
+	PMID    string `xml:"MedlineCitation>PMID"`
+	Article struct {
+		Journal struct {
+			Title string `xml:"Title"`
+			Issue struct {
+				Volume  string `xml:"Volume"`
+				Issue   string `xml:"Issue"`
+				PubDate struct {
+					Year        string `xml:"Year"`
+					MedlineDate string `xml:"MedlineDate"`
+				} `xml:"PubDate"`
+			} `xml:"JournalIssue"`
+		} `xml:"Journal"`
+		Title      markup   `xml:"ArticleTitle"`
+		Pages      string   `xml:"Pagination>MedlinePgn"`
+		Abstract   []markup `xml:"Abstract>AbstractText"`
+		ELocations []struct {
+			Type  string `xml:"EIdType,attr"`
+			Value string `xml:",chardata"`
+		} `xml:"ELocationID"`
+		Authors []struct {
+			LastName       string `xml:"LastName"`
+			ForeName       string `xml:"ForeName"`
+			Initials       string `xml:"Initials"`
+			CollectiveName string `xml:"CollectiveName"`
+		} `xml:"AuthorList>Author"`
+		ArticleDateYear string `xml:"ArticleDate>Year"`
+	} `xml:"MedlineCitation>Article"`
+	IDs []struct {
+		Type  string `xml:"IdType,attr"`
+		Value string `xml:",chardata"`
+	} `xml:"PubmedData>ArticleIdList>ArticleId"`
+}
+
+var (
+	tag       = regexp.MustCompile(`<[^>]*>`)
+	firstYear = regexp.MustCompile(`\b(1[0-9]{3}|2[0-9]{3})\b`)
+)
+
+// text strips inline markup from innerxml and decodes entities.
+func text(s string) string {
+	s = tag.ReplaceAllString(s, "")
+	return strings.Join(strings.Fields(html.UnescapeString(s)), " ")
+}
+
+func (a article) paper() (skills.RawPaper, bool) {
+	art := a.Article
+	p := skills.RawPaper{
+		Title:  strings.TrimSuffix(text(art.Title.Inner), "."),
+		Venue:  text(art.Journal.Title),
+		Volume: strings.TrimSpace(art.Journal.Issue.Volume),
+		Issue:  strings.TrimSpace(art.Journal.Issue.Issue),
+		Pages:  strings.TrimSpace(art.Pages),
+		PMID:   strings.TrimSpace(a.PMID),
+	}
+	// PubMed brackets titles translated into English: "[Sleep and memory]."
+	if strings.HasPrefix(p.Title, "[") && strings.HasSuffix(p.Title, "]") {
+		p.Title = strings.TrimSuffix(strings.TrimPrefix(p.Title, "["), "]")
+	}
+	if p.Title == "" || p.PMID == "" {
+		return skills.RawPaper{}, false
+	}
+	p.URL = "https://pubmed.ncbi.nlm.nih.gov/" + p.PMID + "/"
+	var parts []string
+	for _, ab := range art.Abstract {
+		t := text(ab.Inner)
+		if t == "" {
+			continue
+		}
+		if ab.Label != "" && !strings.EqualFold(ab.Label, "UNLABELLED") {
+			t = ab.Label + ": " + t
+		}
+		parts = append(parts, t)
+	}
+	p.Abstract = strings.Join(parts, "\n")
+	for _, y := range []string{art.Journal.Issue.PubDate.Year, art.Journal.Issue.PubDate.MedlineDate, art.ArticleDateYear} {
+		if m := firstYear.FindString(y); m != "" {
+			p.Year, _ = strconv.Atoi(m)
+			break
+		}
+	}
+	for _, au := range art.Authors {
+		name := strings.TrimSpace(strings.TrimSpace(au.ForeName) + " " + strings.TrimSpace(au.LastName))
+		if strings.TrimSpace(au.ForeName) == "" && au.Initials != "" {
+			name = strings.TrimSpace(au.Initials + " " + au.LastName)
+		}
+		if name == "" {
+			name = text(au.CollectiveName)
+		}
+		if name != "" {
+			p.Authors = append(p.Authors, name)
+		}
+	}
+	for _, id := range a.IDs {
+		if id.Type == "doi" {
+			p.DOI = skills.NormalizeDOI(id.Value)
+		}
+	}
+	for _, el := range art.ELocations {
+		if p.DOI == "" && el.Type == "doi" {
+			p.DOI = skills.NormalizeDOI(el.Value)
+		}
+	}
+	return p, true
+}

@@ -1,0 +1,173 @@
+package pubmed_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/sources/httpclient"
+	"quarry/internal/skills/sources/pubmed"
+	"quarry/internal/skills/sources/sourcetest"
+)
+
+func newSource(t *testing.T, base string, hc *httpclient.Client) skills.Source {
+	t.Helper()
+	c, err := pubmed.New(pubmed.Options{BaseURL: base, Contact: "ada@example.org", HTTP: hc})
+	require.NoError(t, err)
+	return c
+}
+
+func okBodies(t *testing.T) sourcetest.Bodies {
+	return sourcetest.Bodies{
+		"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch.json"),
+		"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
+	}
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
+		OK:          okBodies(t),
+		WantOK:      3,
+		Empty:       sourcetest.Bodies{"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_empty.json")},
+		Malformed:   sourcetest.Bodies{"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_malformed.json")},
+		ContentType: "application/json",
+	})
+}
+
+func TestSearchMapsArticlesInRelevanceOrder(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, okBodies(t), "text/xml")
+	hc, _ := sourcetest.NewClient("")
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{
+		Query: `sleep[tiab] AND "memory consolidation"[MeSH]`, YearRange: skills.YearRange{From: 2015, To: 2023}, MaxResults: 4,
+	})
+	require.NoError(t, err)
+	require.Equal(t, []skills.RawPaper{
+		{
+			Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
+			Authors:  []string{"Søren Ødegård", "María José García-López"},
+			Year:     2019,
+			Venue:    "Nature neuroscience",
+			Volume:   "22",
+			Issue:    "10",
+			Pages:    "1598-1610",
+			Abstract: "BACKGROUND: Sleep spindles support memory consolidation.\nMETHODS: We recorded EEG in 42 adults (CO2 < 5%).\nRESULTS: Spindle density predicted recall.",
+			DOI:      "10.1038/s41593-019-0467-3",
+			PMID:     "31451801",
+			URL:      "https://pubmed.ncbi.nlm.nih.gov/31451801/",
+			Rank:     1,
+		},
+		{
+			Title:    "Schlaf und Gedächtnis bei Kindern",
+			Authors:  []string{"German Sleep Study Group", "K Müller"},
+			Year:     2018,
+			Venue:    "Sleep",
+			Volume:   "41",
+			Issue:    "12",
+			Pages:    "e201",
+			Abstract: "Unstructured abstract in one part.",
+			PMID:     "29999999",
+			URL:      "https://pubmed.ncbi.nlm.nih.gov/29999999/",
+			Rank:     2,
+		},
+		{
+			Title: "Targeted memory reactivation during slow-wave sleep",
+			Year:  2016,
+			Venue: "Frontiers in human neuroscience",
+			DOI:   "10.3389/fnhum.2016.00001",
+			PMID:  "27000001",
+			URL:   "https://pubmed.ncbi.nlm.nih.gov/27000001/",
+			Rank:  3,
+		},
+	}, papers)
+
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	es, ef := reqs[0].URL.Query(), reqs[1].URL.Query()
+	require.True(t, strings.HasSuffix(reqs[0].URL.Path, "/esearch.fcgi"))
+	require.Equal(t, `sleep[tiab] AND "memory consolidation"[MeSH]`, es.Get("term"))
+	require.Equal(t, "pubmed", es.Get("db"))
+	require.Equal(t, "4", es.Get("retmax"))
+	require.Equal(t, "json", es.Get("retmode"))
+	require.Equal(t, "pdat", es.Get("datetype"))
+	require.Equal(t, "2015", es.Get("mindate"))
+	require.Equal(t, "2023", es.Get("maxdate"))
+	require.Equal(t, "quarry", es.Get("tool"))
+	require.Equal(t, "ada@example.org", es.Get("email"))
+	require.True(t, strings.HasSuffix(reqs[1].URL.Path, "/efetch.fcgi"))
+	require.Equal(t, "31451801,29999999,27000001,25000002", ef.Get("id"))
+	require.Equal(t, "xml", ef.Get("retmode"))
+	require.Equal(t, "pubmed", ef.Get("db"))
+}
+
+func TestOpenYearRangeAndAPIKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name              string
+		years             skills.YearRange
+		wantMin, wantMax  string
+		wantDateTypeIsSet bool
+	}{
+		{"Open", skills.YearRange{}, "", "", false},
+		{"FromOnly", skills.YearRange{From: 2010}, "2010", "3000", true},
+		{"ToOnly", skills.YearRange{To: 1999}, "1000", "1999", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_empty.json")}, "application/json")
+			hc, _ := sourcetest.NewClient("")
+			c, err := pubmed.New(pubmed.Options{BaseURL: srv.URL, APIKey: "ncbi-key", HTTP: hc})
+			require.NoError(t, err)
+			papers, err := c.Search(context.Background(), skills.SourceRequest{Query: "x", YearRange: tt.years, MaxResults: 5})
+			require.NoError(t, err)
+			require.Empty(t, papers)
+			reqs := srv.Requests()
+			require.Len(t, reqs, 1, "no efetch for an empty id list")
+			q := reqs[0].URL.Query()
+			require.Equal(t, tt.wantMin, q.Get("mindate"))
+			require.Equal(t, tt.wantMax, q.Get("maxdate"))
+			_, has := q["datetype"]
+			require.Equal(t, tt.wantDateTypeIsSet, has)
+			require.Equal(t, "ncbi-key", q.Get("api_key"))
+			require.Empty(t, q.Get("email"))
+		})
+	}
+}
+
+func TestESearchErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body, wantCode, wantText string
+	}{
+		{"QueryError", `{"header":{"type":"esearch","version":"0.3"},"esearchresult":{"ERROR":"Invalid query syntax near ["}}`, engine.EInvalid, "Invalid query syntax"},
+		{"TopLevelError", `{"error":"API key invalid","api-key":"x","type":"api-key"}`, engine.EInternal, "API key invalid"},
+		{"NoResult", `{"header":{"type":"esearch"}}`, engine.EInternal, "no esearchresult"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/esearch.fcgi": tt.body}, "application/json")
+			hc, _ := sourcetest.NewClient("")
+			_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+			require.Equal(t, tt.wantCode, engine.ErrorCode(err))
+			require.ErrorContains(t, err, tt.wantText)
+		})
+	}
+}
+
+func TestMalformedEFetch(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{
+		"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch.json"),
+		"/efetch.fcgi":  `<?xml version="1.0" ?><eFetchResult><ERROR>Cannot retrieve history data.</ERROR></eFetchResult>`,
+	}, "text/xml")
+	hc, _ := sourcetest.NewClient("")
+	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+	require.ErrorContains(t, err, "not the XML expected")
+}
