@@ -1,0 +1,641 @@
+package skills
+
+import (
+	"context"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills/text"
+)
+
+// MaxQuestionLength bounds a research question; longer text is a document,
+// not a question, and keyphrase extraction on it is meaningless.
+const MaxQuestionLength = 2000
+
+// maxConcepts caps the concepts taken from one question: more than a handful
+// AND-ed together finds nothing.
+const maxConcepts = 6
+
+// OfflineIntentParser is the IntentParser that needs no network and no
+// model: regular expressions for years, exclusions and study types, a
+// keyword table for fields of study, stop-word-split keyphrase extraction
+// (RAKE) for concepts and a built-in synonym table. It is deterministic, so
+// the same question always gives the same intent.
+type OfflineIntentParser struct {
+	now      func() time.Time
+	synonyms map[string][]string // lower-case term -> the other terms of its group
+	terms    [][]string          // table terms as words, longest first, for protected matching
+	fields   []fieldMatcher
+}
+
+type fieldMatcher struct {
+	field    string
+	keywords []*regexp.Regexp
+}
+
+// NewIntentParser returns the offline parser. now is the clock relative
+// phrases ("last 5 years") are read against; it is injected so tests and
+// replays get the same years. A nil now means time.Now.
+func NewIntentParser(now func() time.Time) *OfflineIntentParser {
+	if now == nil {
+		now = time.Now
+	}
+	p := &OfflineIntentParser{now: now, synonyms: map[string][]string{}}
+	table := SynonymTable()
+	for _, key := range sortedKeys(table) {
+		group := append([]string{key}, table[key]...)
+		for _, t := range group {
+			t = strings.ToLower(t)
+			if _, dup := p.synonyms[t]; dup {
+				continue
+			}
+			var others []string
+			for _, o := range group {
+				if !strings.EqualFold(o, t) {
+					others = append(others, o)
+				}
+			}
+			p.synonyms[t] = others
+			p.terms = append(p.terms, wordRE.FindAllString(t, -1))
+		}
+	}
+	sort.SliceStable(p.terms, func(i, j int) bool { return len(p.terms[i]) > len(p.terms[j]) })
+	for _, r := range fieldRules {
+		fm := fieldMatcher{field: r.field}
+		for _, kw := range r.keywords {
+			pat := `\b` + regexp.QuoteMeta(strings.TrimSuffix(kw, "*"))
+			if strings.HasSuffix(kw, "*") {
+				pat += `[\w-]*`
+			}
+			fm.keywords = append(fm.keywords, regexp.MustCompile(pat+`\b`))
+		}
+		p.fields = append(p.fields, fm)
+	}
+	return p
+}
+
+// SynonymTable maps a term to the other words researchers use for it,
+// across fields. It is a function returning a fresh map literal so no
+// caller can change it for everyone. Lookups are case-insensitive and work
+// from any member of a group.
+func SynonymTable() map[string][]string {
+	return map[string][]string{
+		// computing
+		"machine learning":             {"ml", "statistical learning"},
+		"deep learning":                {"neural network", "deep neural network"},
+		"artificial intelligence":      {"ai"},
+		"natural language processing":  {"nlp", "computational linguistics"},
+		"large language model":         {"llm", "foundation model"},
+		"convolutional neural network": {"cnn"},
+		"graph neural network":         {"gnn"},
+		"reinforcement learning":       {"reward learning"},
+		"computer vision":              {"image recognition", "image analysis"},
+		"transfer learning":            {"domain adaptation"},
+		"federated learning":           {"decentralized learning"},
+		"explainable ai":               {"xai", "interpretable machine learning", "explainability"},
+		"recommender system":           {"recommendation system", "collaborative filtering"},
+		"information retrieval":        {"document retrieval", "search engine"},
+		"question answering":           {"qa system"},
+		"sentiment analysis":           {"opinion mining"},
+		"internet of things":           {"iot"},
+		"blockchain":                   {"distributed ledger"},
+		"cybersecurity":                {"cyber security", "information security"},
+		"software engineering":         {"software development"},
+		"code review":                  {"code inspection"},
+		"technical debt":               {"design debt"},
+		"autonomous vehicle":           {"self-driving car", "driverless car"},
+		// medicine and health
+		"randomized controlled trial":  {"rct", "randomised controlled trial", "randomized clinical trial"},
+		"meta-analysis":                {"meta analysis", "metaanalysis"},
+		"covid-19":                     {"sars-cov-2", "coronavirus disease 2019", "covid"},
+		"myocardial infarction":        {"heart attack", "acute myocardial infarction"},
+		"children":                     {"paediatric", "pediatric", "child", "childhood"},
+		"adolescents":                  {"teenagers", "adolescence", "youth"},
+		"elderly":                      {"older adults", "older people", "geriatric"},
+		"hypertension":                 {"high blood pressure"},
+		"type 2 diabetes":              {"t2dm", "type 2 diabetes mellitus"},
+		"stroke":                       {"cerebrovascular accident"},
+		"cancer":                       {"neoplasm", "tumor", "tumour", "malignancy"},
+		"breast cancer":                {"breast neoplasm", "breast carcinoma"},
+		"depression":                   {"depressive disorder", "major depressive disorder"},
+		"anxiety":                      {"anxiety disorder"},
+		"physical activity":            {"exercise"},
+		"smoking cessation":            {"quitting smoking", "tobacco cessation"},
+		"alzheimer's disease":          {"alzheimer disease", "alzheimers"},
+		"dementia":                     {"neurocognitive disorder"},
+		"autism":                       {"autism spectrum disorder", "asd"},
+		"adhd":                         {"attention deficit hyperactivity disorder"},
+		"ptsd":                         {"post-traumatic stress disorder", "posttraumatic stress disorder"},
+		"quality of life":              {"qol", "health-related quality of life", "hrqol"},
+		"cost-effectiveness":           {"cost effectiveness", "economic evaluation"},
+		"ace inhibitors":               {"angiotensin-converting enzyme inhibitors", "ace inhibitor"},
+		"statins":                      {"statin", "hmg-coa reductase inhibitors"},
+		"antibiotics":                  {"antibiotic", "antimicrobial", "antibacterial"},
+		"vaccination":                  {"vaccine", "immunization", "immunisation"},
+		"telemedicine":                 {"telehealth", "ehealth", "remote consultation"},
+		"electronic health records":    {"ehr", "electronic medical records", "emr"},
+		"intensive care unit":          {"icu", "critical care"},
+		"sepsis":                       {"septic shock", "septicemia"},
+		"cognitive behavioral therapy": {"cbt", "cognitive behavioural therapy"},
+		"mindfulness":                  {"meditation"},
+		"opioids":                      {"opioid", "opiates"},
+		"alcohol use":                  {"alcohol consumption", "alcohol drinking"},
+		"air pollution":                {"particulate matter", "pm2.5"},
+		// social science, education, economics, environment
+		"socioeconomic status":     {"ses", "socio-economic status"},
+		"social media":             {"social networking sites", "online social networks"},
+		"unemployment":             {"joblessness"},
+		"minimum wage":             {"wage floor"},
+		"remote work":              {"telework", "working from home", "telecommuting"},
+		"online learning":          {"e-learning", "distance learning"},
+		"higher education":         {"university", "tertiary education"},
+		"students":                 {"learners"},
+		"teachers":                 {"educators"},
+		"bullying":                 {"peer victimization"},
+		"homelessness":             {"housing instability"},
+		"immigrants":               {"migrants"},
+		"loneliness":               {"social isolation"},
+		"climate change":           {"global warming"},
+		"greenhouse gas emissions": {"ghg emissions", "carbon emissions"},
+		"renewable energy":         {"clean energy", "renewables"},
+	}
+}
+
+// ParseIntent implements IntentParser.
+func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) (ParsedIntent, error) {
+	if err := ctx.Err(); err != nil {
+		return ParsedIntent{}, err
+	}
+	topic := cleanQuestion(question)
+	if topic == "" {
+		return ParsedIntent{}, engine.Errorf(engine.EInvalid, "the research question is empty")
+	}
+	if len(topic) > MaxQuestionLength {
+		return ParsedIntent{}, engine.Errorf(engine.EInvalid, "the research question is longer than %d characters; shorten it to the question itself", MaxQuestionLength)
+	}
+	in := ParsedIntent{Topic: topic}
+	s := strings.ToLower(topic)
+	// Quoted phrases first: they are what the researcher insists on and
+	// must not be split by the rules below.
+	var quoted []string
+	s = replaceAll(quotedPhrase, s, func(m []string) {
+		if ph := strings.Join(strings.Fields(m[1]), " "); ph != "" && !containsFold(quoted, ph) {
+			quoted = append(quoted, ph)
+		}
+	})
+	in.IncludeTerms = quoted
+	s, in.YearRange = yearRange(s, p.now())
+	s, in.ExcludeTerms = exclusions(s)
+	in.FieldsOfStudy = p.fieldsOfStudy(s + " , " + strings.Join(quoted, " , "))
+	s, in.StudyTypes = studyTypes(s)
+	in.Concepts = p.concepts(s, quoted)
+	if len(in.Concepts) == 0 {
+		return ParsedIntent{}, engine.Errorf(engine.EInvalid, "the research question has no searchable terms; say what the papers should be about")
+	}
+	if err := in.Validate(); err != nil {
+		return ParsedIntent{}, err
+	}
+	return in, nil
+}
+
+// SynonymsOf returns the other terms for term from the synonym table,
+// trying the singular of a plural too; nil if the table has none.
+func (p *OfflineIntentParser) SynonymsOf(term string) []string {
+	t := strings.ToLower(strings.Join(strings.Fields(term), " "))
+	for _, v := range []string{t, singular(t)} {
+		if syn, ok := p.synonyms[v]; ok {
+			return append([]string(nil), syn...)
+		}
+	}
+	return nil
+}
+
+func cleanQuestion(q string) string {
+	q = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, q)
+	q = strings.Join(strings.Fields(q), " ")
+	return strings.TrimSpace(strings.TrimRight(q, "?!. "))
+}
+
+var (
+	quotedPhrase = regexp.MustCompile(`["“”]([^"“”]+)["“”]`)
+	yearPat      = `(1[89]\d\d|2[01]\d\d)`
+	dash         = `\s*(?:-|–|—|to|until|till|through|and)\s*`
+	numberWords  = map[string]int{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20, "a": 1, "a couple of": 2, "a few": 3}
+	yearRules    = []struct {
+		re    *regexp.Regexp
+		apply func(m []string, now int, y *YearRange)
+	}{
+		{regexp.MustCompile(`\b(?:(?:published\s+)?(?:between|from)\s+)?` + yearPat + dash + yearPat + `\b`), func(m []string, _ int, y *YearRange) {
+			y.From, y.To = atoi(m[1]), atoi(m[2])
+		}},
+		{regexp.MustCompile(`\b(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|fifteen|twenty|a couple of|a few)\s+years?\b`), func(m []string, now int, y *YearRange) {
+			n, ok := numberWords[m[1]]
+			if !ok {
+				n = atoi(m[1])
+			}
+			y.From, y.To = now-n, now
+		}},
+		{regexp.MustCompile(`\b(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:last|past|previous)\s+(decade|year)\b`), func(m []string, now int, y *YearRange) {
+			n := 1
+			if m[1] == "decade" {
+				n = 10
+			}
+			y.From, y.To = now-n, now
+		}},
+		{regexp.MustCompile(`\b(?:(?:in|during)\s+)?(?:the\s+)?((?:19|20)\d)0s\b`), func(m []string, _ int, y *YearRange) {
+			y.From = atoi(m[1]) * 10
+			y.To = y.From + 9
+		}},
+		{regexp.MustCompile(`\b(?:published\s+)?(?:since|from|starting(?:\s+in)?|as\s+of)\s+` + yearPat + `\b`), func(m []string, _ int, y *YearRange) { y.From = atoi(m[1]) }},
+		{regexp.MustCompile(`\b(?:published\s+)?(?:after|post)\s+` + yearPat + `\b`), func(m []string, _ int, y *YearRange) { y.From = atoi(m[1]) + 1 }},
+		{regexp.MustCompile(`\b(?:published\s+)?(?:before|prior\s+to|pre)\s+` + yearPat + `\b`), func(m []string, _ int, y *YearRange) { y.To = atoi(m[1]) - 1 }},
+		{regexp.MustCompile(`\b(?:published\s+)?(?:until|till|up\s+to|through|by)\s+` + yearPat + `\b`), func(m []string, _ int, y *YearRange) { y.To = atoi(m[1]) }},
+		{regexp.MustCompile(`\b(?:published\s+)?(?:in|during)\s+` + yearPat + `\b`), func(m []string, _ int, y *YearRange) { y.From, y.To = atoi(m[1]), atoi(m[1]) }},
+	}
+)
+
+// yearRange applies the year rules in order (ranges before single bounds)
+// and removes what they matched, so "2015" never becomes a concept. "after
+// 2015" excludes 2015 and "before 2010" excludes 2010; "last 5 years" is the
+// current year and the five before it, whole years being the finest grain
+// sources filter on.
+func yearRange(s string, now time.Time) (string, YearRange) {
+	var y YearRange
+	for _, r := range yearRules {
+		s = replaceAll(r.re, s, func(m []string) { r.apply(m, now.Year(), &y) })
+	}
+	if y.From != 0 && y.To != 0 && y.From > y.To {
+		y.From, y.To = y.To, y.From
+	}
+	return s, y
+}
+
+var (
+	exclusionCue = regexp.MustCompile(`\b(?:not\s+(?:in|among|on|for|including|involving|about)|excluding|exclude|except(?:\s+for)?|without|other\s+than|but\s+not|apart\s+from|ignoring|rather\s+than)\s+([^,;:.?!()]+)`)
+	phraseStop   = map[string]bool{"and": true, "or": true, "but": true, "since": true, "after": true, "before": true, "between": true, "during": true, "published": true, "from": true, "that": true, "which": true, "who": true, "where": true, "when": true, "while": true, "with": true, "versus": true, "vs": true, "compared": true, "using": true, "is": true, "are": true, "was": true, "were": true, "do": true, "does": true, "did": true, "to": true}
+)
+
+// exclusions finds "excluding animal studies", "not in children",
+// "without X", "except Y" and the like, returns the excluded phrases and
+// removes them from s so they do not become concepts.
+func exclusions(s string) (string, []string) {
+	var out []string
+	// Each pass removes at least one cue; the words after an excluded phrase
+	// go back into s, where a later pass finds the next cue.
+	for exclusionCue.MatchString(s) {
+		s = exclusionCue.ReplaceAllStringFunc(s, func(match string) string {
+			m := exclusionCue.FindStringSubmatch(match)
+			words := strings.Fields(m[1])
+			p, keep := cutPhrase(words)
+			if p != "" && !containsFold(out, p) {
+				out = append(out, p)
+			}
+			// Keep the words after the phrase: they may carry other concepts.
+			return " , " + strings.Join(words[keep:], " ")
+		})
+	}
+	return s, out
+}
+
+// cutPhrase takes the phrase at the start of words: up to four words,
+// ending at a connective, without leading or trailing stop words. keep is
+// how many words it consumed, so the caller can put the rest back.
+func cutPhrase(words []string) (phrase string, keep int) {
+	for keep < len(words) && keep < 4 && !phraseStop[words[keep]] {
+		keep++
+	}
+	ph := words[:keep]
+	for len(ph) > 0 && (text.IsStopword(ph[0]) || questionFiller[ph[0]]) {
+		ph = ph[1:]
+	}
+	for len(ph) > 0 && text.IsStopword(ph[len(ph)-1]) {
+		ph = ph[:len(ph)-1]
+	}
+	return strings.Join(ph, " "), keep
+}
+
+// studyTypeRules map wording to one canonical study type. More specific
+// wordings come first and matched text is removed, so "randomized clinical
+// trial" is not also counted as "clinical trial".
+var studyTypeRules = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"randomized controlled trial", regexp.MustCompile(`\brandomi[sz]ed(?:\s+(?:controlled|clinical|control))?\s+trials?\b|\brcts?\b`)},
+	{"systematic review", regexp.MustCompile(`\bsystematic\s+(?:literature\s+)?reviews?\b`)},
+	{"meta-analysis", regexp.MustCompile(`\bmeta[\s-]?analy[sz](?:is|es|ses)\b`)},
+	{"scoping review", regexp.MustCompile(`\bscoping\s+reviews?\b`)},
+	{"literature review", regexp.MustCompile(`\b(?:literature|narrative)\s+reviews?\b`)},
+	{"cohort study", regexp.MustCompile(`\b(?:prospective\s+|retrospective\s+)?cohorts?(?:\s+stud(?:y|ies))?\b`)},
+	{"case-control study", regexp.MustCompile(`\bcase[\s-]control(?:\s+stud(?:y|ies))?\b`)},
+	{"cross-sectional study", regexp.MustCompile(`\bcross[\s-]sectional(?:\s+(?:stud(?:y|ies)|surveys?))?\b`)},
+	{"longitudinal study", regexp.MustCompile(`\blongitudinal(?:\s+stud(?:y|ies))?\b`)},
+	{"observational study", regexp.MustCompile(`\bobservational\s+stud(?:y|ies)\b`)},
+	{"clinical trial", regexp.MustCompile(`\bclinical\s+trials?\b`)},
+	{"case report", regexp.MustCompile(`\bcase\s+(?:reports?|series)\b`)},
+	{"case study", regexp.MustCompile(`\bcase\s+stud(?:y|ies)\b`)},
+	{"mixed methods", regexp.MustCompile(`\bmixed[\s-]methods?\b`)},
+	{"qualitative study", regexp.MustCompile(`\bqualitative(?:\s+(?:stud(?:y|ies)|research))?\b|\b(?:semi-structured\s+)?interviews?\b|\bfocus\s+groups?\b|\bethnograph(?:y|ic|ies)\b`)},
+	{"survey", regexp.MustCompile(`\bsurveys?\b|\bquestionnaires?\b`)},
+	{"user study", regexp.MustCompile(`\buser\s+stud(?:y|ies)\b`)},
+	{"benchmark", regexp.MustCompile(`\bbenchmark(?:s|ing|ed)?\b`)},
+	{"controlled experiment", regexp.MustCompile(`\b(?:controlled\s+)?experiments\b`)},
+}
+
+func studyTypes(s string) (string, []string) {
+	var out []string
+	for _, r := range studyTypeRules {
+		s = replaceAll(r.re, s, func([]string) {
+			if !containsFold(out, r.name) {
+				out = append(out, r.name)
+			}
+		})
+	}
+	return s, out
+}
+
+// fieldRules name fields of study as Semantic Scholar and OpenAlex do, with
+// the words that suggest them. A keyword ending in * matches as a prefix.
+var fieldRules = []struct {
+	field    string
+	keywords []string
+}{
+	{"Medicine", []string{"patient*", "clinic*", "disease*", "therap*", "treatment*", "trial*", "rct*", "hospital*", "mortality", "cancer*", "tumo*", "diabet*", "covid*", "sars-cov-2", "infect*", "drug*", "dose*", "surg*", "nurs*", "symptom*", "diagnos*", "pain", "stroke", "cardi*", "heart", "myocardial", "hypertension", "sepsis", "septic", "vaccin*", "antibiotic*", "pediatric", "paediatric", "dementia", "alzheimer*", "obesity", "public health", "statin*", "opioid*", "icu", "intensive care", "pregnan*", "neonat*", "ace inhibitor*", "health*", "medic*"}},
+	{"Computer Science", []string{"algorithm*", "machine learning", "deep learning", "neural network*", "software", "programming", "compiler*", "database*", "computer*", "computing", "ai", "artificial intelligence", "llm*", "language model*", "nlp", "natural language", "source code", "blockchain", "cloud", "cyber*", "recommender*", "information retrieval", "transformer*", "gpu*", "data mining", "internet of things", "iot", "code review*", "technical debt", "reinforcement learning", "federated learning"}},
+	{"Psychology", []string{"depress*", "anxiety", "cognitive", "behavio*", "mental health", "wellbeing", "well-being", "personality", "emotion*", "stress", "loneliness", "mindfulness", "cbt", "motivation*", "adhd", "autism", "ptsd", "psycholog*"}},
+	{"Economics", []string{"wage*", "income*", "employment", "unemployment", "labor", "labour", "market*", "price*", "inflation", "gdp", "trade", "econom*", "tax*", "poverty", "financ*", "cost-effectiveness"}},
+	{"Sociology", []string{"social", "socio*", "inequalit*", "gender", "racial", "ethnic*", "communit*", "famil*", "migra*", "immigra*", "homeless*", "social media", "discriminat*"}},
+	{"Education", []string{"student*", "teacher*", "school*", "educat*", "classroom*", "curricul*", "universit*", "pedagog*", "e-learning", "online learning", "learners"}},
+	{"Political Science", []string{"polic*", "election*", "voting", "voter*", "democra*", "government*", "politic*", "parliament*"}},
+	{"Environmental Science", []string{"climate", "emission*", "pollution", "biodiversity", "renewable*", "sustainab*", "carbon", "ecosystem*", "greenhouse", "global warming"}},
+	{"Biology", []string{"gene", "genes", "genetic*", "genom*", "protein*", "cell", "cells", "cellular", "molecular", "species", "evolution*", "microbi*", "bacteri*", "dna", "rna", "mice", "mouse", "animal*"}},
+	{"Engineering", []string{"batter*", "sensor*", "manufactur*", "vehicle*", "autonomous", "robot*", "power grid*", "structural", "signal processing", "engineering"}},
+	{"Business", []string{"management", "firm*", "marketing", "consumer*", "organisation*", "organization*", "entrepreneur*", "supply chain*", "startup*", "employee*", "remote work"}},
+	{"Physics", []string{"quantum", "particle*", "physics", "optic*", "laser*"}},
+	{"Chemistry", []string{"chemi*", "catalys*", "molecule*", "synthesis"}},
+	{"Materials Science", []string{"material*", "alloy*", "polymer*", "graphene", "nanoparticle*"}},
+	{"Mathematics", []string{"theorem*", "proof*", "mathemat*", "equation*", "stochastic"}},
+	{"Law", []string{"legal", "law", "laws", "court*", "regulation*", "gdpr", "legislation"}},
+	{"Linguistics", []string{"linguistic*", "grammar*", "bilingual*", "language acquisition"}},
+}
+
+// fieldsOfStudy returns up to three fields whose keywords the question uses,
+// most keywords first, table order breaking ties.
+func (p *OfflineIntentParser) fieldsOfStudy(s string) []string {
+	type hit struct {
+		field string
+		n     int
+		order int
+	}
+	var hits []hit
+	for i, r := range p.fields {
+		n := 0
+		for _, kw := range r.keywords {
+			if kw.MatchString(s) {
+				n++
+			}
+		}
+		if n > 0 {
+			hits = append(hits, hit{r.field, n, i})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].n > hits[j].n })
+	var out []string
+	for i, h := range hits {
+		if i == 3 {
+			break
+		}
+		out = append(out, h.field)
+	}
+	return out
+}
+
+// questionFiller are words that frame a question rather than name its
+// subject; they split candidate phrases like stop words do.
+var questionFiller = map[string]bool{
+	"what": true, "which": true, "how": true, "why": true, "does": true, "do": true, "is": true, "are": true,
+	"can": true, "effect": true, "effects": true, "impact": true, "impacts": true, "influence": true,
+	"role": true, "association": true, "associations": true, "associated": true, "relationship": true,
+	"relationships": true, "relation": true, "evidence": true, "study": true, "studies": true,
+	"research": true, "papers": true, "paper": true, "articles": true, "article": true, "literature": true,
+	"find": true, "show": true, "list": true, "looking": true, "look": true, "want": true, "need": true,
+	"interested": true, "know": true, "tell": true, "recent": true, "current": true, "new": true,
+	"novel": true, "published": true, "year": true, "years": true, "use": true, "using": true, "used": true,
+	"based": true, "towards": true, "toward": true, "regarding": true, "related": true, "effectiveness": true,
+	"efficacy": true, "compare": true, "compared": true, "comparing": true, "comparison": true,
+	"differences": true, "difference": true, "different": true, "various": true, "best": true,
+	"better": true, "improve": true, "improves": true, "improving": true, "affect": true, "affects": true,
+	"work": true, "works": true, "known": true, "please": true, "give": true, "overview": true, "review": true,
+	"reviews": true, "reduce": true, "reduces": true, "increase": true, "increases": true, "among": true,
+	"across": true, "people": true, "there": true, "any": true, "whether": true, "versus": true,
+}
+
+// genericAlone are words too vague to be a concept on their own, though
+// they are fine inside a phrase ("language models").
+var genericAlone = map[string]bool{
+	"model": true, "models": true, "method": true, "methods": true, "approach": true, "approaches": true,
+	"technique": true, "techniques": true, "system": true, "systems": true, "outcome": true, "outcomes": true,
+	"factor": true, "factors": true, "patients": true, "patient": true, "results": true, "data": true,
+	"analysis": true, "performance": true, "trial": true, "trials": true, "risk": true, "level": true,
+	"levels": true, "rate": true, "rates": true, "group": true, "groups": true, "type": true, "types": true,
+	"way": true, "ways": true, "role": true, "issue": true, "issues": true,
+}
+
+var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+(?:['’.\-][\p{L}\p{N}]+)*|[^\s\p{L}\p{N}]`)
+
+// concepts ranks candidate phrases RAKE-style: text is split at stop words,
+// filler and punctuation; each word scores degree/frequency and a phrase
+// the sum of its words. Terms of the synonym table are kept whole even when
+// they contain stop words ("quality of life"), and quoted phrases come first.
+func (p *OfflineIntentParser) concepts(s string, quoted []string) []Concept {
+	toks := wordRE.FindAllString(s, -1)
+	type cand struct {
+		words []string
+		pos   int
+		table bool
+	}
+	var cands []cand
+	var cur []string
+	flush := func(pos int) {
+		if len(cur) > 0 {
+			// Very long runs are split into chunks of three: a long run is
+			// usually several ideas with their connectives dropped.
+			for len(cur) > 4 {
+				cands = append(cands, cand{words: cur[:3], pos: pos})
+				cur = cur[3:]
+			}
+			cands = append(cands, cand{words: cur, pos: pos})
+			cur = nil
+		}
+	}
+	for i := 0; i < len(toks); i++ {
+		if n, term := p.tableMatch(toks[i:]); n > 0 {
+			flush(i)
+			cands = append(cands, cand{words: strings.Fields(term), pos: i, table: true})
+			i += n - 1
+			continue
+		}
+		t := toks[i]
+		r := []rune(t)[0]
+		if (!unicode.IsLetter(r) && !unicode.IsDigit(r)) || text.IsStopword(t) || questionFiller[t] || isNumber(t) {
+			flush(i)
+			continue
+		}
+		cur = append(cur, t)
+	}
+	flush(len(toks))
+
+	freq, deg := map[string]int{}, map[string]int{}
+	for _, c := range cands {
+		for _, w := range c.words {
+			freq[w]++
+			deg[w] += len(c.words)
+		}
+	}
+	type scored struct {
+		text  string
+		score float64
+		pos   int
+	}
+	var ranked []scored
+	seen := map[string]bool{}
+	for _, q := range quoted {
+		seen[q] = true
+	}
+	for _, c := range cands {
+		phrase := strings.Join(c.words, " ")
+		if seen[phrase] || len(c.words) == 1 && !c.table && !usefulAlone(phrase) {
+			continue
+		}
+		seen[phrase] = true
+		sc := 0.0
+		for _, w := range c.words {
+			sc += float64(deg[w]) / float64(freq[w])
+		}
+		if c.table {
+			sc += 2 // a known term of art beats an ad-hoc phrase of equal length
+		}
+		ranked = append(ranked, scored{phrase, sc, c.pos})
+	}
+	sort.SliceStable(ranked, func(i, j int) bool {
+		if ranked[i].score != ranked[j].score {
+			return ranked[i].score > ranked[j].score
+		}
+		return ranked[i].pos < ranked[j].pos
+	})
+	var out []Concept
+	for _, q := range quoted {
+		out = append(out, Concept{Term: q, Synonyms: p.SynonymsOf(q)})
+	}
+	for _, r := range ranked {
+		if len(out) == maxConcepts {
+			break
+		}
+		out = append(out, Concept{Term: r.text, Synonyms: p.SynonymsOf(r.text)})
+	}
+	return out
+}
+
+// tableMatch reports how many tokens at the start of toks spell a synonym
+// table term (the longest one), and that term's lower-case text.
+func (p *OfflineIntentParser) tableMatch(toks []string) (int, string) {
+	for _, tw := range p.terms {
+		if len(tw) > len(toks) {
+			continue
+		}
+		ok := true
+		for i, w := range tw {
+			if toks[i] != w && !(i == len(tw)-1 && singular(toks[i]) == w) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return len(tw), strings.Join(toks[:len(tw)], " ")
+		}
+	}
+	return 0, ""
+}
+
+func isNumber(w string) bool {
+	return strings.IndexFunc(w, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' }) < 0
+}
+
+func usefulAlone(w string) bool {
+	if genericAlone[w] || len([]rune(w)) < 3 && !isUpperAcronymLike(w) {
+		return false
+	}
+	for _, r := range w {
+		if unicode.IsLetter(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// isUpperAcronymLike keeps two-letter tokens that carry letters and digits
+// ("5g", "b12"); plain two-letter words are almost always noise.
+func isUpperAcronymLike(w string) bool {
+	hasDigit, hasLetter := false, false
+	for _, r := range w {
+		hasDigit = hasDigit || unicode.IsDigit(r)
+		hasLetter = hasLetter || unicode.IsLetter(r)
+	}
+	return hasDigit && hasLetter
+}
+
+// singular strips a plain English plural so table lookups find "heart
+// attacks" under "heart attack"; it only touches the last word.
+func singular(s string) string {
+	switch {
+	case strings.HasSuffix(s, "ies") && len(s) > 4:
+		return s[:len(s)-3] + "y"
+	case strings.HasSuffix(s, "ss"), strings.HasSuffix(s, "us"), strings.HasSuffix(s, "is"):
+		return s
+	case strings.HasSuffix(s, "s") && len(s) > 3:
+		return s[:len(s)-1]
+	}
+	return s
+}
+
+// replaceAll calls fn with the submatches of each match of re in s and
+// returns s with the matches replaced by a phrase boundary.
+func replaceAll(re *regexp.Regexp, s string, fn func(m []string)) string {
+	return re.ReplaceAllStringFunc(s, func(match string) string {
+		fn(re.FindStringSubmatch(match))
+		return " , "
+	})
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
