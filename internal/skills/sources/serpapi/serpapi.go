@@ -1,0 +1,224 @@
+// Package serpapi searches Google Scholar through SerpAPI
+// (https://serpapi.com/google-scholar-api), a paid proxy: Google Scholar has
+// no API of its own, and its coverage of books, theses and grey literature
+// complements the open catalogues.
+package serpapi
+
+import (
+	"context"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/sources/httpclient"
+)
+
+// DefaultBaseURL is the public API.
+const DefaultBaseURL = "https://serpapi.com"
+
+// perPage is the most results Google Scholar returns per page.
+const perPage = 20
+
+// DefaultMaxPages bounds paging because every page costs one paid search.
+const DefaultMaxPages = 5
+
+// Options configure a Client.
+type Options struct {
+	// BaseURL defaults to DefaultBaseURL.
+	BaseURL string
+	// APIKey is required: SerpAPI bills per search against it.
+	APIKey string
+	// MaxPages caps pages (of 20) fetched per query; 0 means DefaultMaxPages.
+	MaxPages int
+	// Contact identifies us in User-Agent when HTTP is nil.
+	Contact string
+	// HTTP is the polite client; nil builds one with Contact.
+	HTTP *httpclient.Client
+}
+
+// Client is the SerpAPI Google Scholar Source.
+type Client struct {
+	base     string
+	apiKey   string
+	maxPages int
+	http     *httpclient.Client
+}
+
+var _ skills.Source = (*Client)(nil)
+
+// New returns a Client, or EInvalid without an API key, so a missing key is
+// reported when the source is configured rather than as a search failure.
+func New(opts Options) (*Client, error) {
+	base, err := httpclient.BaseURL(skills.SourceSerpAPIScholar, opts.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	key := strings.TrimSpace(opts.APIKey)
+	if key == "" {
+		return nil, &engine.Error{Code: engine.EInvalid, Message: "serpapi_scholar: an API key is required", Fields: map[string]string{"api_key": "SerpAPI needs an API key (https://serpapi.com/manage-api-key)"}}
+	}
+	hc := opts.HTTP
+	if hc == nil {
+		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
+	}
+	pages := opts.MaxPages
+	if pages <= 0 {
+		pages = DefaultMaxPages
+	}
+	return &Client{base: base, apiKey: key, maxPages: pages, http: hc}, nil
+}
+
+// Name implements skills.Source.
+func (c *Client) Name() string { return skills.SourceSerpAPIScholar }
+
+// Search implements skills.Source, paging 20 at a time up to
+// min(req.MaxResults, 20 × MaxPages).
+func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	if strings.TrimSpace(req.Query) == "" {
+		return nil, engine.Errorf(engine.EInvalid, "serpapi_scholar: empty query")
+	}
+	if req.MaxResults < 1 {
+		return nil, engine.Errorf(engine.EInvalid, "serpapi_scholar: max results must be positive")
+	}
+	limit := min(req.MaxResults, perPage*c.maxPages)
+	papers := []skills.RawPaper{}
+	for start := 0; len(papers) < limit; start += perPage {
+		var resp response
+		if err := c.http.GetJSON(ctx, c.url(req, start, min(perPage, limit-len(papers))), nil, &resp); err != nil {
+			return nil, err
+		}
+		if resp.Error != "" {
+			if strings.Contains(resp.Error, "hasn't returned any results") {
+				break
+			}
+			return nil, engine.Errorf(engine.EInternal, "serpapi_scholar: %s", resp.Error)
+		}
+		if resp.Metadata.Status != "" && resp.Metadata.Status != "Success" {
+			return nil, engine.Errorf(engine.EInternal, "serpapi_scholar: search status %q", resp.Metadata.Status)
+		}
+		for _, r := range resp.Organic {
+			if p, ok := r.paper(); ok && len(papers) < limit {
+				p.Rank = len(papers) + 1
+				papers = append(papers, p)
+			}
+		}
+		if len(resp.Organic) < perPage || resp.Pagination.Next == "" {
+			break
+		}
+	}
+	return papers, nil
+}
+
+func (c *Client) url(req skills.SourceRequest, start, num int) string {
+	v := url.Values{}
+	v.Set("engine", "google_scholar")
+	v.Set("q", req.Query)
+	v.Set("api_key", c.apiKey)
+	v.Set("num", strconv.Itoa(num))
+	if start > 0 {
+		v.Set("start", strconv.Itoa(start))
+	}
+	if req.YearRange.From != 0 {
+		v.Set("as_ylo", strconv.Itoa(req.YearRange.From))
+	}
+	if req.YearRange.To != 0 {
+		v.Set("as_yhi", strconv.Itoa(req.YearRange.To))
+	}
+	return c.base + "/search.json?" + v.Encode()
+}
+
+type response struct {
+	Metadata struct {
+		Status string `json:"status"`
+	} `json:"search_metadata"`
+	Organic    []result `json:"organic_results"`
+	Pagination struct {
+		Next string `json:"next"`
+	} `json:"serpapi_pagination"`
+	Error string `json:"error"`
+}
+
+type result struct {
+	Title    string `json:"title"`
+	ResultID string `json:"result_id"`
+	Link     string `json:"link"`
+	Snippet  string `json:"snippet"`
+	PubInfo  struct {
+		Summary string `json:"summary"`
+	} `json:"publication_info"`
+	Resources []struct {
+		Link string `json:"link"`
+	} `json:"resources"`
+}
+
+var (
+	yearAtEnd = regexp.MustCompile(`(?:^|,\s*)(1[5-9]\d\d|20\d\d)\s*$`)
+	arxivLink = regexp.MustCompile(`arxiv\.org/(?:abs|pdf)/([^?#\s]+?)(?:\.pdf)?$`)
+	doiLink   = regexp.MustCompile(`(?i)(?:doi\.org/|/doi/(?:abs/|full/|pdf/|epdf/)?)(10\.\d{4,9}/[^?#\s]+)`)
+)
+
+func (r result) paper() (skills.RawPaper, bool) {
+	title := strings.Join(strings.Fields(r.Title), " ")
+	if title == "" {
+		return skills.RawPaper{}, false
+	}
+	authors, venue, year := ParseSummary(r.PubInfo.Summary)
+	p := skills.RawPaper{
+		Title:    title,
+		Authors:  authors,
+		Venue:    venue,
+		Year:     year,
+		Abstract: strings.Join(strings.Fields(r.Snippet), " "),
+		URL:      r.Link,
+	}
+	links := []string{r.Link}
+	for _, res := range r.Resources {
+		links = append(links, res.Link)
+	}
+	for _, l := range links {
+		if m := arxivLink.FindStringSubmatch(l); m != nil && p.ArxivID == "" {
+			p.ArxivID = skills.NormalizeArxivID(m[1])
+		}
+		if m := doiLink.FindStringSubmatch(l); m != nil && p.DOI == "" {
+			p.DOI = skills.NormalizeDOI(strings.TrimSuffix(m[1], ".pdf"))
+		}
+	}
+	return p, true
+}
+
+// ParseSummary reads Google Scholar's one-line citation,
+// "A Author, B Author - Venue, 2019 - publisher.com", into authors, venue and
+// year. Scholar marks a truncated author list or venue with "…": the mark
+// is removed from the last author kept, and a venue keeps it, since a
+// shortened venue is still better than none.
+func ParseSummary(s string) (authors []string, venue string, year int) {
+	parts := strings.Split(s, " - ")
+	if len(parts) == 0 || strings.TrimSpace(s) == "" {
+		return nil, "", 0
+	}
+	for _, a := range strings.Split(parts[0], ",") {
+		a = strings.TrimSpace(a)
+		if a == "" || a == "…" || a == "..." {
+			continue
+		}
+		if strings.HasSuffix(a, "…") {
+			a = strings.TrimSpace(strings.TrimSuffix(a, "…"))
+			if a == "" {
+				continue
+			}
+		}
+		authors = append(authors, a)
+	}
+	if len(parts) < 2 {
+		return authors, "", 0
+	}
+	mid := strings.TrimSpace(parts[1])
+	if m := yearAtEnd.FindStringSubmatchIndex(mid); m != nil {
+		year, _ = strconv.Atoi(mid[m[2]:m[3]])
+		mid = strings.TrimSpace(mid[:m[0]])
+	}
+	return authors, mid, year
+}

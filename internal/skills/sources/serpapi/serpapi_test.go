@@ -1,0 +1,196 @@
+package serpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/sources/httpclient"
+	"quarry/internal/skills/sources/serpapi"
+	"quarry/internal/skills/sources/sourcetest"
+)
+
+func newSource(t *testing.T, base string, hc *httpclient.Client) skills.Source {
+	t.Helper()
+	c, err := serpapi.New(serpapi.Options{BaseURL: base, APIKey: "serp-secret", HTTP: hc})
+	require.NoError(t, err)
+	return c
+}
+
+func TestConformance(t *testing.T) {
+	t.Parallel()
+	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
+		OK:          sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/scholar.json")},
+		WantOK:      4,
+		Empty:       sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/empty.json")},
+		Malformed:   sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/malformed.json")},
+		ContentType: "application/json",
+	})
+}
+
+func TestNewRequiresAPIKey(t *testing.T) {
+	t.Parallel()
+	for _, key := range []string{"", "   "} {
+		_, err := serpapi.New(serpapi.Options{APIKey: key})
+		require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+		require.Contains(t, engine.ErrorFields(err), "api_key")
+	}
+}
+
+func TestSearchMapsOrganicResults(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/scholar.json")}, "application/json")
+	hc, _ := sourcetest.NewClient("")
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{
+		Query: `"sleep" memory consolidation`, YearRange: skills.YearRange{From: 2015, To: 2023}, MaxResults: 10,
+	})
+	require.NoError(t, err)
+	require.Equal(t, []skills.RawPaper{
+		{
+			Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
+			Authors:  []string{"S Ødegård", "MJ García-López", "M Li"},
+			Year:     2019,
+			Venue:    "Nature neuroscience",
+			Abstract: "Sleep spindles support memory consolidation. We show that thalamocortical spindles predict recall …",
+			URL:      "https://www.nature.com/articles/s41593-019-0467-3",
+			Rank:     1,
+		},
+		{
+			Title:    "Replay in artificial agents: consolidation without sleep?",
+			Authors:  []string{"JQ Doe", "J Schmidhüber"},
+			Year:     2021,
+			Venue:    "arXiv preprint arXiv:2106.01234",
+			Abstract: "We study experience replay as an analogue of hippocampal replay during sleep.",
+			ArxivID:  "2106.01234",
+			URL:      "https://arxiv.org/abs/2106.01234",
+			Rank:     2,
+		},
+		{
+			Title:   "Memory consolidation during sleep: a handbook",
+			Authors: []string{"K Tanaka"},
+			Year:    2016,
+			Rank:    3,
+		},
+		{
+			Title:    "Schlaf und Gedächtnis",
+			Authors:  []string{"K Müller"},
+			Venue:    "Journal of sleep research",
+			Abstract: "Zusammenfassung …",
+			DOI:      "10.1111/jsr.12345",
+			URL:      "https://onlinelibrary.wiley.com/doi/abs/10.1111/jsr.12345",
+			Rank:     4,
+		},
+	}, papers)
+	reqs := srv.Requests()
+	require.Len(t, reqs, 1, "a short page is the last page")
+	q := reqs[0].URL.Query()
+	require.Equal(t, "/search.json", reqs[0].URL.Path)
+	require.Equal(t, "google_scholar", q.Get("engine"))
+	require.Equal(t, `"sleep" memory consolidation`, q.Get("q"))
+	require.Equal(t, "serp-secret", q.Get("api_key"))
+	require.Equal(t, "10", q.Get("num"))
+	require.Equal(t, "2015", q.Get("as_ylo"))
+	require.Equal(t, "2023", q.Get("as_yhi"))
+	require.Empty(t, q.Get("start"))
+}
+
+func TestParseSummary(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		authors []string
+		venue   string
+		year    int
+	}{
+		{"", nil, "", 0},
+		{"A Vaswani, N Shazeer, N Parmar… - Advances in neural …, 2017 - proceedings.neurips.cc", []string{"A Vaswani", "N Shazeer", "N Parmar"}, "Advances in neural …", 2017},
+		{"K Tanaka - 2016 - books.google.com", []string{"K Tanaka"}, "", 2016},
+		{"K Müller - Journal of sleep research", []string{"K Müller"}, "Journal of sleep research", 0},
+		{"…, B Two - Sleep Medicine Reviews, 2020 - Elsevier", []string{"B Two"}, "Sleep Medicine Reviews", 2020},
+		{"only authors", []string{"only authors"}, "", 0},
+		{"X Y - Proceedings of the 2019 Workshop, 2020 - acm.org", []string{"X Y"}, "Proceedings of the 2019 Workshop", 2020},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
+			authors, venue, year := serpapi.ParseSummary(tt.in)
+			require.Equal(t, tt.authors, authors)
+			require.Equal(t, tt.venue, venue)
+			require.Equal(t, tt.year, year)
+		})
+	}
+}
+
+// TestSearchPages checks paging by start, and that the paid-page cap holds.
+func TestSearchPages(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var starts []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		starts = append(starts, r.URL.Query().Get("start"))
+		mu.Unlock()
+		start, _ := strconv.Atoi(r.URL.Query().Get("start"))
+		num, _ := strconv.Atoi(r.URL.Query().Get("num"))
+		var results []map[string]any
+		for i := range num {
+			results = append(results, map[string]any{"title": fmt.Sprint("Result ", start+i+1)})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"search_metadata":    map[string]any{"status": "Success"},
+			"organic_results":    results,
+			"serpapi_pagination": map[string]any{"next": "https://serpapi.com/search.json?start=more"},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	hc, _ := sourcetest.NewClient("")
+	c, err := serpapi.New(serpapi.Options{BaseURL: srv.URL, APIKey: "k", MaxPages: 2, HTTP: hc})
+	require.NoError(t, err)
+	papers, err := c.Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 500})
+	require.NoError(t, err)
+	require.Len(t, papers, 40)
+	require.Equal(t, "Result 21", papers[20].Title)
+	require.Equal(t, 40, papers[39].Rank)
+	mu.Lock()
+	require.Equal(t, []string{"", "20"}, starts)
+	mu.Unlock()
+}
+
+func TestAPIErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		status   int
+		body     string
+		wantCode string
+		wantText string
+	}{
+		{"InvalidKey", http.StatusUnauthorized, `{"error": "Invalid API key. Your API key should be here: https://serpapi.com/manage-api-key"}`, engine.EUnauthorized, "Invalid API key"},
+		{"OutOfSearches", http.StatusOK, `{"error": "Your account has run out of searches."}`, engine.EInternal, "run out of searches"},
+		{"StatusError", http.StatusOK, `{"search_metadata": {"status": "Error"}, "organic_results": []}`, engine.EInternal, `status "Error"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tt.status)
+				_, _ = w.Write([]byte(tt.body))
+			}))
+			t.Cleanup(srv.Close)
+			hc, _ := sourcetest.NewClient("")
+			_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+			require.Equal(t, tt.wantCode, engine.ErrorCode(err))
+			require.ErrorContains(t, err, tt.wantText)
+			require.NotContains(t, err.Error(), "serp-secret")
+		})
+	}
+}
