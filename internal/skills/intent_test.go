@@ -132,9 +132,9 @@ func TestParseIntentQuestions(t *testing.T) {
 			years:    skills.YearRange{From: 2020}, exclude: []string{"moocs"}, firstField: "Education",
 		},
 		{
-			name:     "EnvironmentClimate",
-			question: "climate change effects on crop yields in sub-saharan africa, case-control or cross-sectional",
-			concepts: []string{"climate change", "crop yields", "sub-saharan africa"},
+			name:       "EnvironmentClimate",
+			question:   "climate change effects on crop yields in sub-saharan africa, case-control or cross-sectional",
+			concepts:   []string{"climate change", "crop yields", "sub-saharan africa"},
 			studyTypes: []string{"case-control study", "cross-sectional study"}, firstField: "Environmental Science",
 		},
 	}
@@ -308,4 +308,3 @@ func TestParseIntentProperty(t *testing.T) {
 		require.Equal(t, got, again, "deterministic")
 	})
 }
-

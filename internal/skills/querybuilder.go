@@ -1,0 +1,516 @@
+package skills
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills/query"
+	"quarry/internal/skills/text"
+)
+
+// DefaultMaxResultsPerSource is used when the run does not say how many
+// results to ask each source for: enough to review, few enough to read.
+const DefaultMaxResultsPerSource = 25
+
+const (
+	maxCoreConcepts  = 4 // concepts AND-ed in the focused query
+	maxAlternatives  = 6 // terms in one OR group
+	maxExpansion     = 3 // relevance-feedback terms added per iteration
+	maxNegativeTerms = 2 // terms negated from irrelevant papers per iteration
+)
+
+// OfflineQueryBuilder is the QueryBuilder that needs no network: it turns
+// concepts into a focused and a broad query, and on later iterations applies
+// the researcher's feedback (Rocchio-style relevance feedback from marked
+// papers, explicit add/exclude terms, and simple patterns in free text). It
+// never returns a strategy identical to an earlier one, so "search again"
+// always searches something new. It needs no clock: nothing it does depends
+// on time.
+type OfflineQueryBuilder struct {
+	syn *OfflineIntentParser // only its synonym table is used
+}
+
+// NewQueryBuilder returns the offline query builder.
+func NewQueryBuilder() *OfflineQueryBuilder {
+	return &OfflineQueryBuilder{syn: NewIntentParser(nil)}
+}
+
+// BuildStrategy implements QueryBuilder.
+func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) (SearchStrategy, error) {
+	if err := ctx.Err(); err != nil {
+		return SearchStrategy{}, err
+	}
+	if err := in.Intent.Validate(); err != nil {
+		return SearchStrategy{}, err
+	}
+	if len(in.Intent.Concepts) == 0 {
+		return SearchStrategy{}, engine.Errorf(engine.EInvalid, "the intent has no concepts to search for")
+	}
+	for i, f := range in.Feedback {
+		if err := f.Validate(); err != nil {
+			return SearchStrategy{}, fmt.Errorf("feedback %d: %w", i+1, err)
+		}
+	}
+	sources := uniqueTrimmed(in.Sources)
+	if len(sources) == 0 {
+		return SearchStrategy{}, engine.Errorf(engine.EInvalid, "no sources to search")
+	}
+	maxResults := in.MaxResultsPerSource
+	if maxResults == 0 {
+		maxResults = DefaultMaxResultsPerSource
+	}
+	if maxResults < 0 || maxResults > MaxResultsLimit {
+		return SearchStrategy{}, engine.Errorf(engine.EInvalid, "max results per source must be between 1 and %d", MaxResultsLimit)
+	}
+
+	fb := b.feedback(in)
+	concepts := b.conceptClauses(in.Intent.Concepts, fb.exclude)
+	var core []query.Clause
+	core = append(core, concepts[:min(len(concepts), maxCoreConcepts)]...)
+	for _, t := range fb.add {
+		if !clausesMention(core, t) {
+			core = append(core, b.clause(t, nil))
+		}
+	}
+	positive := append([]query.Clause(nil), core...)
+	var excl []query.Clause
+	for _, t := range fb.exclude {
+		if clausesMention(positive, t) {
+			continue // a term cannot be both searched for and excluded; searching wins
+		}
+		c := b.clause(t, nil)
+		c.Not = true
+		kept := c.Any[:0]
+		for _, x := range c.Any {
+			if !clausesMention(positive, x.Text) { // never exclude what is searched for
+				kept = append(kept, x)
+			}
+		}
+		c.Any = kept
+		excl = append(excl, c)
+	}
+
+	var studies query.Clause
+	for _, st := range in.Intent.StudyTypes {
+		studies.Any = appendTerms(studies.Any, append([]string{st}, b.syn.SynonymsOf(st)...)...)
+	}
+
+	focused := withClauses(core, studies, excl)
+	broad := withClauses(concepts[:min(len(concepts), 2)], query.Clause{}, excl)
+	asts := []query.AST{focused, broad}
+	if len(fb.expansion) > 0 {
+		exp := query.Clause{Any: appendTerms(nil, fb.expansion...)}
+		asts = append(asts, withClauses([]query.Clause{concepts[0], exp}, query.Clause{}, excl))
+	}
+
+	base := SearchStrategy{
+		Sources:             sources,
+		YearRange:           in.Intent.YearRange,
+		MaxResultsPerSource: maxResults,
+		Filters: Filters{
+			IncludeTerms:  uniqueFold(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...)),
+			ExcludeTerms:  uniqueFold(fb.exclude),
+			FieldsOfStudy: append([]string(nil), in.Intent.FieldsOfStudy...),
+			StudyTypes:    append([]string(nil), in.Intent.StudyTypes...),
+		},
+	}
+	return b.distinct(base, asts, concepts[0], excl, in.Previous)
+}
+
+// distinct returns the first strategy of a fixed sequence of variants that
+// is not identical to any previous one: as built; broadened (the top
+// concept alone added as a query); narrowed (the focused query alone); and
+// then each of those asking every source for more results, 25 at a time.
+// The sequence is deterministic, so the same input always gives the same
+// strategy.
+func (b *OfflineQueryBuilder) distinct(base SearchStrategy, asts []query.AST, top query.Clause, excl []query.Clause, previous []SearchStrategy) (SearchStrategy, error) {
+	seen := map[string]bool{}
+	for _, p := range previous {
+		seen[strategyKey(p)] = true
+	}
+	variants := [][]query.AST{
+		asts,
+		append(append([]query.AST(nil), asts...), withClauses([]query.Clause{top}, query.Clause{}, excl)),
+		asts[:1],
+	}
+	for m := base.MaxResultsPerSource; ; {
+		for _, v := range variants {
+			s := base
+			s.MaxResultsPerSource = m
+			s.Queries = renderQueries(v, s.Sources)
+			if !seen[strategyKey(s)] {
+				return s, nil
+			}
+		}
+		switch {
+		case m >= base.MaxResultsPerSource && m+DefaultMaxResultsPerSource <= MaxResultsLimit:
+			m += DefaultMaxResultsPerSource
+		case m >= base.MaxResultsPerSource:
+			m = base.MaxResultsPerSource - 1
+		default:
+			m--
+		}
+		if m < 1 {
+			return SearchStrategy{}, engine.Errorf(engine.EConflict, "every variant of this strategy has been searched already; change the question or the feedback")
+		}
+	}
+}
+
+// renderQueries writes each distinct query in canonical text and rendered
+// for exactly the strategy's sources.
+func renderQueries(asts []query.AST, sources []string) []Query {
+	var out []Query
+	seen := map[string]bool{}
+	for _, a := range asts {
+		t := a.String()
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, Query{Text: t, PerSource: query.RenderAll(a, sources)})
+	}
+	return out
+}
+
+// strategyKey is the canonical form strategies are compared by: query
+// texts re-parsed into canonical form (so an edit that only changed spacing
+// is the same query), sources as a set, and everything else as is.
+func strategyKey(s SearchStrategy) string {
+	k := struct {
+		Queries []string
+		Sources []string
+		Years   YearRange
+		Max     int
+		Filters Filters
+	}{Years: s.YearRange, Max: s.MaxResultsPerSource, Filters: s.Filters}
+	for _, q := range s.Queries {
+		if a, err := query.Parse(q.Text); err == nil {
+			k.Queries = append(k.Queries, a.String())
+		} else {
+			k.Queries = append(k.Queries, q.Text)
+		}
+	}
+	k.Sources = append([]string(nil), s.Sources...)
+	sort.Strings(k.Sources)
+	out, _ := json.Marshal(k) // plain strings and ints: cannot fail
+	return string(out)
+}
+
+func withClauses(core []query.Clause, extra query.Clause, excl []query.Clause) query.AST {
+	var a query.AST
+	a.Clauses = append(a.Clauses, core...)
+	if len(extra.Any) > 0 {
+		a.Clauses = append(a.Clauses, extra)
+	}
+	a.Clauses = append(a.Clauses, excl...)
+	return a
+}
+
+// conceptClauses turns each concept into an OR group of the term and its
+// synonyms (the intent's, or the built-in table's when it has none). A
+// concept the researcher has since excluded is dropped, unless it is the
+// only one.
+func (b *OfflineQueryBuilder) conceptClauses(concepts []Concept, exclude []string) []query.Clause {
+	var out []query.Clause
+	for _, c := range concepts {
+		if containsFold(exclude, c.Term) && len(concepts) > 1 {
+			continue
+		}
+		cl := b.clause(c.Term, c.Synonyms)
+		if len(cl.Any) > 0 {
+			out = append(out, cl)
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, b.clause(concepts[0].Term, concepts[0].Synonyms))
+	}
+	return out
+}
+
+func (b *OfflineQueryBuilder) clause(term string, synonyms []string) query.Clause {
+	if len(synonyms) == 0 {
+		synonyms = b.syn.SynonymsOf(term)
+	}
+	return query.Clause{Any: appendTerms(nil, append([]string{term}, synonyms...)...)}
+}
+
+// appendTerms adds terms not already present (case-insensitively), up to
+// maxAlternatives.
+func appendTerms(ts []query.Term, texts ...string) []query.Term {
+	for _, s := range texts {
+		t := query.NewTerm(s, false)
+		if t.Text == "" || len(ts) >= maxAlternatives {
+			continue
+		}
+		dup := false
+		for _, x := range ts {
+			dup = dup || strings.EqualFold(x.Text, t.Text)
+		}
+		if !dup {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+func clausesMention(cs []query.Clause, term string) bool {
+	for _, c := range cs {
+		for _, t := range c.Any {
+			if strings.EqualFold(t.Text, strings.Join(strings.Fields(term), " ")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mined is everything the feedback says, merged across iterations.
+type mined struct {
+	add       []string // terms the researcher asked for
+	exclude   []string // terms to exclude: intent, researcher, free text, irrelevant papers
+	expansion []string // terms frequent in relevant papers (relevance feedback)
+}
+
+var (
+	moreCue = regexp.MustCompile(`\b(?:more\s+(?:papers\s+)?(?:about|on|of|regarding)|focus(?:\s+more)?\s+on|also\s+(?:search|look)\s+for|include|add)\s+([^,;.!?()]+)`)
+	lessCue = regexp.MustCompile(`\b(?:exclude|excluding|not|no|without|less\s+(?:about|on)|drop|remove|avoid|ignore)\s+([^,;.!?()]+)`)
+	// notAPhrase are words after "not"/"no" that judge rather than name a
+	// topic ("not relevant", "no good").
+	notAPhrase = map[string]bool{"relevant": true, "useful": true, "helpful": true, "good": true, "enough": true, "what": true, "sure": true, "really": true, "very": true, "quite": true, "related": true, "interested": true, "interesting": true, "bad": true, "more": true, "much": true, "many": true, "so": true, "too": true, "all": true}
+)
+
+func (b *OfflineQueryBuilder) feedback(in QueryInput) mined {
+	var m mined
+	m.exclude = append(m.exclude, in.Intent.ExcludeTerms...)
+	relevant, irrelevant := map[string]bool{}, map[string]bool{}
+	for _, f := range in.Feedback {
+		for _, id := range f.MarkedRelevant {
+			relevant[id], irrelevant[id] = true, false
+		}
+		for _, id := range f.MarkedIrrelevant {
+			irrelevant[id], relevant[id] = true, false
+		}
+		m.add = append(m.add, f.AddTerms...)
+		m.exclude = append(m.exclude, f.ExcludeTerms...)
+		add, excl := mineFreeText(f.FreeTextFeedback)
+		m.add = append(m.add, add...)
+		m.exclude = append(m.exclude, excl...)
+	}
+	m.add = uniqueFold(trimAll(m.add))
+	var keptExcl []string
+	for _, e := range uniqueFold(trimAll(m.exclude)) {
+		if !containsFold(m.add, e) { // the researcher's latest "add" wins over an old exclusion
+			keptExcl = append(keptExcl, e)
+		}
+	}
+	m.exclude = keptExcl
+
+	var rel, irr []RawPaper
+	seen := map[string]bool{}
+	for _, p := range in.Marked {
+		if seen[p.ID] {
+			continue
+		}
+		seen[p.ID] = true
+		switch {
+		case relevant[p.ID]:
+			rel = append(rel, p.RawPaper)
+		case irrelevant[p.ID]:
+			irr = append(irr, p.RawPaper)
+		}
+	}
+	known := map[string]bool{}
+	for _, w := range b.knownWords(in.Intent, m) {
+		known[w] = true
+	}
+	pos := rocchio(rel, irr, known, maxExpansion, false)
+	m.expansion = pos
+	for _, t := range rocchio(irr, rel, known, maxNegativeTerms, true) {
+		if !containsFold(m.exclude, t) {
+			m.exclude = append(m.exclude, t)
+		}
+	}
+	return m
+}
+
+// knownWords are the stems the strategy already uses, which relevance
+// feedback must not add again or negate.
+func (b *OfflineQueryBuilder) knownWords(in ParsedIntent, m mined) []string {
+	var all []string
+	for _, c := range in.Concepts {
+		all = append(all, c.Term)
+		all = append(all, c.Synonyms...)
+		all = append(all, b.syn.SynonymsOf(c.Term)...)
+	}
+	all = append(all, in.IncludeTerms...)
+	all = append(all, in.StudyTypes...)
+	all = append(all, m.add...)
+	all = append(all, m.exclude...)
+	var stems []string
+	for _, s := range all {
+		stems = append(stems, text.Tokenize(s)...)
+	}
+	for w := range questionFiller {
+		stems = append(stems, text.Stem(w))
+	}
+	for w := range genericAlone {
+		stems = append(stems, text.Stem(w))
+	}
+	return stems
+}
+
+// rocchio ranks the words of the "toward" papers by their mean share of
+// each paper's words (titles count double) minus half their mean share in
+// the "away" papers, the Rocchio update restricted to new terms. A word must
+// appear in at least two toward papers (one, if there is only one). strict
+// (used when negating) also requires that no away paper uses the word, so a
+// term shared with a relevant paper is never excluded.
+func rocchio(toward, away []RawPaper, known map[string]bool, limit int, strict bool) []string {
+	if len(toward) == 0 {
+		return nil
+	}
+	type stat struct {
+		weight float64
+		df     int
+		awayDF int
+		words  map[string]int
+	}
+	stats := map[string]*stat{}
+	share := func(p RawPaper, sign float64, n int, isAway bool) {
+		terms := append(text.Terms(p.Title), text.Terms(p.Title)...)
+		terms = append(terms, text.Terms(p.Abstract)...)
+		if len(terms) == 0 {
+			return
+		}
+		inDoc := map[string]bool{}
+		for _, t := range terms {
+			if known[t.Stem] || len(t.Word) < 3 {
+				continue
+			}
+			st := stats[t.Stem]
+			if st == nil {
+				st = &stat{words: map[string]int{}}
+				stats[t.Stem] = st
+			}
+			st.weight += sign / float64(len(terms)) / float64(n)
+			if !isAway {
+				st.words[t.Word]++
+			}
+			if !inDoc[t.Stem] {
+				inDoc[t.Stem] = true
+				if isAway {
+					st.awayDF++
+				} else {
+					st.df++
+				}
+			}
+		}
+	}
+	for _, p := range toward {
+		share(p, 1, len(toward), false)
+	}
+	for _, p := range away {
+		share(p, -0.5, len(away), true)
+	}
+	minDF := min(2, len(toward))
+	type cand struct {
+		word   string
+		weight float64
+	}
+	var cands []cand
+	for _, st := range stats {
+		if st.df < minDF || st.weight <= 0 || strict && st.awayDF > 0 {
+			continue
+		}
+		cands = append(cands, cand{mostUsed(st.words), st.weight})
+	}
+	sort.Slice(cands, func(i, j int) bool {
+		if cands[i].weight != cands[j].weight {
+			return cands[i].weight > cands[j].weight
+		}
+		return cands[i].word < cands[j].word
+	})
+	var out []string
+	for _, c := range cands {
+		if len(out) == limit {
+			break
+		}
+		out = append(out, c.word)
+	}
+	return out
+}
+
+// mostUsed returns the surface form used most often, the alphabetically
+// first on ties, so the term shown is one the papers really use.
+func mostUsed(words map[string]int) string {
+	best, n := "", 0
+	for w, c := range words {
+		if c > n || c == n && w < best {
+			best, n = w, c
+		}
+	}
+	return best
+}
+
+// mineFreeText finds "more about X", "focus on X", "include X" and
+// "exclude Y", "not Y", "no Y", "without Y", "less about Y" in the
+// researcher's words.
+func mineFreeText(s string) (add, exclude []string) {
+	s = strings.ToLower(s)
+	for _, m := range moreCue.FindAllStringSubmatch(s, -1) {
+		if p, _ := cutPhrase(strings.Fields(m[1])); p != "" {
+			add = append(add, p)
+		}
+	}
+	for _, m := range lessCue.FindAllStringSubmatch(s, -1) {
+		words := strings.Fields(m[1])
+		if len(words) == 0 || notAPhrase[words[0]] {
+			continue
+		}
+		if words[0] == "about" || words[0] == "on" {
+			words = words[1:]
+		}
+		if p, _ := cutPhrase(words); p != "" {
+			exclude = append(exclude, p)
+		}
+	}
+	return add, exclude
+}
+
+func uniqueTrimmed(list []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s != "" && !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func trimAll(list []string) []string {
+	out := make([]string, 0, len(list))
+	for _, s := range list {
+		if s = strings.Join(strings.Fields(strings.ReplaceAll(s, `"`, " ")), " "); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func uniqueFold(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if !containsFold(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

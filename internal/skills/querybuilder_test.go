@@ -1,0 +1,276 @@
+package skills_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/query"
+)
+
+func sepsisIntent() skills.ParsedIntent {
+	return skills.ParsedIntent{
+		Topic: "deep learning for sepsis prediction in the ICU, not in children, since 2018",
+		Concepts: []skills.Concept{
+			{Term: "deep learning", Synonyms: []string{"neural network"}},
+			{Term: "sepsis", Synonyms: []string{"septic shock"}},
+			{Term: "icu"},
+		},
+		YearRange:     skills.YearRange{From: 2018},
+		ExcludeTerms:  []string{"children"},
+		FieldsOfStudy: []string{"Medicine"},
+	}
+}
+
+func texts(s skills.SearchStrategy) []string {
+	var out []string
+	for _, q := range s.Queries {
+		out = append(out, q.Text)
+	}
+	return out
+}
+
+func TestBuildStrategyFirstIteration(t *testing.T) {
+	t.Parallel()
+	b := skills.NewQueryBuilder()
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local, query.PubMed, " ", query.Local}}
+	got, err := b.BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	require.NoError(t, got.ValidateSources(query.Sources()))
+	require.Equal(t, []string{
+		`("deep learning" OR "neural network") (sepsis OR "septic shock") (icu OR "intensive care unit" OR "critical care") -(children OR paediatric OR pediatric OR child OR childhood)`,
+		`("deep learning" OR "neural network") (sepsis OR "septic shock") -(children OR paediatric OR pediatric OR child OR childhood)`,
+	}, texts(got), "a focused query with every concept and a broad one with the top two; the exclusion takes its synonyms")
+	require.Equal(t, []string{query.Local, query.PubMed}, got.Sources, "sources trimmed and de-duplicated in order")
+	require.Equal(t, skills.YearRange{From: 2018}, got.YearRange)
+	require.Equal(t, skills.DefaultMaxResultsPerSource, got.MaxResultsPerSource)
+	require.Equal(t, []string{"children"}, got.Filters.ExcludeTerms)
+	require.Equal(t, []string{"Medicine"}, got.Filters.FieldsOfStudy)
+	require.Equal(t,
+		`("deep learning"[tiab] OR "neural network"[tiab]) AND (sepsis[tiab] OR "septic shock"[tiab]) NOT children[tiab] NOT paediatric[tiab] NOT pediatric[tiab] NOT child[tiab] NOT childhood[tiab]`,
+		got.Queries[1].PerSource[query.PubMed])
+	for _, q := range got.Queries {
+		ast, err := query.Parse(q.Text)
+		require.NoError(t, err)
+		require.Equal(t, q.Text, ast.String(), "Text is canonical")
+		require.Equal(t, query.RenderAll(ast, got.Sources), q.PerSource)
+	}
+}
+
+func TestBuildStrategyStudyTypesOnlyInFocused(t *testing.T) {
+	t.Parallel()
+	in := skills.QueryInput{Intent: skills.ParsedIntent{
+		Topic:      "statins and stroke, RCTs",
+		Concepts:   []skills.Concept{{Term: "statins"}, {Term: "stroke"}},
+		StudyTypes: []string{"randomized controlled trial"},
+	}, Sources: []string{query.OpenAlex}, MaxResultsPerSource: 50}
+	got, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		`(statins OR statin OR "hmg-coa reductase inhibitors") (stroke OR "cerebrovascular accident") ("randomized controlled trial" OR rct OR "randomised controlled trial" OR "randomized clinical trial")`,
+		`(statins OR statin OR "hmg-coa reductase inhibitors") (stroke OR "cerebrovascular accident")`,
+	}, texts(got))
+	require.Equal(t, 50, got.MaxResultsPerSource)
+}
+
+func TestBuildStrategyErrors(t *testing.T) {
+	t.Parallel()
+	ok := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}}
+	tests := []struct {
+		name string
+		edit func(*skills.QueryInput)
+	}{
+		{"NoTopic", func(in *skills.QueryInput) { in.Intent.Topic = "" }},
+		{"NoConcepts", func(in *skills.QueryInput) { in.Intent.Concepts = nil }},
+		{"NoSources", func(in *skills.QueryInput) { in.Sources = []string{" "} }},
+		{"NegativeMax", func(in *skills.QueryInput) { in.MaxResultsPerSource = -1 }},
+		{"MaxTooLarge", func(in *skills.QueryInput) { in.MaxResultsPerSource = skills.MaxResultsLimit + 1 }},
+		{"BadFeedback", func(in *skills.QueryInput) {
+			in.Feedback = []skills.UserFeedback{{MarkedRelevant: []string{"a"}, MarkedIrrelevant: []string{"a"}}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := ok
+			in.Intent = sepsisIntent()
+			tt.edit(&in)
+			_, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+		})
+	}
+}
+
+func paper(id, title, abstract string) skills.ScoredPaper {
+	return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: title, Abstract: abstract, Source: query.Local}, Score: 0.5}
+}
+
+func TestBuildStrategyRelevanceFeedback(t *testing.T) {
+	t.Parallel()
+	marked := []skills.ScoredPaper{
+		paper("r1", "Early sepsis detection with recurrent neural networks", "We train a recurrent model on vital signs and lactate to detect sepsis early in the ICU."),
+		paper("r2", "Recurrent deep learning on vital signs predicts septic shock", "Vital signs and lactate feed a recurrent network; early warning improves."),
+		paper("r3", "Sepsis in the ICU: a recurrent approach", "Vital signs time series."),
+		paper("x1", "Sepsis in mice: a deep learning study of cytokine storms", "Mouse models and cytokine profiles; cytokine storms in mice."),
+		paper("x2", "Cytokine profiles of septic mice", "Cytokine release in mice after infection."),
+	}
+	in := skills.QueryInput{
+		Intent:  sepsisIntent(),
+		Sources: []string{query.Local, query.Crossref},
+		Marked:  marked,
+		Feedback: []skills.UserFeedback{{
+			MarkedRelevant:   []string{"r1", "r2", "r3"},
+			MarkedIrrelevant: []string{"x1", "x2"},
+			AddTerms:         []string{"early warning"},
+			ExcludeTerms:     []string{"case report"},
+			FreeTextFeedback: "More about lactate monitoring, please. Exclude pneumonia; these are not relevant.",
+		}},
+	}
+	first, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), skills.QueryInput{Intent: sepsisIntent(), Sources: in.Sources})
+	require.NoError(t, err)
+	in.Previous = []skills.SearchStrategy{first}
+
+	got, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	require.NoError(t, got.Validate())
+	require.Len(t, got.Queries, 3)
+	focused, expansion := got.Queries[0].Text, got.Queries[2].Text
+	require.Contains(t, focused, `"early warning"`, "AddTerms are required in the focused query")
+	require.Contains(t, focused, `"lactate monitoring"`, "free text 'more about X' is added")
+	for _, neg := range []string{`-"case report"`, `-pneumonia`, `-cytokine`, `-mice`, `-(children`} {
+		require.Contains(t, strings.Join(texts(got), "\n"), neg)
+	}
+	require.NotContains(t, focused, "relevant", "'not relevant' judges papers, it names no topic")
+	require.Contains(t, expansion, "(recurrent OR signs OR vital)", "terms of every relevant paper, the one in all titles first")
+	require.NotContains(t, expansion, "sepsis OR", "terms already in the strategy are not added again")
+	require.Equal(t, []string{"children", "case report", "pneumonia", "cytokine", "mice"}, got.Filters.ExcludeTerms)
+	require.Equal(t, []string{"early warning", "lactate monitoring"}, got.Filters.IncludeTerms)
+	require.NotContains(t, got.Queries[2].PerSource[query.Crossref], "cytokine", "crossref drops exclusions")
+}
+
+func TestBuildStrategyLaterMarkWins(t *testing.T) {
+	t.Parallel()
+	marked := []skills.ScoredPaper{
+		paper("a", "Lactate clearance in septic shock", "Lactate clearance guides resuscitation."),
+	}
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: marked,
+		Feedback: []skills.UserFeedback{{MarkedIrrelevant: []string{"a"}}, {MarkedRelevant: []string{"a"}}}}
+	got, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	require.NotContains(t, got.Filters.ExcludeTerms, "lactate")
+	require.Contains(t, got.Queries[len(got.Queries)-1].Text, "lactate")
+}
+
+func TestBuildStrategyNeverRepeats(t *testing.T) {
+	t.Parallel()
+	b := skills.NewQueryBuilder()
+	in := skills.QueryInput{Intent: skills.ParsedIntent{Topic: "zebrafish", Concepts: []skills.Concept{{Term: "zebrafish"}}}, Sources: []string{query.Arxiv}}
+	seen := map[string]bool{}
+	for i := 0; i < 60; i++ {
+		got, err := b.BuildStrategy(context.Background(), in)
+		require.NoError(t, err)
+		require.NoError(t, got.Validate())
+		key := fmt.Sprintf("%v|%d", texts(got), got.MaxResultsPerSource)
+		require.False(t, seen[key], "iteration %d repeated %s", i, key)
+		seen[key] = true
+		in.Previous = append(in.Previous, got)
+	}
+	// The first repeat broadens by asking for more results, 25 at a time.
+	require.Equal(t, 25, in.Previous[0].MaxResultsPerSource)
+	require.Equal(t, 50, in.Previous[1].MaxResultsPerSource)
+}
+
+func TestBuildStrategyRepeatWithEditedSpacingIsStillARepeat(t *testing.T) {
+	t.Parallel()
+	b := skills.NewQueryBuilder()
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}}
+	first, err := b.BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	edited := first
+	edited.Queries = nil
+	for _, q := range first.Queries {
+		edited.Queries = append(edited.Queries, skills.Query{Text: strings.ReplaceAll(q.Text, " ", "   ")})
+	}
+	in.Previous = []skills.SearchStrategy{edited}
+	got, err := b.BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	require.Equal(t, len(first.Queries)+1, len(got.Queries), "broadened with the top concept alone")
+	require.Equal(t, `("deep learning" OR "neural network") -(children OR paediatric OR pediatric OR child OR childhood)`, got.Queries[len(got.Queries)-1].Text)
+}
+
+func genIntent() *rapid.Generator[skills.ParsedIntent] {
+	vocab := []string{"sepsis", "deep learning", "children", "covid-19", "heart attack", "ml", "OR", "-x", `a"b`, "title:x", "zebrafish", "quality of life", "NOT", "(", "lactate"}
+	return rapid.Custom(func(t *rapid.T) skills.ParsedIntent {
+		in := skills.ParsedIntent{Topic: "topic"}
+		for _, c := range rapid.SliceOfN(rapid.SampledFrom(vocab), 1, 5).Draw(t, "concepts") {
+			in.Concepts = append(in.Concepts, skills.Concept{Term: c, Synonyms: rapid.SliceOfN(rapid.SampledFrom(vocab), 0, 3).Draw(t, "syn")})
+		}
+		in.ExcludeTerms = rapid.SliceOfN(rapid.SampledFrom(vocab), 0, 3).Draw(t, "excl")
+		in.StudyTypes = rapid.SliceOfN(rapid.SampledFrom([]string{"randomized controlled trial", "survey", "benchmark"}), 0, 2).Draw(t, "studies")
+		if rapid.Bool().Draw(t, "years") {
+			from := rapid.IntRange(1990, 2025).Draw(t, "from")
+			in.YearRange = skills.YearRange{From: from, To: rapid.IntRange(from, 2030).Draw(t, "to")}
+		}
+		return in
+	})
+}
+
+func TestBuildStrategyProperty(t *testing.T) {
+	t.Parallel()
+	b := skills.NewQueryBuilder()
+	vocab := []string{"lactate", "vital signs", "mice", "cytokine", "recurrent", "sepsis", "children"}
+	rapid.Check(t, func(t *rapid.T) {
+		in := skills.QueryInput{
+			Intent:              genIntent().Draw(t, "intent"),
+			Sources:             rapid.SliceOfN(rapid.SampledFrom(append(query.Sources(), "future_source")), 1, 8).Draw(t, "sources"),
+			MaxResultsPerSource: rapid.SampledFrom([]int{0, 1, 25, 999, 1000}).Draw(t, "max"),
+		}
+		var ids []string
+		for i := 0; i < rapid.IntRange(0, 6).Draw(t, "papers"); i++ {
+			words := rapid.SliceOfN(rapid.SampledFrom(vocab), 1, 8).Draw(t, "words")
+			id := fmt.Sprintf("p%d", i)
+			ids = append(ids, id)
+			in.Marked = append(in.Marked, paper(id, strings.Join(words[:1], " "), strings.Join(words, " ")))
+		}
+		iterations := rapid.IntRange(1, 6).Draw(t, "iterations")
+		for it := 0; it < iterations; it++ {
+			got, err := b.BuildStrategy(context.Background(), in)
+			require.NoError(t, err)
+			require.NoError(t, got.Validate())
+			want := append([]string(nil), got.Sources...)
+			sort.Strings(want)
+			for _, q := range got.Queries {
+				var keys []string
+				for k := range q.PerSource {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				require.Equal(t, want, keys, "PerSource has exactly the strategy's sources")
+				_, err := query.Parse(q.Text)
+				require.NoError(t, err, q.Text)
+			}
+			for i, p := range in.Previous {
+				require.NotEqual(t, fmt.Sprint(p.Queries, p.Sources, p.YearRange, p.MaxResultsPerSource, p.Filters),
+					fmt.Sprint(got.Queries, got.Sources, got.YearRange, got.MaxResultsPerSource, got.Filters), "equals previous strategy %d", i)
+			}
+			again, err := b.BuildStrategy(context.Background(), in)
+			require.NoError(t, err)
+			require.Equal(t, got, again, "deterministic")
+			in.Previous = append(in.Previous, got)
+			if len(ids) > 0 && rapid.Bool().Draw(t, "feedback") {
+				split := rapid.IntRange(0, len(ids)).Draw(t, "split")
+				in.Feedback = append(in.Feedback, skills.UserFeedback{
+					MarkedRelevant: ids[:split], MarkedIrrelevant: ids[split:],
+					FreeTextFeedback: rapid.SampledFrom([]string{"", "more about lactate", "exclude mice", "not relevant"}).Draw(t, "free"),
+				})
+			}
+		}
+	})
+}
