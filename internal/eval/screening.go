@@ -1,0 +1,362 @@
+package eval
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/relevance"
+)
+
+// ScreeningBatch is how many papers the simulated researcher marks per
+// iteration before the scorer re-ranks the rest, as in ASReview's
+// benchmark runs.
+const ScreeningBatch = 10
+
+// ScreeningResult is one review's simulated screening.
+type ScreeningResult struct {
+	Review   string `json:"review"`
+	Records  int    `json:"records"`
+	Included int    `json:"included"`
+	// ScreenedTo95 is how many records were screened before 95% of the
+	// included ones had been found.
+	ScreenedTo95 int `json:"screened_to_95"`
+	// WSS95 is work saved over sampling at 95% recall, in percent:
+	// (N - ScreenedTo95)/N - 5%.
+	WSS95 float64 `json:"wss95"`
+	// RRF10 is the percentage of included records found after screening
+	// 10% of the records.
+	RRF10 float64 `json:"rrf10"`
+	// Iterations is the number of re-rankings until every included record
+	// was found.
+	Iterations int `json:"iterations"`
+}
+
+// ScreeningSummary is every review's result and the means the benchmark is
+// judged by.
+type ScreeningSummary struct {
+	Reviews   []ScreeningResult `json:"reviews"`
+	MeanWSS95 float64           `json:"mean_wss95"`
+	MeanRRF10 float64           `json:"mean_rrf10"`
+}
+
+// ScreeningRecord is one candidate paper of a review with its label.
+type ScreeningRecord struct {
+	Paper    skills.RawPaper
+	Included bool
+}
+
+// ScreeningReview is a review's question and its candidate records.
+type ScreeningReview struct {
+	Name     string
+	Question string
+	Records  []ScreeningRecord
+}
+
+// screeningMeta is the part of reviews.json the harness reads.
+type screeningMeta struct {
+	ReviewTitle         string `json:"review_title"`
+	Topic               string `json:"topic"`
+	EligibilityCriteria string `json:"eligibility_criteria"`
+	ReviewAbstract      string `json:"review_abstract"`
+}
+
+// Screening simulates a researcher screening every review in dir (CSV or
+// gzip CSV files described by dir/reviews.json) with the app's relevance
+// scorer, prints one line per review and a final
+// "screening: mean_wss95=W mean_rrf10=F" line to out, and returns the figures.
+func Screening(ctx context.Context, dir string, out io.Writer) (ScreeningSummary, error) {
+	names, err := ScreeningReviewNames(dir)
+	if err != nil {
+		return ScreeningSummary{}, err
+	}
+	return ScreeningOf(ctx, dir, names, out)
+}
+
+// ScreeningOf is Screening restricted to the named reviews, so a quick test
+// can run a subset.
+func ScreeningOf(ctx context.Context, dir string, names []string, out io.Writer) (ScreeningSummary, error) {
+	var sum ScreeningSummary
+	for _, name := range names {
+		rev, err := ReadScreeningReview(dir, name)
+		if err != nil {
+			return sum, err
+		}
+		res, err := SimulateScreening(ctx, rev)
+		if err != nil {
+			return sum, err
+		}
+		fmt.Fprintf(out, "%s: records=%d included=%d wss95=%.1f rrf10=%.1f screened_to_95=%d iterations=%d\n",
+			res.Review, res.Records, res.Included, res.WSS95, res.RRF10, res.ScreenedTo95, res.Iterations)
+		sum.Reviews = append(sum.Reviews, res)
+	}
+	var n float64
+	for _, r := range sum.Reviews {
+		if r.Included == 0 {
+			continue
+		}
+		sum.MeanWSS95 += r.WSS95
+		sum.MeanRRF10 += r.RRF10
+		n++
+	}
+	if n > 0 {
+		sum.MeanWSS95 /= n
+		sum.MeanRRF10 /= n
+	}
+	fmt.Fprintf(out, "screening: mean_wss95=%.1f mean_rrf10=%.1f\n", sum.MeanWSS95, sum.MeanRRF10)
+	return sum, nil
+}
+
+// ScreeningReviewNames lists the reviews in dir: every *.csv or *.csv.gz,
+// by name without extension, sorted.
+func ScreeningReviewNames(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, &engine.Error{Code: engine.ENotFound, Message: "screening data directory " + dir, Err: err}
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		switch {
+		case strings.HasSuffix(n, ".csv.gz"):
+			names = append(names, strings.TrimSuffix(n, ".csv.gz"))
+		case strings.HasSuffix(n, ".csv"):
+			names = append(names, strings.TrimSuffix(n, ".csv"))
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names), nil
+}
+
+// ReadScreeningReview reads review name from dir: its records and, from
+// reviews.json, its research question.
+func ReadScreeningReview(dir, name string) (ScreeningReview, error) {
+	meta, err := screeningReadMeta(dir)
+	if err != nil {
+		return ScreeningReview{}, err
+	}
+	recs, err := screeningReadCSV(dir, name)
+	if err != nil {
+		return ScreeningReview{}, err
+	}
+	m, ok := meta[name]
+	if !ok {
+		m = screeningMeta{Topic: name}
+	}
+	return ScreeningReview{Name: name, Question: screeningQuestion(m), Records: recs}, nil
+}
+
+// screeningQuestion is what a researcher would type: the review title with
+// its eligibility criteria, or its abstract when there are no criteria, or
+// the bare topic when there is neither.
+func screeningQuestion(m screeningMeta) string {
+	parts := []string{strings.TrimSpace(m.ReviewTitle)}
+	switch {
+	case strings.TrimSpace(m.EligibilityCriteria) != "":
+		parts = append(parts, strings.TrimSpace(m.EligibilityCriteria))
+	case strings.TrimSpace(m.ReviewAbstract) != "":
+		parts = append(parts, strings.TrimSpace(m.ReviewAbstract))
+	}
+	q := strings.TrimSpace(strings.Join(parts, "\n"))
+	if q == "" {
+		q = screeningSplitCamel(m.Topic)
+	}
+	return q
+}
+
+// screeningSplitCamel turns an identifier-like topic ("ACEInhibitors") into
+// words ("ACE Inhibitors"), as a person would have typed it.
+func screeningSplitCamel(s string) string {
+	r := []rune(s)
+	var b strings.Builder
+	for i, c := range r {
+		if i > 0 && unicode.IsUpper(c) && (unicode.IsLower(r[i-1]) ||
+			(i+1 < len(r) && unicode.IsLower(r[i+1]) && unicode.IsUpper(r[i-1]))) {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func screeningReadMeta(dir string) (map[string]screeningMeta, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "reviews.json"))
+	if err != nil {
+		return nil, &engine.Error{Code: engine.ENotFound, Message: "reviews.json in " + dir, Err: err}
+	}
+	var meta map[string]screeningMeta
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		return nil, &engine.Error{Code: engine.EInvalid, Message: "reviews.json", Err: err}
+	}
+	return meta, nil
+}
+
+func screeningReadCSV(dir, name string) ([]ScreeningRecord, error) {
+	path := filepath.Join(dir, name+".csv.gz")
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		path = filepath.Join(dir, name+".csv")
+		f, err = os.Open(path)
+	}
+	if err != nil {
+		return nil, &engine.Error{Code: engine.ENotFound, Message: "review " + name, Err: err}
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, &engine.Error{Code: engine.EInvalid, Message: path, Err: err}
+		}
+		defer gz.Close()
+		r = gz
+	}
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err != nil {
+		return nil, &engine.Error{Code: engine.EInvalid, Message: path + ": no header", Err: err}
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, need := range []string{"title", "label_included"} {
+		if _, ok := col[need]; !ok {
+			return nil, engine.Errorf(engine.EInvalid, "%s: no %s column", path, need)
+		}
+	}
+	get := func(row []string, name string) string {
+		if i, ok := col[name]; ok && i < len(row) {
+			return row[i]
+		}
+		return ""
+	}
+	var recs []ScreeningRecord
+	for line := 2; ; line++ {
+		row, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, &engine.Error{Code: engine.EInvalid, Message: path, Err: err}
+		}
+		id := get(row, "record_id")
+		if id == "" {
+			id = fmt.Sprint(line)
+		}
+		recs = append(recs, ScreeningRecord{
+			Paper: skills.RawPaper{
+				ID:       id,
+				Title:    get(row, "title"),
+				Abstract: get(row, "abstract"),
+				DOI:      get(row, "doi"),
+				PMID:     get(row, "pmid"),
+			},
+			Included: strings.TrimSpace(get(row, "label_included")) == "1",
+		})
+	}
+	return recs, nil
+}
+
+// SimulateScreening plays the researcher at the result review: each
+// iteration the scorer ranks the unscreened records given every mark so
+// far, the researcher marks the top ScreeningBatch by their label, and this
+// repeats until every included record has been found.
+func SimulateScreening(ctx context.Context, rev ScreeningReview) (ScreeningResult, error) {
+	n := len(rev.Records)
+	res := ScreeningResult{Review: rev.Name, Records: n}
+	papers := make([]skills.RawPaper, n)
+	for i, r := range rev.Records {
+		papers[i] = r.Paper
+		if r.Included {
+			res.Included++
+		}
+	}
+	if n == 0 || res.Included == 0 {
+		return res, nil
+	}
+	idx := relevance.NewIndex(screeningIntent(rev.Question), papers)
+	screened := make([]bool, n)
+	var rel, irr, order []int
+	found := 0
+	for found < res.Included && len(order) < n {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		scores := idx.Rank(rel, irr)
+		res.Iterations++
+		for _, i := range screeningTop(scores, screened, ScreeningBatch) {
+			screened[i] = true
+			order = append(order, i)
+			if rev.Records[i].Included {
+				rel = append(rel, i)
+				found++
+			} else {
+				irr = append(irr, i)
+			}
+		}
+	}
+	need := int(math.Ceil(0.95 * float64(res.Included)))
+	tenth := int(math.Ceil(0.10 * float64(n)))
+	got, inTenth := 0, 0
+	for k, i := range order {
+		if !rev.Records[i].Included {
+			continue
+		}
+		got++
+		if k < tenth {
+			inTenth++
+		}
+		if got == need {
+			res.ScreenedTo95 = k + 1
+		}
+	}
+	res.WSS95 = 100 * (float64(n-res.ScreenedTo95)/float64(n) - 0.05)
+	res.RRF10 = 100 * float64(inTenth) / float64(res.Included)
+	return res, nil
+}
+
+// screeningIntent is the minimal intent a question gives without the
+// intent parser: the question text as the topic.
+func screeningIntent(question string) skills.ParsedIntent {
+	return skills.ParsedIntent{Topic: question}
+}
+
+// screeningTop returns up to k unscreened indices with the highest scores,
+// ties broken by index so the run is deterministic.
+func screeningTop(scores []float64, screened []bool, k int) []int {
+	top := make([]int, 0, k+1)
+	better := func(a, b int) bool {
+		return scores[a] > scores[b] || (scores[a] == scores[b] && a < b)
+	}
+	for i := range scores {
+		if screened[i] {
+			continue
+		}
+		if len(top) == k && !better(i, top[k-1]) {
+			continue
+		}
+		pos := len(top)
+		for pos > 0 && better(i, top[pos-1]) {
+			pos--
+		}
+		top = slices.Insert(top, pos, i)
+		if len(top) > k {
+			top = top[:k]
+		}
+	}
+	return top
+}

@@ -1,0 +1,215 @@
+package relevance_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"quarry/internal/skills"
+	"quarry/internal/skills/relevance"
+)
+
+func paper(id, title, abstract string) skills.RawPaper {
+	return skills.RawPaper{ID: id, Title: title, Abstract: abstract, Source: "test"}
+}
+
+func corpus() []skills.RawPaper {
+	return []skills.RawPaper{
+		paper("bb", "Beta blockers after myocardial infarction", "Beta blockers reduce mortality in adults after myocardial infarction."),
+		paper("hf", "Heart failure outcomes", "We studied beta blockers in heart failure patients."),
+		paper("kids", "Beta blockers in children", "A trial of beta blockers in children with hypertension."),
+		paper("soil", "Soil bacteria diversity", "Microbial communities in agricultural soil."),
+		paper("ml", "Deep learning for images", "Convolutional networks classify images."),
+	}
+}
+
+func scoreOf(t *testing.T, out []skills.ScoredPaper, id string) skills.ScoredPaper {
+	t.Helper()
+	for _, p := range out {
+		if p.ID == id {
+			return p
+		}
+	}
+	t.Fatalf("paper %s not scored", id)
+	return skills.ScoredPaper{}
+}
+
+func TestScoreLexical(t *testing.T) {
+	t.Parallel()
+	intent := skills.ParsedIntent{
+		Topic:        "beta blockers after myocardial infarction",
+		Concepts:     []skills.Concept{{Term: "beta blockers", Synonyms: []string{"beta-adrenergic antagonists"}}},
+		ExcludeTerms: []string{"children"},
+	}
+	out, err := relevance.Scorer{}.Score(context.Background(), skills.ScoreInput{Intent: intent, Papers: corpus()})
+	require.NoError(t, err)
+	require.Len(t, out, 5)
+	for _, p := range out {
+		require.NoError(t, p.Validate())
+		require.NotEmpty(t, p.Reasons)
+	}
+	bb, hf, kids, soil := scoreOf(t, out, "bb"), scoreOf(t, out, "hf"), scoreOf(t, out, "kids"), scoreOf(t, out, "soil")
+	require.Greater(t, bb.Score, hf.Score)
+	require.Greater(t, hf.Score, soil.Score)
+	require.Greater(t, bb.Score, kids.Score, "excluded term penalises")
+	require.Zero(t, soil.Score)
+	require.Contains(t, bb.Reasons, `matches "beta blockers" in title`)
+	require.Contains(t, hf.Reasons, `matches "beta blockers" in abstract`)
+	require.Contains(t, kids.Reasons, `contains excluded term "children"`)
+	require.Equal(t, []string{"no terms of the question in title or abstract"}, soil.Reasons)
+}
+
+func TestScoreLearnsFromMarks(t *testing.T) {
+	t.Parallel()
+	papers := []skills.RawPaper{
+		paper("a1", "Gut microbiome and depression", "Microbiome composition differs in patients with depression."),
+		paper("a2", "Microbiome and mood disorders", "Gut bacteria are linked to mood and depression."),
+		paper("b1", "Exercise therapy for depression", "Running reduces depression symptoms in adults."),
+		paper("b2", "Exercise and anxiety", "Aerobic exercise reduces anxiety and depression."),
+		paper("c1", "Gut microbiome in anxiety", "The gut microbiome of anxious patients was sequenced."),
+		paper("c2", "Exercise programmes for mood", "Exercise programmes improve mood and depression."),
+	}
+	intent := skills.ParsedIntent{Topic: "depression"}
+	in := skills.ScoreInput{Intent: intent, Papers: papers, Relevant: papers[:2], Irrelevant: papers[2:4]}
+	out, err := relevance.Scorer{}.Score(context.Background(), in)
+	require.NoError(t, err)
+	c1, c2 := scoreOf(t, out, "c1"), scoreOf(t, out, "c2")
+	require.Greater(t, c1.Score, c2.Score, "the microbiome paper resembles the relevant marks")
+	require.Contains(t, c1.Reasons, "similar to 2 papers you marked relevant")
+	require.Contains(t, c2.Reasons, "resembles 2 papers you marked irrelevant")
+}
+
+func TestScoreEdgeCases(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   skills.ScoreInput
+		want int
+	}{
+		{"NoPapers", skills.ScoreInput{Intent: skills.ParsedIntent{Topic: "x"}}, 0},
+		{"EmptyIntent", skills.ScoreInput{Papers: corpus()}, 5},
+		{"EmptyTexts", skills.ScoreInput{Intent: skills.ParsedIntent{Topic: "beta"}, Papers: []skills.RawPaper{paper("e", "", "")}}, 1},
+		{"MarksOutsidePapers", skills.ScoreInput{Intent: skills.ParsedIntent{Topic: "beta"}, Papers: corpus()[:2],
+			Relevant: corpus()[2:3], Irrelevant: corpus()[3:]}, 2},
+		{"MarkedBothWays", skills.ScoreInput{Intent: skills.ParsedIntent{Topic: "beta"}, Papers: corpus(),
+			Relevant: corpus()[:1], Irrelevant: corpus()[:1]}, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out, err := relevance.Scorer{}.Score(context.Background(), tt.in)
+			require.NoError(t, err)
+			require.Len(t, out, tt.want)
+			for _, p := range out {
+				require.False(t, math.IsNaN(p.Score))
+				require.GreaterOrEqual(t, p.Score, 0.0)
+				require.LessOrEqual(t, p.Score, 1.0)
+			}
+		})
+	}
+}
+
+func TestScoreCancelled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := relevance.Scorer{}.Score(ctx, skills.ScoreInput{Papers: corpus()})
+	require.Error(t, err)
+}
+
+var vocabulary = []string{"beta", "blocker", "heart", "failure", "soil", "bacteria", "image", "network", "trial", "children", "mortality", "gene"}
+
+func genPaper(id string) *rapid.Generator[skills.RawPaper] {
+	return rapid.Custom(func(t *rapid.T) skills.RawPaper {
+		words := func(label string, n int) string {
+			ws := rapid.SliceOfN(rapid.SampledFrom(vocabulary), 0, n).Draw(t, label)
+			return fmt.Sprint(ws)
+		}
+		return paper(id, words("title", 6), words("abstract", 20))
+	})
+}
+
+func genInput(t *rapid.T) skills.ScoreInput {
+	n := rapid.IntRange(0, 8).Draw(t, "n")
+	var papers []skills.RawPaper
+	for i := range n {
+		papers = append(papers, genPaper(fmt.Sprint("p", i)).Draw(t, fmt.Sprint("paper", i)))
+	}
+	in := skills.ScoreInput{
+		Intent:   skills.ParsedIntent{Topic: rapid.StringMatching(`[a-z ]{0,30}`).Draw(t, "topic")},
+		Papers:   papers,
+		Relevant: nil,
+	}
+	for i, p := range papers {
+		switch rapid.IntRange(0, 2).Draw(t, fmt.Sprint("mark", i)) {
+		case 1:
+			in.Relevant = append(in.Relevant, p)
+		case 2:
+			in.Irrelevant = append(in.Irrelevant, p)
+		}
+	}
+	return in
+}
+
+func TestScoreProperties(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		in := genInput(t)
+		a, err := relevance.Scorer{}.Score(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := relevance.Scorer{}.Score(context.Background(), in)
+		if !slices.EqualFunc(a, b, func(x, y skills.ScoredPaper) bool {
+			return x.ID == y.ID && x.Score == y.Score && slices.Equal(x.Reasons, y.Reasons)
+		}) {
+			t.Fatalf("not deterministic")
+		}
+		for _, p := range a {
+			if math.IsNaN(p.Score) || p.Score < 0 || p.Score > 1 {
+				t.Fatalf("score %v out of [0,1]", p.Score)
+			}
+		}
+	})
+}
+
+// A paper identical to a marked-relevant one must outrank a paper identical
+// to a marked-irrelevant one when the question favours neither.
+func TestScoreCopiesOfMarksProperty(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		in := genInput(t)
+		r := genPaper("rel").Draw(t, "rel")
+		i := genPaper("irr").Draw(t, "irr")
+		if r.Title+r.Abstract == i.Title+i.Abstract || len(r.Title+r.Abstract) < 8 || len(i.Title+i.Abstract) < 8 {
+			t.Skip("copies must differ and have words")
+		}
+		in.Intent.Topic = ""
+		in.Relevant = append(in.Relevant, r)
+		in.Irrelevant = append(in.Irrelevant, i)
+		rc, ic := r, i
+		rc.ID, ic.ID = "rel-copy", "irr-copy"
+		in.Papers = append(in.Papers, rc, ic)
+		out, err := relevance.Scorer{}.Score(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs, is float64
+		for _, p := range out {
+			switch p.ID {
+			case "rel-copy":
+				rs = p.Score
+			case "irr-copy":
+				is = p.Score
+			}
+		}
+		if rs <= is {
+			t.Fatalf("copy of relevant scored %v, copy of irrelevant %v", rs, is)
+		}
+	})
+}
