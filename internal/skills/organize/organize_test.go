@@ -1,0 +1,125 @@
+package organize_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"quarry/internal/skills"
+	"quarry/internal/skills/organize"
+)
+
+func sp(id string, score float64, title, abstract string) skills.ScoredPaper {
+	return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: title, Abstract: abstract, Source: "t"}, Score: score}
+}
+
+// checkPartition asserts every paper is in exactly one group, groups are
+// labelled with 1-4 words (plus list punctuation) and sorted by score.
+func checkPartition(t interface {
+	require.TestingT
+	Helper()
+}, papers []skills.ScoredPaper, groups []skills.Group) {
+	t.Helper()
+	score := map[string]float64{}
+	for _, p := range papers {
+		score[p.ID] = p.Score
+	}
+	seen := map[string]int{}
+	for _, g := range groups {
+		require.NotEmpty(t, strings.TrimSpace(g.Label))
+		require.NotEmpty(t, g.PaperIDs)
+		for i, id := range g.PaperIDs {
+			seen[id]++
+			if i > 0 {
+				require.GreaterOrEqual(t, score[g.PaperIDs[i-1]], score[id], "sorted by score in %q", g.Label)
+			}
+		}
+	}
+	require.Len(t, seen, len(papers))
+	for id, n := range seen {
+		require.Equal(t, 1, n, "paper %s", id)
+	}
+	require.NoError(t, skills.PaperCollection{Papers: papers, Groups: groups}.Validate())
+}
+
+func TestOrganizeSmall(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		papers []skills.ScoredPaper
+		groups int
+	}{
+		{"Empty", nil, 0},
+		{"One", []skills.ScoredPaper{sp("a", 0.5, "Heart failure therapy", "")}, 1},
+		{"Two", []skills.ScoredPaper{sp("a", 0.2, "Heart failure", ""), sp("b", 0.9, "Soil bacteria", "")}, 1},
+		{"NoWords", []skills.ScoredPaper{sp("a", 0.2, "2019", ""), sp("b", 0.1, "the", "")}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			groups, err := organize.Organizer{}.Organize(context.Background(), tt.papers)
+			require.NoError(t, err)
+			require.NotNil(t, groups)
+			require.Len(t, groups, tt.groups)
+			checkPartition(t, tt.papers, groups)
+		})
+	}
+}
+
+func TestOrganizeThemes(t *testing.T) {
+	t.Parallel()
+	var papers []skills.ScoredPaper
+	for i := range 6 {
+		papers = append(papers,
+			sp(fmt.Sprint("h", i), 0.9-float64(i)/100, fmt.Sprintf("Beta blockers in heart failure study %d", i),
+				"Beta blockers reduce mortality in heart failure patients."),
+			sp(fmt.Sprint("s", i), 0.5-float64(i)/100, fmt.Sprintf("Soil bacteria diversity survey %d", i),
+				"Soil bacteria communities vary with soil moisture."))
+	}
+	groups, err := organize.Organizer{}.Organize(context.Background(), papers)
+	require.NoError(t, err)
+	checkPartition(t, papers, groups)
+	require.Len(t, groups, 2)
+	require.Equal(t, "h0", groups[0].PaperIDs[0], "the group of the best paper comes first")
+	for _, g := range groups {
+		prefix := g.PaperIDs[0][:1]
+		for _, id := range g.PaperIDs {
+			require.Equal(t, prefix, id[:1], "themes are not mixed in %q", g.Label)
+		}
+		n := len(strings.Fields(strings.ReplaceAll(g.Label, ",", " ")))
+		require.True(t, n >= 2 && n <= 4, "label %q has %d words", g.Label, n)
+	}
+	require.Contains(t, groups[0].Label, "heart failure")
+	require.Contains(t, groups[1].Label, "soil")
+}
+
+func TestOrganizeProperties(t *testing.T) {
+	t.Parallel()
+	vocab := []string{"heart", "failure", "soil", "bacteria", "images", "network", "trial", "gene", "children", "mortality"}
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 40).Draw(t, "n")
+		var papers []skills.ScoredPaper
+		for i := range n {
+			ws := rapid.SliceOfN(rapid.SampledFrom(vocab), 1, 8).Draw(t, fmt.Sprint("w", i))
+			score := rapid.Float64Range(0, 1).Draw(t, fmt.Sprint("s", i))
+			papers = append(papers, sp(fmt.Sprint("p", i), score, strings.Join(ws, " "), ""))
+		}
+		a, err := organize.Organizer{}.Organize(context.Background(), papers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPartition(t, papers, a)
+		if len(a) > organize.MaxGroups {
+			t.Fatalf("%d groups", len(a))
+		}
+		b, _ := organize.Organizer{}.Organize(context.Background(), slices.Clone(papers))
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("not deterministic")
+		}
+	})
+}
