@@ -1,0 +1,130 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/skills"
+)
+
+const screeningDataDir = "/work/shared/data/screening"
+
+// Floors the full run must keep. They are what the current scorer reaches
+// (mean 50.0, ACE 71.5), a regression guard; the brief's targets (mean 55,
+// ACE 75) are not reached yet and are reported as such.
+const (
+	screeningFloorMean = 49.0
+	screeningFloorACE  = 70.0
+)
+
+func TestScreeningQuestion(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		meta screeningMeta
+		want string
+	}{
+		{"TitleAndCriteria", screeningMeta{ReviewTitle: "T", EligibilityCriteria: "C", ReviewAbstract: "A"}, "T\nC"},
+		{"TitleAndAbstract", screeningMeta{ReviewTitle: "T", ReviewAbstract: "A"}, "T\nA"},
+		{"TitleOnly", screeningMeta{ReviewTitle: " T ", Topic: "x"}, "T"},
+		{"CamelTopic", screeningMeta{Topic: "ACEInhibitors"}, "ACE Inhibitors"},
+		{"PlainTopic", screeningMeta{Topic: "Beta Blockers"}, "Beta Blockers"},
+		{"Acronym", screeningMeta{Topic: "ADHD"}, "ADHD"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tt.want, screeningQuestion(tt.meta))
+		})
+	}
+}
+
+func TestScreeningTop(t *testing.T) {
+	t.Parallel()
+	scores := []float64{0.1, 0.9, 0.5, 0.9, 0.7}
+	require.Equal(t, []int{1, 3, 4}, screeningTop(scores, make([]bool, 5), 3))
+	require.Equal(t, []int{4, 2}, screeningTop(scores, []bool{false, true, false, true, false}, 2))
+	require.Equal(t, []int{0}, screeningTop(scores, []bool{false, true, true, true, true}, 10))
+}
+
+// A review whose included papers alone use the question's words is found
+// in the first batch: the metrics must then follow from the formulas.
+func TestSimulateScreeningMetrics(t *testing.T) {
+	t.Parallel()
+	rev := ScreeningReview{Name: "synthetic", Question: "emicizumab pharmacokinetics"}
+	for i := range 100 {
+		r := ScreeningRecord{Paper: skills.RawPaper{ID: fmt.Sprint(i), Title: fmt.Sprintf("Unrelated topic number %d", i),
+			Abstract: "Soil bacteria and weather."}}
+		if i%20 == 7 {
+			r = ScreeningRecord{Included: true, Paper: skills.RawPaper{ID: fmt.Sprint(i),
+				Title: "Emicizumab pharmacokinetics in adults", Abstract: "Pharmacokinetics of emicizumab."}}
+		}
+		rev.Records = append(rev.Records, r)
+	}
+	res, err := SimulateScreening(context.Background(), rev)
+	require.NoError(t, err)
+	require.Equal(t, 100, res.Records)
+	require.Equal(t, 5, res.Included)
+	require.Equal(t, 5, res.ScreenedTo95, "all five included ranked first")
+	require.InDelta(t, 90.0, res.WSS95, 1e-9)
+	require.InDelta(t, 100.0, res.RRF10, 1e-9)
+	require.Equal(t, 1, res.Iterations)
+}
+
+func TestScreeningReadsCSV(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	csv := "record_id,title,abstract,label_included\n1,\"A, title\",\"multi\nline\",1\n2,Other,,0\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Tiny.csv"), []byte(csv), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "reviews.json"), []byte(`{"Tiny":{"topic":"Titles"}}`), 0o600))
+	var out bytes.Buffer
+	sum, err := Screening(context.Background(), dir, &out)
+	require.NoError(t, err)
+	require.Len(t, sum.Reviews, 1)
+	require.Equal(t, 2, sum.Reviews[0].Records)
+	require.Equal(t, 1, sum.Reviews[0].Included)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	require.True(t, strings.HasPrefix(lines[0], "Tiny: records=2 included=1 "), lines[0])
+	require.Regexp(t, `^screening: mean_wss95=-?\d+\.\d mean_rrf10=\d+\.\d$`, lines[1])
+
+	_, err = Screening(context.Background(), filepath.Join(dir, "missing"), &out)
+	require.Error(t, err)
+}
+
+// TestScreeningSharedData runs the benchmark on the shared review sets:
+// three small reviews in -short mode, all of them (about 40 s) otherwise.
+func TestScreeningSharedData(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat(filepath.Join(screeningDataDir, "reviews.json")); err != nil {
+		t.Skipf("shared screening data not found at %s: %v", screeningDataDir, err)
+	}
+	var out bytes.Buffer
+	if testing.Short() {
+		sum, err := ScreeningOf(context.Background(), screeningDataDir,
+			[]string{"Donners_2021", "Muthu_2022", "Oud_2018"}, &out)
+		require.NoError(t, err)
+		t.Log("\n" + out.String())
+		for _, r := range sum.Reviews {
+			require.Greater(t, r.WSS95, 25.0, r.Review)
+		}
+		return
+	}
+	sum, err := Screening(context.Background(), screeningDataDir, &out)
+	require.NoError(t, err)
+	t.Log("\n" + out.String())
+	require.Len(t, sum.Reviews, 12)
+	require.GreaterOrEqual(t, sum.MeanWSS95, screeningFloorMean)
+	for _, r := range sum.Reviews {
+		if r.Review == "Cohen_2006_ACEInhibitors" {
+			require.GreaterOrEqual(t, r.WSS95, screeningFloorACE)
+		}
+	}
+}
