@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"quarry/internal/engine"
@@ -288,7 +289,11 @@ func SimulateScreening(ctx context.Context, rev ScreeningReview) (ScreeningResul
 	if n == 0 || res.Included == 0 {
 		return res, nil
 	}
-	idx := relevance.NewIndex(screeningIntent(rev.Question), papers)
+	intent, err := screeningIntent(ctx, rev.Question)
+	if err != nil {
+		return res, err
+	}
+	idx := relevance.NewIndex(intent, papers)
 	screened := make([]bool, n)
 	var rel, irr, order []int
 	found := 0
@@ -329,10 +334,16 @@ func SimulateScreening(ctx context.Context, rev ScreeningReview) (ScreeningResul
 	return res, nil
 }
 
-// screeningIntent is the minimal intent a question gives without the
-// intent parser: the question text as the topic.
-func screeningIntent(question string) skills.ParsedIntent {
-	return skills.ParsedIntent{Topic: question}
+// screeningIntent parses the question with the app's offline intent
+// parser, as the pipeline's first step would, with a fixed clock so
+// relative years cannot make two runs differ.
+func screeningIntent(ctx context.Context, question string) (skills.ParsedIntent, error) {
+	clock := func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
+	intent, err := skills.NewIntentParser(clock).ParseIntent(ctx, question)
+	if err != nil {
+		return skills.ParsedIntent{}, fmt.Errorf("screening: parse question: %w", err)
+	}
+	return intent, nil
 }
 
 // screeningTop returns up to k unscreened indices with the highest scores,
