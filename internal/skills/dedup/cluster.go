@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"slices"
+	"strconv"
 	"strings"
 
 	"quarry/internal/skills"
@@ -43,12 +44,13 @@ type Analysis struct {
 // record compared with its next window neighbours, so cost stays linear
 // even for "wang 2024" in a large corpus.
 const (
-	blockCap = 48
-	window   = 12
+	blockCap = 10
+	window   = 8
 )
 
-// numKeys is how many blocking keys each record gets: title prefix, title
-// suffix, first author + year, and one per identifier.
+// numKeys is how many blocking keys each record gets: the title's first
+// four words, its last four words (a typo rarely hits both ends), first
+// author + year + the title's first letter, and one per identifier.
 const numKeys = 6
 
 // Clusters groups input indices into papers; see Analysis.Clusters. It is
@@ -156,11 +158,13 @@ func blockKeys(seed maphash.Seed, f *features) [numKeys]uint64 {
 	}
 	toks := strings.Fields(f.title)
 	if len(toks) > 0 {
-		k[0] = h("p|", strings.Join(toks[:min(3, len(toks))], " "))
-		k[1] = h("s|", strings.Join(toks[max(0, len(toks)-3):], " "))
+		k[0] = h("p|", strings.Join(toks[:min(4, len(toks))], " "))
+		k[1] = h("s|", strings.Join(toks[max(0, len(toks)-4):], " "))
 	}
-	if len(f.surnames) > 0 {
-		k[2] = h("a|", fmt.Sprintf("%s|%d", lastWord(f.surnames[0]), f.year))
+	if len(f.surnames) > 0 && f.title != "" {
+		// The title's first letter keeps "wang 2024" blocks small; a title
+		// mangled at both ends and in its first letter is rare.
+		k[2] = h("a|", f.surnames[0].last+"|"+strconv.Itoa(f.year)+"|"+f.title[:1])
 	}
 	k[3] = h("d|", f.doi)
 	k[4] = h("m|", f.pmid)

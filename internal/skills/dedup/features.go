@@ -23,7 +23,7 @@ type features struct {
 	kind   string // erratum, reply, comment, retraction… ("" for an article)
 
 	year     int
-	surnames []string // normalised author surnames, in order
+	surnames []name // the first maxAuthors author surnames, in order
 	doi      string
 	arxiv    string
 	pmid     string
@@ -45,8 +45,6 @@ var (
 	trailingNote = regexp.MustCompile(`(?i)\s*\(((provisional|structured)? ?abstract|review)\)\s*[.;]*\s*$`)
 	kindPrefix   = regexp.MustCompile(`(?i)^\s*(erratum|errata|corrigendum|corrigenda|correction|retraction|retracted|expression of concern|reply|in reply|authors?'? reply|response|comment|commentary|editorial comment|re:)\b`)
 	partWord     = regexp.MustCompile(`(?i)\bpart\s+(one|two|three|four|five)\b`)
-	digitRun     = regexp.MustCompile(`[0-9]+`)
-	subtitleSep  = regexp.MustCompile(`:|\s[-–—]\s|[.?!]\s`)
 )
 
 // partNumbers turns spelled-out part numbers into digits so that "Part two"
@@ -72,11 +70,21 @@ var venueStop = map[string]bool{"the": true, "of": true, "and": true, "on": true
 // so that subtitle separators can still be found.
 func cleanTitle(s string) string {
 	s = html.UnescapeString(s)
-	s = htmlTag.ReplaceAllString(s, "")
-	s = latexCmd.ReplaceAllString(s, "")
+	// The regexps run only where their trigger character occurs: titles are
+	// cleaned once per record, and most need none of this.
+	if strings.IndexByte(s, '<') >= 0 {
+		s = htmlTag.ReplaceAllString(s, "")
+	}
+	if strings.IndexByte(s, '\\') >= 0 {
+		s = latexCmd.ReplaceAllString(s, "")
+	}
 	s = greek.Replace(s)
 	for range 6 {
-		t := stripTrailingBracket(trailingNote.ReplaceAllString(s, ""))
+		t := s
+		if strings.IndexByte(t, '(') >= 0 {
+			t = trailingNote.ReplaceAllString(t, "")
+		}
+		t = stripTrailingBracket(t)
 		if t == s || strings.TrimSpace(t) == "" {
 			break
 		}
@@ -132,24 +140,28 @@ func extract(p skills.RawPaper) features {
 	var f features
 	clean := cleanTitle(p.Title)
 	f.title = normTitle(clean)
-	for _, loc := range subtitleSep.FindAllStringIndex(clean, 4) {
+	seps := subtitleSeps(clean, 4)
+	for _, loc := range seps {
 		if loc[0] > 0 {
 			f.prefixes = append(f.prefixes, normTitle(clean[:loc[0]]))
 		}
 	}
-	if m := kindPrefix.FindStringSubmatch(clean); m != nil {
+	if m := kindPrefix.FindStringSubmatch(clean[:min(len(clean), 40)]); m != nil {
 		f.kind = kindOf(m[1])
-	} else if loc := subtitleSep.FindStringIndex(clean); loc != nil {
+	} else if len(seps) > 0 {
 		// "Some title: erratum", "X: reply to the authors".
-		if m := kindPrefix.FindStringSubmatch(clean[loc[1]:]); m != nil {
+		rest := clean[seps[0][1]:]
+		if m := kindPrefix.FindStringSubmatch(rest[:min(len(rest), 40)]); m != nil {
 			f.kind = kindOf(m[1])
 		}
 	}
-	withParts := partWord.ReplaceAllStringFunc(strings.ToLower(clean), func(s string) string {
-		return "part " + partNumbers[strings.Fields(s)[1]]
-	})
-	// Joined without separator, so "10 000" and "10000" agree.
-	f.digits = strings.Join(digitRun.FindAllString(withParts, -1), "")
+	lower := strings.ToLower(clean)
+	if strings.Contains(lower, "part") {
+		lower = partWord.ReplaceAllStringFunc(lower, func(s string) string {
+			return "part " + partNumbers[strings.Fields(s)[1]]
+		})
+	}
+	f.digits = digitsOf(lower)
 	var roman []string
 	for _, tok := range strings.Fields(f.title) {
 		if romanTokens[tok] {
@@ -160,8 +172,11 @@ func extract(p skills.RawPaper) features {
 
 	f.year = p.Year
 	for _, a := range p.Authors {
+		if len(f.surnames) == maxAuthors {
+			break
+		}
 		if s := surname(a); s != "" {
-			f.surnames = append(f.surnames, s)
+			f.surnames = append(f.surnames, name{compact: strings.ReplaceAll(s, " ", ""), last: lastWord(s)})
 		}
 	}
 	f.doi = skills.NormalizeDOI(p.DOI)
@@ -179,6 +194,41 @@ func extract(p skills.RawPaper) features {
 	return f
 }
 
+// subtitleSeps returns up to limit [start, end) spans of subtitle
+// separators in s: ":", " - " (or en/em dash), and ". ", "? ", "! ".
+func subtitleSeps(s string, limit int) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s) && len(out) < limit; i++ {
+		switch c := s[i]; {
+		case c == ':':
+			out = append(out, [2]int{i, i + 1})
+		case (c == '.' || c == '?' || c == '!') && i+1 < len(s) && s[i+1] == ' ':
+			out = append(out, [2]int{i, i + 2})
+		case c == ' ' && i > 0:
+			rest := s[i+1:]
+			for _, d := range []string{"- ", "– ", "— "} {
+				if strings.HasPrefix(rest, d) {
+					out = append(out, [2]int{i, i + 1 + len(d)})
+					i += len(d)
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// digitsOf concatenates the digits of s, so "10 000" and "10000" agree.
+func digitsOf(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			b = append(b, s[i])
+		}
+	}
+	return string(b)
+}
+
 func kindOf(word string) string {
 	w := strings.ToLower(word)
 	switch {
@@ -191,6 +241,17 @@ func kindOf(word string) string {
 	default:
 		return "comment"
 	}
+}
+
+// maxAuthors bounds how many authors are compared: enough to recognise a
+// list, and it keeps a 3,000-author physics paper from costing 3,000².
+const maxAuthors = 12
+
+// name is a surname in the two forms the matcher compares: without spaces
+// ("debreucker" for "de Breucker"/"De Breucker") and its last word ("graaf"
+// for "van der Graaf").
+type name struct {
+	compact, last string
 }
 
 // surname extracts a normalised family name from "Smith, J.", "Smith JA",

@@ -95,15 +95,18 @@ func fuzzy(a, b *features) decision {
 	if a.roman != b.roman {
 		return reject("different part numbers")
 	}
-	if !authorsAgree(a.surnames, b.surnames) {
-		return reject("different authors")
-	}
 	yearGap := 0
 	if a.year != 0 && b.year != 0 {
 		yearGap = abs(a.year - b.year)
 	}
 	if yearGap > 2 {
 		return reject("years too far apart")
+	}
+	if n := max(len(a.title), len(b.title)); float64(abs(len(a.title)-len(b.title))) > (1-minTitleSimLocated)*float64(n) && !subtitleMatch(a, b) {
+		return reject("titles differ")
+	}
+	if !authorsAgree(a.surnames, b.surnames) {
+		return reject("different authors")
 	}
 
 	sim := titleSim(a, b, minTitleSimLocated)
@@ -244,7 +247,7 @@ func digitsSubset(a, b *features) bool {
 // three (databases reorder or drop group authors), or most co-authors
 // match (the first name garbled: "Xi, L F" / "Long, F X"). Missing lists
 // agree.
-func authorsAgree(a, b []string) bool {
+func authorsAgree(a, b []name) bool {
 	if len(a) == 0 || len(b) == 0 {
 		return true
 	}
@@ -280,20 +283,15 @@ func authorsAgree(a, b []string) bool {
 
 // surnameEq tolerates one typo or lost diacritic ("Grundstrom"/"Grundstrm")
 // and particles written apart ("de breucker"/"debreucker").
-func surnameEq(x, y string) bool {
-	if x == y {
+func surnameEq(x, y name) bool {
+	if x.compact == y.compact {
 		return true
 	}
-	x2, y2 := strings.ReplaceAll(x, " ", ""), strings.ReplaceAll(y, " ", "")
-	if x2 == y2 {
-		return true
-	}
-	if len(x2) >= 5 && len(y2) >= 5 && levenshtein(x2, y2, 1) <= 1 {
+	if len(x.compact) >= 5 && len(y.compact) >= 5 && levenshtein(x.compact, y.compact, 1) <= 1 {
 		return true
 	}
 	// "van graaf" vs "van der graaf": compare the last word.
-	xl, yl := lastWord(x), lastWord(y)
-	return len(xl) >= 4 && xl == yl
+	return len(x.last) >= 4 && x.last == y.last
 }
 
 func lastWord(s string) string {
@@ -330,21 +328,25 @@ func levenshtein(a, b string, limit int) int {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
-	big := limit + 1
 	if len(b)-len(a) > limit {
-		return big
+		return limit + 1
 	}
-	prev := make([]int, len(a)+2)
-	cur := make([]int, len(a)+2)
+	limit = min(limit, len(b)) // keeps big within int32 for any input
+	big := int32(limit + 1)
+	// Two rows on the stack for ordinary titles: no allocation per pair.
+	var stack [2][256]int32
+	var prev, cur []int32
+	if n := len(a) + 2; n <= len(stack[0]) {
+		prev, cur = stack[0][:n], stack[1][:n]
+	} else {
+		prev, cur = make([]int32, n), make([]int32, n)
+	}
 	for i := range prev {
-		prev[i] = i
-		if i > limit {
-			prev[i] = big
-		}
+		prev[i] = min(int32(i), big)
 	}
 	for j := 1; j <= len(b); j++ {
 		lo, hi := max(1, j-limit), min(len(a), j+limit)
-		cur[0] = min(j, big)
+		cur[0] = min(int32(j), big)
 		rowMin := cur[0]
 		if lo > 1 {
 			cur[lo-1] = big
@@ -360,12 +362,12 @@ func levenshtein(a, b string, limit int) int {
 			rowMin = min(rowMin, v)
 		}
 		cur[hi+1] = big
-		if rowMin > limit {
-			return big
+		if rowMin > big-1 {
+			return int(big)
 		}
 		prev, cur = cur, prev
 	}
-	return min(prev[len(a)], big)
+	return int(min(prev[len(a)], big))
 }
 
 // Explain compares two records the way Analyze does and says what it
