@@ -70,6 +70,9 @@ func benchCorpus(b *testing.B) []skills.RawPaper {
 					authors = strings.Split(s, ",")
 				}
 			}
+			if len(authors) == 1 && strings.Contains(authors[0], ", ") {
+				authors = strings.Split(authors[0], ", ") // some venues list "A, B, C" as one name
+			}
 			year, _ := strconv.Atoi(strings.Trim(string(r.Year), `"`))
 			out = append(out, skills.RawPaper{
 				Title: r.Title, Authors: authors, Year: year, Venue: r.Venue, DOI: r.DOI,

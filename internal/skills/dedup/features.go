@@ -22,6 +22,8 @@ type features struct {
 	roman  string // roman-numeral tokens (ii, iii, iv…), for "Part II" vs "Part III"
 	kind   string // erratum, reply, comment, retraction… ("" for an article)
 
+	generic bool // "Editorial", "Book review": says nothing about which paper
+
 	year     int
 	surnames []name // the first maxAuthors author surnames, in order
 	doi      string
@@ -63,6 +65,19 @@ var greek = strings.NewReplacer(
 // left out because they are also ordinary words and initials.
 var romanTokens = map[string]bool{"ii": true, "iii": true, "iv": true, "vi": true, "vii": true, "viii": true, "ix": true}
 
+// genericWords start titles that recur for different items of one venue
+// ("Editorial", "Introduction to the special issue", "Book review").
+var genericWords = map[string]bool{
+	"editorial": true, "editor": true, "editors": true, "introduction": true, "preface": true, "foreword": true,
+	"letter": true, "letters": true, "book": true, "books": true, "review": true, "reviews": true, "news": true,
+	"obituary": true, "index": true, "contents": true, "abstracts": true, "keynote": true, "plenary": true,
+	"correspondence": true, "announcement": true, "announcements": true, "in": true, "untitled": true,
+	"welcome": true, "message": true, "proceedings": true, "session": true, "panel": true,
+	"withdrawn": true, "poster": true, "posters": true, "demo": true, "demos": true, "tutorial": true,
+	"workshop": true, "invited": true, "discussion": true, "reply": true, "comment": true, "comments": true,
+	"erratum": true, "correction": true, "retraction": true, "call": true, "guest": true,
+}
+
 // venueStop are words dropped before comparing venues.
 var venueStop = map[string]bool{"the": true, "of": true, "and": true, "on": true, "in": true, "for": true, "de": true}
 
@@ -79,6 +94,7 @@ func cleanTitle(s string) string {
 		s = latexCmd.ReplaceAllString(s, "")
 	}
 	s = greek.Replace(s)
+	s = strings.ReplaceAll(s, " & ", " and ")
 	for range 6 {
 		t := s
 		if strings.IndexByte(t, '(') >= 0 {
@@ -169,6 +185,9 @@ func extract(p skills.RawPaper) features {
 		}
 	}
 	f.roman = strings.Join(roman, " ")
+	if first, _, _ := strings.Cut(f.title, " "); genericWords[first] || !strings.Contains(f.title, " ") {
+		f.generic = true
+	}
 
 	f.year = p.Year
 	for _, a := range p.Authors {

@@ -132,6 +132,7 @@ func fuzzy(a, b *features) decision {
 	// a conference abstract and the article share title and authors but not
 	// volume and pages.
 	venueOK := venuesCompatible(a.venue, b.venue)
+	located := a.volume != "" && a.volume == b.volume && a.page != "" && a.page == b.page
 	if conflict(a.volume, b.volume) {
 		return reject("different volumes")
 	}
@@ -145,10 +146,15 @@ func fuzzy(a, b *features) decision {
 	if a.venueTyp != 0 && b.venueTyp != 0 && a.venueTyp != b.venueTyp {
 		return reject("conference and journal versions")
 	}
+	if !venueOK && !located && isAcronym(a.venue) && isAcronym(b.venue) {
+		// "ICLR" and "ICML" name two venues for sure; a full name and an
+		// acronym ("Americas Conference on Information Systems", "AMCIS
+		// 2017 Proceedings") may name one, so those are left to the rest.
+		return reject("different venues")
+	}
 	if yearGap == 1 && !venueOK {
 		return reject("different year and venue")
 	}
-	located := a.volume != "" && a.volume == b.volume && a.page != "" && a.page == b.page
 
 	need := minTitleSim
 	if located {
@@ -156,13 +162,17 @@ func fuzzy(a, b *features) decision {
 	}
 	short := min(len(a.title), len(b.title)) < shortTitle
 	switch {
-	case short && (a.title != b.title || !located):
-		// "Editorial", "Introduction": only where they stand identifies them.
-		return reject("short title without matching volume and page")
+	case short && a.title != b.title:
+		return reject("short titles differ")
+	case short && !located && (a.generic || yearGap != 0 || !venueOK || len(a.surnames) == 0 || len(b.surnames) == 0):
+		// "Editorial", "Introduction": only where they stand identifies
+		// them; other short titles need the same year, authors and venue.
+		return reject("short title without volume and page, year, authors or venue to confirm it")
 	case sub:
-		// A missing subtitle is only trusted with confirmation beyond authors.
-		if yearGap != 0 || !(located || (venueOK && a.venue != "" && b.venue != "")) {
-			return reject("subtitle missing without volume/page or venue confirmation")
+		// A missing subtitle is only trusted with confirmation beyond the
+		// title: same year and volume/page, or same year, venue and authors.
+		if yearGap != 0 || !(located || (venueOK && len(a.surnames) > 0 && len(b.surnames) > 0)) {
+			return reject("subtitle missing without volume/page or venue and authors to confirm it")
 		}
 	case sim < need:
 		return reject("titles differ")
@@ -190,6 +200,10 @@ func reject(why string) decision { return decision{verdict: distinct, reason: Fu
 func versionPair(a, b *features) bool {
 	return a.preprint && b.published || a.published && b.preprint
 }
+
+// isAcronym reports whether a normalised venue is a single word ("iclr",
+// "cancer").
+func isAcronym(v string) bool { return v != "" && !strings.Contains(v, " ") }
 
 func conflict(x, y string) bool { return x != "" && y != "" && x != y }
 
