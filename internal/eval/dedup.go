@@ -69,7 +69,7 @@ type DedupRecord struct {
 	Flagged bool
 }
 
-// dedupMaxShown caps how many false pairs are printed per file.
+// dedupMaxShown caps how many false and missed pairs are printed per file.
 const dedupMaxShown = 15
 
 // Dedup scores the product's deduplicator on every *.records.csv.gz in dir
@@ -96,7 +96,7 @@ func Dedup(ctx context.Context, dir string, out io.Writer) (DedupSummary, error)
 		if err != nil {
 			return DedupSummary{}, err
 		}
-		dedupPrint(out, ds, recs, os.Getenv("QUARRY_DEDUP_VERBOSE") != "")
+		dedupPrint(out, ds, recs)
 		sum.Datasets = append(sum.Datasets, ds)
 		if !ds.RecordLevel {
 			sum.TruePairs += ds.TruePairs
@@ -202,7 +202,7 @@ func dedupPRF(correct, predicted, truth int) (p, r, f float64) {
 	return p, r, f
 }
 
-func dedupPrint(out io.Writer, ds DedupDataset, recs []DedupRecord, verbose bool) {
+func dedupPrint(out io.Writer, ds DedupDataset, recs []DedupRecord) {
 	title := map[string]string{}
 	for _, r := range recs {
 		title[r.Paper.ID] = fmt.Sprintf("%d %.70q", r.Paper.Year, r.Paper.Title)
@@ -215,15 +215,13 @@ func dedupPrint(out io.Writer, ds DedupDataset, recs []DedupRecord, verbose bool
 		}
 		return
 	}
-	fmt.Fprintf(out, "%s: records=%d true_pairs=%d predicted_pairs=%d correct_pairs=%d precision=%.4f recall=%.4f f1=%.4f false_pairs=%d\n",
-		ds.Name, ds.Records, ds.TruePairs, ds.PredictedPairs, ds.CorrectPairs, ds.Precision, ds.Recall, ds.F1, len(ds.FalsePairs))
+	fmt.Fprintf(out, "%s: records=%d true_pairs=%d predicted_pairs=%d correct_pairs=%d precision=%.4f recall=%.4f f1=%.4f false_pairs=%d missed_pairs=%d\n",
+		ds.Name, ds.Records, ds.TruePairs, ds.PredictedPairs, ds.CorrectPairs, ds.Precision, ds.Recall, ds.F1, len(ds.FalsePairs), len(ds.MissedPairs))
 	for _, fp := range ds.FalsePairs[:min(len(ds.FalsePairs), dedupMaxShown)] {
 		fmt.Fprintf(out, "  false pair %s %s | %s %s\n", fp[0], title[fp[0]], fp[1], title[fp[1]])
 	}
-	if verbose {
-		for _, mp := range ds.MissedPairs {
-			fmt.Fprintf(out, "  missed pair %s %s | %s %s\n", mp[0], title[mp[0]], mp[1], title[mp[1]])
-		}
+	for _, mp := range ds.MissedPairs[:min(len(ds.MissedPairs), dedupMaxShown)] {
+		fmt.Fprintf(out, "  missed pair %s %s | %s %s\n", mp[0], title[mp[0]], mp[1], title[mp[1]])
 	}
 }
 
