@@ -29,8 +29,9 @@ e2e: ## Install browser deps if missing, then run only the browser tests
 	./scripts/setup-e2e.sh
 	$(GO) test -count=1 ./e2e/...
 
-bench: ## Run all benchmarks (no tests)
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+bench: ## Run every benchmark once; prints the figure lines (full output in bench.out)
+	@$(GO) test -run '^$$' -bench . -benchtime=1x -benchmem -timeout 30m ./... > bench.out 2>&1; status=$$?; \
+	grep -E '^[a-z]+: |^(ok|FAIL|---|panic)' bench.out; exit $$status
 
 fuzz: ## Run every Fuzz target for FUZZTIME each (default 10s)
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh

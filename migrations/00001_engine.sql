@@ -19,9 +19,12 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_status ON runs (status);
 
+-- Clustered by (run_id, seq): a run's history is contiguous on disk, so a
+-- step commit dirties one step_runs page and needs no secondary index.
+-- seq is the run's version that the transition produced.
 CREATE TABLE step_runs (
-    id          INTEGER PRIMARY KEY,
     run_id      TEXT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,
     step        TEXT NOT NULL,
     iteration   INTEGER NOT NULL,
     attempt     INTEGER NOT NULL,
@@ -30,9 +33,9 @@ CREATE TABLE step_runs (
     started_at  TEXT NOT NULL,
     finished_at TEXT NOT NULL,
     duration_ms REAL NOT NULL DEFAULT 0,
-    output      TEXT
-);
-CREATE INDEX step_runs_run ON step_runs (run_id, id);
+    output      TEXT,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
 
 CREATE TABLE checkpoints (
     id         TEXT PRIMARY KEY,

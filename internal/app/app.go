@@ -15,7 +15,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"quarry/internal/engine"
 	"quarry/internal/handlers"
+	"quarry/internal/store"
 )
 
 // ShutdownTimeout bounds how long Serve waits for in-flight requests after
@@ -29,10 +31,12 @@ type App struct {
 	logger *slog.Logger
 	echo   *echo.Echo
 
-	// Integration point: the SQLite store (internal/store) and the
-	// workflow engine (internal/engine) are opened in New, handed to
-	// handlers.Deps, started in Serve if they run background work, and
-	// closed in Close, in reverse order of opening.
+	registry *engine.Registry
+	handler  engine.CheckpointHandler
+	store    *store.Store
+	engine   *engine.Engine
+	// stopWorkers ends the job workers' context; Close calls it.
+	stopWorkers context.CancelFunc
 }
 
 // Option adjusts an App at construction; it exists so tests and commands
@@ -44,22 +48,69 @@ func WithLogger(l *slog.Logger) Option {
 	return func(a *App) { a.logger = l }
 }
 
-// New validates cfg and builds the app. ctx bounds start-up work (opening
-// and migrating the database, once there is one); it is not kept.
-func New(ctx context.Context, cfg Config, opts ...Option) (*App, error) {
+// WithWorkflows sets the workflows the engine runs. main builds the
+// registry explicitly, so what can run is visible in one place.
+func WithWorkflows(r *engine.Registry) Option {
+	return func(a *App) { a.registry = r }
+}
+
+// WithCheckpointHandler replaces the default handler, which leaves every
+// checkpoint pending for a person to decide on the run page.
+func WithCheckpointHandler(h engine.CheckpointHandler) Option {
+	return func(a *App) { a.handler = h }
+}
+
+// New validates cfg and builds the app: it opens (and migrates) the
+// database, builds the engine, starts the job workers and resumes runs a
+// crash left mid-flight. ctx bounds start-up work; it is not kept.
+func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("app: start: %w", err)
 	}
-	a := &App{cfg: cfg, logger: slog.New(slog.DiscardHandler)}
+	a := &App{cfg: cfg, logger: slog.New(slog.DiscardHandler), handler: engine.Pending()}
 	for _, opt := range opts {
 		opt(a)
+	}
+	if a.registry == nil {
+		if a.registry, err = engine.NewRegistry(); err != nil {
+			return nil, err
+		}
+	}
+	if a.store, err = store.Open(ctx, cfg.DB, store.Options{Logger: a.logger}); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, a.Close())
+		}
+	}()
+	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger}); err != nil {
+		return nil, err
+	}
+	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopWorkers = cancel
+	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{}); err != nil {
+		return nil, err
+	}
+	n, err := a.engine.Recover(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		a.logger.Info("resuming runs interrupted by a stop", "runs", n)
 	}
 	a.echo = handlers.New(handlers.Deps{Logger: a.logger})
 	return a, nil
 }
+
+// Engine returns the workflow engine (tests and commands use it).
+func (a *App) Engine() *engine.Engine { return a.engine }
+
+// Store returns the database (tests and commands use it).
+func (a *App) Store() *store.Store { return a.store }
 
 // Config returns the configuration the app was built with.
 func (a *App) Config() Config { return a.cfg }
@@ -107,6 +158,14 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 
 // Close releases what New opened. It is safe to call more than once.
 func (a *App) Close() error {
-	// Integration point: close the engine, then the store.
-	return nil
+	if a.stopWorkers != nil {
+		a.stopWorkers()
+		a.stopWorkers = nil
+	}
+	if a.store == nil {
+		return nil
+	}
+	err := a.store.Close()
+	a.store = nil
+	return err
 }

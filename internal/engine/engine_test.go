@@ -269,8 +269,10 @@ func TestIterationsBoundedAndExitTaken(t *testing.T) {
 func TestFailOutcomeWithoutTransitionFailsRun(t *testing.T) {
 	t.Parallel()
 	wf := &engine.Workflow{Name: "f", Entry: "s", Steps: []engine.StepDef{{ID: "s",
-		Handler: func(context.Context, engine.StepContext) (engine.Outcome, engine.Update, error) { return engine.Fail, nil, nil },
-		Next:    engine.Next{engine.OK: engine.End}}}}
+		Handler: func(context.Context, engine.StepContext) (engine.Outcome, engine.Update, error) {
+			return engine.Fail, nil, nil
+		},
+		Next: engine.Next{engine.OK: engine.End}}}}
 	b := setup(t, setupOpts{wfs: []*engine.Workflow{wf}})
 	r := b.advance(t, b.start(t, "f", nil).ID)
 	require.Equal(t, engine.StatusFailed, r.Status)
@@ -281,7 +283,9 @@ func TestFailOutcomeWithoutTransitionFailsRun(t *testing.T) {
 func TestDefaultTransitionCatchesUnmappedOutcome(t *testing.T) {
 	t.Parallel()
 	wf := &engine.Workflow{Name: "d", Entry: "s", Steps: []engine.StepDef{
-		{ID: "s", Handler: func(context.Context, engine.StepContext) (engine.Outcome, engine.Update, error) { return engine.Skip, nil, nil },
+		{ID: "s", Handler: func(context.Context, engine.StepContext) (engine.Outcome, engine.Update, error) {
+			return engine.Skip, nil, nil
+		},
 			Next: engine.Next{engine.OK: engine.End, engine.Default: "t"}},
 		{ID: "t", Handler: appendStep(nil), Next: engine.Next{engine.OK: engine.End}},
 	}}

@@ -38,12 +38,42 @@ func (w *advanceWorker) Work(ctx context.Context, job *river.Job[AdvanceArgs]) e
 // engine's own retry policy bounds it, not River.
 func (w *advanceWorker) Timeout(*river.Job[AdvanceArgs]) time.Duration { return -1 }
 
+// wakeArgs is a no-op job. River's SQLite driver has no LISTEN/NOTIFY, and
+// a job inserted inside our transaction (InsertTx) does not wake the local
+// producer; a non-transactional insert through the worker client does. So
+// after committing a transaction that queued an advance, we insert one of
+// these to have the advance picked up at once instead of at the next poll.
+type wakeArgs struct{}
+
+// Kind implements river.JobArgs.
+func (wakeArgs) Kind() string { return "wake" }
+
+type wakeWorker struct {
+	river.WorkerDefaults[wakeArgs]
+}
+
+// Work does nothing: the job exists only to trigger a fetch.
+func (wakeWorker) Work(context.Context, *river.Job[wakeArgs]) error { return nil }
+
+// wake nudges this process's workers to fetch now; it is only an
+// optimisation (the poll would find the job anyway), so errors are logged.
+func (s *Store) wake(ctx context.Context) {
+	w := s.worker
+	if w == nil {
+		return
+	}
+	if _, err := w.Insert(ctx, wakeArgs{}, nil); err != nil {
+		s.log.Warn("store: wake workers", "err", err)
+	}
+}
+
 // QueueOptions tune the job queue.
 type QueueOptions struct {
 	// Workers is how many runs advance at once (default 4).
 	Workers int
 	// FetchPollInterval bounds how long a new job waits to be picked up:
-	// the SQLite driver has no LISTEN/NOTIFY, so it polls (default 10 ms).
+	// the SQLite driver has no LISTEN/NOTIFY, so it polls (default 5 ms; an
+	// idle poll is one short query).
 	FetchPollInterval time.Duration
 }
 
@@ -56,13 +86,16 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 		opts.Workers = 4
 	}
 	if opts.FetchPollInterval <= 0 {
-		opts.FetchPollInterval = 10 * time.Millisecond
+		opts.FetchPollInterval = 5 * time.Millisecond
 	}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv}); err != nil {
 		return fmt.Errorf("store: register worker: %w", err)
 	}
-	cooldown := 5 * time.Millisecond
+	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {
+		return fmt.Errorf("store: register worker: %w", err)
+	}
+	cooldown := time.Millisecond
 	if opts.FetchPollInterval < cooldown {
 		cooldown = opts.FetchPollInterval
 	}

@@ -28,6 +28,7 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit run: %w", err)
 	}
+	s.wake(ctx)
 	return nil
 }
 
@@ -141,7 +142,7 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 			return engine.Run{}, err
 		}
 	}
-	if err := updateRun(ctx, tx, c.Run); err != nil {
+	if err := s.updateRun(ctx, tx, c.Run); err != nil {
 		return engine.Run{}, err
 	}
 	if c.Decision != nil {
@@ -155,7 +156,7 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 		}
 	}
 	if c.Step != nil {
-		if err := insertStepRun(ctx, tx, *c.Step); err != nil {
+		if err := s.insertStepRun(ctx, tx, c.Run.Version+1, *c.Step); err != nil {
 			return engine.Run{}, err
 		}
 	}
@@ -167,14 +168,16 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 	return r, nil
 }
 
-func updateRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
+const updateRunSQL = `UPDATE runs SET state = ?, current_step = ?, status = ?, iteration = ?, attempt = ?,
+	checkpoint_id = NULLIF(?, ''), error = ?, version = version + 1, updated_at = ?
+	WHERE id = ? AND version = ?`
+
+func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 	state, err := encodeState(r.State)
 	if err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `UPDATE runs SET state = ?, current_step = ?, status = ?, iteration = ?, attempt = ?,
-		checkpoint_id = NULLIF(?, ''), error = ?, version = version + 1, updated_at = ?
-		WHERE id = ? AND version = ?`,
+	res, err := tx.StmtContext(ctx, s.stmts.updateRun).ExecContext(ctx,
 		state, r.Step, string(r.Status), r.Iteration, r.Attempt, r.CheckpointID, r.Error, formatTime(r.UpdatedAt), r.ID, r.Version)
 	if err != nil {
 		return fmt.Errorf("store: update run %s: %w", r.ID, err)
@@ -189,15 +192,17 @@ func updateRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 	return nil
 }
 
-func insertStepRun(ctx context.Context, tx *sql.Tx, r engine.StepRecord) error {
+const insertStepRunSQL = `INSERT INTO step_runs
+	(run_id, seq, step, iteration, attempt, outcome, error, started_at, finished_at, duration_ms, output)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+func (s *Store) insertStepRun(ctx context.Context, tx *sql.Tx, seq int64, r engine.StepRecord) error {
 	var output any
 	if len(r.Output) > 0 {
 		output = string(r.Output)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO step_runs
-		(run_id, step, iteration, attempt, outcome, error, started_at, finished_at, duration_ms, output)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.RunID, r.Step, r.Iteration, r.Attempt, r.Outcome, r.Error, formatTime(r.StartedAt), formatTime(r.FinishedAt),
+	_, err := tx.StmtContext(ctx, s.stmts.insertStepRun).ExecContext(ctx,
+		r.RunID, seq, r.Step, r.Iteration, r.Attempt, r.Outcome, r.Error, formatTime(r.StartedAt), formatTime(r.FinishedAt),
 		float64(r.Duration().Microseconds())/1000, output)
 	if err != nil {
 		return fmt.Errorf("store: insert step run: %w", err)
@@ -309,7 +314,7 @@ func (s *Store) Checkpoints(ctx context.Context, runID string) ([]CheckpointDeci
 // StepRuns returns a run's audit trail, in order.
 func (s *Store) StepRuns(ctx context.Context, runID string) ([]engine.StepRecord, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT run_id, step, iteration, attempt, outcome, error, started_at, finished_at, output
-		FROM step_runs WHERE run_id = ? ORDER BY id`, runID)
+		FROM step_runs WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: step runs: %w", err)
 	}
@@ -376,6 +381,7 @@ func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecor
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit decision: %w", err)
 	}
+	s.wake(ctx)
 	return nil
 }
 

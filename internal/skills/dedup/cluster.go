@@ -203,8 +203,7 @@ func resolve(n int, feats []features, found []Link, verdicts []verdict) Analysis
 		f := &feats[i]
 		info[i] = clusterInfo{doi: f.doi, pmid: f.pmid, arxiv: f.arxiv, preprint: f.preprint, published: f.published}
 	}
-	var find func(int32) int32
-	find = func(x int32) int32 {
+	find := func(x int32) int32 {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
 			x = parent[x]
