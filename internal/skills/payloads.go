@@ -1,0 +1,29 @@
+package skills
+
+import "quarry/internal/engine"
+
+// StrategyPayload is what the researcher sees at checkpoint 1 (strategy
+// confirmation): the parsed intent and the proposed strategy. An edit
+// decision's revised data is a SearchStrategy.
+type StrategyPayload struct {
+	Intent    ParsedIntent   `json:"intent"`
+	Strategy  SearchStrategy `json:"strategy"`
+	Iteration int            `json:"iteration"`
+}
+
+// CheckpointKind pairs this payload with its kind.
+func (StrategyPayload) CheckpointKind() engine.CheckpointKind {
+	return engine.KindStrategyConfirmation
+}
+
+// ResultPayload is what the researcher sees at checkpoint 2 (result
+// review): this iteration's organised collection and the papers accumulated
+// so far. An edit or reject decision's revised data is a UserFeedback.
+type ResultPayload struct {
+	Collection        PaperCollection `json:"collection"`
+	AccumulatedPapers []ScoredPaper   `json:"accumulated_papers"`
+	Iteration         int             `json:"iteration"`
+}
+
+// CheckpointKind pairs this payload with its kind.
+func (ResultPayload) CheckpointKind() engine.CheckpointKind { return engine.KindResultReview }
