@@ -93,5 +93,28 @@ func TestRunUnknownListsSubcommands(t *testing.T) {
 	t.Parallel()
 	err := run(t.Context(), []string{"frobnicate"}, func(string) string { return "" }, io.Discard)
 	require.ErrorContains(t, err, `"frobnicate"`)
-	require.ErrorContains(t, err, "serve, help")
+	for _, sub := range []string{"serve", "eval", "help"} {
+		require.ErrorContains(t, err, sub)
+	}
+}
+
+func TestEvalArguments(t *testing.T) {
+	t.Parallel()
+	getenv := func(string) string { return "" }
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"NoArgs", []string{"eval"}, "want a kind"},
+		{"UnknownKind", []string{"eval", "speed", t.TempDir()}, `unknown kind "speed"`},
+	}
+	for _, tt := range tests {
+		err := run(t.Context(), tt.args, getenv, io.Discard)
+		require.Equal(t, engine.EInvalid, engine.ErrorCode(err), tt.name)
+		require.ErrorContains(t, err, tt.want, tt.name)
+	}
+	// An empty directory is an error that says what was expected, not a pass.
+	err := run(t.Context(), []string{"eval", "dedup", t.TempDir()}, getenv, io.Discard)
+	require.Error(t, err)
 }
