@@ -1,0 +1,115 @@
+package pipeline
+
+import (
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+)
+
+// Name is the search workflow's registry name; pages and the API start runs
+// with it, so it is a constant rather than a string repeated by callers.
+const Name = "search"
+
+// Step IDs of the search workflow, exported so pages can say where a run is
+// and tests can assert on the path it took.
+const (
+	StepParse           = "parse"
+	StepBuild           = "build"
+	StepConfirmStrategy = "confirm_strategy"
+	StepSearch          = "search"
+	StepDedup           = "dedup"
+	StepScore           = "score"
+	StepOrganize        = "organize"
+	StepReview          = "review"
+	StepFinalize        = "finalize"
+)
+
+// Run parameter names, exported so forms and the API build the start input
+// without spelling them again.
+const (
+	ParamQuestion           = "question"
+	ParamMaxIterations      = engine.MaxIterationsParam
+	ParamStrategyCheckpoint = "strategy_checkpoint"
+	ParamSources            = "sources"
+)
+
+// State keys the steps write. They are the run's durable memory, so a
+// renamed key would orphan stored runs: change them only with a migration.
+const (
+	keyIntent     = "intent"
+	keyStrategy   = "strategy"
+	keySearch     = "search"
+	keyDeduped    = "deduped"
+	keyDedupStats = "dedup_stats"
+	keyScored     = "scored"
+	keyCollection = "collection"
+	keyWorkflow   = "workflow"
+	keyIrrelevant = "marked_irrelevant"
+	keyFinal      = "final"
+	keyNotes      = "notes"
+)
+
+// RunState is everything pages and the API show about a search run, decoded
+// from the engine's untyped state in one place so no handler needs to know
+// the state keys or their Go types.
+type RunState struct {
+	// Question is the research question the run was started with.
+	Question string `json:"question"`
+	// Intent is the parsed question (nil before the parse step ran).
+	Intent *skills.ParsedIntent `json:"intent,omitempty"`
+	// Strategy is the current iteration's strategy, as confirmed or edited.
+	Strategy *skills.SearchStrategy `json:"strategy,omitempty"`
+	// Collection is the current iteration's organised result (nil until
+	// the organize step ran).
+	Collection *skills.PaperCollection `json:"collection,omitempty"`
+	// Final is the run's final collection (nil until finalize ran).
+	Final *skills.PaperCollection `json:"final,omitempty"`
+	// Workflow is the loop's memory: history, accumulated papers, completion.
+	Workflow skills.WorkflowState `json:"workflow"`
+	// MarkedIrrelevant holds the papers marked irrelevant so far.
+	MarkedIrrelevant []skills.ScoredPaper `json:"marked_irrelevant,omitempty"`
+	// Notes are what skills reported about how they worked (e.g. fallbacks).
+	Notes []skills.Note `json:"notes,omitempty"`
+}
+
+// StateOf decodes a search run's state. It fails with EInvalid for a run of
+// another workflow and with EInternal when a stored value cannot be decoded.
+func StateOf(run engine.Run) (RunState, error) {
+	if run.Workflow != "" && run.Workflow != Name {
+		return RunState{}, engine.Errorf(engine.EInvalid, "run %s is a %q run, not a %q run", run.ID, run.Workflow, Name)
+	}
+	var rs RunState
+	rs.Question = run.Params.String(ParamQuestion)
+	var err error
+	if rs.Intent, err = optional[skills.ParsedIntent](run.State, keyIntent); err != nil {
+		return RunState{}, err
+	}
+	if rs.Strategy, err = optional[skills.SearchStrategy](run.State, keyStrategy); err != nil {
+		return RunState{}, err
+	}
+	if rs.Collection, err = optional[skills.PaperCollection](run.State, keyCollection); err != nil {
+		return RunState{}, err
+	}
+	if rs.Final, err = optional[skills.PaperCollection](run.State, keyFinal); err != nil {
+		return RunState{}, err
+	}
+	if rs.Workflow, _, err = engine.Get[skills.WorkflowState](run.State, keyWorkflow); err != nil {
+		return RunState{}, err
+	}
+	if rs.MarkedIrrelevant, _, err = engine.Get[[]skills.ScoredPaper](run.State, keyIrrelevant); err != nil {
+		return RunState{}, err
+	}
+	if rs.Notes, _, err = engine.Get[[]skills.Note](run.State, keyNotes); err != nil {
+		return RunState{}, err
+	}
+	return rs, nil
+}
+
+// optional decodes key into a *T, nil when the key is absent or null.
+func optional[T any](s engine.State, key string) (*T, error) {
+	raw, ok := s[key]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	v, _, err := engine.Get[*T](s, key)
+	return v, err
+}
