@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -294,6 +295,7 @@ func SimulateScreening(ctx context.Context, rev ScreeningReview) (ScreeningResul
 		return res, err
 	}
 	idx := relevance.NewIndex(intent, papers)
+	tie := screeningTieOrder(n)
 	screened := make([]bool, n)
 	var rel, irr, order []int
 	found := 0
@@ -303,7 +305,7 @@ func SimulateScreening(ctx context.Context, rev ScreeningReview) (ScreeningResul
 		}
 		scores := idx.Rank(rel, irr)
 		res.Iterations++
-		for _, i := range screeningTop(scores, screened, ScreeningBatch) {
+		for _, i := range screeningTop(scores, tie, screened, ScreeningBatch) {
 			screened[i] = true
 			order = append(order, i)
 			if rev.Records[i].Included {
@@ -346,12 +348,22 @@ func screeningIntent(ctx context.Context, question string) (skills.ParsedIntent,
 	return intent, nil
 }
 
+// screeningTieOrder is a fixed pseudo-random rank per record position used
+// to break score ties. Breaking ties by file position would leak labels:
+// some source files list their included records first (Kitchenham_2010),
+// and early rankings tie on every paper without a question term. The seed
+// is constant, so runs stay reproducible.
+func screeningTieOrder(n int) []int {
+	return rand.New(rand.NewPCG(2006, 95)).Perm(n)
+}
+
 // screeningTop returns up to k unscreened indices with the highest scores,
-// ties broken by index so the run is deterministic.
-func screeningTop(scores []float64, screened []bool, k int) []int {
+// ties broken by tie (a rank per index) so the run is deterministic and
+// independent of the order of the file.
+func screeningTop(scores []float64, tie []int, screened []bool, k int) []int {
 	top := make([]int, 0, k+1)
 	better := func(a, b int) bool {
-		return scores[a] > scores[b] || (scores[a] == scores[b] && a < b)
+		return scores[a] > scores[b] || (scores[a] == scores[b] && tie[a] < tie[b])
 	}
 	for i := range scores {
 		if screened[i] {
