@@ -1,0 +1,251 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/query"
+)
+
+// strategyGate is checkpoint 1: the researcher confirms, edits or rejects
+// the strategy before any source is asked.
+func (p *pipe) strategyGate() *engine.Gate {
+	return &engine.Gate{
+		Kind:    engine.KindStrategyConfirmation,
+		Enabled: func(sc engine.StepContext) bool { return sc.Params.Bool(ParamStrategyCheckpoint) },
+		Payload: func(_ context.Context, sc engine.StepContext) (engine.Payload, error) {
+			intent, err := need[skills.ParsedIntent](sc.State, keyIntent)
+			if err != nil {
+				return nil, err
+			}
+			strategy, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+			if err != nil {
+				return nil, err
+			}
+			return skills.StrategyPayload{Intent: intent, Strategy: strategy, Iteration: sc.Iteration}, nil
+		},
+		Validate: func(_ engine.StepContext, _ engine.Checkpoint, d engine.Decision) error {
+			if d.Action != engine.Edit {
+				return nil
+			}
+			_, err := p.revisedStrategy(d)
+			return err
+		},
+		Apply: func(_ context.Context, sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) (engine.Outcome, engine.Update, error) {
+			switch d.Action {
+			case engine.Edit:
+				s, err := p.revisedStrategy(d)
+				if err != nil {
+					return "", nil, err
+				}
+				u, err := set(keyStrategy, s)
+				return engine.OK, u, err
+			case engine.Reject:
+				// The rejected strategy joins the history, so the next build
+				// knows not to propose it again; the note is kept as feedback.
+				strategy, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+				if err != nil {
+					return "", nil, err
+				}
+				wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+				if err != nil {
+					return "", nil, err
+				}
+				var fb *skills.UserFeedback
+				if note := strings.TrimSpace(d.Note); note != "" {
+					fb = &skills.UserFeedback{FreeTextFeedback: note}
+				}
+				wfs.CurrentIteration = sc.Iteration
+				wfs.RecordIteration(strategy, 0, fb)
+				u, err := set(keyWorkflow, wfs)
+				return engine.Iterate, u, err
+			default:
+				return engine.OK, nil, nil
+			}
+		},
+	}
+}
+
+// revisedStrategy decodes and checks an edit's strategy and re-renders each
+// query for its sources, so what is recorded as sent is what is sent.
+func (p *pipe) revisedStrategy(d engine.Decision) (skills.SearchStrategy, error) {
+	var s skills.SearchStrategy
+	if len(bytes.TrimSpace(d.RevisedData)) == 0 {
+		return s, &engine.Error{Code: engine.EInvalid, Message: "an edit needs the revised strategy",
+			Fields: map[string]string{"revised_data": "the revised strategy is missing"}}
+	}
+	if err := json.Unmarshal(d.RevisedData, &s); err != nil {
+		return s, &engine.Error{Code: engine.EInvalid, Message: "the revised strategy is not a search strategy",
+			Fields: map[string]string{"revised_data": err.Error()}}
+	}
+	if err := s.ValidateSources(p.sources); err != nil {
+		return s, err
+	}
+	return Rerender(s)
+}
+
+// Rerender parses every query's text and renders it for each of the
+// strategy's sources, replacing PerSource. An edited strategy goes through
+// it so a changed query text never travels with stale per-source text.
+// Unparseable queries are EInvalid with a field error per query.
+func Rerender(s skills.SearchStrategy) (skills.SearchStrategy, error) {
+	fe := engine.FieldErrors{}
+	out := s
+	out.Queries = slices.Clone(s.Queries)
+	for i, q := range out.Queries {
+		ast, err := query.Parse(q.Text)
+		if err != nil {
+			fe.Add(fmt.Sprintf("queries[%d].text", i), engine.ErrorMessage(err))
+			continue
+		}
+		out.Queries[i].PerSource = query.RenderAll(ast, out.Sources)
+	}
+	if err := fe.Err("invalid search strategy"); err != nil {
+		return s, err
+	}
+	return out, nil
+}
+
+// reviewGate is checkpoint 2: the researcher approves the results, or
+// marks papers and says what to change for another iteration.
+func (p *pipe) reviewGate() *engine.Gate {
+	return &engine.Gate{
+		Kind: engine.KindResultReview,
+		// Without a handler nobody can review: take the first iteration's
+		// results as they are.
+		Auto: engine.OK,
+		Payload: func(_ context.Context, sc engine.StepContext) (engine.Payload, error) {
+			coll, err := need[skills.PaperCollection](sc.State, keyCollection)
+			if err != nil {
+				return nil, err
+			}
+			wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+			if err != nil {
+				return nil, err
+			}
+			acc := wfs.AccumulatedPapers
+			if acc == nil {
+				acc = []skills.ScoredPaper{}
+			}
+			return skills.ResultPayload{Collection: coll, AccumulatedPapers: acc, Iteration: sc.Iteration}, nil
+		},
+		Validate: func(sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) error {
+			fb, ok := decodeFeedback(d.RevisedData)
+			if !ok {
+				return nil // not feedback: it is coerced to the note
+			}
+			coll, err := need[skills.PaperCollection](sc.State, keyCollection)
+			if err != nil {
+				return err
+			}
+			return fb.ValidateAgainst(coll)
+		},
+		Apply: func(_ context.Context, sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) (engine.Outcome, engine.Update, error) {
+			if d.Action == engine.Approve && len(bytes.TrimSpace(d.RevisedData)) == 0 {
+				return engine.OK, nil, nil
+			}
+			coll, err := need[skills.PaperCollection](sc.State, keyCollection)
+			if err != nil {
+				return "", nil, err
+			}
+			wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+			if err != nil {
+				return "", nil, err
+			}
+			irrelevant, _, err := engine.Get[[]skills.ScoredPaper](sc.State, keyIrrelevant)
+			if err != nil {
+				return "", nil, err
+			}
+			fb := CoerceFeedback(d, coll)
+			wfs, irrelevant = applyFeedback(wfs, irrelevant, coll, fb, sc.Iteration)
+			u, err := set(keyWorkflow, wfs, keyIrrelevant, irrelevant)
+			if err != nil {
+				return "", nil, err
+			}
+			if d.Action == engine.Approve {
+				return engine.OK, u, nil // approved with marks: keep them, then finish
+			}
+			return engine.Iterate, u, nil
+		},
+	}
+}
+
+// decodeFeedback reads revised data as UserFeedback, strictly: an object
+// with other fields is not feedback.
+func decodeFeedback(raw json.RawMessage) (skills.UserFeedback, bool) {
+	var fb skills.UserFeedback
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return fb, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fb); err != nil {
+		return fb, false
+	}
+	if dec.More() {
+		return fb, false
+	}
+	return fb, true
+}
+
+// CoerceFeedback turns a review decision into the feedback the next
+// iteration learns from: the revised data when it is valid feedback whose
+// marks name papers of coll, otherwise the note as free text. A decision is
+// never lost for being malformed, and a mark can never name a paper the
+// researcher was not shown.
+func CoerceFeedback(d engine.Decision, coll skills.PaperCollection) skills.UserFeedback {
+	note := strings.TrimSpace(d.Note)
+	fb, ok := decodeFeedback(d.RevisedData)
+	if !ok || fb.ValidateAgainst(coll) != nil {
+		return skills.UserFeedback{FreeTextFeedback: note}
+	}
+	if strings.TrimSpace(fb.FreeTextFeedback) == "" {
+		fb.FreeTextFeedback = note
+	}
+	return fb
+}
+
+// applyFeedback records fb for the iteration and moves marked papers: those
+// marked relevant accumulate (and stop being irrelevant), those marked
+// irrelevant are remembered for the scorer (and leave the accumulated set:
+// the researcher changed their mind).
+func applyFeedback(wfs skills.WorkflowState, irrelevant []skills.ScoredPaper, coll skills.PaperCollection,
+	fb skills.UserFeedback, iteration int) (skills.WorkflowState, []skills.ScoredPaper) {
+	if n := len(wfs.History); n > 0 && wfs.History[n-1].Iteration == iteration {
+		f := fb
+		wfs.History[n-1].Feedback = &f
+	}
+	rel := map[string]bool{}
+	for _, id := range fb.MarkedRelevant {
+		rel[id] = true
+		if paper, ok := coll.Paper(id); ok {
+			wfs.Accumulate(paper)
+		}
+	}
+	irr := map[string]bool{}
+	for _, id := range fb.MarkedIrrelevant {
+		irr[id] = true
+	}
+	wfs.AccumulatedPapers = slices.DeleteFunc(wfs.AccumulatedPapers, func(p skills.ScoredPaper) bool { return irr[p.ID] })
+	irrelevant = slices.DeleteFunc(irrelevant, func(p skills.ScoredPaper) bool { return rel[p.ID] })
+	have := map[string]bool{}
+	for _, p := range irrelevant {
+		have[p.ID] = true
+	}
+	for _, id := range fb.MarkedIrrelevant {
+		if paper, ok := coll.Paper(id); ok && !have[id] {
+			have[id] = true
+			irrelevant = append(irrelevant, paper)
+		}
+	}
+	if irrelevant == nil {
+		irrelevant = []skills.ScoredPaper{}
+	}
+	return wfs, irrelevant
+}

@@ -1,0 +1,565 @@
+// Package pipeline defines the literature-search workflow as engine data:
+// parse the question, build a strategy, let the researcher confirm it,
+// search the sources, deduplicate, score, organise, let the researcher
+// review, and iterate with their feedback until they approve or the loop
+// bound is reached. The skills do the work; this package only wires them
+// into steps, gates and state, so the engine can make every step durable.
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+)
+
+// DefaultMaxIterations is how many search iterations a run may take when
+// neither the options nor the run say otherwise: enough to refine a search
+// a few times, few enough that a forgotten run stops on its own.
+const DefaultMaxIterations = 5
+
+// MaxIterationsLimit caps the max_iterations run parameter, so one run cannot
+// hammer the sources' APIs indefinitely.
+const MaxIterationsLimit = 20
+
+// Skills are the six skills a search run uses. The pipeline sees only these
+// interfaces, so offline, LLM-backed and test skills are interchangeable.
+type Skills struct {
+	Intent  skills.IntentParser
+	Queries skills.QueryBuilder
+	// Searcher runs strategies; it must list its sources with a
+	// Names() []string method (as *skills.SourceSearcher does), because the
+	// run's sources parameter offers exactly those. Leave it nil and set
+	// Sources instead to get per-source progress on the run page.
+	Searcher skills.Searcher
+	// Sources, used when Searcher is nil, are searched by a
+	// skills.SourceSearcher built for each search step with an OnEvent
+	// callback that streams per-source progress to the run's watchers.
+	Sources []skills.Source
+	// SearchOptions tune that per-step searcher (OnEvent is set by the step).
+	SearchOptions skills.SearcherOptions
+	Dedup         skills.Deduplicator
+	Scorer        skills.Scorer
+	Organizer     skills.Organizer
+}
+
+// Options tune the workflow's defaults; runs may override them with params.
+type Options struct {
+	// MaxIterations is the default of the max_iterations parameter (0 means
+	// DefaultMaxIterations).
+	MaxIterations int
+	// EnableStrategyCheckpoint is the default of the strategy_checkpoint
+	// parameter; nil means true, because a researcher should see what will
+	// be searched before the sources are asked.
+	EnableStrategyCheckpoint *bool
+	// MaxResultsPerSource is what the query builder is asked for (0 means
+	// the builder's default).
+	MaxResultsPerSource int
+}
+
+// namer is what a Searcher must also do so the run can offer its sources.
+type namer interface{ Names() []string }
+
+// pipe holds what the step handlers share; it is immutable once built.
+type pipe struct {
+	sk      Skills
+	opts    Options
+	sources []string
+}
+
+// New validates the skills and options and returns the search workflow. The
+// returned workflow has passed engine validation, so it can be registered.
+func New(sk Skills, opts Options) (*engine.Workflow, error) {
+	p, err := newPipe(sk, opts)
+	if err != nil {
+		return nil, err
+	}
+	wf := p.workflow()
+	if err := wf.Validate(); err != nil {
+		return nil, err
+	}
+	return wf, nil
+}
+
+func newPipe(sk Skills, opts Options) (*pipe, error) {
+	fe := engine.FieldErrors{}
+	if sk.Intent == nil {
+		fe.Add("intent", "an intent parser is required")
+	}
+	if sk.Queries == nil {
+		fe.Add("queries", "a query builder is required")
+	}
+	if sk.Dedup == nil {
+		fe.Add("dedup", "a deduplicator is required")
+	}
+	if sk.Scorer == nil {
+		fe.Add("scorer", "a scorer is required")
+	}
+	if sk.Organizer == nil {
+		fe.Add("organizer", "an organizer is required")
+	}
+	var names []string
+	switch {
+	case sk.Searcher != nil:
+		n, ok := sk.Searcher.(namer)
+		if !ok {
+			fe.Add("searcher", fmt.Sprintf("searcher %T does not list its sources (no Names method)", sk.Searcher))
+		} else {
+			names = n.Names()
+		}
+	default:
+		s, err := skills.NewSearcher(sk.Sources, sk.SearchOptions)
+		if err != nil {
+			fe.Add("sources", engine.ErrorMessage(err))
+		} else {
+			names = s.Names()
+		}
+	}
+	if len(names) == 0 {
+		fe.Add("sources", "at least one source is required")
+	}
+	if opts.MaxIterations == 0 {
+		opts.MaxIterations = DefaultMaxIterations
+	}
+	if opts.MaxIterations < 1 || opts.MaxIterations > MaxIterationsLimit {
+		fe.Add("max_iterations", fmt.Sprintf("must be between 1 and %d", MaxIterationsLimit))
+	}
+	if opts.MaxResultsPerSource < 0 || opts.MaxResultsPerSource > skills.MaxResultsLimit {
+		fe.Add("max_results_per_source", fmt.Sprintf("must be between 0 and %d", skills.MaxResultsLimit))
+	}
+	if err := fe.Err("cannot build the search workflow"); err != nil {
+		return nil, err
+	}
+	return &pipe{sk: sk, opts: opts, sources: names}, nil
+}
+
+func (p *pipe) strategyCheckpointDefault() bool {
+	return p.opts.EnableStrategyCheckpoint == nil || *p.opts.EnableStrategyCheckpoint
+}
+
+// workflow is the search pipeline as data.
+func (p *pipe) workflow() *engine.Workflow {
+	return &engine.Workflow{
+		Name:  Name,
+		Title: "Literature search",
+		Description: "Parse the question, build and confirm a strategy, search the sources, " +
+			"deduplicate, score and organise the papers, review them and refine until done.",
+		Entry:         StepParse,
+		MaxIterations: p.opts.MaxIterations,
+		Steps: []engine.StepDef{
+			{ID: StepParse, Title: "Parse the question", Handler: p.parse,
+				Next: engine.Next{engine.OK: StepBuild},
+				Params: []engine.Param{{Name: ParamQuestion, Description: "The research question, in your own words.",
+					Type: engine.ParamString, Required: true, Min: engine.Bound(3), Max: engine.Bound(2000)}}},
+			{ID: StepBuild, Title: "Build the search strategy", Handler: p.build,
+				Next: engine.Next{engine.OK: StepConfirmStrategy},
+				Params: []engine.Param{{Name: ParamSources, Description: "The sources to search.",
+					Type: engine.ParamStrings, Choices: slices.Clone(p.sources), Default: slices.Clone(p.sources),
+					Min: engine.Bound(1)}}},
+			{ID: StepConfirmStrategy, Title: "Confirm the strategy", Gate: p.strategyGate(),
+				Next: engine.Next{engine.OK: StepSearch, engine.Skip: StepSearch, engine.Iterate: StepBuild},
+				Exit: StepFinalize,
+				Params: []engine.Param{{Name: ParamStrategyCheckpoint,
+					Description: "Ask me to confirm each strategy before searching.",
+					Type:        engine.ParamBool, Default: p.strategyCheckpointDefault()}}},
+			{ID: StepSearch, Title: "Search the sources", Handler: p.search,
+				Next: engine.Next{engine.OK: StepDedup}},
+			{ID: StepDedup, Title: "Remove duplicates", Handler: p.dedup,
+				Next: engine.Next{engine.OK: StepScore}},
+			{ID: StepScore, Title: "Score relevance", Handler: p.score,
+				Next: engine.Next{engine.OK: StepOrganize}},
+			{ID: StepOrganize, Title: "Organise into themes", Handler: p.organize,
+				Next: engine.Next{engine.OK: StepReview}},
+			{ID: StepReview, Title: "Review the results", Gate: p.reviewGate(),
+				Next: engine.Next{engine.OK: StepFinalize, engine.Iterate: StepBuild},
+				Exit: StepFinalize,
+				Params: []engine.Param{{Name: ParamMaxIterations,
+					Description: "The most search iterations this run may take.",
+					Type:        engine.ParamInt, Default: p.opts.MaxIterations,
+					Min: engine.Bound(1), Max: engine.Bound(MaxIterationsLimit)}}},
+			{ID: StepFinalize, Title: "Finalise the collection", Handler: p.finalize,
+				Next: engine.Next{engine.OK: engine.End}},
+		},
+	}
+}
+
+// notebook collects the notes skills add during one step, so the step can
+// keep them in the run's state next to its output.
+type notebook struct {
+	mu    sync.Mutex
+	notes []skills.Note
+}
+
+func (n *notebook) add(note skills.Note) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.notes = append(n.notes, note)
+}
+
+// withNotes attaches a recorder to ctx for the step's skills.
+func withNotes(ctx context.Context) (context.Context, *notebook) {
+	nb := &notebook{}
+	return skills.WithNotes(ctx, nb.add), nb
+}
+
+// flush appends the step's notes to those already in the run's state.
+func (n *notebook) flush(sc engine.StepContext, u engine.Update) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.notes) == 0 {
+		return nil
+	}
+	prev, _, err := engine.Get[[]skills.Note](sc.State, keyNotes)
+	if err != nil {
+		return err
+	}
+	return u.Set(keyNotes, append(prev, n.notes...))
+}
+
+// need decodes a state key a step cannot work without.
+func need[T any](s engine.State, key string) (T, error) {
+	v, ok, err := engine.Get[T](s, key)
+	if err != nil {
+		return v, err
+	}
+	if !ok {
+		return v, engine.Errorf(engine.EInternal, "state has no %q (a previous step did not record it)", key)
+	}
+	return v, nil
+}
+
+// set builds an Update from key/value pairs in order.
+func set(kv ...any) (engine.Update, error) {
+	u := engine.Update{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if err := u.Set(kv[i].(string), kv[i+1]); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
+}
+
+func (p *pipe) parse(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
+	ctx, nb := withNotes(ctx)
+	intent, err := p.sk.Intent.ParseIntent(ctx, sc.Params.String(ParamQuestion))
+	if err != nil {
+		return "", nil, fmt.Errorf("parse the question: %w", err)
+	}
+	if err := intent.Validate(); err != nil {
+		return "", nil, fmt.Errorf("the intent parser returned an invalid intent: %w", err)
+	}
+	u, err := set(keyIntent, intent, keyWorkflow, skills.WorkflowState{CurrentIteration: sc.Iteration})
+	if err == nil {
+		err = nb.flush(sc, u)
+	}
+	return engine.OK, u, err
+}
+
+// queryInput gathers what the builder may learn from: earlier strategies,
+// all feedback so far and the papers it named.
+func (p *pipe) queryInput(sc engine.StepContext) (skills.QueryInput, skills.WorkflowState, error) {
+	intent, err := need[skills.ParsedIntent](sc.State, keyIntent)
+	if err != nil {
+		return skills.QueryInput{}, skills.WorkflowState{}, err
+	}
+	wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+	if err != nil {
+		return skills.QueryInput{}, wfs, err
+	}
+	irrelevant, _, err := engine.Get[[]skills.ScoredPaper](sc.State, keyIrrelevant)
+	if err != nil {
+		return skills.QueryInput{}, wfs, err
+	}
+	in := skills.QueryInput{
+		Intent:              intent,
+		Sources:             sc.Params.Strings(ParamSources),
+		MaxResultsPerSource: p.opts.MaxResultsPerSource,
+	}
+	if len(in.Sources) == 0 {
+		in.Sources = slices.Clone(p.sources)
+	}
+	for _, h := range wfs.History {
+		in.Previous = append(in.Previous, h.Strategy)
+		if h.Feedback != nil {
+			in.Feedback = append(in.Feedback, *h.Feedback)
+		}
+	}
+	in.Marked = append(slices.Clone(wfs.AccumulatedPapers), irrelevant...)
+	return in, wfs, nil
+}
+
+func (p *pipe) build(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
+	ctx, nb := withNotes(ctx)
+	in, wfs, err := p.queryInput(sc)
+	if err != nil {
+		return "", nil, err
+	}
+	strategy, err := p.sk.Queries.BuildStrategy(ctx, in)
+	if err != nil {
+		return "", nil, fmt.Errorf("build the strategy: %w", err)
+	}
+	if err := strategy.ValidateSources(p.sources); err != nil {
+		return "", nil, fmt.Errorf("the query builder returned an invalid strategy: %w", err)
+	}
+	wfs.CurrentIteration = sc.Iteration
+	u, err := set(keyStrategy, strategy, keyWorkflow, wfs)
+	if err == nil {
+		err = nb.flush(sc, u)
+	}
+	return engine.OK, u, err
+}
+
+// searcher returns the searcher for one search step: the configured one,
+// or a SourceSearcher whose events become the step's progress.
+func (p *pipe) searcher(sc engine.StepContext) (skills.Searcher, bool, error) {
+	if p.sk.Searcher != nil {
+		return p.sk.Searcher, false, nil
+	}
+	opts := p.sk.SearchOptions
+	opts.OnEvent = func(ev skills.Event) {
+		msg := fmt.Sprintf("%s: %s", ev.Source, ev.Kind)
+		switch ev.Kind {
+		case skills.EventDone:
+			msg = fmt.Sprintf("%s: %d papers", ev.Source, ev.Count)
+		case skills.EventError:
+			msg = fmt.Sprintf("%s: %s", ev.Source, ev.Error)
+		}
+		sc.Progress(msg, ev)
+	}
+	s, err := skills.NewSearcher(p.sk.Sources, opts)
+	return s, true, err
+}
+
+func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
+	ctx, nb := withNotes(ctx)
+	strategy, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+	if err != nil {
+		return "", nil, err
+	}
+	s, streams, err := p.searcher(sc)
+	if err != nil {
+		return "", nil, err
+	}
+	res, err := s.Search(ctx, strategy)
+	if err != nil {
+		return "", nil, fmt.Errorf("search: %w", err)
+	}
+	if !streams { // report what the searcher could not stream as it went
+		for _, name := range strategy.Sources {
+			if r, ok := res.Sources[name]; ok {
+				ev := skills.Event{Source: name, Kind: skills.EventDone, Count: r.Count, Error: r.Error}
+				if r.Error != "" {
+					ev.Kind = skills.EventError
+				}
+				sc.Progress(fmt.Sprintf("%s: %d papers", name, r.Count), ev)
+			}
+		}
+	}
+	// A source may return a record with no title; it cannot be shown or
+	// referred to, so it is dropped here rather than failing the run.
+	kept := res.Papers[:0:0]
+	for _, paper := range res.Papers {
+		if err := paper.Validate(); err != nil {
+			nb.add(skills.Note{Skill: "search", Message: fmt.Sprintf("dropped a record from %s: %s", paper.Source, engine.ErrorMessage(err))})
+			continue
+		}
+		kept = append(kept, paper)
+	}
+	res.Papers = kept
+	if res.Sources == nil {
+		res.Sources = map[string]skills.SourceResult{}
+	}
+	u, err := set(keySearch, res)
+	if err == nil {
+		err = nb.flush(sc, u)
+	}
+	return engine.OK, u, err
+}
+
+func (p *pipe) dedup(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
+	ctx, nb := withNotes(ctx)
+	res, err := need[skills.SearchResult](sc.State, keySearch)
+	if err != nil {
+		return "", nil, err
+	}
+	papers, stats, err := p.sk.Dedup.Dedup(ctx, res.Papers)
+	if err != nil {
+		return "", nil, fmt.Errorf("deduplicate: %w", err)
+	}
+	seen := make(map[string]bool, len(papers))
+	for _, paper := range papers {
+		if err := paper.Validate(); err != nil {
+			return "", nil, fmt.Errorf("the deduplicator returned an invalid paper: %w", err)
+		}
+		if seen[paper.ID] {
+			return "", nil, engine.Errorf(engine.EInternal, "the deduplicator returned paper %s twice", paper.ID)
+		}
+		seen[paper.ID] = true
+	}
+	if papers == nil {
+		papers = []skills.RawPaper{}
+	}
+	u, err := set(keyDeduped, papers, keyDedupStats, stats)
+	if err == nil {
+		err = nb.flush(sc, u)
+	}
+	return engine.OK, u, err
+}
+
+func (p *pipe) score(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
+	ctx, nb := withNotes(ctx)
+	intent, err := need[skills.ParsedIntent](sc.State, keyIntent)
+	if err != nil {
+		return "", nil, err
+	}
+	papers, err := need[[]skills.RawPaper](sc.State, keyDeduped)
+	if err != nil {
+		return "", nil, err
+	}
+	wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+	if err != nil {
+		return "", nil, err
+	}
+	irrelevant, _, err := engine.Get[[]skills.ScoredPaper](sc.State, keyIrrelevant)
+	if err != nil {
+		return "", nil, err
+	}
+	in := skills.ScoreInput{Intent: intent, Papers: papers, Relevant: raw(wfs.AccumulatedPapers), Irrelevant: raw(irrelevant)}
+	scored, err := p.sk.Scorer.Score(ctx, in)
+	if err != nil {
+		return "", nil, fmt.Errorf("score: %w", err)
+	}
+	if len(scored) != len(papers) {
+		return "", nil, engine.Errorf(engine.EInternal, "the scorer returned %d papers for %d", len(scored), len(papers))
+	}
+	for _, paper := range scored {
+		if err := paper.Validate(); err != nil {
+			return "", nil, fmt.Errorf("the scorer returned an invalid paper: %w", err)
+		}
+	}
+	// Best first, ties in the order the sources ranked them.
+	slices.SortStableFunc(scored, func(a, b skills.ScoredPaper) int { return cmp.Compare(b.Score, a.Score) })
+	if scored == nil {
+		scored = []skills.ScoredPaper{}
+	}
+	u, err := set(keyScored, scored)
+	if err == nil {
+		err = nb.flush(sc, u)
+	}
+	return engine.OK, u, err
+}
+
+func raw(ps []skills.ScoredPaper) []skills.RawPaper {
+	out := make([]skills.RawPaper, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.RawPaper)
+	}
+	return out
+}
+
+func (p *pipe) organize(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
+	ctx, nb := withNotes(ctx)
+	scored, err := need[[]skills.ScoredPaper](sc.State, keyScored)
+	if err != nil {
+		return "", nil, err
+	}
+	res, err := need[skills.SearchResult](sc.State, keySearch)
+	if err != nil {
+		return "", nil, err
+	}
+	stats, _, err := engine.Get[skills.DedupStats](sc.State, keyDedupStats)
+	if err != nil {
+		return "", nil, err
+	}
+	strategy, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+	if err != nil {
+		return "", nil, err
+	}
+	wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+	if err != nil {
+		return "", nil, err
+	}
+	groups, err := p.sk.Organizer.Organize(ctx, scored)
+	if err != nil {
+		return "", nil, fmt.Errorf("organise: %w", err)
+	}
+	if groups == nil {
+		groups = []skills.Group{}
+	}
+	coll := skills.PaperCollection{Papers: scored, Groups: groups, Sources: res.Sources, Dedup: stats}
+	if err := coll.Validate(); err != nil {
+		return "", nil, fmt.Errorf("the organised collection is invalid: %w", err)
+	}
+	wfs.CurrentIteration = sc.Iteration
+	wfs.RecordIteration(strategy, len(coll.Papers), nil)
+	u, err := set(keyCollection, coll, keyWorkflow, wfs)
+	if err == nil {
+		err = nb.flush(sc, u)
+	}
+	return engine.OK, u, err
+}
+
+func (p *pipe) finalize(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
+	coll, _, err := engine.Get[skills.PaperCollection](sc.State, keyCollection)
+	if err != nil {
+		return "", nil, err
+	}
+	wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+	if err != nil {
+		return "", nil, err
+	}
+	final := Finalize(coll, wfs.AccumulatedPapers)
+	if err := final.Validate(); err != nil {
+		return "", nil, fmt.Errorf("the final collection is invalid: %w", err)
+	}
+	wfs.CurrentIteration = sc.Iteration
+	wfs.IsComplete = true
+	u, err := set(keyFinal, final, keyWorkflow, wfs)
+	return engine.OK, u, err
+}
+
+// AccumulatedGroup labels the papers marked relevant in earlier iterations
+// that the last iteration did not find again, so the final collection keeps
+// them visibly apart from the last search's themes.
+const AccumulatedGroup = "Marked relevant in earlier iterations"
+
+// Finalize merges the accumulated papers into the last iteration's
+// collection (by ID: a paper found again keeps its latest score), so that
+// nothing the researcher marked relevant is lost when the loop ends.
+func Finalize(last skills.PaperCollection, accumulated []skills.ScoredPaper) skills.PaperCollection {
+	out := skills.PaperCollection{
+		Papers:  slices.Clone(last.Papers),
+		Groups:  slices.Clone(last.Groups),
+		Sources: last.Sources,
+		Dedup:   last.Dedup,
+	}
+	have := make(map[string]bool, len(out.Papers))
+	for _, p := range out.Papers {
+		have[p.ID] = true
+	}
+	var extra []string
+	for _, p := range accumulated {
+		if !have[p.ID] {
+			have[p.ID] = true
+			out.Papers = append(out.Papers, p)
+			extra = append(extra, p.ID)
+		}
+	}
+	if len(extra) > 0 {
+		out.Groups = append(out.Groups, skills.Group{Label: AccumulatedGroup, PaperIDs: extra})
+	}
+	if out.Papers == nil {
+		out.Papers = []skills.ScoredPaper{}
+	}
+	if out.Groups == nil {
+		out.Groups = []skills.Group{}
+	}
+	if out.Sources == nil {
+		out.Sources = map[string]skills.SourceResult{}
+	}
+	return out
+}
