@@ -1,0 +1,212 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/dedup"
+	"quarry/internal/skills/organize"
+	"quarry/internal/skills/relevance"
+	"quarry/internal/skills/sources/arxiv"
+	"quarry/internal/skills/sources/crossref"
+	"quarry/internal/skills/sources/openalex"
+	"quarry/internal/skills/sources/pubmed"
+	"quarry/internal/skills/sources/semanticscholar"
+	"quarry/internal/skills/sources/serpapi"
+)
+
+// Config says which sources a deployment searches and how to reach them.
+// It is read from a JSON file (QUARRY_CONFIG) and the environment, the
+// environment winning, so a container can override one key without a file.
+type Config struct {
+	// Sources are the enabled source names; empty means just "local", the
+	// one source that needs no network or account.
+	Sources []string `json:"sources,omitempty"`
+	// ContactEmail is sent to APIs with polite pools (OpenAlex, Crossref,
+	// PubMed), which serve identified clients faster and contact them
+	// before blocking.
+	ContactEmail       string `json:"contact_email,omitempty"`
+	SemanticScholarKey string `json:"semantic_scholar_key,omitempty"`
+	SerpAPIKey         string `json:"serpapi_key,omitempty"`
+	OpenAlexKey        string `json:"openalex_key,omitempty"`
+	PubMedKey          string `json:"pubmed_key,omitempty"`
+	// BaseURLs override a source's API root by source name (tests point
+	// them at httptest servers; mirrors and proxies use them too).
+	BaseURLs map[string]string `json:"base_urls,omitempty"`
+	// StrategyCheckpoint is the default of the strategy_checkpoint run
+	// parameter (nil means true).
+	StrategyCheckpoint *bool `json:"strategy_checkpoint,omitempty"`
+	// Local is the local library's source (local.New(lib)); nil means the
+	// local library is unavailable, and "local" is then left out.
+	Local skills.Source `json:"-"`
+}
+
+// knownSources lists every source FromConfig can build, in display order.
+func knownSources() []string {
+	return []string{skills.SourceLocal, skills.SourceOpenAlex, skills.SourceSemanticScholar, skills.SourceArxiv,
+		skills.SourceCrossref, skills.SourcePubMed, skills.SourceSerpAPIScholar}
+}
+
+// ConfigFromEnv reads QUARRY_CONFIG (a JSON file with Config's keys), then
+// overrides it with QUARRY_SOURCES (comma-separated), QUARRY_CONTACT_EMAIL,
+// QUARRY_SEMANTIC_SCHOLAR_KEY, QUARRY_SERPAPI_KEY, QUARRY_OPENALEX_KEY,
+// QUARRY_PUBMED_KEY, QUARRY_STRATEGY_CHECKPOINT (true/false) and
+// QUARRY_<SOURCE>_URL for each source's base URL. getenv is passed in so
+// tests never touch the process environment.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	var cfg Config
+	if path := strings.TrimSpace(getenv("QUARRY_CONFIG")); path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, &engine.Error{Code: engine.EInvalid, Message: "cannot read the QUARRY_CONFIG file", Err: err,
+				Fields: map[string]string{"QUARRY_CONFIG": err.Error()}}
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&cfg); err != nil {
+			return Config{}, &engine.Error{Code: engine.EInvalid, Message: "the QUARRY_CONFIG file is not a valid configuration",
+				Fields: map[string]string{"QUARRY_CONFIG": fmt.Sprintf("%s: %v", path, err)}}
+		}
+	}
+	if v := strings.TrimSpace(getenv("QUARRY_SOURCES")); v != "" {
+		cfg.Sources = nil
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				cfg.Sources = append(cfg.Sources, s)
+			}
+		}
+	}
+	for env, dst := range map[string]*string{
+		"QUARRY_CONTACT_EMAIL":        &cfg.ContactEmail,
+		"QUARRY_SEMANTIC_SCHOLAR_KEY": &cfg.SemanticScholarKey,
+		"QUARRY_SERPAPI_KEY":          &cfg.SerpAPIKey,
+		"QUARRY_OPENALEX_KEY":         &cfg.OpenAlexKey,
+		"QUARRY_PUBMED_KEY":           &cfg.PubMedKey,
+	} {
+		if v := strings.TrimSpace(getenv(env)); v != "" {
+			*dst = v
+		}
+	}
+	switch v := strings.ToLower(strings.TrimSpace(getenv("QUARRY_STRATEGY_CHECKPOINT"))); v {
+	case "":
+	case "1", "true", "yes", "on":
+		t := true
+		cfg.StrategyCheckpoint = &t
+	case "0", "false", "no", "off":
+		f := false
+		cfg.StrategyCheckpoint = &f
+	default:
+		return Config{}, &engine.Error{Code: engine.EInvalid, Message: "invalid configuration",
+			Fields: map[string]string{"QUARRY_STRATEGY_CHECKPOINT": fmt.Sprintf("%q is not true or false", v)}}
+	}
+	for _, name := range knownSources() {
+		if v := strings.TrimSpace(getenv("QUARRY_" + strings.ToUpper(name) + "_URL")); v != "" {
+			if cfg.BaseURLs == nil {
+				cfg.BaseURLs = map[string]string{}
+			}
+			cfg.BaseURLs[name] = v
+		}
+	}
+	return cfg, nil
+}
+
+// enabled returns the configured source names, defaulted and checked.
+func (c Config) enabled() ([]string, error) {
+	names := c.Sources
+	if len(names) == 0 {
+		names = []string{skills.SourceLocal}
+	}
+	fe := engine.FieldErrors{}
+	var out []string
+	for i, n := range names {
+		n = strings.TrimSpace(n)
+		switch {
+		case !slices.Contains(knownSources(), n):
+			fe.Add(fmt.Sprintf("sources[%d]", i), fmt.Sprintf("unknown source %q (known: %s)", n, strings.Join(knownSources(), ", ")))
+		case slices.Contains(out, n):
+		default:
+			out = append(out, n)
+		}
+	}
+	for name := range c.BaseURLs {
+		if !slices.Contains(knownSources(), name) {
+			fe.Add("base_urls."+name, fmt.Sprintf("unknown source %q", name))
+		}
+	}
+	if slices.Contains(out, skills.SourceSerpAPIScholar) && strings.TrimSpace(c.SerpAPIKey) == "" {
+		fe.Add("serpapi_key", "serpapi_scholar is enabled but has no API key: set QUARRY_SERPAPI_KEY or disable it")
+	}
+	return out, fe.Err("invalid search configuration")
+}
+
+// buildSources constructs the enabled sources, leaving out "local" when no
+// library was given.
+func (c Config) buildSources() ([]skills.Source, error) {
+	names, err := c.enabled()
+	if err != nil {
+		return nil, err
+	}
+	var out []skills.Source
+	for _, n := range names {
+		var src skills.Source
+		url := c.BaseURLs[n]
+		switch n {
+		case skills.SourceLocal:
+			if c.Local == nil {
+				continue
+			}
+			src = c.Local
+		case skills.SourceOpenAlex:
+			src, err = openalex.New(openalex.Options{BaseURL: url, Contact: c.ContactEmail, APIKey: c.OpenAlexKey})
+		case skills.SourceSemanticScholar:
+			src, err = semanticscholar.New(semanticscholar.Options{BaseURL: url, Contact: c.ContactEmail, APIKey: c.SemanticScholarKey})
+		case skills.SourceArxiv:
+			src, err = arxiv.New(arxiv.Options{BaseURL: url, Contact: c.ContactEmail})
+		case skills.SourceCrossref:
+			src, err = crossref.New(crossref.Options{BaseURL: url, Contact: c.ContactEmail})
+		case skills.SourcePubMed:
+			src, err = pubmed.New(pubmed.Options{BaseURL: url, Contact: c.ContactEmail, APIKey: c.PubMedKey})
+		case skills.SourceSerpAPIScholar:
+			src, err = serpapi.New(serpapi.Options{BaseURL: url, Contact: c.ContactEmail, APIKey: c.SerpAPIKey})
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, src)
+	}
+	if len(out) == 0 {
+		return nil, &engine.Error{Code: engine.EInvalid, Message: "no source can be searched",
+			Fields: map[string]string{"sources": "only the local library is enabled and it is not available; enable an online source with QUARRY_SOURCES"}}
+	}
+	return out, nil
+}
+
+// FromConfig builds the search workflow a deployment runs: the configured
+// sources and the offline skills.
+//
+// TODO(llm): when internal/skills/llm provides NewIntentParser,
+// NewQueryBuilder and NewScorer, read llm.ConfigFromEnv in ConfigFromEnv,
+// build the provider with llm.New and wrap the offline skills below as
+// their fallbacks (a nil provider keeps them offline).
+func FromConfig(cfg Config, handler engine.CheckpointHandler, maxIterations int) (*SearchWorkflow, error) {
+	srcs, err := cfg.buildSources()
+	if err != nil {
+		return nil, err
+	}
+	sk := Skills{
+		Intent:    skills.NewIntentParser(nil),
+		Queries:   skills.NewQueryBuilder(),
+		Sources:   srcs,
+		Dedup:     dedup.New(),
+		Scorer:    relevance.Scorer{},
+		Organizer: organize.Organizer{},
+	}
+	confirm := cfg.StrategyCheckpoint == nil || *cfg.StrategyCheckpoint
+	return NewSearchWorkflow(sk, handler, maxIterations, confirm)
+}

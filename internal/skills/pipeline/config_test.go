@@ -1,0 +1,113 @@
+package pipeline_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills/pipeline"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "quarry.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"sources":["openalex","arxiv"],"contact_email":"file@example.org","serpapi_key":"k1","base_urls":{"arxiv":"http://127.0.0.1:1/"}}`), 0o600))
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"sourcez":[]}`), 0o600))
+	f := false
+
+	tests := []struct {
+		name      string
+		env       map[string]string
+		want      pipeline.Config
+		wantField string
+	}{
+		{"Empty", nil, pipeline.Config{}, ""},
+		{"File", map[string]string{"QUARRY_CONFIG": file}, pipeline.Config{Sources: []string{"openalex", "arxiv"},
+			ContactEmail: "file@example.org", SerpAPIKey: "k1", BaseURLs: map[string]string{"arxiv": "http://127.0.0.1:1/"}}, ""},
+		{"EnvOverridesFile", map[string]string{"QUARRY_CONFIG": file, "QUARRY_SOURCES": " crossref , pubmed,",
+			"QUARRY_CONTACT_EMAIL": "env@example.org", "QUARRY_STRATEGY_CHECKPOINT": "off", "QUARRY_PUBMED_URL": "http://x/"},
+			pipeline.Config{Sources: []string{"crossref", "pubmed"}, ContactEmail: "env@example.org", SerpAPIKey: "k1",
+				StrategyCheckpoint: &f, BaseURLs: map[string]string{"arxiv": "http://127.0.0.1:1/", "pubmed": "http://x/"}}, ""},
+		{"MissingFile", map[string]string{"QUARRY_CONFIG": filepath.Join(dir, "nope.json")}, pipeline.Config{}, "QUARRY_CONFIG"},
+		{"UnknownKey", map[string]string{"QUARRY_CONFIG": bad}, pipeline.Config{}, "QUARRY_CONFIG"},
+		{"BadBool", map[string]string{"QUARRY_STRATEGY_CHECKPOINT": "maybe"}, pipeline.Config{}, "QUARRY_STRATEGY_CHECKPOINT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := pipeline.ConfigFromEnv(env(tt.env))
+			if tt.wantField != "" {
+				require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestFromConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		cfg         pipeline.Config
+		wantSources []string
+		wantField   string
+	}{
+		{"DefaultIsLocal", pipeline.Config{Local: poolSource{"local"}}, []string{"local"}, ""},
+		{"LocalUnavailable", pipeline.Config{}, nil, "sources"},
+		{"LocalLeftOut", pipeline.Config{Sources: []string{"local", "arxiv", "arxiv"}}, []string{"arxiv"}, ""},
+		{"AllOnline", pipeline.Config{Sources: []string{"openalex", "semantic_scholar", "arxiv", "crossref", "pubmed", "serpapi_scholar"}, SerpAPIKey: "k"},
+			[]string{"openalex", "semantic_scholar", "arxiv", "crossref", "pubmed", "serpapi_scholar"}, ""},
+		{"Unknown", pipeline.Config{Sources: []string{"scopus"}}, nil, "sources[0]"},
+		{"SerpAPIWithoutKey", pipeline.Config{Sources: []string{"serpapi_scholar"}}, nil, "serpapi_key"},
+		{"UnknownBaseURL", pipeline.Config{Sources: []string{"arxiv"}, BaseURLs: map[string]string{"scopus": "http://x"}}, nil, "base_urls.scopus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sw, err := pipeline.FromConfig(tt.cfg, nil, 0)
+			if tt.wantField != "" {
+				require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				return
+			}
+			require.NoError(t, err)
+			params, err := sw.Workflow().Params()
+			require.NoError(t, err)
+			for _, p := range params {
+				if p.Name == pipeline.ParamSources {
+					require.Equal(t, tt.wantSources, p.Choices)
+					require.Equal(t, tt.wantSources, p.Default)
+				}
+				if p.Name == pipeline.ParamMaxIterations {
+					require.Equal(t, pipeline.DefaultMaxIterations, p.Default)
+				}
+			}
+		})
+	}
+}
+
+// TestFromConfigRunsOffline runs the real offline skills end to end over a
+// local source, with nobody to ask.
+func TestFromConfigRunsOffline(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	sw, err := pipeline.FromConfig(pipeline.Config{Local: poolSource{"local"}}, nil, 3)
+	require.NoError(t, err)
+	coll, ws, err := sw.Run(context.Background(), st, "How does SQLite WAL mode affect crash recovery?")
+	require.NoError(t, err)
+	require.NoError(t, coll.Validate())
+	require.True(t, ws.IsComplete)
+	require.Len(t, ws.History, 1)
+	require.Equal(t, []string{"local"}, ws.History[0].Strategy.Sources)
+}
