@@ -10,5 +10,5 @@ import "embed"
 //
 // Vendored: htmx.org@2.0.11 (dist/htmx.min.js), htmx-ext-sse@2.2.4 (dist/sse.min.js).
 //
-//go:embed htmx.min.js sse.min.js app.css favicon.svg
+//go:embed htmx.min.js sse.min.js app.css app.js favicon.svg
 var FS embed.FS

@@ -6,11 +6,14 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha512"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -37,6 +40,10 @@ type App struct {
 	engine   *engine.Engine
 	// stopWorkers ends the job workers' context; Close calls it.
 	stopWorkers context.CancelFunc
+	// streamsDone is closed when Serve starts shutting down, so event
+	// streams end instead of holding the graceful shutdown open.
+	streamsDone chan struct{}
+	closeOnce   sync.Once
 }
 
 // Option adjusts an App at construction; it exists so tests and commands
@@ -102,8 +109,33 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	if n > 0 {
 		a.logger.Info("resuming runs interrupted by a stop", "runs", n)
 	}
-	a.echo = handlers.New(handlers.Deps{Logger: a.logger})
+	key, err := sessionKey(ctx, cfg, a.store)
+	if err != nil {
+		return nil, err
+	}
+	a.streamsDone = make(chan struct{})
+	a.echo = handlers.New(handlers.Deps{
+		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
+	})
 	return a, nil
+}
+
+// sessionKeySetting is where a generated session key is kept, so sessions
+// survive restarts without configuration.
+const sessionKeySetting = "session_key"
+
+// sessionKey returns 64 bytes (32 to sign, 32 to encrypt cookies): derived
+// from QUARRY_SESSION_KEY when set, else generated once and stored.
+func sessionKey(ctx context.Context, cfg Config, st *store.Store) ([]byte, error) {
+	if cfg.SessionKey != "" {
+		sum := sha512.Sum512([]byte(cfg.SessionKey))
+		return sum[:], nil
+	}
+	fresh := make([]byte, 64)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, fmt.Errorf("app: session key: %w", err)
+	}
+	return st.SettingOrInit(ctx, sessionKeySetting, fresh)
 }
 
 // Engine returns the workflow engine (tests and commands use it).
@@ -143,6 +175,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 
 	a.logger.Info("shutting down", "addr", ln.Addr().String())
+	a.closeOnce.Do(func() { close(a.streamsDone) })
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

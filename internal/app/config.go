@@ -24,6 +24,10 @@ type Config struct {
 	Addr string
 	// DB is the SQLite database path (QUARRY_DB, --db).
 	DB string
+	// SessionKey is the secret behind session cookies (QUARRY_SESSION_KEY,
+	// environment only, so it never shows in a process list). Empty means
+	// a key generated on first start and kept in the database.
+	SessionKey string
 }
 
 // ConfigFromEnv returns the defaults overridden by the QUARRY_* environment
@@ -36,6 +40,7 @@ func ConfigFromEnv(getenv func(string) string) Config {
 	if v := strings.TrimSpace(getenv("QUARRY_DB")); v != "" {
 		cfg.DB = v
 	}
+	cfg.SessionKey = strings.TrimSpace(getenv("QUARRY_SESSION_KEY"))
 	return cfg
 }
 
@@ -57,6 +62,9 @@ func (c Config) Validate() error {
 		fe.Add("addr", "address must be host:port: "+err.Error())
 	} else if port == "" {
 		fe.Add("addr", "address needs a port (use 0 for any free port)")
+	}
+	if c.SessionKey != "" && len(c.SessionKey) < 32 {
+		fe.Add("session_key", "QUARRY_SESSION_KEY must be at least 32 characters")
 	}
 	if strings.TrimSpace(c.DB) == "" {
 		fe.Add("db", "database path is required")

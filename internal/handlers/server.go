@@ -13,6 +13,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"quarry/internal/engine"
 )
 
 // Deps is everything the HTTP layer needs from the rest of the app. The
@@ -28,6 +30,17 @@ type Deps struct {
 	// BodyLimit caps request bodies (echo size syntax, e.g. "2M"); empty
 	// means DefaultBodyLimit.
 	BodyLimit string
+	// Store is where run pages read runs, checkpoints and decisions.
+	Store RunStore
+	// Engine starts runs and records decisions; its registry lists the
+	// workflows and its broker feeds the event streams.
+	Engine *engine.Engine
+	// SessionKey signs (first 32 bytes) and encrypts (next 32) the session
+	// cookie; internal/app loads it from QUARRY_SESSION_KEY or the database.
+	SessionKey []byte
+	// Done, when closed, ends long-lived event streams so a graceful
+	// shutdown does not wait for browsers to go away.
+	Done <-chan struct{}
 }
 
 // Defaults for Deps, chosen for a single-user app: forms and imports are
@@ -79,17 +92,23 @@ func New(deps Deps) *echo.Echo {
 		},
 	}))
 
-	registerRoutes(e)
+	registerRoutes(e, deps)
 	return e
 }
 
 // registerRoutes is the one place that lists every route, so the whole URL
 // space can be read at a glance. Route names let views and tests build URLs
 // with e.Reverse instead of hard-coding them.
-func registerRoutes(e *echo.Echo) {
-	pages := &Pages{}
-	e.GET("/", pages.Home).Name = "home"
+func registerRoutes(e *echo.Echo, deps Deps) {
 	e.GET("/healthz", Healthz).Name = "healthz"
+	if deps.Engine == nil || deps.Store == nil {
+		// Only the error-handling tests build a server without a domain.
+		e.GET("/", func(c echo.Context) error {
+			return engine.Errorf(engine.EInternal, "the server has no engine")
+		}).Name = "home"
+	} else {
+		registerApp(e, deps)
+	}
 
 	assets := newAssets()
 	e.GET("/static/:file", assets.Serve).Name = "static"
@@ -100,4 +119,44 @@ func registerRoutes(e *echo.Echo) {
 // serve requests, for load balancers and the e2e harness.
 func Healthz(c echo.Context) error {
 	return c.String(http.StatusOK, "ok")
+}
+
+// registerApp lists the pages, forms and API routes.
+func registerApp(e *echo.Echo, deps Deps) {
+	key := deps.SessionKey
+	if len(key) == 0 {
+		key = randomKey()
+	}
+	p := newPeople(key)
+	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
+	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done}
+	names := &Names{people: p}
+	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
+	api := &API{runs: deps.Store, engine: deps.Engine}
+	// CSRF guards every app route (GETs get the token cookie, unsafe
+	// methods must echo it back); it is per route rather than global so
+	// that routing misses still answer 404/405.
+	csrf := middleware.CSRFWithConfig(middleware.CSRFConfig{
+		Skipper:        csrfSkipper,
+		TokenLookup:    "form:_csrf",
+		CookiePath:     "/",
+		CookieHTTPOnly: true,
+		CookieSameSite: http.SameSiteLaxMode,
+	})
+	g := e.Group("", csrf)
+
+	g.GET("/", home.Show, p.requireName).Name = "home"
+	g.POST("/runs", home.Start, p.requireName).Name = "run-start"
+	g.GET("/name", names.Show).Name = "name"
+	g.POST("/name", names.Save).Name = "name-save"
+	g.GET("/runs/:id", runs.Show, p.requireName).Name = "run"
+	g.GET("/runs/:id/status", runs.Status).Name = "run-status"
+	g.GET("/runs/:id/events", runs.Events).Name = "run-events"
+	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
+	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
+	g.GET("/workflows", wfs.List).Name = "workflows"
+
+	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
+	g.GET("/api/runs/:id", api.GetRun).Name = "api-run"
+	g.POST("/api/runs/:id/decisions", api.Decide).Name = "api-decide"
 }

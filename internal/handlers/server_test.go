@@ -8,35 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/PuerkitoBio/goquery"
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/handlers"
 	"quarry/static"
 )
-
-func TestHome(t *testing.T) {
-	t.Parallel()
-	b := setup(t, nil)
-	rec := b.do(t, http.MethodGet, "/", nil)
-	require.Equal(t, http.StatusOK, rec.Code)
-	require.Contains(t, rec.Header().Get("Content-Type"), "text/html")
-	doc, err := goquery.NewDocumentFromReader(rec.Body)
-	require.NoError(t, err)
-	require.Equal(t, "Quarry", doc.Find("title").Text())
-	require.Equal(t, "Quarry", doc.Find(`h1[data-testid="home-heading"]`).Text())
-	require.NotEmpty(t, strings.TrimSpace(doc.Find(`[data-testid="home-intro"]`).Text()))
-	form := doc.Find(`form[data-testid="search-form"]`)
-	require.Equal(t, 1, form.Length())
-	_, disabled := form.Find("fieldset").Attr("disabled")
-	require.True(t, disabled, "the search form stays disabled until the engine is wired in")
-	for _, src := range []string{"/static/htmx.min.js", "/static/sse.min.js"} {
-		require.Equal(t, 1, doc.Find(`head script[src="`+src+`"]`).Length(), src)
-	}
-	require.Equal(t, 1, doc.Find(`head link[rel="stylesheet"][href="/static/app.css"]`).Length())
-	require.Equal(t, 1, doc.Find(`#flash[data-testid="flash"]`).Length())
-}
 
 func TestHealthz(t *testing.T) {
 	t.Parallel()

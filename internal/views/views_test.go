@@ -54,12 +54,19 @@ func TestErrorFragment(t *testing.T) {
 func TestHomeForm(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	require.NoError(t, views.Home().Render(context.Background(), &buf))
+	form := views.StartForm{Available: true, Question: "a <b> question", Sources: []views.Choice{{Value: "arxiv", Checked: true}, {Value: "crossref"}},
+		Errors: map[string]string{"question": "too short"}}
+	require.NoError(t, views.Home(views.HomeData{Page: views.Page{CSRF: "tok"}, Form: form}).Render(context.Background(), &buf))
 	doc, err := goquery.NewDocumentFromReader(&buf)
 	require.NoError(t, err)
 	require.Equal(t, "Research question", doc.Find(`label[for="question"]`).Text())
 	require.Equal(t, 1, doc.Find(`textarea#question`).Length())
 	require.Equal(t, "Start", doc.Find(`button[type="submit"]`).Text())
+	require.Equal(t, "a <b> question", doc.Find(`textarea#question`).Text(), "values are kept, as text")
+	require.Equal(t, "tok", doc.Find(`input[name="_csrf"]`).AttrOr("value", ""))
+	require.Equal(t, "too short", doc.Find(`[data-field="question"]`).Text())
+	require.Equal(t, 1, doc.Find(`input[name="sources"][value="arxiv"][checked]`).Length())
+	require.Equal(t, 0, doc.Find(`input[name="sources"][value="crossref"][checked]`).Length())
 	cfg := doc.Find(`meta[name="htmx-config"]`).AttrOr("content", "")
 	var htmxCfg struct {
 		IncludeIndicatorStyles *bool            `json:"includeIndicatorStyles"`

@@ -1,0 +1,150 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+)
+
+// API is the JSON API for scripts and tests. It speaks snake_case and the
+// same error codes as the pages, through the same error handler.
+type API struct {
+	runs   RunStore
+	engine *engine.Engine
+}
+
+// RunCreated is the answer to POST /api/runs.
+type RunCreated struct {
+	ID     string `json:"id"`
+	URL    string `json:"url"`
+	Status string `json:"status"`
+}
+
+// CheckpointJSON is a pending checkpoint with its typed payload.
+type CheckpointJSON struct {
+	ID        string          `json:"id"`
+	Kind      string          `json:"kind"`
+	Iteration int             `json:"iteration"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+// RunJSON is GET /api/runs/:id.
+type RunJSON struct {
+	ID                string                   `json:"id"`
+	Question          string                   `json:"question"`
+	Status            string                   `json:"status"`
+	Iteration         int                      `json:"iteration"`
+	MaxIterations     int                      `json:"max_iterations"`
+	Checkpoint        *CheckpointJSON          `json:"checkpoint"`
+	Collection        *skills.PaperCollection  `json:"collection"`
+	AccumulatedPapers []skills.ScoredPaper     `json:"accumulated_papers"`
+	History           []skills.IterationRecord `json:"history"`
+	Error             string                   `json:"error"`
+}
+
+// DecisionInput is POST /api/runs/:id/decisions. DecidedBy is optional
+// (scripts have no session); it defaults to "api".
+type DecisionInput struct {
+	CheckpointID string          `json:"checkpoint_id"`
+	Action       string          `json:"action"`
+	RevisedData  json.RawMessage `json:"revised_data"`
+	Note         string          `json:"note"`
+	DecidedBy    string          `json:"decided_by"`
+}
+
+// decodeJSON reads one JSON object, refusing unknown fields so a typo is an
+// error rather than a silently ignored option.
+func decodeJSON(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if errors.Is(err, io.EOF) {
+			return engine.Errorf(engine.EInvalid, "the request body is empty")
+		}
+		return engine.Errorf(engine.EInvalid, "invalid JSON: %v", err)
+	}
+	return nil
+}
+
+// CreateRun handles POST /api/runs → 201 {id, url, status}.
+func (a *API) CreateRun(c echo.Context) error {
+	var in startInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	run, err := start(c.Request().Context(), a.engine, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, RunCreated{ID: run.ID, URL: "/runs/" + run.ID, Status: string(run.Status)})
+}
+
+// GetRun handles GET /api/runs/:id.
+func (a *API) GetRun(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := a.runs.Run(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	v, err := loadRunView(ctx, a.runs, run)
+	if err != nil {
+		return err
+	}
+	out := RunJSON{
+		ID: run.ID, Question: run.Params.String(paramQuestion), Status: string(run.Status),
+		Iteration: run.Iteration, MaxIterations: run.Params.Int(paramMaxIterations),
+		AccumulatedPapers: v.accumulated, History: v.history, Error: run.Error,
+	}
+	if out.AccumulatedPapers == nil {
+		out.AccumulatedPapers = []skills.ScoredPaper{}
+	}
+	if out.History == nil {
+		out.History = []skills.IterationRecord{}
+	}
+	switch {
+	case v.final != nil:
+		out.Collection = v.final
+	case v.lastResult != nil:
+		col := v.lastResult.Collection
+		out.Collection = &col
+	}
+	if v.pending != nil {
+		raw, err := json.Marshal(v.pending.Payload)
+		if err != nil {
+			return err
+		}
+		out.Checkpoint = &CheckpointJSON{ID: v.pending.ID, Kind: string(v.pending.Kind), Iteration: v.pending.Iteration, Payload: raw}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// Decide handles POST /api/runs/:id/decisions → 202; 409 when the
+// checkpoint is no longer pending; 422 when the revised data is invalid.
+func (a *API) Decide(c echo.Context) error {
+	var in DecisionInput
+	if err := decodeJSON(c, &in); err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.CheckpointID) == "" {
+		return &engine.Error{Code: engine.EInvalid, Message: "invalid decision", Fields: map[string]string{"checkpoint_id": "is required"}}
+	}
+	by := strings.TrimSpace(in.DecidedBy)
+	if by == "" {
+		by = "api"
+	}
+	if string(in.RevisedData) == "null" {
+		in.RevisedData = nil
+	}
+	d := engine.Decision{Action: engine.DecisionAction(in.Action), RevisedData: in.RevisedData, Note: in.Note, DecidedBy: by}
+	if err := a.engine.Decide(c.Request().Context(), c.Param("id"), in.CheckpointID, d); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, map[string]string{"status": "accepted"})
+}

@@ -1,0 +1,257 @@
+package handlers
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/views"
+)
+
+// strategyFormOf fills the strategy form from a checkpoint's payload.
+func strategyFormOf(runID string, cp engine.Checkpoint, p skills.StrategyPayload, known []string) views.StrategyForm {
+	f := views.StrategyForm{
+		RunID: runID, CheckpointID: cp.ID, Iteration: p.Iteration, Intent: p.Intent,
+		YearFrom: itoaOrEmpty(p.Strategy.YearRange.From), YearTo: itoaOrEmpty(p.Strategy.YearRange.To),
+		MaxResults:   itoaOrEmpty(p.Strategy.MaxResultsPerSource),
+		IncludeTerms: strings.Join(p.Strategy.Filters.IncludeTerms, ", "),
+		ExcludeTerms: strings.Join(p.Strategy.Filters.ExcludeTerms, ", "),
+	}
+	if f.Iteration == 0 {
+		f.Iteration = cp.Iteration
+	}
+	for _, q := range p.Strategy.Queries {
+		f.Queries = append(f.Queries, q.Text)
+	}
+	f.Sources = sourceChoices(known, p.Strategy.Sources, p.Strategy.Sources)
+	return f
+}
+
+// sourceChoices offers every known source plus any the strategy names,
+// ticking the chosen ones.
+func sourceChoices(known, offered, chosen []string) []views.Choice {
+	all := slices.Clone(known)
+	for _, s := range offered {
+		if !slices.Contains(all, s) {
+			all = append(all, s)
+		}
+	}
+	out := make([]views.Choice, 0, len(all))
+	for _, s := range all {
+		out = append(out, views.Choice{Value: s, Checked: slices.Contains(chosen, s)})
+	}
+	return out
+}
+
+var removeOp = regexp.MustCompile(`^remove:(\d+)$`)
+
+// DecideStrategy handles POST /runs/:id/checkpoints/:cp/strategy. The "op"
+// buttons add or remove a query row and re-render the form (a fragment for
+// htmx, the page otherwise); the "action" buttons decide. Invalid edits
+// re-render with the values kept and errors by field (422); a checkpoint
+// decided meanwhile shows the run's new state with who decided (409).
+func (h *Runs) DecideStrategy(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, cp, err := h.pendingCheckpoint(c, engine.KindStrategyConfirmation)
+	if engine.ErrorCode(err) == engine.EConflict {
+		return h.conflictPage(c, run.ID, err)
+	}
+	if err != nil {
+		return err
+	}
+	p, err := engine.PayloadAs[skills.StrategyPayload](cp)
+	if err != nil {
+		return err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return engine.Errorf(engine.EInvalid, "unreadable form: %v", err)
+	}
+	f := strategyFormFromPost(run.ID, cp, p, knownSources(h.engine), form)
+	op := form.Get("op")
+	switch {
+	case op == "add":
+		f.Queries = append(f.Queries, "")
+		return h.renderStrategy(c, run, http.StatusOK, f)
+	case removeOp.MatchString(op):
+		i, _ := strconv.Atoi(removeOp.FindStringSubmatch(op)[1])
+		if i < len(f.Queries) {
+			f.Queries = slices.Delete(f.Queries, i, i+1)
+		}
+		return h.renderStrategy(c, run, http.StatusOK, f)
+	}
+	d := engine.Decision{Action: engine.DecisionAction(form.Get("action")), Note: strings.TrimSpace(form.Get("note")), DecidedBy: h.people.name(c)}
+	if d.Action == engine.Edit {
+		strategy, fe := strategyOf(f, p.Strategy)
+		if err := strategy.ValidateSources(knownOr(knownSources(h.engine), p.Strategy.Sources)); err != nil {
+			for k, v := range engine.ErrorFields(err) {
+				fe.Add(k, v)
+			}
+		}
+		if len(fe) > 0 {
+			f.Errors = formErrors(fe, form["sources"])
+			return h.renderStrategy(c, run, http.StatusUnprocessableEntity, f)
+		}
+		if d.RevisedData, err = json.Marshal(strategy); err != nil {
+			return err
+		}
+	}
+	err = h.engine.Decide(ctx, run.ID, cp.ID, d)
+	switch engine.ErrorCode(err) {
+	case "":
+		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
+	case engine.EConflict:
+		return h.conflictPage(c, run.ID, err)
+	case engine.EInvalid:
+		if fields := engine.ErrorFields(err); len(fields) > 0 {
+			f.Errors = formErrors(fields, form["sources"])
+			return h.renderStrategy(c, run, http.StatusUnprocessableEntity, f)
+		}
+	}
+	return err
+}
+
+func knownOr(known, fallback []string) []string {
+	if len(known) > 0 {
+		return known
+	}
+	return fallback
+}
+
+// formErrors maps engine field paths to the form's error keys. Source
+// errors name the posted list's index; they are shown once, by the group.
+func formErrors(fields map[string]string, posted []string) map[string]string {
+	out := map[string]string{}
+	for k, v := range fields {
+		if strings.HasPrefix(k, "sources[") {
+			i, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(k, "sources["), "]"))
+			if i < len(posted) {
+				v = fmt.Sprintf("%s (%q)", v, posted[i])
+			}
+			if prev, ok := out["sources"]; ok {
+				v = prev + "; " + v
+			}
+			out["sources"] = v
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func (h *Runs) renderStrategy(c echo.Context, run engine.Run, status int, f views.StrategyForm) error {
+	page := h.people.page(c)
+	if isHTMX(c) {
+		return render(c, status, views.StrategyFormFields(page, f))
+	}
+	d, err := runData(c.Request().Context(), h.runs, h.engine, run, page)
+	if err != nil {
+		return err
+	}
+	d.Strategy = &f
+	return render(c, status, views.RunPage(d))
+}
+
+// strategyFormFromPost is the form as the person submitted it.
+func strategyFormFromPost(runID string, cp engine.Checkpoint, p skills.StrategyPayload, known []string, form url.Values) views.StrategyForm {
+	f := strategyFormOf(runID, cp, p, known)
+	f.Queries = slices.Clone(form["query"])
+	f.Sources = sourceChoices(known, p.Strategy.Sources, form["sources"])
+	for _, s := range form["sources"] {
+		if !slices.ContainsFunc(f.Sources, func(ch views.Choice) bool { return ch.Value == s }) {
+			f.Sources = append(f.Sources, views.Choice{Value: s, Checked: true})
+		}
+	}
+	f.YearFrom, f.YearTo = form.Get("year_from"), form.Get("year_to")
+	f.MaxResults = form.Get("max_results_per_source")
+	f.IncludeTerms, f.ExcludeTerms = form.Get("include_terms"), form.Get("exclude_terms")
+	f.Note = form.Get("note")
+	return f
+}
+
+// strategyOf turns the form into a SearchStrategy. A query whose text is
+// unchanged keeps the per-source forms the builder wrote for it.
+func strategyOf(f views.StrategyForm, orig skills.SearchStrategy) (skills.SearchStrategy, engine.FieldErrors) {
+	fe := engine.FieldErrors{}
+	s := skills.SearchStrategy{Filters: orig.Filters, Sources: []string{}}
+	for _, text := range f.Queries {
+		q := skills.Query{Text: strings.TrimSpace(text)}
+		for _, o := range orig.Queries {
+			if o.Text == q.Text {
+				q.PerSource = o.PerSource
+			}
+		}
+		s.Queries = append(s.Queries, q)
+	}
+	for _, ch := range f.Sources {
+		if ch.Checked {
+			s.Sources = append(s.Sources, ch.Value)
+		}
+	}
+	num := func(key, v string) int {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			fe.Add(key, "must be a whole number")
+		}
+		return n
+	}
+	s.YearRange.From = num("year_range.from", f.YearFrom)
+	s.YearRange.To = num("year_range.to", f.YearTo)
+	s.MaxResultsPerSource = num("max_results_per_source", f.MaxResults)
+	s.Filters.IncludeTerms = splitTerms(f.IncludeTerms)
+	s.Filters.ExcludeTerms = splitTerms(f.ExcludeTerms)
+	return s, fe
+}
+
+func splitTerms(s string) []string {
+	var out []string
+	for t := range strings.SplitSeq(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// pendingCheckpoint loads the run and the checkpoint named in the URL. A
+// checkpoint that is no longer pending is a conflict naming who decided.
+func (h *Runs) pendingCheckpoint(c echo.Context, kind engine.CheckpointKind) (engine.Run, engine.Checkpoint, error) {
+	ctx := c.Request().Context()
+	run, err := h.runs.Run(ctx, c.Param("id"))
+	if err != nil {
+		return run, engine.Checkpoint{}, err
+	}
+	cps, err := h.runs.Checkpoints(ctx, run.ID)
+	if err != nil {
+		return run, engine.Checkpoint{}, err
+	}
+	for _, cd := range cps {
+		if cd.Checkpoint.ID != c.Param("cp") {
+			continue
+		}
+		if cd.Checkpoint.Kind != kind {
+			return run, cd.Checkpoint, engine.Errorf(engine.EInvalid, "checkpoint %s is a %s, not a %s", cd.Checkpoint.ID, cd.Checkpoint.Kind, kind)
+		}
+		if cd.Decision != nil {
+			return run, cd.Checkpoint, engine.ConflictDecided(*cd.Decision)
+		}
+		if cd.Checkpoint.Status != engine.CheckpointPending {
+			return run, cd.Checkpoint, engine.Errorf(engine.EConflict, "this checkpoint is %s; the run has moved on", cd.Checkpoint.Status)
+		}
+		return run, cd.Checkpoint, nil
+	}
+	return run, engine.Checkpoint{}, engine.Errorf(engine.ENotFound, "run %s has no checkpoint %s", run.ID, c.Param("cp"))
+}

@@ -1,0 +1,188 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/engine"
+	"quarry/internal/views"
+)
+
+// SearchWorkflow is the workflow the start form runs.
+const SearchWorkflow = "search"
+
+// Run parameters of the search workflow that the start form fills.
+const (
+	paramQuestion           = "question"
+	paramMaxIterations      = "max_iterations"
+	paramStrategyCheckpoint = "strategy_checkpoint"
+	paramSources            = "sources"
+)
+
+// Home serves the landing page and starts runs from its form.
+type Home struct {
+	people *people
+	runs   RunStore
+	engine *engine.Engine
+}
+
+// searchParams returns the search workflow's declared parameters by name,
+// or false when no search workflow is registered.
+func searchParams(e *engine.Engine) (map[string]engine.Param, bool) {
+	wf, err := e.Registry().Get(SearchWorkflow)
+	if err != nil {
+		return nil, false
+	}
+	decl, err := wf.Params()
+	if err != nil {
+		return nil, false
+	}
+	out := make(map[string]engine.Param, len(decl))
+	for _, p := range decl {
+		out[p.Name] = p
+	}
+	return out, true
+}
+
+// emptyForm is the start form with the workflow's defaults filled in.
+func emptyForm(e *engine.Engine) views.StartForm {
+	params, ok := searchParams(e)
+	f := views.StartForm{Available: ok, ConfirmStrategy: true}
+	if !ok {
+		return f
+	}
+	if p, ok := params[paramMaxIterations]; ok && p.Default != nil {
+		f.MaxIterations = strconv.Itoa(engine.Params{"v": p.Default}.Int("v"))
+	}
+	if p, ok := params[paramStrategyCheckpoint]; ok && p.Default != nil {
+		f.ConfirmStrategy = engine.Params{"v": p.Default}.Bool("v")
+	}
+	if p, ok := params[paramSources]; ok {
+		def := engine.Params{"v": p.Default}.Strings("v")
+		for _, ch := range p.Choices {
+			f.Sources = append(f.Sources, views.Choice{Value: ch, Checked: len(def) == 0 || slices.Contains(def, ch)})
+		}
+	}
+	return f
+}
+
+// Show handles GET /: the start form and this browser's runs.
+func (h *Home) Show(c echo.Context) error {
+	return h.renderHome(c, http.StatusOK, emptyForm(h.engine))
+}
+
+func (h *Home) renderHome(c echo.Context, status int, f views.StartForm) error {
+	runs, err := h.runs.Runs(c.Request().Context(), h.people.runs(c))
+	if err != nil {
+		return err
+	}
+	d := views.HomeData{Page: h.people.page(c), Form: f}
+	for _, r := range runs {
+		d.Runs = append(d.Runs, views.RunSummary{
+			ID: r.ID, Question: r.Params.String(paramQuestion), Status: string(r.Status), Iteration: r.Iteration, CreatedAt: r.CreatedAt,
+		})
+	}
+	return render(c, status, views.Home(d))
+}
+
+// startInput is what a start request asks for, from the form or JSON.
+type startInput struct {
+	Question           string   `json:"question"`
+	MaxIterations      *int     `json:"max_iterations"`
+	StrategyCheckpoint *bool    `json:"strategy_checkpoint"`
+	Sources            []string `json:"sources"`
+}
+
+// start validates the question (3–2,000 characters) and starts a search run
+// with the parameters the workflow declares. Field errors are keyed by
+// parameter name, for the form and the API alike.
+func start(ctx context.Context, e *engine.Engine, in startInput) (engine.Run, error) {
+	fe := engine.FieldErrors{}
+	q := strings.TrimSpace(in.Question)
+	if n := utf8.RuneCountInString(q); n < 3 || n > 2000 {
+		fe.Add(paramQuestion, "the question must be 3 to 2,000 characters long")
+	}
+	params, ok := searchParams(e)
+	if !ok {
+		return engine.Run{}, engine.Errorf(engine.ENotFound, "no search workflow is configured on this server")
+	}
+	if err := fe.Err("invalid run"); err != nil {
+		return engine.Run{}, err
+	}
+	input := map[string]any{paramQuestion: q}
+	if _, ok := params[paramMaxIterations]; ok && in.MaxIterations != nil {
+		input[paramMaxIterations] = *in.MaxIterations
+	}
+	if _, ok := params[paramStrategyCheckpoint]; ok && in.StrategyCheckpoint != nil {
+		input[paramStrategyCheckpoint] = *in.StrategyCheckpoint
+	}
+	if _, ok := params[paramSources]; ok && in.Sources != nil {
+		input[paramSources] = in.Sources
+	}
+	return e.Start(ctx, SearchWorkflow, input)
+}
+
+// Start handles POST /runs: it starts a run and redirects to its page;
+// invalid input re-renders the form with the values kept (422).
+func (h *Home) Start(c echo.Context) error {
+	form, err := c.FormParams()
+	if err != nil {
+		return engine.Errorf(engine.EInvalid, "unreadable form: %v", err)
+	}
+	f := emptyForm(h.engine)
+	f.Question = form.Get(paramQuestion)
+	f.MaxIterations = form.Get(paramMaxIterations)
+	f.ConfirmStrategy = form.Get(paramStrategyCheckpoint) == "true"
+	chosen := form[paramSources]
+	for i := range f.Sources {
+		f.Sources[i].Checked = slices.Contains(chosen, f.Sources[i].Value)
+	}
+	in := startInput{Question: f.Question, StrategyCheckpoint: &f.ConfirmStrategy, Sources: chosen}
+	if in.Sources == nil {
+		in.Sources = []string{}
+	}
+	fe := engine.FieldErrors{}
+	if s := strings.TrimSpace(f.MaxIterations); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			fe.Add(paramMaxIterations, "must be a whole number")
+		}
+		in.MaxIterations = &n
+	}
+	run, err := start(c.Request().Context(), h.engine, in)
+	if err == nil && len(fe) > 0 {
+		err = fe.Err("invalid run")
+	}
+	if engine.ErrorCode(err) == engine.EInvalid {
+		f.Errors = map[string]string{}
+		for k, v := range engine.ErrorFields(err) {
+			f.Errors[fieldRoot(k)] = v
+		}
+		for k, v := range fe {
+			f.Errors[k] = v
+		}
+		return h.renderHome(c, http.StatusUnprocessableEntity, f)
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.people.remember(c, run.ID); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
+}
+
+// fieldRoot maps "sources[2]" to "sources", so an error about one element
+// shows next to the group of inputs.
+func fieldRoot(key string) string {
+	if i := strings.IndexAny(key, "[."); i > 0 {
+		return key[:i]
+	}
+	return key
+}

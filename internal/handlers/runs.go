@@ -1,0 +1,411 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/pipeline"
+	"quarry/internal/store"
+	"quarry/internal/views"
+)
+
+// RunStore is what the run pages read; *store.Store implements it.
+type RunStore interface {
+	Run(ctx context.Context, id string) (engine.Run, error)
+	Runs(ctx context.Context, ids []string) ([]engine.Run, error)
+	Checkpoints(ctx context.Context, runID string) ([]store.CheckpointDecision, error)
+}
+
+// Runs serves the run page, its live status and its event stream.
+type Runs struct {
+	people *people
+	runs   RunStore
+	engine *engine.Engine
+	// done ends event streams when the server shuts down.
+	done <-chan struct{}
+}
+
+// keepAlive is how often an idle event stream sends a comment, so proxies
+// and browsers do not drop it.
+const keepAlive = 15 * time.Second
+
+// Show handles GET /runs/:id: the share link. Opening it remembers the run
+// in this browser's list.
+func (h *Runs) Show(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := h.runs.Run(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if err := h.people.remember(c, run.ID); err != nil {
+		return err
+	}
+	d, err := runData(ctx, h.runs, h.engine, run, h.people.page(c))
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunPage(d))
+}
+
+// Status handles GET /runs/:id/status: the status fragment the page polls.
+// cp and s are the checkpoint and status the page was drawn with; when the
+// run has reached another checkpoint or status that changes the page, the
+// answer asks htmx to reload (HX-Refresh) so the new form appears.
+func (h *Runs) Status(c echo.Context) error {
+	run, err := h.runs.Run(c.Request().Context(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if pageChanged(c.QueryParam("cp"), c.QueryParam("s"), run) {
+		c.Response().Header().Set("HX-Refresh", "true")
+	}
+	return render(c, http.StatusOK, views.RunStatusFragment(statusOf(run)))
+}
+
+func pageChanged(cp, status string, run engine.Run) bool {
+	if cp != run.CheckpointID {
+		return true
+	}
+	busy := func(s string) bool { return s == string(engine.StatusPending) || s == string(engine.StatusRunning) }
+	return status != string(run.Status) && !(busy(status) && busy(string(run.Status)))
+}
+
+// Events handles GET /runs/:id/events: a text/event-stream of rendered
+// progress lines ("progress") and status pings ("status") for the htmx SSE
+// extension. It ends when the client goes or the server stops.
+func (h *Runs) Events(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := h.runs.Run(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	events, stop := h.engine.Events().Subscribe(run.ID)
+	defer stop()
+	res := c.Response()
+	res.Header().Set(echo.HeaderContentType, "text/event-stream")
+	res.Header().Set(echo.HeaderCacheControl, "no-cache")
+	res.Header().Set("X-Accel-Buffering", "no")
+	res.WriteHeader(http.StatusOK)
+	if _, err := fmt.Fprint(res, ": connected\n\n"); err != nil {
+		return nil
+	}
+	res.Flush()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-h.done:
+			return nil
+		case <-tick.C:
+			if _, err := fmt.Fprint(res, ": keep-alive\n\n"); err != nil {
+				return nil
+			}
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			var buf bytes.Buffer
+			if err := views.ProgressLine(eventText(ev)).Render(ctx, &buf); err != nil {
+				return nil
+			}
+			if err := writeSSE(res, "progress", buf.String()); err != nil {
+				return nil
+			}
+			switch ev.Type {
+			case engine.EventStatus, engine.EventCheckpoint, engine.EventDecision:
+				if err := writeSSE(res, "status", ""); err != nil {
+					return nil
+				}
+			}
+		}
+		res.Flush()
+	}
+}
+
+// writeSSE writes one event; every line of data gets its own "data:" field.
+func writeSSE(w http.ResponseWriter, event, data string) error {
+	var b strings.Builder
+	b.WriteString("event: " + event + "\n")
+	for line := range strings.SplitSeq(data, "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteString("\n")
+	_, err := w.Write([]byte(b.String()))
+	return err
+}
+
+// eventText is one event as a line a person can read.
+func eventText(ev engine.Event) string {
+	parts := []string{ev.At.UTC().Format("15:04:05")}
+	if ev.Step != "" {
+		parts = append(parts, ev.Step)
+	}
+	switch ev.Type {
+	case engine.EventStatus:
+		parts = append(parts, "status "+string(ev.Status))
+	case engine.EventStepStarted:
+		parts = append(parts, "started")
+	case engine.EventStepFinished:
+		parts = append(parts, "finished "+string(ev.Outcome))
+	case engine.EventCheckpoint:
+		parts = append(parts, "waiting for a decision ("+string(ev.Kind)+")")
+	default:
+		parts = append(parts, string(ev.Type))
+	}
+	if ev.Message != "" {
+		parts = append(parts, "— "+ev.Message)
+	}
+	return strings.Join(parts, " ")
+}
+
+func statusOf(run engine.Run) views.RunStatus {
+	return views.RunStatus{
+		ID: run.ID, Status: string(run.Status), Iteration: run.Iteration,
+		Step: run.Step, CheckpointID: run.CheckpointID, Error: run.Error,
+	}
+}
+
+// runView is a run read back with its checkpoints decoded, shared by the
+// run page and the JSON API.
+type runView struct {
+	run         engine.Run
+	pending     *engine.Checkpoint
+	lastResult  *skills.ResultPayload
+	accumulated []skills.ScoredPaper
+	history     []skills.IterationRecord
+	decisions   []views.DecisionRow
+	// final is the run's final collection once it ended (nil before).
+	final *skills.PaperCollection
+}
+
+// loadRunView reads a run's checkpoints and decisions and derives its
+// history: the strategy used per iteration (edited if edited), the result
+// count and the feedback given, and the papers accumulated so far with the
+// last review's relevant marks merged in.
+func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, error) {
+	v := runView{run: run}
+	cps, err := rs.Checkpoints(ctx, run.ID)
+	if err != nil {
+		return v, err
+	}
+	byIter := map[int]*skills.IterationRecord{}
+	rec := func(i int) *skills.IterationRecord {
+		if r, ok := byIter[i]; ok {
+			return r
+		}
+		byIter[i] = &skills.IterationRecord{Iteration: i}
+		return byIter[i]
+	}
+	var lastFeedback *skills.UserFeedback
+	for _, cd := range cps {
+		cp, dec := cd.Checkpoint, cd.Decision
+		if cp.ID == run.CheckpointID && cp.Status == engine.CheckpointPending {
+			c := cp
+			v.pending = &c
+		}
+		if dec != nil {
+			v.decisions = append(v.decisions, views.DecisionRow{
+				Kind: string(cp.Kind), Iteration: cp.Iteration, Action: string(dec.Action),
+				By: dec.DecidedBy, At: dec.DecidedAt, Note: dec.Note,
+			})
+		}
+		switch cp.Kind {
+		case engine.KindStrategyConfirmation:
+			p, err := engine.PayloadAs[skills.StrategyPayload](cp)
+			if err != nil {
+				return v, err
+			}
+			r := rec(cp.Iteration)
+			r.Strategy = p.Strategy
+			if dec != nil && dec.Action == engine.Edit && len(dec.RevisedData) > 0 {
+				var s skills.SearchStrategy
+				if json.Unmarshal(dec.RevisedData, &s) == nil {
+					r.Strategy = s
+				}
+			}
+		case engine.KindResultReview:
+			p, err := engine.PayloadAs[skills.ResultPayload](cp)
+			if err != nil {
+				return v, err
+			}
+			v.lastResult = &p
+			r := rec(cp.Iteration)
+			r.ResultCount = len(p.Collection.Papers)
+			lastFeedback = nil
+			if dec != nil && len(dec.RevisedData) > 0 {
+				var fb skills.UserFeedback
+				if json.Unmarshal(dec.RevisedData, &fb) == nil {
+					r.Feedback = &fb
+					lastFeedback = &fb
+				}
+			}
+		}
+	}
+	for i := 1; i <= run.Iteration+1; i++ {
+		if r, ok := byIter[i]; ok {
+			v.history = append(v.history, *r)
+		}
+	}
+	if v.lastResult != nil {
+		st := skills.WorkflowState{AccumulatedPapers: slices.Clone(v.lastResult.AccumulatedPapers)}
+		if lastFeedback != nil {
+			for _, id := range lastFeedback.MarkedRelevant {
+				if p, ok := v.lastResult.Collection.Paper(id); ok {
+					st.Accumulate(p)
+				}
+			}
+		}
+		v.accumulated = st.AccumulatedPapers
+	}
+	if run.Workflow == pipeline.Name {
+		// The search pipeline's own state is authoritative where it has
+		// an answer: recorded iterations, accumulated papers, final result.
+		rs, err := pipeline.StateOf(run)
+		if err != nil {
+			return v, err
+		}
+		recorded := map[int]bool{}
+		for _, h := range rs.Workflow.History {
+			recorded[h.Iteration] = true
+		}
+		merged := slices.Clone(rs.Workflow.History)
+		for _, h := range v.history {
+			if !recorded[h.Iteration] {
+				merged = append(merged, h)
+			}
+		}
+		slices.SortStableFunc(merged, func(a, b skills.IterationRecord) int { return a.Iteration - b.Iteration })
+		v.history = merged
+		if rs.Workflow.AccumulatedPapers != nil || v.accumulated == nil {
+			v.accumulated = rs.Workflow.AccumulatedPapers
+		}
+		v.final = rs.Final
+	}
+	if v.final == nil && run.IsComplete() && v.lastResult != nil {
+		c := v.lastResult.Collection
+		v.final = &c
+	}
+	return v, nil
+}
+
+// runData builds the run page's props.
+func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run, page views.Page) (views.RunData, error) {
+	v, err := loadRunView(ctx, rs, run)
+	if err != nil {
+		return views.RunData{}, err
+	}
+	d := views.RunData{
+		Page: page, Question: run.Params.String(paramQuestion), MaxIterations: run.Params.Int(paramMaxIterations),
+		Status: statusOf(run), Decisions: v.decisions, Accumulated: v.accumulated,
+	}
+	for _, h := range v.history {
+		row := views.IterationRow{Iteration: h.Iteration, ResultCount: h.ResultCount, Sources: h.Strategy.Sources}
+		for _, q := range h.Strategy.Queries {
+			row.Queries = append(row.Queries, q.Text)
+		}
+		if h.Feedback != nil {
+			row.Relevant, row.Irrelevant, row.Feedback = len(h.Feedback.MarkedRelevant), len(h.Feedback.MarkedIrrelevant), h.Feedback.FreeTextFeedback
+		}
+		d.History = append(d.History, row)
+	}
+	if v.pending != nil {
+		switch v.pending.Kind {
+		case engine.KindStrategyConfirmation:
+			p, err := engine.PayloadAs[skills.StrategyPayload](*v.pending)
+			if err != nil {
+				return d, err
+			}
+			f := strategyFormOf(run.ID, *v.pending, p, knownSources(e))
+			d.Strategy = &f
+		case engine.KindResultReview:
+			p, err := engine.PayloadAs[skills.ResultPayload](*v.pending)
+			if err != nil {
+				return d, err
+			}
+			f := reviewFormOf(run.ID, *v.pending, p)
+			d.Review = &f
+		}
+	}
+	if run.IsComplete() && v.final != nil {
+		d.Final = &views.PaperGroupSet{Groups: groupsOf(*v.final)}
+	}
+	return d, nil
+}
+
+// knownSources are the sources the search workflow accepts.
+func knownSources(e *engine.Engine) []string {
+	params, ok := searchParams(e)
+	if !ok {
+		return nil
+	}
+	return params[paramSources].Choices
+}
+
+// groupsOf lays a collection out by the organizer's groups, with papers no
+// group names gathered under "Other".
+func groupsOf(c skills.PaperCollection) []views.PaperGroup {
+	placed := map[string]bool{}
+	var out []views.PaperGroup
+	for _, g := range c.Groups {
+		pg := views.PaperGroup{Label: g.Label}
+		for _, id := range g.PaperIDs {
+			if p, ok := c.Paper(id); ok && !placed[id] {
+				pg.Papers = append(pg.Papers, p)
+				placed[id] = true
+			}
+		}
+		if len(pg.Papers) > 0 {
+			out = append(out, pg)
+		}
+	}
+	var rest views.PaperGroup
+	rest.Label = "Other"
+	if len(out) == 0 {
+		rest.Label = "Papers"
+	}
+	for _, p := range c.Papers {
+		if !placed[p.ID] {
+			rest.Papers = append(rest.Papers, p)
+		}
+	}
+	if len(rest.Papers) > 0 {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// conflictPage re-renders the run's current state with the conflict
+// message (409), so the person sees who decided and what happens now.
+func (h *Runs) conflictPage(c echo.Context, runID string, cause error) error {
+	ctx := c.Request().Context()
+	run, err := h.runs.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	d, err := runData(ctx, h.runs, h.engine, run, h.people.page(c))
+	if err != nil {
+		return err
+	}
+	d.Conflict = engine.ErrorMessage(cause)
+	return render(c, http.StatusConflict, views.RunPage(d))
+}
+
+func itoaOrEmpty(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}

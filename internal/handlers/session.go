@@ -1,0 +1,139 @@
+package handlers
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gorilla/securecookie"
+	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"quarry/internal/views"
+)
+
+// sessionName is the cookie that carries a browser's display name and the
+// runs it knows; it is signed and encrypted with the session key.
+const sessionName = "quarry"
+
+// maxRememberedRuns bounds the run list kept in the cookie (4 KB limit).
+const maxRememberedRuns = 40
+
+// Session keys.
+const (
+	keyName = "name"
+	keyRuns = "runs"
+)
+
+// people reads and writes the cookie session: who is deciding, and which
+// runs this browser started or opened.
+type people struct {
+	store *sessions.CookieStore
+}
+
+func newPeople(key []byte) *people {
+	// The first 32 bytes sign, the next 32 encrypt; a shorter key only signs.
+	var cs *sessions.CookieStore
+	if len(key) >= 64 {
+		cs = sessions.NewCookieStore(key[:32], key[32:64])
+	} else {
+		cs = sessions.NewCookieStore(key)
+	}
+	cs.Options = &sessions.Options{Path: "/", MaxAge: 365 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+	return &people{store: cs}
+}
+
+// session returns the request's session; a cookie that fails to decode (a
+// rotated key) yields a fresh session rather than an error page.
+func (p *people) session(c echo.Context) *sessions.Session {
+	s, _ := p.store.Get(c.Request(), sessionName)
+	return s
+}
+
+func (p *people) save(c echo.Context, s *sessions.Session) error {
+	opts := *p.store.Options
+	opts.Secure = c.IsTLS() // Secure only when the browser can send it back
+	s.Options = &opts
+	return s.Save(c.Request(), c.Response())
+}
+
+// name is the display name of the person making the request ("" if unknown).
+func (p *people) name(c echo.Context) string {
+	n, _ := p.session(c).Values[keyName].(string)
+	return n
+}
+
+// runs returns the IDs this browser started or opened, most recent first.
+func (p *people) runs(c echo.Context) []string {
+	ids, _ := p.session(c).Values[keyRuns].([]string)
+	return ids
+}
+
+// remember puts a run at the front of this browser's list.
+func (p *people) remember(c echo.Context, runID string) error {
+	s := p.session(c)
+	ids, _ := s.Values[keyRuns].([]string)
+	if len(ids) > 0 && ids[0] == runID {
+		return nil
+	}
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == runID })
+	ids = append([]string{runID}, ids...)
+	if len(ids) > maxRememberedRuns {
+		ids = ids[:maxRememberedRuns]
+	}
+	s.Values[keyRuns] = ids
+	return p.save(c, s)
+}
+
+// requireName sends people who have not given a name to the name form,
+// coming back to where they were going afterwards.
+func (p *people) requireName(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if p.name(c) != "" {
+			return next(c)
+		}
+		back := c.Request().URL.Path
+		if c.Request().Method != http.MethodGet {
+			back = strings.TrimSuffix(strings.SplitN(back, "/checkpoints/", 2)[0], "/")
+		}
+		if isHTMX(c) {
+			c.Response().Header().Set("HX-Redirect", "/name?next="+back)
+			return c.NoContent(http.StatusNoContent)
+		}
+		return c.Redirect(http.StatusSeeOther, "/name?next="+back)
+	}
+}
+
+// page is the per-request data every full page needs.
+func (p *people) page(c echo.Context) views.Page {
+	token, _ := c.Get(middleware.DefaultCSRFConfig.ContextKey).(string)
+	return views.Page{CSRF: token, Person: p.name(c)}
+}
+
+// safeNext keeps redirects on this site: only local absolute paths.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+		return "/"
+	}
+	return next
+}
+
+// csrfSkipper exempts JSON API calls from the form token. Browsers cannot
+// send a cross-site request with Content-Type: application/json without a
+// CORS preflight, and Quarry enables no CORS, so such a request can only
+// come from a same-origin script or a non-browser client.
+func csrfSkipper(c echo.Context) bool {
+	req := c.Request()
+	if !strings.HasPrefix(req.URL.Path, "/api/") {
+		return false
+	}
+	ct := strings.ToLower(strings.TrimSpace(strings.SplitN(req.Header.Get(echo.HeaderContentType), ";", 2)[0]))
+	return ct == echo.MIMEApplicationJSON
+}
+
+// randomKey makes a throw-away 64-byte session key, for servers built
+// without one (tests); sessions then last as long as the process.
+func randomKey() []byte {
+	return securecookie.GenerateRandomKey(64)
+}

@@ -1,0 +1,183 @@
+package views
+
+import (
+	"time"
+
+	"quarry/internal/skills"
+)
+
+// Page is what every full page needs from the request: the CSRF token its
+// forms must carry and who is looking, so the header can say it.
+type Page struct {
+	CSRF   string
+	Person string
+}
+
+// Choice is one checkbox of a multiple choice, with whether it is ticked.
+type Choice struct {
+	Value   string
+	Checked bool
+}
+
+// RunSummary is one line of the home page's run list.
+type RunSummary struct {
+	ID        string
+	Question  string
+	Status    string
+	Iteration int
+	CreatedAt time.Time
+}
+
+// StartForm is the start-a-run form with the values the person typed and,
+// after a failed submit, an error per field (keyed by parameter name).
+type StartForm struct {
+	// Available is false when no "search" workflow is registered.
+	Available       bool
+	Question        string
+	Sources         []Choice
+	MaxIterations   string
+	ConfirmStrategy bool
+	Errors          map[string]string
+}
+
+// HomeData is the home page.
+type HomeData struct {
+	Page Page
+	Form StartForm
+	Runs []RunSummary
+}
+
+// NameData is the first-visit form asking for a display name.
+type NameData struct {
+	Page  Page
+	Name  string
+	Next  string
+	Error string
+}
+
+// StrategyForm is checkpoint 1: the parsed intent and the editable strategy,
+// as strings so that invalid input is shown back exactly as typed.
+type StrategyForm struct {
+	RunID        string
+	CheckpointID string
+	Iteration    int
+	Intent       skills.ParsedIntent
+	Queries      []string
+	Sources      []Choice
+	YearFrom     string
+	YearTo       string
+	MaxResults   string
+	IncludeTerms string
+	ExcludeTerms string
+	Note         string
+	// Errors maps engine field paths ("queries[1].text", "year_range.from")
+	// to messages; the template looks them up next to each input.
+	Errors map[string]string
+}
+
+// PaperGroup is one of the organizer's themes with its papers in order.
+type PaperGroup struct {
+	Label  string
+	Papers []skills.ScoredPaper
+}
+
+// Mark values of the review form's radio buttons.
+const (
+	MarkRelevant   = "relevant"
+	MarkIrrelevant = "irrelevant"
+	MarkUnsure     = "unsure"
+)
+
+// ReviewForm is checkpoint 2: this iteration's papers by group, the marks
+// given so far (paper ID → mark) and the accumulated papers.
+type ReviewForm struct {
+	RunID        string
+	CheckpointID string
+	Iteration    int
+	Groups       []PaperGroup
+	Sources      map[string]skills.SourceResult
+	Marks        map[string]string
+	Feedback     string
+	Accumulated  []skills.ScoredPaper
+	Errors       map[string]string
+}
+
+// DecisionRow is one decision in a run's read-only history.
+type DecisionRow struct {
+	Kind      string
+	Iteration int
+	Action    string
+	By        string
+	At        time.Time
+	Note      string
+}
+
+// IterationRow is one pass of the loop in the history table.
+type IterationRow struct {
+	Iteration   int
+	Queries     []string
+	Sources     []string
+	ResultCount int
+	Relevant    int
+	Irrelevant  int
+	Feedback    string
+}
+
+// RunStatus is the live part of the run page, polled and streamed.
+type RunStatus struct {
+	ID           string
+	Status       string
+	Iteration    int
+	Step         string
+	CheckpointID string
+	Error        string
+}
+
+// RunData is the run page.
+type RunData struct {
+	Page          Page
+	Question      string
+	MaxIterations int
+	Status        RunStatus
+	// Conflict is set when a decision lost a race: it names who decided.
+	Conflict  string
+	Strategy  *StrategyForm
+	Review    *ReviewForm
+	History   []IterationRow
+	Decisions []DecisionRow
+	// Final is the last reviewed collection, shown once the run ended.
+	Final       *PaperGroupSet
+	Accumulated []skills.ScoredPaper
+}
+
+// PaperGroupSet is a collection laid out by group for reading.
+type PaperGroupSet struct {
+	Groups []PaperGroup
+}
+
+// WorkflowView is one registered workflow drawn for people.
+type WorkflowView struct {
+	Name        string
+	Title       string
+	Description string
+	Mermaid     string
+	Steps       []WorkflowStep
+	Edges       []WorkflowEdge
+}
+
+// WorkflowStep is one node of a drawn workflow.
+type WorkflowStep struct {
+	ID, Title, Gate string
+	Entry           bool
+}
+
+// WorkflowEdge is one transition of a drawn workflow.
+type WorkflowEdge struct {
+	From, To, Outcome string
+}
+
+// WorkflowsData is the workflow page.
+type WorkflowsData struct {
+	Page      Page
+	Workflows []WorkflowView
+}
