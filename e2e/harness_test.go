@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/app"
+	"quarry/internal/handlers/testapp"
 )
 
 // Timeouts keep a broken setup from hanging the suite: each failure mode
@@ -128,8 +129,10 @@ func launch() (*playwright.Playwright, playwright.Browser, error) {
 func startServer(t *testing.T) string {
 	t.Helper()
 	cfg := app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "quarry.db")}
+	reg, err := testapp.Registry()
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg)
+	a, err := app.New(ctx, cfg, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", cfg.Addr)
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
@@ -14,6 +15,7 @@ func TestHomePageLoads(t *testing.T) {
 	res, err := page.Goto("/")
 	require.NoError(t, err)
 	require.Equal(t, 200, res.Status())
+	signIn(t, page, expect, "Ada")
 
 	require.NoError(t, expect.Page(page).ToHaveTitle("Quarry"))
 	heading := page.GetByRole(*playwright.AriaRoleHeading, playwright.PageGetByRoleOptions{
@@ -22,9 +24,8 @@ func TestHomePageLoads(t *testing.T) {
 	require.NoError(t, expect.Locator(heading).ToBeVisible())
 	require.NoError(t, expect.Locator(page.GetByTestId("home-intro")).ToBeVisible())
 
-	// The search form is there but disabled until the engine is wired in.
-	require.NoError(t, expect.Locator(page.GetByLabel("Research question")).ToBeDisabled())
-	require.NoError(t, expect.Locator(page.GetByRole(*playwright.AriaRoleButton, roleName("Start"))).ToBeDisabled())
+	require.NoError(t, expect.Locator(page.GetByLabel("Research question")).ToBeEnabled())
+	require.NoError(t, expect.Locator(page.GetByRole(*playwright.AriaRoleButton, roleName("Start"))).ToBeEnabled())
 
 	// The vendored htmx and its SSE extension load under the CSP.
 	version, err := page.Evaluate(`() => window.htmx && window.htmx.version`)
@@ -42,5 +43,6 @@ func TestUnknownPageShowsErrorPage(t *testing.T) {
 	require.NoError(t, expect.Page(page).ToHaveTitle("Not Found · Quarry"))
 	require.NoError(t, expect.Locator(page.GetByRole(*playwright.AriaRoleAlert)).ToContainText("Not Found"))
 	require.NoError(t, page.GetByRole(*playwright.AriaRoleLink, roleName("Back to the home page")).Click())
-	require.NoError(t, expect.Page(page).ToHaveURL("/"))
+	// A first visit is asked for a name, then comes back home.
+	require.NoError(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/name\?next=/$`)))
 }
