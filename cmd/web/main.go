@@ -17,6 +17,7 @@ import (
 
 	"quarry/internal/app"
 	"quarry/internal/engine"
+	"quarry/internal/skills/pipeline"
 )
 
 func main() {
@@ -81,7 +82,28 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 
 	logger := slog.New(slog.NewTextHandler(stdout, nil))
-	a, err := app.New(ctx, cfg, app.WithLogger(logger))
+	// The registry is what the server can run: the search pipeline over the
+	// configured sources. With no searchable source (only the local library
+	// enabled, and none available) the server still starts without search.
+	pcfg, err := pipeline.ConfigFromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	// TODO(local): set pcfg.Local = local.New(library) once internal/skills/sources/local exists.
+	var wfs []*engine.Workflow
+	switch search, err := pipeline.FromConfig(pcfg, nil, 0); {
+	case err == nil:
+		wfs = append(wfs, search.Workflow())
+	case errors.Is(err, pipeline.ErrNoSources):
+		logger.Warn("search is disabled: no source can be searched; set QUARRY_SOURCES", "err", err)
+	default:
+		return err
+	}
+	reg, err := engine.NewRegistry(wfs...)
+	if err != nil {
+		return err
+	}
+	a, err := app.New(ctx, cfg, app.WithLogger(logger), app.WithWorkflows(reg))
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -46,6 +47,11 @@ type Config struct {
 	// local library is unavailable, and "local" is then left out.
 	Local skills.Source `json:"-"`
 }
+
+// ErrNoSources is wrapped by FromConfig's error when the only enabled source
+// is the local library and none was given, so a server without a library
+// can start without the search workflow instead of refusing to start.
+var ErrNoSources = errors.New("pipeline: no source can be searched")
 
 // knownSources lists every source FromConfig can build, in display order.
 func knownSources() []string {
@@ -181,7 +187,7 @@ func (c Config) buildSources() ([]skills.Source, error) {
 		out = append(out, src)
 	}
 	if len(out) == 0 {
-		return nil, &engine.Error{Code: engine.EInvalid, Message: "no source can be searched",
+		return nil, &engine.Error{Code: engine.EInvalid, Message: "no source can be searched", Err: ErrNoSources,
 			Fields: map[string]string{"sources": "only the local library is enabled and it is not available; enable an online source with QUARRY_SOURCES"}}
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -64,7 +65,7 @@ func TestFromConfig(t *testing.T) {
 		wantField   string
 	}{
 		{"DefaultIsLocal", pipeline.Config{Local: poolSource{"local"}}, []string{"local"}, ""},
-		{"LocalUnavailable", pipeline.Config{}, nil, "sources"},
+		{"LocalUnavailable", pipeline.Config{}, nil, "sources"}, // wraps ErrNoSources
 		{"LocalLeftOut", pipeline.Config{Sources: []string{"local", "arxiv", "arxiv"}}, []string{"arxiv"}, ""},
 		{"AllOnline", pipeline.Config{Sources: []string{"openalex", "semantic_scholar", "arxiv", "crossref", "pubmed", "serpapi_scholar"}, SerpAPIKey: "k"},
 			[]string{"openalex", "semantic_scholar", "arxiv", "crossref", "pubmed", "serpapi_scholar"}, ""},
@@ -79,6 +80,7 @@ func TestFromConfig(t *testing.T) {
 			if tt.wantField != "" {
 				require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
 				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				require.Equal(t, tt.name == "LocalUnavailable", errors.Is(err, pipeline.ErrNoSources))
 				return
 			}
 			require.NoError(t, err)
