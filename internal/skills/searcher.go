@@ -36,6 +36,18 @@ type SourceRequest struct {
 	Filters    Filters
 }
 
+// Check rejects a request no source can answer; sources call it first so
+// every source words these errors the same way.
+func (r SourceRequest) Check(source string) error {
+	if strings.TrimSpace(r.Query) == "" {
+		return engine.Errorf(engine.EInvalid, "%s: empty query", source)
+	}
+	if r.MaxResults < 1 {
+		return engine.Errorf(engine.EInvalid, "%s: max results must be positive", source)
+	}
+	return nil
+}
+
 // Source is one place papers come from (an online API or the local
 // library). The searcher treats them all alike, so adding a database means
 // writing one Source, not touching the pipeline.

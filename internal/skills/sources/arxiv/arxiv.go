@@ -42,15 +42,11 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	base, err := httpclient.BaseURL(skills.SourceArxiv, opts.BaseURL, DefaultBaseURL)
+	ep, err := httpclient.NewEndpoint(skills.SourceArxiv, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP)
 	if err != nil {
 		return nil, err
 	}
-	hc := opts.HTTP
-	if hc == nil {
-		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
-	}
-	return &Client{base: base, http: hc}, nil
+	return &Client{base: ep.Base, http: ep.HTTP}, nil
 }
 
 // Name implements skills.Source.
@@ -60,11 +56,8 @@ func (c *Client) Name() string { return skills.SourceArxiv }
 // supports it, as a submittedDate clause ANDed to the query, and checked
 // again on the results.
 func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-	if strings.TrimSpace(req.Query) == "" {
-		return nil, engine.Errorf(engine.EInvalid, "arxiv: empty query")
-	}
-	if req.MaxResults < 1 {
-		return nil, engine.Errorf(engine.EInvalid, "arxiv: max results must be positive")
+	if err := req.Check(c.Name()); err != nil {
+		return nil, err
 	}
 	v := url.Values{}
 	v.Set("search_query", SearchQuery(req.Query, req.YearRange))

@@ -46,15 +46,11 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	base, err := httpclient.BaseURL(skills.SourceCrossref, opts.BaseURL, DefaultBaseURL)
+	ep, err := httpclient.NewEndpoint(skills.SourceCrossref, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP)
 	if err != nil {
 		return nil, err
 	}
-	hc := opts.HTTP
-	if hc == nil {
-		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
-	}
-	return &Client{base: base, contact: strings.TrimSpace(opts.Contact), http: hc}, nil
+	return &Client{base: ep.Base, contact: ep.Contact, http: ep.HTTP}, nil
 }
 
 // Name implements skills.Source.
@@ -62,11 +58,8 @@ func (c *Client) Name() string { return skills.SourceCrossref }
 
 // Search implements skills.Source.
 func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-	if strings.TrimSpace(req.Query) == "" {
-		return nil, engine.Errorf(engine.EInvalid, "crossref: empty query")
-	}
-	if req.MaxResults < 1 {
-		return nil, engine.Errorf(engine.EInvalid, "crossref: max results must be positive")
+	if err := req.Check(c.Name()); err != nil {
+		return nil, err
 	}
 	v := url.Values{}
 	v.Set("query.bibliographic", req.Query)

@@ -342,6 +342,27 @@ func equalJitter(d time.Duration) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
+// Endpoint is what every API source is built from: a validated base URL,
+// the trimmed contact e-mail and API key, and the polite client.
+type Endpoint struct {
+	Base, Contact, APIKey string
+	HTTP                  *Client
+}
+
+// NewEndpoint resolves a source's options: base (or def when blank) must be
+// an absolute URL, and a nil hc becomes a polite client that names contact.
+func NewEndpoint(source, base, def, contact, apiKey string, hc *Client) (Endpoint, error) {
+	b, err := BaseURL(source, base, def)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	contact = strings.TrimSpace(contact)
+	if hc == nil {
+		hc = New(Options{Contact: contact})
+	}
+	return Endpoint{Base: b, Contact: contact, APIKey: strings.TrimSpace(apiKey), HTTP: hc}, nil
+}
+
 // BaseURL returns s (or def when s is blank) without a trailing slash, or
 // an EInvalid error naming source when it is not an absolute URL, so a
 // misconfigured source fails at construction rather than at first search.

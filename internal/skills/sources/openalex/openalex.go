@@ -46,15 +46,11 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	base, err := httpclient.BaseURL(skills.SourceOpenAlex, opts.BaseURL, DefaultBaseURL)
+	ep, err := httpclient.NewEndpoint(skills.SourceOpenAlex, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP)
 	if err != nil {
 		return nil, err
 	}
-	hc := opts.HTTP
-	if hc == nil {
-		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
-	}
-	return &Client{base: base, contact: strings.TrimSpace(opts.Contact), apiKey: strings.TrimSpace(opts.APIKey), http: hc}, nil
+	return &Client{base: ep.Base, contact: ep.Contact, apiKey: ep.APIKey, http: ep.HTTP}, nil
 }
 
 // Name implements skills.Source.
@@ -63,11 +59,8 @@ func (c *Client) Name() string { return skills.SourceOpenAlex }
 // Search implements skills.Source, paging until req.MaxResults works or the
 // results run out.
 func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-	if strings.TrimSpace(req.Query) == "" {
-		return nil, engine.Errorf(engine.EInvalid, "openalex: empty query")
-	}
-	if req.MaxResults < 1 {
-		return nil, engine.Errorf(engine.EInvalid, "openalex: max results must be positive")
+	if err := req.Check(c.Name()); err != nil {
+		return nil, err
 	}
 	perPage := min(req.MaxResults, perPageMax)
 	papers := []skills.RawPaper{}

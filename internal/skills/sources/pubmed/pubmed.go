@@ -51,15 +51,11 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	base, err := httpclient.BaseURL(skills.SourcePubMed, opts.BaseURL, DefaultBaseURL)
+	ep, err := httpclient.NewEndpoint(skills.SourcePubMed, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP)
 	if err != nil {
 		return nil, err
 	}
-	hc := opts.HTTP
-	if hc == nil {
-		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
-	}
-	return &Client{base: base, contact: strings.TrimSpace(opts.Contact), apiKey: strings.TrimSpace(opts.APIKey), http: hc}, nil
+	return &Client{base: ep.Base, contact: ep.Contact, apiKey: ep.APIKey, http: ep.HTTP}, nil
 }
 
 // Name implements skills.Source.
@@ -68,11 +64,8 @@ func (c *Client) Name() string { return skills.SourcePubMed }
 // Search implements skills.Source: esearch, then efetch in batches, ranked
 // in esearch's relevance order.
 func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-	if strings.TrimSpace(req.Query) == "" {
-		return nil, engine.Errorf(engine.EInvalid, "pubmed: empty query")
-	}
-	if req.MaxResults < 1 {
-		return nil, engine.Errorf(engine.EInvalid, "pubmed: max results must be positive")
+	if err := req.Check(c.Name()); err != nil {
+		return nil, err
 	}
 	ids, err := c.esearch(ctx, req)
 	if err != nil {

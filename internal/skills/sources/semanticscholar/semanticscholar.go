@@ -46,15 +46,11 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	base, err := httpclient.BaseURL(skills.SourceSemanticScholar, opts.BaseURL, DefaultBaseURL)
+	ep, err := httpclient.NewEndpoint(skills.SourceSemanticScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP)
 	if err != nil {
 		return nil, err
 	}
-	hc := opts.HTTP
-	if hc == nil {
-		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
-	}
-	return &Client{base: base, apiKey: strings.TrimSpace(opts.APIKey), http: hc}, nil
+	return &Client{base: ep.Base, apiKey: ep.APIKey, http: ep.HTTP}, nil
 }
 
 // Name implements skills.Source.
@@ -64,11 +60,8 @@ func (c *Client) Name() string { return skills.SourceSemanticScholar }
 // batches of up to 1000 and a continuation token, followed until
 // req.MaxResults papers are in hand.
 func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-	if strings.TrimSpace(req.Query) == "" {
-		return nil, engine.Errorf(engine.EInvalid, "semantic_scholar: empty query")
-	}
-	if req.MaxResults < 1 {
-		return nil, engine.Errorf(engine.EInvalid, "semantic_scholar: max results must be positive")
+	if err := req.Check(c.Name()); err != nil {
+		return nil, err
 	}
 	var header http.Header
 	if c.apiKey != "" {

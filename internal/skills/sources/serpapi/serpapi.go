@@ -52,23 +52,18 @@ var _ skills.Source = (*Client)(nil)
 // New returns a Client, or EInvalid without an API key, so a missing key is
 // reported when the source is configured rather than as a search failure.
 func New(opts Options) (*Client, error) {
-	base, err := httpclient.BaseURL(skills.SourceSerpAPIScholar, opts.BaseURL, DefaultBaseURL)
+	ep, err := httpclient.NewEndpoint(skills.SourceSerpAPIScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP)
 	if err != nil {
 		return nil, err
 	}
-	key := strings.TrimSpace(opts.APIKey)
-	if key == "" {
+	if ep.APIKey == "" {
 		return nil, &engine.Error{Code: engine.EInvalid, Message: "serpapi_scholar: an API key is required", Fields: map[string]string{"api_key": "SerpAPI needs an API key (https://serpapi.com/manage-api-key)"}}
-	}
-	hc := opts.HTTP
-	if hc == nil {
-		hc = httpclient.New(httpclient.Options{Contact: opts.Contact})
 	}
 	pages := opts.MaxPages
 	if pages <= 0 {
 		pages = DefaultMaxPages
 	}
-	return &Client{base: base, apiKey: key, maxPages: pages, http: hc}, nil
+	return &Client{base: ep.Base, apiKey: ep.APIKey, maxPages: pages, http: ep.HTTP}, nil
 }
 
 // Name implements skills.Source.
@@ -77,11 +72,8 @@ func (c *Client) Name() string { return skills.SourceSerpAPIScholar }
 // Search implements skills.Source, paging 20 at a time up to
 // min(req.MaxResults, 20 × MaxPages).
 func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-	if strings.TrimSpace(req.Query) == "" {
-		return nil, engine.Errorf(engine.EInvalid, "serpapi_scholar: empty query")
-	}
-	if req.MaxResults < 1 {
-		return nil, engine.Errorf(engine.EInvalid, "serpapi_scholar: max results must be positive")
+	if err := req.Check(c.Name()); err != nil {
+		return nil, err
 	}
 	limit := min(req.MaxResults, perPage*c.maxPages)
 	papers := []skills.RawPaper{}
