@@ -51,7 +51,10 @@ func TestRunServe(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	require.Contains(t, string(body), `data-testid="home-heading"`)
+	// A first visit (no session yet) is asked for a display name, which
+	// every decision records; the client followed the redirect to it.
+	require.Equal(t, "/name", res.Request.URL.Path)
+	require.Contains(t, string(body), `data-testid="name-form"`)
 
 	cancel()
 	select {
