@@ -1,0 +1,149 @@
+// Package library is the import side of Quarry's local paper library: it
+// streams JSON Lines corpora (plain or gzipped), maps each corpus's fields
+// onto skills.RawPaper, and hands the records to a Store that keeps them.
+// It knows nothing of SQL; internal/store implements Store.
+package library
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+
+	"quarry/internal/skills"
+)
+
+// Record is one line of an import stream, already mapped. Exactly one of
+// three things is true: Paper is ready to store, Skip names why the record
+// is deliberately left out (e.g. a rejected submission), or Problem says why
+// the line could not be read at all. The stream never stops for one bad
+// line, so a large corpus with a few broken records still imports.
+type Record struct {
+	// Line is the 1-based line number in the input file, for error reports.
+	Line  int
+	Paper skills.RawPaper
+	// Extra holds the corpus-specific fields (categories, track, keywords,
+	// ...) as a JSON object, kept so nothing of the source is lost.
+	Extra json.RawMessage
+	// Origin says where the record came from (the file name), for the
+	// papers.source column.
+	Origin  string
+	Skip    string
+	Problem string
+}
+
+// RecordError is a line that could not be imported, with the reason, so a
+// user can find and fix it in the file.
+type RecordError struct {
+	// Origin is the file the line is in (an import may span several).
+	Origin string `json:"origin,omitempty"`
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
+// MaxRecordErrors caps ImportStats.Errors so a file of garbage cannot grow
+// the report without bound; SkipReasons still counts every record.
+const MaxRecordErrors = 1000
+
+// ImportStats is what an import did. Read = Inserted + Updated + Skipped.
+type ImportStats struct {
+	Read     int `json:"read"`
+	Inserted int `json:"inserted"`
+	Updated  int `json:"updated"`
+	Skipped  int `json:"skipped"`
+	// SkipReasons counts skipped records per reason ("malformed JSON",
+	// "status Reject", ...).
+	SkipReasons map[string]int `json:"skip_reasons,omitempty"`
+	// Errors lists the first MaxRecordErrors unreadable or invalid lines.
+	Errors []RecordError `json:"errors,omitempty"`
+}
+
+// Skip counts one skipped record, and records it as an error line when
+// isError is set (a broken line, as opposed to one filtered on purpose).
+func (s *ImportStats) Skip(origin string, line int, reason string, isError bool) {
+	s.Skipped++
+	if s.SkipReasons == nil {
+		s.SkipReasons = map[string]int{}
+	}
+	s.SkipReasons[reason]++
+	if isError && len(s.Errors) < MaxRecordErrors {
+		s.Errors = append(s.Errors, RecordError{Origin: origin, Line: line, Reason: reason})
+	}
+}
+
+// Add accumulates o into s, for totals over several files.
+func (s *ImportStats) Add(o ImportStats) {
+	s.Read += o.Read
+	s.Inserted += o.Inserted
+	s.Updated += o.Updated
+	s.Skipped += o.Skipped
+	for k, v := range o.SkipReasons {
+		if s.SkipReasons == nil {
+			s.SkipReasons = map[string]int{}
+		}
+		s.SkipReasons[k] += v
+	}
+	for _, e := range o.Errors {
+		if len(s.Errors) < MaxRecordErrors {
+			s.Errors = append(s.Errors, e)
+		}
+	}
+}
+
+// ReasonSummary renders SkipReasons as "2 malformed JSON, 1 status Reject",
+// most frequent first, for the one-line import report.
+func (s ImportStats) ReasonSummary() string {
+	type kv struct {
+		k string
+		v int
+	}
+	var list []kv
+	for k, v := range s.SkipReasons {
+		list = append(list, kv{k, v})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].v != list[j].v {
+			return list[i].v > list[j].v
+		}
+		return list[i].k < list[j].k
+	})
+	parts := make([]string, len(list))
+	for i, e := range list {
+		parts[i] = strconv.Itoa(e.v) + " " + e.k
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Progress is reported while an import runs: the counts so far, and
+// Indexing once every row is stored and the full-text index is being built
+// (the one long step without intermediate reports).
+type Progress struct {
+	ImportStats
+	Indexing bool
+}
+
+// ImportOptions tune Store.ImportPapers; the zero value uses the defaults.
+type ImportOptions struct {
+	// BatchSize is the number of records per write transaction (default
+	// DefaultBatchSize): big enough to amortise commits, small enough that
+	// other writers (the workflow engine) are not held up for long.
+	BatchSize int
+	// Progress, if set, is called after every committed batch and before
+	// the index build.
+	Progress func(Progress)
+}
+
+// DefaultBatchSize is ImportOptions.BatchSize's default.
+const DefaultBatchSize = 5000
+
+// Next yields the next record of an import stream; it returns io.EOF at the
+// end. Any other error (an unreadable file, a cancelled context) ends the
+// import; a bad line is a Record with Problem set, not an error.
+type Next func() (Record, error)
+
+// Store keeps imported papers. internal/store implements it; the import
+// command depends only on this.
+type Store interface {
+	ImportPapers(ctx context.Context, next Next, opts ImportOptions) (ImportStats, error)
+}

@@ -1,0 +1,398 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"quarry/internal/engine"
+	"quarry/internal/library"
+	"quarry/internal/skills"
+)
+
+// The local library's FTS5 ranking weights, in column order (title,
+// abstract, authors, venue): a term in the title says more about what a
+// paper is about than the same term somewhere in its abstract.
+const libraryBM25 = `bm25(papers_fts, 10.0, 3.0, 1.0, 1.0)`
+
+const upsertPaperSQL = `INSERT INTO papers
+	(id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (id) DO UPDATE SET
+		title = excluded.title,
+		authors = CASE WHEN excluded.authors <> '[]' THEN excluded.authors ELSE authors END,
+		year = CASE WHEN excluded.year <> 0 THEN excluded.year ELSE year END,
+		venue = CASE WHEN excluded.venue <> '' THEN excluded.venue ELSE venue END,
+		abstract = CASE WHEN excluded.abstract <> '' THEN excluded.abstract ELSE abstract END,
+		doi = CASE WHEN excluded.doi <> '' THEN excluded.doi ELSE doi END,
+		arxiv_id = CASE WHEN excluded.arxiv_id <> '' THEN excluded.arxiv_id ELSE arxiv_id END,
+		pmid = CASE WHEN excluded.pmid <> '' THEN excluded.pmid ELSE pmid END,
+		url = CASE WHEN excluded.url <> '' THEN excluded.url ELSE url END,
+		source = excluded.source,
+		imported_at = excluded.imported_at,
+		extra = coalesce(excluded.extra, extra)
+	RETURNING docid, title, abstract, authors, venue`
+
+var _ library.Store = (*Store)(nil)
+
+// ImportPapers stores every record next yields, idempotently: a paper is
+// keyed by its skills.StableID, so importing the same file twice updates
+// rows instead of duplicating them (fields missing from the newer record
+// keep their old values).
+//
+// Records are written in transactions of opts.BatchSize. A stream that fits
+// in one batch (a handful of papers) maintains the full-text index row by
+// row in that same transaction. A larger one is a bulk load: rows go in
+// without index entries, library_index.stale is set in the same transaction
+// as each batch, and one 'rebuild' of the FTS index at the end (in its own
+// transaction, which also clears stale) indexes everything at once.
+//
+// If the import is interrupted (context cancelled, the file ends in a
+// broken gzip stream, the process dies), every committed batch stays: rows
+// are complete and never half-written, and stale stays set, so the next
+// import (even of an empty file) or RebuildLibraryIndex brings the index
+// back in step. Until then searches see the index as of the last rebuild.
+// A read error with the context still live rebuilds before returning.
+func (s *Store) ImportPapers(ctx context.Context, next library.Next, opts library.ImportOptions) (library.ImportStats, error) {
+	var stats library.ImportStats
+	size := opts.BatchSize
+	if size <= 0 {
+		size = library.DefaultBatchSize
+	}
+	stale, err := s.LibraryIndexStale(ctx)
+	if err != nil {
+		return stats, err
+	}
+	report := func(indexing bool) {
+		if opts.Progress != nil {
+			opts.Progress(library.Progress{ImportStats: stats, Indexing: indexing})
+		}
+	}
+	bulk := false
+	for first := true; ; first = false {
+		batch, readErr := readBatch(next, size)
+		if readErr == nil || errors.Is(readErr, io.EOF) {
+			if first && errors.Is(readErr, io.EOF) && !stale {
+				// Small import: index row by row, no rebuild needed.
+				if err := s.writeBatch(ctx, batch, &stats, false); err != nil {
+					return stats, err
+				}
+				report(false)
+				return stats, nil
+			}
+		}
+		if len(batch) > 0 {
+			bulk = true
+			if err := s.writeBatch(ctx, batch, &stats, true); err != nil {
+				return stats, err
+			}
+			report(false)
+		}
+		if readErr != nil {
+			if !errors.Is(readErr, io.EOF) {
+				if ctx.Err() == nil && (bulk || stale) {
+					report(true)
+					readErr = errors.Join(readErr, s.RebuildLibraryIndex(ctx))
+				}
+				return stats, readErr
+			}
+			break
+		}
+	}
+	if bulk || stale {
+		report(true)
+		if err := s.RebuildLibraryIndex(ctx); err != nil {
+			return stats, err
+		}
+	}
+	return stats, nil
+}
+
+// UpsertPaper stores one paper and updates its full-text entry in the same
+// transaction, so a single change is searchable at once without a rebuild.
+// It reports whether the paper was new.
+func (s *Store) UpsertPaper(ctx context.Context, p skills.RawPaper, origin string, extra json.RawMessage) (bool, error) {
+	done := false
+	stats, err := s.ImportPapers(ctx, func() (library.Record, error) {
+		if done {
+			return library.Record{}, io.EOF
+		}
+		done = true
+		return library.Record{Line: 1, Paper: p, Origin: origin, Extra: extra}, nil
+	}, library.ImportOptions{})
+	if err != nil {
+		return false, err
+	}
+	if len(stats.Errors) > 0 {
+		return false, engine.Errorf(engine.EInvalid, "paper %q: %s", p.Title, stats.Errors[0].Reason)
+	}
+	return stats.Inserted == 1, nil
+}
+
+// readBatch collects up to size records; it returns the error (io.EOF at
+// the end) that stopped it early along with what it read before.
+func readBatch(next library.Next, size int) ([]library.Record, error) {
+	batch := make([]library.Record, 0, min(size, 1024))
+	for len(batch) < size {
+		rec, err := next()
+		if err != nil {
+			return batch, err
+		}
+		batch = append(batch, rec)
+	}
+	return batch, nil
+}
+
+// writeBatch commits one batch. In bulk mode rows are written without index
+// entries and the index is marked stale; otherwise each row's FTS entry is
+// replaced (the old values deleted, the stored ones inserted) in the same
+// transaction. stats changes only if the transaction commits.
+func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *library.ImportStats, bulk bool) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: import: begin: %w", err)
+	}
+	defer tx.Rollback()
+	upsert, err := tx.PrepareContext(ctx, upsertPaperSQL)
+	if err != nil {
+		return fmt.Errorf("store: import: prepare: %w", err)
+	}
+	defer upsert.Close()
+	var maxBefore int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(docid), 0) FROM papers`).Scan(&maxBefore); err != nil {
+		return fmt.Errorf("store: import: %w", err)
+	}
+	if bulk {
+		if _, err := tx.ExecContext(ctx, `UPDATE library_index SET stale = 1 WHERE id = 1`); err != nil {
+			return fmt.Errorf("store: import: mark index stale: %w", err)
+		}
+	}
+	now := formatTime(s.Now())
+	b := *stats
+	b.SkipReasons = cloneCounts(stats.SkipReasons)
+	b.Errors = append([]library.RecordError(nil), stats.Errors...)
+	seen := map[int64]bool{}
+	for _, rec := range batch {
+		b.Read++
+		switch {
+		case rec.Problem != "":
+			b.Skip(rec.Origin, rec.Line, rec.Problem, true)
+			continue
+		case rec.Skip != "":
+			b.Skip(rec.Origin, rec.Line, rec.Skip, false)
+			continue
+		}
+		p := rec.Paper
+		if p.ID == "" {
+			p.ID = skills.StableID(p)
+		}
+		if err := p.Validate(); err != nil {
+			b.Skip(rec.Origin, rec.Line, "invalid record: "+engine.ErrorMessage(err)+fieldSummary(err), true)
+			continue
+		}
+		if !bulk {
+			if err := deleteFTSEntry(ctx, tx, p.ID); err != nil {
+				return err
+			}
+		}
+		authors, err := json.Marshal(nonNil(p.Authors))
+		if err != nil {
+			return fmt.Errorf("store: import: %w", err)
+		}
+		var extra any
+		if len(rec.Extra) > 0 {
+			extra = string(rec.Extra)
+		}
+		var docid int64
+		var title, abstract, authorsStored, venue string
+		if err := upsert.QueryRowContext(ctx, p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract,
+			p.DOI, p.ArxivID, p.PMID, p.URL, rec.Origin, now, extra).Scan(&docid, &title, &abstract, &authorsStored, &venue); err != nil {
+			return fmt.Errorf("store: import line %d: %w", rec.Line, err)
+		}
+		if docid > maxBefore && !seen[docid] {
+			b.Inserted++
+		} else {
+			b.Updated++
+		}
+		seen[docid] = true
+		if !bulk {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (rowid, title, abstract, authors, venue) VALUES (?, ?, ?, ?, ?)`,
+				docid, title, abstract, authorsStored, venue); err != nil {
+				return fmt.Errorf("store: import: index line %d: %w", rec.Line, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: import: commit: %w", err)
+	}
+	*stats = b
+	return nil
+}
+
+// deleteFTSEntry removes a paper's current index entry, if it has one. An
+// external-content FTS5 table can only delete an entry given the exact
+// values it indexed, which are the row's current values while the index is
+// not stale.
+func deleteFTSEntry(ctx context.Context, tx *sql.Tx, id string) error {
+	var docid int64
+	var title, abstract, authors, venue string
+	err := tx.QueryRowContext(ctx, `SELECT docid, title, abstract, authors, venue FROM papers WHERE id = ?`, id).
+		Scan(&docid, &title, &abstract, &authors, &venue)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: import: read old row: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (papers_fts, rowid, title, abstract, authors, venue) VALUES ('delete', ?, ?, ?, ?, ?)`,
+		docid, title, abstract, authors, venue); err != nil {
+		return fmt.Errorf("store: import: unindex old row: %w", err)
+	}
+	return nil
+}
+
+// RebuildLibraryIndex rebuilds the full-text index from the papers table
+// and clears the stale mark, in one transaction. It holds the database's
+// single writer for its duration (seconds for ~10^5 papers).
+func (s *Store) RebuildLibraryIndex(ctx context.Context) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: rebuild library index: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (papers_fts) VALUES ('rebuild')`); err != nil {
+		return fmt.Errorf("store: rebuild library index: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE library_index SET stale = 0, rebuilt_at = ? WHERE id = 1`, formatTime(s.Now())); err != nil {
+		return fmt.Errorf("store: rebuild library index: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: rebuild library index: %w", err)
+	}
+	return nil
+}
+
+// LibraryIndexStale reports whether rows were committed that the full-text
+// index does not cover yet (an interrupted bulk import).
+func (s *Store) LibraryIndexStale(ctx context.Context) (bool, error) {
+	var stale bool
+	if err := s.write.QueryRowContext(ctx, `SELECT stale FROM library_index WHERE id = 1`).Scan(&stale); err != nil {
+		return false, fmt.Errorf("store: library index state: %w", err)
+	}
+	return stale, nil
+}
+
+// LibraryCount returns the number of papers in the local library, for the
+// import report and the settings page.
+func (s *Store) LibraryCount(ctx context.Context) (int, error) {
+	var n int
+	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM papers`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: library count: %w", err)
+	}
+	return n, nil
+}
+
+const searchLibrarySQL = `SELECT p.id, p.title, p.authors, p.year, p.venue, p.abstract, p.doi, p.arxiv_id, p.pmid, p.url
+	FROM papers_fts JOIN papers p ON p.docid = papers_fts.rowid
+	WHERE papers_fts MATCH ?1
+	  AND (p.year = 0 OR ((?2 = 0 OR p.year >= ?2) AND (?3 = 0 OR p.year <= ?3)))
+	ORDER BY ` + libraryBM25 + `
+	LIMIT ?4`
+
+// SearchLibrary runs an FTS5 MATCH expression (as the query package's local
+// renderer writes it) over the library, best bm25 match first, keeping
+// papers inside years (and those of unknown year, as YearRange.Contains
+// does). A match expression FTS5 cannot parse is engine.EInvalid: the text
+// may come from a researcher, and their typo is not our failure.
+func (s *Store) SearchLibrary(ctx context.Context, match string, years skills.YearRange, limit int) ([]skills.RawPaper, error) {
+	if strings.TrimSpace(match) == "" {
+		return nil, engine.Errorf(engine.EInvalid, "the library search query is empty")
+	}
+	if limit <= 0 {
+		return nil, engine.Errorf(engine.EInvalid, "the library search limit must be positive, not %d", limit)
+	}
+	limit = min(limit, skills.MaxResultsLimit)
+	rows, err := s.read.QueryContext(ctx, searchLibrarySQL, match, years.From, years.To, limit)
+	if err != nil {
+		return nil, searchError(ctx, match, err)
+	}
+	defer rows.Close()
+	var out []skills.RawPaper
+	for rows.Next() {
+		var p skills.RawPaper
+		var authors string
+		if err := rows.Scan(&p.ID, &p.Title, &authors, &p.Year, &p.Venue, &p.Abstract, &p.DOI, &p.ArxivID, &p.PMID, &p.URL); err != nil {
+			return nil, fmt.Errorf("store: search library: %w", err)
+		}
+		if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
+			return nil, fmt.Errorf("store: search library: authors of %s: %w", p.ID, err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, searchError(ctx, match, err)
+	}
+	return out, nil
+}
+
+// searchError tells a malformed MATCH expression (EInvalid) from a real
+// failure. The statement's SQL is fixed and only the MATCH argument varies,
+// so a plain SQLITE_ERROR ("fts5: syntax error", "unknown special query",
+// "no such column" for a column filter naming no column) can only come
+// from the expression.
+func searchError(ctx context.Context, match string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("store: search library: %w", ctx.Err())
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_ERROR {
+		return &engine.Error{Code: engine.EInvalid, Message: fmt.Sprintf("the library cannot search for %q: check quotes, parentheses and operators", truncate(match, 200)), Err: err}
+	}
+	return fmt.Errorf("store: search library: %w", err)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func fieldSummary(err error) string {
+	f := engine.ErrorFields(err)
+	if len(f) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(f))
+	for k, v := range f {
+		parts = append(parts, k+": "+v)
+	}
+	sort.Strings(parts)
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+func cloneCounts(m map[string]int) map[string]int {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -1,0 +1,309 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/library"
+	"quarry/internal/skills"
+	"quarry/internal/skills/query"
+	"quarry/internal/store"
+)
+
+func openLibrary(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "lib.db"), store.Options{Synchronous: "OFF"})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// stream yields recs in order, then io.EOF.
+func stream(recs ...library.Record) library.Next {
+	i := 0
+	return func() (library.Record, error) {
+		if i == len(recs) {
+			return library.Record{}, io.EOF
+		}
+		i++
+		r := recs[i-1]
+		if r.Line == 0 {
+			r.Line = i
+		}
+		return r, nil
+	}
+}
+
+func paper(title, abstract string, year int, doi string) library.Record {
+	p := skills.RawPaper{Title: title, Abstract: abstract, Year: year, DOI: doi, Authors: []string{"Ada Lovelace", "Alan Turing"}, Venue: "NeurIPS"}
+	p.ID = skills.StableID(p)
+	return library.Record{Paper: p, Origin: "test.jsonl"}
+}
+
+func search(t *testing.T, st *store.Store, q string) []string {
+	t.Helper()
+	ps, err := st.SearchLibrary(context.Background(), q, skills.YearRange{}, 50)
+	require.NoError(t, err)
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
+	return ids
+}
+
+func TestImportPapersIsIdempotent(t *testing.T) {
+	t.Parallel()
+	for _, batch := range []int{0, 2} { // one small transaction; bulk with rebuild
+		t.Run(map[int]string{0: "Small", 2: "Bulk"}[batch], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st := openLibrary(t)
+			recs := []library.Record{
+				paper("Sepsis prediction with gradient boosting", "We predict sepsis in intensive care.", 2020, "10.1/a"),
+				paper("Graph neural networks for molecules", "Message passing on molecular graphs.", 2019, "10.1/b"),
+				paper("Diffusion models for image synthesis", "Denoising diffusion beats GANs.", 2021, ""),
+				{Problem: "malformed JSON"},
+				{Skip: "status Reject"},
+			}
+			var progress []library.Progress
+			stats, err := st.ImportPapers(ctx, stream(recs...), library.ImportOptions{BatchSize: batch, Progress: func(p library.Progress) { progress = append(progress, p) }})
+			require.NoError(t, err)
+			require.Equal(t, 5, stats.Read)
+			require.Equal(t, 3, stats.Inserted)
+			require.Equal(t, 0, stats.Updated)
+			require.Equal(t, 2, stats.Skipped)
+			require.Equal(t, map[string]int{"malformed JSON": 1, "status Reject": 1}, stats.SkipReasons)
+			require.Equal(t, []library.RecordError{{Origin: "", Line: 4, Reason: "malformed JSON"}}, stats.Errors)
+			require.NotEmpty(t, progress)
+			require.Equal(t, batch > 0, progress[len(progress)-1].Indexing, "bulk imports report the index build")
+
+			stats, err = st.ImportPapers(ctx, stream(recs[:3]...), library.ImportOptions{BatchSize: batch})
+			require.NoError(t, err)
+			require.Equal(t, 0, stats.Inserted)
+			require.Equal(t, 3, stats.Updated)
+			n, err := st.LibraryCount(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 3, n)
+			require.Equal(t, []string{recs[0].Paper.ID}, search(t, st, `"sepsis"`))
+			stale, err := st.LibraryIndexStale(ctx)
+			require.NoError(t, err)
+			require.False(t, stale)
+		})
+	}
+}
+
+func TestImportSameIDTwiceInOneBatchCountsOneInsert(t *testing.T) {
+	t.Parallel()
+	st := openLibrary(t)
+	a := paper("Old title", "x", 2020, "10.1/dup")
+	b := paper("New title", "", 0, "10.1/dup")
+	stats, err := st.ImportPapers(context.Background(), stream(a, b), library.ImportOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, stats.Inserted)
+	require.Equal(t, 1, stats.Updated)
+	got, err := st.SearchLibrary(context.Background(), `"title"`, skills.YearRange{}, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, "New title", got[0].Title)
+	require.Equal(t, 2020, got[0].Year, "a missing field keeps its old value")
+	require.Equal(t, "x", got[0].Abstract)
+}
+
+func TestChangedPaperIsFoundByNewTitleOnly(t *testing.T) {
+	t.Parallel()
+	for _, bulkFirst := range []bool{false, true} {
+		t.Run(map[bool]string{false: "AfterSmallImport", true: "AfterBulkImport"}[bulkFirst], func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			st := openLibrary(t)
+			orig := paper("Zebrafish regeneration atlas", "Fins regrow.", 2018, "10.9/zf")
+			other := paper("Unrelated heart study", "Cardiac output.", 2018, "10.9/h")
+			opts := library.ImportOptions{}
+			if bulkFirst {
+				opts.BatchSize = 1
+			}
+			_, err := st.ImportPapers(ctx, stream(orig, other), opts)
+			require.NoError(t, err)
+			require.Equal(t, []string{orig.Paper.ID}, search(t, st, `"zebrafish"`))
+
+			changed := orig.Paper
+			changed.Title = "Axolotl limb regeneration atlas"
+			isNew, err := st.UpsertPaper(ctx, changed, "edit", nil)
+			require.NoError(t, err)
+			require.False(t, isNew)
+
+			require.Empty(t, search(t, st, `"zebrafish"`), "the old title must leave the index")
+			require.Equal(t, []string{orig.Paper.ID}, search(t, st, `"axolotl"`))
+			require.Equal(t, []string{orig.Paper.ID}, search(t, st, `"fins"`), "unchanged fields stay indexed")
+			require.Equal(t, []string{other.Paper.ID}, search(t, st, `"cardiac"`))
+			// The index agrees with its content table.
+			_, err = st.ImportPapers(ctx, stream(), library.ImportOptions{})
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestSearchLibraryRanksFiltersAndLimits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openLibrary(t)
+	inTitle := paper("Transformers for protein folding", "We study structure.", 2021, "10.2/t")
+	inAbstract := paper("A study of structure prediction", "We use transformers for proteins.", 2021, "10.2/a")
+	old := paper("Transformers in 1999", "Early transformers.", 1999, "10.2/o")
+	noYear := paper("Transformers without a year", "Undated.", 0, "10.2/n")
+	_, err := st.ImportPapers(ctx, stream(inAbstract, inTitle, old, noYear), library.ImportOptions{})
+	require.NoError(t, err)
+
+	tests := []struct {
+		name  string
+		match string
+		years skills.YearRange
+		limit int
+		want  []string
+	}{
+		{"TitleBeatsAbstract", `"protein" AND "transformers"`, skills.YearRange{}, 10, []string{inTitle.Paper.ID, inAbstract.Paper.ID}},
+		{"PorterStemming", `"folded"`, skills.YearRange{}, 10, []string{inTitle.Paper.ID}},
+		{"YearRangeKeepsUnknownYear", `"transformers"`, skills.YearRange{From: 2020, To: 2022}, 10, []string{inTitle.Paper.ID, inAbstract.Paper.ID, noYear.Paper.ID}},
+		{"YearTo", `"transformers"`, skills.YearRange{To: 2000}, 10, []string{old.Paper.ID, noYear.Paper.ID}},
+		{"Limit", `"protein" AND "transformers"`, skills.YearRange{}, 1, []string{inTitle.Paper.ID}},
+		{"Not", `"transformers" NOT "protein" NOT "proteins"`, skills.YearRange{From: 2000}, 10, []string{noYear.Paper.ID}},
+		{"NoMatch", `"nothing-here-at-all"`, skills.YearRange{}, 10, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := st.SearchLibrary(ctx, tt.match, tt.years, tt.limit)
+			require.NoError(t, err)
+			var ids []string
+			for _, p := range got {
+				ids = append(ids, p.ID)
+			}
+			if tt.name == "YearRangeKeepsUnknownYear" || tt.name == "YearTo" {
+				require.ElementsMatch(t, tt.want, ids)
+				return
+			}
+			require.Equal(t, tt.want, ids)
+		})
+	}
+	got, err := st.SearchLibrary(ctx, `"folding"`, skills.YearRange{}, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, inTitle.Paper, got[0], "every stored field comes back")
+}
+
+func TestSearchLibraryRejectsBadSyntaxAsInvalid(t *testing.T) {
+	t.Parallel()
+	st := openLibrary(t)
+	_, err := st.ImportPapers(context.Background(), stream(paper("Anything", "", 2020, "")), library.ImportOptions{})
+	require.NoError(t, err)
+	for _, match := range []string{`"unclosed`, `a AND`, `(a OR b`, `title:`, `nosuchcol:x`, `NEAR(`, `*`, ``, `   `, `a) OR (b`, `^`} {
+		t.Run(match, func(t *testing.T) {
+			t.Parallel()
+			_, err := st.SearchLibrary(context.Background(), match, skills.YearRange{}, 10)
+			require.Error(t, err)
+			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+		})
+	}
+	_, err = st.SearchLibrary(context.Background(), `"anything"`, skills.YearRange{}, 0)
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+}
+
+func TestInterruptedImportKeepsBatchesAndIsRepaired(t *testing.T) {
+	t.Parallel()
+	st := openLibrary(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	recs := []library.Record{
+		paper("First quokka paper", "", 2020, "10.3/1"),
+		paper("Second quokka paper", "", 2020, "10.3/2"),
+		paper("Third quokka paper", "", 2020, "10.3/3"),
+	}
+	n := 0
+	next := func() (library.Record, error) {
+		if n == 2 {
+			cancel() // the user presses ^C while the second batch is read
+			return library.Record{}, ctx.Err()
+		}
+		n++
+		return recs[n-1], nil
+	}
+	stats, err := st.ImportPapers(ctx, next, library.ImportOptions{BatchSize: 1})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 2, stats.Inserted, "both committed batches are reported")
+
+	bg := context.Background()
+	count, err := st.LibraryCount(bg)
+	require.NoError(t, err)
+	require.Equal(t, 2, count)
+	stale, err := st.LibraryIndexStale(bg)
+	require.NoError(t, err)
+	require.True(t, stale)
+	require.Empty(t, search(t, st, `"quokka"`), "rows not yet indexed")
+
+	// Any later import, even of nothing, repairs the index.
+	_, err = st.ImportPapers(bg, stream(), library.ImportOptions{})
+	require.NoError(t, err)
+	stale, err = st.LibraryIndexStale(bg)
+	require.NoError(t, err)
+	require.False(t, stale)
+	require.ElementsMatch(t, []string{recs[0].Paper.ID, recs[1].Paper.ID}, search(t, st, `"quokka"`))
+}
+
+func TestImportReadErrorRebuildsBeforeReturning(t *testing.T) {
+	t.Parallel()
+	st := openLibrary(t)
+	boom := errors.New("unexpected EOF in gzip stream")
+	sent := false
+	next := func() (library.Record, error) {
+		if sent {
+			return library.Record{}, boom
+		}
+		sent = true
+		return paper("Wombat burrows", "", 2020, "10.4/w"), nil
+	}
+	_, err := st.ImportPapers(context.Background(), next, library.ImportOptions{BatchSize: 1})
+	require.ErrorIs(t, err, boom)
+	require.Len(t, search(t, st, `"wombat"`), 1)
+}
+
+// FuzzSearchLibrary checks that no string, sent directly or through the
+// query language and its local renderer, fails a library search with
+// anything but EInvalid, and that whatever the renderer produces is always
+// accepted.
+func FuzzSearchLibrary(f *testing.F) {
+	st := openLibrary(f)
+	_, err := st.ImportPapers(context.Background(), stream(
+		paper("Machine learning for sepsis", "Septic shock in children.", 2020, "10.5/1"),
+		paper("Case report: NEAR miss", `A "quoted" abstract with title:colons and stars*`, 2019, "10.5/2"),
+	), library.ImportOptions{})
+	require.NoError(f, err)
+	for _, seed := range []string{
+		`"machine learning" (sepsis OR "septic shock") -mice NOT (rats OR "case report")`,
+		`title:x NEAR/3 y* ^z`, `"unclosed`, `a OR`, `NEAR(a b, 2)`, "a\x00b", "\xff", `{title abstract}: x`,
+		`"OR" -"-x"`, `-`, `()`, `a AND NOT b`, `col:"x"`, `x + y`, `"" x`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		ctx := context.Background()
+		if _, err := st.SearchLibrary(ctx, in, skills.YearRange{}, 5); err != nil {
+			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "direct %q: %v", in, err)
+		}
+		q, err := query.Parse(in)
+		if err != nil {
+			return
+		}
+		match := query.RenderAll(q, []string{query.Local})[query.Local]
+		if match == "" {
+			return
+		}
+		_, err = st.SearchLibrary(ctx, match, skills.YearRange{}, 5)
+		require.NoError(t, err, "rendered %q from %q", match, in)
+	})
+}
