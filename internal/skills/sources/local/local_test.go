@@ -1,0 +1,118 @@
+package local_test
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/library"
+	"quarry/internal/skills"
+	"quarry/internal/skills/query"
+	"quarry/internal/skills/sources/local"
+	"quarry/internal/store"
+)
+
+func setup(t *testing.T) (*local.Source, map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "lib.db"), store.Options{Synchronous: "OFF"})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	papers := []skills.RawPaper{
+		{Title: "Machine learning for early sepsis detection", Abstract: "Septic shock in adults.", Year: 2021, DOI: "10.1/s1", Authors: []string{"A. Author"}},
+		{Title: "Sepsis in mice", Abstract: "An animal model of sepsis and machine learning.", Year: 2020, DOI: "10.1/s2"},
+		{Title: "Deep learning review", Abstract: "Includes sepsis among many tasks of machine learning.", Year: 2015, DOI: "10.1/s3"},
+		{Title: "Gaussian splatting", Abstract: "Rendering.", Year: 2024, ArxivID: "2401.00001"},
+	}
+	ids := map[string]string{}
+	i := 0
+	_, err = st.ImportPapers(ctx, func() (library.Record, error) {
+		if i == len(papers) {
+			return library.Record{}, io.EOF
+		}
+		p := papers[i]
+		p.ID = skills.StableID(p)
+		ids[p.Title] = p.ID
+		i++
+		return library.Record{Line: i, Paper: p, Origin: "fixture"}, nil
+	}, library.ImportOptions{})
+	require.NoError(t, err)
+	src, err := local.New(st)
+	require.NoError(t, err)
+	return src, ids
+}
+
+func render(t *testing.T, text string) string {
+	t.Helper()
+	q, err := query.Parse(text)
+	require.NoError(t, err)
+	return query.RenderAll(q, []string{query.Local})[query.Local]
+}
+
+func TestSearch(t *testing.T) {
+	t.Parallel()
+	src, ids := setup(t)
+	require.Equal(t, skills.SourceLocal, src.Name())
+	tests := []struct {
+		name  string
+		query string
+		years skills.YearRange
+		max   int
+		want  []string
+	}{
+		{"RankedTitleFirst", `sepsis "machine learning"`, skills.YearRange{}, 10,
+			[]string{"Machine learning for early sepsis detection", "Sepsis in mice", "Deep learning review"}},
+		{"Exclusion", `sepsis -mice`, skills.YearRange{}, 10,
+			[]string{"Machine learning for early sepsis detection", "Deep learning review"}},
+		// "sepsis" twice in a short record outranks it once in a longer title.
+		{"Years", `sepsis`, skills.YearRange{From: 2016}, 10,
+			[]string{"Sepsis in mice", "Machine learning for early sepsis detection"}},
+		{"MaxResults", `sepsis "machine learning"`, skills.YearRange{}, 1,
+			[]string{"Machine learning for early sepsis detection"}},
+		{"SyntaxCharactersAreLiteral", `splatting NEAR title:x*`, skills.YearRange{}, 10, nil},
+		{"Nothing", `zebrafish`, skills.YearRange{}, 10, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := src.Search(context.Background(), skills.SourceRequest{Query: render(t, tt.query), YearRange: tt.years, MaxResults: tt.max})
+			require.NoError(t, err)
+			require.Len(t, got, len(tt.want))
+			for i, p := range got {
+				require.Equal(t, ids[tt.want[i]], p.ID)
+				require.Equal(t, tt.want[i], p.Title)
+				require.Equal(t, skills.SourceLocal, p.Source)
+				require.Equal(t, i+1, p.Rank)
+				require.NoError(t, p.Validate())
+			}
+		})
+	}
+}
+
+func TestSearchRejectsBadRequests(t *testing.T) {
+	t.Parallel()
+	src, _ := setup(t)
+	for name, req := range map[string]skills.SourceRequest{
+		"EmptyQuery":    {Query: "  ", MaxResults: 10},
+		"NoMaxResults":  {Query: `"sepsis"`},
+		"BrokenFTS":     {Query: `"sepsis`, MaxResults: 10},
+		"ColumnFilter":  {Query: `nosuch:sepsis`, MaxResults: 10},
+		"DanglingOpAND": {Query: `sepsis AND`, MaxResults: 10},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := src.Search(context.Background(), req)
+			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+		})
+	}
+}
+
+func TestNewNeedsALibrary(t *testing.T) {
+	t.Parallel()
+	_, err := local.New(nil)
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+}
