@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/playwright-community/playwright-go"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/app"
@@ -123,54 +125,104 @@ func launch() (*playwright.Playwright, playwright.Browser, error) {
 	return pw, browser, nil
 }
 
+// server is one run of the real app on a free loopback port. Stop ends it
+// the way a process exit would (the whole App: listener, job workers and
+// database), so a test can start a new server on the same database file
+// and check what survived.
+type server struct {
+	t   *testing.T
+	db  string
+	url string
+
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	done     chan error
+	app      *app.App
+}
+
 // startServer runs the real app in-process on a free loopback port with a
-// fresh database in t.TempDir(), and returns its base URL. The server is
-// shut down gracefully when the test ends.
-func startServer(t *testing.T) string {
+// fresh database in t.TempDir(). The server is shut down gracefully when
+// the test ends, unless the test stopped it first.
+func startServer(t *testing.T) *server {
 	t.Helper()
-	cfg := app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "quarry.db")}
+	return startServerOn(t, filepath.Join(t.TempDir(), "quarry.db"))
+}
+
+// startServerOn runs the real app on the database file db, which may hold
+// an earlier server's data: that is how the restart test resumes.
+func startServerOn(t *testing.T, db string) *server {
+	t.Helper()
+	cfg := app.Config{Addr: "127.0.0.1:0", DB: db}
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, app.WithWorkflows(reg))
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", cfg.Addr)
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- a.Serve(ctx, ln) }()
-	t.Cleanup(func() {
+	if err != nil {
 		cancel()
-		select {
-		case err := <-done:
-			require.NoError(t, err)
-		case <-time.After(serverTimeout):
-			t.Errorf("server did not shut down within %s", serverTimeout)
-		}
-		require.NoError(t, a.Close())
-	})
-	return "http://" + ln.Addr().String()
+		require.NoError(t, err)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		cancel()
+		require.NoError(t, errors.Join(err, a.Close()))
+	}
+	s := &server{t: t, db: db, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1), app: a}
+	go func() { s.done <- a.Serve(ctx, ln) }()
+	t.Cleanup(s.Stop)
+	return s
 }
 
-// newPage starts a server for this test and opens a page in a new browser
-// context whose base URL is that server, so tests navigate with paths
-// ("/"). It returns the page and auto-waiting assertions. JavaScript errors
-// and console errors on the page (a CSP violation, a failed asset) fail the
-// test.
+// Stop shuts the server down gracefully and closes the app. It is safe to
+// call more than once; only the first call does anything.
+func (s *server) Stop() {
+	s.t.Helper()
+	s.stopOnce.Do(func() {
+		s.cancel()
+		select {
+		case err := <-s.done:
+			assert.NoError(s.t, err, "serve")
+		case <-time.After(serverTimeout):
+			s.t.Errorf("server did not shut down within %s", serverTimeout)
+		}
+		assert.NoError(s.t, s.app.Close(), "close")
+	})
+}
+
+// newPage starts a server for this test and opens a page on it with
+// openPage. It returns the page and auto-waiting assertions.
 func newPage(t *testing.T) (playwright.Page, playwright.PlaywrightAssertions) {
+	t.Helper()
+	return openPage(t, startServer(t).url)
+}
+
+// openPage opens a page in a new browser context whose base URL is base,
+// so tests navigate with paths ("/"). It returns the page and auto-waiting
+// assertions. JavaScript errors and console errors on the page (a CSP
+// violation, a failed asset) fail the test.
+func openPage(t *testing.T, base string) (playwright.Page, playwright.PlaywrightAssertions) {
 	t.Helper()
 	browser, err := shared.get()
 	if err != nil {
 		t.Fatalf("e2e: no browser: %v", err)
 	}
-	base := startServer(t)
-
 	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{BaseURL: playwright.String(base)})
 	require.NoError(t, err)
 	bctx.SetDefaultTimeout(float64(actionTimeout.Milliseconds()))
 	bctx.SetDefaultNavigationTimeout(float64(actionTimeout.Milliseconds()))
 	page, err := bctx.NewPage()
 	require.NoError(t, err)
+	// Cleanups run last-in first-out: check the page, then close the
+	// context, then (registered earlier) stop the server.
+	t.Cleanup(func() { require.NoError(t, bctx.Close()) })
+	watch(t, page)
+	return page, playwright.NewPlaywrightAssertions(float64(expectTimeout.Milliseconds()))
+}
 
+// watch fails the test, when it ends, if page reported a failed asset or
+// API call, a console error or an uncaught exception. Tests call it for
+// every extra page they open.
+func watch(t *testing.T, page playwright.Page) {
+	t.Helper()
 	var mu sync.Mutex
 	var problems []string
 	report := func(p string) {
@@ -193,9 +245,6 @@ func newPage(t *testing.T) (playwright.Page, playwright.PlaywrightAssertions) {
 		}
 	})
 	page.OnPageError(func(err error) { report("page error: " + err.Error()) })
-	// Cleanups run last-in first-out: check the page, then close the
-	// context, then (registered earlier) stop the server.
-	t.Cleanup(func() { require.NoError(t, bctx.Close()) })
 	t.Cleanup(func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -203,7 +252,6 @@ func newPage(t *testing.T) (playwright.Page, playwright.PlaywrightAssertions) {
 			t.Errorf("the page reported errors:\n%s", strings.Join(problems, "\n"))
 		}
 	})
-	return page, playwright.NewPlaywrightAssertions(float64(expectTimeout.Milliseconds()))
 }
 
 // roleName selects an element by its accessible name, exactly.
