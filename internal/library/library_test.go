@@ -1,0 +1,183 @@
+package library_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/library"
+	"quarry/internal/skills"
+	"quarry/internal/store"
+)
+
+func readAll(t *testing.T, r *library.Reader) []library.Record {
+	t.Helper()
+	var out []library.Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		out = append(out, rec)
+	}
+}
+
+func TestReaderMapsArxivListings(t *testing.T) {
+	t.Parallel()
+	r, err := library.Open("testdata/arxiv_sample.jsonl", "")
+	require.NoError(t, err)
+	defer r.Close()
+	recs := readAll(t, r)
+	require.Len(t, recs, 4, "the blank line is not a record")
+
+	first := recs[0]
+	require.Equal(t, 1, first.Line)
+	require.Equal(t, "arxiv_sample.jsonl", first.Origin)
+	require.Equal(t, skills.RawPaper{
+		ID:       "arxiv:2503.11731",
+		Title:    "Industrial-Grade Sensor Simulation via Gaussian Splatting: A Modular Framework",
+		Authors:  []string{"Xianming Zeng", "Sicong Du", "Qifeng Chen"},
+		Year:     2025,
+		Venue:    "arXiv",
+		Abstract: "Sensor simulation is pivotal for scalable validation of autonomous driving systems. This paper introduces a Gaussian Splatting (GS) based system.",
+		ArxivID:  "2503.11731",
+		URL:      "https://arxiv.org/abs/2503.11731",
+	}, first.Paper)
+	var extra map[string]any
+	require.NoError(t, json.Unmarshal(first.Extra, &extra))
+	require.Equal(t, map[string]any{"categories": []any{"cs.CV", "cs.RO"}, "first_listed": "2025-03-18", "times_listed": float64(2)}, extra)
+
+	require.Equal(t, 3, recs[2].Line)
+	require.Equal(t, "malformed JSON", recs[2].Problem)
+	require.Equal(t, 5, recs[3].Line, "line numbers count the blank line")
+	require.Equal(t, []string{"Ana Müller", "Jörg Schäfer"}, recs[3].Paper.Authors)
+}
+
+func TestMapLine(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		line        string
+		wantID      string
+		wantVenue   string
+		wantSkip    string
+		wantProblem string
+	}{
+		{"PaperlistsAccepted", `{"source_file":"kdd/kdd2019.json","title":"GNN fraud","authors":["A"],"year":2019,"venue":"KDD","status":"Oral","doi":"10.1145/X","keywords":"a;b"}`, "doi:10.1145/x", "KDD", "", ""},
+		{"PaperlistsArxivField", `{"source_file":"acl/acl.json","title":"T","authors":[],"year":2022,"venue":"ACL","status":"Long","arxiv":"2201.00001"}`, "arxiv:2201.00001", "ACL", "", ""},
+		{"PaperlistsReject", `{"source_file":"iclr/iclr2018.json","title":"T","status":"Reject"}`, "", "", "status Reject", ""},
+		{"PaperlistsWithdraw", `{"source_file":"iclr/iclr2018.json","title":"T","status":"Withdraw"}`, "", "", "status Withdraw", ""},
+		{"PaperlistsDeskReject", `{"track":"main","title":"T","status":"Desk Reject"}`, "", "", "status Desk Reject", ""},
+		{"GenericStringYearAndNamedAuthors", `{"title":"Generic","authors":[{"name":"B. Name"}],"year":"2001","pmid":12345}`, "pmid:12345", "", "", ""},
+		{"MissingTitle", `{"arxiv_id":"2501.1","categories":["cs.AI"],"title":"  "}`, "", "", "", "missing title"},
+		{"NotAnObject", `[1,2,3]`, "", "", "", "malformed JSON"},
+		{"TitleWrongType", `{"title": 5}`, "", "", "", "malformed JSON"},
+		{"YearOutOfRange", `{"title":"Far future","year":30000}`, "", "", "", "year out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := library.MapLine([]byte(tt.line))
+			require.Equal(t, tt.wantSkip, rec.Skip)
+			require.Equal(t, tt.wantProblem, rec.Problem)
+			if tt.wantID != "" {
+				require.Equal(t, tt.wantID, rec.Paper.ID)
+				require.Equal(t, tt.wantVenue, rec.Paper.Venue)
+				require.NoError(t, rec.Paper.Validate())
+			}
+		})
+	}
+}
+
+func TestReaderDetectsGzipAndRejectsOtherFormats(t *testing.T) {
+	t.Parallel()
+	plain, err := os.ReadFile("testdata/paperlists_sample.jsonl")
+	require.NoError(t, err)
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	_, err = w.Write(plain)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+
+	r, err := library.NewReader(bytes.NewReader(gz.Bytes()), "x.data", "")
+	require.NoError(t, err)
+	recs := readAll(t, r)
+	require.NoError(t, r.Close())
+	require.Len(t, recs, 6)
+	require.Equal(t, "Flash3D: Feed-Forward Generalisable 3D Scene Reconstruction from a Single Image", recs[0].Paper.Title)
+
+	// A gzip stream cut short is a read error, not a quietly shorter import.
+	r, err = library.NewReader(bytes.NewReader(gz.Bytes()[:gz.Len()/2]), "cut.jsonl.gz", "")
+	require.NoError(t, err)
+	var readErr error
+	for readErr == nil {
+		_, readErr = r.Next()
+	}
+	require.NotErrorIs(t, readErr, io.EOF)
+
+	_, err = library.NewReader(strings.NewReader("@article{x, title={BibTeX}}\n"), "refs.bib", "")
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	_, err = library.NewReader(strings.NewReader(""), "x", "csv")
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	_, err = library.Open(filepath.Join(t.TempDir(), "missing.jsonl"), "")
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+}
+
+func TestImportFilesIntoStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "lib.db"), store.Options{Synchronous: "OFF"})
+	require.NoError(t, err)
+	defer st.Close()
+	files := []string{"testdata/arxiv_sample.jsonl", "testdata/paperlists_sample.jsonl"}
+	var last library.Progress
+	stats, err := library.ImportFiles(ctx, st, files, "", library.ImportOptions{BatchSize: 2, Progress: func(p library.Progress) { last = p }})
+	require.NoError(t, err)
+	require.Equal(t, 10, stats.Read)
+	require.Equal(t, 5, stats.Inserted)
+	require.Equal(t, 1, stats.Updated, "the ACL record has the arXiv ID of an arXiv listing: same paper")
+	require.Equal(t, 4, stats.Skipped)
+	require.Equal(t, stats.Read, stats.Inserted+stats.Updated+stats.Skipped)
+	require.Equal(t, "1 malformed JSON, 1 missing title, 1 status Reject, 1 status Withdraw", stats.ReasonSummary())
+	require.Equal(t, []library.RecordError{
+		{Origin: "arxiv_sample.jsonl", Line: 3, Reason: "malformed JSON"},
+		{Origin: "paperlists_sample.jsonl", Line: 6, Reason: "missing title"},
+	}, stats.Errors)
+	require.True(t, last.Indexing)
+
+	got, err := st.SearchLibrary(ctx, `"fraud"`, skills.YearRange{}, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, "doi:10.1145/3292500.3330000", got[0].ID)
+	got, err = st.SearchLibrary(ctx, `"unsafe" AND "weights"`, skills.YearRange{}, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, "ACL", got[0].Venue, "the later record's venue wins")
+	require.NotEmpty(t, got[0].Abstract, "its empty abstract keeps the arXiv one")
+	got, err = st.SearchLibrary(ctx, `"rejected"`, skills.YearRange{}, 10)
+	require.NoError(t, err)
+	require.Empty(t, got)
+	got, err = st.SearchLibrary(ctx, `"muller"`, skills.YearRange{}, 10)
+	require.NoError(t, err)
+	require.Len(t, got, 1, "author names are indexed without diacritics")
+
+	// Re-importing the same files changes nothing but the update count.
+	again, err := library.ImportFiles(ctx, st, files, "", library.ImportOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 0, again.Inserted)
+	require.Equal(t, 6, again.Updated)
+	n, err := st.LibraryCount(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 5, n)
+}
