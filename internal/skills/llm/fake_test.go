@@ -38,8 +38,8 @@ type step struct {
 	delay  time.Duration
 }
 
-func answer(file string) step { return step{answer: file} }
-func failWith(status int) step { return step{status: status} }
+func answer(file string) step   { return step{answer: file} }
+func failWith(status int) step  { return step{status: status} }
 func hang(d time.Duration) step { return step{delay: d, answer: "intent_valid.json"} }
 
 // recorded is one request the fake received.

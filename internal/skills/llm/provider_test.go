@@ -100,7 +100,6 @@ func TestProviderErrorIsInternal(t *testing.T) {
 	}
 }
 
-
 func TestNew(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

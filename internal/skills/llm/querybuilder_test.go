@@ -1,0 +1,152 @@
+package llm_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/skills"
+	"quarry/internal/skills/llm"
+	"quarry/internal/skills/query"
+)
+
+var querySources = []string{query.OpenAlex, query.PubMed, query.Arxiv, query.Local}
+
+func queryInput(t *testing.T) skills.QueryInput {
+	t.Helper()
+	in, err := offlineIntent(t).ParseIntent(context.Background(), question)
+	require.NoError(t, err)
+	return skills.QueryInput{Intent: in, Sources: querySources, MaxResultsPerSource: 30}
+}
+
+// wantQueries is what the wrapper must make of the model's raw texts:
+// canonical text, rendered for each source, duplicates removed.
+func wantQueries(t *testing.T, raw ...string) []skills.Query {
+	t.Helper()
+	var out []skills.Query
+	for _, r := range raw {
+		a, err := query.Parse(r)
+		require.NoError(t, err)
+		out = append(out, skills.Query{Text: a.String(), PerSource: query.RenderAll(a, querySources)})
+	}
+	return out
+}
+
+func TestQueryBuilder(t *testing.T) {
+	t.Parallel()
+	validQs := []string{"mindfulness (adolescents OR teenagers) anxiety -adults", `(meditation OR mindfulness) youth "anxiety disorders"`}
+	otherQs := []string{`"mindfulness-based intervention" (adolescents OR youth) anxiety NOT adults`}
+	tests := []struct {
+		name         string
+		steps        []step
+		previous     []string // answers whose strategies were searched before
+		wantQs       []string // nil: the offline builder's strategy
+		wantRequests int
+		wantRetryErr string
+		wantNote     string
+	}{
+		{name: "Valid", steps: []step{answer("query_valid.json")}, wantQs: validQs, wantRequests: 1},
+		{name: "BadSyntaxThenValid", steps: []step{answer("query_bad_syntax.json"), answer("query_valid.json")}, wantQs: validQs, wantRequests: 2,
+			wantRetryErr: "queries[0]"},
+		{name: "RepeatThenNew", previous: validQs, steps: []step{answer("query_valid.json"), answer("query_other.json")}, wantQs: otherQs, wantRequests: 2,
+			wantRetryErr: "already searched in iteration 1"},
+		{name: "RepeatTwice", previous: validQs, steps: []step{answer("query_valid.json")}, wantRequests: 2,
+			wantRetryErr: "already searched in iteration 1", wantNote: "rejected twice"},
+		{name: "NotJSONTwice", steps: []step{answer("not_json.txt")}, wantRequests: 2, wantRetryErr: "no JSON object", wantNote: "rejected twice"},
+		{name: "HTTP500", steps: []step{failWith(500)}, wantRequests: 1, wantNote: "500"},
+	}
+	for _, kind := range kinds {
+		for _, tt := range tests {
+			t.Run(kind+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				in := queryInput(t)
+				if tt.previous != nil {
+					prev := skills.SearchStrategy{Queries: wantQueries(t, tt.previous...), Sources: querySources, YearRange: in.Intent.YearRange,
+						MaxResultsPerSource: 30, Filters: skills.Filters{ExcludeTerms: in.Intent.ExcludeTerms, FieldsOfStudy: in.Intent.FieldsOfStudy, StudyTypes: in.Intent.StudyTypes}}
+					require.NoError(t, prev.Validate())
+					in.Previous = []skills.SearchStrategy{prev}
+				}
+				f := newFake(t, kind, tt.steps...)
+				var n notes
+				got, err := llm.NewQueryBuilder(f.provider(), skills.NewQueryBuilder()).BuildStrategy(n.ctx(), in)
+				require.NoError(t, err)
+				require.NoError(t, got.ValidateSources(querySources))
+				for _, p := range in.Previous {
+					require.NotEqual(t, p.Queries, got.Queries, "must never repeat an earlier strategy")
+				}
+				if tt.wantQs != nil {
+					require.Equal(t, wantQueries(t, tt.wantQs...), got.Queries)
+					require.Equal(t, querySources, got.Sources)
+					require.Equal(t, 30, got.MaxResultsPerSource)
+					require.Equal(t, in.Intent.YearRange, got.YearRange)
+					require.Equal(t, in.Intent.ExcludeTerms, got.Filters.ExcludeTerms)
+				} else {
+					off, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+					require.NoError(t, err)
+					require.Equal(t, off, got)
+				}
+
+				prompts := f.prompts()
+				require.Len(t, prompts, tt.wantRequests)
+				require.Contains(t, prompts[0], "Topic: "+in.Intent.Topic)
+				if tt.previous != nil {
+					require.Contains(t, prompts[0], "Iteration 1 searched:")
+					require.Contains(t, prompts[0], wantQueries(t, tt.previous[0])[0].Text)
+				}
+				if tt.wantRetryErr != "" {
+					require.Contains(t, prompts[1], "Validation error")
+					require.Contains(t, prompts[1], tt.wantRetryErr)
+				}
+				if tt.wantNote == "" {
+					require.Empty(t, n.all())
+					return
+				}
+				ns := n.all()
+				require.Len(t, ns, 1)
+				require.Equal(t, llm.SkillQueryBuilder, ns[0].Skill)
+				require.Contains(t, ns[0].Message, tt.wantNote)
+			})
+		}
+	}
+}
+
+func TestQueryBuilderPromptCarriesFeedback(t *testing.T) {
+	t.Parallel()
+	in := queryInput(t)
+	in.Feedback = []skills.UserFeedback{{
+		MarkedRelevant:   []string{"p1"},
+		MarkedIrrelevant: []string{"p2"},
+		FreeTextFeedback: "more on school-based programmes",
+		AddTerms:         []string{"school"},
+	}}
+	in.Marked = []skills.ScoredPaper{
+		{RawPaper: skills.RawPaper{ID: "p1", Title: "Mindfulness in schools: a cluster RCT"}},
+		{RawPaper: skills.RawPaper{ID: "p2", Title: "Yoga for older adults"}},
+	}
+	f := newFake(t, llm.ProviderOpenAI, answer("query_valid.json"))
+	got, err := llm.NewQueryBuilder(f.provider(), skills.NewQueryBuilder()).BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	require.Contains(t, got.Filters.IncludeTerms, "school", "an added term becomes an include filter, as offline")
+	p := f.prompts()[0]
+	for _, s := range []string{"more on school-based programmes", "Add terms: school", "marked relevant:\n  Mindfulness in schools: a cluster RCT", "marked irrelevant:\n  Yoga for older adults"} {
+		require.Contains(t, p, s)
+	}
+}
+
+func TestQueryBuilderBadInputIsFallbacksError(t *testing.T) {
+	t.Parallel()
+	in := queryInput(t)
+	in.Sources = nil
+	f := newFake(t, llm.ProviderOpenAI, answer("query_valid.json"))
+	var n notes
+	_, err := llm.NewQueryBuilder(f.provider(), skills.NewQueryBuilder()).BuildStrategy(n.ctx(), in)
+	_, offErr := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+	require.Error(t, offErr)
+	require.Equal(t, offErr, err)
+	require.Empty(t, f.requests())
+	require.Empty(t, n.all())
+
+	off := skills.NewQueryBuilder()
+	require.Same(t, off, llm.NewQueryBuilder(nil, off))
+}
