@@ -35,6 +35,7 @@ const usage = `Usage: quarry <subcommand> [flags]
 
 Subcommands:
   serve   run the web app (default when no subcommand is given)
+  import  import JSON Lines paper corpora into the local library
   eval    measure the deduplicator or the relevance scorer on labelled data
   help    show this help
 
@@ -53,13 +54,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	switch name {
 	case "serve":
 		return serve(ctx, rest, getenv, stdout)
+	case "import":
+		return importCmd(ctx, rest, getenv, stdout)
 	case "eval":
 		return evalCmd(ctx, rest, stdout)
 	case "help":
 		_, err := io.WriteString(stdout, usage)
 		return err
 	default:
-		return engine.Errorf(engine.EInvalid, "unknown subcommand %q (subcommands: serve, eval, help)", name)
+		return engine.Errorf(engine.EInvalid, "unknown subcommand %q (subcommands: serve, import, eval, help)", name)
 	}
 }
 
