@@ -7,7 +7,7 @@ BIN      := bin/quarry
 FUZZTIME ?= 10s
 
 .DEFAULT_GOAL := help
-.PHONY: help generate build run test e2e bench fuzz lint check
+.PHONY: help generate build run test e2e screenshots bench fuzz lint check
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -28,6 +28,10 @@ test: ## Install browser deps if missing, then run every test with -race
 e2e: ## Install browser deps if missing, then run only the browser tests
 	./scripts/setup-e2e.sh
 	$(GO) test -count=1 ./e2e/...
+
+screenshots: ## Install browser deps if missing, then write docs/screenshots/*.png
+	./scripts/setup-e2e.sh
+	QUARRY_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestScreenshots$$' -v ./e2e/
 
 bench: ## Run every benchmark once; prints the figure lines (full output in bench.out)
 	@$(GO) test -run '^$$' -bench . -benchtime=1x -benchmem -timeout 30m ./... > bench.out 2>&1; status=$$?; \
