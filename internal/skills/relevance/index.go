@@ -25,7 +25,12 @@ type params struct {
 	epochs      int     // SGD passes over the marked papers per training
 	rate        float64 // initial SGD step
 	lambda      float64 // L2 penalty per example, keeps few marks from overfitting
-	queryDocW   float64 // weight of the question itself as a pseudo-relevant paper
+	// queryDocW is the weight of the question itself as a pseudo-relevant
+	// paper in both classifiers (Rocchio's query vector, the topic seed of
+	// Cormack and Grossman's BMI). With one relevant mark the classifier
+	// otherwise learns that single paper's accidents; the question keeps
+	// it anchored to what was asked, and its share shrinks as marks grow.
+	queryDocW   float64
 	lexicalHalf float64 // relevant marks at which lexical and classifier weigh equally
 	biasRate    float64 // step of the bias relative to the weights
 	nbAlpha     float64 // naive Bayes smoothing
@@ -40,7 +45,7 @@ func defaultParams() params {
 		epochs:      12,
 		rate:        0.5,
 		lambda:      0.01,
-		queryDocW:   0,
+		queryDocW:   1,
 		lexicalHalf: 0.5,
 		biasRate:    0.1,
 		nbAlpha:     3.822,
