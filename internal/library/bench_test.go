@@ -54,7 +54,7 @@ func benchQueries() []struct {
 		add(t+` (survey OR benchmark)`, skills.YearRange{})
 		add(t+` -medical`, skills.YearRange{})
 		add(t, skills.YearRange{From: 2018})
-		add(`(`+t+`) OR efficient`, skills.YearRange{To: 2019})
+		add(t+` (efficient OR scalable OR fast)`, skills.YearRange{To: 2019})
 	}
 	return out
 }
