@@ -16,11 +16,12 @@ import (
 
 const screeningDataDir = "/work/shared/data/screening"
 
-// Floors the full run must keep. They are what the current scorer reaches
-// (mean 49.8, ACE 71.6), a regression guard; the brief's targets (mean 55,
-// ACE 75) are not reached yet and are reported as such.
+// Floors the full run must keep: a regression guard a little under what
+// the scorer reaches today (mean 51.1, ACE 71.5 with ties broken by a
+// fixed random order). The targets (mean 55, ACE 75) are NOT reached yet;
+// raise these to 55 and 75 when they are.
 const (
-	screeningFloorMean = 49.0
+	screeningFloorMean = 50.5
 	screeningFloorACE  = 70.0
 )
 
@@ -105,7 +106,7 @@ func TestScreeningReadsCSV(t *testing.T) {
 }
 
 // TestScreeningSharedData runs the benchmark on the shared review sets:
-// three small reviews in -short mode, all of them (about 40 s) otherwise.
+// three small reviews in -short mode, all of them (about 15 s) otherwise.
 func TestScreeningSharedData(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat(filepath.Join(screeningDataDir, "reviews.json")); err != nil {
