@@ -18,6 +18,8 @@ import (
 	"quarry/internal/app"
 	"quarry/internal/engine"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/skills/sources/local"
+	"quarry/internal/store"
 )
 
 func main() {
@@ -66,6 +68,27 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 }
 
+// workflows is the registry of what the server can run: the search pipeline
+// over the configured sources, the local library searching the store. With
+// no searchable source the server still starts, without search.
+func workflows(pcfg pipeline.Config, st *store.Store, logger *slog.Logger) (*engine.Registry, error) {
+	lib, err := local.New(st)
+	if err != nil {
+		return nil, err
+	}
+	pcfg.Local = lib
+	var wfs []*engine.Workflow
+	switch search, err := pipeline.FromConfig(pcfg, nil, 0); {
+	case err == nil:
+		wfs = append(wfs, search.Workflow())
+	case errors.Is(err, pipeline.ErrNoSources):
+		logger.Warn("search is disabled: no source can be searched; set QUARRY_SOURCES", "err", err)
+	default:
+		return nil, err
+	}
+	return engine.NewRegistry(wfs...)
+}
+
 // serve implements `quarry serve`: it listens on the configured address,
 // prints the real bound address (so --addr 127.0.0.1:0 is usable) and serves
 // until ctx is cancelled.
@@ -85,28 +108,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 
 	logger := slog.New(slog.NewTextHandler(stdout, nil))
-	// The registry is what the server can run: the search pipeline over the
-	// configured sources. With no searchable source (only the local library
-	// enabled, and none available) the server still starts without search.
 	pcfg, err := pipeline.ConfigFromEnv(getenv)
 	if err != nil {
 		return err
 	}
-	// TODO(local): set pcfg.Local = local.New(library) once internal/skills/sources/local exists.
-	var wfs []*engine.Workflow
-	switch search, err := pipeline.FromConfig(pcfg, nil, 0); {
-	case err == nil:
-		wfs = append(wfs, search.Workflow())
-	case errors.Is(err, pipeline.ErrNoSources):
-		logger.Warn("search is disabled: no source can be searched; set QUARRY_SOURCES", "err", err)
-	default:
-		return err
-	}
-	reg, err := engine.NewRegistry(wfs...)
-	if err != nil {
-		return err
-	}
-	a, err := app.New(ctx, cfg, app.WithLogger(logger), app.WithWorkflows(reg))
+	a, err := app.New(ctx, cfg, app.WithLogger(logger), app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
+		return workflows(pcfg, st, logger)
+	}))
 	if err != nil {
 		return err
 	}

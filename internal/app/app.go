@@ -34,7 +34,9 @@ type App struct {
 	logger *slog.Logger
 	echo   *echo.Echo
 
-	registry *engine.Registry
+	registry      *engine.Registry
+	buildRegistry func(st *store.Store) (*engine.Registry, error)
+	noDemo        bool
 	handler  engine.CheckpointHandler
 	store    *store.Store
 	engine   *engine.Engine
@@ -61,6 +63,18 @@ func WithWorkflows(r *engine.Registry) Option {
 	return func(a *App) { a.registry = r }
 }
 
+// WithWorkflowsFrom builds the registry once the database is open, for
+// workflows that need it (the search pipeline searches the local library).
+func WithWorkflowsFrom(build func(st *store.Store) (*engine.Registry, error)) Option {
+	return func(a *App) { a.buildRegistry = build }
+}
+
+// WithoutDemoLibrary leaves an empty library empty (tests that bring their
+// own papers); by default the embedded demo library seeds it.
+func WithoutDemoLibrary() Option {
+	return func(a *App) { a.noDemo = true }
+}
+
 // WithCheckpointHandler replaces the default handler, which leaves every
 // checkpoint pending for a person to decide on the run page.
 func WithCheckpointHandler(h engine.CheckpointHandler) Option {
@@ -81,11 +95,6 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	for _, opt := range opts {
 		opt(a)
 	}
-	if a.registry == nil {
-		if a.registry, err = engine.NewRegistry(); err != nil {
-			return nil, err
-		}
-	}
 	if a.store, err = store.Open(ctx, cfg.DB, store.Options{Logger: a.logger}); err != nil {
 		return nil, err
 	}
@@ -94,6 +103,21 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 			err = errors.Join(err, a.Close())
 		}
 	}()
+	if !a.noDemo {
+		if err := seedDemoLibrary(ctx, a.store, a.logger); err != nil {
+			return nil, err
+		}
+	}
+	if a.buildRegistry != nil {
+		if a.registry, err = a.buildRegistry(a.store); err != nil {
+			return nil, err
+		}
+	}
+	if a.registry == nil {
+		if a.registry, err = engine.NewRegistry(); err != nil {
+			return nil, err
+		}
+	}
 	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger}); err != nil {
 		return nil, err
 	}

@@ -124,7 +124,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.write.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	if err := s.migrate(ctx, opts.Migrations); err != nil {
+	// Two processes opening a new database at once race to migrate it; the
+	// loser's migration fails (table exists, version row taken). Trying
+	// again finds the schema current, so a few attempts settle it.
+	for attempt := 1; ; attempt++ {
+		err = s.migrate(ctx, opts.Migrations)
+		if err == nil || attempt == 3 || ctx.Err() != nil {
+			break
+		}
+		s.log.Warn("store: migration failed, retrying (another process may be migrating)", "err", err)
+	}
+	if err != nil {
 		s.write.Close()
 		return nil, err
 	}

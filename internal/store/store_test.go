@@ -85,3 +85,22 @@ func TestPendingMigrationsAreBackedUpFirst(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, backups, 1)
 }
+
+func TestConcurrentOpensOfANewDatabaseAllSucceed(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "q.db")
+	const n = 6
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			st, err := store.Open(context.Background(), path, store.Options{})
+			if err == nil {
+				err = st.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		require.NoError(t, <-errs)
+	}
+}
