@@ -37,9 +37,9 @@ type App struct {
 	registry      *engine.Registry
 	buildRegistry func(st *store.Store) (*engine.Registry, error)
 	noDemo        bool
-	handler  engine.CheckpointHandler
-	store    *store.Store
-	engine   *engine.Engine
+	handler       engine.CheckpointHandler
+	store         *store.Store
+	engine        *engine.Engine
 	// stopWorkers ends the job workers' context; Close calls it.
 	stopWorkers context.CancelFunc
 	// streamsDone is closed when Serve starts shutting down, so event
