@@ -31,7 +31,7 @@ const (
 	DefaultAnthropicModel = "claude-haiku-4-5"
 )
 
-// Default base URLs; any other base URL (Ollama, vLLM, llama.cpp,
+// Default base URLs; any other OpenAI base URL (Ollama, vLLM, llama.cpp,
 // OpenRouter) is a self-hosted or third-party endpoint where an API key may
 // not be needed.
 const (
@@ -137,7 +137,11 @@ func New(cfg Config) (Provider, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, engine.Errorf(engine.EInvalid, "LLM base URL %q is not an http(s) URL", cfg.BaseURL)
 	}
-	if cfg.APIKey == "" && isOfficialHost(u, official) {
+	// The Anthropic SDK refuses to send a request without credentials (and
+	// would otherwise go looking for them in the environment and a profile
+	// file), so it always needs a key; an OpenAI-compatible self-hosted
+	// server (Ollama, llama.cpp) usually needs none.
+	if cfg.APIKey == "" && (name == ProviderAnthropic || isOfficialHost(u, official)) {
 		return nil, engine.Errorf(engine.EInvalid, "the %s provider needs an API key; set %s", name, keyVar)
 	}
 	if name == ProviderAnthropic {

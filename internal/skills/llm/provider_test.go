@@ -172,3 +172,18 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 	}
 }
+
+func TestProviderSelfHostedWithoutKey(t *testing.T) {
+	t.Parallel()
+	f := newFake(t, llm.ProviderOpenAI, answer("intent_valid.json"))
+	p := f.provider(func(c *llm.Config) { c.APIKey = "" })
+	_, err := p.Complete(context.Background(), llm.Request{Prompt: "x"})
+	require.NoError(t, err)
+	require.Empty(t, f.requests()[0].Header.Get("Authorization"), "no key configured means none is sent")
+
+	// The Anthropic SDK cannot send a request without credentials, so a
+	// custom Anthropic base URL still needs a key, reported at start-up.
+	_, err = llm.New(llm.Config{Provider: llm.ProviderAnthropic, BaseURL: f.srv.URL})
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Contains(t, err.Error(), "ANTHROPIC_API_KEY")
+}
