@@ -1,0 +1,39 @@
+package llm_test
+
+import (
+	"context"
+	"fmt"
+
+	"quarry/internal/skills"
+	"quarry/internal/skills/llm"
+	"quarry/internal/skills/relevance"
+)
+
+// Example shows the wiring the application does once at start-up: read the
+// configuration, build the provider (nil when offline), wrap each offline
+// skill, and attach a note recorder per step. With QUARRY_LLM_PROVIDER unset
+// the wrappers are the offline skills themselves.
+func Example() {
+	env := map[string]string{} // os.Getenv in main
+	cfg, err := llm.ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		panic(err)
+	}
+	p, err := llm.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	parser := llm.NewIntentParser(p, skills.NewIntentParser(nil))
+	builder := llm.NewQueryBuilder(p, skills.NewQueryBuilder())
+	scorer := llm.NewScorer(p, relevance.Scorer{})
+
+	var notes []skills.Note
+	ctx := skills.WithNotes(context.Background(), func(n skills.Note) { notes = append(notes, n) })
+	intent, err := parser.ParseIntent(ctx, "sleep deprivation and memory consolidation")
+	if err != nil {
+		panic(err)
+	}
+	_, isOffline := builder.(*skills.OfflineQueryBuilder)
+	fmt.Println(cfg.Provider, p == nil, isOffline, scorer == relevance.Scorer{}, len(intent.Concepts) > 0, len(notes))
+	// Output: offline true true true true 0
+}
