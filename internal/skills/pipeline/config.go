@@ -12,6 +12,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/skills"
 	"quarry/internal/skills/dedup"
+	"quarry/internal/skills/llm"
 	"quarry/internal/skills/organize"
 	"quarry/internal/skills/relevance"
 	"quarry/internal/skills/sources/arxiv"
@@ -46,6 +47,10 @@ type Config struct {
 	// Local is the local library's source (local.New(lib)); nil means the
 	// local library is unavailable, and "local" is then left out.
 	Local skills.Source `json:"-"`
+	// LLM selects the model behind the intent parser, query builder and
+	// scorer (offline heuristics by default). It is read from the
+	// environment only (QUARRY_LLM_*), so API keys never sit in the file.
+	LLM llm.Config `json:"-"`
 }
 
 // ErrNoSources is wrapped by FromConfig's error when the only enabled source
@@ -99,6 +104,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			*dst = v
 		}
 	}
+	lc, err := llm.ConfigFromEnv(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg.LLM = lc
 	switch v := strings.ToLower(strings.TrimSpace(getenv("QUARRY_STRATEGY_CHECKPOINT"))); v {
 	case "":
 	case "1", "true", "yes", "on":
@@ -194,23 +204,24 @@ func (c Config) buildSources() ([]skills.Source, error) {
 }
 
 // FromConfig builds the search workflow a deployment runs: the configured
-// sources and the offline skills.
-//
-// TODO(llm): when internal/skills/llm provides NewIntentParser,
-// NewQueryBuilder and NewScorer, read llm.ConfigFromEnv in ConfigFromEnv,
-// build the provider with llm.New and wrap the offline skills below as
-// their fallbacks (a nil provider keeps them offline).
+// sources, and the skills — LLM-backed where a provider is configured, each
+// falling back to its offline heuristic (and noting it in the run) when the
+// model fails; offline otherwise.
 func FromConfig(cfg Config, handler engine.CheckpointHandler, maxIterations int) (*SearchWorkflow, error) {
 	srcs, err := cfg.buildSources()
 	if err != nil {
 		return nil, err
 	}
+	provider, err := llm.New(cfg.LLM)
+	if err != nil {
+		return nil, err
+	}
 	sk := Skills{
-		Intent:    skills.NewIntentParser(nil),
-		Queries:   skills.NewQueryBuilder(),
+		Intent:    llm.NewIntentParser(provider, skills.NewIntentParser(nil)),
+		Queries:   llm.NewQueryBuilder(provider, skills.NewQueryBuilder()),
 		Sources:   srcs,
 		Dedup:     dedup.New(),
-		Scorer:    relevance.Scorer{},
+		Scorer:    llm.NewScorer(provider, relevance.Scorer{}),
 		Organizer: organize.Organizer{},
 	}
 	confirm := cfg.StrategyCheckpoint == nil || *cfg.StrategyCheckpoint

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/skills/llm"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -23,6 +24,10 @@ func TestConfigFromEnv(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"sourcez":[]}`), 0o600))
 	f := false
+	offline, err := llm.ConfigFromEnv(env(nil))
+	require.NoError(t, err)
+	openai := offline
+	openai.Provider, openai.Model, openai.APIKey = llm.ProviderOpenAI, "m1", "sk-test"
 
 	tests := []struct {
 		name      string
@@ -37,6 +42,8 @@ func TestConfigFromEnv(t *testing.T) {
 			"QUARRY_CONTACT_EMAIL": "env@example.org", "QUARRY_STRATEGY_CHECKPOINT": "off", "QUARRY_PUBMED_URL": "http://x/"},
 			pipeline.Config{Sources: []string{"crossref", "pubmed"}, ContactEmail: "env@example.org", SerpAPIKey: "k1",
 				StrategyCheckpoint: &f, BaseURLs: map[string]string{"arxiv": "http://127.0.0.1:1/", "pubmed": "http://x/"}}, ""},
+		{"LLMFromEnv", map[string]string{"QUARRY_LLM_PROVIDER": "openai", "QUARRY_LLM_MODEL": "m1", "OPENAI_API_KEY": "sk-test"},
+			pipeline.Config{LLM: openai}, ""},
 		{"MissingFile", map[string]string{"QUARRY_CONFIG": filepath.Join(dir, "nope.json")}, pipeline.Config{}, "QUARRY_CONFIG"},
 		{"UnknownKey", map[string]string{"QUARRY_CONFIG": bad}, pipeline.Config{}, "QUARRY_CONFIG"},
 		{"BadBool", map[string]string{"QUARRY_STRATEGY_CHECKPOINT": "maybe"}, pipeline.Config{}, "QUARRY_STRATEGY_CHECKPOINT"},
@@ -51,9 +58,20 @@ func TestConfigFromEnv(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			if tt.want.LLM == (llm.Config{}) {
+				tt.want.LLM = offline // the default: offline skills
+			}
 			require.Equal(t, tt.want, got)
 		})
 	}
+}
+
+func TestFromConfigRejectsHostedLLMWithoutKey(t *testing.T) {
+	t.Parallel()
+	cfg := pipeline.Config{Sources: []string{"arxiv"}, LLM: llm.Config{Provider: llm.ProviderAnthropic, Model: "m"}}
+	_, err := pipeline.FromConfig(cfg, nil, 0)
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Contains(t, err.Error(), "ANTHROPIC_API_KEY")
 }
 
 func TestFromConfig(t *testing.T) {
