@@ -101,7 +101,7 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 	}
 
 	focused := withClauses(core, studies, excl)
-	broad := withClauses(concepts[:min(len(concepts), 2)], query.Clause{}, excl)
+	broad := withClauses(loosen(concepts[:min(len(concepts), 2)]), query.Clause{}, excl)
 	asts := []query.AST{focused, broad}
 	if len(fb.expansion) > 0 {
 		exp := query.Clause{Any: appendTerms(nil, fb.expansion...)}
@@ -209,6 +209,31 @@ func withClauses(core []query.Clause, extra query.Clause, excl []query.Clause) q
 	}
 	a.Clauses = append(a.Clauses, excl...)
 	return a
+}
+
+// loosen broadens clauses for the broad query: a concept that is a single
+// multi-word phrase with no synonyms ("cardiovascular prevention") becomes
+// its words, each required but no longer adjacent, so papers that say
+// "prevention of cardiovascular events" are found too.
+func loosen(clauses []query.Clause) []query.Clause {
+	var out []query.Clause
+	for _, c := range clauses {
+		words := []string(nil)
+		if len(c.Any) == 1 {
+			words = strings.Fields(c.Any[0].Text)
+		}
+		if c.Not || len(words) < 2 {
+			out = append(out, c)
+			continue
+		}
+		for _, w := range words {
+			if text.IsStopword(strings.ToLower(w)) {
+				continue
+			}
+			out = append(out, query.Clause{Any: []query.Term{query.NewTerm(w, false)}})
+		}
+	}
+	return out
 }
 
 // conceptClauses turns each concept into an OR group of the term and its

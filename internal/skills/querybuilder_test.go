@@ -274,3 +274,22 @@ func TestBuildStrategyProperty(t *testing.T) {
 		}
 	})
 }
+
+func TestBroadQueryLoosensALonePhrase(t *testing.T) {
+	t.Parallel()
+	b := skills.NewQueryBuilder()
+	in := skills.QueryInput{
+		Intent: skills.ParsedIntent{Topic: "statins for cardiovascular prevention", Concepts: []skills.Concept{
+			{Term: "cardiovascular prevention"},
+			{Term: "statins", Synonyms: []string{"statin"}},
+		}},
+		Sources: []string{"local"},
+	}
+	s, err := b.BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	require.Len(t, s.Queries, 2, "a focused and a broad query")
+	require.Contains(t, s.Queries[0].Text, `"cardiovascular prevention"`, "focused keeps the phrase")
+	require.NotContains(t, s.Queries[1].Text, `"cardiovascular prevention"`, "broad drops the adjacency")
+	require.Contains(t, s.Queries[1].Text, "cardiovascular")
+	require.Contains(t, s.Queries[1].Text, "prevention")
+}
