@@ -52,7 +52,7 @@ func TestSharingAndStaleDecision(t *testing.T) {
 	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-review")).ToBeVisible())
 
 	// The stale tab's submit is a 409 naming who decided, showing the new state.
-	res, err := stale.ExpectNavigation(func() error { return button(stale, "Approve").Click() })
+	res, err := stale.ExpectResponse(regexp.MustCompile(`/checkpoints/[^/]+/(strategy|review)$`), func() error { return button(stale, "Approve").Click() })
 	require.NoError(t, err)
 	require.Equal(t, 409, res.Status())
 	require.NoError(t, expect.Locator(stale.GetByTestId("conflict-message")).ToContainText("Grace"))
