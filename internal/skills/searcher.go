@@ -238,6 +238,10 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 		}
 		sr := res.Sources[name]
 		var errs []string
+		// Two queries of one source often return the same record: it is
+		// one record of that source, kept once (at its first, best rank)
+		// and counted once, so the page's "N found" is what the source has.
+		seen := map[string]bool{}
 		for qi, o := range outcomes[si] {
 			if o.err != nil {
 				if len(outcomes[si]) > 1 {
@@ -252,9 +256,13 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 					p.Rank = i + 1
 				}
 				p.ID = StableID(p)
+				if seen[p.ID] {
+					continue
+				}
+				seen[p.ID] = true
 				res.Papers = append(res.Papers, p)
+				sr.Count++
 			}
-			sr.Count += len(o.papers)
 		}
 		sr.Error = strings.Join(errs, "; ")
 		res.Sources[name] = sr

@@ -339,3 +339,17 @@ func TestNewSearcher(t *testing.T) {
 		})
 	}
 }
+
+func TestSearcherKeepsARecordOncePerSource(t *testing.T) {
+	t.Parallel()
+	both := []skills.RawPaper{{Title: "Raft consensus", DOI: "10.1/raft", Year: 2014}, {Title: "Paxos made simple", Year: 2001}}
+	src := fakeSource{name: "local", fn: func(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+		return both, nil
+	}}
+	s, err := skills.NewSearcher([]skills.Source{src}, skills.SearcherOptions{})
+	require.NoError(t, err)
+	res, err := s.Search(context.Background(), strategy([]string{"local"}, q("raft"), q("consensus")))
+	require.NoError(t, err)
+	require.Len(t, res.Papers, 2, "both queries returned both papers; each is kept once")
+	require.Equal(t, 2, res.Sources["local"].Count)
+}
