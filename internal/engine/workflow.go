@@ -252,6 +252,13 @@ func (s *StepDef) resolve(o Outcome) (string, bool) {
 	return to, ok
 }
 
+// Skippable reports whether a person may skip this step at an escalation:
+// it needs a skip (or default) transition.
+func (s *StepDef) Skippable() bool {
+	_, ok := s.resolve(Skip)
+	return ok
+}
+
 // exit returns where an Iterate goes once the loop bound is reached.
 func (s *StepDef) exit() string {
 	if s.Exit != "" {

@@ -36,6 +36,12 @@ func setupWeb(t *testing.T) *web {
 	require.NoError(t, err)
 	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")}, app.WithWorkflows(reg))
 	require.NoError(t, err)
+	return serveApp(t, a)
+}
+
+// serveApp puts a behind an httptest server and closes both at the end.
+func serveApp(t *testing.T, a *app.App) *web {
+	t.Helper()
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(func() { srv.Close(); require.NoError(t, a.Close()) })
 	return &web{srv: srv, client: newClient(t), app: a}

@@ -337,12 +337,29 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 			}
 			f := reviewFormOf(run.ID, *v.pending, p)
 			d.Review = &f
+		case engine.KindEscalation:
+			p, err := engine.PayloadAs[engine.EscalationPayload](*v.pending)
+			if err != nil {
+				return d, err
+			}
+			d.Escalation = &views.EscalationForm{RunID: run.ID, CheckpointID: v.pending.ID, Step: p.Step, Error: p.Error,
+				Attempts: p.Attempts, CanSkip: skippable(e, run.Workflow, p.Step)}
 		}
 	}
 	if run.IsComplete() && v.final != nil {
 		d.Final = &views.PaperGroupSet{Groups: groupsOf(*v.final)}
 	}
 	return d, nil
+}
+
+// skippable reports whether the workflow lets a person skip step.
+func skippable(e *engine.Engine, workflow, step string) bool {
+	wf, err := e.Registry().Get(workflow)
+	if err != nil {
+		return false
+	}
+	s, ok := wf.Step(step)
+	return ok && s.Skippable()
 }
 
 // knownSources are the sources the search workflow accepts.

@@ -154,6 +154,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/runs/:id/events", runs.Events).Name = "run-events"
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
+	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
 	g.GET("/workflows", wfs.List).Name = "workflows"
 
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"

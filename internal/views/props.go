@@ -140,11 +140,13 @@ type RunData struct {
 	MaxIterations int
 	Status        RunStatus
 	// Conflict is set when a decision lost a race: it names who decided.
-	Conflict  string
-	Strategy  *StrategyForm
-	Review    *ReviewForm
-	History   []IterationRow
-	Decisions []DecisionRow
+	Conflict string
+	Strategy *StrategyForm
+	Review   *ReviewForm
+	// Escalation is set when a step failed every attempt.
+	Escalation *EscalationForm
+	History    []IterationRow
+	Decisions  []DecisionRow
 	// Final is the last reviewed collection, shown once the run ended.
 	Final       *PaperGroupSet
 	Accumulated []skills.ScoredPaper
@@ -180,4 +182,14 @@ type WorkflowEdge struct {
 type WorkflowsData struct {
 	Page      Page
 	Workflows []WorkflowView
+}
+
+// EscalationForm asks a person to retry, skip or abort a failed step.
+type EscalationForm struct {
+	RunID, CheckpointID string
+	Step, Error         string
+	Attempts            int
+	// CanSkip is false when the step has no skip path (the engine would
+	// refuse a skip).
+	CanSkip bool
 }
