@@ -90,13 +90,19 @@ func Screening(ctx context.Context, dir string, out io.Writer) (ScreeningSummary
 // ScreeningOf is Screening restricted to the named reviews, so a quick test
 // can run a subset.
 func ScreeningOf(ctx context.Context, dir string, names []string, out io.Writer) (ScreeningSummary, error) {
+	return ScreeningOfWith(ctx, dir, names, ScreeningOptions{}, out)
+}
+
+// ScreeningOfWith is ScreeningOf with a chosen method, tie order and
+// stopping rule, so a baseline or a variant is measured the same way.
+func ScreeningOfWith(ctx context.Context, dir string, names []string, opt ScreeningOptions, out io.Writer) (ScreeningSummary, error) {
 	var sum ScreeningSummary
 	for _, name := range names {
 		rev, err := ReadScreeningReview(dir, name)
 		if err != nil {
 			return sum, err
 		}
-		res, err := SimulateScreening(ctx, rev)
+		res, err := SimulateScreeningWith(ctx, rev, opt)
 		if err != nil {
 			return sum, err
 		}
@@ -273,11 +279,47 @@ func screeningReadCSV(dir, name string) ([]ScreeningRecord, error) {
 	return recs, nil
 }
 
+// ScreeningRanker ranks a review's records given the indices of the records
+// marked so far; higher scores are screened first.
+type ScreeningRanker interface {
+	Rank(relevant, irrelevant []int) []float64
+}
+
+// ScreeningMethod builds a review's ranker from the parsed question, its
+// raw text and the records. Methods are pluggable so that a reference
+// baseline runs through exactly the same simulation as the app's scorer.
+type ScreeningMethod func(intent skills.ParsedIntent, question string, papers []skills.RawPaper) ScreeningRanker
+
+// ScreeningScorer is the app's relevance scorer (the default method).
+func ScreeningScorer(intent skills.ParsedIntent, _ string, papers []skills.RawPaper) ScreeningRanker {
+	return relevance.NewIndex(intent, papers)
+}
+
+// ScreeningOptions varies a simulation. The zero value runs the app's
+// scorer with the fixed tie order the benchmark figures are quoted with.
+type ScreeningOptions struct {
+	// Method ranks the records; nil means ScreeningScorer.
+	Method ScreeningMethod
+	// TieSeed, when non-zero, replaces the fixed tie-break order's seed, to
+	// tell a real gain from tie-order luck.
+	TieSeed uint64
+	// StopAt95 ends a run once 95% of the included records are found (and
+	// a tenth of the records is screened): WSS@95 and RRF@10 are then
+	// final, only Iterations is cut short. Experiments use it for speed.
+	StopAt95 bool
+}
+
 // SimulateScreening plays the researcher at the result review: each
 // iteration the scorer ranks the unscreened records given every mark so
 // far, the researcher marks the top ScreeningBatch by their label, and this
 // repeats until every included record has been found.
 func SimulateScreening(ctx context.Context, rev ScreeningReview) (ScreeningResult, error) {
+	return SimulateScreeningWith(ctx, rev, ScreeningOptions{})
+}
+
+// SimulateScreeningWith is SimulateScreening with a chosen method, tie
+// order and stopping rule.
+func SimulateScreeningWith(ctx context.Context, rev ScreeningReview, opt ScreeningOptions) (ScreeningResult, error) {
 	n := len(rev.Records)
 	res := ScreeningResult{Review: rev.Name, Records: n}
 	papers := make([]skills.RawPaper, n)
@@ -294,12 +336,21 @@ func SimulateScreening(ctx context.Context, rev ScreeningReview) (ScreeningResul
 	if err != nil {
 		return res, err
 	}
-	idx := relevance.NewIndex(intent, papers)
-	tie := screeningTieOrder(n)
+	method := opt.Method
+	if method == nil {
+		method = ScreeningScorer
+	}
+	idx := method(intent, rev.Question, papers)
+	tie := screeningTieOrder(n, opt.TieSeed)
 	screened := make([]bool, n)
+	need := int(math.Ceil(0.95 * float64(res.Included)))
+	tenth := int(math.Ceil(0.10 * float64(n)))
 	var rel, irr, order []int
 	found := 0
 	for found < res.Included && len(order) < n {
+		if opt.StopAt95 && found >= need && len(order) >= tenth {
+			break
+		}
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
@@ -316,8 +367,6 @@ func SimulateScreening(ctx context.Context, rev ScreeningReview) (ScreeningResul
 			}
 		}
 	}
-	need := int(math.Ceil(0.95 * float64(res.Included)))
-	tenth := int(math.Ceil(0.10 * float64(n)))
 	got, inTenth := 0, 0
 	for k, i := range order {
 		if !rev.Records[i].Included {
@@ -352,9 +401,12 @@ func screeningIntent(ctx context.Context, question string) (skills.ParsedIntent,
 // to break score ties. Breaking ties by file position would leak labels:
 // some source files list their included records first (Kitchenham_2010),
 // and early rankings tie on every paper without a question term. The seed
-// is constant, so runs stay reproducible.
-func screeningTieOrder(n int) []int {
-	return rand.New(rand.NewPCG(2006, 95)).Perm(n)
+// is constant, so runs stay reproducible; a non-zero seed replaces it.
+func screeningTieOrder(n int, seed uint64) []int {
+	if seed == 0 {
+		return rand.New(rand.NewPCG(2006, 95)).Perm(n)
+	}
+	return rand.New(rand.NewPCG(seed, 95)).Perm(n)
 }
 
 // screeningTop returns up to k unscreened indices with the highest scores,

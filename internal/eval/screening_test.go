@@ -55,9 +55,9 @@ func TestScreeningTop(t *testing.T) {
 	require.Equal(t, []int{3, 1, 4}, screeningTop(scores, []int{4, 3, 2, 1, 0}, make([]bool, 5), 3), "ties follow the tie order")
 	require.Equal(t, []int{4, 2}, screeningTop(scores, byIndex, []bool{false, true, false, true, false}, 2))
 	require.Equal(t, []int{0}, screeningTop(scores, byIndex, []bool{false, true, true, true, true}, 10))
-	order := screeningTieOrder(50)
-	require.Equal(t, order, screeningTieOrder(50), "fixed seed")
-	require.ElementsMatch(t, byIndex, screeningTieOrder(5), "a permutation")
+	order := screeningTieOrder(50, 0)
+	require.Equal(t, order, screeningTieOrder(50, 0), "fixed seed")
+	require.ElementsMatch(t, byIndex, screeningTieOrder(5, 0), "a permutation")
 }
 
 // A review whose included papers alone use the question's words is found
