@@ -10,7 +10,7 @@ FUZZTIME ?= 10s
 .PHONY: help generate build run test e2e screenshots bench fuzz lint check
 
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 generate: ## Regenerate templ components (*_templ.go)
 	$(GO) tool templ generate
