@@ -1,12 +1,12 @@
 // Package relevance is the offline relevance scorer (skill 5): a BM25-style
 // match of each paper against the research intent, blended with a
-// logistic-regression classifier trained on the papers the researcher has
-// marked, so every iteration's ranking learns from the researcher.
+// class-balanced naive Bayes classifier trained on the papers the
+// researcher has marked, so every iteration's ranking learns from the
+// researcher.
 package relevance
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -22,19 +22,18 @@ type params struct {
 	titleWeight float64 // a title word counts as much as this many abstract words
 	bm25K1      float64 // BM25 term-frequency saturation
 	bm25B       float64 // BM25 length normalisation
-	epochs      int     // SGD passes over the marked papers per training
-	rate        float64 // initial SGD step
-	lambda      float64 // L2 penalty per example, keeps few marks from overfitting
 	// queryDocW is the weight of the question itself as a pseudo-relevant
-	// paper in both classifiers (Rocchio's query vector, the topic seed of
+	// paper in the classifier (Rocchio's query vector, the topic seed of
 	// Cormack and Grossman's BMI). With one relevant mark the classifier
 	// otherwise learns that single paper's accidents; the question keeps
 	// it anchored to what was asked, and its share shrinks as marks grow.
 	queryDocW   float64
 	lexicalHalf float64 // relevant marks at which lexical and classifier weigh equally
-	biasRate    float64 // step of the bias relative to the weights
 	nbAlpha     float64 // naive Bayes smoothing
-	nbWeight    float64 // share of naive Bayes in the classifier ensemble
+	// strongMatch is the displayed score of a paper that contains every
+	// concept of the intent once and that the classifier rates like the
+	// question itself; see calibrate.
+	strongMatch float64
 }
 
 func defaultParams() params {
@@ -42,14 +41,10 @@ func defaultParams() params {
 		titleWeight: 1,
 		bm25K1:      1.2,
 		bm25B:       0.75,
-		epochs:      12,
-		rate:        0.5,
-		lambda:      0.01,
 		queryDocW:   1,
 		lexicalHalf: 0.5,
-		biasRate:    0.1,
 		nbAlpha:     3.822,
-		nbWeight:    0.5,
+		strongMatch: 0.75,
 	}
 }
 
@@ -75,6 +70,10 @@ type Index struct {
 	// excluded[i] lists the exclude terms paper i contains.
 	excluded [][]string
 	avgLen   float64
+	// strong is the lexical score of a paper of average length with every
+	// concept of the intent once in its title: what a clear match scores
+	// in this collection, the anchor of the displayed scale.
+	strong float64
 }
 
 // queryTerm is one stem of the intent with its weight in the query.
@@ -94,18 +93,19 @@ func NewIndex(intent skills.ParsedIntent, papers []skills.RawPaper) *Index {
 		d.length = x.p.titleWeight*float64(len(d.title)) + float64(len(d.abstract))
 		total += d.length
 		x.docs[i] = d
-		features[i] = docFeatures(d)
+		features[i] = docFeatures(p.Title, p.Abstract)
 	}
 	if len(papers) > 0 {
 		x.avgLen = total / float64(len(papers))
 	}
 	x.tfidf = text.NewTFIDF(features, text.TFIDFOptions{Sublinear: true, MinDF: 2})
 	for i := range x.docs {
-		x.docs[i].vec = x.tfidf.WeightedVector(features[i], featureWeights(x.docs[i], x.p.titleWeight))
+		x.docs[i].vec = x.tfidf.Vector(features[i])
 	}
 	qtoks := text.Tokenize(queryText(intent))
-	x.qvec = x.tfidf.Vector(text.WithBigrams(qtoks))
+	x.qvec = x.tfidf.Vector(text.WithBigrams(text.Plain(queryText(intent))))
 	x.query = x.queryTerms(qtoks, x.docFreq(qtoks))
+	x.strong = x.bm25Doc(x.strongDoc())
 	x.lex = make([]float64, len(papers))
 	x.excluded = make([][]string, len(papers))
 	excl := phrases(intent.ExcludeTerms)
@@ -121,6 +121,40 @@ func NewIndex(intent skills.ParsedIntent, papers []skills.RawPaper) *Index {
 	return x
 }
 
+// strongDoc is the reference paper of strong: the intent's concept terms
+// (the topic's words when the parser found no concepts) in a title, at the
+// collection's average length.
+func (x *Index) strongDoc() doc {
+	var title []string
+	for _, c := range x.intent.Concepts {
+		title = append(title, text.Tokenize(c.Term)...)
+	}
+	if len(title) == 0 {
+		title = text.Tokenize(x.intent.Topic)
+	}
+	return doc{title: title, length: x.avgLen}
+}
+
+// calibrate maps blended scores onto the displayed scale in place, by the
+// same strictly increasing function for every paper of one ranking, so the
+// order (and every screening figure) is unchanged. The raw lexical score
+// divides by the best score any text could reach, which a long question
+// makes unreachable: a clearly relevant paper read 0.05. Here the scale is
+// anchored on two realistic points: lo, a paper with no word of the
+// question that the classifier likes least, reads 0; ref, a paper with
+// every concept of the intent once (strong) that the classifier rates like
+// the question itself, reads strongMatch; more evidence approaches 1
+// smoothly: 1-(1-strongMatch)^((v-lo)/(ref-lo)).
+func (x *Index) calibrate(v []float64, lo, ref float64) {
+	if ref <= lo {
+		return
+	}
+	k := math.Log(1-x.p.strongMatch) / (ref - lo)
+	for i := range v {
+		v[i] = clamp01(-math.Expm1(k * (v[i] - lo)))
+	}
+}
+
 // Len is the number of papers.
 func (x *Index) Len() int { return len(x.docs) }
 
@@ -128,25 +162,12 @@ func (x *Index) Len() int { return len(x.docs) }
 // marks: the ranking a researcher sees first.
 func (x *Index) Lexical() []float64 { return slices.Clone(x.lex) }
 
-// docFeatures is a paper's feature list: title and abstract unigrams and
-// bigrams (bigrams do not cross from title into abstract).
-func docFeatures(d doc) []string {
-	f := text.WithBigrams(d.title)
-	return append(f, text.WithBigrams(d.abstract)...)
-}
-
-// featureWeights matches docFeatures: title features count titleWeight.
-func featureWeights(d doc, titleWeight float64) []float64 {
-	nt := len(d.title) + max(len(d.title)-1, 0)
-	na := len(d.abstract) + max(len(d.abstract)-1, 0)
-	w := make([]float64, 0, nt+na)
-	for range nt {
-		w = append(w, titleWeight)
-	}
-	for range na {
-		w = append(w, 1)
-	}
-	return w
+// docFeatures is a paper's feature list for the classifier: unstemmed
+// title and abstract words and their bigrams (bigrams do not cross from
+// title into abstract).
+func docFeatures(title, abstract string) []string {
+	f := text.WithBigrams(text.Plain(title))
+	return append(f, text.WithBigrams(text.Plain(abstract))...)
 }
 
 // queryText is everything in the intent that describes what is wanted.
@@ -207,8 +228,9 @@ func (x *Index) docFreq(toks []string) map[string]int {
 // bm25 is the field-weighted BM25 score of paper i divided by the best
 // score any paper could reach, so it lies in [0,1] and means the same in a
 // collection of ten papers as in one of ten thousand.
-func (x *Index) bm25(i int) float64 {
-	d := x.docs[i]
+func (x *Index) bm25(i int) float64 { return x.bm25Doc(x.docs[i]) }
+
+func (x *Index) bm25Doc(d doc) float64 {
 	var s, best float64
 	norm := 1.0
 	if x.avgLen > 0 {
@@ -236,34 +258,27 @@ func countOf(toks []string, t string) int {
 }
 
 // Rank scores every paper in [0,1] given the indices of papers marked
-// relevant and irrelevant. Without marks it is the lexical score; with
-// marks a class-weighted logistic regression (the question itself counted
-// as one relevant paper) is blended in, weighing more as relevant marks
-// accumulate.
+// relevant and irrelevant. Without marks it ranks by the lexical score;
+// with marks a class-balanced naive Bayes (the question itself counted as
+// one relevant paper) is blended in, weighing more as relevant marks
+// accumulate. The blend is then calibrated for display (see calibrate),
+// which never changes the order.
 func (x *Index) Rank(relevant, irrelevant []int) []float64 {
 	out := slices.Clone(x.lex)
-	if len(relevant)+len(irrelevant) == 0 {
-		return out
-	}
-	var m *model
-	if x.p.nbWeight < 1 {
-		m = x.train(relevant, irrelevant)
-	}
-	var nb []float64
-	if x.p.nbWeight > 0 {
-		nb = x.naiveBayes(relevant, irrelevant)
-	}
-	alpha := x.p.lexicalHalf / (x.p.lexicalHalf + float64(len(relevant)))
-	for i := range out {
-		var p float64
-		if m != nil {
-			p = (1 - x.p.nbWeight) * m.prob(x.docs[i].vec)
+	alpha, lo, pq := 1.0, 0.0, 0.0
+	if len(relevant)+len(irrelevant) > 0 {
+		nb := x.naiveBayes(relevant, irrelevant)
+		alpha = x.p.lexicalHalf / (x.p.lexicalHalf + float64(len(relevant)))
+		pmin := 1.0
+		for i := range out {
+			p := sigmoid(x.docs[i].vec.DotDense(nb))
+			pmin = min(pmin, p)
+			out[i] = alpha*x.lex[i] + (1-alpha)*p
 		}
-		if nb != nil {
-			p += x.p.nbWeight * sigmoid(x.docs[i].vec.DotDense(nb))
-		}
-		out[i] = clamp01(alpha*x.lex[i] + (1-alpha)*p)
+		lo = (1 - alpha) * pmin
+		pq = sigmoid(x.qvec.DotDense(nb))
 	}
+	x.calibrate(out, lo, alpha*x.strong+(1-alpha)*pq)
 	return out
 }
 
@@ -309,80 +324,6 @@ func (x *Index) naiveBayes(relevant, irrelevant []int) []float64 {
 		w[f] = (math.Log(pos[f]+a) - lp) - (math.Log(neg[f]+a) - ln)
 	}
 	return w
-}
-
-// model is a logistic regression over TF-IDF features, stored as
-// scale·v so the L2 decay of every weight costs one multiplication.
-type model struct {
-	v     []float64
-	scale float64
-	bias  float64
-}
-
-func (m *model) margin(x text.Vector) float64 {
-	return m.scale*x.DotDense(m.v) + m.bias
-}
-
-func (m *model) prob(x text.Vector) float64 {
-	return sigmoid(m.margin(x))
-}
-
-// train fits the classifier by SGD on class-balanced batches: positives
-// and negatives alternate, each side cycling through its examples in a
-// fixed pseudo-random order. Balancing by sampling, not by loss weights,
-// keeps every step the same size when a few relevant papers face hundreds
-// of irrelevant ones, and the fixed order makes the model reproducible.
-func (x *Index) train(relevant, irrelevant []int) *model {
-	pos := make([]text.Vector, 0, len(relevant)+1)
-	neg := make([]text.Vector, 0, len(irrelevant))
-	if x.qvec.Len() > 0 && x.p.queryDocW > 0 {
-		pos = append(pos, x.qvec)
-	}
-	for _, i := range relevant {
-		pos = append(pos, x.docs[i].vec)
-	}
-	for _, i := range irrelevant {
-		neg = append(neg, x.docs[i].vec)
-	}
-	m := &model{v: make([]float64, x.tfidf.Dim()), scale: 1}
-	if len(pos)+len(neg) == 0 {
-		return m
-	}
-	rng := rand.New(rand.NewPCG(uint64(len(relevant)), uint64(len(irrelevant))))
-	steps := x.p.epochs * (len(pos) + len(neg))
-	var pi, ni int
-	pord, nord := rng.Perm(len(pos)), rng.Perm(len(neg))
-	for t := range steps {
-		var e text.Vector
-		var y float64
-		if (t%2 == 0 && len(pos) > 0) || len(neg) == 0 {
-			if pi == len(pord) {
-				pi = 0
-				rng.Shuffle(len(pord), func(i, j int) { pord[i], pord[j] = pord[j], pord[i] })
-			}
-			e, y = pos[pord[pi]], 1
-			pi++
-		} else {
-			if ni == len(nord) {
-				ni = 0
-				rng.Shuffle(len(nord), func(i, j int) { nord[i], nord[j] = nord[j], nord[i] })
-			}
-			e, y = neg[nord[ni]], 0
-			ni++
-		}
-		eta := x.p.rate / (1 + x.p.rate*x.p.lambda*float64(t))
-		g := sigmoid(m.margin(e)) - y
-		m.scale *= 1 - eta*x.p.lambda
-		if m.scale < 1e-6 {
-			for i := range m.v {
-				m.v[i] *= m.scale
-			}
-			m.scale = 1
-		}
-		e.AddTo(m.v, -eta*g/m.scale)
-		m.bias -= eta * g * x.p.biasRate
-	}
-	return m
 }
 
 func sigmoid(z float64) float64 {

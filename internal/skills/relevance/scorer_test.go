@@ -73,8 +73,8 @@ func TestScoreLearnsFromMarks(t *testing.T) {
 		paper("a2", "Microbiome and mood disorders", "Gut bacteria are linked to mood and depression."),
 		paper("b1", "Exercise therapy for depression", "Running reduces depression symptoms in adults."),
 		paper("b2", "Exercise and anxiety", "Aerobic exercise reduces anxiety and depression."),
-		paper("c1", "Gut microbiome in anxiety", "The gut microbiome of anxious patients was sequenced."),
-		paper("c2", "Exercise programmes for mood", "Exercise programmes improve mood and depression."),
+		paper("c1", "Gut microbiome in depression", "The gut microbiome of depressed patients was sequenced."),
+		paper("c2", "Exercise programmes for depression", "Exercise programmes improve mood and depression."),
 	}
 	intent := skills.ParsedIntent{Topic: "depression"}
 	in := skills.ScoreInput{Intent: intent, Papers: papers, Relevant: papers[:2], Irrelevant: papers[2:4]}
@@ -84,6 +84,51 @@ func TestScoreLearnsFromMarks(t *testing.T) {
 	require.Greater(t, c1.Score, c2.Score, "the microbiome paper resembles the relevant marks")
 	require.Contains(t, c1.Reasons, "similar to 2 papers you marked relevant")
 	require.Contains(t, c2.Reasons, "resembles 2 papers you marked irrelevant")
+}
+
+// Displayed scores must read like confidence: a paper that matches the
+// question's concepts in its title reads at least 0.6 even in a tiny
+// collection, one with no word of the question reads about 0, and
+// calibration keeps the order of the raw ranking.
+func TestScoreCalibrated(t *testing.T) {
+	t.Parallel()
+	intent := skills.ParsedIntent{
+		Topic: "beta blockers after myocardial infarction in adults, randomised trials of mortality and reinfarction",
+		Concepts: []skills.Concept{
+			{Term: "beta blockers", Synonyms: []string{"beta-adrenergic antagonists", "propranolol", "metoprolol"}},
+			{Term: "myocardial infarction", Synonyms: []string{"heart attack"}},
+		},
+	}
+	tests := []struct {
+		name  string
+		marks bool
+	}{{"NoMarks", false}, {"WithMarks", true}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := skills.ScoreInput{Intent: intent, Papers: corpus()}
+			if tt.marks {
+				in.Relevant = corpus()[1:2]
+				in.Irrelevant = corpus()[4:5]
+			}
+			out, err := relevance.Scorer{}.Score(context.Background(), in)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, scoreOf(t, out, "bb").Score, 0.6, "clear match")
+			require.Less(t, scoreOf(t, out, "soil").Score, 0.1, "no match")
+			require.Greater(t, scoreOf(t, out, "bb").Score, scoreOf(t, out, "kids").Score)
+		})
+	}
+	// The order of the displayed scores is the order of the raw blend.
+	papers := corpus()
+	x := relevance.NewIndex(intent, papers)
+	raw := x.Lexical()
+	shown := x.Rank(nil, nil)
+	for i := range papers {
+		for j := range papers {
+			require.Equal(t, raw[i] < raw[j], shown[i] < shown[j], "%s vs %s", papers[i].ID, papers[j].ID)
+		}
+	}
+	require.Less(t, slices.Max(raw), 0.6, "the raw lexical scale is what read too low")
 }
 
 func TestScoreEdgeCases(t *testing.T) {

@@ -45,6 +45,21 @@ func Tokenize(s string) []string {
 	return out
 }
 
+// Plain splits s like Tokenize but does not stem and keeps numbers: the
+// features of the relevance classifier. Stemming merges words a
+// classifier should keep apart (drug names, "inhibitor" and "inhibition"),
+// and on the screening benchmark unstemmed features rank better
+// (mean WSS@95 +2.3); queries and phrase matching still use stems.
+func Plain(s string) []string {
+	var out []string
+	forEachWord(s, func(w string) {
+		if len(w) >= 2 && !IsStopword(w) {
+			out = append(out, w)
+		}
+	})
+	return out
+}
+
 // Words splits s like Tokenize but keeps stop words and does not stem, so
 // phrase matching can show the words the researcher typed.
 func Words(s string) []string {

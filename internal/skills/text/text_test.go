@@ -34,6 +34,26 @@ func TestTokenize(t *testing.T) {
 	}
 }
 
+func TestPlain(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"Empty", "", nil},
+		{"NotStemmed", "ACE-Inhibitors and inhibition", []string{"ace", "inhibitors", "inhibition"}},
+		{"NumbersKeptSingleLettersDropped", "2019 a b vitamin b12", []string{"2019", "vitamin", "b12"}},
+		{"AccentsFolded", "naïve café", []string{"naive", "cafe"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tt.want, text.Plain(tt.in))
+		})
+	}
+}
+
 func TestTermsKeepSurfaceWords(t *testing.T) {
 	t.Parallel()
 	got := text.Terms("Heart failures")
