@@ -189,6 +189,8 @@ type runView struct {
 	decisions   []views.DecisionRow
 	// final is the run's final collection once it ended (nil before).
 	final *skills.PaperCollection
+	// searched holds the iterations whose search has run.
+	searched map[int]bool
 }
 
 // loadRunView reads a run's checkpoints and decisions and derives its
@@ -196,7 +198,7 @@ type runView struct {
 // count and the feedback given, and the papers accumulated so far with the
 // last review's relevant marks merged in.
 func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, error) {
-	v := runView{run: run}
+	v := runView{run: run, searched: map[int]bool{}}
 	cps, err := rs.Checkpoints(ctx, run.ID)
 	if err != nil {
 		return v, err
@@ -242,6 +244,7 @@ func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, err
 				return v, err
 			}
 			v.lastResult = &p
+			v.searched[cp.Iteration] = true
 			r := rec(cp.Iteration)
 			r.ResultCount = len(p.Collection.Papers)
 			lastFeedback = nil
@@ -280,6 +283,7 @@ func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, err
 		recorded := map[int]bool{}
 		for _, h := range rs.Workflow.History {
 			recorded[h.Iteration] = true
+			v.searched[h.Iteration] = true
 		}
 		merged := slices.Clone(rs.Workflow.History)
 		for _, h := range v.history {
@@ -312,7 +316,8 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 		Status: statusOf(run), Decisions: v.decisions, Accumulated: v.accumulated,
 	}
 	for _, h := range v.history {
-		row := views.IterationRow{Iteration: h.Iteration, ResultCount: h.ResultCount, Sources: h.Strategy.Sources}
+		row := views.IterationRow{Iteration: h.Iteration, ResultCount: h.ResultCount, Sources: h.Strategy.Sources,
+			Searched: v.searched[h.Iteration]}
 		for _, q := range h.Strategy.Queries {
 			row.Queries = append(row.Queries, q.Text)
 		}

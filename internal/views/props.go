@@ -118,9 +118,12 @@ type IterationRow struct {
 	Queries     []string
 	Sources     []string
 	ResultCount int
-	Relevant    int
-	Irrelevant  int
-	Feedback    string
+	// Searched is false while the iteration's search has not run yet (its
+	// strategy is still being confirmed), so no count is shown.
+	Searched   bool
+	Relevant   int
+	Irrelevant int
+	Feedback   string
 }
 
 // RunStatus is the live part of the run page, polled and streamed.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -76,4 +77,20 @@ func TestHomeForm(t *testing.T) {
 	require.NotNil(t, htmxCfg.IncludeIndicatorStyles)
 	require.False(t, *htmxCfg.IncludeIndicatorStyles)
 	require.Len(t, htmxCfg.ResponseHandling, 3)
+}
+
+func TestHistoryTableSaysWhenAnIterationHasNotBeenSearched(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	rows := []views.IterationRow{
+		{Iteration: 1, Queries: []string{"sleep"}, ResultCount: 7, Searched: true},
+		{Iteration: 2, Queries: []string{"sleep memory"}},
+	}
+	require.NoError(t, views.HistoryTable(rows).Render(context.Background(), &buf))
+	doc, err := goquery.NewDocumentFromReader(&buf)
+	require.NoError(t, err)
+	cells := doc.Find(`[data-testid="history-row"] td:nth-child(3)`)
+	require.Equal(t, 2, cells.Length())
+	require.Equal(t, "7", strings.TrimSpace(cells.Eq(0).Text()))
+	require.Equal(t, "not searched yet", strings.TrimSpace(cells.Eq(1).Text()))
 }
