@@ -48,6 +48,39 @@ func TestScreeningQuestion(t *testing.T) {
 	}
 }
 
+// TestDoubleBalance checks ASReview's double balance as expected weights:
+// the resampled training set keeps its size, the relevant marks get a
+// larger share than class balance would give them while they are rare, and
+// at least one relevant and two irrelevant places are kept.
+func TestDoubleBalance(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		n1, n0 int
+		w1     float64 // 0: only the general properties are checked
+	}{
+		{"OneInTen", 1, 9, 6.687},
+		{"FewRelevant", 3, 200, 0},
+		{"Even", 50, 50, 0},
+		{"TooFewForTwoIrrelevant", 2, 1, 0.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			w1, w0 := doubleBalance(tt.n1, tt.n0)
+			n := float64(tt.n1 + tt.n0)
+			require.InDelta(t, n, w1*float64(tt.n1)+w0*float64(tt.n0), 1e-9, "size kept")
+			require.GreaterOrEqual(t, w1*float64(tt.n1), 1.0)
+			if tt.w1 != 0 {
+				require.InDelta(t, tt.w1, w1, 1e-3)
+			}
+			if tt.n1 < tt.n0 {
+				require.Greater(t, w1/w0, float64(tt.n0)/float64(tt.n1), "more than class balance")
+			}
+		})
+	}
+}
+
 func TestScreeningTop(t *testing.T) {
 	t.Parallel()
 	scores := []float64{0.1, 0.9, 0.5, 0.9, 0.7}

@@ -54,6 +54,26 @@ func TestPlain(t *testing.T) {
 	}
 }
 
+func TestPlainAll(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"Empty", "", nil},
+		{"StopWordsKept", "Patients were randomised to the ACE-inhibitor", []string{"patients", "were", "randomised", "to", "the", "ace", "inhibitor"}},
+		{"NumbersKeptSingleLettersDropped", "2019 a b vitamin b12", []string{"2019", "vitamin", "b12"}},
+		{"AccentsFolded", "naïve café", []string{"naive", "cafe"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tt.want, text.PlainAll(tt.in))
+		})
+	}
+}
+
 func TestTermsKeepSurfaceWords(t *testing.T) {
 	t.Parallel()
 	got := text.Terms("Heart failures")
