@@ -17,13 +17,14 @@ import (
 const screeningDataDir = "/work/shared/data/screening"
 
 // Floors the full run must keep: a regression guard a little under what
-// the scorer reaches today (mean 53.6, ACE 68.5 with ties broken by the
-// fixed random order; 53.7/53.8 with two other tie seeds). The targets
-// (mean 55, ACE 75) are NOT reached; ACE fell from 71.5 when the
-// classifier moved to unstemmed naive Bayes, which gained 2.3 on the mean.
+// the scorer reaches today (mean 54.0, ACE 71.2 with ties broken by the
+// fixed random order; 53.8/54.7 with two other tie seeds). The targets
+// (mean 55, ACE 75) are NOT reached. ACE went 71.5 -> 68.5 when the
+// classifier moved to unstemmed naive Bayes and back to 71.2 when its
+// unigrams kept stop words (scikit-learn's default, as the baseline).
 const (
-	screeningFloorMean = 53.0
-	screeningFloorACE  = 68.0
+	screeningFloorMean = 53.5
+	screeningFloorACE  = 70.5
 )
 
 func TestScreeningQuestion(t *testing.T) {

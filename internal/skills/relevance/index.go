@@ -103,7 +103,7 @@ func NewIndex(intent skills.ParsedIntent, papers []skills.RawPaper) *Index {
 		x.docs[i].vec = x.tfidf.Vector(features[i])
 	}
 	qtoks := text.Tokenize(queryText(intent))
-	x.qvec = x.tfidf.Vector(text.WithBigrams(text.Plain(queryText(intent))))
+	x.qvec = x.tfidf.Vector(docFeatures(queryText(intent), ""))
 	x.query = x.queryTerms(qtoks, x.docFreq(qtoks))
 	x.strong = x.bm25Doc(x.strongDoc())
 	x.lex = make([]float64, len(papers))
@@ -163,11 +163,13 @@ func (x *Index) Len() int { return len(x.docs) }
 func (x *Index) Lexical() []float64 { return slices.Clone(x.lex) }
 
 // docFeatures is a paper's feature list for the classifier: unstemmed
-// title and abstract words and their bigrams (bigrams do not cross from
-// title into abstract).
+// title and abstract words, stop words included (text.PlainAll), and the
+// bigrams of their content words (text.Plain); bigrams do not cross from
+// title into abstract.
 func docFeatures(title, abstract string) []string {
-	f := text.WithBigrams(text.Plain(title))
-	return append(f, text.WithBigrams(text.Plain(abstract))...)
+	f := append(text.PlainAll(title), text.Bigrams(text.Plain(title))...)
+	f = append(f, text.PlainAll(abstract)...)
+	return append(f, text.Bigrams(text.Plain(abstract))...)
 }
 
 // queryText is everything in the intent that describes what is wanted.
