@@ -200,7 +200,7 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 		case run.Status == StatusPending:
 			next := run
 			next.Status = StatusRunning
-			run, err = e.commit(ctx, Commit{Run: next})
+			run, err = e.commit(ctx, Commit{From: run.Status, Run: next})
 		case run.Status == StatusRunning && run.CheckpointID != "":
 			run, err = e.resume(ctx, wf, run)
 		case run.Status == StatusRunning:
@@ -313,7 +313,7 @@ func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *St
 		next.Status = StatusFailed
 		next.Error = msg
 		next.Step = ""
-		c.Run = next
+		c.From, c.Run = run.Status, next
 		return e.commit(ctx, c)
 	}
 	if outcome == Iterate {
@@ -330,7 +330,7 @@ func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *St
 		next.Step = to
 		next.Status = StatusRunning
 	}
-	c.Run = next
+	c.From, c.Run = run.Status, next
 	r, err := e.commit(ctx, c)
 	if err == nil {
 		e.publish(Event{Type: EventStepFinished, RunID: run.ID, Step: step.ID, Outcome: outcome, Iteration: run.Iteration})
@@ -347,7 +347,7 @@ func (e *Engine) retryOrEscalate(ctx context.Context, run Run, step *StepDef, st
 	next.Error = msg
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
 		Outcome: "error", Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
-	r, err := e.commit(ctx, Commit{Run: next, Step: rec})
+	r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec})
 	if err != nil {
 		return r, err
 	}
@@ -371,7 +371,7 @@ func (e *Engine) escalate(ctx context.Context, run Run, step *StepDef, started t
 	next.CheckpointID = cp.ID
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
 		Outcome: "escalated", Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
-	r, err := e.commit(ctx, Commit{Run: next, Step: rec, NewCheckpoint: &cp})
+	r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp})
 	if err == nil {
 		e.publish(Event{Type: EventCheckpoint, RunID: run.ID, Step: step.ID, Kind: KindEscalation, Message: msg})
 	}
@@ -383,7 +383,7 @@ func (e *Engine) fail(ctx context.Context, run Run, msg string) (Run, error) {
 	next.Status = StatusFailed
 	next.Error = msg
 	next.Step = ""
-	return e.commit(ctx, Commit{Run: next, Step: &StepRecord{RunID: run.ID, Step: run.Step, Iteration: run.Iteration,
+	return e.commit(ctx, Commit{From: run.Status, Run: next, Step: &StepRecord{RunID: run.ID, Step: run.Step, Iteration: run.Iteration,
 		Outcome: "failed", Error: msg, StartedAt: e.cfg.Now().UTC(), FinishedAt: e.cfg.Now().UTC()}})
 }
 
@@ -423,7 +423,7 @@ func (e *Engine) ask(ctx context.Context, wf *Workflow, run Run, step *StepDef, 
 		next.CheckpointID = cp.ID
 		rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
 			Outcome: "checkpoint", StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
-		r, err := e.commit(ctx, Commit{Run: next, Step: rec, NewCheckpoint: &cp})
+		r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp})
 		if err == nil {
 			e.publish(Event{Type: EventCheckpoint, RunID: run.ID, Step: step.ID, Kind: cp.Kind, Iteration: run.Iteration})
 		}
@@ -498,7 +498,7 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 			next := run
 			next.Attempt, next.Error, next.CheckpointID = 0, "", ""
 			rec.Outcome = "retry"
-			return e.commit(ctx, Commit{Run: next, Step: rec, ResolveCheckpoint: cp.ID})
+			return e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, ResolveCheckpoint: cp.ID})
 		case Edit: // skip the step
 			rec.Outcome = string(Skip)
 			return e.transition(ctx, wf, run, step, Skip, nil, Commit{Step: rec, ResolveCheckpoint: cp.ID})
@@ -507,7 +507,7 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 			next.Status, next.Step, next.CheckpointID = StatusCanceled, "", ""
 			next.Error = fmt.Sprintf("aborted by %s at step %q", dec.DecidedBy, step.ID)
 			rec.Outcome = "aborted"
-			return e.commit(ctx, Commit{Run: next, Step: rec, ResolveCheckpoint: cp.ID})
+			return e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, ResolveCheckpoint: cp.ID})
 		}
 	}
 	if step.Gate == nil {
@@ -592,7 +592,7 @@ func (e *Engine) Cancel(ctx context.Context, runID, by string) error {
 	next.Status, next.Step, next.CheckpointID = StatusCanceled, "", ""
 	next.Error = "canceled by " + by
 	now := e.cfg.Now().UTC()
-	_, err = e.commit(ctx, Commit{Run: next, ResolveCheckpoint: cpID, Step: &StepRecord{RunID: run.ID, Step: run.Step,
+	_, err = e.commit(ctx, Commit{From: run.Status, Run: next, ResolveCheckpoint: cpID, Step: &StepRecord{RunID: run.ID, Step: run.Step,
 		Iteration: run.Iteration, Outcome: "canceled", Error: next.Error, StartedAt: now, FinishedAt: now}})
 	return err
 }

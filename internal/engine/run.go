@@ -134,6 +134,10 @@ type Commit struct {
 	// Run holds the new values; Run.Version is the version read, and the
 	// store refuses the commit (EConflict) if the run changed since.
 	Run Run
+	// From is the status read with Run.Version. When the status does not
+	// change the store leaves the status index alone: one page less to
+	// write on every step of a running run.
+	From Status
 	// Step is the audit record (nil for pure status changes).
 	Step *StepRecord
 	// NewCheckpoint is inserted (with its status) when not nil.

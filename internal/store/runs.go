@@ -142,7 +142,7 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 			return engine.Run{}, err
 		}
 	}
-	if err := s.updateRun(ctx, tx, c.Run); err != nil {
+	if err := s.updateRun(ctx, tx, c.From, c.Run); err != nil {
 		return engine.Run{}, err
 	}
 	if c.Decision != nil {
@@ -172,13 +172,26 @@ const updateRunSQL = `UPDATE runs SET state = ?, current_step = ?, status = ?, i
 	checkpoint_id = NULLIF(?, ''), error = ?, version = version + 1, updated_at = ?
 	WHERE id = ? AND version = ?`
 
-func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
+// updateRunSameStatusSQL leaves status out of SET: SQLite rewrites an
+// index entry whenever its column is assigned, even to the same value, so
+// naming status would dirty the runs_status page on every step.
+const updateRunSameStatusSQL = `UPDATE runs SET state = ?, current_step = ?, iteration = ?, attempt = ?,
+	checkpoint_id = NULLIF(?, ''), error = ?, version = version + 1, updated_at = ?
+	WHERE id = ? AND version = ? AND status = ?`
+
+func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, from engine.Status, r engine.Run) error {
 	state, err := encodeState(r.State)
 	if err != nil {
 		return err
 	}
-	res, err := tx.StmtContext(ctx, s.stmts.updateRun).ExecContext(ctx,
-		state, r.Step, string(r.Status), r.Iteration, r.Attempt, r.CheckpointID, r.Error, formatTime(r.UpdatedAt), r.ID, r.Version)
+	var res sql.Result
+	if from == r.Status {
+		res, err = tx.StmtContext(ctx, s.stmts.updateRunSameStatus).ExecContext(ctx,
+			state, r.Step, r.Iteration, r.Attempt, r.CheckpointID, r.Error, formatTime(r.UpdatedAt), r.ID, r.Version, string(r.Status))
+	} else {
+		res, err = tx.StmtContext(ctx, s.stmts.updateRun).ExecContext(ctx,
+			state, r.Step, string(r.Status), r.Iteration, r.Attempt, r.CheckpointID, r.Error, formatTime(r.UpdatedAt), r.ID, r.Version)
+	}
 	if err != nil {
 		return fmt.Errorf("store: update run %s: %w", r.ID, err)
 	}

@@ -41,7 +41,7 @@ type Store struct {
 	// stmts are the hot path's statements, prepared once on the writer
 	// connection: parsing SQL was a sixth of a step commit's CPU.
 	stmts struct {
-		updateRun, insertStepRun *sql.Stmt
+		updateRun, updateRunSameStatus, insertStepRun *sql.Stmt
 	}
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -139,6 +139,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if s.stmts.updateRun, err = s.write.PrepareContext(ctx, updateRunSQL); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("store: prepare: %w", err)
+	}
+	if s.stmts.updateRunSameStatus, err = s.write.PrepareContext(ctx, updateRunSameStatusSQL); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: prepare: %w", err)
 	}
@@ -267,7 +271,7 @@ func (s *Store) Close() error {
 		cancel()
 		s.worker = nil
 	}
-	for _, st := range []*sql.Stmt{s.stmts.updateRun, s.stmts.insertStepRun} {
+	for _, st := range []*sql.Stmt{s.stmts.updateRun, s.stmts.updateRunSameStatus, s.stmts.insertStepRun} {
 		if st != nil {
 			st.Close()
 		}
