@@ -129,3 +129,26 @@ func TestDecisionRecordedWhileStoppedIsNotLost(t *testing.T) {
 	second := withWorkers(t, path, engine.Pending(), loopWorkflow("loop", 3, nil))
 	waitStatus(t, second, r.ID, engine.StatusCompleted)
 }
+
+func TestDecisionEventPrecedesTheStepsItResumes(t *testing.T) {
+	t.Parallel()
+	wf := &engine.Workflow{Name: "gate", Entry: "ask", Steps: []engine.StepDef{
+		{ID: "ask", Gate: reviewGate(kindNote), Next: engine.Next{engine.OK: "after"}},
+		{ID: "after", Handler: noop, Next: engine.Next{engine.OK: engine.End}},
+	}}
+	b := withWorkers(t, filepath.Join(t.TempDir(), "order.db"), engine.Pending(), wf)
+	events, stop := b.eng.Events().Subscribe("")
+	defer stop()
+	id := b.start(t, "gate", nil).ID
+	r := waitStatus(t, b, id, engine.StatusWaiting)
+	require.NoError(t, b.eng.Decide(context.Background(), id, r.CheckpointID, by("ada")))
+	waitStatus(t, b, id, engine.StatusCompleted)
+	var order []string
+	for len(events) > 0 {
+		ev := <-events
+		if ev.RunID == id && (ev.Type == engine.EventDecision || ev.Type == engine.EventStepStarted && ev.Step == "after") {
+			order = append(order, string(ev.Type))
+		}
+	}
+	require.Equal(t, []string{string(engine.EventDecision), string(engine.EventStepStarted)}, order)
+}

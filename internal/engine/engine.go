@@ -154,7 +154,20 @@ func (e *Engine) Start(ctx context.Context, workflow string, input map[string]an
 		return Run{}, err
 	}
 	e.publish(Event{Type: EventStatus, RunID: r.ID, Status: r.Status})
+	e.wake(ctx)
 	return r, nil
+}
+
+// waker is implemented by stores whose job queue can be nudged to pick up
+// a just-committed job at once instead of at its next poll.
+type waker interface {
+	Wake(ctx context.Context)
+}
+
+func (e *Engine) wake(ctx context.Context) {
+	if w, ok := e.cfg.Store.(waker); ok {
+		w.Wake(ctx)
+	}
 }
 
 // Recover schedules every run a crash left pending or running; call it on
@@ -564,6 +577,7 @@ func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decis
 		return err
 	}
 	e.publish(Event{Type: EventDecision, RunID: runID, Step: cp.Step, Kind: cp.Kind, Message: string(d.Action) + " by " + d.DecidedBy})
+	e.wake(ctx)
 	return nil
 }
 

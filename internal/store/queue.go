@@ -55,9 +55,12 @@ type wakeWorker struct {
 // Work does nothing: the job exists only to trigger a fetch.
 func (wakeWorker) Work(context.Context, *river.Job[wakeArgs]) error { return nil }
 
-// wake nudges this process's workers to fetch now; it is only an
+// Wake nudges this process's workers to fetch now; it is only an
 // optimisation (the poll would find the job anyway), so errors are logged.
-func (s *Store) wake(ctx context.Context) {
+// The engine calls it after committing a run or a decision and publishing
+// the event that announces it, so watchers see the decision before the
+// steps it resumes.
+func (s *Store) Wake(ctx context.Context) {
 	w := s.worker
 	if w == nil {
 		return

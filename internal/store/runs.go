@@ -28,7 +28,6 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit run: %w", err)
 	}
-	s.wake(ctx)
 	return nil
 }
 
@@ -394,7 +393,6 @@ func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecor
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit decision: %w", err)
 	}
-	s.wake(ctx)
 	return nil
 }
 
