@@ -35,7 +35,7 @@ screenshots: ## Install browser deps if missing, then write docs/screenshots/*.p
 
 bench: ## Run every benchmark once; prints the figure lines (full output in bench.out)
 	@$(GO) test -run '^$$' -bench . -benchtime=1x -benchmem -timeout 30m ./... > bench.out 2>&1; status=$$?; \
-	grep -E '^[a-z]+: [a-z_0-9]+=|^(FAIL|---|panic)' bench.out; exit $$status
+	grep -E '^[a-z]+: [a-z_0-9]+[= ]|^(FAIL|---|panic)' bench.out; exit $$status
 
 fuzz: ## Run every Fuzz target for FUZZTIME each (default 10s)
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
