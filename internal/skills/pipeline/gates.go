@@ -183,11 +183,7 @@ func (p *pipe) reviewGate() *engine.Gate {
 			if err != nil {
 				return "", nil, err
 			}
-			wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
-			if err != nil {
-				return "", nil, err
-			}
-			irrelevant, _, err := engine.Get[[]skills.ScoredPaper](sc.State, keyIrrelevant)
+			wfs, irrelevant, err := marks(sc.State)
 			if err != nil {
 				return "", nil, err
 			}

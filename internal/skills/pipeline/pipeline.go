@@ -232,6 +232,17 @@ func need[T any](s engine.State, key string) (T, error) {
 	return v, nil
 }
 
+// marks reads the loop's memory of the researcher's marks: the workflow
+// state (relevant papers accumulate there) and the papers marked irrelevant.
+func marks(s engine.State) (skills.WorkflowState, []skills.ScoredPaper, error) {
+	wfs, _, err := engine.Get[skills.WorkflowState](s, keyWorkflow)
+	if err != nil {
+		return wfs, nil, err
+	}
+	irrelevant, _, err := engine.Get[[]skills.ScoredPaper](s, keyIrrelevant)
+	return wfs, irrelevant, err
+}
+
 // set builds an Update from key/value pairs in order.
 func set(kv ...any) (engine.Update, error) {
 	u := engine.Update{}
@@ -266,11 +277,7 @@ func (p *pipe) queryInput(sc engine.StepContext) (skills.QueryInput, skills.Work
 	if err != nil {
 		return skills.QueryInput{}, skills.WorkflowState{}, err
 	}
-	wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
-	if err != nil {
-		return skills.QueryInput{}, wfs, err
-	}
-	irrelevant, _, err := engine.Get[[]skills.ScoredPaper](sc.State, keyIrrelevant)
+	wfs, irrelevant, err := marks(sc.State)
 	if err != nil {
 		return skills.QueryInput{}, wfs, err
 	}
@@ -420,11 +427,7 @@ func (p *pipe) score(ctx context.Context, sc engine.StepContext) (engine.Outcome
 	if err != nil {
 		return "", nil, err
 	}
-	wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
-	if err != nil {
-		return "", nil, err
-	}
-	irrelevant, _, err := engine.Get[[]skills.ScoredPaper](sc.State, keyIrrelevant)
+	wfs, irrelevant, err := marks(sc.State)
 	if err != nil {
 		return "", nil, err
 	}
