@@ -131,7 +131,7 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 func (b *OfflineQueryBuilder) distinct(base SearchStrategy, asts []query.AST, top query.Clause, excl []query.Clause, previous []SearchStrategy) (SearchStrategy, error) {
 	seen := map[string]bool{}
 	for _, p := range previous {
-		seen[strategyKey(p)] = true
+		seen[StrategyKey(p)] = true
 	}
 	variants := [][]query.AST{
 		asts,
@@ -143,7 +143,7 @@ func (b *OfflineQueryBuilder) distinct(base SearchStrategy, asts []query.AST, to
 			s := base
 			s.MaxResultsPerSource = m
 			s.Queries = renderQueries(v, s.Sources)
-			if !seen[strategyKey(s)] {
+			if !seen[StrategyKey(s)] {
 				return s, nil
 			}
 		}
@@ -177,10 +177,11 @@ func renderQueries(asts []query.AST, sources []string) []Query {
 	return out
 }
 
-// strategyKey is the canonical form strategies are compared by: query
+// StrategyKey is the canonical form strategies are compared by (so that no
+// builder, offline or LLM, proposes a strategy already tried): query
 // texts re-parsed into canonical form (so an edit that only changed spacing
 // is the same query), sources as a set, and everything else as is.
-func strategyKey(s SearchStrategy) string {
+func StrategyKey(s SearchStrategy) string {
 	k := struct {
 		Queries []string
 		Sources []string

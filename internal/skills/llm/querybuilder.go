@@ -2,7 +2,6 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,7 +62,7 @@ func (qb *QueryBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput)
 	}
 	seen := map[string]int{}
 	for i, p := range in.Previous {
-		seen[strategyKey(p)] = i + 1
+		seen[skills.StrategyKey(p)] = i + 1
 	}
 	ans, err := askJSON(ctx, qb.p, Request{System: querySystem, Prompt: queryPrompt(in), MaxTokens: 2048},
 		func(a *queryAnswer) error { return checkQueries(a, base, seen) })
@@ -164,7 +163,7 @@ func checkQueries(a *queryAnswer, base skills.SearchStrategy, seen map[string]in
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	if it, ok := seen[strategyKey(s)]; ok {
+	if it, ok := seen[skills.StrategyKey(s)]; ok {
 		return engine.Errorf(engine.EConflict, "these queries were already searched in iteration %d; propose different queries", it)
 	}
 	a.strategy = s
@@ -229,29 +228,6 @@ func markedTitles(in skills.QueryInput) (rel, irr []string) {
 		}
 	}
 	return rel, irr
-}
-
-// strategyKey is the canonical form strategies are compared by, as the
-// offline builder compares them: canonical query texts, sources as a set,
-// and everything else as is.
-func strategyKey(s skills.SearchStrategy) string {
-	k := struct {
-		Queries []string
-		Sources []string
-		Years   skills.YearRange
-		Max     int
-		Filters skills.Filters
-	}{Years: s.YearRange, Max: s.MaxResultsPerSource, Filters: s.Filters}
-	for _, q := range s.Queries {
-		if a, err := query.Parse(q.Text); err == nil {
-			k.Queries = append(k.Queries, a.String())
-		} else {
-			k.Queries = append(k.Queries, q.Text)
-		}
-	}
-	k.Sources = slices.Sorted(slices.Values(s.Sources))
-	out, _ := json.Marshal(k) // strings and ints only: cannot fail
-	return string(out)
 }
 
 func containsFold(list []string, s string) bool {
