@@ -1,0 +1,277 @@
+// Package biblio is the common ground of the bibliographic file formats
+// researchers exchange (BibTeX, RIS, CSL-JSON, MEDLINE, CSV, JSON Lines):
+// one Record type every reader yields and every writer takes, the
+// conventions that carry a researcher's marks and notes through formats
+// that have no field for them, author-name handling, and content-based
+// format detection.
+//
+// Each format lives in its own subpackage (biblio/bibtex, biblio/ris, ...)
+// with a streaming Reader and a Writer; biblio/codecs picks one by name.
+// Nothing here knows of HTTP, HTML or SQL.
+package biblio
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"quarry/internal/skills"
+)
+
+// Format names, as the --format flag, the export API and Detect spell them.
+const (
+	BibTeX  = "bibtex" // also BibLaTeX
+	RIS     = "ris"
+	CSLJSON = "csljson"
+	MEDLINE = "medline" // PubMed's MEDLINE/.nbib
+	CSV     = "csv"
+	JSONL   = "jsonl"
+)
+
+// Formats lists every format name, for messages and flag help.
+var Formats = []string{BibTeX, RIS, CSLJSON, MEDLINE, CSV, JSONL}
+
+// Publication types, normalised across formats (BibTeX @inproceedings,
+// RIS CONF and CSL paper-conference are all Conference) so that a record
+// keeps its kind when it changes format.
+const (
+	Article    = "article"
+	Conference = "conference"
+	Preprint   = "preprint"
+	Book       = "book"
+	Chapter    = "chapter"
+	Thesis     = "thesis"
+	Report     = "report"
+	Misc       = "misc"
+)
+
+// Marks a researcher puts on a paper at the result review.
+const (
+	Relevant   = "relevant"
+	Irrelevant = "irrelevant"
+)
+
+// Record is one bibliographic record in a file, mapped onto a paper.
+// A reader returns exactly one of: a readable record (Paper set), a record
+// deliberately left out (Skip says why, e.g. a rejected submission), or an
+// unreadable one (Problem says why). Readers never stop for one bad record,
+// so a large export with a few broken entries still imports.
+type Record struct {
+	// Line is the 1-based line where the record starts in its file, so an
+	// error report points the user at it.
+	Line  int
+	Paper skills.RawPaper
+	// Type is one of the publication-type constants ("" when unknown).
+	Type     string
+	Keywords []string
+	// Mark is Relevant, Irrelevant or "" (unscreened); Note is the
+	// researcher's free-text note on this paper. Formats without fields for
+	// them carry both in their note field (see NoteField).
+	Mark string
+	Note string
+	// Extra keeps source-specific fields (categories, track, ...) as a JSON
+	// object, so nothing of the input is lost.
+	Extra   json.RawMessage
+	Skip    string
+	Problem string
+}
+
+// Reader streams records from one file. Next returns io.EOF at the end;
+// any other error means the file itself is unreadable (a broken gzip
+// stream, an I/O error). A malformed record is not an error: it comes back
+// as a Record with Problem and Line set.
+type Reader interface {
+	Next() (Record, error)
+}
+
+// Writer writes records in one format. Close writes what the format needs
+// at the end (CSL-JSON's closing bracket) and flushes; it does not close
+// the underlying io.Writer.
+type Writer interface {
+	Write(Record) error
+	Close() error
+}
+
+// markPrefix introduces a researcher's mark in a format's note field:
+// "Quarry mark: relevant" alone, or followed by "; " and the note. Readable
+// in Zotero or EndNote, and parsed back by SplitNote.
+const markPrefix = "Quarry mark: "
+
+var markRE = regexp.MustCompile(`^Quarry mark: (relevant|irrelevant)(?:;\s*|\s*$)`)
+
+// NoteField renders a mark and a note as one note-field value, for formats
+// whose only place for them is a note (BibTeX note, RIS N1, CSL note).
+func NoteField(mark, note string) string {
+	note = strings.TrimSpace(note)
+	if mark == "" {
+		return note
+	}
+	if note == "" {
+		return markPrefix + mark
+	}
+	return markPrefix + mark + "; " + note
+}
+
+// SplitNote is NoteField's inverse: it takes a mark off the front of a
+// note-field value. A note without the prefix is all note.
+func SplitNote(s string) (mark, note string) {
+	s = strings.TrimSpace(s)
+	m := markRE.FindStringSubmatch(s)
+	if m == nil {
+		return "", s
+	}
+	return m[1], strings.TrimSpace(s[len(m[0]):])
+}
+
+// Name is a person's name split the way citation formats store it.
+type Name struct {
+	Last, First, Suffix string
+}
+
+var suffixes = map[string]bool{"jr": true, "jr.": true, "sr": true, "sr.": true, "ii": true, "iii": true, "iv": true}
+
+// ParseName reads a name written either way: "Last, First", "Last, Suffix,
+// First" (BibTeX), "Last, First, Suffix" (RIS), or "First Last" where the
+// last name is the final word plus any lower-case particles before it
+// ("Ludwig van Beethoven" → van Beethoven, Ludwig).
+func ParseName(s string) Name {
+	s = strings.Join(strings.Fields(s), " ")
+	if strings.Contains(s, ",") {
+		parts := strings.Split(s, ",")
+		for i := range parts {
+			parts[i] = strings.TrimSpace(parts[i])
+		}
+		switch {
+		case len(parts) == 2:
+			return Name{Last: parts[0], First: parts[1]}
+		case suffixes[strings.ToLower(parts[1])]:
+			return Name{Last: parts[0], Suffix: parts[1], First: strings.Join(parts[2:], ", ")}
+		default:
+			return Name{Last: parts[0], First: parts[1], Suffix: strings.Join(parts[2:], ", ")}
+		}
+	}
+	words := strings.Fields(s)
+	if len(words) == 0 {
+		return Name{}
+	}
+	var suffix string
+	if len(words) > 1 && suffixes[strings.ToLower(words[len(words)-1])] {
+		suffix = words[len(words)-1]
+		words = words[:len(words)-1]
+	}
+	i := len(words) - 1
+	for i > 1 && isParticle(words[i-1]) {
+		i--
+	}
+	return Name{Last: strings.Join(words[i:], " "), First: strings.Join(words[:i], " "), Suffix: suffix}
+}
+
+func isParticle(w string) bool {
+	return w != "" && strings.ToLower(w) == w && strings.IndexFunc(w, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0
+}
+
+// Display renders the name as Quarry shows it ("First Last Suffix"), the
+// form RawPaper.Authors holds.
+func (n Name) Display() string {
+	return strings.Join(nonEmpty(n.First, n.Last, n.Suffix), " ")
+}
+
+// Inverted renders "Last, First" or "Last, First, Suffix" (RIS, CSV).
+func (n Name) Inverted() string {
+	if n.First == "" && n.Suffix == "" {
+		return n.Last
+	}
+	return strings.Join(nonEmpty(n.Last, n.First, n.Suffix), ", ")
+}
+
+func nonEmpty(xs ...string) []string {
+	out := xs[:0:0]
+	for _, x := range xs {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// DisplayName converts a name in any form ParseName reads to the display
+// form; readers apply it to every author so papers from a BibTeX file and
+// from a search source look alike.
+func DisplayName(s string) string { return ParseName(s).Display() }
+
+// Finish tidies a record a reader has filled in and decides whether it is
+// usable: whitespace collapsed, identifiers stripped of resolver prefixes,
+// authors in display form, the mark and note split out of a note field if
+// the reader put them together, and the paper's stable ID set. A record
+// without a title, or with an impossible year, gets a Problem instead.
+func Finish(r *Record) {
+	if r.Problem != "" || r.Skip != "" {
+		return
+	}
+	p := &r.Paper
+	p.Title = collapse(p.Title)
+	p.Venue = collapse(p.Venue)
+	p.Abstract = strings.TrimSpace(p.Abstract)
+	p.Volume = collapse(p.Volume)
+	p.Issue = collapse(p.Issue)
+	p.Pages = collapse(p.Pages)
+	p.URL = strings.TrimSpace(p.URL)
+	p.PMID = strings.TrimSpace(p.PMID)
+	if d := strings.TrimSpace(p.DOI); d != "" {
+		if n := skills.NormalizeDOI(d); n != "" {
+			p.DOI = trimResolver(d)
+		} else {
+			p.DOI = d
+		}
+	}
+	p.ArxivID = strings.TrimSpace(p.ArxivID)
+	authors := p.Authors[:0]
+	for _, a := range p.Authors {
+		if a = DisplayName(a); a != "" {
+			authors = append(authors, a)
+		}
+	}
+	p.Authors = authors
+	if len(p.Authors) == 0 {
+		p.Authors = nil
+	}
+	kws := r.Keywords[:0]
+	for _, k := range r.Keywords {
+		if k = collapse(k); k != "" {
+			kws = append(kws, k)
+		}
+	}
+	r.Keywords = kws
+	if len(r.Keywords) == 0 {
+		r.Keywords = nil
+	}
+	r.Note = strings.TrimSpace(r.Note)
+	if r.Mark == "" {
+		r.Mark, r.Note = SplitNote(r.Note)
+	}
+	switch {
+	case p.Title == "":
+		r.Problem = "missing title"
+	case p.Year < 0 || p.Year > 3000:
+		r.Problem = fmt.Sprintf("year %d out of range", p.Year)
+	default:
+		p.ID = skills.StableID(*p)
+	}
+}
+
+var resolverRE = regexp.MustCompile(`(?i)^(https?://(dx\.)?doi\.org/|doi:\s*)`)
+
+func trimResolver(d string) string { return resolverRE.ReplaceAllString(d, "") }
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Comparable returns the parts of r that every export format carries, so a
+// round-trip test can compare what was written with what was read back:
+// the line, the source and rank (where a search found it), related IDs and
+// Extra are properties of one file or one run, not of the record.
+func Comparable(r Record) Record {
+	p := r.Paper
+	p.Source, p.Rank, p.Sources, p.Related = "", 0, nil, nil
+	return Record{Paper: p, Type: r.Type, Keywords: r.Keywords, Mark: r.Mark, Note: r.Note}
+}

@@ -1,0 +1,102 @@
+package biblio_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/biblio"
+	"quarry/internal/skills"
+)
+
+func TestNoteFieldRoundTrip(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ mark, note, field string }{
+		{"", "", ""},
+		{"", "read later", "read later"},
+		{biblio.Relevant, "", "Quarry mark: relevant"},
+		{biblio.Irrelevant, "wrong population; adults only", "Quarry mark: irrelevant; wrong population; adults only"},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.field, biblio.NoteField(c.mark, c.note))
+		m, n := biblio.SplitNote(c.field)
+		require.Equal(t, c.mark, m, c.field)
+		require.Equal(t, c.note, n, c.field)
+	}
+	// A note that merely mentions the words is not a mark.
+	m, n := biblio.SplitNote("Quarry mark: relevantish")
+	require.Empty(t, m)
+	require.Equal(t, "Quarry mark: relevantish", n)
+}
+
+func TestParseName(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in      string
+		want    biblio.Name
+		display string
+		inv     string
+	}{
+		{"Smith, John", biblio.Name{Last: "Smith", First: "John"}, "John Smith", "Smith, John"},
+		{"John Smith", biblio.Name{Last: "Smith", First: "John"}, "John Smith", "Smith, John"},
+		{"Ludwig van Beethoven", biblio.Name{Last: "van Beethoven", First: "Ludwig"}, "Ludwig van Beethoven", "van Beethoven, Ludwig"},
+		{"King, Jr., Martin Luther", biblio.Name{Last: "King", First: "Martin Luther", Suffix: "Jr."}, "Martin Luther King Jr.", "King, Martin Luther, Jr."},
+		{"King, Martin Luther, Jr.", biblio.Name{Last: "King", First: "Martin Luther", Suffix: "Jr."}, "Martin Luther King Jr.", "King, Martin Luther, Jr."},
+		{"Martin Luther King Jr.", biblio.Name{Last: "King", First: "Martin Luther", Suffix: "Jr."}, "Martin Luther King Jr.", "King, Martin Luther, Jr."},
+		{"Plato", biblio.Name{Last: "Plato"}, "Plato", "Plato"},
+		{"  de  la Fontaine,  Jean ", biblio.Name{Last: "de la Fontaine", First: "Jean"}, "Jean de la Fontaine", "de la Fontaine, Jean"},
+	}
+	for _, c := range cases {
+		got := biblio.ParseName(c.in)
+		require.Equal(t, c.want, got, c.in)
+		require.Equal(t, c.display, got.Display(), c.in)
+		require.Equal(t, c.inv, got.Inverted(), c.in)
+		// Display and Inverted forms read back as the same name.
+		require.Equal(t, got, biblio.ParseName(got.Inverted()), c.in)
+		require.Equal(t, got.Display(), biblio.DisplayName(got.Display()), c.in)
+	}
+}
+
+func TestFinish(t *testing.T) {
+	t.Parallel()
+	r := biblio.Record{Paper: skills.RawPaper{
+		Title:   "  Deep   learning ",
+		Authors: []string{"LeCun, Yann", " ", "Bengio, Yoshua"},
+		DOI:     "https://doi.org/10.1038/nature14539",
+		Year:    2015,
+	}, Note: "Quarry mark: relevant; seminal review", Keywords: []string{" ", "deep learning"}}
+	biblio.Finish(&r)
+	require.Empty(t, r.Problem)
+	require.Equal(t, "Deep learning", r.Paper.Title)
+	require.Equal(t, []string{"Yann LeCun", "Yoshua Bengio"}, r.Paper.Authors)
+	require.Equal(t, "10.1038/nature14539", r.Paper.DOI)
+	require.Equal(t, "doi:10.1038/nature14539", r.Paper.ID)
+	require.Equal(t, biblio.Relevant, r.Mark)
+	require.Equal(t, "seminal review", r.Note)
+	require.Equal(t, []string{"deep learning"}, r.Keywords)
+
+	bad := biblio.Record{Paper: skills.RawPaper{Title: " "}}
+	biblio.Finish(&bad)
+	require.Equal(t, "missing title", bad.Problem)
+	old := biblio.Record{Paper: skills.RawPaper{Title: "x", Year: 30000}}
+	biblio.Finish(&old)
+	require.Contains(t, old.Problem, "out of range")
+}
+
+func TestDetect(t *testing.T) {
+	t.Parallel()
+	cases := map[string]string{
+		"% my refs\n\n@Article{key,\n title={x}}":            biblio.BibTeX,
+		"\xef\xbb\xbfTY  - JOUR\r\nTI  - x\r\nER  - \r\n":    biblio.RIS,
+		"\nPMID- 12345678\nOWN - NLM\nTI  - x\n":             biblio.MEDLINE,
+		"  [{\"type\":\"article-journal\",\"title\":\"x\"}]": biblio.CSLJSON,
+		"{\"title\":\"x\"}\n{\"title\":\"y\"}\n":             biblio.JSONL,
+		"Title,Authors,Year\nx,y,2020\n":                     biblio.CSV,
+		"title;year\nx;2020\n":                               biblio.CSV,
+		"hello world\n":                                      "",
+		"":                                                   "",
+	}
+	for in, want := range cases {
+		require.Equal(t, want, biblio.Detect([]byte(in)), "%q", in)
+	}
+}

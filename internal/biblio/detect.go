@@ -1,0 +1,46 @@
+package biblio
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+)
+
+var (
+	bibtexEntryRE = regexp.MustCompile(`(?m)^\s*@[A-Za-z]+\s*[{(]`)
+	risTagRE      = regexp.MustCompile(`(?m)^TY  -`)
+	medlineTagRE  = regexp.MustCompile(`(?m)^PMID- ?\d`)
+)
+
+// Detect names the format of a file from its first bytes (head, a few KiB
+// after decompression), or returns "" if it cannot tell. It looks at
+// content, not the file name, because exports are often misnamed (.txt for
+// RIS and MEDLINE alike).
+func Detect(head []byte) string {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	trimmed := bytes.TrimLeft(head, " \t\r\n")
+	if len(trimmed) == 0 {
+		return ""
+	}
+	switch {
+	case trimmed[0] == '[':
+		return CSLJSON
+	case trimmed[0] == '{':
+		return JSONL
+	case medlineTagRE.Match(head):
+		return MEDLINE
+	case risTagRE.Match(head):
+		return RIS
+	case bibtexEntryRE.Match(head):
+		return BibTeX
+	}
+	line := trimmed
+	if i := bytes.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	header := strings.ToLower(string(line))
+	if strings.ContainsAny(header, ",;\t") && strings.Contains(header, "title") {
+		return CSV
+	}
+	return ""
+}
