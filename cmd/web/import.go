@@ -7,9 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"quarry/internal/app"
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/codecs"
+	"quarry/internal/biblio/csvfile"
 	"quarry/internal/engine"
 	"quarry/internal/library"
 	"quarry/internal/store"
@@ -23,18 +28,21 @@ const importProgressEvery = 25000
 // count line still counts all of them.
 const maxListedErrors = 20
 
-// importCmd implements `quarry import FILE…`: it streams JSON Lines corpora
-// (gzip or plain) into the local library of the configured database,
-// reporting progress on stdout and finishing with one count line. Bad lines
-// are reported by number and skipped; the rest imports.
+// importCmd implements `quarry import FILE…`: it streams bibliographic
+// files in any format Quarry reads (detected from content, or --format)
+// into the local library of the configured database, reporting progress on
+// stdout and finishing with one count line. Bad records are reported by line
+// number and skipped; the rest imports.
 func importCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
 	cfg := app.ConfigFromEnv(getenv)
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	fs.StringVar(&cfg.DB, "db", cfg.DB, "path of the SQLite database (env QUARRY_DB)")
-	format := fs.String("format", "", `input format: "jsonl" (default: detect from the content)`)
+	format := fs.String("format", "", "input format: "+strings.Join(biblio.Formats, ", ")+" (default: detect from the content)")
+	columns := columnFlag{}
+	fs.Var(columns, "column", "CSV only: FIELD=HEADER maps a column to a field, overriding the guess (repeatable; fields: "+strings.Join(csvfile.Fields, ", ")+")")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: quarry import [--db PATH] [--format jsonl] FILE...\n\nImports JSON Lines paper corpora (.jsonl or .jsonl.gz) into the local library.")
+		fmt.Fprintln(fs.Output(), "Usage: quarry import [--db PATH] [--format FORMAT] [--column FIELD=HEADER]... FILE...\n\nImports bibliographic files (BibTeX/BibLaTeX, RIS, CSL-JSON, PubMed MEDLINE/.nbib,\nCSV, JSON Lines; plain or .gz) into the local library. Importing a file again\nupdates its records instead of duplicating them.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -46,9 +54,10 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if fs.NArg() == 0 {
 		return engine.Errorf(engine.EInvalid, "import: no input files (usage: quarry import [--db PATH] FILE...)")
 	}
-	if *format != "" && *format != library.FormatJSONL {
-		return engine.Errorf(engine.EInvalid, "import: unknown format %q (supported: %s)", *format, library.FormatJSONL)
+	if *format != "" && !slices.Contains(biblio.Formats, *format) {
+		return codecs.UnknownFormat(*format)
 	}
+	read := codecs.Options{Format: *format, CSVColumns: columns}
 
 	st, err := store.Open(ctx, cfg.DB, store.Options{})
 	if err != nil {
@@ -58,11 +67,11 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 
 	start := time.Now()
 	p := newProgressPrinter(stdout, isTerminal(stdout), start)
-	stats, err := library.ImportFiles(ctx, st, fs.Args(), *format, library.ImportOptions{Progress: p.report})
+	stats, err := library.ImportFiles(ctx, st, fs.Args(), read, library.ImportOptions{Progress: p.report})
 	p.finish()
 	for i, e := range stats.Errors {
 		if i == maxListedErrors {
-			fmt.Fprintf(stdout, "  … and %d more bad lines\n", len(stats.Errors)-maxListedErrors)
+			fmt.Fprintf(stdout, "  … and %d more bad records\n", len(stats.Errors)-maxListedErrors)
 			break
 		}
 		fmt.Fprintf(stdout, "  %s:%d: %s\n", e.Origin, e.Line, e.Reason)
@@ -130,4 +139,22 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// columnFlag collects --column FIELD=HEADER pairs.
+type columnFlag map[string]string
+
+func (c columnFlag) String() string { return "" }
+
+func (c columnFlag) Set(v string) error {
+	field, header, ok := strings.Cut(v, "=")
+	field, header = strings.TrimSpace(field), strings.TrimSpace(header)
+	if !ok || field == "" || header == "" {
+		return fmt.Errorf("want FIELD=HEADER, got %q", v)
+	}
+	if !slices.Contains(csvfile.Fields, field) {
+		return fmt.Errorf("unknown field %q (fields: %s)", field, strings.Join(csvfile.Fields, ", "))
+	}
+	c[field] = header
+	return nil
 }

@@ -55,7 +55,7 @@ func TestImportCommandRejectsBadInvocations(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "q.db")
 	for name, args := range map[string][]string{
 		"NoFiles":       {"import", "--db", db},
-		"UnknownFormat": {"import", "--db", db, "--format", "csv", "x.csv"},
+		"UnknownFormat": {"import", "--db", db, "--format", "docx", "x.docx"},
 		"MissingFile":   {"import", "--db", db, filepath.Join(t.TempDir(), "nope.jsonl")},
 		"NotJSONL":      {"import", "--db", db, "import.go"},
 		"UnknownFlag":   {"import", "--nope"},

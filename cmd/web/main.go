@@ -37,7 +37,8 @@ const usage = `Usage: quarry <subcommand> [flags]
 
 Subcommands:
   serve   run the web app (default when no subcommand is given)
-  import  import JSON Lines paper corpora into the local library
+  import  import BibTeX, RIS, CSL-JSON, MEDLINE, CSV or JSON Lines files into the local library
+  dedup   merge several exports into one deduplicated file, with a CSV report of every merge
   eval    measure the deduplicator or the relevance scorer on labelled data
   help    show this help
 
@@ -58,6 +59,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return serve(ctx, rest, getenv, stdout)
 	case "import":
 		return importCmd(ctx, rest, getenv, stdout)
+	case "dedup":
+		return dedupCmd(ctx, rest, stdout)
 	case "eval":
 		return evalCmd(ctx, rest, stdout)
 	case "help":

@@ -20,6 +20,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/handlers"
+	"quarry/internal/library"
 	"quarry/internal/store"
 )
 
@@ -45,6 +46,8 @@ type App struct {
 	// streamsDone is closed when Serve starts shutting down, so event
 	// streams end instead of holding the graceful shutdown open.
 	streamsDone chan struct{}
+	// imports runs web uploads into the library.
+	imports *library.Jobs
 	closeOnce   sync.Once
 }
 
@@ -138,8 +141,12 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 		return nil, err
 	}
 	a.streamsDone = make(chan struct{})
+	// Library imports run in the background on the workers' context, so
+	// Close stops them (their committed batches stay) before the store goes.
+	a.imports = library.NewJobs(workerCtx, a.store)
 	a.echo = handlers.New(handlers.Deps{
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
+		Library: a.store, Imports: a.imports,
 	})
 	return a, nil
 }
@@ -218,6 +225,9 @@ func (a *App) Close() error {
 	if a.stopWorkers != nil {
 		a.stopWorkers()
 		a.stopWorkers = nil
+	}
+	if a.imports != nil {
+		a.imports.Wait()
 	}
 	if a.store == nil {
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"quarry/internal/engine"
+	"quarry/internal/library"
 )
 
 // Deps is everything the HTTP layer needs from the rest of the app. The
@@ -41,6 +42,15 @@ type Deps struct {
 	// Done, when closed, ends long-lived event streams so a graceful
 	// shutdown does not wait for browsers to go away.
 	Done <-chan struct{}
+	// Library is the local paper library the library page reads and
+	// exports; Imports runs its uploads in the background. Both nil hides
+	// the library routes (only error-handling tests do that).
+	Library LibraryStore
+	Imports *library.Jobs
+	// UploadLimit caps file uploads (library imports, files attached to a
+	// run), which are spooled to disk rather than held in memory; empty
+	// means DefaultUploadLimit.
+	UploadLimit string
 }
 
 // Defaults for Deps, chosen for a single-user app: forms and imports are
@@ -48,6 +58,7 @@ type Deps struct {
 const (
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultBodyLimit      = "10M"
+	DefaultUploadLimit    = "1G"
 )
 
 // New builds the echo server with its middleware, error handler and routes.
@@ -61,6 +72,9 @@ func New(deps Deps) *echo.Echo {
 	}
 	if deps.BodyLimit == "" {
 		deps.BodyLimit = DefaultBodyLimit
+	}
+	if deps.UploadLimit == "" {
+		deps.UploadLimit = DefaultUploadLimit
 	}
 
 	e := echo.New()
@@ -83,7 +97,18 @@ func New(deps Deps) *echo.Echo {
 		ReferrerPolicy:        "same-origin",
 		ContentSecurityPolicy: "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'",
 	}))
-	e.Use(middleware.BodyLimit(deps.BodyLimit))
+	// Uploads get their own, larger limit. It must be chosen here, before
+	// the CSRF middleware parses the form, or that parse would escape it.
+	formLimit, uploadLimit := middleware.BodyLimit(deps.BodyLimit), middleware.BodyLimit(deps.UploadLimit)
+	e.Use(func(next echo.HandlerFunc) echo.HandlerFunc {
+		form, upload := formLimit(next), uploadLimit(next)
+		return func(c echo.Context) error {
+			if isUpload(c) {
+				return upload(c)
+			}
+			return form(c)
+		}
+	})
 	e.Use(middleware.ContextTimeoutWithConfig(middleware.ContextTimeoutConfig{
 		Timeout: deps.RequestTimeout,
 		// Server-sent event streams live as long as a run is watched.
@@ -156,8 +181,21 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
 	g.GET("/workflows", wfs.List).Name = "workflows"
+	if deps.Library != nil && deps.Imports != nil {
+		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports}
+		g.GET("/library", lib.Show, p.requireName).Name = "library"
+		g.POST("/library/imports", lib.Import, p.requireName).Name = "library-import"
+		g.GET("/library/imports/:id", lib.ImportStatus, p.requireName).Name = "library-import-status"
+		g.GET("/library/export", lib.Export).Name = "library-export"
+	}
 
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
 	g.GET("/api/runs/:id", api.GetRun).Name = "api-run"
 	g.POST("/api/runs/:id/decisions", api.Decide).Name = "api-decide"
+}
+
+// isUpload reports whether the request is a file upload, which gets the
+// upload limit instead of the form limit.
+func isUpload(c echo.Context) bool {
+	return c.Request().Method == http.MethodPost && c.Request().URL.Path == "/library/imports"
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/biblio/codecs"
 	"quarry/internal/library"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
@@ -76,7 +77,7 @@ func BenchmarkLibrary(b *testing.B) {
 		st, err := store.Open(ctx, filepath.Join(b.TempDir(), "lib.db"), store.Options{})
 		require.NoError(b, err)
 		start := time.Now()
-		stats, err := library.ImportFiles(ctx, st, files, "", library.ImportOptions{})
+		stats, err := library.ImportFiles(ctx, st, files, codecs.Options{}, library.ImportOptions{})
 		require.NoError(b, err)
 		importS := time.Since(start).Seconds()
 		n, err := st.LibraryCount(ctx)

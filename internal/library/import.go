@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"io"
+
+	"quarry/internal/biblio/codecs"
 )
 
 // ImportFiles imports every file in paths into st as one stream, so a bulk
 // load of several corpora builds the full-text index once, not once per
 // file. Every file is opened first, so a typo in the last name fails before
 // anything is written.
-func ImportFiles(ctx context.Context, st Store, paths []string, format string, opts ImportOptions) (ImportStats, error) {
+func ImportFiles(ctx context.Context, st Store, paths []string, read codecs.Options, opts ImportOptions) (ImportStats, error) {
 	readers := make([]*Reader, 0, len(paths))
 	defer func() {
 		for _, r := range readers {
@@ -18,7 +20,7 @@ func ImportFiles(ctx context.Context, st Store, paths []string, format string, o
 		}
 	}()
 	for _, p := range paths {
-		r, err := Open(p, format)
+		r, err := Open(p, read)
 		if err != nil {
 			return ImportStats{}, err
 		}

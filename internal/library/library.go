@@ -1,6 +1,7 @@
 // Package library is the import side of Quarry's local paper library: it
-// streams JSON Lines corpora (plain or gzipped), maps each corpus's fields
-// onto skills.RawPaper, and hands the records to a Store that keeps them.
+// streams files in any bibliographic format biblio/codecs reads (BibTeX,
+// RIS, CSL-JSON, MEDLINE, CSV, JSON Lines corpora; plain or gzipped) and
+// hands the records to a Store that keeps them.
 // It knows nothing of SQL; internal/store implements Store.
 package library
 
@@ -14,7 +15,7 @@ import (
 	"quarry/internal/skills"
 )
 
-// Record is one line of an import stream, already mapped. Exactly one of
+// Record is one record of an import stream, already mapped. Exactly one of
 // three things is true: Paper is ready to store, Skip names why the record
 // is deliberately left out (e.g. a rejected submission), or Problem says why
 // the line could not be read at all. The stream never stops for one bad

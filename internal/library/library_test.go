@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
 	"quarry/internal/library"
 	"quarry/internal/skills"
@@ -35,7 +36,7 @@ func readAll(t *testing.T, r *library.Reader) []library.Record {
 
 func TestReaderMapsArxivListings(t *testing.T) {
 	t.Parallel()
-	r, err := library.Open("testdata/arxiv_sample.jsonl", "")
+	r, err := library.Open("testdata/arxiv_sample.jsonl", codecs.Options{})
 	require.NoError(t, err)
 	defer r.Close()
 	recs := readAll(t, r)
@@ -64,42 +65,6 @@ func TestReaderMapsArxivListings(t *testing.T) {
 	require.Equal(t, []string{"Ana Müller", "Jörg Schäfer"}, recs[3].Paper.Authors)
 }
 
-func TestMapLine(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name        string
-		line        string
-		wantID      string
-		wantVenue   string
-		wantSkip    string
-		wantProblem string
-	}{
-		{"PaperlistsAccepted", `{"source_file":"kdd/kdd2019.json","title":"GNN fraud","authors":["A"],"year":2019,"venue":"KDD","status":"Oral","doi":"10.1145/X","keywords":"a;b"}`, "doi:10.1145/x", "KDD", "", ""},
-		{"PaperlistsArxivField", `{"source_file":"acl/acl.json","title":"T","authors":[],"year":2022,"venue":"ACL","status":"Long","arxiv":"2201.00001"}`, "arxiv:2201.00001", "ACL", "", ""},
-		{"PaperlistsReject", `{"source_file":"iclr/iclr2018.json","title":"T","status":"Reject"}`, "", "", "status Reject", ""},
-		{"PaperlistsWithdraw", `{"source_file":"iclr/iclr2018.json","title":"T","status":"Withdraw"}`, "", "", "status Withdraw", ""},
-		{"PaperlistsDeskReject", `{"track":"main","title":"T","status":"Desk Reject"}`, "", "", "status Desk Reject", ""},
-		{"GenericStringYearAndNamedAuthors", `{"title":"Generic","authors":[{"name":"B. Name"}],"year":"2001","pmid":12345}`, "pmid:12345", "", "", ""},
-		{"MissingTitle", `{"arxiv_id":"2501.1","categories":["cs.AI"],"title":"  "}`, "", "", "", "missing title"},
-		{"NotAnObject", `[1,2,3]`, "", "", "", "malformed JSON"},
-		{"TitleWrongType", `{"title": 5}`, "", "", "", "malformed JSON"},
-		{"YearOutOfRange", `{"title":"Far future","year":30000}`, "", "", "", "year out of range"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			rec := library.MapLine([]byte(tt.line))
-			require.Equal(t, tt.wantSkip, rec.Skip)
-			require.Equal(t, tt.wantProblem, rec.Problem)
-			if tt.wantID != "" {
-				require.Equal(t, tt.wantID, rec.Paper.ID)
-				require.Equal(t, tt.wantVenue, rec.Paper.Venue)
-				require.NoError(t, rec.Paper.Validate())
-			}
-		})
-	}
-}
-
 func TestReaderDetectsGzipAndRejectsOtherFormats(t *testing.T) {
 	t.Parallel()
 	plain, err := os.ReadFile("testdata/paperlists_sample.jsonl")
@@ -110,7 +75,7 @@ func TestReaderDetectsGzipAndRejectsOtherFormats(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 
-	r, err := library.NewReader(bytes.NewReader(gz.Bytes()), "x.data", "")
+	r, err := library.NewReader(bytes.NewReader(gz.Bytes()), "x.data", codecs.Options{})
 	require.NoError(t, err)
 	recs := readAll(t, r)
 	require.NoError(t, r.Close())
@@ -118,7 +83,7 @@ func TestReaderDetectsGzipAndRejectsOtherFormats(t *testing.T) {
 	require.Equal(t, "Flash3D: Feed-Forward Generalisable 3D Scene Reconstruction from a Single Image", recs[0].Paper.Title)
 
 	// A gzip stream cut short is a read error, not a quietly shorter import.
-	r, err = library.NewReader(bytes.NewReader(gz.Bytes()[:gz.Len()/2]), "cut.jsonl.gz", "")
+	r, err = library.NewReader(bytes.NewReader(gz.Bytes()[:gz.Len()/2]), "cut.jsonl.gz", codecs.Options{})
 	require.NoError(t, err)
 	var readErr error
 	for readErr == nil {
@@ -126,11 +91,15 @@ func TestReaderDetectsGzipAndRejectsOtherFormats(t *testing.T) {
 	}
 	require.NotErrorIs(t, readErr, io.EOF)
 
-	_, err = library.NewReader(strings.NewReader("@article{x, title={BibTeX}}\n"), "refs.bib", "")
+	r, err = library.NewReader(strings.NewReader("@article{x, title={BibTeX}}\n"), "refs.bib", codecs.Options{})
+	require.NoError(t, err)
+	require.Equal(t, "bibtex", r.Format(), "the format is detected from content")
+	_, err = library.NewReader(strings.NewReader("just some prose\n"), "notes.txt", codecs.Options{})
 	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-	_, err = library.NewReader(strings.NewReader(""), "x", "csv")
+	require.ErrorContains(t, err, "cannot tell the file's format")
+	_, err = library.NewReader(strings.NewReader(""), "x", codecs.Options{Format: "docx"})
 	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-	_, err = library.Open(filepath.Join(t.TempDir(), "missing.jsonl"), "")
+	_, err = library.Open(filepath.Join(t.TempDir(), "missing.jsonl"), codecs.Options{})
 	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
 }
 
@@ -142,7 +111,7 @@ func TestImportFilesIntoStore(t *testing.T) {
 	defer st.Close()
 	files := []string{"testdata/arxiv_sample.jsonl", "testdata/paperlists_sample.jsonl"}
 	var last library.Progress
-	stats, err := library.ImportFiles(ctx, st, files, "", library.ImportOptions{BatchSize: 2, Progress: func(p library.Progress) { last = p }})
+	stats, err := library.ImportFiles(ctx, st, files, codecs.Options{}, library.ImportOptions{BatchSize: 2, Progress: func(p library.Progress) { last = p }})
 	require.NoError(t, err)
 	require.Equal(t, 10, stats.Read)
 	require.Equal(t, 5, stats.Inserted)
@@ -173,7 +142,7 @@ func TestImportFilesIntoStore(t *testing.T) {
 	require.Len(t, got, 1, "author names are indexed without diacritics")
 
 	// Re-importing the same files changes nothing but the update count.
-	again, err := library.ImportFiles(ctx, st, files, "", library.ImportOptions{})
+	again, err := library.ImportFiles(ctx, st, files, codecs.Options{}, library.ImportOptions{})
 	require.NoError(t, err)
 	require.Equal(t, 0, again.Inserted)
 	require.Equal(t, 6, again.Updated)

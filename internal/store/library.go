@@ -25,8 +25,8 @@ import (
 const libraryBM25 = `bm25(papers_fts, 10.0, 3.0, 1.0, 1.0)`
 
 const upsertPaperSQL = `INSERT INTO papers
-	(id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	(id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra, volume, issue, pages)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (id) DO UPDATE SET
 		title = excluded.title,
 		authors = CASE WHEN excluded.authors <> '[]' THEN excluded.authors ELSE authors END,
@@ -37,6 +37,9 @@ const upsertPaperSQL = `INSERT INTO papers
 		arxiv_id = CASE WHEN excluded.arxiv_id <> '' THEN excluded.arxiv_id ELSE arxiv_id END,
 		pmid = CASE WHEN excluded.pmid <> '' THEN excluded.pmid ELSE pmid END,
 		url = CASE WHEN excluded.url <> '' THEN excluded.url ELSE url END,
+		volume = CASE WHEN excluded.volume <> '' THEN excluded.volume ELSE volume END,
+		issue = CASE WHEN excluded.issue <> '' THEN excluded.issue ELSE issue END,
+		pages = CASE WHEN excluded.pages <> '' THEN excluded.pages ELSE pages END,
 		source = excluded.source,
 		imported_at = excluded.imported_at,
 		extra = coalesce(excluded.extra, extra)
@@ -215,7 +218,7 @@ func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *l
 		var docid int64
 		var title, abstract, authorsStored, venue string
 		if err := upsert.QueryRowContext(ctx, p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract,
-			p.DOI, p.ArxivID, p.PMID, p.URL, rec.Origin, now, extra).Scan(&docid, &title, &abstract, &authorsStored, &venue); err != nil {
+			p.DOI, p.ArxivID, p.PMID, p.URL, rec.Origin, now, extra, p.Volume, p.Issue, p.Pages).Scan(&docid, &title, &abstract, &authorsStored, &venue); err != nil {
 			return fmt.Errorf("store: import line %d: %w", rec.Line, err)
 		}
 		if docid > maxBefore && !seen[docid] {
@@ -301,7 +304,10 @@ func (s *Store) LibraryCount(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-const searchLibrarySQL = `SELECT p.id, p.title, p.authors, p.year, p.venue, p.abstract, p.doi, p.arxiv_id, p.pmid, p.url
+// paperColumns are the columns scanPaper reads, in its order.
+const paperColumns = `p.id, p.title, p.authors, p.year, p.venue, p.abstract, p.doi, p.arxiv_id, p.pmid, p.url, p.volume, p.issue, p.pages`
+
+const searchLibrarySQL = `SELECT ` + paperColumns + `
 	FROM papers_fts JOIN papers p ON p.docid = papers_fts.rowid
 	WHERE papers_fts MATCH ?1
 	  AND (p.year = 0 OR ((?2 = 0 OR p.year >= ?2) AND (?3 = 0 OR p.year <= ?3)))
@@ -328,13 +334,9 @@ func (s *Store) SearchLibrary(ctx context.Context, match string, years skills.Ye
 	defer rows.Close()
 	var out []skills.RawPaper
 	for rows.Next() {
-		var p skills.RawPaper
-		var authors string
-		if err := rows.Scan(&p.ID, &p.Title, &authors, &p.Year, &p.Venue, &p.Abstract, &p.DOI, &p.ArxivID, &p.PMID, &p.URL); err != nil {
+		p, err := scanPaper(rows)
+		if err != nil {
 			return nil, fmt.Errorf("store: search library: %w", err)
-		}
-		if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
-			return nil, fmt.Errorf("store: search library: authors of %s: %w", p.ID, err)
 		}
 		out = append(out, p)
 	}
@@ -400,4 +402,62 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// scanPaper reads one row of paperColumns.
+func scanPaper(rows *sql.Rows) (skills.RawPaper, error) {
+	var p skills.RawPaper
+	var authors string
+	if err := rows.Scan(&p.ID, &p.Title, &authors, &p.Year, &p.Venue, &p.Abstract, &p.DOI, &p.ArxivID, &p.PMID, &p.URL, &p.Volume, &p.Issue, &p.Pages); err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
+		return p, fmt.Errorf("authors of %s: %w", p.ID, err)
+	}
+	return p, nil
+}
+
+// LibraryPaper is a stored paper with what an import kept beside it.
+type LibraryPaper struct {
+	skills.RawPaper
+	// Extra is the papers.extra JSON object (type, keywords, corpus fields).
+	Extra json.RawMessage
+}
+
+// EachLibraryPaper calls fn for every paper of the library in import order,
+// streaming rows from one read transaction (a consistent snapshot), so an
+// export of a large library needs memory for one paper at a time. An error
+// from fn stops the walk and is returned as is.
+func (s *Store) EachLibraryPaper(ctx context.Context, fn func(LibraryPaper) error) error {
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("store: export library: %w", err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT `+paperColumns+`, p.source, coalesce(p.extra, '') FROM papers p ORDER BY p.docid`)
+	if err != nil {
+		return fmt.Errorf("store: export library: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var lp LibraryPaper
+		var authors, extra string
+		p := &lp.RawPaper
+		if err := rows.Scan(&p.ID, &p.Title, &authors, &p.Year, &p.Venue, &p.Abstract, &p.DOI, &p.ArxivID, &p.PMID, &p.URL, &p.Volume, &p.Issue, &p.Pages, &p.Source, &extra); err != nil {
+			return fmt.Errorf("store: export library: %w", err)
+		}
+		if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {
+			return fmt.Errorf("store: export library: authors of %s: %w", p.ID, err)
+		}
+		if extra != "" {
+			lp.Extra = json.RawMessage(extra)
+		}
+		if err := fn(lp); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: export library: %w", err)
+	}
+	return nil
 }

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/codecs"
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/dedup"
+)
+
+// dedupCmd implements `quarry dedup FILE… --out merged.ris`: it reads
+// several exports (any format, mixed), runs the pipeline's deduplicator over
+// all their records, writes one record per distinct paper, and writes a CSV
+// report of every merge and every "related, kept apart" decision with its
+// reason and evidence, so a systematic reviewer can check each one.
+func dedupCmd(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("dedup", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	out := fs.String("out", "", "merged output file (required); its extension picks the format unless --out-format is given")
+	outFormat := fs.String("out-format", "", "output format: "+strings.Join(biblio.Formats, ", "))
+	inFormat := fs.String("format", "", "input format for every FILE (default: detect each from its content)")
+	report := fs.String("report", "", "CSV report of merges (default: the output name with .merges.csv)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: quarry dedup [--format F] --out merged.ris [--out-format F] [--report merges.csv] FILE...\n\nMerges several exports into one deduplicated file and reports every merge.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return engine.Errorf(engine.EInvalid, "dedup: %v", err)
+	}
+	if fs.NArg() == 0 {
+		return engine.Errorf(engine.EInvalid, "dedup: no input files")
+	}
+	if *out == "" {
+		return engine.Errorf(engine.EInvalid, "dedup: --out is required (e.g. --out merged.ris)")
+	}
+	format := *outFormat
+	if format == "" {
+		if format = codecs.FormatForPath(*out); format == "" {
+			return engine.Errorf(engine.EInvalid, "dedup: cannot tell the output format from %q; pass --out-format (one of %s)", *out, strings.Join(biblio.Formats, ", "))
+		}
+	}
+	if *report == "" {
+		*report = strings.TrimSuffix(*out, filepath.Ext(*out)) + ".merges.csv"
+	}
+
+	var recs []fileRecord
+	problems := 0
+	for _, path := range fs.Args() {
+		got, bad, err := readFileRecords(path, codecs.Options{Format: *inFormat}, stdout)
+		if err != nil {
+			return err
+		}
+		recs = append(recs, got...)
+		problems += bad
+	}
+	papers := make([]skills.RawPaper, len(recs))
+	for i := range recs {
+		papers[i] = recs[i].rec.Paper
+	}
+	analysis, err := dedup.Analyze(ctx, papers)
+	if err != nil {
+		return err
+	}
+	merged, _ := dedup.Merge(papers, analysis)
+	records := make([]biblio.Record, len(merged))
+	for c, members := range analysis.Clusters {
+		records[c] = mergeRecords(recs, members, merged[c])
+	}
+	if err := writeFileAtomically(*out, func(w io.Writer) error { return codecs.WriteAll(w, format, records) }); err != nil {
+		return err
+	}
+	if err := writeFileAtomically(*report, func(w io.Writer) error { return writeMergeReport(w, recs, analysis) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "read %d records from %d files (%d unreadable, skipped); wrote %d to %s; %d merged, %d related pairs kept apart; report: %s\n",
+		len(recs), fs.NArg(), problems, len(records), *out, len(recs)-len(records), len(analysis.Related), *report)
+	return nil
+}
+
+// fileRecord is a readable record and where it came from.
+type fileRecord struct {
+	file string
+	rec  biblio.Record
+}
+
+// readFileRecords reads every readable record of path, tagging each with the
+// file name as its source; unreadable records are listed on stdout and
+// counted, not fatal.
+func readFileRecords(path string, opts codecs.Options, stdout io.Writer) ([]fileRecord, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, engine.Errorf(engine.EInvalid, "open %s: %v", path, err)
+	}
+	defer f.Close()
+	name := filepath.Base(path)
+	in, err := codecs.NewReader(f, name, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer in.Close()
+	var out []fileRecord
+	bad := 0
+	for {
+		r, err := in.Next()
+		if errors.Is(err, io.EOF) {
+			return out, bad, nil
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", name, err)
+		}
+		if r.Problem != "" {
+			bad++
+			if bad <= maxListedErrors {
+				fmt.Fprintf(stdout, "  %s:%d: %s (skipped)\n", name, r.Line, r.Problem)
+			}
+			continue
+		}
+		if r.Skip != "" {
+			continue
+		}
+		r.Paper.Source = name
+		out = append(out, fileRecord{file: name, rec: r})
+	}
+}
+
+// mergeRecords is one output record for a cluster: the deduplicator's
+// merged paper plus what only files carry — the first type given, every
+// keyword, the notes of all members, and a mark if the members agree.
+func mergeRecords(recs []fileRecord, members []int, paper skills.RawPaper) biblio.Record {
+	out := biblio.Record{Paper: paper}
+	var notes []string
+	marks := map[string]bool{}
+	for _, i := range members {
+		r := recs[i].rec
+		if out.Type == "" {
+			out.Type = r.Type
+		}
+		for _, k := range r.Keywords {
+			if !slices.Contains(out.Keywords, k) {
+				out.Keywords = append(out.Keywords, k)
+			}
+		}
+		if r.Note != "" && !slices.Contains(notes, r.Note) {
+			notes = append(notes, r.Note)
+		}
+		if r.Mark != "" {
+			marks[r.Mark] = true
+		}
+	}
+	out.Note = strings.Join(notes, "\n")
+	if len(marks) == 1 {
+		for m := range marks {
+			out.Mark = m
+		}
+	}
+	return out
+}
+
+// writeMergeReport writes one CSV row per decision that joined two records
+// (merged) or deliberately kept two apart (related), with both records'
+// identifying fields side by side.
+func writeMergeReport(w io.Writer, recs []fileRecord, a dedup.Analysis) error {
+	cw := csv.NewWriter(w)
+	header := []string{"decision", "reason", "score", "detail"}
+	for _, side := range []string{"a", "b"} {
+		for _, col := range []string{"file", "line", "title", "year", "first_author", "doi", "pmid"} {
+			header = append(header, col+"_"+side)
+		}
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	row := func(decision string, l dedup.Link) error {
+		out := []string{decision, string(l.Reason), strconv.FormatFloat(l.Score, 'f', 3, 64), l.Detail}
+		for _, i := range []int{l.A, l.B} {
+			r := recs[i]
+			first := ""
+			if len(r.rec.Paper.Authors) > 0 {
+				first = r.rec.Paper.Authors[0]
+			}
+			year := ""
+			if r.rec.Paper.Year != 0 {
+				year = strconv.Itoa(r.rec.Paper.Year)
+			}
+			out = append(out, r.file, strconv.Itoa(r.rec.Line), r.rec.Paper.Title, year, first, r.rec.Paper.DOI, r.rec.Paper.PMID)
+		}
+		return cw.Write(out)
+	}
+	for _, l := range a.Merges {
+		if err := row("merged", l); err != nil {
+			return err
+		}
+	}
+	for _, l := range a.Related {
+		if err := row("related", l); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeFileAtomically writes path through a temporary file in the same
+// directory and renames it into place, so an interrupted run never leaves a
+// half-written export where a reviewer expects a complete one.
+func writeFileAtomically(path string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return engine.Errorf(engine.EInvalid, "create %s: %v", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = write(tmp); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,206 @@
+// Package codecs picks a bibliographic format's reader or writer by name,
+// so the import command, the web upload, `quarry dedup` and the export API
+// share one list of formats instead of each switching over them. It also
+// undoes gzip and detects the format from content when none is given.
+package codecs
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/bibtex"
+	"quarry/internal/biblio/csljson"
+	"quarry/internal/biblio/csvfile"
+	"quarry/internal/biblio/jsonl"
+	"quarry/internal/biblio/medline"
+	"quarry/internal/biblio/ris"
+	"quarry/internal/engine"
+)
+
+// ExportFormats are the formats Quarry writes for researchers (MEDLINE and
+// JSON Lines can be written too, but no reference manager expects them).
+var ExportFormats = []string{biblio.BibTeX, biblio.RIS, biblio.CSLJSON, biblio.CSV}
+
+// Options tune reading; the zero value detects everything.
+type Options struct {
+	// Format forces a format instead of detecting it from content.
+	Format string
+	// CSVColumns overrides the guessed CSV column mapping (field name →
+	// header), see csvfile.NewReaderWithColumns.
+	CSVColumns map[string]string
+}
+
+// Opened is a reader over one input plus what was found out opening it.
+type Opened struct {
+	biblio.Reader
+	// Format is the format read (given or detected).
+	Format string
+	closer io.Closer
+}
+
+// Close releases the decompressor, if any; the caller closes its own input.
+func (o *Opened) Close() error {
+	if o.closer == nil {
+		return nil
+	}
+	return o.closer.Close()
+}
+
+// headSize is how much of the input detection looks at: enough for a long
+// comment block before the first BibTeX entry or a wide CSV header.
+const headSize = 64 << 10
+
+// NewReader opens r for reading records. name (a file name, may be empty)
+// is only used in messages. gzip is recognised by its magic bytes; the
+// format is detected from content unless opts.Format is set, and an
+// unrecognisable input is an EInvalid error naming the formats to choose from.
+func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
+	br := bufio.NewReaderSize(r, headSize)
+	o := &Opened{}
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, engine.Errorf(engine.EInvalid, "%s: bad gzip header: %v", name, err)
+		}
+		o.closer = gz
+		br = bufio.NewReaderSize(gz, headSize)
+	}
+	format := strings.ToLower(strings.TrimSpace(opts.Format))
+	if format == "" {
+		head, _ := br.Peek(headSize)
+		format = biblio.Detect(head)
+		if format == "" {
+			if len(strings.TrimSpace(string(head))) == 0 {
+				format = biblio.JSONL // an empty file imports nothing, in any format
+			} else {
+				o.Close()
+				return nil, engine.Errorf(engine.EInvalid, "%s: cannot tell the file's format from its content; pass a format (one of %s)", displayName(name), strings.Join(biblio.Formats, ", "))
+			}
+		}
+	}
+	switch format {
+	case biblio.BibTeX, "biblatex", "bib":
+		o.Reader, o.Format = bibtex.NewReader(br), biblio.BibTeX
+	case biblio.RIS:
+		o.Reader, o.Format = ris.NewReader(br), biblio.RIS
+	case biblio.CSLJSON, "csl-json", "csl":
+		o.Reader, o.Format = csljson.NewReader(br), biblio.CSLJSON
+	case biblio.MEDLINE, "nbib", "pubmed":
+		o.Reader, o.Format = medline.NewReader(br), biblio.MEDLINE
+	case biblio.CSV:
+		o.Reader, o.Format = csvfile.NewReaderWithColumns(br, opts.CSVColumns), biblio.CSV
+	case biblio.JSONL, "ndjson":
+		o.Reader, o.Format = jsonl.NewReader(br), biblio.JSONL
+	default:
+		o.Close()
+		return nil, UnknownFormat(format)
+	}
+	return o, nil
+}
+
+// NewWriter returns a writer for format (any of biblio.Formats).
+func NewWriter(w io.Writer, format string) (biblio.Writer, error) {
+	switch strings.ToLower(format) {
+	case biblio.BibTeX, "biblatex", "bib":
+		return bibtex.NewWriter(w), nil
+	case biblio.RIS:
+		return ris.NewWriter(w), nil
+	case biblio.CSLJSON, "csl-json", "csl":
+		return csljson.NewWriter(w), nil
+	case biblio.MEDLINE, "nbib", "pubmed":
+		return medline.NewWriter(w), nil
+	case biblio.CSV:
+		return csvfile.NewWriter(w), nil
+	case biblio.JSONL, "ndjson":
+		return jsonl.NewWriter(w), nil
+	}
+	return nil, UnknownFormat(format)
+}
+
+// UnknownFormat is the error for a format name Quarry does not know.
+func UnknownFormat(format string) error {
+	return engine.Errorf(engine.EInvalid, "unknown format %q (supported: %s)", format, strings.Join(biblio.Formats, ", "))
+}
+
+// FormatForPath guesses an output format from a file name's extension, for
+// `quarry dedup --out merged.ris`; "" if the extension says nothing.
+func FormatForPath(path string) string {
+	name := strings.ToLower(strings.TrimSuffix(path, ".gz"))
+	switch filepath.Ext(name) {
+	case ".bib", ".bibtex":
+		return biblio.BibTeX
+	case ".ris":
+		return biblio.RIS
+	case ".json":
+		return biblio.CSLJSON
+	case ".nbib", ".medline":
+		return biblio.MEDLINE
+	case ".csv", ".tsv":
+		return biblio.CSV
+	case ".jsonl", ".ndjson":
+		return biblio.JSONL
+	}
+	return ""
+}
+
+// Extension is the file extension downloads in format get.
+func Extension(format string) string {
+	switch format {
+	case biblio.BibTeX:
+		return ".bib"
+	case biblio.RIS:
+		return ".ris"
+	case biblio.CSLJSON:
+		return ".json"
+	case biblio.MEDLINE:
+		return ".nbib"
+	case biblio.CSV:
+		return ".csv"
+	case biblio.JSONL:
+		return ".jsonl"
+	}
+	return ""
+}
+
+// ContentType is the media type of format, for downloads.
+func ContentType(format string) string {
+	switch format {
+	case biblio.BibTeX:
+		return "application/x-bibtex; charset=utf-8"
+	case biblio.RIS:
+		return "application/x-research-info-systems; charset=utf-8"
+	case biblio.CSLJSON:
+		return "application/vnd.citationstyles.csl+json; charset=utf-8"
+	case biblio.CSV:
+		return "text/csv; charset=utf-8"
+	case biblio.JSONL:
+		return "application/jsonl; charset=utf-8"
+	}
+	return "text/plain; charset=utf-8"
+}
+
+func displayName(name string) string {
+	if name == "" {
+		return "input"
+	}
+	return name
+}
+
+// WriteAll writes records to w in format, for exports of a known list.
+func WriteAll(w io.Writer, format string, records []biblio.Record) error {
+	wr, err := NewWriter(w, format)
+	if err != nil {
+		return err
+	}
+	for i, r := range records {
+		if err := wr.Write(r); err != nil {
+			return fmt.Errorf("write record %d: %w", i+1, err)
+		}
+	}
+	return wr.Close()
+}

@@ -1,0 +1,204 @@
+package handlers
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/codecs"
+	"quarry/internal/engine"
+	"quarry/internal/library"
+	"quarry/internal/store"
+	"quarry/internal/views"
+)
+
+// LibraryStore is what the library pages need; *store.Store implements it.
+type LibraryStore interface {
+	LibraryCount(ctx context.Context) (int, error)
+	EachLibraryPaper(ctx context.Context, fn func(store.LibraryPaper) error) error
+}
+
+// Library serves the library page, file uploads into the library with
+// their progress, and the library's export.
+type Library struct {
+	people *people
+	store  LibraryStore
+	jobs   *library.Jobs
+}
+
+// maxShownErrors bounds the skipped records listed on the import page.
+const maxShownErrors = 200
+
+// Show handles GET /library.
+func (h *Library) Show(c echo.Context) error {
+	return h.renderPage(c, http.StatusOK, views.ImportForm{})
+}
+
+func (h *Library) renderPage(c echo.Context, status int, form views.ImportForm) error {
+	n, err := h.store.LibraryCount(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	d := views.LibraryData{Page: h.people.page(c), Count: n, Formats: biblio.Formats, ExportFormats: codecs.ExportFormats, Form: form}
+	for _, j := range h.jobs.List() {
+		d.Jobs = append(d.Jobs, jobView(j))
+	}
+	return render(c, status, views.LibraryPage(d))
+}
+
+// Import handles POST /library/imports: it spools the uploaded file to
+// disk, checks that Quarry can read it, starts the import in the
+// background and redirects to its progress page. A file Quarry cannot read
+// re-renders the form (422) with the reason and the choices kept.
+func (h *Library) Import(c echo.Context) error {
+	form := views.ImportForm{Format: strings.TrimSpace(c.FormValue("format")), Columns: c.FormValue("columns")}
+	fail := func(msg string) error {
+		form.Error = msg
+		return h.renderPage(c, http.StatusUnprocessableEntity, form)
+	}
+	columns, err := parseColumns(form.Columns)
+	if err != nil {
+		return fail(err.Error())
+	}
+	fh, err := c.FormFile("file")
+	if err != nil {
+		return fail("Choose a file to import.")
+	}
+	path, err := spool(fh)
+	if err != nil {
+		return err
+	}
+	id, err := h.jobs.Start(path, fh.Filename, h.people.name(c), codecs.Options{Format: form.Format, CSVColumns: columns}, true)
+	if err != nil {
+		if engine.ErrorCode(err) == engine.EInvalid {
+			return fail(engine.ErrorMessage(err))
+		}
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/library/imports/"+id)
+}
+
+// ImportStatus handles GET /library/imports/:id: the progress page, or its
+// status fragment when htmx polls it.
+func (h *Library) ImportStatus(c echo.Context) error {
+	st, err := h.jobs.Status(c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if isHTMX(c) {
+		return render(c, http.StatusOK, views.ImportJobStatus(jobView(st)))
+	}
+	return render(c, http.StatusOK, views.ImportJobPage(jobView(st)))
+}
+
+// Export handles GET /library/export?format=: the whole library as one
+// download, streamed paper by paper.
+func (h *Library) Export(c echo.Context) error {
+	format := c.QueryParam("format")
+	w := c.Response()
+	// The buffer holds anything a writer emits up front (CSL-JSON's "[")
+	// until the headers are set.
+	bw := bufio.NewWriter(w)
+	out, err := codecs.NewWriter(bw, format)
+	if err != nil {
+		return err
+	}
+	w.Header().Set(echo.HeaderContentType, codecs.ContentType(format))
+	w.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="quarry-library%s"`, codecs.Extension(format)))
+	err = h.store.EachLibraryPaper(c.Request().Context(), func(p store.LibraryPaper) error {
+		return out.Write(libraryRecord(p))
+	})
+	if err == nil {
+		err = out.Close()
+	}
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil && !w.Committed {
+		return err
+	}
+	// Once the status is sent, a failure can only cut the body short; the
+	// error still reaches the log through the error handler.
+	return err
+}
+
+// libraryRecord turns a stored paper back into a file record, with the
+// type and keywords an import kept in extra.
+func libraryRecord(p store.LibraryPaper) biblio.Record {
+	r := biblio.Record{Paper: p.RawPaper}
+	var extra struct {
+		Type     string   `json:"type"`
+		Keywords []string `json:"keywords"`
+	}
+	if len(p.Extra) > 0 && json.Unmarshal(p.Extra, &extra) == nil {
+		r.Type, r.Keywords = extra.Type, extra.Keywords
+	}
+	return r
+}
+
+// parseColumns reads the CSV override field: "field=Header" pairs
+// separated by ';' or new lines.
+func parseColumns(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ';' || r == '\n' }) {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		field, header, ok := strings.Cut(part, "=")
+		field, header = strings.TrimSpace(field), strings.TrimSpace(header)
+		if !ok || field == "" || header == "" {
+			return nil, fmt.Errorf("CSV columns: write field=Header pairs separated by ';' (got %q)", strings.TrimSpace(part))
+		}
+		out[field] = header
+	}
+	return out, nil
+}
+
+// spool copies an upload to a temporary file, so a large import streams
+// from disk and outlives the request.
+func spool(fh *multipart.FileHeader) (string, error) {
+	src, err := fh.Open()
+	if err != nil {
+		return "", engine.Errorf(engine.EInvalid, "read the upload: %v", err)
+	}
+	defer src.Close()
+	f, err := os.CreateTemp("", "quarry-upload-*")
+	if err != nil {
+		return "", fmt.Errorf("spool upload: %w", err)
+	}
+	if _, err := io.Copy(f, src); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", engine.Errorf(engine.EInvalid, "read the upload: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("spool upload: %w", err)
+	}
+	return f.Name(), nil
+}
+
+func jobView(s library.JobStatus) views.ImportJob {
+	j := views.ImportJob{
+		ID: s.ID, Name: s.Name, Format: s.Format, By: s.By, Started: s.Started, Finished: s.Finished,
+		Done: s.Done, Indexing: s.Progress.Indexing, Read: s.Progress.Read, Inserted: s.Progress.Inserted,
+		Updated: s.Progress.Updated, Skipped: s.Progress.Skipped, Reasons: s.Progress.ReasonSummary(), Err: s.Err,
+	}
+	for i, e := range s.Progress.Errors {
+		if i == maxShownErrors {
+			break
+		}
+		j.Errors = append(j.Errors, views.ImportError{Line: e.Line, Reason: e.Reason})
+	}
+	j.MoreErrors = len(s.Progress.Errors) - len(j.Errors)
+	return j
+}

@@ -1,0 +1,182 @@
+package library
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"quarry/internal/biblio/codecs"
+	"quarry/internal/engine"
+)
+
+// Jobs runs imports in the background and remembers how each is going, so
+// a web upload can answer at once and a page can poll for progress and
+// then show the summary. Job state lives in memory: after a restart the
+// list is empty, but every committed batch of an interrupted import is kept
+// and importing the same file again finishes it (imports are idempotent).
+type Jobs struct {
+	store Store
+	ctx   context.Context
+	now   func() time.Time
+
+	mu   sync.Mutex
+	jobs map[string]*job
+	wg   sync.WaitGroup
+}
+
+// maxJobs bounds the remembered jobs; the oldest finished ones go first.
+const maxJobs = 50
+
+// JobStatus is a snapshot of one import, for the progress page.
+type JobStatus struct {
+	ID       string
+	Name     string
+	Format   string
+	By       string
+	Started  time.Time
+	Finished time.Time
+	Progress Progress
+	Done     bool
+	// Err is why the import stopped early ("" if it did not).
+	Err string
+}
+
+type job struct {
+	status JobStatus
+}
+
+// NewJobs returns a job runner over st; cancelling ctx stops running
+// imports (their committed batches stay), e.g. when the server shuts down.
+func NewJobs(ctx context.Context, st Store) *Jobs {
+	return &Jobs{store: st, ctx: ctx, now: time.Now, jobs: map[string]*job{}}
+}
+
+// Start imports the file at path in the background and returns the job's
+// ID. The file is opened (and its format detected) before Start returns,
+// so a file Quarry cannot read is refused at once with an EInvalid error.
+// The job removes the file when it ends if removeAfter is set (uploads are
+// spooled to a temporary file).
+func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter bool) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", engine.Errorf(engine.EInvalid, "open %s: %v", name, err)
+	}
+	rd, err := NewReader(f, name, read)
+	if err != nil {
+		f.Close()
+		if removeAfter {
+			os.Remove(path)
+		}
+		return "", err
+	}
+	rd.file = f
+	id := newJobID()
+	jb := &job{status: JobStatus{ID: id, Name: name, Format: rd.Format(), By: by, Started: j.now().UTC()}}
+	j.mu.Lock()
+	j.jobs[id] = jb
+	j.prune()
+	j.mu.Unlock()
+
+	j.wg.Add(1)
+	go func() {
+		defer j.wg.Done()
+		defer func() {
+			rd.Close()
+			if removeAfter {
+				os.Remove(path)
+			}
+		}()
+		stats, err := j.store.ImportPapers(j.ctx, func() (Record, error) {
+			if err := j.ctx.Err(); err != nil {
+				return Record{}, err
+			}
+			return rd.Next()
+		}, ImportOptions{Progress: func(p Progress) {
+			// The store keeps mutating its stats after this call returns;
+			// clone here, in its goroutine, so readers never share them.
+			p = cloneProgress(p)
+			j.mu.Lock()
+			jb.status.Progress = p
+			j.mu.Unlock()
+		}})
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		jb.status.Progress = Progress{ImportStats: stats}
+		jb.status.Done = true
+		jb.status.Finished = j.now().UTC()
+		if err != nil {
+			jb.status.Err = fmt.Sprintf("stopped after %d records: %v (committed records are kept; import the file again to finish)", stats.Read, err)
+		}
+	}()
+	return id, nil
+}
+
+// Status returns a snapshot of job id, or ENotFound.
+func (j *Jobs) Status(id string) (JobStatus, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	jb, ok := j.jobs[id]
+	if !ok {
+		return JobStatus{}, engine.Errorf(engine.ENotFound, "no import %q (imports are forgotten when the server restarts)", id)
+	}
+	return jb.snapshot(), nil
+}
+
+// List returns every remembered job, newest first.
+func (j *Jobs) List() []JobStatus {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]JobStatus, 0, len(j.jobs))
+	for _, jb := range j.jobs {
+		out = append(out, jb.snapshot())
+	}
+	slices.SortFunc(out, func(a, b JobStatus) int { return b.Started.Compare(a.Started) })
+	return out
+}
+
+// Wait blocks until every started job has ended (for shutdown and tests).
+func (j *Jobs) Wait() { j.wg.Wait() }
+
+func (jb *job) snapshot() JobStatus {
+	s := jb.status
+	s.Progress = cloneProgress(s.Progress)
+	return s
+}
+
+func cloneProgress(p Progress) Progress {
+	p.Errors = slices.Clone(p.Errors)
+	p.SkipReasons = maps.Clone(p.SkipReasons)
+	return p
+}
+
+// prune drops the oldest finished jobs beyond maxJobs; j.mu is held.
+func (j *Jobs) prune() {
+	if len(j.jobs) <= maxJobs {
+		return
+	}
+	var done []*job
+	for _, jb := range j.jobs {
+		if jb.status.Done {
+			done = append(done, jb)
+		}
+	}
+	slices.SortFunc(done, func(a, b *job) int { return a.status.Started.Compare(b.status.Started) })
+	for _, jb := range done {
+		if len(j.jobs) <= maxJobs {
+			return
+		}
+		delete(j.jobs, jb.status.ID)
+	}
+}
+
+func newJobID() string {
+	b := make([]byte, 8)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
