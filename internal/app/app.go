@@ -47,8 +47,8 @@ type App struct {
 	// streams end instead of holding the graceful shutdown open.
 	streamsDone chan struct{}
 	// imports runs web uploads into the library.
-	imports *library.Jobs
-	closeOnce   sync.Once
+	imports   *library.Jobs
+	closeOnce sync.Once
 }
 
 // Option adjusts an App at construction; it exists so tests and commands
