@@ -389,23 +389,23 @@ var cslTypes = map[string]string{
 
 // outItem is an item as the writer emits it, in CSL's own key spelling.
 type outItem struct {
-	ID             string   `json:"id"`
-	Type           string   `json:"type,omitempty"`
-	Genre          string   `json:"genre,omitempty"`
-	Title          string   `json:"title"`
-	Author         []name   `json:"author,omitempty"`
-	Issued         *date    `json:"issued,omitempty"`
-	ContainerTitle string   `json:"container-title,omitempty"`
-	Volume         string   `json:"volume,omitempty"`
-	Issue          string   `json:"issue,omitempty"`
-	Page           string   `json:"page,omitempty"`
-	Number         string   `json:"number,omitempty"`
-	Abstract       string   `json:"abstract,omitempty"`
-	DOI            string   `json:"DOI,omitempty"`
-	PMID           string   `json:"PMID,omitempty"`
-	URL            string   `json:"URL,omitempty"`
-	Keyword        string   `json:"keyword,omitempty"`
-	Note           string   `json:"note,omitempty"`
+	ID             string `json:"id"`
+	Type           string `json:"type,omitempty"`
+	Genre          string `json:"genre,omitempty"`
+	Title          string `json:"title"`
+	Author         []name `json:"author,omitempty"`
+	Issued         *date  `json:"issued,omitempty"`
+	ContainerTitle string `json:"container-title,omitempty"`
+	Volume         string `json:"volume,omitempty"`
+	Issue          string `json:"issue,omitempty"`
+	Page           string `json:"page,omitempty"`
+	Number         string `json:"number,omitempty"`
+	Abstract       string `json:"abstract,omitempty"`
+	DOI            string `json:"DOI,omitempty"`
+	PMID           string `json:"PMID,omitempty"`
+	URL            string `json:"URL,omitempty"`
+	Keyword        string `json:"keyword,omitempty"`
+	Note           string `json:"note,omitempty"`
 }
 
 // Writer writes a CSL-JSON array one item per line, so large exports
