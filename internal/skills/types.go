@@ -8,6 +8,8 @@ package skills
 import (
 	"fmt"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"quarry/internal/engine"
 )
@@ -304,7 +306,15 @@ type UserFeedback struct {
 	FreeTextFeedback string   `json:"free_text_feedback"`
 	AddTerms         []string `json:"add_terms,omitempty"`
 	ExcludeTerms     []string `json:"exclude_terms,omitempty"`
+	// PaperNotes are the researcher's notes on single papers (paper ID →
+	// note), kept with the run and carried into exports. An empty note
+	// clears the paper's earlier note.
+	PaperNotes map[string]string `json:"paper_notes,omitempty"`
 }
+
+// MaxPaperNote is the longest note on one paper, in characters: room for a
+// screening rationale, short enough that a review form stays small.
+const MaxPaperNote = 2000
 
 // Validate checks that no paper is marked both ways.
 func (f UserFeedback) Validate() error {
@@ -327,6 +337,14 @@ func (f UserFeedback) Validate() error {
 	if len(f.FreeTextFeedback) > 10000 {
 		fe.Add("free_text_feedback", "feedback is longer than 10,000 characters")
 	}
+	for id, note := range f.PaperNotes {
+		switch {
+		case strings.TrimSpace(id) == "":
+			fe.Add("paper_notes", "a note names no paper")
+		case utf8.RuneCountInString(note) > MaxPaperNote:
+			fe.Add(noteField(id), fmt.Sprintf("the note is longer than %d characters", MaxPaperNote))
+		}
+	}
 	return fe.Err("invalid feedback")
 }
 
@@ -346,15 +364,42 @@ func (f UserFeedback) ValidateAgainst(c PaperCollection) error {
 			fe.Add(fmt.Sprintf("marked_irrelevant[%d]", i), fmt.Sprintf("paper %s is not in this review's collection", id))
 		}
 	}
+	for id := range f.PaperNotes {
+		if _, ok := c.Paper(id); !ok {
+			fe.Add(noteField(id), fmt.Sprintf("paper %s is not in this review's collection", id))
+		}
+	}
 	return fe.Err("invalid feedback")
 }
 
+// noteField is the field path of a paper's note in validation errors, so
+// a form can show the error next to that paper's note input.
+func noteField(id string) string { return "paper_notes[" + id + "]" }
+
 // IterationRecord is one pass through the loop, for history and reporting.
+// The search fields (SearchedAt, Sources, Dedup) are what a PRISMA-S
+// search-strategy report needs: when each source was asked, exactly what it
+// was sent and what came back. They are zero for an iteration whose
+// strategy was rejected before searching, and for runs recorded before they
+// existed (the JSON stays decodable either way).
 type IterationRecord struct {
 	Iteration   int            `json:"iteration"`
 	Strategy    SearchStrategy `json:"strategy"`
 	ResultCount int            `json:"result_count"`
 	Feedback    *UserFeedback  `json:"feedback,omitempty"`
+	// SearchedAt is when the sources were asked, in UTC.
+	SearchedAt time.Time `json:"searched_at,omitzero"`
+	// Sources is what each source did: the queries as sent, its result
+	// count and its error.
+	Sources map[string]SourceResult `json:"sources,omitempty"`
+	// Dedup is how the search's records were merged.
+	Dedup DedupStats `json:"dedup,omitzero"`
+}
+
+// Searched reports whether the iteration's search ran. Records written
+// before SearchedAt existed count as searched when they have results.
+func (r IterationRecord) Searched() bool {
+	return !r.SearchedAt.IsZero() || len(r.Sources) > 0 || r.ResultCount > 0
 }
 
 // WorkflowState is the search loop's memory across iterations.
@@ -363,6 +408,9 @@ type WorkflowState struct {
 	History           []IterationRecord `json:"history"`
 	AccumulatedPapers []ScoredPaper     `json:"accumulated_papers"`
 	IsComplete        bool              `json:"is_complete"`
+	// PaperNotes holds each paper's latest note across iterations (paper
+	// ID → note), so a note outlives the review it was written in.
+	PaperNotes map[string]string `json:"paper_notes,omitempty"`
 }
 
 // RecordIteration appends one iteration to the history.

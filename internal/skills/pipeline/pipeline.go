@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
@@ -59,6 +60,10 @@ type Options struct {
 	// MaxResultsPerSource is what the query builder is asked for (0 means
 	// the builder's default).
 	MaxResultsPerSource int
+	// Now tells the search step the time it asks the sources, which the
+	// search-strategy report states per iteration; nil means time.Now.
+	// Tests set it so recorded times are deterministic.
+	Now func() time.Time
 }
 
 // namer is what a Searcher must also do so the run can offer its sources.
@@ -133,6 +138,9 @@ func newPipe(sk Skills, opts Options) (*pipe, error) {
 	}
 	if err := fe.Err("cannot build the search workflow"); err != nil {
 		return nil, err
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return &pipe{sk: sk, opts: opts, sources: names}, nil
 }
@@ -351,6 +359,7 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcom
 	if err != nil {
 		return "", nil, err
 	}
+	searchedAt := p.opts.Now().UTC()
 	res, err := s.Search(ctx, strategy)
 	if err != nil {
 		return "", nil, fmt.Errorf("search: %w", err)
@@ -380,7 +389,7 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcom
 	if res.Sources == nil {
 		res.Sources = map[string]skills.SourceResult{}
 	}
-	u, err := set(keySearch, res)
+	u, err := set(keySearch, res, keySearchedAt, searchedAt)
 	if err == nil {
 		err = nb.flush(sc, u)
 	}
@@ -486,6 +495,10 @@ func (p *pipe) organize(ctx context.Context, sc engine.StepContext) (engine.Outc
 	if err != nil {
 		return "", nil, err
 	}
+	searchedAt, _, err := engine.Get[time.Time](sc.State, keySearchedAt)
+	if err != nil {
+		return "", nil, err
+	}
 	groups, err := p.sk.Organizer.Organize(ctx, scored)
 	if err != nil {
 		return "", nil, fmt.Errorf("organise: %w", err)
@@ -499,6 +512,8 @@ func (p *pipe) organize(ctx context.Context, sc engine.StepContext) (engine.Outc
 	}
 	wfs.CurrentIteration = sc.Iteration
 	wfs.RecordIteration(strategy, len(coll.Papers), nil)
+	last := &wfs.History[len(wfs.History)-1]
+	last.SearchedAt, last.Sources, last.Dedup = searchedAt, res.Sources, stats
 	u, err := set(keyCollection, coll, keyWorkflow, wfs)
 	if err == nil {
 		err = nb.flush(sc, u)

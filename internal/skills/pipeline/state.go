@@ -38,6 +38,7 @@ const (
 	keyIntent     = "intent"
 	keyStrategy   = "strategy"
 	keySearch     = "search"
+	keySearchedAt = "searched_at"
 	keyDeduped    = "deduped"
 	keyDedupStats = "dedup_stats"
 	keyScored     = "scored"

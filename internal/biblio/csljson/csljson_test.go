@@ -1,0 +1,244 @@
+package csljson_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/csljson"
+	"quarry/internal/biblio/jsonl"
+	"quarry/internal/skills"
+)
+
+func readAll(t testing.TB, r biblio.Reader) []biblio.Record {
+	t.Helper()
+	var out []biblio.Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		out = append(out, rec)
+	}
+}
+
+func readFile(t *testing.T, name string) []biblio.Record {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	defer f.Close()
+	return readAll(t, csljson.NewReader(f))
+}
+
+func writeAll(t testing.TB, recs []biblio.Record) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := csljson.NewWriter(&buf)
+	for _, rec := range recs {
+		require.NoError(t, w.Write(rec))
+	}
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+func comparable(recs []biblio.Record) []biblio.Record {
+	out := make([]biblio.Record, len(recs))
+	for i, r := range recs {
+		out[i] = biblio.Comparable(r)
+	}
+	return out
+}
+
+func TestReaderZoteroExport(t *testing.T) {
+	t.Parallel()
+	recs := readFile(t, "zotero.json")
+	require.Len(t, recs, 8)
+
+	require.Equal(t, biblio.Record{
+		Line: 2,
+		Paper: skills.RawPaper{
+			ID:       "doi:10.48550/arxiv.1706.03762",
+			Title:    "Attention Is All You Need",
+			Authors:  []string{"Ashish Vaswani", "Noam Shazeer"},
+			Year:     2017,
+			Abstract: "The dominant sequence transduction models are based on complex recurrent or convolutional neural networks.",
+			DOI:      "10.48550/arXiv.1706.03762",
+			ArxivID:  "1706.03762",
+			URL:      "http://arxiv.org/abs/1706.03762",
+		},
+		Type: biblio.Preprint,
+		Note: "arXiv:1706.03762 [cs]",
+	}, recs[0])
+
+	chapter := recs[1]
+	require.Equal(t, biblio.Chapter, chapter.Type)
+	require.Equal(t, "Handbook of Health Research Methods", chapter.Paper.Venue)
+	require.Equal(t, 2005, chapter.Paper.Year, "date-parts with only a year")
+	require.Equal(t, []string{"Björk Guðmundsdóttir"}, chapter.Paper.Authors, "editors are not authors")
+	require.Equal(t, "233-250", chapter.Paper.Pages)
+
+	report := recs[2]
+	require.Equal(t, biblio.Report, report.Type)
+	require.Equal(t, []string{"World Health Organization"}, report.Paper.Authors, "literal name")
+	require.Equal(t, 2020, report.Paper.Year, "raw date")
+
+	article := recs[3]
+	require.Equal(t, biblio.Article, article.Type)
+	require.Equal(t, skills.RawPaper{
+		ID: "doi:10.1186/s13054-018-1999-1", Title: "Sepsis bundles in the ICU: a cohort study",
+		Authors: []string{"Ludwig van Beethoven", "Martin Luther King Jr."}, Year: 2018, Venue: "Critical Care",
+		Volume: "22", Issue: "1", Pages: "e12", DOI: "10.1186/s13054-018-1999-1", PMID: "29999999",
+	}, article.Paper)
+	require.Equal(t, []string{"sepsis", "intensive care", "cohort"}, article.Keywords)
+	require.Equal(t, biblio.Relevant, article.Mark)
+	require.Equal(t, "primary outcome matches; check follow-up", article.Note)
+
+	require.Equal(t, biblio.Conference, recs[4].Type)
+	require.Equal(t, "Costs & benefits of 100% recall", recs[4].Paper.Title)
+	require.Equal(t, 2019, recs[4].Paper.Year, "literal date")
+	require.Equal(t, biblio.Thesis, recs[5].Type)
+	require.Zero(t, recs[5].Paper.Year)
+
+	require.Contains(t, recs[6].Problem, `"author"`)
+	require.Equal(t, 149, recs[6].Line)
+	require.Equal(t, "missing title", recs[7].Problem)
+	require.Equal(t, biblio.Misc, recs[7].Type, "an unknown CSL type is misc")
+	lines := []int{}
+	for _, r := range recs {
+		lines = append(lines, r.Line)
+	}
+	require.IsIncreasing(t, lines)
+}
+
+func TestReaderOddInputs(t *testing.T) {
+	t.Parallel()
+	recs := readFile(t, "single_object_bom_crlf.json")
+	require.Len(t, recs, 1)
+	require.Equal(t, 2, recs[0].Line, "the BOM's line and the blank line count")
+	require.Equal(t, biblio.Book, recs[0].Type)
+	require.Equal(t, "A lone item in caf\uFFFD", recs[0].Paper.Title, "invalid UTF-8 is replaced")
+	require.Equal(t, "3", recs[0].Paper.Volume, "a numeric volume")
+	require.Equal(t, 1968, recs[0].Paper.Year)
+
+	recs = readFile(t, "broken_syntax.json")
+	require.Len(t, recs, 3)
+	require.Equal(t, "First, fine", recs[0].Paper.Title)
+	require.Equal(t, 3, recs[1].Line)
+	require.Equal(t, 2001, recs[1].Paper.Year)
+	require.Equal(t, 4, recs[2].Line)
+	require.Contains(t, recs[2].Problem, "the rest of the file cannot be read")
+
+	recs = readFile(t, "truncated.json")
+	require.Len(t, recs, 2)
+	require.Equal(t, "Truncated file", recs[0].Paper.Title)
+	require.Equal(t, 3, recs[1].Line)
+	require.Contains(t, recs[1].Problem, "ends in the middle")
+
+	tests := []struct {
+		name, in    string
+		wantTitles  []string
+		wantProblem string
+	}{
+		{"Empty", "", nil, ""},
+		{"WhiteSpace", " \n\t\n", nil, ""},
+		{"EmptyArray", "[]", nil, ""},
+		{"NotJSON", "TY  - JOUR\n", []string{""}, "not CSL-JSON"},
+		{"ItemNotObject", `[1, {"title":"ok"}]`, []string{"", "ok"}, "a JSON number, not an object"},
+		{"MissingBracket", `[{"title":"ok"}`, []string{"ok", ""}, "ends in the middle"},
+		{"ConcatenatedObjects", `{"title":"a"} {"title":"b"}`, []string{"a", "b"}, ""},
+		{"TitleWrongType", `[{"title":["x"]}]`, []string{""}, `"title"`},
+		{"DatePartsStrings", `[{"title":"x","issued":{"date-parts":[["1999"]]}}]`, []string{"x"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			recs := readAll(t, csljson.NewReader(strings.NewReader(tt.in)))
+			var titles []string
+			problem := ""
+			for _, r := range recs {
+				titles = append(titles, r.Paper.Title)
+				if r.Problem != "" {
+					problem = r.Problem
+				}
+			}
+			require.Equal(t, tt.wantTitles, titles)
+			if tt.wantProblem == "" {
+				require.Empty(t, problem)
+			} else {
+				require.Contains(t, problem, tt.wantProblem)
+			}
+		})
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func TestReaderReportsReadErrors(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("disk on fire")
+	r := csljson.NewReader(io.MultiReader(strings.NewReader(`[{"title":"ok"}, {"title":`), errReader{boom}))
+	rec, err := r.Next()
+	require.NoError(t, err)
+	require.Equal(t, "ok", rec.Paper.Title)
+	_, err = r.Next()
+	require.ErrorIs(t, err, boom)
+}
+
+// corpus is the varied record set every format's round trip uses, kept
+// once as Quarry JSON Lines.
+func corpus(t testing.TB) []biblio.Record {
+	t.Helper()
+	f, err := os.Open("../jsonl/testdata/roundtrip.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	return readAll(t, jsonl.NewReader(f))
+}
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	orig := corpus(t)
+	require.NotEmpty(t, orig)
+	out := writeAll(t, orig)
+	require.True(t, strings.HasPrefix(string(out), "[\n{\"id\":"), "one item per line")
+	back := readAll(t, csljson.NewReader(bytes.NewReader(out)))
+	require.Equal(t, comparable(orig), comparable(back))
+	for i, r := range back {
+		require.Equal(t, i+2, r.Line)
+	}
+	require.Equal(t, "[]\n", string(writeAll(t, nil)), "an empty export is still a valid array")
+}
+
+func FuzzReader(f *testing.F) {
+	files, err := filepath.Glob("testdata/*.json")
+	require.NoError(f, err)
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs := readAll(t, csljson.NewReader(bytes.NewReader(data)))
+		var ok []biblio.Record
+		last := 1
+		for _, r := range recs {
+			require.GreaterOrEqual(t, r.Line, last)
+			last = r.Line
+			if r.Problem == "" {
+				require.NoError(t, r.Paper.Validate())
+				ok = append(ok, r)
+			}
+		}
+		back := readAll(t, csljson.NewReader(bytes.NewReader(writeAll(t, ok))))
+		require.Equal(t, comparable(ok), comparable(back))
+	})
+}

@@ -1,0 +1,327 @@
+// Package jsonl reads and writes JSON Lines: one JSON object per line. It
+// is both the format of the corpora Quarry's local library imports (arXiv
+// listings, paperlists) and Quarry's own lossless export, so the reader
+// recognises each corpus by its fields and the writer emits the snake_case
+// keys the reader maps back.
+//
+// Invalid UTF-8 in a line is replaced with U+FFFD by encoding/json; it never
+// stops the reader.
+package jsonl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"quarry/internal/biblio"
+	"quarry/internal/skills"
+)
+
+// Reader streams records from a JSON Lines file one line at a time, so a
+// corpus of any size reads in memory bounded by its longest line.
+type Reader struct {
+	r    *bufio.Reader
+	line int
+}
+
+// NewReader reads records from r. Decompression is the caller's job.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 1<<16)}
+}
+
+// Next returns the next record, skipping blank lines, or io.EOF at the end.
+// A line that is not a JSON object is a record with Problem set; only a
+// failing read is an error.
+func (r *Reader) Next() (biblio.Record, error) {
+	for {
+		line, err := r.r.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return biblio.Record{}, fmt.Errorf("jsonl: read line %d: %w", r.line+1, err)
+		}
+		if len(line) == 0 {
+			return biblio.Record{}, io.EOF
+		}
+		r.line++
+		if r.line == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		rec := MapLine(line)
+		rec.Line = r.line
+		return rec, nil
+	}
+}
+
+// rawRecord is the union of the fields of the corpora we know and of
+// Quarry's own export. Fields whose JSON type varies between corpora use
+// the flexible types below.
+type rawRecord struct {
+	// common, and Quarry's export
+	Title    string      `json:"title"`
+	Authors  flexStrings `json:"authors"`
+	Year     flexInt     `json:"year"`
+	Abstract string      `json:"abstract"`
+	DOI      string      `json:"doi"`
+	URL      string      `json:"url"`
+	PMID     flexString  `json:"pmid"`
+	Venue    string      `json:"venue"`
+	Volume   flexString  `json:"volume"`
+	Issue    flexString  `json:"issue"`
+	Pages    flexString  `json:"pages"`
+	Type     string      `json:"type"`
+	Mark     string      `json:"mark"`
+	Note     string      `json:"note"`
+	Keywords flexStrings `json:"keywords"`
+	// arXiv listings (arxiv_cs_listings_*.jsonl)
+	ArxivID     string      `json:"arxiv_id"`
+	Categories  flexStrings `json:"categories"`
+	Comment     string      `json:"comment"`
+	FirstListed string      `json:"first_listed"`
+	TimesListed int         `json:"times_listed"`
+	// paperlists (paperlists_cs_venues.jsonl)
+	SourceFile string     `json:"source_file"`
+	PaperID    flexString `json:"paper_id"`
+	Track      string     `json:"track"`
+	Status     string     `json:"status"`
+	Arxiv      string     `json:"arxiv"`
+	PDF        string     `json:"pdf"`
+}
+
+// Corpus kinds MapLine recognises by their fields.
+const (
+	KindArxivListing = "arxiv-listing" // arxiv_id + categories/first_listed
+	KindPaperlists   = "paperlists"    // source_file/track/status (papercopilot)
+	KindGeneric      = "generic"       // any object with a title, Quarry's export included
+)
+
+// kind names the corpus a decoded record comes from, by its fields.
+func (r rawRecord) kind() string {
+	switch {
+	case r.ArxivID != "" && (len(r.Categories) > 0 || r.FirstListed != ""):
+		return KindArxivListing
+	case r.SourceFile != "" || r.Track != "" || r.Status != "":
+		return KindPaperlists
+	}
+	return KindGeneric
+}
+
+// types lists the publication types the reader keeps as written; any other
+// non-empty type is biblio.Misc.
+var types = map[string]bool{
+	biblio.Article: true, biblio.Conference: true, biblio.Preprint: true, biblio.Book: true,
+	biblio.Chapter: true, biblio.Thesis: true, biblio.Report: true, biblio.Misc: true,
+}
+
+// MapLine decodes one JSON line and maps it onto a record, detecting the
+// corpus from its fields, and finishes it with biblio.Finish. Rejected and
+// withdrawn submissions (OpenReview venues list them) are skipped: they
+// are not published papers.
+func MapLine(line []byte) biblio.Record {
+	var raw rawRecord
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return biblio.Record{Problem: "malformed JSON"}
+	}
+	rec := biblio.Record{
+		Paper: skills.RawPaper{
+			Title:    raw.Title,
+			Authors:  raw.Authors,
+			Year:     int(raw.Year),
+			Abstract: raw.Abstract,
+			DOI:      raw.DOI,
+			URL:      raw.URL,
+			PMID:     string(raw.PMID),
+			Venue:    raw.Venue,
+			Volume:   string(raw.Volume),
+			Issue:    string(raw.Issue),
+			Pages:    string(raw.Pages),
+			ArxivID:  strings.TrimSpace(raw.ArxivID),
+		},
+		Keywords: raw.Keywords,
+		Note:     raw.Note,
+	}
+	if t := strings.ToLower(strings.TrimSpace(raw.Type)); t != "" {
+		rec.Type = biblio.Misc
+		if types[t] {
+			rec.Type = t
+		}
+	}
+	if m := strings.ToLower(strings.TrimSpace(raw.Mark)); m == biblio.Relevant || m == biblio.Irrelevant {
+		rec.Mark = m
+	}
+	p := &rec.Paper
+	var extra map[string]any
+	switch raw.kind() {
+	case KindArxivListing:
+		p.Venue = "arXiv" // as the arXiv source reports it, so dedup sees one spelling
+		if strings.TrimSpace(p.URL) == "" {
+			p.URL = "https://arxiv.org/abs/" + p.ArxivID // arXiv's metadata policy: link to arxiv.org
+		}
+		extra = map[string]any{"categories": []string(raw.Categories), "first_listed": raw.FirstListed, "times_listed": raw.TimesListed}
+		if raw.Comment != "" {
+			extra["comment"] = raw.Comment
+		}
+	case KindPaperlists:
+		if s := strings.ToLower(raw.Status); strings.Contains(s, "reject") || strings.Contains(s, "withdraw") {
+			return biblio.Record{Skip: "status " + strings.TrimSpace(raw.Status)}
+		}
+		if p.ArxivID == "" {
+			p.ArxivID = strings.TrimSpace(raw.Arxiv)
+		}
+		extra = map[string]any{}
+		for k, v := range map[string]string{"source_file": raw.SourceFile, "paper_id": string(raw.PaperID), "track": raw.Track, "status": raw.Status, "pdf": raw.PDF} {
+			if v != "" {
+				extra[k] = v
+			}
+		}
+	}
+	if len(extra) > 0 {
+		if b, err := json.Marshal(extra); err == nil {
+			rec.Extra = b
+		}
+	}
+	biblio.Finish(&rec)
+	return rec
+}
+
+// flexStrings accepts a list of strings, a list of {"name": ...} objects,
+// or one string separated by ';' (paperlists writes keywords that way).
+type flexStrings []string
+
+func (f *flexStrings) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		for _, part := range strings.Split(s, ";") {
+			if part = strings.TrimSpace(part); part != "" {
+				*f = append(*f, part)
+			}
+		}
+		return nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(b, &list); err != nil {
+		return err
+	}
+	for _, item := range list {
+		var s string
+		if err := json.Unmarshal(item, &s); err == nil {
+			*f = append(*f, s)
+			continue
+		}
+		var named struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(item, &named); err != nil {
+			return err
+		}
+		*f = append(*f, named.Name)
+	}
+	return nil
+}
+
+// flexInt accepts a number or a numeric string ("2021"); anything else
+// unreadable counts as unknown (0) rather than failing the record.
+type flexInt int
+
+func (f *flexInt) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "null" || s == "" {
+		return nil
+	}
+	n, err := strconv.ParseFloat(s, 64)
+	if err != nil || n != n || n > 1e9 || n < -1e9 {
+		return nil
+	}
+	*f = flexInt(n)
+	return nil
+}
+
+// flexString accepts a string or a number (identifiers and volumes are
+// written both ways).
+type flexString string
+
+func (f *flexString) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*f = flexString(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return err
+	}
+	*f = flexString(n.String())
+	return nil
+}
+
+// line is one record as Quarry's export writes it: the keys MapLine reads
+// back, in the order a person scanning the file wants them.
+type line struct {
+	ID       string   `json:"id,omitempty"`
+	Title    string   `json:"title"`
+	Authors  []string `json:"authors,omitempty"`
+	Year     int      `json:"year,omitempty"`
+	Venue    string   `json:"venue,omitempty"`
+	Volume   string   `json:"volume,omitempty"`
+	Issue    string   `json:"issue,omitempty"`
+	Pages    string   `json:"pages,omitempty"`
+	Abstract string   `json:"abstract,omitempty"`
+	DOI      string   `json:"doi,omitempty"`
+	ArxivID  string   `json:"arxiv_id,omitempty"`
+	PMID     string   `json:"pmid,omitempty"`
+	URL      string   `json:"url,omitempty"`
+	Type     string   `json:"type,omitempty"`
+	Keywords []string `json:"keywords,omitempty"`
+	Mark     string   `json:"mark,omitempty"`
+	Note     string   `json:"note,omitempty"`
+}
+
+// Writer writes one JSON object per line, Quarry's lossless export.
+type Writer struct {
+	w   *bufio.Writer
+	enc *json.Encoder
+}
+
+// NewWriter writes records to w; Close flushes.
+func NewWriter(w io.Writer) *Writer {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	return &Writer{w: bw, enc: enc}
+}
+
+// Write writes rec as one line.
+func (w *Writer) Write(rec biblio.Record) error {
+	p := rec.Paper
+	err := w.enc.Encode(line{
+		ID: p.ID, Title: p.Title, Authors: p.Authors, Year: p.Year, Venue: p.Venue,
+		Volume: p.Volume, Issue: p.Issue, Pages: p.Pages, Abstract: p.Abstract,
+		DOI: p.DOI, ArxivID: p.ArxivID, PMID: p.PMID, URL: p.URL,
+		Type: rec.Type, Keywords: rec.Keywords, Mark: rec.Mark, Note: rec.Note,
+	})
+	if err != nil {
+		return fmt.Errorf("jsonl: write: %w", err)
+	}
+	return nil
+}
+
+// Close flushes what is buffered; it does not close the underlying writer.
+func (w *Writer) Close() error {
+	if err := w.w.Flush(); err != nil {
+		return fmt.Errorf("jsonl: flush: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,235 @@
+package jsonl_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/jsonl"
+	"quarry/internal/skills"
+)
+
+// readAll reads every record of data, failing the test on a read error.
+func readAll(t testing.TB, data []byte) []biblio.Record {
+	t.Helper()
+	r := jsonl.NewReader(bytes.NewReader(data))
+	var out []biblio.Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		out = append(out, rec)
+	}
+}
+
+func readFile(t *testing.T, name string) []biblio.Record {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	return readAll(t, data)
+}
+
+// writeAll writes recs as JSON Lines.
+func writeAll(t testing.TB, recs []biblio.Record) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := jsonl.NewWriter(&buf)
+	for _, rec := range recs {
+		require.NoError(t, w.Write(rec))
+	}
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+func comparable(recs []biblio.Record) []biblio.Record {
+	out := make([]biblio.Record, len(recs))
+	for i, r := range recs {
+		out[i] = biblio.Comparable(r)
+	}
+	return out
+}
+
+func TestReaderMapsArxivListings(t *testing.T) {
+	t.Parallel()
+	recs := readFile(t, "arxiv_sample.jsonl")
+	require.Len(t, recs, 4, "the blank line is not a record")
+
+	first := recs[0]
+	require.Equal(t, 1, first.Line)
+	require.Equal(t, skills.RawPaper{
+		ID:       "arxiv:2503.11731",
+		Title:    "Industrial-Grade Sensor Simulation via Gaussian Splatting: A Modular Framework",
+		Authors:  []string{"Xianming Zeng", "Sicong Du", "Qifeng Chen"},
+		Year:     2025,
+		Venue:    "arXiv",
+		Abstract: "Sensor simulation is pivotal for scalable validation of autonomous driving systems. This paper introduces a Gaussian Splatting (GS) based system.",
+		ArxivID:  "2503.11731",
+		URL:      "https://arxiv.org/abs/2503.11731",
+	}, first.Paper)
+	var extra map[string]any
+	require.NoError(t, json.Unmarshal(first.Extra, &extra))
+	require.Equal(t, map[string]any{"categories": []any{"cs.CV", "cs.RO"}, "first_listed": "2025-03-18", "times_listed": float64(2)}, extra)
+
+	require.Equal(t, 3, recs[2].Line)
+	require.Equal(t, "malformed JSON", recs[2].Problem)
+	require.Equal(t, 5, recs[3].Line, "line numbers count the blank line")
+	require.Equal(t, []string{"Ana Müller", "Jörg Schäfer"}, recs[3].Paper.Authors)
+}
+
+func TestReaderMapsPaperlists(t *testing.T) {
+	t.Parallel()
+	recs := readFile(t, "paperlists_sample.jsonl")
+	require.Len(t, recs, 6)
+	require.Equal(t, "Flash3D: Feed-Forward Generalisable 3D Scene Reconstruction from a Single Image", recs[0].Paper.Title)
+	require.Equal(t, []string{"Novel View Synthesis", "3D Gaussian Splatting"}, recs[0].Keywords)
+	var extra map[string]any
+	require.NoError(t, json.Unmarshal(recs[0].Extra, &extra))
+	require.Equal(t, map[string]any{"source_file": "3dv/3dv2025.json", "paper_id": "05T81ScPFb", "track": "main", "status": "Poster"}, extra)
+	require.Equal(t, "status Reject", recs[1].Skip)
+	require.Equal(t, "status Withdraw", recs[2].Skip)
+	require.Equal(t, "doi:10.1145/3292500.3330000", recs[3].Paper.ID)
+	require.Equal(t, "2503.11742", recs[4].Paper.ArxivID, "paperlists' arxiv field is the arXiv ID")
+	require.Equal(t, "missing title", recs[5].Problem)
+	require.Equal(t, 6, recs[5].Line)
+}
+
+func TestMapLine(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		line        string
+		wantID      string
+		wantVenue   string
+		wantSkip    string
+		wantProblem string
+	}{
+		{"PaperlistsAccepted", `{"source_file":"kdd/kdd2019.json","title":"GNN fraud","authors":["A"],"year":2019,"venue":"KDD","status":"Oral","doi":"10.1145/X","keywords":"a;b"}`, "doi:10.1145/x", "KDD", "", ""},
+		{"PaperlistsArxivField", `{"source_file":"acl/acl.json","title":"T","authors":[],"year":2022,"venue":"ACL","status":"Long","arxiv":"2201.00001"}`, "arxiv:2201.00001", "ACL", "", ""},
+		{"PaperlistsReject", `{"source_file":"iclr/iclr2018.json","title":"T","status":"Reject"}`, "", "", "status Reject", ""},
+		{"PaperlistsWithdraw", `{"source_file":"iclr/iclr2018.json","title":"T","status":"Withdraw"}`, "", "", "status Withdraw", ""},
+		{"PaperlistsDeskReject", `{"track":"main","title":"T","status":"Desk Reject"}`, "", "", "status Desk Reject", ""},
+		{"GenericStringYearAndNamedAuthors", `{"title":"Generic","authors":[{"name":"B. Name"}],"year":"2001","pmid":12345}`, "pmid:12345", "", "", ""},
+		{"MissingTitle", `{"arxiv_id":"2501.1","categories":["cs.AI"],"title":"  "}`, "", "", "", "missing title"},
+		{"NotAnObject", `[1,2,3]`, "", "", "", "malformed JSON"},
+		{"TitleWrongType", `{"title": 5}`, "", "", "", "malformed JSON"},
+		{"YearOutOfRange", `{"title":"Far future","year":30000}`, "", "", "", "year 30000 out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := jsonl.MapLine([]byte(tt.line))
+			require.Equal(t, tt.wantSkip, rec.Skip)
+			require.Equal(t, tt.wantProblem, rec.Problem)
+			if tt.wantID != "" {
+				require.Equal(t, tt.wantID, rec.Paper.ID)
+				require.Equal(t, tt.wantVenue, rec.Paper.Venue)
+				require.NoError(t, rec.Paper.Validate())
+			}
+		})
+	}
+}
+
+func TestReaderMapsQuarryExport(t *testing.T) {
+	t.Parallel()
+	recs := readFile(t, "quarry_export.jsonl")
+	require.Len(t, recs, 3)
+	require.Equal(t, biblio.Record{
+		Line: 1,
+		Paper: skills.RawPaper{
+			ID: "doi:10.1/abc", Title: "Exported paper", Authors: []string{"Ana Müller", "Li Wei"}, Year: 2024,
+			Venue: "Journal of Tests", Volume: "7", Issue: "2", Pages: "1-10", Abstract: "An abstract.",
+			DOI: "10.1/ABC", ArxivID: "2401.00001", PMID: "123", URL: "https://example.org/p",
+		},
+		Type: biblio.Article, Keywords: []string{"a", "b"}, Mark: biblio.Relevant, Note: "keep; cite in intro",
+	}, recs[0])
+
+	second := recs[1]
+	require.Empty(t, second.Problem)
+	require.Equal(t, "12", second.Paper.Volume, "a numeric volume is read as text")
+	require.Equal(t, "3", second.Paper.Issue)
+	require.Equal(t, biblio.Misc, second.Type, "an unknown type is misc")
+	require.Equal(t, biblio.Irrelevant, second.Mark, "an unknown mark is dropped and the note's mark prefix read instead")
+	require.Equal(t, "duplicate", second.Note)
+
+	require.Equal(t, "malformed JSON", recs[2].Problem)
+	require.Equal(t, 3, recs[2].Line)
+}
+
+func TestReaderToleratesBOMCRLFAndLatin1(t *testing.T) {
+	t.Parallel()
+	recs := readFile(t, "bom_crlf.jsonl")
+	require.Len(t, recs, 2)
+	require.Equal(t, "BOM and CRLF", recs[0].Paper.Title)
+	require.Equal(t, []string{"A. Person"}, recs[0].Paper.Authors)
+	require.Equal(t, 3, recs[1].Line)
+	require.Equal(t, "Latin-1 caf\uFFFD", recs[1].Paper.Title, "invalid UTF-8 is replaced, not fatal")
+}
+
+func TestReaderReportsReadErrors(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("disk on fire")
+	r := jsonl.NewReader(io.MultiReader(strings.NewReader("{\"title\":\"ok\"}\n"), errReader{boom}))
+	rec, err := r.Next()
+	require.NoError(t, err)
+	require.Equal(t, "ok", rec.Paper.Title)
+	_, err = r.Next()
+	require.ErrorIs(t, err, boom)
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	orig := readFile(t, "roundtrip.jsonl")
+	require.Len(t, orig, 10)
+	seen := map[string]bool{}
+	for _, r := range orig {
+		require.Empty(t, r.Problem)
+		seen[r.Type] = true
+	}
+	for _, typ := range []string{biblio.Article, biblio.Conference, biblio.Preprint, biblio.Book, biblio.Chapter, biblio.Thesis, biblio.Report, biblio.Misc, ""} {
+		require.True(t, seen[typ], "the round-trip corpus has a record of type %q", typ)
+	}
+	back := readAll(t, writeAll(t, orig))
+	require.Equal(t, comparable(orig), comparable(back))
+	for i := range back {
+		require.Equal(t, i+1, back[i].Line)
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	files, err := filepath.Glob("testdata/*.jsonl")
+	require.NoError(f, err)
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		require.NoError(f, err)
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs := readAll(t, data)
+		var ok []biblio.Record
+		last := 1
+		for _, r := range recs {
+			require.GreaterOrEqual(t, r.Line, last)
+			last = r.Line
+			if r.Problem == "" && r.Skip == "" {
+				require.NoError(t, r.Paper.Validate())
+				ok = append(ok, r)
+			}
+		}
+		back := readAll(t, writeAll(t, ok))
+		require.Equal(t, comparable(ok), comparable(back))
+	})
+}

@@ -1,0 +1,308 @@
+package ris
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"quarry/internal/biblio"
+)
+
+// Reader streams records from a RIS file; it holds one record at a time.
+type Reader struct {
+	br      *bufio.Reader
+	line    int    // number of the last line read
+	held    string // a TY line read past the end of the previous record
+	hasHeld bool
+	eof     bool
+}
+
+// NewReader returns a Reader over r. Invalid UTF-8 is read as Latin-1
+// (line by line: a line that is not valid UTF-8 is decoded as Latin-1 in
+// full), because old EndNote and database exports are often Latin-1.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// field is one tag with its value lines (the first line and continuations).
+type field struct {
+	tag   string
+	lines []string
+}
+
+func (f field) value() string { return strings.Join(f.lines, "\n") }
+
+// Next returns the next record, or io.EOF after the last one.
+func (r *Reader) Next() (biblio.Record, error) {
+	var (
+		fields []field
+		start  int
+		broken bool
+	)
+	for {
+		line, ok, err := r.readLine()
+		if err != nil {
+			return biblio.Record{}, err
+		}
+		if !ok {
+			if fields == nil {
+				return biblio.Record{}, io.EOF
+			}
+			return build(fields, start, broken), nil
+		}
+		tag, val, isTag := isTagLine(line)
+		if fields == nil {
+			if !isTag || tag == "ER" {
+				continue // text between records, a stray ER
+			}
+			start, broken = r.line, tag != "TY"
+			fields = append(fields, field{tag: tag, lines: []string{val}})
+			continue
+		}
+		switch {
+		case isTag && tag == "ER":
+			return build(fields, start, broken), nil
+		case isTag && tag == "TY":
+			// The previous record lacks its ER: close it, keep this line.
+			r.held, r.hasHeld = line, true
+			r.line--
+			return build(fields, start, broken), nil
+		case isTag:
+			fields = append(fields, field{tag: tag, lines: []string{val}})
+		default:
+			last := &fields[len(fields)-1]
+			last.lines = append(last.lines, strings.TrimPrefix(line, " "))
+		}
+	}
+}
+
+// readLine returns the next line without its line ending (LF or CRLF), or
+// ok=false at the end of the input.
+func (r *Reader) readLine() (string, bool, error) {
+	if r.hasHeld {
+		r.hasHeld = false
+		r.line++
+		return r.held, true, nil
+	}
+	if r.eof {
+		return "", false, nil
+	}
+	var buf []byte
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			r.eof = true
+			if len(buf) == 0 {
+				return "", false, nil
+			}
+			break
+		}
+		if err != nil {
+			return "", false, err
+		}
+		break
+	}
+	r.line++
+	buf = trimEOL(buf)
+	if r.line == 1 {
+		buf = []byte(strings.TrimPrefix(string(buf), "\ufeff"))
+	}
+	return decode(buf), true, nil
+}
+
+// trimEOL removes one "\n" and then one "\r", so a value's own trailing
+// carriage return survives a CRLF file.
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n := len(b); n > 0 && b[n-1] == '\r' {
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// decode returns b as a string, reading it as Latin-1 if it is not UTF-8.
+func decode(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	rs := make([]rune, len(b))
+	for i, c := range b {
+		rs[i] = rune(c)
+	}
+	return string(rs)
+}
+
+var (
+	yearRE  = regexp.MustCompile(`(?:^|\D)(\d{4})(?:\D|$)`)
+	doiURL  = regexp.MustCompile(`(?i)^https?://(?:dx\.)?doi\.org/(10\..+)$`)
+	arxivRE = regexp.MustCompile(`(?i)^https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/(.+?)(?:\.pdf)?$`)
+	pmidRE  = regexp.MustCompile(`(?i)^pmid:?\s*(\S.*)$`)
+	digits  = regexp.MustCompile(`^\d+$`)
+	pubmed  = regexp.MustCompile(`(?i)pubmed|medline|\bnlm\b`)
+)
+
+// venueTags lists the tags that can name the venue, best first: full
+// journal or container names before abbreviations.
+var venueTags = []string{"T2", "JF", "JO", "SO", "BT", "T3", "JA", "J2"}
+
+// build maps the fields of one record onto a biblio.Record.
+func build(fields []field, start int, broken bool) biblio.Record {
+	rec := biblio.Record{Line: start}
+	if broken {
+		rec.Problem = "record does not start with a TY tag"
+		return rec
+	}
+	first := map[string]string{}
+	var notes, ans, urls []string
+	p := &rec.Paper
+	for _, f := range fields {
+		v := f.value()
+		switch f.tag {
+		case "AU", "A1":
+			p.Authors = append(p.Authors, invertInitials(v))
+		case "KW":
+			rec.Keywords = append(rec.Keywords, v)
+		case "N1":
+			if m, n := biblio.SplitNote(v); m != "" && rec.Mark == "" {
+				rec.Mark, v = m, n
+			}
+			if strings.TrimSpace(v) != "" {
+				notes = append(notes, v)
+			}
+		case "AN":
+			ans = append(ans, strings.TrimSpace(v))
+		case "UR":
+			urls = append(urls, strings.TrimSpace(v))
+		}
+		if _, seen := first[f.tag]; !seen && strings.TrimSpace(v) != "" {
+			first[f.tag] = v
+		}
+	}
+	ty := strings.ToUpper(strings.TrimSpace(first["TY"]))
+	p.Title = pick(first, "TI", "T1", "CT")
+	venues := venueTags
+	if p.Title == "" {
+		p.Title = first["BT"]
+		venues = []string{"T2", "JF", "JO", "SO", "T3", "JA", "J2"}
+	}
+	p.Venue = pick(first, venues...)
+	for _, t := range []string{"PY", "Y1", "DA"} {
+		if m := yearRE.FindStringSubmatch(first[t]); m != nil {
+			p.Year = atoi(m[1])
+			break
+		}
+	}
+	p.Volume, p.Issue = first["VL"], first["IS"]
+	sp, ep := strings.TrimSpace(first["SP"]), strings.TrimSpace(first["EP"])
+	switch {
+	case sp != "" && ep != "":
+		p.Pages = sp + "-" + ep
+	case sp != "":
+		p.Pages = sp
+	default:
+		p.Pages = ep
+	}
+	p.Abstract = pick(first, "AB", "N2")
+	p.DOI = first["DO"]
+	if len(urls) > 0 {
+		p.URL = urls[0]
+	}
+	isPubMed := pubmed.MatchString(first["DB"]) || pubmed.MatchString(first["DP"])
+	explicitArxiv := false
+	for _, a := range ans {
+		switch {
+		case len(a) > 6 && strings.EqualFold(a[:6], "arxiv:"):
+			if !explicitArxiv {
+				p.ArxivID, explicitArxiv = a[6:], true
+			}
+		case pmidRE.MatchString(a):
+			if p.PMID == "" {
+				p.PMID = pmidRE.FindStringSubmatch(a)[1]
+			}
+		case isPubMed && digits.MatchString(a):
+			if p.PMID == "" {
+				p.PMID = a
+			}
+		}
+	}
+	for _, u := range urls {
+		if m := doiURL.FindStringSubmatch(u); m != nil && strings.TrimSpace(p.DOI) == "" {
+			p.DOI = m[1]
+		}
+		if m := arxivRE.FindStringSubmatch(u); m != nil && strings.TrimSpace(p.ArxivID) == "" {
+			p.ArxivID = m[1]
+		}
+	}
+	rec.Type = biblio.Misc
+	if t, ok := risToType[ty]; ok {
+		rec.Type = t
+	} else if (ty == "UNPB" || ty == "GEN") && !explicitArxiv && strings.TrimSpace(p.ArxivID) != "" {
+		// Zotero before its preprint type: a generic item at an arXiv URL.
+		// Our own writer states the ID in AN, and writes preprints as
+		// PREPRINT, so an explicit ID on GEN means a deliberate Misc.
+		rec.Type = biblio.Preprint
+	}
+	rec.Note = strings.Join(notes, "\n")
+	biblio.Finish(&rec)
+	return rec
+}
+
+// pick returns the first non-empty value among tags.
+func pick(first map[string]string, tags ...string) string {
+	for _, t := range tags {
+		if v := first[t]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// invertInitials turns "Smith J." or "Smith JA" (Scopus, Web of Science
+// style, no comma) into "Smith, J.", so the surname is not taken for a
+// first name; names with a comma or without trailing initials are kept.
+func invertInitials(name string) string {
+	words := strings.Fields(name)
+	if strings.Contains(name, ",") || len(words) < 2 {
+		return name
+	}
+	last := words[len(words)-1]
+	if !looksLikeInitials(last) {
+		return name
+	}
+	return strings.Join(words[:len(words)-1], " ") + ", " + last
+}
+
+// looksLikeInitials accepts "J.", "J.-P.", "A.B." and "JA" (up to three
+// capitals without dots), and nothing with a lower-case letter.
+func looksLikeInitials(w string) bool {
+	letters, dots := 0, 0
+	for _, c := range w {
+		switch {
+		case c >= 'A' && c <= 'Z':
+			letters++
+		case c == '.':
+			dots++
+		case c == '-':
+		default:
+			return false
+		}
+	}
+	return letters > 0 && (dots > 0 || letters <= 3)
+}

@@ -1,0 +1,116 @@
+package pipeline_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+	"quarry/internal/skills/pipeline"
+)
+
+// ticker is an injectable clock that moves one minute per call, so each
+// search gets its own, predictable time.
+func ticker(start time.Time) func() time.Time {
+	n := 0
+	return func() time.Time {
+		n++
+		return start.Add(time.Duration(n-1) * time.Minute)
+	}
+}
+
+// drive runs a search over sk with the strategy checkpoint on, answering
+// every checkpoint with decide (given the checkpoint and its review payload,
+// if any), until the run completes. It returns the run's final state.
+func drive(t *testing.T, sk pipeline.Skills, opts pipeline.Options,
+	decide func(cp engine.Checkpoint, p *skills.ResultPayload) engine.Decision) pipeline.RunState {
+	t.Helper()
+	st := openStore(t)
+	wf, err := pipeline.New(sk, opts)
+	require.NoError(t, err)
+	eng := newEngine(t, st, wf, engine.Pending())
+	ctx := context.Background()
+	run, err := eng.Start(ctx, pipeline.Name, map[string]any{pipeline.ParamQuestion: "sqlite durability", pipeline.ParamStrategyCheckpoint: true})
+	require.NoError(t, err)
+	for range 20 {
+		require.NoError(t, eng.Advance(ctx, run.ID))
+		run, err = st.Run(ctx, run.ID)
+		require.NoError(t, err)
+		if run.Status == engine.StatusCompleted {
+			return stateOf(t, st, run.ID)
+		}
+		require.Equal(t, engine.StatusWaiting, run.Status, run.Error)
+		cp, _, err := st.Checkpoint(ctx, run.CheckpointID)
+		require.NoError(t, err)
+		var p *skills.ResultPayload
+		if cp.Kind == engine.KindResultReview {
+			rp, err := engine.PayloadAs[skills.ResultPayload](cp)
+			require.NoError(t, err)
+			p = &rp
+		}
+		d := decide(cp, p)
+		d.DecidedBy = "test"
+		require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, d))
+	}
+	t.Fatal("the run did not complete in 20 decisions")
+	return pipeline.RunState{}
+}
+
+func TestIterationRecordsTheSearch(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2025, 3, 4, 5, 6, 7, 0, time.FixedZone("CET", 3600))
+	sk, _ := fakeSkills(poolSource{"alpha"}, failingSource{"down"})
+	reviews := 0
+	rs := drive(t, sk, pipeline.Options{Now: ticker(start)}, func(cp engine.Checkpoint, p *skills.ResultPayload) engine.Decision {
+		switch {
+		case cp.Kind == engine.KindStrategyConfirmation && cp.Iteration == 2:
+			return engine.Decision{Action: engine.Reject, Note: "too broad"}
+		case p == nil:
+			return engine.Decision{Action: engine.Approve}
+		}
+		reviews++
+		if reviews == 1 {
+			return engine.Decision{Action: engine.Edit, RevisedData: mustJSON(t, skills.UserFeedback{
+				MarkedRelevant: []string{p.Collection.Papers[0].ID}, FreeTextFeedback: "more"})}
+		}
+		return engine.Decision{Action: engine.Approve}
+	})
+	h := rs.Workflow.History
+	require.Len(t, h, 3, "searched, rejected, searched")
+
+	first := h[0]
+	require.Equal(t, 1, first.Iteration)
+	require.True(t, first.Searched())
+	require.Equal(t, start.UTC(), first.SearchedAt, "the injected clock, in UTC")
+	require.Equal(t, time.UTC, first.SearchedAt.Location())
+	require.Equal(t, []string{first.Strategy.Queries[0].Text}, first.Sources["alpha"].Queries, "the query as sent")
+	require.Positive(t, first.Sources["alpha"].Count)
+	require.Contains(t, first.Sources["down"].Error, "503")
+	require.Equal(t, first.Sources["alpha"].Count, first.Dedup.Input)
+	require.Equal(t, first.ResultCount, first.Dedup.Output)
+	require.NotNil(t, first.Feedback)
+	require.Equal(t, "more", first.Feedback.FreeTextFeedback)
+
+	rejected := h[1]
+	require.Equal(t, 2, rejected.Iteration)
+	require.False(t, rejected.Searched(), "a rejected strategy was never searched")
+	require.Empty(t, rejected.Sources)
+	require.Equal(t, "too broad", rejected.Feedback.FreeTextFeedback)
+
+	last := h[2]
+	require.Equal(t, 3, last.Iteration)
+	require.Equal(t, start.Add(time.Minute).UTC(), last.SearchedAt, "one clock reading per search")
+	require.Equal(t, rs.Final.Sources, last.Sources)
+	require.Equal(t, rs.Final.Dedup, last.Dedup)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}

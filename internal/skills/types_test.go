@@ -1,0 +1,42 @@
+package skills_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/skills"
+)
+
+// TestIterationRecordJSON: runs stored before the search fields existed
+// still decode, and a record without a search writes none of them.
+func TestIterationRecordJSON(t *testing.T) {
+	t.Parallel()
+	old := `{"iteration":2,"strategy":{"queries":[{"text":"a"}],"sources":["x"],"year_range":{},"max_results_per_source":5,"filters":{}},` +
+		`"result_count":7,"feedback":{"marked_relevant":["p"],"marked_irrelevant":[],"free_text_feedback":"f"}}`
+	var r skills.IterationRecord
+	require.NoError(t, json.Unmarshal([]byte(old), &r))
+	require.Equal(t, 2, r.Iteration)
+	require.Equal(t, 7, r.ResultCount)
+	require.True(t, r.SearchedAt.IsZero())
+	require.True(t, r.Searched(), "an old record with results was searched")
+	require.Equal(t, []string{"p"}, r.Feedback.MarkedRelevant)
+
+	b, err := json.Marshal(skills.IterationRecord{Iteration: 1})
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "searched_at")
+	require.NotContains(t, string(b), "dedup")
+	require.False(t, skills.IterationRecord{Iteration: 1}.Searched())
+
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	full := skills.IterationRecord{Iteration: 1, SearchedAt: at,
+		Sources: map[string]skills.SourceResult{"x": {Count: 3, Queries: []string{"a"}}}, Dedup: skills.DedupStats{Input: 3, Output: 2, Merged: 1}}
+	b, err = json.Marshal(full)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"searched_at":"2025-01-02T03:04:05Z"`)
+	var back skills.IterationRecord
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, full, back)
+}
