@@ -192,6 +192,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
 	g.GET("/api/runs/:id", api.GetRun).Name = "api-run"
 	g.POST("/api/runs/:id/decisions", api.Decide).Name = "api-decide"
+	g.GET("/api/runs/:id/export", (&Export{runs: deps.Store}).Run).Name = "api-run-export"
 }
 
 // isUpload reports whether the request is a file upload, which gets the

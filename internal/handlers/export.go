@@ -1,0 +1,58 @@
+package handlers
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/biblio/codecs"
+	"quarry/internal/engine"
+	"quarry/internal/skills/pipeline"
+)
+
+// Export serves a run's papers as a file for a reference manager.
+type Export struct {
+	runs RunStore
+}
+
+// Run handles GET /api/runs/:id/export?format=bibtex|ris|csljson|csv&set=
+// final|accumulated|review (set defaults to final for a completed run and
+// to the review list otherwise): the papers with the researcher's marks and
+// notes, as a download. The file is built in memory first, so a failure is
+// a clean error response rather than half a file.
+func (h *Export) Run(c echo.Context) error {
+	ctx := c.Request().Context()
+	format := strings.ToLower(c.QueryParam("format"))
+	if format == "" {
+		return &engine.Error{Code: engine.EInvalid, Message: "choose an export format", Fields: map[string]string{"format": "one of " + strings.Join(codecs.ExportFormats, ", ")}}
+	}
+	run, err := h.runs.Run(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	rs, err := pipeline.StateOf(run)
+	if err != nil {
+		return err
+	}
+	set := c.QueryParam("set")
+	if set == "" {
+		set = pipeline.ExportReview
+		if rs.Final != nil {
+			set = pipeline.ExportFinal
+		}
+	}
+	records, err := pipeline.ExportRecords(rs, set)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := codecs.WriteAll(&buf, format, records); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("quarry-%s-%s%s", run.ID, set, codecs.Extension(format))
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s"`, name))
+	return c.Blob(http.StatusOK, codecs.ContentType(format), buf.Bytes())
+}
