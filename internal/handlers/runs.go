@@ -340,7 +340,11 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 			if err != nil {
 				return d, err
 			}
-			f := reviewFormOf(run.ID, *v.pending, p)
+			notes, err := paperNotesOf(run)
+			if err != nil {
+				return d, err
+			}
+			f := reviewFormOf(run.ID, *v.pending, p, notes)
 			d.Review = &f
 		case engine.KindEscalation:
 			p, err := engine.PayloadAs[engine.EscalationPayload](*v.pending)

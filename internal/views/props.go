@@ -97,9 +97,12 @@ type ReviewForm struct {
 	Groups       []PaperGroup
 	Sources      map[string]skills.SourceResult
 	Marks        map[string]string
-	Feedback     string
-	Accumulated  []skills.ScoredPaper
-	Errors       map[string]string
+	// Notes are the per-paper notes (paper ID → note): those kept from
+	// earlier reviews, or what was typed when the form comes back.
+	Notes       map[string]string
+	Feedback    string
+	Accumulated []skills.ScoredPaper
+	Errors      map[string]string
 }
 
 // DecisionRow is one decision in a run's read-only history.
