@@ -52,6 +52,8 @@ func TestReviewNotes(t *testing.T) {
 		require.Contains(t, in.AttrOr("aria-label", ""), "Note on")
 	}
 	action := doc.Find(`form[data-testid="review-form"]`).AttrOr("action", "")
+	rejectedTitle := strings.TrimSpace(doc.Find(`[data-paper-id="` + ids[2] + `"] [data-testid="paper-title"]`).Text())
+	require.NotEmpty(t, rejectedTitle)
 
 	// A note that is too long comes back with every value kept.
 	bad := url.Values{"_csrf": {csrf(doc)}, "action": {"edit"}, "mark:" + ids[0]: {"relevant"},
@@ -83,6 +85,18 @@ func TestReviewNotes(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	w.waitFor(t, runID, "completed")
 	require.Equal(t, map[string]string{ids[2]: "wrong population"}, runNotes(t, w, runID))
+
+	// The completed page lists the rejected paper apart, with its note,
+	// and not in the final collection.
+	_, doc = w.get(t, w.client, runPath)
+	final := doc.Find(`[data-testid="final-collection"]`)
+	require.Equal(t, 1, final.Length())
+	rejected := final.Find(`[data-testid="rejected-paper"]`)
+	require.Equal(t, []string{ids[2]}, rejected.Map(func(_ int, s *goquery.Selection) string { return s.AttrOr("data-paper-id", "") }))
+	require.Contains(t, rejected.Text(), "wrong population")
+	titles := final.Find(`[data-testid="paper-title"]`).Map(func(_ int, s *goquery.Selection) string { return strings.TrimSpace(s.Text()) })
+	require.NotEmpty(t, titles)
+	require.NotContains(t, titles, rejectedTitle)
 }
 
 // runNotes reads the notes a run keeps on its papers from the store.

@@ -161,6 +161,11 @@ type RunData struct {
 // PaperGroupSet is a collection laid out by group for reading.
 type PaperGroupSet struct {
 	Groups []PaperGroup
+	// Rejected are the papers marked irrelevant, left out of the groups
+	// and listed apart so the researcher sees what was excluded.
+	Rejected []skills.ScoredPaper
+	// Notes are the researcher's notes by paper ID, shown with each paper.
+	Notes map[string]string
 }
 
 // WorkflowView is one registered workflow drawn for people.
