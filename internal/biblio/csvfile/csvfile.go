@@ -105,8 +105,11 @@ type Reader struct {
 	// column (-1 if none).
 	col     map[string]int
 	pageEnd int
-	started bool
-	err     error
+	// scopusIDs says the authors column is Scopus's "Author full names",
+	// whose names end in "(author ID)".
+	scopusIDs bool
+	started   bool
+	err       error
 }
 
 // NewReader reads CSV from r, mapping columns by Guess.
@@ -248,6 +251,9 @@ func (r *Reader) start() error {
 	for field, name := range mapping {
 		r.col[field] = findHeader(header, name)
 	}
+	if i, ok := r.col["authors"]; ok {
+		r.scopusIDs = normHeader(header[i]) == "author full names"
+	}
 	if i, ok := r.col["pages"]; ok {
 		if end, ok := pageEnds[normHeader(header[i])]; ok {
 			r.pageEnd = slices.Index(normAll(header), end)
@@ -318,7 +324,7 @@ func fixEncoding(s string) string {
 
 var (
 	yearRE     = regexp.MustCompile(`\d{4}`)
-	authorIDRE = regexp.MustCompile(`\s*\(\d+\)\s*$`)
+	authorIDRE = regexp.MustCompile(`(\s+\(\d{6,}\))+\s*$`)
 	initialsRE = regexp.MustCompile(`^(\p{Lu}\.?-?)+$`)
 )
 
@@ -334,10 +340,8 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 	var rec biblio.Record
 	p := &rec.Paper
 	p.Title = get("title")
-	p.Authors = splitAuthors(get("authors"))
-	if y := yearRE.FindString(get("year")); y != "" {
-		p.Year, _ = strconv.Atoi(y)
-	}
+	p.Authors = splitAuthors(get("authors"), r.scopusIDs)
+	p.Year = parseYear(get("year"))
 	p.Venue = get("venue")
 	p.Volume = get("volume")
 	p.Issue = get("issue")
@@ -362,18 +366,32 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 	return rec
 }
 
+// parseYear takes the first four-digit number of a year or date cell
+// ("2020", "2020-05-01", "May 2020"), or the cell itself if it is a number.
+func parseYear(s string) int {
+	s = strings.TrimSpace(s)
+	if y := yearRE.FindString(s); y != "" {
+		s = y
+	}
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
 // splitAuthors splits an author cell: on ";" (Scopus "Smith J.; Doe A.",
 // Web of Science "Smith, John; Doe, Jane", Quarry's export), else on
-// " and " (BibTeX habit). Scopus's "(author ID)" suffix is dropped, and
-// "Smith J." (surname, initials) is read as "Smith, J.".
-func splitAuthors(s string) []string {
+// " and " (BibTeX habit). With scopusIDs the "(author ID)" after each name
+// is dropped. "Smith J." (surname, initials) is read as "Smith, J.".
+func splitAuthors(s string, scopusIDs bool) []string {
 	sep := ";"
 	if !strings.Contains(s, ";") {
 		sep = " and "
 	}
 	var out []string
 	for _, a := range strings.Split(s, sep) {
-		a = strings.TrimSpace(authorIDRE.ReplaceAllString(a, ""))
+		if scopusIDs {
+			a = authorIDRE.ReplaceAllString(a, "")
+		}
+		a = strings.TrimSpace(a)
 		if words := strings.Fields(a); !strings.Contains(a, ",") && len(words) > 1 && initialsRE.MatchString(words[len(words)-1]) {
 			a = strings.Join(words[:len(words)-1], " ") + ", " + words[len(words)-1]
 		}
@@ -451,7 +469,13 @@ func (w *Writer) Write(rec biblio.Record) error {
 	p := rec.Paper
 	authors := make([]string, len(p.Authors))
 	for i, a := range p.Authors {
-		authors[i] = biblio.ParseName(a).Inverted()
+		n := biblio.ParseName(a)
+		authors[i] = n.Inverted()
+		if n.First == "" && n.Suffix != "" {
+			// Inverted gives "Last, Suffix", which reads back as a first
+			// name; the empty middle part keeps the suffix a suffix.
+			authors[i] = n.Last + ", , " + n.Suffix
+		}
 	}
 	cell := strings.Join(authors, "; ")
 	if len(authors) == 1 && strings.Contains(cell, " and ") {
