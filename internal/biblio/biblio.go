@@ -172,17 +172,30 @@ func isParticle(w string) bool {
 }
 
 // Display renders the name as Quarry shows it ("First Last Suffix"), the
-// form RawPaper.Authors holds.
+// form RawPaper.Authors holds. It has no commas: a comma would make the
+// display form parse as an inverted one, and DisplayName must give the same
+// answer however often it is applied (a malformed "A, B, C, D" included).
 func (n Name) Display() string {
-	return strings.Join(nonEmpty(n.First, n.Last, n.Suffix), " ")
+	return strings.Join(strings.Fields(strings.ReplaceAll(strings.Join(nonEmpty(n.First, n.Last, n.Suffix), " "), ",", " ")), " ")
 }
 
-// Inverted renders "Last, First" or "Last, First, Suffix" (RIS, CSV).
+// Inverted renders "Last, First" or "Last, First, Suffix" (RIS, CSV); a
+// name with a suffix and no first name keeps the empty slot ("Last, ,
+// Suffix") so the suffix is not read back as a first name.
 func (n Name) Inverted() string {
-	if n.First == "" && n.Suffix == "" {
-		return n.Last
+	last, first, suffix := noCommas(n.Last), noCommas(n.First), noCommas(n.Suffix)
+	switch {
+	case first == "" && suffix == "":
+		return last
+	case suffix == "":
+		return last + ", " + first
+	default:
+		return last + ", " + first + ", " + suffix
 	}
-	return strings.Join(nonEmpty(n.Last, n.First, n.Suffix), ", ")
+}
+
+func noCommas(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, ",", " ")), " ")
 }
 
 func nonEmpty(xs ...string) []string {

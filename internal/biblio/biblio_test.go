@@ -45,6 +45,7 @@ func TestParseName(t *testing.T) {
 		{"Martin Luther King Jr.", biblio.Name{Last: "King", First: "Martin Luther", Suffix: "Jr."}, "Martin Luther King Jr.", "King, Martin Luther, Jr."},
 		{"Plato", biblio.Name{Last: "Plato"}, "Plato", "Plato"},
 		{"  de  la Fontaine,  Jean ", biblio.Name{Last: "de la Fontaine", First: "Jean"}, "Jean de la Fontaine", "de la Fontaine, Jean"},
+		{"Gates, , Sr.", biblio.Name{Last: "Gates", Suffix: "Sr."}, "Gates Sr.", "Gates, , Sr."},
 	}
 	for _, c := range cases {
 		got := biblio.ParseName(c.in)
@@ -54,6 +55,18 @@ func TestParseName(t *testing.T) {
 		// Display and Inverted forms read back as the same name.
 		require.Equal(t, got, biblio.ParseName(got.Inverted()), c.in)
 		require.Equal(t, got.Display(), biblio.DisplayName(got.Display()), c.in)
+	}
+}
+
+// TestDisplayNameIsIdempotent: readers apply DisplayName to every author,
+// and a record read, written and read again must keep its names, so a
+// second application must change nothing, even for malformed input.
+func TestDisplayNameIsIdempotent(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"A, B, C, D", "0, Sr", "Smith,, John", ", ,", "Jr.", "x, Jr., y, z", "van, der, Berg"} {
+		once := biblio.DisplayName(in)
+		require.Equal(t, once, biblio.DisplayName(once), in)
+		require.Equal(t, once, biblio.DisplayName(biblio.ParseName(once).Inverted()), "%q inverted and read back", in)
 	}
 }
 
@@ -86,15 +99,18 @@ func TestFinish(t *testing.T) {
 func TestDetect(t *testing.T) {
 	t.Parallel()
 	cases := map[string]string{
-		"% my refs\n\n@Article{key,\n title={x}}":            biblio.BibTeX,
-		"\xef\xbb\xbfTY  - JOUR\r\nTI  - x\r\nER  - \r\n":    biblio.RIS,
-		"\nPMID- 12345678\nOWN - NLM\nTI  - x\n":             biblio.MEDLINE,
-		"  [{\"type\":\"article-journal\",\"title\":\"x\"}]": biblio.CSLJSON,
-		"{\"title\":\"x\"}\n{\"title\":\"y\"}\n":             biblio.JSONL,
-		"Title,Authors,Year\nx,y,2020\n":                     biblio.CSV,
-		"title;year\nx;2020\n":                               biblio.CSV,
-		"hello world\n":                                      "",
-		"":                                                   "",
+		"% my refs\n\n@Article{key,\n title={x}}":              biblio.BibTeX,
+		"\xef\xbb\xbfTY  - JOUR\r\nTI  - x\r\nER  - \r\n":      biblio.RIS,
+		"\nPMID- 12345678\nOWN - NLM\nTI  - x\n":               biblio.MEDLINE,
+		"OWN - NLM\nSTAT- Publisher\nTI  - no PMID first\n":    biblio.MEDLINE,
+		"PT\tAU\tAF\tTI\tSO\nJ\tSmith, J\tSmith, John\tx\ty\n": biblio.CSV,
+		"{\n  \"type\": \"book\",\n  \"title\": \"x\"\n}\n":    biblio.CSLJSON,
+		"  [{\"type\":\"article-journal\",\"title\":\"x\"}]":   biblio.CSLJSON,
+		"{\"title\":\"x\"}\n{\"title\":\"y\"}\n":               biblio.JSONL,
+		"Title,Authors,Year\nx,y,2020\n":                       biblio.CSV,
+		"title;year\nx;2020\n":                                 biblio.CSV,
+		"hello world\n":                                        "",
+		"":                                                     "",
 	}
 	for in, want := range cases {
 		require.Equal(t, want, biblio.Detect([]byte(in)), "%q", in)

@@ -9,7 +9,10 @@ import (
 var (
 	bibtexEntryRE = regexp.MustCompile(`(?m)^\s*@[A-Za-z]+\s*[{(]`)
 	risTagRE      = regexp.MustCompile(`(?m)^TY  -`)
-	medlineTagRE  = regexp.MustCompile(`(?m)^PMID- ?\d`)
+	// MEDLINE tags RIS does not have (RIS uses two-letter tags only).
+	medlineTagRE = regexp.MustCompile(`(?m)^(PMID|FAU |OWN |STAT)- `)
+	// Web of Science tab-delimited exports name columns by field tag.
+	wosHeaderRE = regexp.MustCompile(`^(PT|AU|AF|TI)\t`)
 )
 
 // Detect names the format of a file from its first bytes (head, a few KiB
@@ -26,11 +29,20 @@ func Detect(head []byte) string {
 	case trimmed[0] == '[':
 		return CSLJSON
 	case trimmed[0] == '{':
-		return JSONL
-	case medlineTagRE.Match(head):
-		return MEDLINE
+		// One object per line is JSON Lines; an object spread over lines
+		// is a pretty-printed CSL-JSON item.
+		first := trimmed
+		if i := bytes.IndexByte(first, '\n'); i >= 0 {
+			first = first[:i]
+		}
+		if bytes.HasSuffix(bytes.TrimRight(first, " \t\r"), []byte("}")) {
+			return JSONL
+		}
+		return CSLJSON
 	case risTagRE.Match(head):
 		return RIS
+	case medlineTagRE.Match(head):
+		return MEDLINE
 	case bibtexEntryRE.Match(head):
 		return BibTeX
 	}
@@ -39,7 +51,7 @@ func Detect(head []byte) string {
 		line = line[:i]
 	}
 	header := strings.ToLower(string(line))
-	if strings.ContainsAny(header, ",;\t") && strings.Contains(header, "title") {
+	if strings.ContainsAny(header, ",;\t") && strings.Contains(header, "title") || wosHeaderRE.Match(line) {
 		return CSV
 	}
 	return ""

@@ -10,32 +10,66 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
+	"quarry/internal/skills/pipeline"
 	"quarry/internal/views"
 )
 
-// markPrefix names the per-paper radio groups: "mark:<paper id>".
-const markPrefix = "mark:"
+// markPrefix names the per-paper radio groups: "mark:<paper id>";
+// notePrefix the per-paper note inputs: "note:<paper id>".
+const (
+	markPrefix = "mark:"
+	notePrefix = "note:"
+)
 
-// reviewFormOf fills the review form from a checkpoint's payload.
-func reviewFormOf(runID string, cp engine.Checkpoint, p skills.ResultPayload) views.ReviewForm {
+// reviewFormOf fills the review form from a checkpoint's payload and the
+// notes kept from earlier reviews.
+func reviewFormOf(runID string, cp engine.Checkpoint, p skills.ResultPayload, notes map[string]string) views.ReviewForm {
 	it := p.Iteration
 	if it == 0 {
 		it = cp.Iteration
 	}
+	if notes == nil {
+		notes = map[string]string{}
+	}
 	return views.ReviewForm{
 		RunID: runID, CheckpointID: cp.ID, Iteration: it, Groups: groupsOf(p.Collection),
-		Sources: p.Collection.Sources, Marks: map[string]string{}, Accumulated: p.AccumulatedPapers,
+		Sources: p.Collection.Sources, Marks: map[string]string{}, Notes: notes, Accumulated: p.AccumulatedPapers,
 	}
 }
 
-// feedbackOf turns the marks into the UserFeedback the engine expects, in
-// the order the papers are shown so the result is stable.
-func feedbackOf(p skills.ResultPayload, form url.Values) (skills.UserFeedback, map[string]string) {
+// paperNotesOf returns the notes a search run keeps on its papers (nil for
+// other workflows), so the review form shows them again.
+func paperNotesOf(run engine.Run) (map[string]string, error) {
+	if run.Workflow != pipeline.Name {
+		return nil, nil
+	}
+	rs, err := pipeline.StateOf(run)
+	return rs.Workflow.PaperNotes, err
+}
+
+// feedbackOf turns the marks and notes into the UserFeedback the engine
+// expects, in the order the papers are shown so the result is stable. A
+// note goes into the feedback when it says something or clears one of
+// prev, the notes kept so far; it returns the marks and notes as posted.
+func feedbackOf(p skills.ResultPayload, form url.Values, prev map[string]string) (skills.UserFeedback, map[string]string, map[string]string) {
 	fb := skills.UserFeedback{MarkedRelevant: []string{}, MarkedIrrelevant: []string{}, FreeTextFeedback: strings.TrimSpace(form.Get("free_text_feedback"))}
-	marks := map[string]string{}
+	marks, notes := map[string]string{}, map[string]string{}
 	for k, vs := range form {
-		if id, ok := strings.CutPrefix(k, markPrefix); ok && len(vs) > 0 {
+		if len(vs) == 0 {
+			continue
+		}
+		if id, ok := strings.CutPrefix(k, markPrefix); ok {
 			marks[id] = vs[0]
+		}
+		if id, ok := strings.CutPrefix(k, notePrefix); ok {
+			note := strings.TrimSpace(vs[0])
+			notes[id] = note
+			if note != "" || prev[id] != "" {
+				if fb.PaperNotes == nil {
+					fb.PaperNotes = map[string]string{}
+				}
+				fb.PaperNotes[id] = note
+			}
 		}
 	}
 	seen := map[string]bool{}
@@ -61,12 +95,12 @@ func feedbackOf(p skills.ResultPayload, form url.Values) (skills.UserFeedback, m
 			fb.MarkedIrrelevant = append(fb.MarkedIrrelevant, id)
 		}
 	}
-	return fb, marks
+	return fb, marks, notes
 }
 
 // DecideReview handles POST /runs/:id/checkpoints/:cp/review: approve
-// (finish), edit (iterate with this feedback) or reject, with the marks as
-// UserFeedback. Invalid marks re-render the form with the marks kept (422);
+// (finish), edit (iterate with this feedback) or reject, with the marks and
+// per-paper notes as UserFeedback. Invalid marks re-render the form with the marks kept (422);
 // a checkpoint decided meanwhile shows the new state and who decided (409).
 func (h *Runs) DecideReview(c echo.Context) error {
 	run, cp, err := h.pendingCheckpoint(c, engine.KindResultReview)
@@ -84,8 +118,12 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	if err != nil {
 		return engine.Errorf(engine.EInvalid, "unreadable form: %v", err)
 	}
-	fb, marks := feedbackOf(p, form)
-	f := reviewFormOf(run.ID, cp, p)
+	prev, err := paperNotesOf(run)
+	if err != nil {
+		return err
+	}
+	fb, marks, notes := feedbackOf(p, form, prev)
+	f := reviewFormOf(run.ID, cp, p, notes)
 	f.Marks, f.Feedback = marks, form.Get("free_text_feedback")
 	d := engine.Decision{Action: engine.DecisionAction(form.Get("action")), DecidedBy: h.people.name(c)}
 	if err := fb.ValidateAgainst(p.Collection); err != nil {

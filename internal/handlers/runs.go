@@ -191,6 +191,10 @@ type runView struct {
 	final *skills.PaperCollection
 	// searched holds the iterations whose search has run.
 	searched map[int]bool
+	// rejected are the papers whose latest mark is irrelevant; notes the
+	// researcher's notes on papers (search runs only).
+	rejected []skills.ScoredPaper
+	notes    map[string]string
 }
 
 // loadRunView reads a run's checkpoints and decisions and derives its
@@ -297,6 +301,7 @@ func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, err
 			v.accumulated = rs.Workflow.AccumulatedPapers
 		}
 		v.final = rs.Final
+		v.rejected, v.notes = rs.MarkedIrrelevant, rs.Workflow.PaperNotes
 	}
 	if v.final == nil && run.IsComplete() && v.lastResult != nil {
 		c := v.lastResult.Collection
@@ -340,7 +345,11 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 			if err != nil {
 				return d, err
 			}
-			f := reviewFormOf(run.ID, *v.pending, p)
+			notes, err := paperNotesOf(run)
+			if err != nil {
+				return d, err
+			}
+			f := reviewFormOf(run.ID, *v.pending, p, notes)
 			d.Review = &f
 		case engine.KindEscalation:
 			p, err := engine.PayloadAs[engine.EscalationPayload](*v.pending)
@@ -352,7 +361,15 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 		}
 	}
 	if run.IsComplete() && v.final != nil {
-		d.Final = &views.PaperGroupSet{Groups: groupsOf(*v.final)}
+		// Runs finalised before rejected papers were left out of the
+		// final collection still hold them: they are listed apart.
+		final := *v.final
+		rejected := map[string]bool{}
+		for _, p := range v.rejected {
+			rejected[p.ID] = true
+		}
+		final.Papers = slices.DeleteFunc(slices.Clone(final.Papers), func(p skills.ScoredPaper) bool { return rejected[p.ID] })
+		d.Final = &views.PaperGroupSet{Groups: groupsOf(final), Rejected: v.rejected, Notes: v.notes}
 	}
 	return d, nil
 }

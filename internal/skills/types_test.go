@@ -2,11 +2,13 @@ package skills_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/engine"
 	"quarry/internal/skills"
 )
 
@@ -39,4 +41,35 @@ func TestIterationRecordJSON(t *testing.T) {
 	var back skills.IterationRecord
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.Equal(t, full, back)
+}
+
+func TestUserFeedbackPaperNotes(t *testing.T) {
+	t.Parallel()
+	coll := skills.PaperCollection{Papers: []skills.ScoredPaper{{RawPaper: skills.RawPaper{ID: "a", Title: "A"}}}}
+	long := strings.Repeat("é", skills.MaxPaperNote)
+	tests := []struct {
+		name      string
+		notes     map[string]string
+		wantField string // "" means valid
+	}{
+		{"None", nil, ""},
+		{"Shown", map[string]string{"a": "fits; check n"}, ""},
+		{"Clear", map[string]string{"a": ""}, ""},
+		{"LongestInCharacters", map[string]string{"a": long}, ""},
+		{"TooLong", map[string]string{"a": long + "x"}, "paper_notes[a]"},
+		{"NotShown", map[string]string{"zzz": "note"}, "paper_notes[zzz]"},
+		{"NoPaper", map[string]string{" ": "note"}, "paper_notes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := skills.UserFeedback{PaperNotes: tt.notes}.ValidateAgainst(coll)
+			if tt.wantField == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			require.Contains(t, engine.ErrorFields(err), tt.wantField)
+		})
+	}
 }

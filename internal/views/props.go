@@ -97,9 +97,12 @@ type ReviewForm struct {
 	Groups       []PaperGroup
 	Sources      map[string]skills.SourceResult
 	Marks        map[string]string
-	Feedback     string
-	Accumulated  []skills.ScoredPaper
-	Errors       map[string]string
+	// Notes are the per-paper notes (paper ID → note): those kept from
+	// earlier reviews, or what was typed when the form comes back.
+	Notes       map[string]string
+	Feedback    string
+	Accumulated []skills.ScoredPaper
+	Errors      map[string]string
 }
 
 // DecisionRow is one decision in a run's read-only history.
@@ -158,6 +161,11 @@ type RunData struct {
 // PaperGroupSet is a collection laid out by group for reading.
 type PaperGroupSet struct {
 	Groups []PaperGroup
+	// Rejected are the papers marked irrelevant, left out of the groups
+	// and listed apart so the researcher sees what was excluded.
+	Rejected []skills.ScoredPaper
+	// Notes are the researcher's notes by paper ID, shown with each paper.
+	Notes map[string]string
 }
 
 // WorkflowView is one registered workflow drawn for people.

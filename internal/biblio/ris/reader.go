@@ -35,7 +35,10 @@ type field struct {
 
 func (f field) value() string { return strings.Join(f.lines, "\n") }
 
-// Next returns the next record, or io.EOF after the last one.
+// Next returns the next record, or io.EOF after the last one. Text
+// between records is ignored; tags before any TY come back as one record
+// with a Problem, up to the next ER or TY; a record missing its ER ends at
+// the next TY (or the end of the file) and is read normally.
 func (r *Reader) Next() (biblio.Record, error) {
 	var (
 		fields []field

@@ -21,7 +21,7 @@ import (
 // with particles and suffixes, unicode, LaTeX-special characters,
 // multi-paragraph abstracts, text that looks like RIS tags, and marks and
 // notes with semicolons; each already passed through biblio.Finish.
-func varied(t *testing.T) []biblio.Record {
+func varied(t testing.TB) []biblio.Record {
 	t.Helper()
 	recs := []biblio.Record{
 		{Type: biblio.Article, Paper: skills.RawPaper{
@@ -159,8 +159,8 @@ func TestSamples(t *testing.T) {
 		{"endnote.ris", []want{
 			{line: 1, typ: biblio.Article, title: "Quantifying heterogeneity in a meta-analysis", venue: "Statistics in Medicine",
 				year: 2002, pages: "1539-1558", pmid: "12111919", doi: "10.1002/sim.1186",
-				authors: []string{"Julian P. T. Higgins", "Simon G. Thompson", "Anna van der Berg Jr."},
-				abs:     "The extent of heterogeneity in a meta-analysis partly determines the difficulty in drawing overall conclusions.\n\nWe develop measures of the impact of heterogeneity on a meta-analysis.",
+				authors:  []string{"Julian P. T. Higgins", "Simon G. Thompson", "Anna van der Berg Jr."},
+				abs:      "The extent of heterogeneity in a meta-analysis partly determines the difficulty in drawing overall conclusions.\n\nWe develop measures of the impact of heterogeneity on a meta-analysis.",
 				keywords: []string{"Meta-Analysis as Topic", "Models, Statistical"},
 				mark:     biblio.Irrelevant, note: "Imported from Medline\nSecond line of the note; with a semicolon"},
 			{line: 27, typ: biblio.Conference, title: "A vector space model for automatic indexing", venue: "Communications of the ACM",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -239,7 +240,7 @@ func CoerceFeedback(d engine.Decision, coll skills.PaperCollection) skills.UserF
 // applyFeedback records fb for the iteration and moves marked papers: those
 // marked relevant accumulate (and stop being irrelevant), those marked
 // irrelevant are remembered for the scorer (and leave the accumulated set:
-// the researcher changed their mind).
+// the researcher changed their mind). Notes on papers are kept per paper.
 func applyFeedback(wfs skills.WorkflowState, irrelevant []skills.ScoredPaper, coll skills.PaperCollection,
 	fb skills.UserFeedback, iteration int) (skills.WorkflowState, []skills.ScoredPaper) {
 	if n := len(wfs.History); n > 0 && wfs.History[n-1].Iteration == iteration {
@@ -272,5 +273,28 @@ func applyFeedback(wfs skills.WorkflowState, irrelevant []skills.ScoredPaper, co
 	if irrelevant == nil {
 		irrelevant = []skills.ScoredPaper{}
 	}
+	wfs.PaperNotes = withPaperNotes(wfs.PaperNotes, fb.PaperNotes)
 	return wfs, irrelevant
+}
+
+// withPaperNotes returns notes updated with a review's notes: a paper keeps its
+// latest note across iterations, and an empty note clears it. The result
+// is a new map, so the state read from the store is never changed in place.
+func withPaperNotes(notes, update map[string]string) map[string]string {
+	if len(update) == 0 {
+		return notes
+	}
+	out := make(map[string]string, len(notes)+len(update))
+	maps.Copy(out, notes)
+	for id, note := range update {
+		if note = strings.TrimSpace(note); note == "" {
+			delete(out, id)
+		} else {
+			out[id] = note
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -526,11 +526,11 @@ func (p *pipe) finalize(ctx context.Context, sc engine.StepContext) (engine.Outc
 	if err != nil {
 		return "", nil, err
 	}
-	wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+	wfs, irrelevant, err := marks(sc.State)
 	if err != nil {
 		return "", nil, err
 	}
-	final := Finalize(coll, wfs.AccumulatedPapers)
+	final := Finalize(withoutPapers(coll, irrelevant), wfs.AccumulatedPapers)
 	if err := final.Validate(); err != nil {
 		return "", nil, fmt.Errorf("the final collection is invalid: %w", err)
 	}
@@ -538,6 +538,29 @@ func (p *pipe) finalize(ctx context.Context, sc engine.StepContext) (engine.Outc
 	wfs.IsComplete = true
 	u, err := set(keyFinal, final, keyWorkflow, wfs)
 	return engine.OK, u, err
+}
+
+// withoutPapers leaves papers out of a collection and its groups: the
+// final collection is what the researcher keeps, so papers they marked
+// irrelevant are not in it (the run's state still lists them apart).
+func withoutPapers(c skills.PaperCollection, drop []skills.ScoredPaper) skills.PaperCollection {
+	if len(drop) == 0 {
+		return c
+	}
+	ids := make(map[string]bool, len(drop))
+	for _, p := range drop {
+		ids[p.ID] = true
+	}
+	out := c
+	out.Papers = slices.DeleteFunc(slices.Clone(c.Papers), func(p skills.ScoredPaper) bool { return ids[p.ID] })
+	out.Groups = nil
+	for _, g := range c.Groups {
+		g.PaperIDs = slices.DeleteFunc(slices.Clone(g.PaperIDs), func(id string) bool { return ids[id] })
+		if len(g.PaperIDs) > 0 {
+			out.Groups = append(out.Groups, g)
+		}
+	}
+	return out
 }
 
 // AccumulatedGroup labels the papers marked relevant in earlier iterations

@@ -207,6 +207,12 @@ func TestPropRandomDecisions(t *testing.T) {
 			_, ok := rs.Final.Paper(p.ID)
 			require.True(t, ok, "accumulated paper %s is missing from the final collection", p.ID)
 		}
+		// The final collection is what the researcher keeps: no paper
+		// whose latest mark is irrelevant is in it.
+		for _, p := range rs.MarkedIrrelevant {
+			_, ok := rs.Final.Paper(p.ID)
+			require.False(t, ok, "paper %s marked irrelevant is in the final collection", p.ID)
+		}
 
 		// An edited strategy is recorded with per-source text rendered from
 		// the edited text, never the stale text sent with the edit.

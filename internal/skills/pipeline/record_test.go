@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -113,4 +114,43 @@ func mustJSON(t *testing.T, v any) []byte {
 	b, err := json.Marshal(v)
 	require.NoError(t, err)
 	return b
+}
+
+// fixedSource returns the same papers whatever it is asked, so every
+// iteration shows the same collection.
+type fixedSource struct{ name string }
+
+func (s fixedSource) Name() string { return s.name }
+
+func (s fixedSource) Search(ctx context.Context, _ skills.SourceRequest) ([]skills.RawPaper, error) {
+	return slices.Clone(pool[:6]), ctx.Err()
+}
+
+// TestPaperNotesPersist: a note outlives the review it was written in, a
+// later note replaces it and an empty one clears it.
+func TestPaperNotesPersist(t *testing.T) {
+	t.Parallel()
+	sk, _ := fakeSkills(fixedSource{"alpha"})
+	reviews := 0
+	var a, b, c string
+	rs := drive(t, sk, pipeline.Options{}, func(_ engine.Checkpoint, p *skills.ResultPayload) engine.Decision {
+		if p == nil {
+			return engine.Decision{Action: engine.Approve}
+		}
+		reviews++
+		a, b, c = p.Collection.Papers[0].ID, p.Collection.Papers[1].ID, p.Collection.Papers[2].ID
+		fb := skills.UserFeedback{MarkedRelevant: []string{a}, MarkedIrrelevant: []string{b}}
+		switch reviews {
+		case 1:
+			fb.PaperNotes = map[string]string{a: "  method fits; check n  ", b: "wrong population", c: "maybe"}
+			return engine.Decision{Action: engine.Edit, RevisedData: mustJSON(t, fb)}
+		default:
+			fb.PaperNotes = map[string]string{b: "", c: "revisited"}
+			return engine.Decision{Action: engine.Approve, RevisedData: mustJSON(t, fb)}
+		}
+	})
+	require.Equal(t, 2, reviews)
+	require.Equal(t, map[string]string{a: "method fits; check n", c: "revisited"}, rs.Workflow.PaperNotes)
+	require.Equal(t, map[string]string{a: "  method fits; check n  ", b: "wrong population", c: "maybe"},
+		rs.Workflow.History[0].Feedback.PaperNotes, "the history keeps what each review said")
 }

@@ -1,0 +1,362 @@
+package bibtex
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+	"golang.org/x/text/unicode/norm"
+)
+
+// maxArgDepth bounds how deeply accent arguments ({\'{\'{...}}}) are
+// decoded recursively, so a hostile file cannot exhaust the stack.
+const maxArgDepth = 32
+
+// toUTF8 returns s with every byte that is not part of valid UTF-8 decoded
+// as Windows-1252, the encoding old .bib files and Windows tools use.
+func toUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size <= 1 {
+			b.WriteRune(charmap.Windows1252.DecodeByte(s[i]))
+			i++
+			continue
+		}
+		b.WriteString(s[i : i+size])
+		i += size
+	}
+	return b.String()
+}
+
+// decodeText turns the raw text of a BibTeX field into plain Unicode: the
+// text researchers see in a reference manager. In pages mode any run of
+// hyphens is one hyphen ("1--10" → "1-10").
+func decodeText(raw string, pages bool) string {
+	raw = toUTF8(raw)
+	if strings.IndexAny(raw, "\\{}$~-`'\t\n\r") < 0 {
+		return raw
+	}
+	var b strings.Builder
+	b.Grow(len(raw))
+	d := decoder{s: raw, pages: pages}
+	d.run(&b, 0)
+	return b.String()
+}
+
+// decodeVerbatim undoes only the backslash escapes of a verbatim field
+// (url, doi, eprint), where LaTeX commands are not interpreted: people write
+// both "10.1000/a_b" and "10.1000/a\_b" and mean the same DOI.
+func decodeVerbatim(raw string) string {
+	raw = toUTF8(raw)
+	if strings.IndexByte(raw, '\\') < 0 {
+		return raw
+	}
+	var b strings.Builder
+	b.Grow(len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '\\' && i+1 < len(raw) && strings.IndexByte(verbatimEscapes, raw[i+1]) >= 0:
+			b.WriteByte(raw[i+1])
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// verbatimEscapes are the characters a backslash escapes in a verbatim field.
+const verbatimEscapes = "\\{}_%&#$~@"
+
+type decoder struct {
+	s     string
+	i     int
+	pages bool
+}
+
+func (d *decoder) run(b *strings.Builder, depth int) {
+	for d.i < len(d.s) {
+		c := d.s[d.i]
+		switch c {
+		case '{', '}', '$':
+			d.i++
+		case '\\':
+			d.command(b, depth)
+		case '~':
+			b.WriteByte(' ')
+			d.i++
+		case '-':
+			d.dashes(b)
+		case '`', '\'':
+			if d.i+1 < len(d.s) && d.s[d.i+1] == c {
+				if c == '`' {
+					b.WriteString("“")
+				} else {
+					b.WriteString("”")
+				}
+				d.i += 2
+				continue
+			}
+			b.WriteByte(c)
+			d.i++
+		case ' ', '\t', '\n', '\r':
+			d.space(b)
+		default:
+			b.WriteByte(c)
+			d.i++
+		}
+	}
+}
+
+// space reads a run of blanks: blanks within a line are kept as they are,
+// one line break is a space (a wrapped line) and a blank line is a paragraph
+// break, as in LaTeX. A lone carriage return is an ordinary character.
+func (d *decoder) space(b *strings.Builder) {
+	start, lines := d.i, 0
+	for d.i < len(d.s) {
+		c := d.s[d.i]
+		if c == '\n' {
+			lines++
+		} else if c == '\r' && d.i+1 < len(d.s) && d.s[d.i+1] == '\n' {
+			// part of CRLF
+		} else if c != ' ' && c != '\t' {
+			break
+		}
+		d.i++
+	}
+	switch {
+	case d.i == start:
+		b.WriteByte(d.s[d.i])
+		d.i++
+	case lines == 0:
+		b.WriteString(d.s[start:d.i])
+	case lines == 1:
+		b.WriteByte(' ')
+	default:
+		b.WriteString("\n\n")
+	}
+}
+
+func (d *decoder) dashes(b *strings.Builder) {
+	n := 0
+	for d.i < len(d.s) && d.s[d.i] == '-' {
+		n++
+		d.i++
+	}
+	if d.pages {
+		b.WriteByte('-')
+		return
+	}
+	for ; n >= 3; n -= 3 {
+		b.WriteString("—")
+	}
+	switch n {
+	case 2:
+		b.WriteString("–")
+	case 1:
+		b.WriteByte('-')
+	}
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func (d *decoder) skipBlanks() {
+	for d.i < len(d.s) && (d.s[d.i] == ' ' || d.s[d.i] == '\t') {
+		d.i++
+	}
+}
+
+// command decodes one control sequence starting at the backslash.
+func (d *decoder) command(b *strings.Builder, depth int) {
+	d.i++
+	if d.i >= len(d.s) {
+		b.WriteByte('\\')
+		return
+	}
+	c := d.s[d.i]
+	if !isLetter(c) {
+		d.i++
+		switch c {
+		case '\\':
+			b.WriteByte('\n')
+		case '\'', '`', '^', '"', '~', '=', '.':
+			d.accent(b, symbolAccents[c], c, depth)
+		case ' ', ',', ';', ':', '>', '\n', '\t':
+			b.WriteByte(' ')
+		case '-', '/', '!', '@', '\r':
+		default:
+			b.WriteByte(c)
+		}
+		return
+	}
+	start := d.i
+	for d.i < len(d.s) && isLetter(d.s[d.i]) {
+		d.i++
+	}
+	name := d.s[start:d.i]
+	d.skipBlanks()
+	if mark, ok := letterAccents[name]; ok {
+		d.accent(b, mark, 0, depth)
+		return
+	}
+	if s, ok := latexSymbols[name]; ok {
+		b.WriteString(s)
+		return
+	}
+	switch name {
+	case "url":
+		if d.i < len(d.s) && d.s[d.i] == '{' {
+			b.WriteString(d.group())
+		}
+		return
+	case "href":
+		if d.i < len(d.s) && d.s[d.i] == '{' {
+			d.group()
+		}
+		return
+	}
+	if !formatting[name] {
+		b.WriteString(name)
+	}
+}
+
+// group returns the raw text inside the group that opens at d.i and moves
+// past it, skipping escaped braces the way the Reader's scanner does; an
+// unclosed group runs to the end.
+func (d *decoder) group() string {
+	level := 0
+	for j := d.i; j < len(d.s); j++ {
+		switch d.s[j] {
+		case '\\':
+			if j+1 < len(d.s) && strings.IndexByte("{}\\", d.s[j+1]) >= 0 {
+				j++
+			}
+		case '{':
+			level++
+		case '}':
+			level--
+			if level == 0 {
+				inner := d.s[d.i+1 : j]
+				d.i = j + 1
+				return inner
+			}
+		}
+	}
+	inner := d.s[d.i+1:]
+	d.i = len(d.s)
+	return inner
+}
+
+// accent puts a combining mark on the first character of the argument that
+// follows (\'e, \'{e}, \' e, \'\i, \c{c}). An empty argument yields the
+// accent itself for the symbol accents (\~{} is a tilde).
+func (d *decoder) accent(b *strings.Builder, mark rune, sym byte, depth int) {
+	d.skipBlanks()
+	var arg string
+	if d.i < len(d.s) {
+		switch c := d.s[d.i]; c {
+		case '{':
+			inner := d.group()
+			if depth < maxArgDepth {
+				var sb strings.Builder
+				sub := decoder{s: inner, pages: d.pages}
+				sub.run(&sb, depth+1)
+				arg = sb.String()
+			}
+		case '\\':
+			if depth < maxArgDepth {
+				var sb strings.Builder
+				d.command(&sb, depth+1)
+				arg = sb.String()
+			} else {
+				d.i++
+			}
+		case '}':
+		default:
+			_, size := utf8.DecodeRuneInString(d.s[d.i:])
+			arg = d.s[d.i : d.i+size]
+			d.i += size
+		}
+	}
+	if arg == "" {
+		if sym != 0 {
+			b.WriteByte(sym)
+		}
+		return
+	}
+	r, size := utf8.DecodeRuneInString(arg)
+	switch r {
+	case 'ı':
+		r = 'i'
+	case 'ȷ':
+		r = 'j'
+	}
+	b.WriteString(norm.NFC.String(string(r) + string(mark)))
+	b.WriteString(arg[size:])
+}
+
+// symbolAccents are the accents written with a punctuation command (\'e).
+var symbolAccents = map[byte]rune{
+	'\'': '\u0301', '`': '\u0300', '^': '\u0302', '"': '\u0308',
+	'~': '\u0303', '=': '\u0304', '.': '\u0307',
+}
+
+// letterAccents are the accents written with a letter command (\c{c}).
+var letterAccents = map[string]rune{
+	"c": '\u0327', "v": '\u030C', "u": '\u0306', "H": '\u030B', "r": '\u030A',
+	"k": '\u0328', "d": '\u0323', "b": '\u0331', "t": '\u0361',
+}
+
+// latexSymbols are the commands that stand for one character or word.
+var latexSymbols = map[string]string{
+	"ss": "ß", "SS": "SS", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "aa": "å", "AA": "Å",
+	"l": "ł", "L": "Ł", "i": "ı", "j": "ȷ", "oe": "œ", "OE": "Œ", "dh": "ð", "DH": "Ð",
+	"th": "þ", "TH": "Þ", "dj": "đ", "DJ": "Đ", "ng": "ŋ", "NG": "Ŋ",
+	"textbackslash": "\\", "textbraceleft": "{", "textbraceright": "}",
+	"textasciitilde": "~", "textasciicircum": "^", "textunderscore": "_",
+	"textbar": "|", "textless": "<", "textgreater": ">", "textdollar": "$",
+	"textendash": "–", "textemdash": "—", "ldots": "…", "dots": "…", "textellipsis": "…",
+	"textquoteleft": "‘", "textquoteright": "’", "textquotedblleft": "“", "textquotedblright": "”",
+	"guillemotleft": "«", "guillemotright": "»", "guillemetleft": "«", "guillemetright": "»",
+	"textregistered": "®", "texttrademark": "™", "textcopyright": "©", "copyright": "©",
+	"textdegree": "°", "S": "§", "P": "¶", "pounds": "£", "texteuro": "€", "euro": "€",
+	"newline": "\n", "par": "\n\n", "slash": "/", "textperiodcentered": "·",
+	"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+	"zeta": "ζ", "eta": "η", "theta": "θ", "vartheta": "ϑ", "iota": "ι", "kappa": "κ",
+	"lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π", "rho": "ρ", "varrho": "ϱ",
+	"sigma": "σ", "varsigma": "ς", "tau": "τ", "upsilon": "υ", "phi": "φ", "varphi": "φ",
+	"chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ",
+	"Lambda": "Λ", "Xi": "Ξ", "Pi": "Π", "Sigma": "Σ", "Upsilon": "Υ", "Phi": "Φ",
+	"Psi": "Ψ", "Omega": "Ω",
+	"times": "×", "pm": "±", "mp": "∓", "leq": "≤", "le": "≤", "geq": "≥", "ge": "≥",
+	"neq": "≠", "ne": "≠", "approx": "≈", "sim": "∼", "infty": "∞", "cdot": "·",
+	"to": "→", "rightarrow": "→", "leftarrow": "←", "leftrightarrow": "↔", "circ": "∘",
+	"prime": "′", "ell": "ℓ", "partial": "∂", "sum": "∑", "prod": "∏", "int": "∫",
+	"sqrt": "√", "in": "∈", "log": "log", "exp": "exp", "ln": "ln",
+}
+
+// formatting are commands that only change how text looks; they vanish and
+// their argument (if any) stays as plain text.
+var formatting = map[string]bool{
+	"emph": true, "textit": true, "textbf": true, "textsc": true, "textrm": true,
+	"textsf": true, "texttt": true, "textup": true, "textsl": true, "textmd": true,
+	"textnormal": true, "it": true, "bf": true, "em": true, "sc": true, "rm": true,
+	"sf": true, "tt": true, "sl": true, "up": true, "md": true, "itshape": true,
+	"bfseries": true, "scshape": true, "upshape": true, "mdseries": true,
+	"rmfamily": true, "sffamily": true, "ttfamily": true, "normalfont": true,
+	"mathrm": true, "mathbf": true, "mathit": true, "mathsf": true, "mathtt": true,
+	"mathcal": true, "mathbb": true, "mathfrak": true, "mathscr": true,
+	"boldsymbol": true, "bm": true, "mbox": true, "hbox": true, "text": true,
+	"textsuperscript": true, "textsubscript": true, "ensuremath": true,
+	"protect": true, "relax": true, "nocase": true, "NoCaseChange": true,
+	"enquote": true, "uppercase": true, "lowercase": true, "MakeUppercase": true,
+	"MakeLowercase": true, "noindent": true, "small": true, "footnotesize": true,
+	"large": true, "Large": true, "normalsize": true, "tiny": true, "textsubscr": true,
+	"operatorname": true, "mathsurround": true, "xspace": true,
+}

@@ -1,0 +1,760 @@
+package bibtex
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"quarry/internal/biblio"
+)
+
+// maxEntryBytes bounds one entry, so a file with an unclosed brace and no
+// further entry cannot make the reader hold the rest of the file.
+const maxEntryBytes = 1 << 20
+
+// Reader streams records from a BibTeX or BibLaTeX file; it implements
+// biblio.Reader. @string macros apply to the entries after them, @preamble
+// and @comment are skipped, and text outside entries is ignored.
+type Reader struct {
+	br     *bufio.Reader
+	line   int
+	bol    bool // the next byte starts a line
+	n      int  // bytes read in the current entry
+	err    error
+	macros map[string]string
+	buf    []byte
+}
+
+// NewReader returns a Reader over r; the caller has already undone any
+// compression.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), line: 1, bol: true, macros: map[string]string{}}
+}
+
+// syntaxError is a malformed entry; next says the reader already stands at
+// the start of the following entry, so it need not resynchronise.
+type syntaxError struct {
+	msg  string
+	next bool
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+func syntaxf(format string, args ...any) *syntaxError {
+	return &syntaxError{msg: fmt.Sprintf(format, args...)}
+}
+
+// Next returns the next entry as a record, io.EOF at the end, or an error
+// only when reading the input fails.
+func (r *Reader) Next() (biblio.Record, error) {
+	for {
+		if r.err != nil {
+			return biblio.Record{}, r.err
+		}
+		b, err := r.br.ReadByte()
+		if err != nil {
+			if err != io.EOF {
+				r.err = err
+			}
+			return biblio.Record{}, err
+		}
+		switch b {
+		case '\n':
+			r.line++
+			r.bol = true
+			continue
+		case '%':
+			// A comment line, often a commented-out entry.
+			r.skipLine()
+		case '@':
+			rec, ok := r.command()
+			if r.err != nil {
+				return biblio.Record{}, r.err
+			}
+			if ok {
+				return rec, nil
+			}
+		default:
+			r.bol = false
+		}
+	}
+}
+
+func (r *Reader) skipLine() {
+	for {
+		b, err := r.br.ReadByte()
+		if err != nil {
+			if err != io.EOF {
+				r.err = err
+			}
+			return
+		}
+		if b == '\n' {
+			r.line++
+			r.bol = true
+			return
+		}
+	}
+}
+
+// resync skips to the next line that starts an entry, or to the end.
+func (r *Reader) resync() {
+	for {
+		if r.bol && r.entryAhead() {
+			return
+		}
+		b, err := r.br.ReadByte()
+		if err != nil {
+			if err != io.EOF {
+				r.err = err
+			}
+			return
+		}
+		r.bol = b == '\n'
+		if r.bol {
+			r.line++
+		}
+	}
+}
+
+// entryAhead reports whether the input at the start of a line opens an
+// entry: optional blanks, '@', a type name and '{' or '('.
+func (r *Reader) entryAhead() bool {
+	bs, _ := r.br.Peek(96)
+	i := 0
+	for i < len(bs) && (bs[i] == ' ' || bs[i] == '\t') {
+		i++
+	}
+	if i >= len(bs) || bs[i] != '@' {
+		return false
+	}
+	i++
+	start := i
+	for i < len(bs) && isLetter(bs[i]) {
+		i++
+	}
+	if i == start {
+		return false
+	}
+	for i < len(bs) && (bs[i] == ' ' || bs[i] == '\t') {
+		i++
+	}
+	return i < len(bs) && (bs[i] == '{' || bs[i] == '(')
+}
+
+// get reads one byte of an entry. The end of the input, an entry over
+// maxEntryBytes, or a line that starts the next entry end the entry with a
+// syntaxError; I/O errors are kept in r.err.
+func (r *Reader) get() (byte, error) {
+	b, err := r.br.ReadByte()
+	if err != nil {
+		if err != io.EOF {
+			r.err = err
+			return 0, err
+		}
+		return 0, &syntaxError{msg: "entry not closed before the end of the file"}
+	}
+	r.n++
+	if r.n > maxEntryBytes {
+		return 0, syntaxf("entry longer than %d bytes", maxEntryBytes)
+	}
+	r.bol = b == '\n'
+	if r.bol {
+		r.line++
+		if r.entryAhead() {
+			return 0, &syntaxError{msg: fmt.Sprintf("entry not closed (unbalanced braces or quotes?) before the next entry at line %d", r.line), next: true}
+		}
+	}
+	return b, nil
+}
+
+func (r *Reader) peek() (byte, bool) {
+	bs, _ := r.br.Peek(1)
+	if len(bs) == 0 {
+		return 0, false
+	}
+	return bs[0], true
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (r *Reader) skipSpace() error {
+	for {
+		c, ok := r.peek()
+		if !ok || !isSpace(c) {
+			return nil
+		}
+		if _, err := r.get(); err != nil {
+			return err
+		}
+	}
+}
+
+// expect reads the next non-blank byte and checks it is one of want.
+func (r *Reader) expect(want string, what string) (byte, error) {
+	if err := r.skipSpace(); err != nil {
+		return 0, err
+	}
+	c, ok := r.peek()
+	if !ok {
+		_, err := r.get()
+		return 0, err
+	}
+	if strings.IndexByte(want, c) < 0 {
+		return 0, syntaxf("expected %s, found %q", what, c)
+	}
+	return r.get()
+}
+
+// isNameByte is a byte of an entry type, field name or macro name.
+func isNameByte(c byte) bool {
+	return isLetter(c) || c >= '0' && c <= '9' || strings.IndexByte("_-:.+/'!?*&;<>|[]", c) >= 0
+}
+
+func (r *Reader) name() (string, error) {
+	r.buf = r.buf[:0]
+	for {
+		c, ok := r.peek()
+		if !ok || !isNameByte(c) {
+			return string(r.buf), nil
+		}
+		if _, err := r.get(); err != nil {
+			return "", err
+		}
+		r.buf = append(r.buf, c)
+	}
+}
+
+// command reads what follows an '@' outside entries. ok is false for
+// @comment, @preamble, a well-formed @string and an '@' that opens nothing
+// (an e-mail address in a note between entries).
+func (r *Reader) command() (biblio.Record, bool) {
+	line := r.line
+	r.n = 0
+	typ, err := r.name()
+	if err != nil || typ == "" {
+		return biblio.Record{}, false
+	}
+	typ = strings.ToLower(typ)
+	for {
+		c, ok := r.peek()
+		if !ok || !isSpace(c) {
+			break
+		}
+		if _, err := r.get(); err != nil {
+			return biblio.Record{}, false
+		}
+	}
+	open, ok := r.peek()
+	if !ok || open != '{' && open != '(' {
+		return biblio.Record{}, false
+	}
+	if _, err := r.get(); err != nil {
+		return biblio.Record{}, false
+	}
+	closer := byte('}')
+	if open == '(' {
+		closer = ')'
+	}
+	switch typ {
+	case "comment", "preamble":
+		if err := r.skipBody(closer); err != nil {
+			r.recover(err)
+		}
+		return biblio.Record{}, false
+	case "string":
+		if err := r.macro(closer); err != nil {
+			r.recover(err)
+			return biblio.Record{Line: line, Problem: "malformed @string: " + err.Error()}, r.err == nil
+		}
+		return biblio.Record{}, false
+	}
+	key, f, err := r.entry(closer)
+	if err != nil {
+		r.recover(err)
+		rec := biblio.Record{Line: line, Problem: err.Error()}
+		if key != "" {
+			rec.Problem = fmt.Sprintf("entry %q: %s", key, err.Error())
+		}
+		return rec, r.err == nil
+	}
+	rec := buildRecord(typ, key, f)
+	rec.Line = line
+	biblio.Finish(&rec)
+	return rec, true
+}
+
+// recover resynchronises after a malformed entry.
+func (r *Reader) recover(err error) {
+	if se, ok := err.(*syntaxError); ok && !se.next {
+		r.resync()
+	}
+}
+
+func (r *Reader) skipBody(closer byte) error {
+	r.buf = r.buf[:0]
+	if closer == ')' {
+		for {
+			c, err := r.get()
+			if err != nil {
+				return err
+			}
+			switch c {
+			case ')':
+				return nil
+			case '{':
+				if err := r.braced(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return r.braced()
+}
+
+func (r *Reader) macro(closer byte) error {
+	if err := r.skipSpace(); err != nil {
+		return err
+	}
+	name, err := r.name()
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		return syntaxf("missing macro name")
+	}
+	if _, err := r.expect("=", "'='"); err != nil {
+		return err
+	}
+	v, err := r.value()
+	if err != nil {
+		return err
+	}
+	if _, err := r.expect(string(closer)+",", "end of @string"); err != nil {
+		return err
+	}
+	if c, ok := r.peek(); ok && c == closer {
+		_, _ = r.get()
+	}
+	r.macros[strings.ToLower(name)] = v
+	return nil
+}
+
+// fields are an entry's raw (undecoded) field values by lower-case name.
+type fields map[string]string
+
+func (f fields) has(name string) bool { _, ok := f[name]; return ok }
+func (f fields) raw(name string) string {
+	return f[name]
+}
+
+// entry reads an entry's key and fields up to its closing delimiter.
+func (r *Reader) entry(closer byte) (string, fields, error) {
+	f := fields{}
+	if err := r.skipSpace(); err != nil {
+		return "", nil, err
+	}
+	r.buf = r.buf[:0]
+	for {
+		c, ok := r.peek()
+		if !ok || c == ',' || c == closer || c == '=' || isSpace(c) || c == '{' || c == '}' || c == '"' {
+			break
+		}
+		if _, err := r.get(); err != nil {
+			return "", nil, err
+		}
+		r.buf = append(r.buf, c)
+	}
+	key := string(r.buf)
+	if err := r.skipSpace(); err != nil {
+		return key, nil, err
+	}
+	if c, ok := r.peek(); ok && c == '=' {
+		// No key: what we read was the first field's name.
+		if err := r.field(f, key); err != nil {
+			return "", nil, err
+		}
+		key = ""
+	}
+	for {
+		c, err := r.expect(","+string(closer), fmt.Sprintf("',' or %q", closer))
+		if err != nil {
+			return key, nil, err
+		}
+		if c == closer {
+			return key, f, nil
+		}
+		if err := r.skipSpace(); err != nil {
+			return key, nil, err
+		}
+		c, ok := r.peek()
+		if ok && (c == closer || c == ',') {
+			continue
+		}
+		name, err := r.name()
+		if err != nil {
+			return key, nil, err
+		}
+		if name == "" {
+			if !ok {
+				_, err := r.get()
+				return key, nil, err
+			}
+			return key, nil, syntaxf("expected a field name, found %q", c)
+		}
+		if err := r.field(f, name); err != nil {
+			return key, nil, err
+		}
+	}
+}
+
+// field reads "= value" after a field name.
+func (r *Reader) field(f fields, name string) error {
+	if _, err := r.expect("=", fmt.Sprintf("'=' after %q", name)); err != nil {
+		return err
+	}
+	v, err := r.value()
+	if err != nil {
+		return err
+	}
+	name = strings.ToLower(name)
+	if !f.has(name) {
+		f[name] = v
+	}
+	return nil
+}
+
+// value reads a field value: braced or quoted strings, numbers and macro
+// names joined by '#'. It returns the raw text, braces inside kept.
+func (r *Reader) value() (string, error) {
+	var parts []string
+	for {
+		if err := r.skipSpace(); err != nil {
+			return "", err
+		}
+		c, ok := r.peek()
+		if !ok {
+			_, err := r.get()
+			return "", err
+		}
+		r.buf = r.buf[:0]
+		switch {
+		case c == '{':
+			_, _ = r.get()
+			if err := r.braced(); err != nil {
+				return "", err
+			}
+			parts = append(parts, string(r.buf))
+		case c == '"':
+			_, _ = r.get()
+			if err := r.quoted(); err != nil {
+				return "", err
+			}
+			parts = append(parts, string(r.buf))
+		case isNameByte(c):
+			name, err := r.name()
+			if err != nil {
+				return "", err
+			}
+			if name[0] >= '0' && name[0] <= '9' {
+				parts = append(parts, name)
+			} else {
+				parts = append(parts, r.lookup(name))
+			}
+		default:
+			return "", syntaxf("expected a value, found %q", c)
+		}
+		if err := r.skipSpace(); err != nil {
+			return "", err
+		}
+		if c, ok := r.peek(); !ok || c != '#' {
+			return strings.Join(parts, ""), nil
+		}
+		_, _ = r.get()
+	}
+}
+
+var months = map[string]string{
+	"jan": "January", "feb": "February", "mar": "March", "apr": "April", "may": "May", "jun": "June",
+	"jul": "July", "aug": "August", "sep": "September", "oct": "October", "nov": "November", "dec": "December",
+}
+
+// lookup expands a macro; an undefined one is empty, as in BibTeX.
+func (r *Reader) lookup(name string) string {
+	name = strings.ToLower(name)
+	if v, ok := r.macros[name]; ok {
+		return v
+	}
+	return months[name]
+}
+
+// braced appends the text up to the brace that closes an already opened
+// group to r.buf. Escaped braces (\{ \}) do not count.
+func (r *Reader) braced() error {
+	depth := 1
+	for {
+		c, err := r.get()
+		if err != nil {
+			return err
+		}
+		switch c {
+		case '\\':
+			r.buf = append(r.buf, c)
+			if n, ok := r.peek(); ok && (n == '{' || n == '}' || n == '\\') {
+				_, _ = r.get()
+				c = n
+			} else {
+				continue
+			}
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth == 0 {
+				return nil
+			}
+		}
+		r.buf = append(r.buf, c)
+	}
+}
+
+// quoted appends the text up to the closing double quote to r.buf.
+func (r *Reader) quoted() error {
+	depth := 0
+	for {
+		c, err := r.get()
+		if err != nil {
+			return err
+		}
+		switch c {
+		case '\\':
+			n, ok := r.peek()
+			if ok && n == '"' {
+				// \"u is an umlaut; \" before anything else is taken
+				// for an escaped quote, which BibTeX itself does not allow.
+				_, _ = r.get()
+				if bs, _ := r.br.Peek(1); len(bs) == 1 && strings.IndexByte("aeiouyAEIOUY{\\", bs[0]) >= 0 {
+					r.buf = append(r.buf, '\\')
+				}
+				r.buf = append(r.buf, '"')
+				continue
+			}
+			r.buf = append(r.buf, c)
+			if ok && (n == '{' || n == '}' || n == '\\') {
+				_, _ = r.get()
+				c = n
+			} else {
+				continue
+			}
+		case '{':
+			depth++
+		case '}':
+			depth--
+			if depth < 0 {
+				return syntaxf("unbalanced '}' in a quoted value")
+			}
+		case '"':
+			if depth == 0 {
+				return nil
+			}
+		}
+		r.buf = append(r.buf, c)
+	}
+}
+
+var arxivIDRE = regexp.MustCompile(`(?i)^(arxiv:)?(\d{4}\.\d{4,5}|[a-z-]+(\.[a-z]{2})?/\d{7})(v\d+)?$`)
+
+// buildRecord maps an entry's fields onto a record.
+func buildRecord(typ, key string, f fields) biblio.Record {
+	used := map[string]bool{}
+	text := func(names ...string) string {
+		for _, n := range names {
+			if v, ok := f[n]; ok {
+				used[n] = true
+				if s := decodeText(v, false); strings.TrimSpace(s) != "" {
+					return s
+				}
+			}
+		}
+		return ""
+	}
+	verbatim := func(name string) string {
+		v, ok := f[name]
+		if !ok {
+			return ""
+		}
+		used[name] = true
+		return decodeVerbatim(v)
+	}
+	var rec biblio.Record
+	p := &rec.Paper
+	p.Title = text("title")
+	if sub := text("subtitle"); sub != "" {
+		p.Title = strings.TrimRight(p.Title, " ") + ": " + sub
+	}
+	if v, ok := f["author"]; ok {
+		used["author"] = true
+		for _, a := range splitNames(v) {
+			p.Authors = append(p.Authors, decodeText(a, false))
+		}
+	}
+	p.Year = parseYear(text("year", "date"))
+	p.Volume = text("volume")
+	p.Issue = text("number", "issue")
+	if v, ok := f["pages"]; ok {
+		used["pages"] = true
+		p.Pages = decodeText(v, true)
+	}
+	p.Abstract = text("abstract")
+	p.DOI = verbatim("doi")
+	p.URL = verbatim("url")
+	p.PMID = verbatim("pmid")
+	eprint := strings.TrimSpace(verbatim("eprint"))
+	prefix := strings.ToLower(strings.TrimSpace(text("archiveprefix", "eprinttype")))
+	arxiv := false
+	switch {
+	case eprint == "":
+	case prefix == "arxiv" || prefix == "" && arxivIDRE.MatchString(eprint):
+		arxiv = true
+		p.ArxivID = eprint
+	case prefix == "pubmed" && p.PMID == "":
+		p.PMID = eprint
+	}
+	if p.ArxivID == "" {
+		p.ArxivID = verbatim("arxivid")
+	}
+	rec.Type = kind(typ, arxiv, f)
+	used["pubstate"] = true
+	p.Venue = text("journal", "journaltitle", "booktitle")
+	if p.Venue == "" {
+		switch rec.Type {
+		case biblio.Book:
+			p.Venue = text("publisher")
+		case biblio.Thesis:
+			p.Venue = text("school", "institution")
+		case biblio.Report:
+			p.Venue = text("institution")
+		default:
+			if v := f["howpublished"]; strings.HasPrefix(strings.TrimSpace(v), `\url{`) {
+				if p.URL == "" {
+					p.URL = text("howpublished")
+				}
+			} else {
+				p.Venue = text("howpublished")
+			}
+		}
+	}
+	if v, ok := f["keywords"]; ok {
+		used["keywords"] = true
+		for _, k := range splitTop(v, func(s string, i int) int {
+			if s[i] == ',' || s[i] == ';' {
+				return 1
+			}
+			return 0
+		}) {
+			rec.Keywords = append(rec.Keywords, decodeText(k, false))
+		}
+	}
+	rec.Note = text("note")
+	rec.Extra = extra(typ, key, f, used)
+	return rec
+}
+
+// extra keeps the citation key, the entry type and every field not mapped
+// onto the paper (month, publisher, issn, file, ...), decoded.
+func extra(typ, key string, f fields, used map[string]bool) json.RawMessage {
+	m := make(map[string]string, len(f)-len(used)+2)
+	m["bibtex_type"] = typ
+	if key != "" {
+		m["bibtex_key"] = key
+	}
+	for name, v := range f {
+		if !used[name] {
+			m[name] = decodeText(v, false)
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// parseYear takes the first number of up to four digits ("2020", "2020-05",
+// "ca. 1850"); anything else is an unknown year.
+func parseYear(s string) int {
+	start := strings.IndexAny(s, "0123456789")
+	if start < 0 {
+		return 0
+	}
+	end := start
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	if end-start > 4 {
+		return 0
+	}
+	y, _ := strconv.Atoi(s[start:end])
+	return y
+}
+
+// splitNames splits an author list on "and" between blanks at brace depth
+// 0 and drops the "others" of a truncated list.
+func splitNames(raw string) []string {
+	var out []string
+	for _, n := range splitTop(raw, andAt) {
+		if n = strings.TrimSpace(n); n != "" && n != "others" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// andAt returns the length of an " and " separator at s[i], or 0.
+func andAt(s string, i int) int {
+	if !isSpace(s[i]) {
+		return 0
+	}
+	j := i
+	for j < len(s) && isSpace(s[j]) {
+		j++
+	}
+	if j+3 >= len(s) || !strings.EqualFold(s[j:j+3], "and") || !isSpace(s[j+3]) {
+		return 0
+	}
+	j += 3
+	for j < len(s) && isSpace(s[j]) {
+		j++
+	}
+	return j - i
+}
+
+// splitTop splits raw at separators found by sep outside braces; escaped
+// braces do not count, as in the scanner.
+func splitTop(raw string, sep func(string, int) int) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '\\':
+			if i+1 < len(raw) && strings.IndexByte("{}\\", raw[i+1]) >= 0 {
+				i++
+			}
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case depth == 0:
+			if n := sep(raw, i); n > 0 {
+				out = append(out, raw[start:i])
+				start = i + n
+				i = start - 1
+			}
+		}
+	}
+	return append(out, raw[start:])
+}

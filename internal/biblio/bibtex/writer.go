@@ -1,0 +1,338 @@
+package bibtex
+
+import (
+	"bufio"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"quarry/internal/biblio"
+)
+
+// Writer writes records as BibTeX entries in UTF-8, which BibLaTeX/biber
+// and modern BibTeX read, escaping exactly what the Reader would otherwise
+// interpret; it implements biblio.Writer.
+type Writer struct {
+	w    *bufio.Writer
+	keys map[string]bool
+	b    strings.Builder
+}
+
+// NewWriter returns a Writer to w; Close flushes it.
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 64<<10), keys: map[string]bool{}}
+}
+
+// Close flushes what is buffered; it does not close the underlying writer.
+func (w *Writer) Close() error { return w.w.Flush() }
+
+// Write writes one record as one entry.
+func (w *Writer) Write(rec biblio.Record) error {
+	p := rec.Paper
+	b := &w.b
+	b.Reset()
+	typ, venueField := entryFor(rec.Type)
+	b.WriteString("@" + typ + "{" + w.key(rec) + ",\n")
+	field := func(name, value string) {
+		if value != "" {
+			b.WriteString("  " + name + " = {" + value + "},\n")
+		}
+	}
+	field("title", escapeTitle(p.Title))
+	field("author", authorList(p.Authors))
+	if p.Year > 0 {
+		field("year", strconv.Itoa(p.Year))
+	}
+	if rec.Type == biblio.Article {
+		// Always present, so an @article with an arXiv eprint and no
+		// journal is not read back as a BibLaTeX preprint.
+		b.WriteString("  journal = {" + escape(p.Venue) + "},\n")
+	} else {
+		field(venueField, escape(p.Venue))
+	}
+	field("volume", escape(p.Volume))
+	field("number", escape(p.Issue))
+	field("pages", escape(p.Pages))
+	field("doi", escapeVerbatim(p.DOI))
+	if p.ArxivID != "" {
+		if rec.Type == biblio.Misc {
+			// Mendeley's field: an arXiv eprint would make it a preprint.
+			field("arxivid", escapeVerbatim(p.ArxivID))
+		} else {
+			field("eprint", escapeVerbatim(p.ArxivID))
+			field("archiveprefix", "arXiv")
+		}
+	}
+	if rec.Type == biblio.Preprint {
+		field("pubstate", "preprint")
+	}
+	field("pmid", escapeVerbatim(p.PMID))
+	field("url", escapeVerbatim(p.URL))
+	field("keywords", keywordList(rec.Keywords))
+	field("abstract", escape(p.Abstract))
+	field("note", escape(biblio.NoteField(rec.Mark, rec.Note)))
+	b.WriteString("}\n\n")
+	_, err := w.w.WriteString(b.String())
+	return err
+}
+
+// entryFor names the entry type and the field that holds the venue.
+func entryFor(typ string) (entry, venue string) {
+	switch typ {
+	case biblio.Article:
+		return "article", "journal"
+	case biblio.Conference:
+		return "inproceedings", "booktitle"
+	case biblio.Book:
+		return "book", "publisher"
+	case biblio.Chapter:
+		return "incollection", "booktitle"
+	case biblio.Thesis:
+		return "phdthesis", "school"
+	case biblio.Report:
+		return "techreport", "institution"
+	default: // Preprint, Misc and unknown
+		return "misc", "howpublished"
+	}
+}
+
+// key builds a citation key people can type (smith2020deep), unique within
+// this writer (smith2020deepa, ...b) so LaTeX can cite every entry.
+func (w *Writer) key(rec biblio.Record) string {
+	surname := "anon"
+	if len(rec.Paper.Authors) > 0 {
+		last := strings.Fields(biblio.ParseName(rec.Paper.Authors[0]).Last)
+		if len(last) > 0 {
+			if s := fold(last[len(last)-1], 20); s != "" {
+				surname = s
+			}
+		}
+	}
+	year := ""
+	if rec.Paper.Year > 0 {
+		year = strconv.Itoa(rec.Paper.Year)
+	}
+	word := ""
+	for _, t := range strings.Fields(rec.Paper.Title) {
+		if t = fold(t, 20); t != "" && !stopWords[t] {
+			word = t
+			break
+		}
+	}
+	base := surname + year + word
+	k := base
+	for i := 1; w.keys[k]; i++ {
+		k = base + suffix(i)
+	}
+	w.keys[k] = true
+	return k
+}
+
+// suffix is 1→a, 26→z, 27→aa.
+func suffix(i int) string {
+	var s []byte
+	for ; i > 0; i = (i - 1) / 26 {
+		s = append([]byte{byte('a' + (i-1)%26)}, s...)
+	}
+	return string(s)
+}
+
+var stopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "on": true, "of": true, "in": true, "for": true,
+	"and": true, "to": true, "with": true, "at": true, "by": true, "from": true,
+}
+
+// foldLetters are letters that carry no combining mark to strip.
+var foldLetters = map[rune]string{
+	'ß': "ss", 'æ': "ae", 'Æ': "ae", 'ø': "o", 'Ø': "o", 'ł': "l", 'Ł': "l",
+	'œ': "oe", 'Œ': "oe", 'đ': "d", 'Đ': "d", 'ð': "d", 'þ': "th", 'ı': "i",
+}
+
+// fold lower-cases s to ASCII letters and digits (Müller → muller).
+func fold(s string, limit int) string {
+	var b strings.Builder
+	for _, r := range norm.NFKD.String(s) {
+		if b.Len() >= limit {
+			break
+		}
+		switch {
+		case r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			b.WriteRune(unicode.ToLower(r))
+		case foldLetters[r] != "":
+			b.WriteString(foldLetters[r])
+		}
+	}
+	return b.String()
+}
+
+var andWordRE = regexp.MustCompile(`(?i)(^|[ \t\n\r])and([ \t\n\r]|$)`)
+
+// orgWords mark a corporate author, written in braces as one name.
+var orgWords = map[string]bool{
+	"organization": true, "organisation": true, "association": true, "society": true,
+	"institute": true, "university": true, "consortium": true, "committee": true,
+	"group": true, "collaboration": true, "council": true, "agency": true,
+	"foundation": true, "network": true, "ministry": true, "department": true,
+	"team": true, "inc": true, "inc.": true, "ltd": true, "ltd.": true,
+	"corporation": true, "center": true, "centre": true, "alliance": true,
+	"federation": true, "commission": true, "office": true, "board": true,
+	"panel": true, "project": true, "investigators": true,
+}
+
+func isOrganisation(name string) bool {
+	words := strings.Fields(name)
+	if len(words) == 1 {
+		return true
+	}
+	for _, w := range words {
+		if orgWords[strings.ToLower(w)] {
+			return true
+		}
+	}
+	return false
+}
+
+// authorList writes names as "Last, First" joined by " and ". A name is
+// written in the first form that the Reader (with biblio.Finish) turns back
+// into exactly the same display name; organisations and single names go in
+// braces so BibTeX styles do not abbreviate them.
+func authorList(authors []string) string {
+	parts := make([]string, 0, len(authors))
+	for _, a := range authors {
+		if a = strings.TrimSpace(a); a != "" {
+			parts = append(parts, nameField(a))
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+func nameField(a string) string {
+	protect := func(s string) string {
+		if andWordRE.MatchString(s) || strings.EqualFold(s, "others") {
+			return "{" + escape(s) + "}"
+		}
+		return escape(s)
+	}
+	inv := biblio.ParseName(a).Inverted()
+	if !isOrganisation(a) && biblio.DisplayName(inv) == a {
+		return protect(inv)
+	}
+	if biblio.DisplayName(a) == a {
+		return "{" + escape(a) + "}"
+	}
+	return protect(inv)
+}
+
+// keywordList joins keywords with ", "; one containing a separator goes in
+// braces so the Reader does not split it.
+func keywordList(kws []string) string {
+	parts := make([]string, 0, len(kws))
+	for _, k := range kws {
+		e := escape(k)
+		if strings.ContainsAny(k, ",;") {
+			e = "{" + e + "}"
+		}
+		parts = append(parts, e)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// escapeTitle escapes a title and puts words with inner capitals (DNA,
+// iPhone) in braces, so BibTeX styles that lower-case titles keep them.
+func escapeTitle(t string) string {
+	words := strings.Split(t, " ")
+	for i, w := range words {
+		e := escape(w)
+		if hasInnerUpper(w) {
+			e = "{" + e + "}"
+		}
+		words[i] = e
+	}
+	return strings.Join(words, " ")
+}
+
+func hasInnerUpper(w string) bool {
+	for i, r := range w {
+		if i > 0 && unicode.IsUpper(r) {
+			return true
+		}
+	}
+	return false
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// escape writes s so that the Reader's LaTeX decoding gives s back: the
+// characters LaTeX interprets become commands, ligatures (--, ``, '') are
+// broken with {}, and line breaks become \\ except a plain paragraph break,
+// which stays a blank line for readability.
+func escape(s string) string {
+	if strings.IndexAny(s, "\\{}&%$#_~^-`'\n") < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\':
+			b.WriteString(`\textbackslash{}`)
+		case '{':
+			b.WriteString(`\textbraceleft{}`)
+		case '}':
+			b.WriteString(`\textbraceright{}`)
+		case '&', '%', '$', '#', '_':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '~':
+			b.WriteString(`\textasciitilde{}`)
+		case '^':
+			b.WriteString(`\textasciicircum{}`)
+		case '-', '`', '\'':
+			b.WriteByte(c)
+			if i+1 < len(s) && s[i+1] == c {
+				b.WriteString("{}")
+			}
+		case '\n':
+			if i > 0 && !isBlank(s[i-1]) && i+2 < len(s) && s[i+1] == '\n' && !isBlank(s[i+2]) && s[i+2] != '@' {
+				b.WriteString("\n\n")
+				i++
+				continue
+			}
+			b.WriteString(`\\`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// escapeVerbatim writes a verbatim field (url, doi, eprint): only
+// backslashes and braces are escaped, and an '@' that would start a line,
+// which the Reader would take for the next entry.
+func escapeVerbatim(s string) string {
+	if strings.IndexAny(s, "\\{}@") < 0 {
+		return s
+	}
+	var b strings.Builder
+	lineStart := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\', '{', '}':
+			b.WriteByte('\\')
+		case '@':
+			if lineStart {
+				b.WriteByte('\\')
+			}
+		}
+		b.WriteByte(c)
+		lineStart = c == '\n' || lineStart && (c == ' ' || c == '\t')
+	}
+	return b.String()
+}

@@ -1,0 +1,205 @@
+package medline_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/medline"
+	"quarry/internal/skills"
+)
+
+// records returns finished records covering every field MEDLINE carries,
+// every type, unicode, LaTeX-special characters, particles and suffixes,
+// collective authors, long wrapped values, and marks and notes with
+// semicolons.
+func records(t testing.TB) []biblio.Record {
+	t.Helper()
+	long := strings.Repeat("Screening by active learning reduces the reviewers' workload considerably. ", 12)
+	recs := []biblio.Record{
+		{Type: biblio.Article, Paper: skills.RawPaper{
+			Title:    "Naïve Bayes & 50% of $x_i$ #tags {braces} ~tilde ^caret \\backslash in Zürich",
+			Authors:  []string{"Matthew J. Page", "Ludwig van Beethoven", "Martin Luther King Jr.", "Åse K. Øverland", "PRISMA 2020 Working Group"},
+			Year:     2021,
+			Venue:    "BMJ (Clinical research ed.)",
+			Volume:   "372",
+			Issue:    "8",
+			Pages:    "n71",
+			Abstract: "BACKGROUND: first paragraph.\n\nMETHODS: second paragraph. " + long,
+			DOI:      "10.1136/bmj.n71",
+			PMID:     "33782057",
+			URL:      "https://www.bmj.com/content/372/bmj.n71",
+		}, Keywords: []string{"systematic reviews", "reporting; guidelines", "Ünïcode"},
+			Mark: biblio.Relevant, Note: "core guideline; cite in methods\nsecond line"},
+		{Type: biblio.Conference, Paper: skills.RawPaper{Title: "A congress abstract", Authors: []string{"Plato"}, Year: 999, Pages: "12-15"}, Mark: biblio.Irrelevant},
+		{Type: biblio.Preprint, Paper: skills.RawPaper{Title: "Scaling laws", Authors: []string{"Jared Kaplan"}, Year: 2020, ArxivID: "2001.08361v2", DOI: "10.48550/arXiv.2001.08361"}, Note: "only a note"},
+		{Type: biblio.Book, Paper: skills.RawPaper{Title: "Introduction to Information Retrieval", Authors: []string{"Hinrich Schütze"}, Year: 2008}},
+		{Type: biblio.Chapter, Paper: skills.RawPaper{Title: "Evaluation", Venue: "Introduction to Information Retrieval", Pages: "151-75"}},
+		{Type: biblio.Thesis, Paper: skills.RawPaper{Title: "Robust estimation", Authors: []string{"Lucía García-Márquez"}}},
+		{Type: biblio.Report, Paper: skills.RawPaper{Title: "A technical report with [brackets] in its title [doi]"}},
+		{Type: biblio.Misc, Paper: skills.RawPaper{Title: "Only a title"}},
+		{Paper: skills.RawPaper{Title: "No type at all", URL: "https://example.org/a b"}},
+	}
+	for i := range recs {
+		biblio.Finish(&recs[i])
+		require.Empty(t, recs[i].Problem, recs[i].Paper.Title)
+	}
+	return recs
+}
+
+// carried is what MEDLINE can carry of a record: its whitespace collapsed,
+// because the format wraps values over lines.
+func carried(r biblio.Record) biblio.Record {
+	c := biblio.Comparable(r)
+	c.Paper.Abstract = strings.Join(strings.Fields(c.Paper.Abstract), " ")
+	c.Paper.URL = strings.Join(strings.Fields(c.Paper.URL), " ")
+	c.Note = strings.Join(strings.Fields(c.Note), " ")
+	return c
+}
+
+func readAll(t testing.TB, r biblio.Reader) []biblio.Record {
+	t.Helper()
+	var out []biblio.Record
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		out = append(out, rec)
+	}
+}
+
+func writeAll(t testing.TB, recs []biblio.Record) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := medline.NewWriter(&buf)
+	for _, r := range recs {
+		require.NoError(t, w.Write(r))
+	}
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+func TestRoundTrip(t *testing.T) {
+	t.Parallel()
+	recs := records(t)
+	out := writeAll(t, recs)
+	got := readAll(t, medline.NewReader(bytes.NewReader(out)))
+	require.Len(t, got, len(recs))
+	for i := range recs {
+		require.Empty(t, got[i].Problem, "record %d", i)
+		require.Equal(t, carried(recs[i]), carried(got[i]), "record %d:\n%s", i, out)
+	}
+	s := string(out)
+	require.True(t, strings.HasPrefix(s, "PMID- 33782057\nVI  - 372\n"))
+	require.Contains(t, s, "CN  - PRISMA 2020 Working Group\n")
+	require.Contains(t, s, "FAU - King, Martin Luther, Jr.\nAU  - King ML Jr.\n")
+	require.Contains(t, s, "GN  - Quarry mark: relevant; core guideline; cite in methods second line\n")
+	require.Contains(t, s, "AID - 2001.08361v2 [arxiv]\n")
+	require.NotContains(t, s, "\r")
+	for _, l := range strings.Split(s, "\n") {
+		require.LessOrEqual(t, len(l), 82, l)
+	}
+}
+
+func TestSamples(t *testing.T) {
+	t.Parallel()
+	type want struct {
+		line                              int
+		typ, title, venue, pages, volume  string
+		issue, doi, pmid, abs, mark, note string
+		year                              int
+		authors, keywords                 []string
+		problem                           string
+	}
+	tests := []struct {
+		file string
+		want []want
+	}{
+		{"pubmed.nbib", []want{
+			{line: 1, typ: biblio.Article, pmid: "32015507", year: 2020, volume: "579", issue: "7798", pages: "270-273",
+				title: "A pneumonia outbreak associated with a new coronavirus of probable bat origin.",
+				venue: "Nature", doi: "10.1038/s41586-020-2012-7",
+				abs:     "Since the outbreak of severe acute respiratory syndrome (SARS) 18 years ago, a large number of SARS-related coronaviruses (SARSr-CoVs) have been discovered in their natural reservoir host, bats.",
+				authors: []string{"Peng Zhou", "Xing-Lou Yang", "Zheng-Li Shi"}, keywords: []string{"Animals", "Betacoronavirus", "Chiroptera", "zoonosis"}},
+			{line: 47, typ: biblio.Article, pmid: "33782057", year: 2021, volume: "372", pages: "n71",
+				title: "The PRISMA 2020 statement: an updated guideline for reporting systematic reviews.",
+				venue: "BMJ (Clinical research ed.)", doi: "10.1136/bmj.n71", note: "Erratum in: BMJ. 2021 Apr 7;373:n906.",
+				authors: []string{"Matthew J Page", "Joanne E McKenzie", "PRISMA 2020 Working Group"}},
+			{line: 69, typ: biblio.Article, pmid: "30000001", year: 2019, volume: "26", issue: "2", pages: "101-7",
+				title: "Évaluation des réseaux de neurones chez l'enfant: étude multicentrique.", venue: "Arch Pediatr",
+				authors:  []string{"Jürgen Müller", "Åse K Øverland", "José Ángel Gómez-Peña"},
+				keywords: []string{"Child", "Humans", "Neural Networks, Computer"}},
+			{line: 90, typ: biblio.Preprint, pmid: "38000002", year: 2023, title: "Large language models for screening in systematic reviews.",
+				venue: "medRxiv : the preprint server for health sciences", doi: "10.1101/2023.11.20.23298765",
+				abs:     "BACKGROUND: Screening is slow. METHODS: We used GPT-4. RESULTS: Recall was 0.95.",
+				authors: []string{"Kim Lee"}},
+		}},
+		{"latin1_crlf.txt", []want{
+			{line: 2, typ: biblio.Book, pmid: "11111111", year: 1999, title: "Hand-edited record in Latin-1: résumé of études.",
+				authors: []string{"René François"}, mark: biblio.Relevant, note: "keep"},
+			{line: 9, problem: "record does not start with a MEDLINE tag"},
+			{line: 12, typ: biblio.Conference, pmid: "22222222", title: "Only short author names and no year.",
+				authors: []string{"JA Smith", "A van der Berg"}},
+			{line: 17, problem: "missing title"},
+			{line: 20, pmid: "44444444", title: "Last record, no trailing newline", authors: []string{"World Health Organization"}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			f, err := os.Open(filepath.Join("testdata", tt.file))
+			require.NoError(t, err)
+			t.Cleanup(func() { f.Close() })
+			got := readAll(t, medline.NewReader(f))
+			require.Len(t, got, len(tt.want))
+			for i, w := range tt.want {
+				g, p := got[i], got[i].Paper
+				require.Equal(t, w.line, g.Line, "record %d", i)
+				require.Equal(t, w.problem, g.Problem, "record %d", i)
+				if w.problem != "" {
+					continue
+				}
+				require.Equal(t, w.typ, g.Type, "record %d", i)
+				require.Equal(t, w.title, p.Title, "record %d", i)
+				require.Equal(t, w.venue, p.Venue, "record %d", i)
+				require.Equal(t, w.pages, p.Pages, "record %d", i)
+				require.Equal(t, w.volume, p.Volume, "record %d", i)
+				require.Equal(t, w.issue, p.Issue, "record %d", i)
+				require.Equal(t, w.year, p.Year, "record %d", i)
+				require.Equal(t, w.authors, p.Authors, "record %d", i)
+				require.Equal(t, w.doi, p.DOI, "record %d", i)
+				require.Equal(t, w.pmid, p.PMID, "record %d", i)
+				require.Equal(t, w.abs, p.Abstract, "record %d", i)
+				require.Equal(t, w.keywords, g.Keywords, "record %d", i)
+				require.Equal(t, w.mark, g.Mark, "record %d", i)
+				require.Equal(t, w.note, g.Note, "record %d", i)
+				require.Empty(t, p.Source, "the caller sets Source")
+				require.NoError(t, p.Validate())
+			}
+		})
+	}
+}
+
+func TestReaderIOError(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("disk on fire")
+	r := medline.NewReader(io.MultiReader(strings.NewReader("PMID- 1\nTI  - A\n"), iotest.ErrReader(boom)))
+	_, err := r.Next()
+	require.ErrorIs(t, err, boom)
+}
+
+func TestDetectedAsMEDLINE(t *testing.T) {
+	t.Parallel()
+	out := writeAll(t, records(t)[:1])
+	require.Equal(t, biblio.MEDLINE, biblio.Detect(out))
+}

@@ -1,0 +1,246 @@
+package medline
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"quarry/internal/biblio"
+)
+
+// Reader streams records from a MEDLINE file; it holds one record at a time.
+type Reader struct {
+	br      *bufio.Reader
+	line    int
+	held    string // a PMID line that started the next record
+	hasHeld bool
+	eof     bool
+}
+
+// NewReader returns a Reader over r. A line that is not valid UTF-8 is
+// decoded as Latin-1 in full (PubMed writes UTF-8; hand-edited and old
+// files do not).
+func NewReader(r io.Reader) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+type field struct {
+	tag   string
+	parts []string
+}
+
+// value joins a field's lines with single spaces: MEDLINE wraps long
+// values, so line breaks carry no meaning.
+func (f field) value() string { return strings.Join(strings.Fields(strings.Join(f.parts, " ")), " ") }
+
+// Next returns the next record, or io.EOF after the last one. A block of
+// lines that does not start with a tag comes back as a Problem.
+func (r *Reader) Next() (biblio.Record, error) {
+	var (
+		fields  []field
+		start   int
+		inBlock bool
+		broken  bool
+	)
+	for {
+		line, ok, err := r.readLine()
+		if err != nil {
+			return biblio.Record{}, err
+		}
+		if !ok {
+			if !inBlock {
+				return biblio.Record{}, io.EOF
+			}
+			return build(fields, start, broken), nil
+		}
+		if strings.TrimSpace(line) == "" {
+			if inBlock {
+				return build(fields, start, broken), nil
+			}
+			continue
+		}
+		tag, val, isTag := "", "", false
+		if line[0] != ' ' && line[0] != '\t' {
+			tag, val, isTag = tagLine(line)
+		}
+		if !inBlock {
+			inBlock, start, broken = true, r.line, !isTag
+			if isTag {
+				fields = append(fields, field{tag: tag, parts: []string{val}})
+			}
+			continue
+		}
+		switch {
+		case isTag && tag == "PMID":
+			// A new record without a blank line before it.
+			r.held, r.hasHeld = line, true
+			r.line--
+			return build(fields, start, broken), nil
+		case broken:
+		case isTag:
+			fields = append(fields, field{tag: tag, parts: []string{val}})
+		default:
+			last := &fields[len(fields)-1]
+			last.parts = append(last.parts, line)
+		}
+	}
+}
+
+// readLine returns the next line without its line ending, or ok=false at
+// the end of the input.
+func (r *Reader) readLine() (string, bool, error) {
+	if r.hasHeld {
+		r.hasHeld = false
+		r.line++
+		return r.held, true, nil
+	}
+	if r.eof {
+		return "", false, nil
+	}
+	var buf []byte
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			r.eof = true
+			if len(buf) == 0 {
+				return "", false, nil
+			}
+		} else if err != nil {
+			return "", false, err
+		}
+		break
+	}
+	r.line++
+	s := strings.TrimRight(latin1IfInvalid(buf), "\r\n")
+	if r.line == 1 {
+		s = strings.TrimPrefix(s, "\ufeff")
+	}
+	return s, true, nil
+}
+
+func latin1IfInvalid(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	var sb strings.Builder
+	sb.Grow(len(b) * 2)
+	for _, c := range b {
+		sb.WriteRune(rune(c))
+	}
+	return sb.String()
+}
+
+var (
+	yearRE   = regexp.MustCompile(`(?:^|\D)(\d{4})(?:\D|$)`)
+	initials = regexp.MustCompile(`^[A-Z]{1,4}$`)
+)
+
+// build maps one record's fields onto a biblio.Record.
+func build(fields []field, start int, broken bool) biblio.Record {
+	rec := biblio.Record{Line: start}
+	if broken {
+		rec.Problem = "record does not start with a MEDLINE tag"
+		return rec
+	}
+	first := map[string]string{}
+	var fau, au, pts, notes []string
+	hasFAU := false
+	p := &rec.Paper
+	for _, f := range fields {
+		v := f.value()
+		switch f.tag {
+		case "FAU":
+			fau, hasFAU = append(fau, v), true
+		case "AU":
+			au = append(au, auName(v))
+		case "CN":
+			fau, au = append(fau, v), append(au, v)
+		case "PT":
+			pts = append(pts, v)
+		case "OT":
+			rec.Keywords = append(rec.Keywords, v)
+		case "MH":
+			rec.Keywords = append(rec.Keywords, heading(v))
+		case "GN":
+			if m, n := biblio.SplitNote(v); m != "" && rec.Mark == "" {
+				rec.Mark, v = m, n
+			}
+			if v != "" {
+				notes = append(notes, v)
+			}
+		case "LID", "AID":
+			id, kind := articleID(v)
+			switch {
+			case kind == "doi" && p.DOI == "":
+				p.DOI = id
+			case kind == "arxiv" && p.ArxivID == "":
+				p.ArxivID = id
+			case kind == "url" && p.URL == "":
+				p.URL = id
+			}
+		}
+		if _, seen := first[f.tag]; !seen && v != "" {
+			first[f.tag] = v
+		}
+	}
+	if hasFAU {
+		p.Authors = fau
+	} else {
+		p.Authors = au
+	}
+	p.PMID = first["PMID"]
+	p.Title = first["TI"]
+	if p.Title == "" {
+		p.Title = first["BTI"]
+	}
+	p.Abstract = first["AB"]
+	p.Venue = first["JT"]
+	if p.Venue == "" {
+		p.Venue = first["TA"]
+	}
+	p.Volume, p.Issue, p.Pages = first["VI"], first["IP"], first["PG"]
+	if m := yearRE.FindStringSubmatch(first["DP"]); m != nil {
+		for _, c := range m[1] {
+			p.Year = p.Year*10 + int(c-'0')
+		}
+	}
+	rec.Type = typeOf(pts)
+	rec.Note = strings.Join(notes, " ")
+	biblio.Finish(&rec)
+	return rec
+}
+
+// articleID splits "10.1038/x [doi]" into the identifier and its type.
+func articleID(v string) (id, kind string) {
+	i := strings.LastIndexByte(v, '[')
+	if i < 0 || !strings.HasSuffix(v, "]") {
+		return v, ""
+	}
+	return strings.TrimSpace(v[:i]), strings.ToLower(v[i+1 : len(v)-1])
+}
+
+// auName turns PubMed's short form "Smith JA" into "Smith, JA", so the
+// initials are not taken for a surname.
+func auName(v string) string {
+	i := strings.LastIndexByte(v, ' ')
+	if i < 0 || strings.Contains(v, ",") || !initials.MatchString(v[i+1:]) {
+		return v
+	}
+	return v[:i] + ", " + v[i+1:]
+}
+
+// heading takes a MeSH heading without its subheadings and the star that
+// marks a major topic: "Neoplasms/*drug therapy" → "Neoplasms".
+func heading(v string) string {
+	if i := strings.IndexByte(v, '/'); i >= 0 {
+		v = v[:i]
+	}
+	return strings.TrimSpace(strings.ReplaceAll(v, "*", ""))
+}

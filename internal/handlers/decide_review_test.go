@@ -1,0 +1,110 @@
+package handlers_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/skills"
+	"quarry/internal/skills/pipeline"
+)
+
+// startReview starts a run through the form (no strategy checkpoint) and
+// returns its path and the page at its first review.
+func (w *web) startReview(t *testing.T, maxIterations string) (string, *goquery.Document) {
+	t.Helper()
+	w.signIn(t, w.client, "Ada")
+	_, home := w.get(t, w.client, "/")
+	res, _ := w.post(t, w.client, "/runs", url.Values{"_csrf": {csrf(home)}, "question": {"sleep and memory consolidation"},
+		"max_iterations": {maxIterations}, "sources": {"library", "mirror"}})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	runPath := res.Request.URL.Path
+	st := w.waitFor(t, strings.TrimPrefix(runPath, "/runs/"), "waiting")
+	require.Equal(t, "result_review", st.Checkpoint.Kind)
+	_, doc := w.get(t, w.client, runPath)
+	return runPath, doc
+}
+
+func paperIDs(doc *goquery.Document) []string {
+	return doc.Find(`[data-testid="paper"]`).Map(func(_ int, s *goquery.Selection) string { return s.AttrOr("data-paper-id", "") })
+}
+
+// TestReviewNotes: each paper has a labelled note input; notes are checked,
+// kept on a failed submit, stored with the run, shown again at the next
+// review, and cleared by submitting an empty note.
+func TestReviewNotes(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runPath, doc := w.startReview(t, "3")
+	runID := strings.TrimPrefix(runPath, "/runs/")
+	ids := paperIDs(doc)
+	require.GreaterOrEqual(t, len(ids), 3)
+	for _, id := range ids {
+		in := doc.Find(`[data-paper-id="` + id + `"] [data-testid="paper-note"]`)
+		require.Equal(t, 1, in.Length(), "one note input per paper")
+		require.Equal(t, "note:"+id, in.AttrOr("name", ""))
+		require.Equal(t, 1, doc.Find(`label[for="`+in.AttrOr("id", "")+`"]`).Length(), "the note input has a label")
+		require.Contains(t, in.AttrOr("aria-label", ""), "Note on")
+	}
+	action := doc.Find(`form[data-testid="review-form"]`).AttrOr("action", "")
+	rejectedTitle := strings.TrimSpace(doc.Find(`[data-paper-id="` + ids[2] + `"] [data-testid="paper-title"]`).Text())
+	require.NotEmpty(t, rejectedTitle)
+
+	// A note that is too long comes back with every value kept.
+	bad := url.Values{"_csrf": {csrf(doc)}, "action": {"edit"}, "mark:" + ids[0]: {"relevant"},
+		"note:" + ids[0]: {"fits; check n"}, "note:" + ids[1]: {strings.Repeat("x", skills.MaxPaperNote+1)}}
+	res, doc := w.post(t, w.client, action, bad)
+	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
+	require.NotEmpty(t, doc.Find(`[data-field="paper_notes[`+ids[1]+`]"]`).Text())
+	require.Equal(t, "fits; check n", doc.Find(`[data-paper-id="`+ids[0]+`"] [data-testid="paper-note"]`).AttrOr("value", ""))
+	require.Equal(t, "relevant", doc.Find(`[data-paper-id="`+ids[0]+`"] input[checked]`).AttrOr("value", ""))
+
+	good := url.Values{"_csrf": {csrf(doc)}, "action": {"edit"}, "mark:" + ids[0]: {"relevant"}, "mark:" + ids[2]: {"irrelevant"},
+		"note:" + ids[0]: {"fits; check n"}, "note:" + ids[1]: {""}, "note:" + ids[2]: {"wrong population"}}
+	res, _ = w.post(t, w.client, action, good)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	st := w.waitFor(t, runID, "waiting")
+	require.Equal(t, 2, st.Iteration)
+	require.Equal(t, map[string]string{ids[0]: "fits; check n", ids[2]: "wrong population"}, runNotes(t, w, runID))
+
+	// The next review shows the kept notes; an emptied note is cleared.
+	_, doc = w.get(t, w.client, runPath)
+	next := map[string]bool{}
+	for _, id := range paperIDs(doc) {
+		next[id] = true
+	}
+	require.True(t, next[ids[0]], "the paper marked relevant is found again by the test library")
+	require.Equal(t, "fits; check n", doc.Find(`[data-paper-id="`+ids[0]+`"] [data-testid="paper-note"]`).AttrOr("value", ""))
+	form := url.Values{"_csrf": {csrf(doc)}, "action": {"approve"}, "mark:" + ids[0]: {"relevant"}, "note:" + ids[0]: {""}}
+	res, _ = w.post(t, w.client, doc.Find(`form[data-testid="review-form"]`).AttrOr("action", ""), form)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	w.waitFor(t, runID, "completed")
+	require.Equal(t, map[string]string{ids[2]: "wrong population"}, runNotes(t, w, runID))
+
+	// The completed page lists the rejected paper apart, with its note,
+	// and not in the final collection.
+	_, doc = w.get(t, w.client, runPath)
+	final := doc.Find(`[data-testid="final-collection"]`)
+	require.Equal(t, 1, final.Length())
+	rejected := final.Find(`[data-testid="rejected-paper"]`)
+	require.Equal(t, []string{ids[2]}, rejected.Map(func(_ int, s *goquery.Selection) string { return s.AttrOr("data-paper-id", "") }))
+	require.Contains(t, rejected.Text(), "wrong population")
+	titles := final.Find(`[data-testid="paper-title"]`).Map(func(_ int, s *goquery.Selection) string { return strings.TrimSpace(s.Text()) })
+	require.NotEmpty(t, titles)
+	require.NotContains(t, titles, rejectedTitle)
+}
+
+// runNotes reads the notes a run keeps on its papers from the store.
+func runNotes(t *testing.T, w *web, runID string) map[string]string {
+	t.Helper()
+	run, err := w.app.Store().Run(context.Background(), runID)
+	require.NoError(t, err)
+	rs, err := pipeline.StateOf(run)
+	require.NoError(t, err)
+	return rs.Workflow.PaperNotes
+}

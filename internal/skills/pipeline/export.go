@@ -1,0 +1,104 @@
+package pipeline
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"quarry/internal/biblio"
+	"quarry/internal/engine"
+	"quarry/internal/skills"
+)
+
+// The sets of papers a run can export, named as the export API and the
+// download buttons spell them.
+const (
+	// ExportFinal is the final collection of a completed run, without the
+	// papers the researcher marked irrelevant.
+	ExportFinal = "final"
+	// ExportAccumulated is the papers marked relevant so far.
+	ExportAccumulated = "accumulated"
+	// ExportReview is the current (or last) review list, as shown.
+	ExportReview = "review"
+)
+
+// ExportSets lists the export set names, for messages and forms.
+func ExportSets() []string { return []string{ExportFinal, ExportAccumulated, ExportReview} }
+
+// ExportRecords returns a set of a run's papers as bibliographic records
+// carrying the researcher's latest mark on each paper and its note, so an
+// export to a reference manager keeps the screening decisions. An unknown
+// set, or a set the run does not have yet (the final collection of a run
+// still in progress, a review list before the first search), is EInvalid
+// with a message saying what can be exported instead.
+func ExportRecords(rs RunState, set string) ([]biblio.Record, error) {
+	irrelevant := make(map[string]bool, len(rs.MarkedIrrelevant))
+	for _, p := range rs.MarkedIrrelevant {
+		irrelevant[p.ID] = true
+	}
+	relevant := make(map[string]bool, len(rs.Workflow.AccumulatedPapers))
+	for _, p := range rs.Workflow.AccumulatedPapers {
+		relevant[p.ID] = true
+	}
+	var papers []skills.ScoredPaper
+	switch set {
+	case ExportFinal:
+		if rs.Final == nil {
+			return nil, &engine.Error{Code: engine.EInvalid,
+				Message: fmt.Sprintf("the run has no final collection yet (it is still in progress); export %q or %q instead", ExportAccumulated, ExportReview),
+				Fields:  map[string]string{"set": "the final collection exists once the run has completed"}}
+		}
+		// Runs finalised before rejected papers were left out of the
+		// final collection still had them: leave them out here too.
+		papers = slices.DeleteFunc(slices.Clone(rs.Final.Papers), func(p skills.ScoredPaper) bool { return irrelevant[p.ID] })
+	case ExportAccumulated:
+		papers = rs.Workflow.AccumulatedPapers
+	case ExportReview:
+		if rs.Collection == nil {
+			return nil, &engine.Error{Code: engine.EInvalid, Message: "the run has no review list yet: nothing has been searched",
+				Fields: map[string]string{"set": "the review list exists once the first search has run"}}
+		}
+		papers = rs.Collection.Papers
+	default:
+		return nil, &engine.Error{Code: engine.EInvalid, Message: fmt.Sprintf("unknown export set %q", set),
+			Fields: map[string]string{"set": "must be one of " + strings.Join(ExportSets(), ", ")}}
+	}
+	out := make([]biblio.Record, 0, len(papers))
+	for _, p := range papers {
+		rec := biblio.Record{Paper: p.RawPaper, Type: PaperType(p.RawPaper), Note: rs.Workflow.PaperNotes[p.ID]}
+		switch {
+		case relevant[p.ID]:
+			rec.Mark = biblio.Relevant
+		case irrelevant[p.ID]:
+			rec.Mark = biblio.Irrelevant
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// PaperType guesses a paper's publication type from what sources return
+// (none of them reliably says), so an export lands in the right kind of
+// entry in a reference manager; "" when nothing tells.
+func PaperType(p skills.RawPaper) string {
+	venue := strings.ToLower(p.Venue)
+	has := func(words ...string) bool {
+		return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(venue, w) })
+	}
+	doi := strings.ToLower(strings.TrimSpace(p.DOI))
+	switch {
+	case strings.HasPrefix(doi, "10.48550/"): // arXiv's own DOIs
+		return biblio.Preprint
+	case doi == "" && (strings.TrimSpace(p.ArxivID) != "" || has("arxiv")):
+		return biblio.Preprint
+	case has("biorxiv", "medrxiv", "ssrn", "preprint", "research square"):
+		return biblio.Preprint
+	case has("proceedings", "conference", "symposium", "workshop"):
+		return biblio.Conference
+	case has("journal", "transactions", "letters", "annals", "review") || p.Volume != "" || p.Issue != "":
+		return biblio.Article
+	case strings.TrimSpace(p.PMID) != "": // PubMed indexes journal articles
+		return biblio.Article
+	}
+	return ""
+}
