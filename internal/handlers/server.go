@@ -177,6 +177,8 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/runs/:id", runs.Show, p.requireName).Name = "run"
 	g.GET("/runs/:id/status", runs.Status).Name = "run-status"
 	g.GET("/runs/:id/events", runs.Events).Name = "run-events"
+	g.GET("/runs/:id/report.md", runs.ReportMarkdown).Name = "run-report-md"
+	g.GET("/runs/:id/report.csv", runs.ReportCSV).Name = "run-report-csv"
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"

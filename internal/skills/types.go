@@ -48,6 +48,20 @@ type Concept struct {
 	Synonyms []string `json:"synonyms,omitempty"`
 }
 
+// ConceptList renders concepts with their synonyms as "a (x, y); b", the
+// one way pages and reports write an intent's concepts.
+func ConceptList(cs []Concept) string {
+	parts := make([]string, 0, len(cs))
+	for _, c := range cs {
+		t := c.Term
+		if len(c.Synonyms) > 0 {
+			t += " (" + strings.Join(c.Synonyms, ", ") + ")"
+		}
+		parts = append(parts, t)
+	}
+	return strings.Join(parts, "; ")
+}
+
 // ParsedIntent is what the researcher asked, made explicit.
 type ParsedIntent struct {
 	Topic         string    `json:"topic"`

@@ -56,14 +56,4 @@ func sortedErrKeys(m map[string]string) []string {
 
 // conceptsText lists concepts with their synonyms, "a (x, y); b", built in
 // Go because templ would put white space between loop items.
-func conceptsText(cs []skills.Concept) string {
-	parts := make([]string, 0, len(cs))
-	for _, c := range cs {
-		t := c.Term
-		if len(c.Synonyms) > 0 {
-			t += " (" + strings.Join(c.Synonyms, ", ") + ")"
-		}
-		parts = append(parts, t)
-	}
-	return strings.Join(parts, "; ")
-}
+func conceptsText(cs []skills.Concept) string { return skills.ConceptList(cs) }

@@ -156,6 +156,9 @@ type RunData struct {
 	// Final is the last reviewed collection, shown once the run ended.
 	Final       *PaperGroupSet
 	Accumulated []skills.ScoredPaper
+	// HasReport is true for search runs, which offer the search-strategy
+	// report (Markdown and CSV) for download.
+	HasReport bool
 }
 
 // PaperGroupSet is a collection laid out by group for reading.

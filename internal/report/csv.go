@@ -1,0 +1,71 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strings"
+
+	"quarry/internal/skills/pipeline"
+)
+
+// CSVHeader is the search-strategy CSV's header row, exported so readers
+// of the file (and its tests) name columns instead of counting them.
+func CSVHeader() []string {
+	return []string{"iteration", "source", "query_as_sent", "searched_at", "year_from", "year_to",
+		"include_terms", "exclude_terms", "max_results", "results", "error",
+		"dedup_input", "dedup_output", "merged", "marked_relevant", "marked_irrelevant"}
+}
+
+// SearchStrategyCSV writes one row per search actually made: per searched
+// iteration, source and query. Results and error are the source's for the
+// whole iteration (all its queries), repeated on each of its rows; dedup
+// and mark counts are the iteration's. A query the source could not express
+// has an empty query_as_sent and "not sent: ..." as its error. Strategies
+// rejected before searching made no search and have no rows (the Markdown
+// report lists them). Multiple terms are joined with "; ".
+func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader()); err != nil {
+		return err
+	}
+	for _, h := range history(rs) {
+		if !h.Searched() {
+			continue
+		}
+		s := h.Strategy
+		rel, irr := marks(h)
+		for _, src := range sourcesOf(h) {
+			results := ""
+			if src.Known {
+				results = itoa(src.Result.Count)
+			}
+			for _, q := range src.Queries {
+				errText := src.Result.Error
+				if q.Skipped {
+					errText = notSent
+				}
+				row := []string{itoa(h.Iteration), src.Name, q.Query, timeText(h.SearchedAt),
+					optInt(s.YearRange.From), optInt(s.YearRange.To),
+					strings.Join(s.Filters.IncludeTerms, "; "), strings.Join(s.Filters.ExcludeTerms, "; "),
+					optInt(s.MaxResultsPerSource), results, errText,
+					itoa(h.Dedup.Input), itoa(h.Dedup.Output), itoa(h.Dedup.Merged), itoa(rel), itoa(irr)}
+				if err := cw.Write(row); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// notSent explains a query a source was not sent.
+const notSent = "not sent: nothing in the query this source can search"
+
+// optInt is n as text, "" for zero (an open year bound, no limit).
+func optInt(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return itoa(n)
+}

@@ -1,0 +1,249 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"quarry/internal/skills"
+	"quarry/internal/skills/pipeline"
+)
+
+// SearchStrategyMarkdown writes the run's search-strategy report: the run
+// (question, ID, who started it and when), the sources searched, then per
+// iteration the filters and, per source, each query exactly as sent (as a
+// code span a reader can copy, or a fenced block when a table cell cannot
+// hold it verbatim), when it ran, the limit, results and error; then the
+// duplicates removed, the papers marked and the researcher's feedback; and
+// totals at the end.
+func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) error {
+	b := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	hist := history(rs)
+	question := info.Question
+	if question == "" {
+		question = rs.Question
+	}
+	p("# Search strategy report\n\n")
+	p("- Research question: %s\n", inline(question))
+	p("- Run ID: %s\n", codeSpan(info.ID))
+	p("- Started by: %s\n", orNot(inline(info.StartedBy), "not recorded"))
+	p("- Started at: %s\n", orNot(timeText(info.StartedAt), "not recorded"))
+	if info.Status != "" {
+		p("- Status: %s\n", inline(info.Status))
+	}
+	srcs := searchedSources(hist)
+	p("- Databases and sources searched: %s\n", orNot(inline(strings.Join(srcs, ", ")), "none yet"))
+	if rs.Intent != nil && len(rs.Intent.Concepts) > 0 {
+		p("- Concepts: %s\n", inline(skills.ConceptList(rs.Intent.Concepts)))
+	}
+	p("\nTimes are UTC (RFC 3339). Queries are shown exactly as each source received them.\n")
+
+	titles := paperTitles(rs)
+	var totalResults, totalAfterDedup, searches int
+	perSource := map[string]int{}
+	for _, h := range hist {
+		p("\n## Iteration %d\n\n", h.Iteration)
+		if !h.Searched() {
+			p("Strategy rejected at confirmation; nothing was searched. Proposed queries:\n\n")
+			for i, q := range h.Strategy.Queries {
+				p("%d. %s\n", i+1, codeSpan(oneLine(q.Text)))
+			}
+			writeFeedback(p, h.Feedback, titles)
+			continue
+		}
+		searches++
+		p("- Searched at: %s\n", orNot(timeText(h.SearchedAt), "not recorded"))
+		p("- Filters: %s\n", inline(filtersText(h.Strategy)))
+		p("- Limit: %s\n", orNot(optInt(h.Strategy.MaxResultsPerSource), "none"))
+		if len(h.Strategy.Queries) > 0 {
+			p("- Queries (as written): ")
+			for i, q := range h.Strategy.Queries {
+				if i > 0 {
+					p("; ")
+				}
+				p("%s", codeSpan(oneLine(q.Text)))
+			}
+			p("\n")
+		}
+		for _, src := range sourcesOf(h) {
+			p("\n### %s\n\n", inline(src.Name))
+			p("| # | Query as sent | Searched at | Filters | Limit | Results | Error |\n")
+			p("|---|---|---|---|---|---|---|\n")
+			results := "not recorded"
+			if src.Known {
+				results = itoa(src.Result.Count)
+				totalResults += src.Result.Count
+				perSource[src.Name] += src.Result.Count
+			}
+			var blocks []string
+			for i, q := range src.Queries {
+				cell, errText := codeSpan(q.Query), cellText(src.Result.Error)
+				switch {
+				case q.Skipped:
+					cell, errText = "(not sent)", notSent
+				case !fitsCell(q.Query):
+					cell = fmt.Sprintf("query %d, below", i+1)
+					blocks = append(blocks, fmt.Sprintf("Query %d as sent to %s:\n\n%s", i+1, inline(src.Name), fenced(q.Query)))
+				}
+				p("| %d | %s | %s | %s | %s | %s | %s |\n", i+1, cell, orNot(timeText(h.SearchedAt), "—"),
+					cellText(filtersText(h.Strategy)), orNot(optInt(h.Strategy.MaxResultsPerSource), "none"), results, orNot(errText, "—"))
+			}
+			for _, bl := range blocks {
+				p("\n%s", bl)
+			}
+		}
+		totalAfterDedup += h.Dedup.Output
+		p("\n- Duplicates: %d records in, %d after deduplication (%d merged as duplicates, %d kept apart as related versions).\n",
+			h.Dedup.Input, h.Dedup.Output, h.Dedup.Merged, h.Dedup.Related)
+		p("- Papers shown for review: %d\n", h.ResultCount)
+		writeFeedback(p, h.Feedback, titles)
+	}
+
+	p("\n## Totals\n\n")
+	p("- Iterations: %d (%d searched)\n", len(hist), searches)
+	p("- Records retrieved: %d", totalResults)
+	if len(srcs) > 0 {
+		parts := make([]string, 0, len(srcs))
+		for _, s := range srcs {
+			parts = append(parts, fmt.Sprintf("%s %d", s, perSource[s]))
+		}
+		p(" (%s)", inline(strings.Join(parts, ", ")))
+	}
+	p("\n- Records after deduplication, summed over iterations: %d\n", totalAfterDedup)
+	p("- Papers marked relevant (kept): %d\n", len(rs.Workflow.AccumulatedPapers))
+	p("- Papers marked irrelevant: %d\n", len(rs.MarkedIrrelevant))
+	if rs.Final != nil {
+		p("- Final collection: %d papers\n", len(rs.Final.Papers))
+	}
+	return b.Flush()
+}
+
+// writeFeedback writes what the researcher marked and said at a review.
+func writeFeedback(p func(string, ...any), fb *skills.UserFeedback, titles map[string]string) {
+	if fb == nil {
+		p("\nNo review decision recorded.\n")
+		return
+	}
+	p("\n- Marked relevant: %d%s\n", len(fb.MarkedRelevant), paperList(fb.MarkedRelevant, titles))
+	p("- Marked irrelevant: %d%s\n", len(fb.MarkedIrrelevant), paperList(fb.MarkedIrrelevant, titles))
+	if t := strings.TrimSpace(fb.FreeTextFeedback); t != "" {
+		p("\nResearcher feedback:\n\n")
+		for line := range strings.SplitSeq(t, "\n") {
+			p("> %s\n", inline(strings.TrimRight(line, "\r")))
+		}
+	}
+}
+
+// paperList names marked papers by title (and ID), for the reader to check.
+func paperList(ids []string, titles map[string]string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if t := titles[id]; t != "" {
+			parts = append(parts, inline(t)+" ("+codeSpan(id)+")")
+		} else {
+			parts = append(parts, codeSpan(id))
+		}
+	}
+	return ": " + strings.Join(parts, "; ")
+}
+
+// paperTitles maps the IDs of every paper the state holds to its title.
+func paperTitles(rs pipeline.RunState) map[string]string {
+	out := map[string]string{}
+	add := func(ps []skills.ScoredPaper) {
+		for _, p := range ps {
+			out[p.ID] = p.Title
+		}
+	}
+	if rs.Final != nil {
+		add(rs.Final.Papers)
+	}
+	if rs.Collection != nil {
+		add(rs.Collection.Papers)
+	}
+	add(rs.Workflow.AccumulatedPapers)
+	add(rs.MarkedIrrelevant)
+	return out
+}
+
+// filtersText describes the strategy's filters in one line.
+func filtersText(s skills.SearchStrategy) string {
+	var parts []string
+	if s.YearRange.From != 0 || s.YearRange.To != 0 {
+		parts = append(parts, fmt.Sprintf("years %s–%s", orNot(optInt(s.YearRange.From), "…"), orNot(optInt(s.YearRange.To), "…")))
+	}
+	f := s.Filters
+	for _, l := range []struct {
+		label string
+		terms []string
+	}{{"include", f.IncludeTerms}, {"exclude", f.ExcludeTerms}, {"fields of study", f.FieldsOfStudy}, {"study types", f.StudyTypes}} {
+		if len(l.terms) > 0 {
+			parts = append(parts, l.label+": "+strings.Join(l.terms, ", "))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func orNot(s, missing string) string {
+	if s == "" {
+		return missing
+	}
+	return s
+}
+
+// inline flattens text onto one line for a list item or heading.
+func inline(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// oneLine puts a query as written on one line for a list item; the query
+// as sent is always shown verbatim in its source's table or block.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
+}
+
+// cellText is inline text safe in a table cell.
+func cellText(s string) string { return strings.ReplaceAll(inline(s), "|", `\|`) }
+
+// fitsCell reports whether a query can stand verbatim in a table cell's
+// code span: no line breaks and no pipe (which a table would need escaped).
+func fitsCell(q string) bool { return !strings.ContainsAny(q, "|\r\n") }
+
+// codeSpan renders s as a Markdown code span that shows s exactly: the
+// fence is longer than any run of backticks in s, and padded with spaces
+// (which Markdown strips) when s starts or ends with a backtick or space.
+func codeSpan(s string) string {
+	if s == "" {
+		return "(empty)"
+	}
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || strings.HasPrefix(s, " ") || strings.HasSuffix(s, " ") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+// fenced renders s as a fenced code block that holds it verbatim.
+func fenced(s string) string {
+	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	return fence + "text\n" + s + "\n" + fence + "\n"
+}
+
+func longestRun(s string, c byte) int {
+	best, n := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}

@@ -1,0 +1,171 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/report"
+	"quarry/internal/skills"
+	"quarry/internal/skills/pipeline"
+)
+
+var at1 = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// runState is a run of three iterations: a search of two sources (one
+// failing, one query not expressible for it), a strategy rejected before
+// searching, and a search whose queries need care to copy (a pipe, back
+// ticks, a line break), plus an iteration recorded before per-source
+// results were kept.
+func runState() pipeline.RunState {
+	paper := func(id, title string) skills.ScoredPaper {
+		return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: title}}
+	}
+	a, b, c := paper("doi:10.1/a", "Sleep and memory"), paper("doi:10.1/b", "Caffeine"), paper("doi:10.1/c", "Naps")
+	return pipeline.RunState{
+		Question:         "sleep and memory consolidation",
+		Intent:           &skills.ParsedIntent{Topic: "sleep", Concepts: []skills.Concept{{Term: "sleep", Synonyms: []string{"nap"}}, {Term: "memory"}}},
+		Collection:       &skills.PaperCollection{Papers: []skills.ScoredPaper{a, c}},
+		Final:            &skills.PaperCollection{Papers: []skills.ScoredPaper{a, c}},
+		MarkedIrrelevant: []skills.ScoredPaper{b},
+		Workflow: skills.WorkflowState{AccumulatedPapers: []skills.ScoredPaper{a}, History: []skills.IterationRecord{
+			{Iteration: 1, ResultCount: 5, SearchedAt: at1,
+				Strategy: skills.SearchStrategy{
+					Queries: []skills.Query{{Text: "sleep AND memory", PerSource: map[string]string{"openalex": "sleep memory", "pubmed": `sleep[tiab] AND memory[tiab]`}},
+						{Text: "nap*", PerSource: map[string]string{"openalex": "", "pubmed": "nap*[tiab]"}}},
+					Sources: []string{"openalex", "pubmed"}, YearRange: skills.YearRange{From: 2010, To: 2020}, MaxResultsPerSource: 25,
+					Filters: skills.Filters{IncludeTerms: []string{"adults", "humans"}, ExcludeTerms: []string{"rats"}}},
+				Sources: map[string]skills.SourceResult{
+					"openalex": {Count: 6, Queries: []string{"sleep memory", ""}},
+					"pubmed":   {Count: 0, Error: "503 service unavailable", Queries: []string{`sleep[tiab] AND memory[tiab]`, "nap*[tiab]"}}},
+				Dedup: skills.DedupStats{Input: 6, Output: 5, Merged: 1},
+				Feedback: &skills.UserFeedback{MarkedRelevant: []string{a.ID}, MarkedIrrelevant: []string{b.ID},
+					FreeTextFeedback: "more on naps\nfewer animal studies"}},
+			{Iteration: 2, Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "naps"}}, Sources: []string{"openalex"}},
+				Feedback: &skills.UserFeedback{FreeTextFeedback: "too narrow"}},
+			{Iteration: 3, ResultCount: 2, SearchedAt: at1.Add(time.Hour),
+				Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "a | b"}, {Text: "x ``y`` z"}, {Text: "line\nbreak"}},
+					Sources: []string{"openalex"}, MaxResultsPerSource: 10},
+				Sources: map[string]skills.SourceResult{"openalex": {Count: 2, Queries: []string{"a | b", "x ``y`` z", "line\nbreak"}}},
+				Dedup:   skills.DedupStats{Input: 2, Output: 2}},
+			{Iteration: 4, ResultCount: 3, // recorded before searched_at and sources existed
+				Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "old", PerSource: map[string]string{"pubmed": "old[tiab]"}}},
+					Sources: []string{"pubmed"}, MaxResultsPerSource: 10}},
+		}},
+	}
+}
+
+func TestSearchStrategyCSV(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	require.NoError(t, report.SearchStrategyCSV(&buf, runState()))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, report.CSVHeader(), rows[0])
+	var got []map[string]string
+	for _, r := range rows[1:] {
+		m := map[string]string{}
+		for i, col := range rows[0] {
+			m[col] = r[i]
+		}
+		got = append(got, m)
+	}
+	require.Len(t, got, 8, "iteration 1: 2 sources × 2 queries; iteration 2 rejected: none; iteration 3: 3 queries; iteration 4: 1")
+	row := func(it, src, q string) map[string]string {
+		for _, m := range got {
+			if m["iteration"] == it && m["source"] == src && m["query_as_sent"] == q {
+				return m
+			}
+		}
+		t.Fatalf("no row for %s/%s/%q in %v", it, src, q, got)
+		return nil
+	}
+	pm := row("1", "pubmed", `sleep[tiab] AND memory[tiab]`)
+	require.Equal(t, map[string]string{"iteration": "1", "source": "pubmed", "query_as_sent": `sleep[tiab] AND memory[tiab]`,
+		"searched_at": "2025-03-04T05:06:07Z", "year_from": "2010", "year_to": "2020", "include_terms": "adults; humans",
+		"exclude_terms": "rats", "max_results": "25", "results": "0", "error": "503 service unavailable",
+		"dedup_input": "6", "dedup_output": "5", "merged": "1", "marked_relevant": "1", "marked_irrelevant": "1"}, pm)
+	require.Equal(t, "6", row("1", "openalex", "sleep memory")["results"])
+	require.Contains(t, row("1", "openalex", "")["error"], "not sent")
+	for _, q := range []string{"a | b", "x ``y`` z", "line\nbreak"} {
+		r := row("3", "openalex", q)
+		require.Equal(t, "2025-03-04T06:06:07Z", r["searched_at"])
+		require.Equal(t, "", r["year_from"], "an open bound is empty")
+		require.Equal(t, "0", r["marked_relevant"])
+	}
+	old := row("4", "pubmed", "old[tiab]")
+	require.Equal(t, "", old["searched_at"], "not recorded for old runs")
+	require.Equal(t, "", old["results"], "unknown, not zero")
+}
+
+func TestSearchStrategyMarkdown(t *testing.T) {
+	t.Parallel()
+	rs := runState()
+	var buf bytes.Buffer
+	info := report.RunInfo{ID: "run-42", StartedAt: at1.Add(-time.Minute).In(time.FixedZone("CET", 3600)), Status: "completed"}
+	require.NoError(t, report.SearchStrategyMarkdown(&buf, info, rs))
+	md := buf.String()
+
+	for _, want := range []string{
+		"- Research question: sleep and memory consolidation\n",
+		"- Run ID: `run-42`\n",
+		"- Started by: not recorded\n",
+		"- Started at: 2025-03-04T05:05:07Z\n",
+		"- Databases and sources searched: openalex, pubmed\n",
+		"- Concepts: sleep (nap); memory\n",
+		"## Iteration 1\n",
+		"- Searched at: 2025-03-04T05:06:07Z\n",
+		"- Filters: years 2010–2020; include: adults, humans; exclude: rats\n",
+		"- Limit: 25\n",
+		"### pubmed\n",
+		"| 1 | `sleep[tiab] AND memory[tiab]` | 2025-03-04T05:06:07Z | years 2010–2020; include: adults, humans; exclude: rats | 25 | 0 | 503 service unavailable |\n",
+		"| 2 | (not sent) |",
+		"Duplicates: 6 records in, 5 after deduplication (1 merged as duplicates, 0 kept apart as related versions).\n",
+		"- Marked relevant: 1: Sleep and memory (`doi:10.1/a`)\n",
+		"- Marked irrelevant: 1: Caffeine (`doi:10.1/b`)\n",
+		"> more on naps\n> fewer animal studies\n",
+		"## Iteration 2\n\nStrategy rejected at confirmation; nothing was searched.",
+		"> too narrow\n",
+		// Queries a table cell cannot hold verbatim go in fenced blocks.
+		"```text\na | b\n```\n",
+		"```text\nline\nbreak\n```\n",
+		"| 2 | ```x ``y`` z``` |",
+		"- Searched at: not recorded\n",
+		"## Totals\n",
+		"- Iterations: 4 (3 searched)\n",
+		"- Records retrieved: 8 (openalex 8, pubmed 0)\n",
+		"- Papers marked relevant (kept): 1\n",
+		"- Papers marked irrelevant: 1\n",
+		"- Final collection: 2 papers\n",
+	} {
+		require.Contains(t, md, want)
+	}
+	// Every query as sent appears exactly, inside a code span or block.
+	for _, h := range rs.Workflow.History {
+		for _, sr := range h.Sources {
+			for _, q := range sr.Queries {
+				if q != "" {
+					require.Contains(t, md, q)
+				}
+			}
+		}
+	}
+	require.Contains(t, md, "`old[tiab]`", "old runs: the query from the strategy's per-source text")
+	require.Less(t, strings.Index(md, "## Iteration 1"), strings.Index(md, "## Iteration 2"))
+}
+
+func TestSearchStrategyMarkdownEmpty(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r", StartedBy: "Ada"}, pipeline.RunState{Question: "q"}))
+	require.Contains(t, buf.String(), "- Databases and sources searched: none yet\n")
+	require.Contains(t, buf.String(), "- Started by: Ada\n")
+	require.Contains(t, buf.String(), "- Iterations: 0 (0 searched)\n")
+	buf.Reset()
+	require.NoError(t, report.SearchStrategyCSV(&buf, pipeline.RunState{}))
+	require.Equal(t, strings.Join(report.CSVHeader(), ",")+"\n", buf.String())
+}
