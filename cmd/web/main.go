@@ -80,6 +80,7 @@ func workflows(pcfg pipeline.Config, st *store.Store, logger *slog.Logger) (*eng
 		return nil, err
 	}
 	pcfg.Local = lib
+	pcfg.Files = st
 	var wfs []*engine.Workflow
 	switch search, err := pipeline.FromConfig(pcfg, nil, 0); {
 	case err == nil:

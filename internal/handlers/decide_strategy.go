@@ -12,8 +12,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
+	"quarry/internal/library"
 	"quarry/internal/skills"
+	"quarry/internal/store"
 	"quarry/internal/views"
 )
 
@@ -33,7 +37,20 @@ func strategyFormOf(runID string, cp engine.Checkpoint, p skills.StrategyPayload
 		f.Queries = append(f.Queries, q.Text)
 	}
 	f.Sources = sourceChoices(known, p.Strategy.Sources, p.Strategy.Sources)
+	for _, af := range p.Strategy.Files {
+		f.Files = append(f.Files, fileChoice(af, true))
+	}
+	f.Formats = biblio.Formats
 	return f
+}
+
+// fileChoice is an attached file's checkbox; its value carries the file's
+// description so the form can be re-rendered without a store lookup. Only
+// the ID matters for the search, and the store reads a file only for its
+// own run, so a tampered value cannot reach another run's records.
+func fileChoice(f skills.AttachedFile, checked bool) views.AttachedFileChoice {
+	b, _ := json.Marshal(f)
+	return views.AttachedFileChoice{File: f, Value: string(b), Checked: checked}
 }
 
 // sourceChoices offers every known source plus any the strategy names,
@@ -78,7 +95,17 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 	}
 	f := strategyFormFromPost(run.ID, cp, p, knownSources(h.engine), form)
 	op := form.Get("op")
+	attached, err := h.attachUpload(c, run.ID, &f)
+	if err != nil {
+		return err
+	}
 	switch {
+	case op == "attach" || (attached == nil && f.FileError != ""):
+		status := http.StatusOK
+		if f.FileError != "" {
+			status = http.StatusUnprocessableEntity
+		}
+		return h.renderStrategy(c, run, status, f)
 	case op == "add":
 		f.Queries = append(f.Queries, "")
 		return h.renderStrategy(c, run, http.StatusOK, f)
@@ -90,6 +117,11 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 		return h.renderStrategy(c, run, http.StatusOK, f)
 	}
 	d := engine.Decision{Action: engine.DecisionAction(form.Get("action")), Note: strings.TrimSpace(form.Get("note")), DecidedBy: h.people.name(c)}
+	if d.Action == engine.Approve && !sameFiles(chosenFiles(f), p.Strategy.Files) {
+		// Approving while attaching or detaching a file means "search
+		// this, with the files as they now are": that is an edit.
+		d.Action = engine.Edit
+	}
 	if d.Action == engine.Edit {
 		strategy, fe := strategyOf(f, p.Strategy)
 		if err := strategy.ValidateSources(knownOr(knownSources(h.engine), p.Strategy.Sources)); err != nil {
@@ -175,7 +207,90 @@ func strategyFormFromPost(runID string, cp engine.Checkpoint, p skills.StrategyP
 	f.MaxResults = form.Get("max_results_per_source")
 	f.IncludeTerms, f.ExcludeTerms = form.Get("include_terms"), form.Get("exclude_terms")
 	f.Note = form.Get("note")
+	// Attached files: the ticked ones come back as checkbox values; the
+	// unticked ones are offered again from the payload, unticked.
+	f.Files = nil
+	posted := map[string]bool{}
+	for _, v := range form["file"] {
+		var af skills.AttachedFile
+		if json.Unmarshal([]byte(v), &af) == nil && af.ID != "" && !posted[af.ID] {
+			posted[af.ID] = true
+			f.Files = append(f.Files, fileChoice(af, true))
+		}
+	}
+	for _, af := range p.Strategy.Files {
+		if !posted[af.ID] {
+			f.Files = append(f.Files, fileChoice(af, false))
+		}
+	}
 	return f
+}
+
+// maxAttachedRecords bounds one attached file: its records are loaded by
+// every search step of the run. Bigger exports belong in the library.
+const maxAttachedRecords = 20000
+
+// attachUpload stores a file posted with the strategy form, if any, as a
+// file of the run and adds it (ticked) to the form. A file Quarry cannot
+// read leaves the form's FileError set and returns nil.
+func (h *Runs) attachUpload(c echo.Context, runID string, f *views.StrategyForm) (*skills.AttachedFile, error) {
+	fh, err := c.FormFile("attach")
+	if err != nil || fh.Size == 0 && fh.Filename == "" {
+		if c.FormValue("op") == "attach" {
+			f.FileError = "Choose a file to attach."
+		}
+		return nil, nil
+	}
+	src, err := fh.Open()
+	if err != nil {
+		f.FileError = "The upload could not be read: " + err.Error()
+		return nil, nil
+	}
+	defer src.Close()
+	contents, err := library.ReadAll(src, fh.Filename, codecs.Options{Format: c.FormValue("attach_format")}, maxAttachedRecords)
+	if err != nil {
+		if engine.ErrorCode(err) == engine.EInvalid {
+			f.FileError = engine.ErrorMessage(err)
+			return nil, nil
+		}
+		return nil, err
+	}
+	if len(contents.Papers) == 0 {
+		f.FileError = fmt.Sprintf("%s has no readable records (%d skipped).", fh.Filename, len(contents.Skipped))
+		return nil, nil
+	}
+	for i := range contents.Papers {
+		contents.Papers[i].Source = fh.Filename
+	}
+	stored, err := h.files.AttachRunFile(c.Request().Context(), store.RunFile{RunID: runID, Name: fh.Filename, Format: contents.Format,
+		Papers: contents.Papers, Skipped: contents.Skipped, UploadedBy: h.people.name(c)})
+	if err != nil {
+		return nil, err
+	}
+	af := skills.AttachedFile{ID: stored.ID, Name: stored.Name, Format: stored.Format, Records: len(contents.Papers)}
+	f.Files = append(f.Files, fileChoice(af, true))
+	f.FileMessage = fmt.Sprintf("Attached %s: %d records", fh.Filename, len(contents.Papers))
+	if n := len(contents.Skipped); n > 0 {
+		first := contents.Skipped[0]
+		f.FileMessage += fmt.Sprintf("; %d skipped (first at line %d: %s)", n, first.Line, first.Reason)
+	}
+	f.FileMessage += "."
+	return &af, nil
+}
+
+// chosenFiles are the attached files the form keeps ticked.
+func chosenFiles(f views.StrategyForm) []skills.AttachedFile {
+	var out []skills.AttachedFile
+	for _, fc := range f.Files {
+		if fc.Checked {
+			out = append(out, fc.File)
+		}
+	}
+	return out
+}
+
+func sameFiles(a, b []skills.AttachedFile) bool {
+	return slices.EqualFunc(a, b, func(x, y skills.AttachedFile) bool { return x.ID == y.ID })
 }
 
 // strategyOf turns the form into a SearchStrategy. A query whose text is
@@ -213,6 +328,7 @@ func strategyOf(f views.StrategyForm, orig skills.SearchStrategy) (skills.Search
 	s.MaxResultsPerSource = num("max_results_per_source", f.MaxResults)
 	s.Filters.IncludeTerms = splitTerms(f.IncludeTerms)
 	s.Filters.ExcludeTerms = splitTerms(f.ExcludeTerms)
+	s.Files = chosenFiles(f)
 	return s, fe
 }
 

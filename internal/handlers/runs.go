@@ -30,10 +30,17 @@ type RunStore interface {
 	Checkpoints(ctx context.Context, runID string) ([]store.CheckpointDecision, error)
 }
 
+// RunFileStore keeps files attached to runs; *store.Store implements it.
+type RunFileStore interface {
+	AttachRunFile(ctx context.Context, f store.RunFile) (store.RunFile, error)
+}
+
 // Runs serves the run page, its live status and its event stream.
 type Runs struct {
 	people *people
 	runs   RunStore
+	// files keeps files attached to runs at the strategy checkpoint.
+	files  RunFileStore
 	engine *engine.Engine
 	// done ends event streams when the server shuts down.
 	done <-chan struct{}
@@ -360,6 +367,7 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 		Page: page, Question: run.Params.String(paramQuestion), MaxIterations: run.Params.Int(paramMaxIterations),
 		Status: statusOf(run), Decisions: v.decisions, Accumulated: v.accumulated,
 		HasReport: run.Workflow == pipeline.Name,
+		HasPapers: run.Workflow == pipeline.Name && v.lastResult != nil, HasAccumulated: len(v.accumulated) > 0,
 	}
 	for _, h := range v.history {
 		row := views.IterationRow{Iteration: h.Iteration, ResultCount: h.ResultCount, Sources: h.Strategy.Sources,

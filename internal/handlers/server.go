@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -47,6 +48,8 @@ type Deps struct {
 	// the library routes (only error-handling tests do that).
 	Library LibraryStore
 	Imports *library.Jobs
+	// Files keeps files attached to runs at the strategy checkpoint.
+	Files RunFileStore
 	// UploadLimit caps file uploads (library imports, files attached to a
 	// run), which are spooled to disk rather than held in memory; empty
 	// means DefaultUploadLimit.
@@ -154,7 +157,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	}
 	p := newPeople(key)
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
-	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done}
+	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done, files: deps.Files}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
 	api := &API{runs: deps.Store, engine: deps.Engine}
@@ -200,5 +203,9 @@ func registerApp(e *echo.Echo, deps Deps) {
 // isUpload reports whether the request is a file upload, which gets the
 // upload limit instead of the form limit.
 func isUpload(c echo.Context) bool {
-	return c.Request().Method == http.MethodPost && c.Request().URL.Path == "/library/imports"
+	r := c.Request()
+	return r.Method == http.MethodPost && (r.URL.Path == "/library/imports" || strategyPost.MatchString(r.URL.Path))
 }
+
+// strategyPost is the strategy form's action, which can carry a file.
+var strategyPost = regexp.MustCompile(`^/runs/[^/]+/checkpoints/[^/]+/strategy$`)

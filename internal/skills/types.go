@@ -115,7 +115,25 @@ type SearchStrategy struct {
 	YearRange           YearRange `json:"year_range"`
 	MaxResultsPerSource int       `json:"max_results_per_source"`
 	Filters             Filters   `json:"filters"`
+	// Files are exports from other databases the researcher attached; their
+	// records join every search's results, so they are deduplicated,
+	// scored and reviewed with the searched ones.
+	Files []AttachedFile `json:"files,omitempty"`
 }
+
+// AttachedFile names a file attached to a run. Its records are stored once
+// with the run (the strategy only refers to them), so a large export does
+// not bloat every strategy, decision and history entry.
+type AttachedFile struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Format  string `json:"format"`
+	Records int    `json:"records"`
+}
+
+// FileSourceName is how an attached file is named among a search's
+// sources (in per-source counts, progress and the search report).
+func FileSourceName(f AttachedFile) string { return "file: " + f.Name }
 
 // Validate checks the strategy's shape. Whether each source exists is
 // checked by ValidateSources, because only the configuration knows that.
@@ -158,6 +176,16 @@ func (s SearchStrategy) validate(fe engine.FieldErrors) {
 			fe.Add(fmt.Sprintf("sources[%d]", i), fmt.Sprintf("source %q is listed twice", src))
 		}
 		seen[src] = true
+	}
+	files := map[string]bool{}
+	for i, f := range s.Files {
+		switch {
+		case strings.TrimSpace(f.ID) == "":
+			fe.Add(fmt.Sprintf("files[%d].id", i), "attached file has no id")
+		case files[f.ID]:
+			fe.Add(fmt.Sprintf("files[%d].id", i), fmt.Sprintf("file %q is attached twice", f.Name))
+		}
+		files[f.ID] = true
 	}
 	s.YearRange.Validate(fe, "year_range")
 	if s.MaxResultsPerSource < 1 || s.MaxResultsPerSource > MaxResultsLimit {

@@ -70,9 +70,24 @@ type StrategyForm struct {
 	IncludeTerms string
 	ExcludeTerms string
 	Note         string
+	// Files are the files attached to the strategy (ticked ones stay);
+	// FileMessage says what the last attachment read or why it failed.
+	Files       []AttachedFileChoice
+	FileMessage string
+	FileError   string
+	// Formats are the import formats the attach control offers.
+	Formats []string
 	// Errors maps engine field paths ("queries[1].text", "year_range.from")
 	// to messages; the template looks them up next to each input.
 	Errors map[string]string
+}
+
+// AttachedFileChoice is one attached file in the strategy form; Value is
+// what its checkbox posts back.
+type AttachedFileChoice struct {
+	File    skills.AttachedFile
+	Value   string
+	Checked bool
 }
 
 // PaperGroup is one of the organizer's themes with its papers in order.
@@ -159,6 +174,10 @@ type RunData struct {
 	// HasReport is true for search runs, which offer the search-strategy
 	// report (Markdown and CSV) for download.
 	HasReport bool
+	// HasPapers is true once a search has run, when the run's papers can
+	// be exported; HasAccumulated once some are marked relevant.
+	HasPapers      bool
+	HasAccumulated bool
 }
 
 // PaperGroupSet is a collection laid out by group for reading.

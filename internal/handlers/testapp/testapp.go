@@ -81,7 +81,11 @@ func (s source) Search(ctx context.Context, req skills.SourceRequest) ([]skills.
 var Sources = []string{"library", "mirror"}
 
 // Registry returns a registry holding the search pipeline over the library.
-func Registry() (*engine.Registry, error) {
+func Registry() (*engine.Registry, error) { return RegistryWithFiles(nil) }
+
+// RegistryWithFiles is Registry with runs able to use attached files read
+// from files (the app's store).
+func RegistryWithFiles(files pipeline.FileSource) (*engine.Registry, error) {
 	lib := Library()
 	wf, err := pipeline.New(pipeline.Skills{
 		Intent:    skills.NewIntentParser(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }),
@@ -90,6 +94,7 @@ func Registry() (*engine.Registry, error) {
 		Dedup:     dedup.New(),
 		Scorer:    relevance.Scorer{},
 		Organizer: organize.Organizer{},
+		Files:     files,
 	}, pipeline.Options{MaxIterations: 3, MaxResultsPerSource: 10})
 	if err != nil {
 		return nil, err

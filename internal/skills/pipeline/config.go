@@ -47,6 +47,9 @@ type Config struct {
 	// Local is the local library's source (local.New(lib)); nil means the
 	// local library is unavailable, and "local" is then left out.
 	Local skills.Source `json:"-"`
+	// Files reads files attached to runs (the store); nil means runs
+	// cannot use attached files.
+	Files FileSource `json:"-"`
 	// LLM selects the model behind the intent parser, query builder and
 	// scorer (offline heuristics by default). It is read from the
 	// environment only (QUARRY_LLM_*), so API keys never sit in the file.
@@ -223,6 +226,7 @@ func FromConfig(cfg Config, handler engine.CheckpointHandler, maxIterations int)
 		Dedup:     dedup.New(),
 		Scorer:    llm.NewScorer(provider, relevance.Scorer{}),
 		Organizer: organize.Organizer{},
+		Files:     cfg.Files,
 	}
 	confirm := cfg.StrategyCheckpoint == nil || *cfg.StrategyCheckpoint
 	return NewSearchWorkflow(sk, handler, maxIterations, confirm)

@@ -46,6 +46,17 @@ type Skills struct {
 	Dedup         skills.Deduplicator
 	Scorer        skills.Scorer
 	Organizer     skills.Organizer
+	// Files reads the records of files attached to a run (nil: runs
+	// cannot use attached files, and a strategy naming one reports it as
+	// that file's error).
+	Files FileSource
+}
+
+// FileSource reads the papers of a file attached to a run; *store.Store
+// implements it. It takes the run's ID so a strategy cannot read another
+// run's file.
+type FileSource interface {
+	RunFilePapers(ctx context.Context, runID, fileID string) ([]skills.RawPaper, error)
 }
 
 // Options tune the workflow's defaults; runs may override them with params.
@@ -320,6 +331,15 @@ func (p *pipe) build(ctx context.Context, sc engine.StepContext) (engine.Outcome
 	if err := strategy.ValidateSources(p.sources); err != nil {
 		return "", nil, fmt.Errorf("the query builder returned an invalid strategy: %w", err)
 	}
+	// Files attached at an earlier checkpoint stay attached: they are part
+	// of what the researcher searches, like a source.
+	prev, err := optional[skills.SearchStrategy](sc.State, keyStrategy)
+	if err != nil {
+		return "", nil, err
+	}
+	if prev != nil && len(strategy.Files) == 0 {
+		strategy.Files = prev.Files
+	}
 	wfs.CurrentIteration = sc.Iteration
 	u, err := set(keyStrategy, strategy, keyWorkflow, wfs)
 	if err == nil {
@@ -389,11 +409,42 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcom
 	if res.Sources == nil {
 		res.Sources = map[string]skills.SourceResult{}
 	}
+	p.addFiles(ctx, sc, strategy, &res)
 	u, err := set(keySearch, res, keySearchedAt, searchedAt)
 	if err == nil {
 		err = nb.flush(sc, u)
 	}
 	return engine.OK, u, err
+}
+
+// addFiles adds the records of the strategy's attached files to a search
+// result, each file counted as a source of its own. A file that cannot be
+// read is that file's error, as a failing source would be, not the run's.
+func (p *pipe) addFiles(ctx context.Context, sc engine.StepContext, strategy skills.SearchStrategy, res *skills.SearchResult) {
+	for _, f := range strategy.Files {
+		name := skills.FileSourceName(f)
+		if p.sk.Files == nil {
+			res.Sources[name] = skills.SourceResult{Error: "attached files are not available in this configuration"}
+			continue
+		}
+		papers, err := p.sk.Files.RunFilePapers(ctx, sc.RunID, f.ID)
+		if err != nil {
+			res.Sources[name] = skills.SourceResult{Error: engine.ErrorMessage(err)}
+			sc.Progress(name+": "+engine.ErrorMessage(err), skills.Event{Source: name, Kind: skills.EventError, Error: engine.ErrorMessage(err)})
+			continue
+		}
+		n := 0
+		for i, paper := range papers {
+			if paper.Validate() != nil {
+				continue
+			}
+			paper.Source, paper.Rank = name, i+1
+			res.Papers = append(res.Papers, paper)
+			n++
+		}
+		res.Sources[name] = skills.SourceResult{Count: n}
+		sc.Progress(fmt.Sprintf("%s: %d papers", name, n), skills.Event{Source: name, Kind: skills.EventDone, Count: n})
+	}
 }
 
 func (p *pipe) dedup(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
