@@ -195,7 +195,7 @@ func (r *Reader) skipSpace() error {
 }
 
 // expect reads the next non-blank byte and checks it is one of want.
-func (r *Reader) expect(want string, what string) (byte, error) {
+func (r *Reader) expect(want string) (byte, error) {
 	if err := r.skipSpace(); err != nil {
 		return 0, err
 	}
@@ -205,7 +205,11 @@ func (r *Reader) expect(want string, what string) (byte, error) {
 		return 0, err
 	}
 	if strings.IndexByte(want, c) < 0 {
-		return 0, syntaxf("expected %s, found %q", what, c)
+		quoted := make([]string, len(want))
+		for i := range want {
+			quoted[i] = fmt.Sprintf("%q", want[i])
+		}
+		return 0, syntaxf("expected %s, found %q", strings.Join(quoted, " or "), c)
 	}
 	return r.get()
 }
@@ -327,14 +331,14 @@ func (r *Reader) macro(closer byte) error {
 	if name == "" {
 		return syntaxf("missing macro name")
 	}
-	if _, err := r.expect("=", "'='"); err != nil {
+	if _, err := r.expect("="); err != nil {
 		return err
 	}
 	v, err := r.value()
 	if err != nil {
 		return err
 	}
-	if _, err := r.expect(string(closer)+",", "end of @string"); err != nil {
+	if _, err := r.expect(string(closer) + ","); err != nil {
 		return err
 	}
 	if c, ok := r.peek(); ok && c == closer {
@@ -381,7 +385,7 @@ func (r *Reader) entry(closer byte) (string, fields, error) {
 		key = ""
 	}
 	for {
-		c, err := r.expect(","+string(closer), fmt.Sprintf("',' or %q", closer))
+		c, err := r.expect("," + string(closer))
 		if err != nil {
 			return key, nil, err
 		}
@@ -414,7 +418,7 @@ func (r *Reader) entry(closer byte) (string, fields, error) {
 
 // field reads "= value" after a field name.
 func (r *Reader) field(f fields, name string) error {
-	if _, err := r.expect("=", fmt.Sprintf("'=' after %q", name)); err != nil {
+	if _, err := r.expect("="); err != nil {
 		return err
 	}
 	v, err := r.value()
