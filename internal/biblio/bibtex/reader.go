@@ -498,37 +498,16 @@ func (r *Reader) lookup(name string) string {
 
 // braced appends the text up to the brace that closes an already opened
 // group to r.buf. Escaped braces (\{ \}) do not count.
-func (r *Reader) braced() error {
-	depth := 1
-	for {
-		c, err := r.get()
-		if err != nil {
-			return err
-		}
-		switch c {
-		case '\\':
-			r.buf = append(r.buf, c)
-			if n, ok := r.peek(); ok && (n == '{' || n == '}' || n == '\\') {
-				_, _ = r.get()
-				c = n
-			} else {
-				continue
-			}
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return nil
-			}
-		}
-		r.buf = append(r.buf, c)
-	}
-}
+func (r *Reader) braced() error { return r.delimited(false) }
 
 // quoted appends the text up to the closing double quote to r.buf.
-func (r *Reader) quoted() error {
+func (r *Reader) quoted() error { return r.delimited(true) }
+
+func (r *Reader) delimited(quote bool) error {
 	depth := 0
+	if !quote {
+		depth = 1
+	}
 	for {
 		c, err := r.get()
 		if err != nil {
@@ -537,7 +516,7 @@ func (r *Reader) quoted() error {
 		switch c {
 		case '\\':
 			n, ok := r.peek()
-			if ok && n == '"' {
+			if quote && ok && n == '"' {
 				// \"u is an umlaut; \" before anything else is taken
 				// for an escaped quote, which BibTeX itself does not allow.
 				_, _ = r.get()
@@ -548,21 +527,23 @@ func (r *Reader) quoted() error {
 				continue
 			}
 			r.buf = append(r.buf, c)
-			if ok && (n == '{' || n == '}' || n == '\\') {
-				_, _ = r.get()
-				c = n
-			} else {
+			if !ok || n != '{' && n != '}' && n != '\\' {
 				continue
 			}
+			_, _ = r.get()
+			c = n
 		case '{':
 			depth++
 		case '}':
 			depth--
+			if depth == 0 && !quote {
+				return nil
+			}
 			if depth < 0 {
 				return syntaxf("unbalanced '}' in a quoted value")
 			}
 		case '"':
-			if depth == 0 {
+			if quote && depth == 0 {
 				return nil
 			}
 		}

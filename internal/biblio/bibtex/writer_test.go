@@ -34,9 +34,9 @@ func finished(r biblio.Record) biblio.Record {
 func sampleRecords() []biblio.Record {
 	return []biblio.Record{
 		{Type: biblio.Article, Paper: skills.RawPaper{
-			Title: "Deep learning for DNA & RNA: 50% better $x^2$ #1 with_under {braces} ~tilde^caret \\backslash",
+			Title:   "Deep learning for DNA & RNA: 50% better $x^2$ #1 with_under {braces} ~tilde^caret \\backslash",
 			Authors: []string{"John Smith", "Hans Müller", "Ludwig van Beethoven", "Martin Luther King Jr.", "World Health Organization", "Plato"},
-			Year: 2020, Venue: "Nature Methods", Volume: "17", Issue: "3", Pages: "245-252",
+			Year:    2020, Venue: "Nature Methods", Volume: "17", Issue: "3", Pages: "245-252",
 			Abstract: "First paragraph -- with ``quotes'' and a line\nbreak.\n\nSecond paragraph; ends here.\n\n\nThird after two blank lines.",
 			DOI:      "10.1038/s41592-020-0001-x", PMID: "32123456", URL: "https://example.org/a_b%20c~d?x={1}",
 		}, Keywords: []string{"deep learning", "proteins; folding", "a, b"}, Mark: biblio.Relevant, Note: "check methods; then results"},
