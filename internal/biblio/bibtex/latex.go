@@ -181,7 +181,10 @@ func (d *decoder) command(b *strings.Builder, depth int) {
 	}
 	c := d.s[d.i]
 	if !isLetter(c) {
-		d.i++
+		// A control symbol: one character, which may be multi-byte.
+		_, size := utf8.DecodeRuneInString(d.s[d.i:])
+		sym := d.s[d.i : d.i+size]
+		d.i += size
 		switch c {
 		case '\\':
 			b.WriteByte('\n')
@@ -191,7 +194,7 @@ func (d *decoder) command(b *strings.Builder, depth int) {
 			b.WriteByte(' ')
 		case '-', '/', '!', '@', '\r':
 		default:
-			b.WriteByte(c)
+			b.WriteString(sym)
 		}
 		return
 	}

@@ -195,7 +195,7 @@ func (r *Reader) skipSpace() error {
 }
 
 // expect reads the next non-blank byte and checks it is one of want.
-func (r *Reader) expect(want string, what string) (byte, error) {
+func (r *Reader) expect(want string) (byte, error) {
 	if err := r.skipSpace(); err != nil {
 		return 0, err
 	}
@@ -205,7 +205,11 @@ func (r *Reader) expect(want string, what string) (byte, error) {
 		return 0, err
 	}
 	if strings.IndexByte(want, c) < 0 {
-		return 0, syntaxf("expected %s, found %q", what, c)
+		quoted := make([]string, len(want))
+		for i := range want {
+			quoted[i] = fmt.Sprintf("%q", want[i])
+		}
+		return 0, syntaxf("expected %s, found %q", strings.Join(quoted, " or "), c)
 	}
 	return r.get()
 }
@@ -327,14 +331,14 @@ func (r *Reader) macro(closer byte) error {
 	if name == "" {
 		return syntaxf("missing macro name")
 	}
-	if _, err := r.expect("=", "'='"); err != nil {
+	if _, err := r.expect("="); err != nil {
 		return err
 	}
 	v, err := r.value()
 	if err != nil {
 		return err
 	}
-	if _, err := r.expect(string(closer)+",", "end of @string"); err != nil {
+	if _, err := r.expect(string(closer) + ","); err != nil {
 		return err
 	}
 	if c, ok := r.peek(); ok && c == closer {
@@ -381,7 +385,7 @@ func (r *Reader) entry(closer byte) (string, fields, error) {
 		key = ""
 	}
 	for {
-		c, err := r.expect(","+string(closer), fmt.Sprintf("',' or %q", closer))
+		c, err := r.expect("," + string(closer))
 		if err != nil {
 			return key, nil, err
 		}
@@ -414,7 +418,7 @@ func (r *Reader) entry(closer byte) (string, fields, error) {
 
 // field reads "= value" after a field name.
 func (r *Reader) field(f fields, name string) error {
-	if _, err := r.expect("=", fmt.Sprintf("'=' after %q", name)); err != nil {
+	if _, err := r.expect("="); err != nil {
 		return err
 	}
 	v, err := r.value()
@@ -494,37 +498,16 @@ func (r *Reader) lookup(name string) string {
 
 // braced appends the text up to the brace that closes an already opened
 // group to r.buf. Escaped braces (\{ \}) do not count.
-func (r *Reader) braced() error {
-	depth := 1
-	for {
-		c, err := r.get()
-		if err != nil {
-			return err
-		}
-		switch c {
-		case '\\':
-			r.buf = append(r.buf, c)
-			if n, ok := r.peek(); ok && (n == '{' || n == '}' || n == '\\') {
-				_, _ = r.get()
-				c = n
-			} else {
-				continue
-			}
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return nil
-			}
-		}
-		r.buf = append(r.buf, c)
-	}
-}
+func (r *Reader) braced() error { return r.delimited(false) }
 
 // quoted appends the text up to the closing double quote to r.buf.
-func (r *Reader) quoted() error {
+func (r *Reader) quoted() error { return r.delimited(true) }
+
+func (r *Reader) delimited(quote bool) error {
 	depth := 0
+	if !quote {
+		depth = 1
+	}
 	for {
 		c, err := r.get()
 		if err != nil {
@@ -533,7 +516,7 @@ func (r *Reader) quoted() error {
 		switch c {
 		case '\\':
 			n, ok := r.peek()
-			if ok && n == '"' {
+			if quote && ok && n == '"' {
 				// \"u is an umlaut; \" before anything else is taken
 				// for an escaped quote, which BibTeX itself does not allow.
 				_, _ = r.get()
@@ -544,21 +527,23 @@ func (r *Reader) quoted() error {
 				continue
 			}
 			r.buf = append(r.buf, c)
-			if ok && (n == '{' || n == '}' || n == '\\') {
-				_, _ = r.get()
-				c = n
-			} else {
+			if !ok || n != '{' && n != '}' && n != '\\' {
 				continue
 			}
+			_, _ = r.get()
+			c = n
 		case '{':
 			depth++
 		case '}':
 			depth--
+			if depth == 0 && !quote {
+				return nil
+			}
 			if depth < 0 {
 				return syntaxf("unbalanced '}' in a quoted value")
 			}
 		case '"':
-			if depth == 0 {
+			if quote && depth == 0 {
 				return nil
 			}
 		}

@@ -102,7 +102,7 @@ func TestReadSamples(t *testing.T) {
 		{"scholar.bib", []want{
 			{line: 1, typ: biblio.Article, title: "Attention is all you need",
 				authors: []string{"Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Jakob Uszkoreit", "Llion Jones", "Aidan N Gomez", "Łukasz Kaiser", "Illia Polosukhin"},
-				year: 2017, venue: "Advances in neural information processing systems", volume: "30"},
+				year:    2017, venue: "Advances in neural information processing systems", volume: "30"},
 			{line: 9, typ: biblio.Conference, title: "Deep residual learning for image recognition",
 				authors: []string{"Kaiming He", "Xiangyu Zhang", "Shaoqing Ren", "Jian Sun"}, year: 2016,
 				venue: "Proceedings of the IEEE conference on computer vision and pattern recognition", pages: "770-778"},
@@ -114,7 +114,7 @@ func TestReadSamples(t *testing.T) {
 		{"dblp.bib", []want{
 			{line: 1, typ: biblio.Conference, title: "Attention is All you Need",
 				authors: []string{"Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Lukasz Kaiser", "Illia Polosukhin"},
-				year: 2017, venue: "Advances in Neural Information Processing Systems 30: Annual Conference on Neural Information Processing Systems 2017, December 4-9, 2017, Long Beach, CA, USA",
+				year:    2017, venue: "Advances in Neural Information Processing Systems 30: Annual Conference on Neural Information Processing Systems 2017, December 4-9, 2017, Long Beach, CA, USA",
 				pages: "5998-6008", url: "https://proceedings.neurips.cc/paper/2017/hash/3f5ee243547dee91fbd053c1c4a845aa-Abstract.html"},
 			{line: 21, typ: biblio.Article, title: "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
 				authors: []string{"Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"}, year: 2018,
@@ -135,7 +135,7 @@ func TestReadSamples(t *testing.T) {
 				year: 1959, venue: "IEEE Transactions on Pattern Analysis and Machine Intelligence", issue: "6", pages: "290-297"},
 			{line: 20, typ: biblio.Conference, title: "Naïve Bayes & SVMs: 50% better α-tuning with C# — a case study",
 				authors: []string{"François Dupont", "José García", "Øystein Åsen", "Stanisław Lem", "Ludwig van Beethoven", "John Smith Jr.", "Barnes and Noble"},
-				year: 2021, venue: "Proc. of the Int. Conf. on Straße Learning", pages: "10-20",
+				year:    2021, venue: "Proc. of the Int. Conf. on Straße Learning", pages: "10-20",
 				abstract: "Line one continues here.\n\nSecond paragraph with bold and “quotes”.",
 				keywords: []string{"bayes", "svm", "a, b"}},
 			{line: 33, typ: biblio.Book, title: "The TeXbook", authors: []string{"Donald E. Knuth"}, year: 1984,

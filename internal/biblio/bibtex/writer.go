@@ -20,12 +20,13 @@ import (
 type Writer struct {
 	w    *bufio.Writer
 	keys map[string]bool
+	next map[string]int // next suffix to try per base key
 	b    strings.Builder
 }
 
 // NewWriter returns a Writer to w; Close flushes it.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: bufio.NewWriterSize(w, 64<<10), keys: map[string]bool{}}
+	return &Writer{w: bufio.NewWriterSize(w, 64<<10), keys: map[string]bool{}, next: map[string]int{}}
 }
 
 // Close flushes what is buffered; it does not close the underlying writer.
@@ -126,8 +127,9 @@ func (w *Writer) key(rec biblio.Record) string {
 	}
 	base := surname + year + word
 	k := base
-	for i := 1; w.keys[k]; i++ {
-		k = base + suffix(i)
+	for w.keys[k] {
+		w.next[base]++
+		k = base + suffix(w.next[base])
 	}
 	w.keys[k] = true
 	return k
@@ -268,7 +270,7 @@ func hasInnerUpper(w string) bool {
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // escape writes s so that the Reader's LaTeX decoding gives s back: the
-// characters LaTeX interprets become commands, ligatures (--, ``, '') are
+// characters LaTeX interprets become commands, ligatures (--, “, ”) are
 // broken with {}, and line breaks become \\ except a plain paragraph break,
 // which stays a blank line for readability.
 func escape(s string) string {
