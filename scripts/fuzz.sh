@@ -30,5 +30,5 @@ fi
 for t in "${targets[@]}"; do
 	read -r pkg name <<<"$t"
 	echo "== fuzz $pkg $name ($FUZZTIME)"
-	go test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "$pkg"
+	go test -run "^$" -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime 5s "$pkg"
 done
