@@ -38,7 +38,7 @@ func toUTF8(s string) string {
 // hyphens is one hyphen ("1--10" → "1-10").
 func decodeText(raw string, pages bool) string {
 	raw = toUTF8(raw)
-	if strings.IndexAny(raw, "\\{}$~-`'\t\n\r") < 0 {
+	if !strings.ContainsAny(raw, "\\{}$~-`'\t\n\r") {
 		return raw
 	}
 	var b strings.Builder

@@ -274,7 +274,7 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // broken with {}, and line breaks become \\ except a plain paragraph break,
 // which stays a blank line for readability.
 func escape(s string) string {
-	if strings.IndexAny(s, "\\{}&%$#_~^-`'\n") < 0 {
+	if !strings.ContainsAny(s, "\\{}&%$#_~^-`'\n") {
 		return s
 	}
 	var b strings.Builder
@@ -318,7 +318,7 @@ func escape(s string) string {
 // backslashes and braces are escaped, and an '@' that would start a line,
 // which the Reader would take for the next entry.
 func escapeVerbatim(s string) string {
-	if strings.IndexAny(s, "\\{}@") < 0 {
+	if !strings.ContainsAny(s, "\\{}@") {
 		return s
 	}
 	var b strings.Builder

@@ -356,9 +356,7 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 	p.PMID = get("pmid")
 	p.ArxivID = get("arxiv_id")
 	p.URL = get("url")
-	for _, k := range strings.Split(get("keywords"), ";") {
-		rec.Keywords = append(rec.Keywords, k)
-	}
+	rec.Keywords = append(rec.Keywords, strings.Split(get("keywords"), ";")...)
 	rec.Type = mapType(get("type"))
 	rec.Mark = mapMark(get("mark"))
 	rec.Note = get("note")
