@@ -1,11 +1,8 @@
 package medline_test
 
 import (
-	"bytes"
 	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -13,92 +10,54 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio"
+	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/medline"
 	"quarry/internal/skills"
 )
 
-// records returns finished records covering every field MEDLINE carries,
-// every type, unicode, LaTeX-special characters, particles and suffixes,
-// collective authors, long wrapped values, and marks and notes with
-// semicolons.
+// format is MEDLINE for the shared harness. The format wraps long values
+// over lines, so an abstract, URL or note comes back with its whitespace
+// collapsed; authors are written "Last, First, Suffix" (FAU).
+func format() biblitest.Format {
+	f := biblitest.New(medline.NewReader, medline.NewWriter)
+	f.Carried = func(r biblio.Record) biblio.Record {
+		c := biblio.Comparable(r)
+		c.Paper.Abstract = strings.Join(strings.Fields(c.Paper.Abstract), " ")
+		c.Paper.URL = strings.Join(strings.Fields(c.Paper.URL), " ")
+		c.Note = strings.Join(strings.Fields(c.Note), " ")
+		return c
+	}
+	f.LinePerRecord = true
+	f.InvertsNames = true
+	return f
+}
+
+// records is the shared corpus plus what only MEDLINE makes hard: a
+// leading PMID, collective authors (CN), a title ending like a MEDLINE
+// "[doi]" marker, a URL with a space, an abbreviated page range.
 func records(t testing.TB) []biblio.Record {
 	t.Helper()
-	long := strings.Repeat("Screening by active learning reduces the reviewers' workload considerably. ", 12)
 	recs := []biblio.Record{
 		{Type: biblio.Article, Paper: skills.RawPaper{
-			Title:    "Naïve Bayes & 50% of $x_i$ #tags {braces} ~tilde ^caret \\backslash in Zürich",
-			Authors:  []string{"Matthew J. Page", "Ludwig van Beethoven", "Martin Luther King Jr.", "Åse K. Øverland", "PRISMA 2020 Working Group"},
-			Year:     2021,
-			Venue:    "BMJ (Clinical research ed.)",
-			Volume:   "372",
-			Issue:    "8",
-			Pages:    "n71",
-			Abstract: "BACKGROUND: first paragraph.\n\nMETHODS: second paragraph. " + long,
-			DOI:      "10.1136/bmj.n71",
-			PMID:     "33782057",
-			URL:      "https://www.bmj.com/content/372/bmj.n71",
-		}, Keywords: []string{"systematic reviews", "reporting; guidelines", "Ünïcode"},
-			Mark: biblio.Relevant, Note: "core guideline; cite in methods\nsecond line"},
-		{Type: biblio.Conference, Paper: skills.RawPaper{Title: "A congress abstract", Authors: []string{"Plato"}, Year: 999, Pages: "12-15"}, Mark: biblio.Irrelevant},
-		{Type: biblio.Preprint, Paper: skills.RawPaper{Title: "Scaling laws", Authors: []string{"Jared Kaplan"}, Year: 2020, ArxivID: "2001.08361v2", DOI: "10.48550/arXiv.2001.08361"}, Note: "only a note"},
-		{Type: biblio.Book, Paper: skills.RawPaper{Title: "Introduction to Information Retrieval", Authors: []string{"Hinrich Schütze"}, Year: 2008}},
-		{Type: biblio.Chapter, Paper: skills.RawPaper{Title: "Evaluation", Venue: "Introduction to Information Retrieval", Pages: "151-75"}},
-		{Type: biblio.Thesis, Paper: skills.RawPaper{Title: "Robust estimation", Authors: []string{"Lucía García-Márquez"}}},
+			Title:   "Naïve Bayes in Zürich",
+			Authors: []string{"Matthew J. Page", "Martin Luther King Jr.", "PRISMA 2020 Working Group"},
+			Year:    2021, Volume: "372", PMID: "33782057", DOI: "10.1136/bmj.n71",
+		}, Mark: biblio.Relevant, Note: "core guideline; cite in methods\nsecond line"},
 		{Type: biblio.Report, Paper: skills.RawPaper{Title: "A technical report with [brackets] in its title [doi]"}},
-		{Type: biblio.Misc, Paper: skills.RawPaper{Title: "Only a title"}},
-		{Paper: skills.RawPaper{Title: "No type at all", URL: "https://example.org/a b"}},
+		{Paper: skills.RawPaper{Title: "A URL with a space", URL: "https://example.org/a b"}},
+		{Type: biblio.Chapter, Paper: skills.RawPaper{Title: "Abbreviated page range", Venue: "Introduction to Information Retrieval", Pages: "151-75"}},
+		{Type: biblio.Thesis, Paper: skills.RawPaper{Title: "A thesis without a year", Authors: []string{"Lucía García-Márquez"}}},
 	}
 	for i := range recs {
 		biblio.Finish(&recs[i])
 		require.Empty(t, recs[i].Problem, recs[i].Paper.Title)
 	}
-	return recs
-}
-
-// carried is what MEDLINE can carry of a record: its whitespace collapsed,
-// because the format wraps values over lines.
-func carried(r biblio.Record) biblio.Record {
-	c := biblio.Comparable(r)
-	c.Paper.Abstract = strings.Join(strings.Fields(c.Paper.Abstract), " ")
-	c.Paper.URL = strings.Join(strings.Fields(c.Paper.URL), " ")
-	c.Note = strings.Join(strings.Fields(c.Note), " ")
-	return c
-}
-
-func readAll(t testing.TB, r biblio.Reader) []biblio.Record {
-	t.Helper()
-	var out []biblio.Record
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		require.NoError(t, err)
-		out = append(out, rec)
-	}
-}
-
-func writeAll(t testing.TB, recs []biblio.Record) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := medline.NewWriter(&buf)
-	for _, r := range recs {
-		require.NoError(t, w.Write(r))
-	}
-	require.NoError(t, w.Close())
-	return buf.Bytes()
+	return append(recs, biblitest.Corpus(t)...)
 }
 
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
-	recs := records(t)
-	out := writeAll(t, recs)
-	got := readAll(t, medline.NewReader(bytes.NewReader(out)))
-	require.Len(t, got, len(recs))
-	for i := range recs {
-		require.Empty(t, got[i].Problem, "record %d", i)
-		require.Equal(t, carried(recs[i]), carried(got[i]), "record %d:\n%s", i, out)
-	}
+	_, out := format().RoundTrip(t, records(t))
 	s := string(out)
 	require.True(t, strings.HasPrefix(s, "PMID- 33782057\nVI  - 372\n"))
 	require.Contains(t, s, "CN  - PRISMA 2020 Working Group\n")
@@ -157,10 +116,7 @@ func TestSamples(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
-			f, err := os.Open(filepath.Join("testdata", tt.file))
-			require.NoError(t, err)
-			t.Cleanup(func() { f.Close() })
-			got := readAll(t, medline.NewReader(f))
+			got := format().ReadFile(t, tt.file)
 			require.Len(t, got, len(tt.want))
 			for i, w := range tt.want {
 				g, p := got[i], got[i].Paper
@@ -200,6 +156,6 @@ func TestReaderIOError(t *testing.T) {
 
 func TestDetectedAsMEDLINE(t *testing.T) {
 	t.Parallel()
-	out := writeAll(t, records(t)[:1])
+	out := format().Write(t, records(t)[:1])
 	require.Equal(t, biblio.MEDLINE, biblio.Detect(out))
 }
