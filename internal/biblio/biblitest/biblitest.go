@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -131,6 +132,26 @@ func (f Format) Carry(recs []biblio.Record) []biblio.Record {
 		out[i] = carried(r)
 	}
 	return out
+}
+
+// KeywordsSplitOn is the Carried of a format that keeps keywords as one
+// string joined by sep without any escape (CSL-JSON's keyword variable,
+// a CSV cell): a keyword containing sep comes back as several, so both
+// sides are compared split.
+func KeywordsSplitOn(sep string) func(biblio.Record) biblio.Record {
+	return func(r biblio.Record) biblio.Record {
+		c := biblio.Comparable(r)
+		var kws []string
+		for _, k := range c.Keywords {
+			for _, part := range strings.Split(k, sep) {
+				if part = strings.TrimSpace(part); part != "" {
+					kws = append(kws, part)
+				}
+			}
+		}
+		c.Keywords = kws
+		return c
+	}
 }
 
 // RoundTrip writes recs (finished records), reads them back and requires
