@@ -81,6 +81,9 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		skipped += " (" + stats.ReasonSummary() + ")"
 	}
 	fmt.Fprintf(stdout, "imported %d new, %d updated, %s in %.1f s\n", stats.Inserted, stats.Updated, skipped, time.Since(start).Seconds())
+	if err != nil && stats.Read == 0 {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("import stopped after %d records (committed batches are kept; run the import again to finish and re-index): %w", stats.Read, err)
 	}

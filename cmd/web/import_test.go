@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -50,6 +51,49 @@ func TestImportCommandEndToEnd(t *testing.T) {
 	require.Equal(t, "arxiv:2504.00112", got[0].ID)
 }
 
+// TestImportCommandReadsEveryFormat imports a BibTeX file (detected from
+// content though named .txt), a Scopus-style CSV whose title column is
+// mapped by hand, and a MEDLINE file, into one library.
+func TestImportCommandReadsEveryFormat(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "q.db")
+	files := map[string]string{
+		"refs.txt": "% exported by JabRef\n@article{smith2019,\n  title = {Caf{\\'e} culture and {DNA} repair},\n  author = {Smith, John and M{\\\"u}ller, Ana},\n  year = 2019,\n  doi = {10.1000/cafe}\n}\n\n@article{broken,\n  author = {Nobody}\n}\n",
+		"scopus.csv": "Heading,Authors,Year,DOI\nSleep and memory,\"Lee C.; Kim D.\",2020,10.1000/sleep\n",
+		"pubmed.nbib": "PMID- 31234567\nTI  - Exercise for depression in older adults.\nFAU - Okafor, Ngozi\nDP  - 2019 May\n\n",
+	}
+	var paths []string
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		paths = append(paths, p)
+	}
+	var out bytes.Buffer
+	args := append([]string{"import", "--db", db, "--column", "title=Heading"}, paths...)
+	require.NoError(t, run(ctx, args, func(string) string { return "" }, &out))
+	require.Contains(t, out.String(), "refs.txt:9: missing title")
+	require.Regexp(t, `(?m)^imported 3 new, 0 updated, 1 skipped \(1 missing title\) in [0-9.]+ s$`, out.String())
+
+	st, err := store.Open(ctx, db, store.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+	got, err := st.SearchLibrary(ctx, `"culture"`, skills.YearRange{}, 5)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, "Café culture and DNA repair", got[0].Title, "LaTeX accents and protective braces decoded")
+	require.Equal(t, []string{"John Smith", "Ana Müller"}, got[0].Authors)
+	got, err = st.SearchLibrary(ctx, `"sleep"`, skills.YearRange{}, 5)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, "doi:10.1000/sleep", got[0].ID)
+	got, err = st.SearchLibrary(ctx, `"depression"`, skills.YearRange{}, 5)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	require.Equal(t, "31234567", got[0].PMID)
+}
+
 func TestImportCommandRejectsBadInvocations(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "q.db")
@@ -57,8 +101,10 @@ func TestImportCommandRejectsBadInvocations(t *testing.T) {
 		"NoFiles":       {"import", "--db", db},
 		"UnknownFormat": {"import", "--db", db, "--format", "docx", "x.docx"},
 		"MissingFile":   {"import", "--db", db, filepath.Join(t.TempDir(), "nope.jsonl")},
-		"NotJSONL":      {"import", "--db", db, "import.go"},
+		"Unrecognised":  {"import", "--db", db, "import.go"},
 		"UnknownFlag":   {"import", "--nope"},
+		"BadColumn":     {"import", "--db", db, "--column", "title", "x.csv"},
+		"UnknownField":  {"import", "--db", db, "--column", "colour=Colour", "x.csv"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -13,6 +13,8 @@ var (
 	medlineTagRE = regexp.MustCompile(`(?m)^(PMID|FAU |OWN |STAT)- `)
 	// Web of Science tab-delimited exports name columns by field tag.
 	wosHeaderRE = regexp.MustCompile(`^(PT|AU|AF|TI)\t`)
+	// A CSV header names at least one bibliographic column.
+	csvHeaderRE = regexp.MustCompile(`\b(title|authors?|doi|year|abstract|journal|pmid)\b`)
 )
 
 // Detect names the format of a file from its first bytes (head, a few KiB
@@ -51,7 +53,7 @@ func Detect(head []byte) string {
 		line = line[:i]
 	}
 	header := strings.ToLower(string(line))
-	if strings.ContainsAny(header, ",;\t") && strings.Contains(header, "title") || wosHeaderRE.Match(line) {
+	if strings.ContainsAny(header, ",;\t") && csvHeaderRE.MatchString(header) || wosHeaderRE.Match(line) {
 		return CSV
 	}
 	return ""
