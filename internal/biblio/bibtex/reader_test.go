@@ -1,39 +1,14 @@
 package bibtex
 
 import (
-	"errors"
-	"io"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio"
+	"quarry/internal/biblio/biblitest"
 )
-
-// readAll reads every record, failing the test on an I/O error.
-func readAll(t testing.TB, r io.Reader) []biblio.Record {
-	t.Helper()
-	br := NewReader(r)
-	var out []biblio.Record
-	for {
-		rec, err := br.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		require.NoError(t, err)
-		out = append(out, rec)
-	}
-}
-
-func readFile(t *testing.T, name string) []biblio.Record {
-	t.Helper()
-	f, err := os.Open("testdata/" + name)
-	require.NoError(t, err)
-	defer f.Close()
-	return readAll(t, f)
-}
 
 // want is the part of a record a sample test checks; zero fields are
 // checked too, so a missing field must really be missing.
@@ -155,7 +130,7 @@ func TestReadSamples(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
-			recs := readFile(t, tt.file)
+			recs := format().ReadFile(t, tt.file)
 			require.Len(t, recs, len(tt.want))
 			for i, w := range tt.want {
 				check(t, w, recs[i])
@@ -168,7 +143,7 @@ func TestReadSamples(t *testing.T) {
 // where they start and that every entry after them is still read.
 func TestReadBroken(t *testing.T) {
 	t.Parallel()
-	recs := readFile(t, "broken.bib")
+	recs := format().ReadFile(t, "broken.bib")
 	type got struct {
 		line    int
 		title   string
@@ -215,7 +190,7 @@ func TestReadEdgeCases(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var got []string
-			for _, r := range readAll(t, strings.NewReader(tt.in)) {
+			for _, r := range biblitest.ReadAll(t, NewReader(strings.NewReader(tt.in))) {
 				if r.Problem != "" {
 					got = append(got, "!"+r.Problem)
 				} else {
@@ -259,7 +234,7 @@ func TestReadTypes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.entry, func(t *testing.T) {
 			t.Parallel()
-			recs := readAll(t, strings.NewReader(tt.entry))
+			recs := biblitest.ReadAll(t, NewReader(strings.NewReader(tt.entry)))
 			require.Len(t, recs, 1)
 			require.Empty(t, recs[0].Problem)
 			require.Equal(t, tt.want, recs[0].Type)
@@ -269,7 +244,7 @@ func TestReadTypes(t *testing.T) {
 
 func TestReadFields(t *testing.T) {
 	t.Parallel()
-	recs := readAll(t, strings.NewReader(`@article{k,
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(`@article{k,
   TITLE = {Main}, Subtitle = {Sub},
   date = {2019-07-01},
   issue = {4},
@@ -278,7 +253,7 @@ func TestReadFields(t *testing.T) {
   issn = {1234-5678},
   keywords = {x;y , z},
   doi = {https://doi.org/10.1000/ABC\_1},
-}`))
+}`)))
 	require.Len(t, recs, 1)
 	p := recs[0].Paper
 	require.Equal(t, "Main: Sub", p.Title)
