@@ -2,11 +2,13 @@ package biblitest
 
 import (
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio"
+	"quarry/internal/biblio/jsonl"
 	"quarry/internal/skills"
 )
 
@@ -97,4 +99,53 @@ func TestSyntheticRecordsAreValid(t *testing.T) {
 		require.NotEmpty(t, rec.Paper.Authors, i)
 	}
 	require.NotEqual(t, Synthetic(1).Paper.Title, Synthetic(2).Paper.Title)
+}
+
+// recorder is a testing.TB that notes a failure instead of reporting it,
+// so a test can check that the harness fails when it should; only what
+// require and testify call is implemented.
+type recorder struct {
+	testing.TB
+	failed bool
+}
+
+func (r *recorder) Helper()               {}
+func (r *recorder) Errorf(string, ...any) { r.failed = true }
+func (r *recorder) FailNow()              { r.failed = true; runtime.Goexit() }
+func (r *recorder) Name() string          { return "recorder" }
+
+// fails runs fn against a recorder and reports whether it failed.
+func fails(fn func(t testing.TB)) bool {
+	r := &recorder{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(r)
+	}()
+	<-done
+	return r.failed
+}
+
+// dropNotes is a writer that loses every note, a lossy format.
+type dropNotes struct{ biblio.Writer }
+
+func (d dropNotes) Write(rec biblio.Record) error {
+	rec.Note = ""
+	return d.Writer.Write(rec)
+}
+
+func TestRoundTripCatchesALossyWriter(t *testing.T) {
+	t.Parallel()
+	good := New(jsonl.NewReader, jsonl.NewWriter)
+	lossy := good
+	lossy.NewWriter = func(w io.Writer) biblio.Writer { return dropNotes{jsonl.NewWriter(w)} }
+	require.False(t, fails(func(t testing.TB) { good.RoundTrip(t, Corpus(t)) }))
+	require.True(t, fails(func(t testing.TB) { lossy.RoundTrip(t, Corpus(t)) }))
+	ignoresNotes := lossy
+	ignoresNotes.Carried = func(r biblio.Record) biblio.Record {
+		c := biblio.Comparable(r)
+		c.Note = ""
+		return c
+	}
+	require.False(t, fails(func(t testing.TB) { ignoresNotes.RoundTrip(t, Corpus(t)) }), "Carried declares the loss")
 }
