@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
+	"quarry/internal/skills/pipeline"
 	"quarry/internal/views"
 )
 
@@ -97,6 +98,9 @@ type startInput struct {
 	MaxIterations      *int     `json:"max_iterations"`
 	StrategyCheckpoint *bool    `json:"strategy_checkpoint"`
 	Sources            []string `json:"sources"`
+	// StartedBy is who started the run: the form's signed-in name, or what
+	// an API client says.
+	StartedBy string `json:"started_by"`
 }
 
 // start validates the question (3–2,000 characters) and starts a search run
@@ -125,6 +129,9 @@ func start(ctx context.Context, e *engine.Engine, in startInput) (engine.Run, er
 	if _, ok := params[paramSources]; ok && in.Sources != nil {
 		input[paramSources] = in.Sources
 	}
+	if _, ok := params[pipeline.ParamStartedBy]; ok && strings.TrimSpace(in.StartedBy) != "" {
+		input[pipeline.ParamStartedBy] = strings.TrimSpace(in.StartedBy)
+	}
 	return e.Start(ctx, SearchWorkflow, input)
 }
 
@@ -143,7 +150,7 @@ func (h *Home) Start(c echo.Context) error {
 	for i := range f.Sources {
 		f.Sources[i].Checked = slices.Contains(chosen, f.Sources[i].Value)
 	}
-	in := startInput{Question: f.Question, StrategyCheckpoint: &f.ConfirmStrategy, Sources: chosen}
+	in := startInput{Question: f.Question, StrategyCheckpoint: &f.ConfirmStrategy, Sources: chosen, StartedBy: h.people.name(c)}
 	if in.Sources == nil {
 		in.Sources = []string{}
 	}

@@ -58,6 +58,7 @@ func TestSearchStrategyReport(t *testing.T) {
 	require.Contains(t, params["filename"], runID)
 	require.True(t, strings.HasSuffix(params["filename"], ".md"))
 	require.Contains(t, md, "- Research question: sleep and memory consolidation\n")
+	require.Contains(t, md, "- Started by: Ada\n", "the signed-in person who started the run")
 	require.Contains(t, md, "- Run ID: `"+runID+"`\n")
 	require.Contains(t, md, "- Searched at: "+h.SearchedAt.UTC().Format(time.RFC3339)+"\n")
 	require.Contains(t, md, "- Databases and sources searched: library, mirror\n")

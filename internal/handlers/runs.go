@@ -72,7 +72,8 @@ func (h *Runs) Show(c echo.Context) error {
 // search-strategy report as a Markdown download, for a review's appendix.
 func (h *Runs) ReportMarkdown(c echo.Context) error {
 	return h.report(c, "md", "text/markdown; charset=utf-8", func(w io.Writer, run engine.Run, rs pipeline.RunState) error {
-		info := report.RunInfo{ID: run.ID, Question: run.Params.String(paramQuestion), StartedAt: run.CreatedAt, Status: string(run.Status)}
+		info := report.RunInfo{ID: run.ID, Question: run.Params.String(paramQuestion), StartedBy: run.Params.String(pipeline.ParamStartedBy),
+			StartedAt: run.CreatedAt, Status: string(run.Status)}
 		return report.SearchStrategyMarkdown(w, info, rs)
 	})
 }

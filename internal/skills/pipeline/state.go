@@ -30,6 +30,9 @@ const (
 	ParamMaxIterations      = engine.MaxIterationsParam
 	ParamStrategyCheckpoint = "strategy_checkpoint"
 	ParamSources            = "sources"
+	// ParamStartedBy names who started the run (the display name of the
+	// person, or what an API client says), for the search-strategy report.
+	ParamStartedBy = "started_by"
 )
 
 // State keys the steps write. They are the run's durable memory, so a
