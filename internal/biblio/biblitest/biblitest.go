@@ -134,6 +134,16 @@ func (f Format) Carry(recs []biblio.Record) []biblio.Record {
 	return out
 }
 
+// UntypedAsMisc is the Carried of a format with no type for "unknown"
+// (RIS writes GEN, BibTeX @misc): an untyped record comes back as Misc.
+func UntypedAsMisc(r biblio.Record) biblio.Record {
+	c := biblio.Comparable(r)
+	if c.Type == "" {
+		c.Type = biblio.Misc
+	}
+	return c
+}
+
 // KeywordsSplitOn is the Carried of a format that keeps keywords as one
 // string joined by sep without any escape (CSL-JSON's keyword variable,
 // a CSV cell): a keyword containing sep comes back as several, so both

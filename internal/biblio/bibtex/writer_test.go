@@ -17,13 +17,7 @@ import (
 // Several entries may share a line.
 func format() biblitest.Format {
 	f := biblitest.New(NewReader, NewWriter)
-	f.Carried = func(r biblio.Record) biblio.Record {
-		c := biblio.Comparable(r)
-		if c.Type == "" {
-			c.Type = biblio.Misc
-		}
-		return c
-	}
+	f.Carried = biblitest.UntypedAsMisc
 	return f
 }
 

@@ -22,13 +22,7 @@ import (
 // Authors are written "Last, First, Suffix" (see Format.InvertsNames).
 func format() biblitest.Format {
 	f := biblitest.New(ris.NewReader, ris.NewWriter)
-	f.Carried = func(r biblio.Record) biblio.Record {
-		c := biblio.Comparable(r)
-		if c.Type == "" {
-			c.Type = biblio.Misc
-		}
-		return c
-	}
+	f.Carried = biblitest.UntypedAsMisc
 	f.LinePerRecord = true
 	f.InvertsNames = true
 	return f
