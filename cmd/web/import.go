@@ -85,7 +85,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return err
 	}
 	if err != nil {
-		return fmt.Errorf("import stopped after %d records (committed batches are kept; run the import again to finish and re-index): %w", stats.Read, err)
+		return fmt.Errorf("import stopped after reading %d records; nothing was imported, the library is as it was: %w", stats.Read, err)
 	}
 	return nil
 }
@@ -106,7 +106,7 @@ func newProgressPrinter(w io.Writer, tty bool, start time.Time) *progressPrinter
 
 func (p *progressPrinter) report(pr library.Progress) {
 	if pr.Indexing {
-		p.line(fmt.Sprintf("%d records stored; building the full-text index…", pr.Read))
+		p.line(fmt.Sprintf("%d records read (%d skipped); adding them to the library and building the full-text index…", pr.Read, pr.Skipped))
 		return
 	}
 	if !p.tty && pr.Read-p.lastRead < importProgressEvery {
@@ -114,7 +114,7 @@ func (p *progressPrinter) report(pr library.Progress) {
 	}
 	p.lastRead = pr.Read
 	rate := float64(pr.Read) / max(time.Since(p.start).Seconds(), 1e-3)
-	p.line(fmt.Sprintf("%d records read (%d new, %d updated, %d skipped), %.0f/s", pr.Read, pr.Inserted, pr.Updated, pr.Skipped, rate))
+	p.line(fmt.Sprintf("%d records read (%d skipped), %.0f/s", pr.Read, pr.Skipped, rate))
 }
 
 func (p *progressPrinter) line(s string) {

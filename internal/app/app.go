@@ -142,7 +142,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	}
 	a.streamsDone = make(chan struct{})
 	// Library imports run in the background on the workers' context, so
-	// Close stops them (their committed batches stay) before the store goes.
+	// Close stops them (leaving the library as it was) before the store goes.
 	a.imports = library.NewJobs(workerCtx, a.store)
 	a.echo = handlers.New(handlers.Deps{
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,

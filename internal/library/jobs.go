@@ -18,8 +18,8 @@ import (
 // Jobs runs imports in the background and remembers how each is going, so
 // a web upload can answer at once and a page can poll for progress and
 // then show the summary. Job state lives in memory: after a restart the
-// list is empty, but every committed batch of an interrupted import is kept
-// and importing the same file again finishes it (imports are idempotent).
+// list is empty; an interrupted import leaves the library as it was (see
+// Store.ImportPapers), so importing the file again is always safe.
 type Jobs struct {
 	store Store
 	ctx   context.Context
@@ -52,7 +52,7 @@ type job struct {
 }
 
 // NewJobs returns a job runner over st; cancelling ctx stops running
-// imports (their committed batches stay), e.g. when the server shuts down.
+// imports (which then leave the library as it was), e.g. at shutdown.
 func NewJobs(ctx context.Context, st Store) *Jobs {
 	return &Jobs{store: st, ctx: ctx, now: time.Now, jobs: map[string]*job{}}
 }
@@ -111,7 +111,7 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 		jb.status.Done = true
 		jb.status.Finished = j.now().UTC()
 		if err != nil {
-			jb.status.Err = fmt.Sprintf("stopped after %d records: %v (committed records are kept; import the file again to finish)", stats.Read, err)
+			jb.status.Err = fmt.Sprintf("stopped after reading %d records: %v; nothing was imported, the library is as it was", stats.Read, err)
 		}
 	}()
 	return id, nil

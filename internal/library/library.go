@@ -130,7 +130,7 @@ type ImportOptions struct {
 	// DefaultBatchSize): big enough to amortise commits, small enough that
 	// other writers (the workflow engine) are not held up for long.
 	BatchSize int
-	// Progress, if set, is called after every committed batch and before
+	// Progress, if set, is called after every batch read and before
 	// the index build.
 	Progress func(Progress)
 }

@@ -2,13 +2,16 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"modernc.org/sqlite"
@@ -24,10 +27,10 @@ import (
 // paper is about than the same term somewhere in its abstract.
 const libraryBM25 = `bm25(papers_fts, 10.0, 3.0, 1.0, 1.0)`
 
-const upsertPaperSQL = `INSERT INTO papers
-	(id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra, volume, issue, pages)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (id) DO UPDATE SET
+// paperConflictSQL is how an imported paper meets one already stored under
+// the same stable ID: the newer record wins field by field, except that a
+// field it leaves empty keeps the stored value.
+const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 		title = excluded.title,
 		authors = CASE WHEN excluded.authors <> '[]' THEN excluded.authors ELSE authors END,
 		year = CASE WHEN excluded.year <> 0 THEN excluded.year ELSE year END,
@@ -42,8 +45,28 @@ const upsertPaperSQL = `INSERT INTO papers
 		pages = CASE WHEN excluded.pages <> '' THEN excluded.pages ELSE pages END,
 		source = excluded.source,
 		imported_at = excluded.imported_at,
-		extra = coalesce(excluded.extra, extra)
+		extra = coalesce(excluded.extra, extra)`
+
+// importColumns are the papers columns an import writes, in the order of
+// upsertPaperSQL's values and of import_staging's matching columns.
+const importColumns = `id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra, volume, issue, pages`
+
+const upsertPaperSQL = `INSERT INTO papers (` + importColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	` + paperConflictSQL + `
 	RETURNING docid, title, abstract, authors, venue`
+
+const stageSQL = `INSERT INTO import_staging (import_id, seq, staged_at, id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, extra, volume, issue, pages)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// mergeStagedSQL moves one import's staged rows into papers in input order
+// (so a later record of the same paper wins, as with upsertPaperSQL row by
+// row). "WHERE" is required: without it SQLite would read ON CONFLICT as a
+// join constraint.
+const mergeStagedSQL = `INSERT INTO papers (` + importColumns + `)
+	SELECT id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, ?2, extra, volume, issue, pages
+	FROM import_staging WHERE import_id = ?1 ORDER BY seq
+	` + paperConflictSQL
 
 var _ library.Store = (*Store)(nil)
 
@@ -52,19 +75,17 @@ var _ library.Store = (*Store)(nil)
 // rows instead of duplicating them (fields missing from the newer record
 // keep their old values).
 //
-// Records are written in transactions of opts.BatchSize. A stream that fits
-// in one batch (a handful of papers) maintains the full-text index row by
-// row in that same transaction. A larger one is a bulk load: rows go in
-// without index entries, library_index.stale is set in the same transaction
-// as each batch, and one 'rebuild' of the FTS index at the end (in its own
-// transaction, which also clears stale) indexes everything at once.
-//
-// If the import is interrupted (context cancelled, the file ends in a
-// broken gzip stream, the process dies), every committed batch stays: rows
-// are complete and never half-written, and stale stays set, so the next
-// import (even of an empty file) or RebuildLibraryIndex brings the index
-// back in step. Until then searches see the index as of the last rebuild.
-// A read error with the context still live rebuilds before returning.
+// An import is all or nothing. A stream that fits in one batch of
+// opts.BatchSize (a typical export) is written in one transaction that also
+// maintains the full-text index row by row. A larger one is a bulk load: its
+// records are staged in import_staging, one transaction per batch (so other
+// writers, the workflow engine, are not held up while the file is read),
+// then moved into papers and indexed (one FTS 'rebuild') in a single
+// transaction. If the import is interrupted (context cancelled, a broken
+// gzip stream, the process killed), the library is as it was: the staged
+// rows are deleted on the way out, or by a later Open if the process died.
+// Stats count records read and skipped as the import goes; Inserted and
+// Updated are known once the records are in the library.
 func (s *Store) ImportPapers(ctx context.Context, next library.Next, opts library.ImportOptions) (library.ImportStats, error) {
 	var stats library.ImportStats
 	size := opts.BatchSize
@@ -80,42 +101,37 @@ func (s *Store) ImportPapers(ctx context.Context, next library.Next, opts librar
 			opts.Progress(library.Progress{ImportStats: stats, Indexing: indexing})
 		}
 	}
-	bulk := false
-	for first := true; ; first = false {
-		batch, readErr := readBatch(next, size)
-		if readErr == nil || errors.Is(readErr, io.EOF) {
-			if first && errors.Is(readErr, io.EOF) && !stale {
-				// Small import: index row by row, no rebuild needed.
-				if err := s.writeBatch(ctx, batch, &stats, false); err != nil {
-					return stats, err
-				}
-				report(false)
-				return stats, nil
-			}
+	batch, readErr := readBatch(next, size)
+	if errors.Is(readErr, io.EOF) && !stale {
+		if err := s.writeBatch(ctx, batch, &stats); err != nil {
+			return stats, err
 		}
+		report(false)
+		return stats, nil
+	}
+	if readErr != nil && !errors.Is(readErr, io.EOF) && len(batch) == 0 {
+		return stats, readErr
+	}
+	id := newStagingID()
+	seq := 0
+	for {
 		if len(batch) > 0 {
-			bulk = true
-			if err := s.writeBatch(ctx, batch, &stats, true); err != nil {
-				return stats, err
+			if err := s.stageBatch(ctx, id, batch, &stats, &seq); err != nil {
+				return stats, errors.Join(err, s.dropStaged(ctx, id))
 			}
 			report(false)
 		}
 		if readErr != nil {
 			if !errors.Is(readErr, io.EOF) {
-				if ctx.Err() == nil && (bulk || stale) {
-					report(true)
-					readErr = errors.Join(readErr, s.RebuildLibraryIndex(ctx))
-				}
-				return stats, readErr
+				return stats, errors.Join(readErr, s.dropStaged(ctx, id))
 			}
 			break
 		}
+		batch, readErr = readBatch(next, size)
 	}
-	if bulk || stale {
-		report(true)
-		if err := s.RebuildLibraryIndex(ctx); err != nil {
-			return stats, err
-		}
+	report(true)
+	if err := s.mergeStaged(ctx, id, &stats); err != nil {
+		return stats, errors.Join(err, s.dropStaged(ctx, id))
 	}
 	return stats, nil
 }
@@ -155,11 +171,10 @@ func readBatch(next library.Next, size int) ([]library.Record, error) {
 	return batch, nil
 }
 
-// writeBatch commits one batch. In bulk mode rows are written without index
-// entries and the index is marked stale; otherwise each row's FTS entry is
-// replaced (the old values deleted, the stored ones inserted) in the same
-// transaction. stats changes only if the transaction commits.
-func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *library.ImportStats, bulk bool) error {
+// writeBatch writes a small import in one transaction: each row's FTS entry
+// is replaced (the old values deleted, the stored ones inserted) with it.
+// stats changes only if the transaction commits.
+func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *library.ImportStats) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: import: begin: %w", err)
@@ -174,38 +189,18 @@ func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *l
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(docid), 0) FROM papers`).Scan(&maxBefore); err != nil {
 		return fmt.Errorf("store: import: %w", err)
 	}
-	if bulk {
-		if _, err := tx.ExecContext(ctx, `UPDATE library_index SET stale = 1 WHERE id = 1`); err != nil {
-			return fmt.Errorf("store: import: mark index stale: %w", err)
-		}
-	}
 	now := formatTime(s.Now())
 	b := *stats
 	b.SkipReasons = cloneCounts(stats.SkipReasons)
 	b.Errors = append([]library.RecordError(nil), stats.Errors...)
 	seen := map[int64]bool{}
 	for _, rec := range batch {
-		b.Read++
-		switch {
-		case rec.Problem != "":
-			b.Skip(rec.Origin, rec.Line, rec.Problem, true)
-			continue
-		case rec.Skip != "":
-			b.Skip(rec.Origin, rec.Line, rec.Skip, false)
+		p, ok := admit(&b, rec)
+		if !ok {
 			continue
 		}
-		p := rec.Paper
-		if p.ID == "" {
-			p.ID = skills.StableID(p)
-		}
-		if err := p.Validate(); err != nil {
-			b.Skip(rec.Origin, rec.Line, "invalid record: "+engine.ErrorMessage(err)+fieldSummary(err), true)
-			continue
-		}
-		if !bulk {
-			if err := deleteFTSEntry(ctx, tx, p.ID); err != nil {
-				return err
-			}
+		if err := deleteFTSEntry(ctx, tx, p.ID); err != nil {
+			return err
 		}
 		authors, err := json.Marshal(nonNil(p.Authors))
 		if err != nil {
@@ -227,11 +222,9 @@ func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *l
 			b.Updated++
 		}
 		seen[docid] = true
-		if !bulk {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (rowid, title, abstract, authors, venue) VALUES (?, ?, ?, ?, ?)`,
-				docid, title, abstract, authorsStored, venue); err != nil {
-				return fmt.Errorf("store: import: index line %d: %w", rec.Line, err)
-			}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (rowid, title, abstract, authors, venue) VALUES (?, ?, ?, ?, ?)`,
+			docid, title, abstract, authorsStored, venue); err != nil {
+			return fmt.Errorf("store: import: index line %d: %w", rec.Line, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -239,6 +232,140 @@ func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *l
 	}
 	*stats = b
 	return nil
+}
+
+// admit counts a record in b and returns the paper to store, or false if
+// the record is skipped (unreadable, deliberately left out, or invalid).
+func admit(b *library.ImportStats, rec library.Record) (skills.RawPaper, bool) {
+	b.Read++
+	switch {
+	case rec.Problem != "":
+		b.Skip(rec.Origin, rec.Line, rec.Problem, true)
+		return skills.RawPaper{}, false
+	case rec.Skip != "":
+		b.Skip(rec.Origin, rec.Line, rec.Skip, false)
+		return skills.RawPaper{}, false
+	}
+	p := rec.Paper
+	if p.ID == "" {
+		p.ID = skills.StableID(p)
+	}
+	if err := p.Validate(); err != nil {
+		b.Skip(rec.Origin, rec.Line, "invalid record: "+engine.ErrorMessage(err)+fieldSummary(err), true)
+		return skills.RawPaper{}, false
+	}
+	return p, true
+}
+
+// stageBatch stages one batch of a bulk import in its own transaction.
+// stats changes only if the transaction commits.
+func (s *Store) stageBatch(ctx context.Context, importID string, batch []library.Record, stats *library.ImportStats, seq *int) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: import: begin: %w", err)
+	}
+	defer tx.Rollback()
+	stage, err := tx.PrepareContext(ctx, stageSQL)
+	if err != nil {
+		return fmt.Errorf("store: import: prepare: %w", err)
+	}
+	defer stage.Close()
+	now := formatTime(s.Now())
+	b := *stats
+	b.SkipReasons = cloneCounts(stats.SkipReasons)
+	b.Errors = append([]library.RecordError(nil), stats.Errors...)
+	n := *seq
+	for _, rec := range batch {
+		p, ok := admit(&b, rec)
+		if !ok {
+			continue
+		}
+		authors, err := json.Marshal(nonNil(p.Authors))
+		if err != nil {
+			return fmt.Errorf("store: import: %w", err)
+		}
+		var extra any
+		if len(rec.Extra) > 0 {
+			extra = string(rec.Extra)
+		}
+		n++
+		if _, err := stage.ExecContext(ctx, importID, n, now, p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract,
+			p.DOI, p.ArxivID, p.PMID, p.URL, rec.Origin, extra, p.Volume, p.Issue, p.Pages); err != nil {
+			return fmt.Errorf("store: import line %d: %w", rec.Line, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: import: commit: %w", err)
+	}
+	*stats, *seq = b, n
+	return nil
+}
+
+// mergeStaged moves an import's staged rows into papers, rebuilds the
+// full-text index and clears the stage, all in one transaction, and sets
+// the Inserted and Updated counts.
+func (s *Store) mergeStaged(ctx context.Context, importID string, stats *library.ImportStats) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: import: begin: %w", err)
+	}
+	defer tx.Rollback()
+	var staged, fresh int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*), (SELECT count(DISTINCT s.id) FROM import_staging s
+		WHERE s.import_id = ?1 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id))
+		FROM import_staging WHERE import_id = ?1`, importID).Scan(&staged, &fresh); err != nil {
+		return fmt.Errorf("store: import: count staged: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, mergeStagedSQL, importID, formatTime(s.Now())); err != nil {
+		return fmt.Errorf("store: import: move staged records: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?`, importID); err != nil {
+		return fmt.Errorf("store: import: clear stage: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (papers_fts) VALUES ('rebuild')`); err != nil {
+		return fmt.Errorf("store: import: rebuild index: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE library_index SET stale = 0, rebuilt_at = ? WHERE id = 1`, formatTime(s.Now())); err != nil {
+		return fmt.Errorf("store: import: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: import: commit: %w", err)
+	}
+	stats.Inserted, stats.Updated = fresh, staged-fresh
+	return nil
+}
+
+// dropStaged deletes what a failed import staged. It runs even when ctx is
+// cancelled (that is often why the import failed).
+func (s *Store) dropStaged(ctx context.Context, importID string) error {
+	if _, err := s.write.ExecContext(context.WithoutCancel(ctx), `DELETE FROM import_staging WHERE import_id = ?`, importID); err != nil {
+		return fmt.Errorf("store: import: clear stage: %w", err)
+	}
+	return nil
+}
+
+// stagingTTL is how old staged rows must be before Open deletes them: an
+// import in another process may still be filling younger ones.
+const stagingTTL = 24 * time.Hour
+
+// dropAbandonedStaging deletes rows staged by imports whose process died.
+// A schema without the table (tests that bring their own migrations) has
+// nothing to clear.
+func (s *Store) dropAbandonedStaging(ctx context.Context) error {
+	var n int
+	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'import_staging'`).Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	if _, err := s.write.ExecContext(ctx, `DELETE FROM import_staging WHERE staged_at < ?`, formatTime(s.Now().Add(-stagingTTL))); err != nil {
+		return fmt.Errorf("store: clear abandoned imports: %w", err)
+	}
+	return nil
+}
+
+func newStagingID() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // deleteFTSEntry removes a paper's current index entry, if it has one. An

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -214,62 +215,97 @@ func TestSearchLibraryRejectsBadSyntaxAsInvalid(t *testing.T) {
 	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
 }
 
-func TestInterruptedImportKeepsBatchesAndIsRepaired(t *testing.T) {
+// TestInterruptedImportLeavesNothing: a bulk import cancelled while its
+// second batch is read, or cut short by a broken file, leaves the library
+// as it was — no rows, nothing staged — and importing again works.
+func TestInterruptedImportLeavesNothing(t *testing.T) {
 	t.Parallel()
-	st := openLibrary(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	recs := []library.Record{
 		paper("First quokka paper", "", 2020, "10.3/1"),
 		paper("Second quokka paper", "", 2020, "10.3/2"),
 		paper("Third quokka paper", "", 2020, "10.3/3"),
 	}
-	n := 0
-	next := func() (library.Record, error) {
-		if n == 2 {
+	for name, fail := range map[string]func(cancel context.CancelFunc, ctx context.Context) error{
+		"Cancelled": func(cancel context.CancelFunc, ctx context.Context) error {
 			cancel() // the user presses ^C while the second batch is read
-			return library.Record{}, ctx.Err()
-		}
-		n++
-		return recs[n-1], nil
+			return ctx.Err()
+		},
+		"BrokenFile": func(context.CancelFunc, context.Context) error { return errors.New("unexpected EOF in gzip stream") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "lib.db")
+			st, err := store.Open(context.Background(), path, store.Options{Synchronous: "OFF"})
+			require.NoError(t, err)
+			defer st.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			n := 0
+			next := func() (library.Record, error) {
+				if n == 2 {
+					return library.Record{}, fail(cancel, ctx)
+				}
+				n++
+				return recs[n-1], nil
+			}
+			stats, err := st.ImportPapers(ctx, next, library.ImportOptions{BatchSize: 1})
+			require.Error(t, err)
+			require.Equal(t, 2, stats.Read, "the records read are reported")
+			require.Zero(t, stats.Inserted+stats.Updated, "but none reached the library")
+
+			bg := context.Background()
+			count, err := st.LibraryCount(bg)
+			require.NoError(t, err)
+			require.Zero(t, count)
+			raw, err := store.OpenRaw(path, "OFF")
+			require.NoError(t, err)
+			defer raw.Close()
+			var staged int
+			require.NoError(t, raw.QueryRow(`SELECT count(*) FROM import_staging`).Scan(&staged))
+			require.Zero(t, staged, "the stage is cleared")
+
+			stats, err = st.ImportPapers(bg, stream(recs...), library.ImportOptions{BatchSize: 1})
+			require.NoError(t, err)
+			require.Equal(t, 3, stats.Inserted)
+			require.Len(t, search(t, st, `"quokka"`), 3, "a bulk import is searchable once it returns")
+		})
 	}
-	stats, err := st.ImportPapers(ctx, next, library.ImportOptions{BatchSize: 1})
-	require.ErrorIs(t, err, context.Canceled)
-	require.Equal(t, 2, stats.Inserted, "both committed batches are reported")
-
-	bg := context.Background()
-	count, err := st.LibraryCount(bg)
-	require.NoError(t, err)
-	require.Equal(t, 2, count)
-	stale, err := st.LibraryIndexStale(bg)
-	require.NoError(t, err)
-	require.True(t, stale)
-	require.Empty(t, search(t, st, `"quokka"`), "rows not yet indexed")
-
-	// Any later import, even of nothing, repairs the index.
-	_, err = st.ImportPapers(bg, stream(), library.ImportOptions{})
-	require.NoError(t, err)
-	stale, err = st.LibraryIndexStale(bg)
-	require.NoError(t, err)
-	require.False(t, stale)
-	require.ElementsMatch(t, []string{recs[0].Paper.ID, recs[1].Paper.ID}, search(t, st, `"quokka"`))
 }
 
-func TestImportReadErrorRebuildsBeforeReturning(t *testing.T) {
+// TestAbandonedStagingIsClearedOnOpen: rows staged by a process that died
+// mid-import are deleted by a later Open once they are old enough.
+func TestAbandonedStagingIsClearedOnOpen(t *testing.T) {
 	t.Parallel()
-	st := openLibrary(t)
-	boom := errors.New("unexpected EOF in gzip stream")
-	sent := false
-	next := func() (library.Record, error) {
-		if sent {
-			return library.Record{}, boom
-		}
-		sent = true
-		return paper("Wombat burrows", "", 2020, "10.4/w"), nil
+	path := filepath.Join(t.TempDir(), "lib.db")
+	st, err := store.Open(context.Background(), path, store.Options{Synchronous: "OFF"})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	raw, err := store.OpenRaw(path, "OFF")
+	require.NoError(t, err)
+	insert := `INSERT INTO import_staging (import_id, seq, staged_at, id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, volume, issue, pages)
+		VALUES (?, 1, ?, 'x', 'X', '[]', 0, '', '', '', '', '', '', '', '', '', '')`
+	_, err = raw.Exec(insert, "dead", time.Now().Add(-48*time.Hour).UTC().Format(time.RFC3339Nano))
+	require.NoError(t, err)
+	_, err = raw.Exec(insert, "live", time.Now().UTC().Format(time.RFC3339Nano))
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+
+	st, err = store.Open(context.Background(), path, store.Options{Synchronous: "OFF"})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	raw, err = store.OpenRaw(path, "OFF")
+	require.NoError(t, err)
+	defer raw.Close()
+	var ids []string
+	rows, err := raw.Query(`SELECT import_id FROM import_staging`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id string
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
 	}
-	_, err := st.ImportPapers(context.Background(), next, library.ImportOptions{BatchSize: 1})
-	require.ErrorIs(t, err, boom)
-	require.Len(t, search(t, st, `"wombat"`), 1)
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{"live"}, ids, "a young stage may belong to an import still running elsewhere")
 }
 
 // FuzzSearchLibrary checks that no string, sent directly or through the
