@@ -3,7 +3,6 @@ package codecs_test
 import (
 	"bytes"
 	"compress/gzip"
-	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio"
+	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
 	"quarry/internal/skills"
@@ -35,18 +35,14 @@ func samples() []biblio.Record {
 	return recs
 }
 
+// readAll reads every record and requires each to be readable.
 func readAll(t *testing.T, r biblio.Reader) []biblio.Record {
 	t.Helper()
-	var out []biblio.Record
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		require.NoError(t, err)
-		require.Empty(t, rec.Problem)
-		out = append(out, rec)
+	out := biblitest.ReadAll(t, r)
+	for _, rec := range out {
+		require.Empty(t, rec.Problem, "line %d", rec.Line)
 	}
+	return out
 }
 
 // TestEveryExportFormatRoundTripsAndIsDetected writes the samples in each
