@@ -24,7 +24,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/app"
+	"quarry/internal/engine"
 	"quarry/internal/handlers/testapp"
+	"quarry/internal/store"
 )
 
 // Timeouts keep a broken setup from hanging the suite: each failure mode
@@ -155,10 +157,12 @@ func startServer(t *testing.T) *server {
 func startServerOn(t *testing.T, db string) *server {
 	t.Helper()
 	cfg := app.Config{Addr: "127.0.0.1:0", DB: db}
-	reg, err := testapp.Registry()
-	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	a, err := app.New(ctx, cfg, app.WithWorkflows(reg))
+	// The registry is built over the app's own store, as cmd/web builds
+	// it, so runs can read files attached at the strategy checkpoint.
+	a, err := app.New(ctx, cfg, app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
+		return testapp.RegistryWithFiles(st)
+	}))
 	if err != nil {
 		cancel()
 		require.NoError(t, err)

@@ -24,6 +24,19 @@ func button(page playwright.Page, name string) playwright.Locator {
 	return page.GetByRole(*playwright.AriaRoleButton, roleName(name))
 }
 
+// startRun opens the home page as name, starts a run on question with the
+// default form (strategy checkpoint on) and waits for that checkpoint.
+func startRun(t *testing.T, page playwright.Page, expect playwright.PlaywrightAssertions, name, question string) {
+	t.Helper()
+	_, err := page.Goto("/")
+	require.NoError(t, err)
+	signIn(t, page, expect, name)
+	require.NoError(t, page.GetByLabel("Research question").Fill(question))
+	require.NoError(t, button(page, "Start").Click())
+	require.NoError(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/runs/[a-z0-9]+$`)))
+	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-strategy")).ToBeVisible())
+}
+
 // TestWholeLoop: start → edit the strategy (add a query, change the year
 // range) → continue → mark two relevant and one irrelevant → iterate → the
 // second strategy reflects the feedback → approve → the completed page shows
@@ -95,12 +108,7 @@ func TestWholeLoop(t *testing.T) {
 func TestBadInputAndMarkup(t *testing.T) {
 	t.Parallel()
 	page, expect := newPage(t)
-	_, err := page.Goto("/")
-	require.NoError(t, err)
-	signIn(t, page, expect, "Bob")
-	require.NoError(t, page.GetByLabel("Research question").Fill("sleep and memory consolidation"))
-	require.NoError(t, button(page, "Start").Click())
-	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-strategy")).ToBeVisible())
+	startRun(t, page, expect, "Bob", "sleep and memory consolidation")
 
 	require.NoError(t, page.GetByLabel("Year from").Fill("2020"))
 	require.NoError(t, page.GetByLabel("Year to").Fill("2001"))

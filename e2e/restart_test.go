@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"net/http"
-	"regexp"
 	"testing"
 	"time"
 
@@ -18,13 +17,7 @@ func TestRestartResumesWaitingRun(t *testing.T) {
 	t.Parallel()
 	first := startServer(t)
 	page, expect := openPage(t, first.url)
-	_, err := page.Goto("/")
-	require.NoError(t, err)
-	signIn(t, page, expect, "Ada")
-	require.NoError(t, page.GetByLabel("Research question").Fill("sleep and memory consolidation"))
-	require.NoError(t, button(page, "Start").Click())
-	require.NoError(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/runs/[a-z0-9]+$`)))
-	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-strategy")).ToBeVisible())
+	startRun(t, page, expect, "Ada", "sleep and memory consolidation")
 	require.NoError(t, expect.Locator(page.GetByTestId("status-badge")).ToHaveText("waiting"))
 	runID, err := page.GetByTestId("run").GetAttribute("data-run-id")
 	require.NoError(t, err)

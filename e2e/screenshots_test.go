@@ -40,14 +40,7 @@ func TestScreenshots(t *testing.T) {
 		t.Logf("wrote %s (%d bytes)", path, info.Size())
 	}
 
-	_, err := page.Goto("/")
-	require.NoError(t, err)
-	signIn(t, page, expect, "Ada")
-	require.NoError(t, page.GetByLabel("Research question").Fill("sleep and memory consolidation"))
-	require.NoError(t, button(page, "Start").Click())
-
-	strategy := page.GetByTestId("checkpoint-strategy")
-	require.NoError(t, expect.Locator(strategy).ToBeVisible())
+	startRun(t, page, expect, "Ada", "sleep and memory consolidation")
 	require.NoError(t, expect.Locator(page.GetByTestId("status-badge")).ToHaveText("waiting"))
 	require.NoError(t, expect.Locator(page.GetByTestId("query-row").First()).ToBeVisible())
 	shoot("strategy")
@@ -68,7 +61,7 @@ func TestScreenshots(t *testing.T) {
 	shoot("completed")
 
 	// Home last, so its list shows the finished run next to the start form.
-	_, err = page.Goto("/")
+	_, err := page.Goto("/")
 	require.NoError(t, err)
 	require.NoError(t, expect.Locator(page.GetByTestId("run-item")).ToHaveCount(1))
 	require.NoError(t, page.GetByLabel("Research question").Fill("effects of napping on memory in older adults"))

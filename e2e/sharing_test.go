@@ -15,12 +15,7 @@ import (
 func TestSharingAndStaleDecision(t *testing.T) {
 	t.Parallel()
 	page, expect := newPage(t)
-	_, err := page.Goto("/")
-	require.NoError(t, err)
-	signIn(t, page, expect, "Ada")
-	require.NoError(t, page.GetByLabel("Research question").Fill("sleep and memory consolidation"))
-	require.NoError(t, button(page, "Start").Click())
-	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-strategy")).ToBeVisible())
+	startRun(t, page, expect, "Ada", "sleep and memory consolidation")
 	link := page.URL()
 	u, err := url.Parse(link)
 	require.NoError(t, err)
