@@ -37,6 +37,11 @@ const (
 	actionTimeout = 10 * time.Second // clicks, fills, navigation
 	expectTimeout = 5 * time.Second  // auto-waiting assertions
 	serverTimeout = 15 * time.Second // graceful shutdown of the per-test server
+	// workTimeout bounds an assertion that waits for background work (a
+	// library import, a pipeline iteration) and then for the page's
+	// polling to show it: under -race on a loaded machine that alone can
+	// take longer than expectTimeout.
+	workTimeout = 20 * time.Second
 )
 
 // defaultChromium is where Debian's chromium package puts the browser;
@@ -258,6 +263,12 @@ func watch(t *testing.T, page playwright.Page) {
 			t.Errorf("the page reported errors:\n%s", strings.Join(problems, "\n"))
 		}
 	})
+}
+
+// afterWork waits up to workTimeout for an element that appears only once
+// background work is done (an import, a search iteration).
+func afterWork() playwright.LocatorAssertionsToBeVisibleOptions {
+	return playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(float64(workTimeout.Milliseconds()))}
 }
 
 // roleName selects an element by its accessible name, exactly.

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/playwright-community/playwright-go"
 	"github.com/stretchr/testify/require"
@@ -17,11 +16,6 @@ import (
 	"quarry/internal/biblio/bibtex"
 	"quarry/internal/biblio/ris"
 )
-
-// importTimeout bounds the wait for a library import to finish: the job
-// stores the records and then rebuilds the search index, and the progress
-// fragment polls only once a second.
-const importTimeout = 20 * time.Second
 
 // uploadRIS is an EndNote-style export as a browser uploads it: CRLF line
 // ends, blank lines between records, and a record without a title (it
@@ -138,9 +132,7 @@ func TestLibraryUploadAndExport(t *testing.T) {
 
 	// The progress fragment polls itself until the import ends in the summary.
 	summary := page.GetByTestId("import-summary")
-	require.NoError(t, expect.Locator(summary).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{
-		Timeout: playwright.Float(float64(importTimeout.Milliseconds())),
-	}))
+	require.NoError(t, expect.Locator(summary).ToBeVisible(afterWork()))
 	require.NoError(t, expect.Locator(page.GetByTestId("import-status")).ToHaveAttribute("data-done", "true"))
 	require.NoError(t, expect.Locator(page.GetByTestId("import-failed")).ToHaveCount(0))
 	require.NoError(t, expect.Locator(page.GetByTestId("import-inserted")).ToHaveText("2"))
@@ -194,7 +186,7 @@ func TestAttachFileAtStrategyCheckpoint(t *testing.T) {
 	require.NoError(t, button(page, "Approve").Click())
 
 	review := page.GetByTestId("checkpoint-review")
-	require.NoError(t, expect.Locator(review).ToBeVisible())
+	require.NoError(t, expect.Locator(review).ToBeVisible(afterWork()))
 	require.NoError(t, expect.Locator(page.GetByTestId("source-results")).ToContainText("file: embase.ris: 2 found"))
 	paper := func(title string) playwright.Locator {
 		return page.GetByTestId("paper").Filter(playwright.LocatorFilterOptions{
@@ -214,7 +206,7 @@ func TestAttachFileAtStrategyCheckpoint(t *testing.T) {
 	require.NoError(t, radio(dropped, "Irrelevant").Check())
 	require.NoError(t, button(page, "Approve and finish").Click())
 
-	require.NoError(t, expect.Locator(page.GetByTestId("final-collection")).ToBeVisible())
+	require.NoError(t, expect.Locator(page.GetByTestId("final-collection")).ToBeVisible(afterWork()))
 	require.NoError(t, expect.Locator(page.GetByTestId("status-badge")).ToHaveText("completed"))
 	require.NoError(t, expect.Locator(page.GetByTestId("final-note")).ToHaveText("Note: "+keptNote))
 	require.NoError(t, expect.Locator(page.GetByTestId("rejected-paper")).ToContainText(droppedTitle))

@@ -34,7 +34,7 @@ func startRun(t *testing.T, page playwright.Page, expect playwright.PlaywrightAs
 	require.NoError(t, page.GetByLabel("Research question").Fill(question))
 	require.NoError(t, button(page, "Start").Click())
 	require.NoError(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/runs/[a-z0-9]+$`)))
-	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-strategy")).ToBeVisible())
+	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-strategy")).ToBeVisible(afterWork()))
 }
 
 // TestWholeLoop: start → edit the strategy (add a query, change the year
