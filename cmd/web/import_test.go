@@ -60,8 +60,8 @@ func TestImportCommandReadsEveryFormat(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "q.db")
 	files := map[string]string{
-		"refs.txt": "% exported by JabRef\n@article{smith2019,\n  title = {Caf{\\'e} culture and {DNA} repair},\n  author = {Smith, John and M{\\\"u}ller, Ana},\n  year = 2019,\n  doi = {10.1000/cafe}\n}\n\n@article{broken,\n  author = {Nobody}\n}\n",
-		"scopus.csv": "Heading,Authors,Year,DOI\nSleep and memory,\"Lee C.; Kim D.\",2020,10.1000/sleep\n",
+		"refs.txt":    "% exported by JabRef\n@article{smith2019,\n  title = {Caf{\\'e} culture and {DNA} repair},\n  author = {Smith, John and M{\\\"u}ller, Ana},\n  year = 2019,\n  doi = {10.1000/cafe}\n}\n\n@article{broken,\n  author = {Nobody}\n}\n",
+		"scopus.csv":  "Heading,Authors,Year,DOI\nSleep and memory,\"Lee C.; Kim D.\",2020,10.1000/sleep\n",
 		"pubmed.nbib": "PMID- 31234567\nTI  - Exercise for depression in older adults.\nFAU - Okafor, Ngozi\nDP  - 2019 May\n\n",
 	}
 	var paths []string
