@@ -1,8 +1,8 @@
 // Package relevance is the offline relevance scorer (skill 5): a BM25-style
 // match of each paper against the research intent, blended with a
-// class-balanced naive Bayes classifier trained on the papers the
-// researcher has marked, so every iteration's ranking learns from the
-// researcher.
+// classifier trained on the papers the researcher has marked (a
+// class-balanced naive Bayes averaged with a linear SVM), so every
+// iteration's ranking learns from the researcher.
 package relevance
 
 import (
@@ -30,6 +30,17 @@ type params struct {
 	queryDocW   float64
 	lexicalHalf float64 // relevant marks at which lexical and classifier weigh equally
 	nbAlpha     float64 // naive Bayes smoothing
+	// background is how many pseudo-irrelevant papers the collection
+	// itself adds to naive Bayes's irrelevant class (its average paper,
+	// this many times): Cormack and Grossman's BMI trains against 100
+	// random unscreened papers labelled irrelevant, because most of a
+	// collection is irrelevant while the researcher's irrelevant marks
+	// are the near misses the ranking put on top. Without it the
+	// classifier learns only what separates the near misses from the
+	// relevant papers and rewards words every paper shares.
+	background float64
+	svmC       float64 // linear SVM regularisation (liblinear's C)
+	nbShare    float64 // naive Bayes's share of the classifier; the SVM has the rest
 	// strongMatch is the displayed score of a paper that contains every
 	// concept of the intent once and that the classifier rates like the
 	// question itself; see calibrate.
@@ -44,6 +55,9 @@ func defaultParams() params {
 		queryDocW:   1,
 		lexicalHalf: 0.5,
 		nbAlpha:     3.822,
+		background:  200,
+		svmC:        0.11,
+		nbShare:     0.5,
 		strongMatch: 0.75,
 	}
 }
@@ -67,6 +81,9 @@ type Index struct {
 	query  []queryTerm
 	qvec   text.Vector
 	lex    []float64
+	// mean is the collection's average TF-IDF vector, the background
+	// class of naive Bayes.
+	mean []float64
 	// excluded[i] lists the exclude terms paper i contains.
 	excluded [][]string
 	avgLen   float64
@@ -99,8 +116,10 @@ func NewIndex(intent skills.ParsedIntent, papers []skills.RawPaper) *Index {
 		x.avgLen = total / float64(len(papers))
 	}
 	x.tfidf = text.NewTFIDF(features, text.TFIDFOptions{Sublinear: true, MinDF: 2})
+	x.mean = make([]float64, x.tfidf.Dim())
 	for i := range x.docs {
 		x.docs[i].vec = x.tfidf.Vector(features[i])
+		x.docs[i].vec.AddTo(x.mean, 1/float64(len(papers)))
 	}
 	qtoks := text.Tokenize(queryText(intent))
 	x.qvec = x.tfidf.Vector(docFeatures(queryText(intent), ""))
@@ -261,7 +280,7 @@ func countOf(toks []string, t string) int {
 
 // Rank scores every paper in [0,1] given the indices of papers marked
 // relevant and irrelevant. Without marks it ranks by the lexical score;
-// with marks a class-balanced naive Bayes (the question itself counted as
+// with marks a classifier (see classifier; the question itself counted as
 // one relevant paper) is blended in, weighing more as relevant marks
 // accumulate. The blend is then calibrated for display (see calibrate),
 // which never changes the order.
@@ -269,24 +288,41 @@ func (x *Index) Rank(relevant, irrelevant []int) []float64 {
 	out := slices.Clone(x.lex)
 	alpha, lo, pq := 1.0, 0.0, 0.0
 	if len(relevant)+len(irrelevant) > 0 {
-		nb := x.naiveBayes(relevant, irrelevant)
+		prob := x.classifier(relevant, irrelevant)
 		alpha = x.p.lexicalHalf / (x.p.lexicalHalf + float64(len(relevant)))
 		pmin := 1.0
 		for i := range out {
-			p := sigmoid(x.docs[i].vec.DotDense(nb))
+			p := prob(x.docs[i].vec)
 			pmin = min(pmin, p)
 			out[i] = alpha*x.lex[i] + (1-alpha)*p
 		}
 		lo = (1 - alpha) * pmin
-		pq = sigmoid(x.qvec.DotDense(nb))
+		pq = prob(x.qvec)
 	}
 	x.calibrate(out, lo, alpha*x.strong+(1-alpha)*pq)
 	return out
 }
 
+// classifier trains on the marks and returns a paper's probability of
+// relevance: the average of a naive Bayes and a linear SVM. They err
+// differently: naive Bayes adds up every word's evidence and is strong
+// with a handful of relevant marks, the SVM weighs words jointly and
+// finds relevant papers whose vocabulary differs from the majority's (on
+// the screening benchmark the average beats either alone: mean WSS@95
+// 57.5 against 56.8 for naive Bayes and about 52 for the SVM).
+func (x *Index) classifier(relevant, irrelevant []int) func(text.Vector) float64 {
+	nb := x.naiveBayes(relevant, irrelevant)
+	w, b := x.svm(relevant, irrelevant)
+	return func(v text.Vector) float64 {
+		return x.p.nbShare*sigmoid(v.DotDense(nb)) + (1-x.p.nbShare)*sigmoid(v.DotDense(w)+b)
+	}
+}
+
 // naiveBayes returns the per-feature log-odds of a class-balanced
 // multinomial naive Bayes over the TF-IDF vectors: fast, and strong when
-// there are only a handful of relevant marks.
+// there are only a handful of relevant marks. The irrelevant class holds
+// the irrelevant marks and the collection's background (see
+// params.background).
 func (x *Index) naiveBayes(relevant, irrelevant []int) []float64 {
 	d := x.tfidf.Dim()
 	pos := make([]float64, d)
@@ -300,6 +336,13 @@ func (x *Index) naiveBayes(relevant, irrelevant []int) []float64 {
 	for _, i := range irrelevant {
 		x.docs[i].vec.AddTo(neg, 1)
 	}
+	nneg := float64(len(irrelevant))
+	if len(x.docs) > 0 && x.p.background > 0 {
+		for f, m := range x.mean {
+			neg[f] += x.p.background * m
+		}
+		nneg += x.p.background
+	}
 	// Balance the classes as if the relevant papers had been repeated
 	// until they were as many as the irrelevant ones; otherwise hundreds
 	// of irrelevant marks make every word look irrelevant.
@@ -307,8 +350,8 @@ func (x *Index) naiveBayes(relevant, irrelevant []int) []float64 {
 	if x.qvec.Len() > 0 && x.p.queryDocW > 0 {
 		npos += x.p.queryDocW
 	}
-	if npos > 0 && len(irrelevant) > 0 {
-		k := float64(len(irrelevant)) / npos
+	if npos > 0 && nneg > 0 {
+		k := nneg / npos
 		for f := range pos {
 			pos[f] *= k
 		}

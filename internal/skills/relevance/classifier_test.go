@@ -1,0 +1,106 @@
+package relevance
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/skills"
+)
+
+// classifierCorpus is a small collection in which every paper says
+// "patients", the relevant topic is captopril after infarction and the
+// irrelevant one is asthma inhalers.
+func classifierCorpus() []skills.RawPaper {
+	var out []skills.RawPaper
+	add := func(n int, title, abstract string) {
+		for k := range n {
+			out = append(out, skills.RawPaper{ID: fmt.Sprintf("%d", len(out)), Title: fmt.Sprintf("%s %d", title, k), Abstract: abstract})
+		}
+	}
+	add(4, "Captopril after myocardial infarction", "Patients given captopril after infarction lived longer.")
+	add(4, "Inhaled steroids for asthma", "Patients with asthma used inhalers daily.")
+	add(8, "Dietary salt and blood pressure", "Patients reduced salt intake for a year.")
+	add(1, "Captopril in patients", "Captopril trial in patients after infarction.")
+	add(1, "Asthma inhalers in patients", "Inhaler trial in patients with asthma.")
+	return out
+}
+
+func TestSVMSeparatesMarks(t *testing.T) {
+	t.Parallel()
+	x := NewIndex(skills.ParsedIntent{Topic: "captopril"}, classifierCorpus())
+	rel, irr := []int{0, 1, 2, 3}, []int{4, 5, 6, 7}
+	w, b := x.svm(rel, irr)
+	for _, i := range rel {
+		require.Positive(t, x.docs[i].vec.DotDense(w)+b, "relevant mark %d", i)
+	}
+	for _, i := range irr {
+		require.Negative(t, x.docs[i].vec.DotDense(w)+b, "irrelevant mark %d", i)
+	}
+	unmarkedRel, unmarkedIrr := x.docs[16].vec.DotDense(w)+b, x.docs[17].vec.DotDense(w)+b
+	require.Greater(t, unmarkedRel, unmarkedIrr)
+	w2, b2 := x.svm(rel, irr)
+	require.Equal(t, w, w2, "reproducible")
+	require.Equal(t, b, b2)
+}
+
+// The collection's background makes a word every paper uses ("patients")
+// count less as evidence of relevance than a word only the relevant marks
+// use, even when the irrelevant marks happen not to contain it.
+func TestBackgroundDiscountsCommonWords(t *testing.T) {
+	t.Parallel()
+	papers := classifierCorpus()
+	for i := 4; i < 8; i++ {
+		papers[i].Abstract = "Asthma inhalers were used daily."
+	}
+	x := NewIndex(skills.ParsedIntent{Topic: "captopril"}, papers)
+	weight := func(nb []float64, term string) float64 {
+		i, ok := x.tfidf.Index(term)
+		require.True(t, ok, term)
+		return nb[i]
+	}
+	rel, irr := []int{0, 1, 2, 3}, []int{4, 5, 6, 7}
+	x.p.background = 0
+	without := x.naiveBayes(rel, irr)
+	x.p.background = 200
+	with := x.naiveBayes(rel, irr)
+	require.Less(t, weight(with, "patients"), weight(without, "patients"))
+	require.Greater(t, weight(with, "captopril"), weight(with, "patients"))
+}
+
+// BenchmarkRank re-ranks a review-sized collection (3,000 papers, 1,000
+// marks): the app scores after every batch, so this must stay well under a
+// second on a small machine.
+func BenchmarkRank(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := make([]string, 5000)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("w%dx", i)
+	}
+	words := func(n int) string {
+		var s []string
+		for range n {
+			s = append(s, vocab[int(rng.ExpFloat64()*500)%len(vocab)])
+		}
+		return strings.Join(s, " ")
+	}
+	papers := make([]skills.RawPaper, 3000)
+	for i := range papers {
+		papers[i] = skills.RawPaper{ID: fmt.Sprint(i), Title: words(12), Abstract: words(200)}
+	}
+	x := NewIndex(skills.ParsedIntent{Topic: words(5)}, papers)
+	var rel, irr []int
+	for i := range 1000 {
+		if i%10 == 0 {
+			rel = append(rel, i)
+		} else {
+			irr = append(irr, i)
+		}
+	}
+	for b.Loop() {
+		x.Rank(rel, irr)
+	}
+}
