@@ -1,30 +1,23 @@
 package medline
 
 import (
-	"bufio"
-	"errors"
 	"io"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"quarry/internal/biblio"
 )
 
 // Reader streams records from a MEDLINE file; it holds one record at a time.
 type Reader struct {
-	br      *bufio.Reader
-	line    int
-	held    string // a PMID line that started the next record
-	hasHeld bool
-	eof     bool
+	lines *biblio.Lines
 }
 
 // NewReader returns a Reader over r. A line that is not valid UTF-8 is
 // decoded as Latin-1 in full (PubMed writes UTF-8; hand-edited and old
 // files do not).
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
+	return &Reader{lines: biblio.NewLines(r)}
 }
 
 type field struct {
@@ -46,7 +39,7 @@ func (r *Reader) Next() (biblio.Record, error) {
 		broken  bool
 	)
 	for {
-		line, ok, err := r.readLine()
+		line, ok, err := r.lines.Next()
 		if err != nil {
 			return biblio.Record{}, err
 		}
@@ -67,7 +60,7 @@ func (r *Reader) Next() (biblio.Record, error) {
 			tag, val, isTag = tagLine(line)
 		}
 		if !inBlock {
-			inBlock, start, broken = true, r.line, !isTag
+			inBlock, start, broken = true, r.lines.Number(), !isTag
 			if isTag {
 				fields = append(fields, field{tag: tag, parts: []string{val}})
 			}
@@ -76,8 +69,7 @@ func (r *Reader) Next() (biblio.Record, error) {
 		switch {
 		case isTag && tag == "PMID":
 			// A new record without a blank line before it.
-			r.held, r.hasHeld = line, true
-			r.line--
+			r.lines.Unread(line)
 			return build(fields, start, broken), nil
 		case broken:
 		case isTag:
@@ -87,54 +79,6 @@ func (r *Reader) Next() (biblio.Record, error) {
 			last.parts = append(last.parts, line)
 		}
 	}
-}
-
-// readLine returns the next line without its line ending, or ok=false at
-// the end of the input.
-func (r *Reader) readLine() (string, bool, error) {
-	if r.hasHeld {
-		r.hasHeld = false
-		r.line++
-		return r.held, true, nil
-	}
-	if r.eof {
-		return "", false, nil
-	}
-	var buf []byte
-	for {
-		chunk, err := r.br.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if errors.Is(err, io.EOF) {
-			r.eof = true
-			if len(buf) == 0 {
-				return "", false, nil
-			}
-		} else if err != nil {
-			return "", false, err
-		}
-		break
-	}
-	r.line++
-	s := strings.TrimRight(latin1IfInvalid(buf), "\r\n")
-	if r.line == 1 {
-		s = strings.TrimPrefix(s, "\ufeff")
-	}
-	return s, true, nil
-}
-
-func latin1IfInvalid(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	sb.Grow(len(b) * 2)
-	for _, c := range b {
-		sb.WriteRune(rune(c))
-	}
-	return sb.String()
 }
 
 var (

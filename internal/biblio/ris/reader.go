@@ -1,30 +1,23 @@
 package ris
 
 import (
-	"bufio"
-	"errors"
 	"io"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"quarry/internal/biblio"
 )
 
 // Reader streams records from a RIS file; it holds one record at a time.
 type Reader struct {
-	br      *bufio.Reader
-	line    int    // number of the last line read
-	held    string // a TY line read past the end of the previous record
-	hasHeld bool
-	eof     bool
+	lines *biblio.Lines
 }
 
 // NewReader returns a Reader over r. Invalid UTF-8 is read as Latin-1
 // (line by line: a line that is not valid UTF-8 is decoded as Latin-1 in
 // full), because old EndNote and database exports are often Latin-1.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10)}
+	return &Reader{lines: biblio.NewLines(r)}
 }
 
 // field is one tag with its value lines (the first line and continuations).
@@ -46,7 +39,7 @@ func (r *Reader) Next() (biblio.Record, error) {
 		broken bool
 	)
 	for {
-		line, ok, err := r.readLine()
+		line, ok, err := r.lines.Next()
 		if err != nil {
 			return biblio.Record{}, err
 		}
@@ -61,7 +54,7 @@ func (r *Reader) Next() (biblio.Record, error) {
 			if !isTag || tag == "ER" {
 				continue // text between records, a stray ER
 			}
-			start, broken = r.line, tag != "TY"
+			start, broken = r.lines.Number(), tag != "TY"
 			fields = append(fields, field{tag: tag, lines: []string{val}})
 			continue
 		}
@@ -70,8 +63,7 @@ func (r *Reader) Next() (biblio.Record, error) {
 			return build(fields, start, broken), nil
 		case isTag && tag == "TY":
 			// The previous record lacks its ER: close it, keep this line.
-			r.held, r.hasHeld = line, true
-			r.line--
+			r.lines.Unread(line)
 			return build(fields, start, broken), nil
 		case isTag:
 			fields = append(fields, field{tag: tag, lines: []string{val}})
@@ -80,68 +72,6 @@ func (r *Reader) Next() (biblio.Record, error) {
 			last.lines = append(last.lines, strings.TrimPrefix(line, " "))
 		}
 	}
-}
-
-// readLine returns the next line without its line ending (LF or CRLF), or
-// ok=false at the end of the input.
-func (r *Reader) readLine() (string, bool, error) {
-	if r.hasHeld {
-		r.hasHeld = false
-		r.line++
-		return r.held, true, nil
-	}
-	if r.eof {
-		return "", false, nil
-	}
-	var buf []byte
-	for {
-		chunk, err := r.br.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if errors.Is(err, io.EOF) {
-			r.eof = true
-			if len(buf) == 0 {
-				return "", false, nil
-			}
-			break
-		}
-		if err != nil {
-			return "", false, err
-		}
-		break
-	}
-	r.line++
-	buf = trimEOL(buf)
-	if r.line == 1 {
-		buf = []byte(strings.TrimPrefix(string(buf), "\ufeff"))
-	}
-	return decode(buf), true, nil
-}
-
-// trimEOL removes one "\n" and then one "\r", so a value's own trailing
-// carriage return survives a CRLF file.
-func trimEOL(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\n' {
-		b = b[:n-1]
-		if n := len(b); n > 0 && b[n-1] == '\r' {
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
-// decode returns b as a string, reading it as Latin-1 if it is not UTF-8.
-func decode(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	rs := make([]rune, len(b))
-	for i, c := range b {
-		rs[i] = rune(c)
-	}
-	return string(rs)
 }
 
 var (
