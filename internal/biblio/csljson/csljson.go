@@ -179,24 +179,24 @@ func (c *lineCounter) lineAt(off int64) int {
 // item is the part of a CSL-JSON item Quarry reads. The id is ignored:
 // Quarry derives its own stable IDs.
 type item struct {
-	Type           string     `json:"type"`
-	Genre          string     `json:"genre"`
-	Title          string     `json:"title"`
-	Author         []name     `json:"author"`
-	Issued         *date      `json:"issued"`
-	ContainerTitle string     `json:"container-title"`
-	Volume         flexString `json:"volume"`
-	Issue          flexString `json:"issue"`
-	Page           flexString `json:"page"`
-	Number         flexString `json:"number"`
-	Publisher      string     `json:"publisher"`
-	Archive        string     `json:"archive"`
-	Abstract       string     `json:"abstract"`
-	DOI            string     `json:"DOI"`
-	PMID           flexString `json:"PMID"`
-	URL            string     `json:"URL"`
-	Keyword        keywords   `json:"keyword"`
-	Note           string     `json:"note"`
+	Type           string            `json:"type"`
+	Genre          string            `json:"genre"`
+	Title          string            `json:"title"`
+	Author         []name            `json:"author"`
+	Issued         *date             `json:"issued"`
+	ContainerTitle string            `json:"container-title"`
+	Volume         biblio.FlexString `json:"volume"`
+	Issue          biblio.FlexString `json:"issue"`
+	Page           biblio.FlexString `json:"page"`
+	Number         biblio.FlexString `json:"number"`
+	Publisher      string            `json:"publisher"`
+	Archive        string            `json:"archive"`
+	Abstract       string            `json:"abstract"`
+	DOI            string            `json:"DOI"`
+	PMID           biblio.FlexString `json:"PMID"`
+	URL            string            `json:"URL"`
+	Keyword        keywords          `json:"keyword"`
+	Note           string            `json:"note"`
 }
 
 // name is a CSL name variable: a person split into parts, or a literal
@@ -224,9 +224,9 @@ func (n name) display() string {
 // date is a CSL date: date-parts ([[2020, 5, 1]], numbers or strings),
 // or a raw or literal string from which the year is taken.
 type date struct {
-	DateParts [][]flexString `json:"date-parts,omitempty"`
-	Raw       string         `json:"raw,omitempty"`
-	Literal   string         `json:"literal,omitempty"`
+	DateParts [][]biblio.FlexString `json:"date-parts,omitempty"`
+	Raw       string                `json:"raw,omitempty"`
+	Literal   string                `json:"literal,omitempty"`
 }
 
 var yearRE = regexp.MustCompile(`\b\d{4}\b`)
@@ -247,27 +247,6 @@ func (d *date) year() int {
 		}
 	}
 	return 0
-}
-
-// flexString accepts a string or a number: CSL allows both for volume,
-// issue, page and number.
-type flexString string
-
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*f = flexString(s)
-		return nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		return err
-	}
-	*f = flexString(n.String())
-	return nil
 }
 
 // keywords reads CSL's keyword variable, a comma-separated string (as
@@ -447,7 +426,7 @@ func (w *Writer) Write(rec biblio.Record) error {
 		it.Number = "arXiv:" + p.ArxivID
 	}
 	if p.Year != 0 {
-		it.Issued = &date{DateParts: [][]flexString{{flexString(strconv.Itoa(p.Year))}}}
+		it.Issued = &date{DateParts: [][]biblio.FlexString{{biblio.FlexString(strconv.Itoa(p.Year))}}}
 	}
 	for _, a := range p.Authors {
 		n := biblio.ParseName(a)

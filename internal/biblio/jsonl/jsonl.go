@@ -65,21 +65,21 @@ func (r *Reader) Next() (biblio.Record, error) {
 // the flexible types below.
 type rawRecord struct {
 	// common, and Quarry's export
-	Title    string      `json:"title"`
-	Authors  flexStrings `json:"authors"`
-	Year     flexInt     `json:"year"`
-	Abstract string      `json:"abstract"`
-	DOI      string      `json:"doi"`
-	URL      string      `json:"url"`
-	PMID     flexString  `json:"pmid"`
-	Venue    string      `json:"venue"`
-	Volume   flexString  `json:"volume"`
-	Issue    flexString  `json:"issue"`
-	Pages    flexString  `json:"pages"`
-	Type     string      `json:"type"`
-	Mark     string      `json:"mark"`
-	Note     string      `json:"note"`
-	Keywords flexStrings `json:"keywords"`
+	Title    string            `json:"title"`
+	Authors  flexStrings       `json:"authors"`
+	Year     flexInt           `json:"year"`
+	Abstract string            `json:"abstract"`
+	DOI      string            `json:"doi"`
+	URL      string            `json:"url"`
+	PMID     biblio.FlexString `json:"pmid"`
+	Venue    string            `json:"venue"`
+	Volume   biblio.FlexString `json:"volume"`
+	Issue    biblio.FlexString `json:"issue"`
+	Pages    biblio.FlexString `json:"pages"`
+	Type     string            `json:"type"`
+	Mark     string            `json:"mark"`
+	Note     string            `json:"note"`
+	Keywords flexStrings       `json:"keywords"`
 	// arXiv listings (arxiv_cs_listings_*.jsonl)
 	ArxivID     string      `json:"arxiv_id"`
 	Categories  flexStrings `json:"categories"`
@@ -87,12 +87,12 @@ type rawRecord struct {
 	FirstListed string      `json:"first_listed"`
 	TimesListed int         `json:"times_listed"`
 	// paperlists (paperlists_cs_venues.jsonl)
-	SourceFile string     `json:"source_file"`
-	PaperID    flexString `json:"paper_id"`
-	Track      string     `json:"track"`
-	Status     string     `json:"status"`
-	Arxiv      string     `json:"arxiv"`
-	PDF        string     `json:"pdf"`
+	SourceFile string            `json:"source_file"`
+	PaperID    biblio.FlexString `json:"paper_id"`
+	Track      string            `json:"track"`
+	Status     string            `json:"status"`
+	Arxiv      string            `json:"arxiv"`
+	PDF        string            `json:"pdf"`
 }
 
 // Corpus kinds MapLine recognises by their fields.
@@ -243,27 +243,6 @@ func (f *flexInt) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	*f = flexInt(n)
-	return nil
-}
-
-// flexString accepts a string or a number (identifiers and volumes are
-// written both ways).
-type flexString string
-
-func (f *flexString) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*f = flexString(s)
-		return nil
-	}
-	var n json.Number
-	if err := json.Unmarshal(b, &n); err != nil {
-		return err
-	}
-	*f = flexString(n.String())
 	return nil
 }
 
