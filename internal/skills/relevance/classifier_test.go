@@ -104,3 +104,41 @@ func BenchmarkRank(b *testing.B) {
 		x.Rank(rel, irr)
 	}
 }
+
+// Irrelevant marks change the ranking before any paper is marked relevant:
+// two papers that match the question equally well are ordered by whether
+// they resemble what the researcher already rejected. Without that the
+// first batches of rejections taught the ranking nothing.
+func TestIrrelevantMarksCountBeforeFirstRelevant(t *testing.T) {
+	t.Parallel()
+	// Two topics written alike, so only the marks can tell them apart.
+	var papers []skills.RawPaper
+	for _, topic := range [][2]string{{"Captopril", "infarction"}, {"Asthma", "inhalers"}} {
+		for k := range 4 {
+			papers = append(papers, skills.RawPaper{
+				ID:       fmt.Sprintf("%s%d", topic[0], k),
+				Title:    fmt.Sprintf("%s after %s %d", topic[0], topic[1], k),
+				Abstract: fmt.Sprintf("Patients given %s after %s.", topic[0], topic[1]),
+			})
+		}
+	}
+	for k := range 8 {
+		papers = append(papers, skills.RawPaper{ID: fmt.Sprintf("salt%d", k), Title: fmt.Sprintf("Dietary salt %d", k), Abstract: "Salt intake for a year."})
+	}
+	papers = append(papers,
+		skills.RawPaper{ID: "a", Title: "Captopril in patients", Abstract: "Captopril trial in patients."},
+		skills.RawPaper{ID: "b", Title: "Asthma in patients", Abstract: "Asthma trial in patients."},
+	)
+	a, b := len(papers)-2, len(papers)-1
+	x := NewIndex(skills.ParsedIntent{Topic: "patients trial"}, papers)
+	lex := x.Lexical()
+	require.Positive(t, lex[a])
+	require.InDelta(t, lex[a], lex[b], 1e-12, "the two papers match the question equally")
+	asthma := []int{4, 5, 6, 7}
+	got := x.Rank(nil, asthma)
+	require.Greater(t, got[a], got[b], "the paper like the rejected ones ranks lower")
+	for _, s := range got {
+		require.GreaterOrEqual(t, s, 0.0)
+		require.LessOrEqual(t, s, 1.0)
+	}
+}

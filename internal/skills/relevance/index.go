@@ -29,7 +29,15 @@ type params struct {
 	// it anchored to what was asked, and its share shrinks as marks grow.
 	queryDocW   float64
 	lexicalHalf float64 // relevant marks at which lexical and classifier weigh equally
-	nbAlpha     float64 // naive Bayes smoothing
+	// coldShare is the classifier's share of the blend while there are
+	// irrelevant marks but no relevant one yet. The lexical share
+	// lexicalHalf/(lexicalHalf+relevant) is 1 then, which ignored the
+	// researcher's first batches of irrelevant marks entirely: until a
+	// relevant paper turned up the ranking never changed. The classifier
+	// (the question as its one relevant paper against the marks and the
+	// background) moves the near misses' look-alikes down.
+	coldShare float64
+	nbAlpha   float64 // naive Bayes smoothing
 	// background is how many pseudo-irrelevant papers the collection
 	// itself adds to naive Bayes's irrelevant class (its average paper,
 	// this many times): Cormack and Grossman's BMI trains against 100
@@ -54,6 +62,7 @@ func defaultParams() params {
 		bm25B:       0.75,
 		queryDocW:   1,
 		lexicalHalf: 0.5,
+		coldShare:   0.5,
 		nbAlpha:     3.822,
 		background:  200,
 		svmC:        0.11,
@@ -281,7 +290,8 @@ func countOf(toks []string, t string) int {
 // Rank scores every paper in [0,1] given the indices of papers marked
 // relevant and irrelevant. Without marks it ranks by the lexical score;
 // with marks a classifier (see classifier; the question itself counted as
-// one relevant paper) is blended in, weighing more as relevant marks
+// one relevant paper) is blended in, at a fixed share (coldShare) while
+// every mark is irrelevant and then weighing more as relevant marks
 // accumulate. The blend is then calibrated for display (see calibrate),
 // which never changes the order.
 func (x *Index) Rank(relevant, irrelevant []int) []float64 {
@@ -290,6 +300,9 @@ func (x *Index) Rank(relevant, irrelevant []int) []float64 {
 	if len(relevant)+len(irrelevant) > 0 {
 		prob := x.classifier(relevant, irrelevant)
 		alpha = x.p.lexicalHalf / (x.p.lexicalHalf + float64(len(relevant)))
+		if len(relevant) == 0 {
+			alpha = 1 - x.p.coldShare
+		}
 		pmin := 1.0
 		for i := range out {
 			p := prob(x.docs[i].vec)
