@@ -34,35 +34,35 @@ func readAll(t *testing.T, r *library.Reader) []library.Record {
 	}
 }
 
-func TestReaderMapsArxivListings(t *testing.T) {
+// TestReaderKeepsWhatTheFileSaid: the format packages map fields (and have
+// their own tests); the library reader adds the origin and keeps what the
+// papers table has no column for — the format's own extras, the type,
+// keywords, a mark and a note — in Extra, and passes problems through with
+// their lines.
+func TestReaderKeepsWhatTheFileSaid(t *testing.T) {
 	t.Parallel()
 	r, err := library.Open("testdata/arxiv_sample.jsonl", codecs.Options{})
 	require.NoError(t, err)
 	defer r.Close()
 	recs := readAll(t, r)
-	require.Len(t, recs, 4, "the blank line is not a record")
-
-	first := recs[0]
-	require.Equal(t, 1, first.Line)
-	require.Equal(t, "arxiv_sample.jsonl", first.Origin)
-	require.Equal(t, skills.RawPaper{
-		ID:       "arxiv:2503.11731",
-		Title:    "Industrial-Grade Sensor Simulation via Gaussian Splatting: A Modular Framework",
-		Authors:  []string{"Xianming Zeng", "Sicong Du", "Qifeng Chen"},
-		Year:     2025,
-		Venue:    "arXiv",
-		Abstract: "Sensor simulation is pivotal for scalable validation of autonomous driving systems. This paper introduces a Gaussian Splatting (GS) based system.",
-		ArxivID:  "2503.11731",
-		URL:      "https://arxiv.org/abs/2503.11731",
-	}, first.Paper)
+	require.Len(t, recs, 4)
+	require.Equal(t, "arxiv_sample.jsonl", recs[0].Origin)
+	require.Equal(t, "arxiv:2503.11731", recs[0].Paper.ID)
 	var extra map[string]any
-	require.NoError(t, json.Unmarshal(first.Extra, &extra))
+	require.NoError(t, json.Unmarshal(recs[0].Extra, &extra))
 	require.Equal(t, map[string]any{"categories": []any{"cs.CV", "cs.RO"}, "first_listed": "2025-03-18", "times_listed": float64(2)}, extra)
-
 	require.Equal(t, 3, recs[2].Line)
 	require.Equal(t, "malformed JSON", recs[2].Problem)
-	require.Equal(t, 5, recs[3].Line, "line numbers count the blank line")
-	require.Equal(t, []string{"Ana Müller", "Jörg Schäfer"}, recs[3].Paper.Authors)
+
+	ris := "TY  - CONF\nTI  - Tagged paper\nKW  - sleep\nKW  - memory\nN1  - Quarry mark: relevant; seminal\nER  - \n"
+	r, err = library.NewReader(strings.NewReader(ris), "tagged.ris", codecs.Options{})
+	require.NoError(t, err)
+	recs = readAll(t, r)
+	require.Len(t, recs, 1)
+	require.Equal(t, "tagged.ris", recs[0].Origin)
+	extra = nil
+	require.NoError(t, json.Unmarshal(recs[0].Extra, &extra))
+	require.Equal(t, map[string]any{"type": "conference", "keywords": []any{"sleep", "memory"}, "mark": "relevant", "note": "seminal"}, extra)
 }
 
 func TestReaderDetectsGzipAndRejectsOtherFormats(t *testing.T) {
