@@ -175,24 +175,18 @@ func readBatch(next library.Next, size int) ([]library.Record, error) {
 // is replaced (the old values deleted, the stored ones inserted) with it.
 // stats changes only if the transaction commits.
 func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *library.ImportStats) error {
-	tx, err := s.write.BeginTx(ctx, nil)
+	tx, upsert, err := s.beginBatch(ctx, upsertPaperSQL)
 	if err != nil {
-		return fmt.Errorf("store: import: begin: %w", err)
+		return err
 	}
 	defer tx.Rollback()
-	upsert, err := tx.PrepareContext(ctx, upsertPaperSQL)
-	if err != nil {
-		return fmt.Errorf("store: import: prepare: %w", err)
-	}
 	defer upsert.Close()
 	var maxBefore int64
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(docid), 0) FROM papers`).Scan(&maxBefore); err != nil {
 		return fmt.Errorf("store: import: %w", err)
 	}
 	now := formatTime(s.Now())
-	b := *stats
-	b.SkipReasons = cloneCounts(stats.SkipReasons)
-	b.Errors = append([]library.RecordError(nil), stats.Errors...)
+	b := copyStats(*stats)
 	seen := map[int64]bool{}
 	for _, rec := range batch {
 		p, ok := admit(&b, rec)
@@ -257,23 +251,40 @@ func admit(b *library.ImportStats, rec library.Record) (skills.RawPaper, bool) {
 	return p, true
 }
 
+// beginBatch opens a write transaction with query prepared in it: the
+// start of every batch an import writes.
+func (s *Store) beginBatch(ctx context.Context, query string) (*sql.Tx, *sql.Stmt, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: import: begin: %w", err)
+	}
+	stmt, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		tx.Rollback()
+		return nil, nil, fmt.Errorf("store: import: prepare: %w", err)
+	}
+	return tx, stmt, nil
+}
+
+// copyStats is a deep copy, so a batch can count into it and the caller's
+// stats change only when the batch commits.
+func copyStats(st library.ImportStats) library.ImportStats {
+	st.SkipReasons = cloneCounts(st.SkipReasons)
+	st.Errors = append([]library.RecordError(nil), st.Errors...)
+	return st
+}
+
 // stageBatch stages one batch of a bulk import in its own transaction.
 // stats changes only if the transaction commits.
 func (s *Store) stageBatch(ctx context.Context, importID string, batch []library.Record, stats *library.ImportStats, seq *int) error {
-	tx, err := s.write.BeginTx(ctx, nil)
+	tx, stage, err := s.beginBatch(ctx, stageSQL)
 	if err != nil {
-		return fmt.Errorf("store: import: begin: %w", err)
+		return err
 	}
 	defer tx.Rollback()
-	stage, err := tx.PrepareContext(ctx, stageSQL)
-	if err != nil {
-		return fmt.Errorf("store: import: prepare: %w", err)
-	}
 	defer stage.Close()
 	now := formatTime(s.Now())
-	b := *stats
-	b.SkipReasons = cloneCounts(stats.SkipReasons)
-	b.Errors = append([]library.RecordError(nil), stats.Errors...)
+	b := copyStats(*stats)
 	n := *seq
 	for _, rec := range batch {
 		p, ok := admit(&b, rec)
