@@ -47,8 +47,14 @@ type params struct {
 	// classifier learns only what separates the near misses from the
 	// relevant papers and rewards words every paper shares.
 	background float64
-	svmC       float64 // linear SVM regularisation (liblinear's C)
-	nbShare    float64 // naive Bayes's share of the classifier; the SVM has the rest
+	// svmC is the linear SVM's regularisation (liblinear's C). It is
+	// small (strong regularisation) because the SVM trains on a handful
+	// of relevant papers against hundreds of near misses and otherwise
+	// fits their accidents. 0.02 was chosen over {0.001 ... 0.5} by
+	// leave-one-review-out on the screening benchmark: every one of the
+	// twelve folds picked 0.02, so the value is not one review's luck.
+	svmC    float64
+	nbShare float64 // naive Bayes's share of the classifier; the SVM has the rest
 	// strongMatch is the displayed score of a paper that contains every
 	// concept of the intent once and that the classifier rates like the
 	// question itself; see calibrate.
@@ -65,7 +71,7 @@ func defaultParams() params {
 		coldShare:   0.5,
 		nbAlpha:     3.822,
 		background:  200,
-		svmC:        0.11,
+		svmC:        0.02,
 		nbShare:     0.5,
 		strongMatch: 0.75,
 	}
@@ -322,7 +328,7 @@ func (x *Index) Rank(relevant, irrelevant []int) []float64 {
 // with a handful of relevant marks, the SVM weighs words jointly and
 // finds relevant papers whose vocabulary differs from the majority's (on
 // the screening benchmark the average beats either alone: mean WSS@95
-// 57.5 against 56.8 for naive Bayes and about 52 for the SVM).
+// 58.2 against 56.5 for naive Bayes and 50.7 for the SVM).
 func (x *Index) classifier(relevant, irrelevant []int) func(text.Vector) float64 {
 	nb := x.naiveBayes(relevant, irrelevant)
 	w, b := x.svm(relevant, irrelevant)
