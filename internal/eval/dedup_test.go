@@ -12,11 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/eval"
+	"quarry/internal/shareddata"
 	"quarry/internal/skills"
 )
 
 // dedupDataDir is the shared benchmark data; see its README section 1.
-const dedupDataDir = "/work/shared/data/dedup"
+var dedupDataDir = shareddata.Dir("dedup")
 
 func TestDedupSharedData(t *testing.T) {
 	t.Parallel()

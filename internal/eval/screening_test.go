@@ -11,10 +11,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/shareddata"
 	"quarry/internal/skills"
 )
 
-const screeningDataDir = "/work/shared/data/screening"
+var screeningDataDir = shareddata.Dir("screening")
 
 // Floors the full run must keep: a regression guard a little under what
 // the scorer reaches today (mean 58.2, ACE 74.8 with ties broken by the

@@ -13,12 +13,13 @@ import (
 
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/library"
+	"quarry/internal/shareddata"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
 	"quarry/internal/store"
 )
 
-const benchCorpusDir = "/work/shared/data/corpus"
+var benchCorpusDir = shareddata.Dir("corpus")
 
 // benchTopics are research topics of the kind the corpora cover; each is
 // asked in several shapes (as typed, with an OR group, with an exclusion,
@@ -69,7 +70,7 @@ func BenchmarkLibrary(b *testing.B) {
 	}
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
-			b.Skipf("corpus not present (%v); BenchmarkLibrary needs /work/shared/data/corpus", err)
+			b.Skipf("corpus not present (%v); BenchmarkLibrary needs %s", err, benchCorpusDir)
 		}
 	}
 	ctx := context.Background()

@@ -38,7 +38,7 @@ func BenchmarkImportFormats(b *testing.B) {
 	}
 	for _, src := range srcs {
 		if _, err := os.Stat(src); err != nil {
-			b.Skipf("corpus not present (%v); BenchmarkImportFormats needs /work/shared/data/corpus", err)
+			b.Skipf("corpus not present (%v); BenchmarkImportFormats needs %s", err, benchCorpusDir)
 		}
 	}
 	ctx := context.Background()

@@ -19,13 +19,14 @@ import (
 	"testing"
 	"time"
 
+	"quarry/internal/shareddata"
 	"quarry/internal/skills"
 	"quarry/internal/skills/dedup"
 )
 
 // benchCorpusDir holds the general paper metadata the benchmarks are built
-// from (see /work/shared/data/README.md section 3).
-const benchCorpusDir = "/work/shared/data/corpus"
+// from (see ../shared/data/README.md section 3).
+var benchCorpusDir = shareddata.Dir("corpus")
 
 // benchDupShare is the share of injected, perturbed duplicates.
 const benchDupShare = 0.10
