@@ -101,8 +101,12 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 	}
 
 	focused := withClauses(core, studies, excl)
-	broad := withClauses(loosen(concepts[:min(len(concepts), 2)]), query.Clause{}, excl)
+	loose := loosen(concepts[:min(len(concepts), 2)])
+	broad := withClauses(loose, query.Clause{}, excl)
 	asts := []query.AST{focused, broad}
+	if or, ok := anyOf(loose); ok {
+		asts = append(asts, withClauses([]query.Clause{or}, query.Clause{}, excl))
+	}
 	if len(fb.expansion) > 0 {
 		exp := query.Clause{Any: appendTerms(nil, fb.expansion...)}
 		asts = append(asts, withClauses([]query.Clause{concepts[0], exp}, query.Clause{}, excl))
@@ -235,6 +239,36 @@ func loosen(clauses []query.Clause) []query.Clause {
 		}
 	}
 	return out
+}
+
+// minAnyOfClauses is how many required terms make the broad query strict
+// enough to need a ranked any-of companion.
+const minAnyOfClauses = 3
+
+// anyOf is the ranked companion of a strict broad query: when the broad
+// query still requires three or more separate terms ("raft", "consensus",
+// "replicated", "logs"), a paper that says "log replication" or
+// "pre-training" instead of one of them is missed, and offline a question
+// of four plain words could find nothing at all. Every source ranks by
+// relevance (FTS5 bm25 locally, the APIs' relevance order) and the
+// strategy caps results per source, so one OR of the same terms returns
+// the papers matching most of them first; the relevance scorer then orders
+// the merged collection against the whole intent. It needs no companion
+// when the broad query has fewer required terms.
+func anyOf(clauses []query.Clause) (query.Clause, bool) {
+	if len(clauses) < minAnyOfClauses {
+		return query.Clause{}, false
+	}
+	var or query.Clause
+	for _, c := range clauses {
+		if c.Not {
+			continue
+		}
+		for _, t := range c.Any {
+			or.Any = appendTerms(or.Any, t.Text)
+		}
+	}
+	return or, len(or.Any) > 1
 }
 
 // conceptClauses turns each concept into an OR group of the term and its

@@ -287,9 +287,43 @@ func TestBroadQueryLoosensALonePhrase(t *testing.T) {
 	}
 	s, err := b.BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
-	require.Len(t, s.Queries, 2, "a focused and a broad query")
+	require.Len(t, s.Queries, 3, "a focused, a broad and an any-of query")
 	require.Contains(t, s.Queries[0].Text, `"cardiovascular prevention"`, "focused keeps the phrase")
 	require.NotContains(t, s.Queries[1].Text, `"cardiovascular prevention"`, "broad drops the adjacency")
 	require.Contains(t, s.Queries[1].Text, "cardiovascular")
 	require.Contains(t, s.Queries[1].Text, "prevention")
+	require.Equal(t, "(cardiovascular OR prevention OR statins OR statin)", s.Queries[2].Text,
+		"three required terms: the same terms OR-ed, ranked by the source")
+}
+
+// A question of plain words used to become one phrase query and one query
+// requiring every word, so a library of Transformer papers answered
+// "transformer language models pretraining" with nothing (they say
+// "pre-training"). The any-of query finds them, ranked by how many words
+// match; exclusions still apply to it.
+func TestAnyOfQueryWhenBroadRequiresThreeTerms(t *testing.T) {
+	t.Parallel()
+	b := skills.NewQueryBuilder()
+	s, err := b.BuildStrategy(context.Background(), skills.QueryInput{
+		Intent: skills.ParsedIntent{Topic: "transformer language models pretraining",
+			Concepts:     []skills.Concept{{Term: "transformer language models pretraining"}},
+			ExcludeTerms: []string{"vision"}},
+		Sources: []string{query.Local},
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		`"transformer language models pretraining" -vision`,
+		`transformer language models pretraining -vision`,
+		`(transformer OR language OR models OR pretraining) -vision`,
+	}, texts(s))
+	require.Equal(t, `("transformer" OR "language" OR "models" OR "pretraining") NOT "vision"`, s.Queries[2].PerSource[query.Local])
+
+	two, err := b.BuildStrategy(context.Background(), skills.QueryInput{
+		Intent:  skills.ParsedIntent{Topic: "sleep memory", Concepts: []skills.Concept{{Term: "sleep"}, {Term: "memory"}}},
+		Sources: []string{query.Local},
+	})
+	require.NoError(t, err)
+	for _, q := range two.Queries {
+		require.NotContains(t, q.Text, " OR ", "two required terms need no any-of query")
+	}
 }
