@@ -14,11 +14,8 @@ import (
 // (edit) or abort (reject). A checkpoint decided meanwhile shows who did.
 func (h *Runs) DecideEscalation(c echo.Context) error {
 	run, cp, err := h.pendingCheckpoint(c, engine.KindEscalation)
-	if engine.ErrorCode(err) == engine.EConflict {
-		return h.conflictPage(c, run.ID, err)
-	}
 	if err != nil {
-		return err
+		return h.conflictPage(c, run.ID, err)
 	}
 	d := engine.Decision{Action: engine.DecisionAction(c.FormValue("action")), Note: strings.TrimSpace(c.FormValue("note")),
 		DecidedBy: h.people.name(c)}

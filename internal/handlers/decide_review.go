@@ -104,11 +104,8 @@ func feedbackOf(p skills.ResultPayload, form url.Values, prev map[string]string)
 // a checkpoint decided meanwhile shows the new state and who decided (409).
 func (h *Runs) DecideReview(c echo.Context) error {
 	run, cp, err := h.pendingCheckpoint(c, engine.KindResultReview)
-	if engine.ErrorCode(err) == engine.EConflict {
-		return h.conflictPage(c, run.ID, err)
-	}
 	if err != nil {
-		return err
+		return h.conflictPage(c, run.ID, err)
 	}
 	p, err := engine.PayloadAs[skills.ResultPayload](cp)
 	if err != nil {

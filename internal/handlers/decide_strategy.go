@@ -79,11 +79,8 @@ var removeOp = regexp.MustCompile(`^remove:(\d+)$`)
 func (h *Runs) DecideStrategy(c echo.Context) error {
 	ctx := c.Request().Context()
 	run, cp, err := h.pendingCheckpoint(c, engine.KindStrategyConfirmation)
-	if engine.ErrorCode(err) == engine.EConflict {
-		return h.conflictPage(c, run.ID, err)
-	}
 	if err != nil {
-		return err
+		return h.conflictPage(c, run.ID, err)
 	}
 	p, err := engine.PayloadAs[skills.StrategyPayload](cp)
 	if err != nil {

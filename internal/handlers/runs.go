@@ -477,8 +477,13 @@ func groupsOf(c skills.PaperCollection) []views.PaperGroup {
 }
 
 // conflictPage re-renders the run's current state with the conflict
-// message (409), so the person sees who decided and what happens now.
+// message (409), so the person sees who decided and what happens now. Any
+// other error (or nil) is returned as is, so a decision handler hands it
+// every error of finding the pending checkpoint.
 func (h *Runs) conflictPage(c echo.Context, runID string, cause error) error {
+	if engine.ErrorCode(cause) != engine.EConflict {
+		return cause
+	}
 	ctx := c.Request().Context()
 	run, err := h.runs.Run(ctx, runID)
 	if err != nil {
