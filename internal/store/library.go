@@ -20,12 +20,15 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/library"
 	"quarry/internal/skills"
+	"quarry/internal/skills/text"
 )
 
 // The local library's FTS5 ranking weights, in column order (title,
-// abstract, authors, venue): a term in the title says more about what a
-// paper is about than the same term somewhere in its abstract.
-const libraryBM25 = `bm25(papers_fts, 10.0, 3.0, 1.0, 1.0)`
+// abstract, authors, venue, compounds): a term in the title says more about
+// what a paper is about than the same term somewhere in its abstract; a
+// joined hyphenated compound (see text.Compounds) weighs like an abstract
+// word.
+const libraryBM25 = `bm25(papers_fts, 10.0, 3.0, 1.0, 1.0, 3.0)`
 
 // paperConflictSQL is how an imported paper meets one already stored under
 // the same stable ID: the newer record wins field by field, except that a
@@ -45,26 +48,27 @@ const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 		pages = CASE WHEN excluded.pages <> '' THEN excluded.pages ELSE pages END,
 		source = excluded.source,
 		imported_at = excluded.imported_at,
-		extra = coalesce(excluded.extra, extra)`
+		extra = coalesce(excluded.extra, extra),
+		compounds = CASE WHEN excluded.abstract <> '' THEN excluded.compounds ELSE NULL END`
 
 // importColumns are the papers columns an import writes, in the order of
 // upsertPaperSQL's values and of import_staging's matching columns.
-const importColumns = `id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra, volume, issue, pages`
+const importColumns = `id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra, volume, issue, pages, compounds`
 
 const upsertPaperSQL = `INSERT INTO papers (` + importColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	` + paperConflictSQL + `
-	RETURNING docid, title, abstract, authors, venue`
+	RETURNING docid, title, abstract, authors, venue, compounds`
 
-const stageSQL = `INSERT INTO import_staging (import_id, seq, staged_at, id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, extra, volume, issue, pages)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const stageSQL = `INSERT INTO import_staging (import_id, seq, staged_at, id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, extra, volume, issue, pages, compounds)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // mergeStagedSQL moves one import's staged rows into papers in input order
 // (so a later record of the same paper wins, as with upsertPaperSQL row by
 // row). "WHERE" is required: without it SQLite would read ON CONFLICT as a
 // join constraint.
 const mergeStagedSQL = `INSERT INTO papers (` + importColumns + `)
-	SELECT id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, ?2, extra, volume, issue, pages
+	SELECT id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, ?2, extra, volume, issue, pages, compounds
 	FROM import_staging WHERE import_id = ?1 ORDER BY seq
 	` + paperConflictSQL
 
@@ -206,9 +210,17 @@ func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *l
 		}
 		var docid int64
 		var title, abstract, authorsStored, venue string
+		var compounds sql.NullString
 		if err := upsert.QueryRowContext(ctx, p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract,
-			p.DOI, p.ArxivID, p.PMID, p.URL, rec.Origin, now, extra, p.Volume, p.Issue, p.Pages).Scan(&docid, &title, &abstract, &authorsStored, &venue); err != nil {
+			p.DOI, p.ArxivID, p.PMID, p.URL, rec.Origin, now, extra, p.Volume, p.Issue, p.Pages, paperCompounds(p.Title, p.Abstract)).
+			Scan(&docid, &title, &abstract, &authorsStored, &venue, &compounds); err != nil {
 			return fmt.Errorf("store: import line %d: %w", rec.Line, err)
+		}
+		if !compounds.Valid { // the stored abstract was kept: recompute from what is stored
+			compounds.String = paperCompounds(title, abstract)
+			if _, err := tx.ExecContext(ctx, `UPDATE papers SET compounds = ? WHERE docid = ?`, compounds.String, docid); err != nil {
+				return fmt.Errorf("store: import line %d: %w", rec.Line, err)
+			}
 		}
 		if docid > maxBefore && !seen[docid] {
 			b.Inserted++
@@ -216,8 +228,8 @@ func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *l
 			b.Updated++
 		}
 		seen[docid] = true
-		if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (rowid, title, abstract, authors, venue) VALUES (?, ?, ?, ?, ?)`,
-			docid, title, abstract, authorsStored, venue); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (rowid, title, abstract, authors, venue, compounds) VALUES (?, ?, ?, ?, ?, ?)`,
+			docid, title, abstract, authorsStored, venue, compounds.String); err != nil {
 			return fmt.Errorf("store: import: index line %d: %w", rec.Line, err)
 		}
 	}
@@ -301,7 +313,7 @@ func (s *Store) stageBatch(ctx context.Context, importID string, batch []library
 		}
 		n++
 		if _, err := stage.ExecContext(ctx, importID, n, now, p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract,
-			p.DOI, p.ArxivID, p.PMID, p.URL, rec.Origin, extra, p.Volume, p.Issue, p.Pages); err != nil {
+			p.DOI, p.ArxivID, p.PMID, p.URL, rec.Origin, extra, p.Volume, p.Issue, p.Pages, paperCompounds(p.Title, p.Abstract)); err != nil {
 			return fmt.Errorf("store: import line %d: %w", rec.Line, err)
 		}
 	}
@@ -382,17 +394,17 @@ func newStagingID() string {
 // not stale.
 func deleteFTSEntry(ctx context.Context, tx *sql.Tx, id string) error {
 	var docid int64
-	var title, abstract, authors, venue string
-	err := tx.QueryRowContext(ctx, `SELECT docid, title, abstract, authors, venue FROM papers WHERE id = ?`, id).
-		Scan(&docid, &title, &abstract, &authors, &venue)
+	var title, abstract, authors, venue, compounds string
+	err := tx.QueryRowContext(ctx, `SELECT docid, title, abstract, authors, venue, coalesce(compounds, '') FROM papers WHERE id = ?`, id).
+		Scan(&docid, &title, &abstract, &authors, &venue, &compounds)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("store: import: read old row: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (papers_fts, rowid, title, abstract, authors, venue) VALUES ('delete', ?, ?, ?, ?, ?)`,
-		docid, title, abstract, authors, venue); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (papers_fts, rowid, title, abstract, authors, venue, compounds) VALUES ('delete', ?, ?, ?, ?, ?, ?)`,
+		docid, title, abstract, authors, venue, compounds); err != nil {
 		return fmt.Errorf("store: import: unindex old row: %w", err)
 	}
 	return nil
@@ -419,8 +431,12 @@ func (s *Store) RebuildLibraryIndex(ctx context.Context) error {
 // rebuildIndexTx rebuilds the full-text index from the papers table (one
 // FTS5 'rebuild', 4x faster than row triggers for bulk loads) and clears
 // the stale mark, inside the caller's transaction, so a bulk import's rows
-// and their index commit together.
+// and their index commit together. Rows whose compounds are not computed
+// yet get them first, so the index covers them.
 func (s *Store) rebuildIndexTx(ctx context.Context, tx *sql.Tx) error {
+	if err := fillCompoundsTx(ctx, tx); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (papers_fts) VALUES ('rebuild')`); err != nil {
 		return fmt.Errorf("rebuild library index: %w", err)
 	}
@@ -606,4 +622,77 @@ func (s *Store) EachLibraryPaper(ctx context.Context, fn func(LibraryPaper) erro
 		return fmt.Errorf("store: export library: %w", err)
 	}
 	return nil
+}
+
+// paperCompounds is the papers.compounds value of a title and abstract: the
+// joined form of each hyphenated word, space-separated (see
+// migrations/00006_fts_compounds.sql).
+func paperCompounds(title, abstract string) string {
+	return strings.Join(text.Compounds(title+"\n"+abstract), " ")
+}
+
+// compoundsChunk is how many pending rows fillCompoundsTx reads at a time:
+// it updates the rows it selects by the partial index on pending rows, so
+// it reads a chunk, updates it, and asks again.
+const compoundsChunk = 2000
+
+// fillCompoundsTx computes papers.compounds for every row that lacks it
+// (rows migrated from a schema without the column, and imported rows whose
+// stored abstract was kept), inside the caller's transaction.
+func fillCompoundsTx(ctx context.Context, tx *sql.Tx) error {
+	type pending struct {
+		docid int64
+		value string
+	}
+	for {
+		rows, err := tx.QueryContext(ctx, `SELECT docid, title, abstract FROM papers WHERE compounds IS NULL LIMIT ?`, compoundsChunk)
+		if err != nil {
+			return fmt.Errorf("compute compounds: %w", err)
+		}
+		var chunk []pending
+		for rows.Next() {
+			var docid int64
+			var title, abstract string
+			if err := rows.Scan(&docid, &title, &abstract); err != nil {
+				rows.Close()
+				return fmt.Errorf("compute compounds: %w", err)
+			}
+			chunk = append(chunk, pending{docid, paperCompounds(title, abstract)})
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return fmt.Errorf("compute compounds: %w", err)
+		}
+		if len(chunk) == 0 {
+			return nil
+		}
+		for _, p := range chunk {
+			if _, err := tx.ExecContext(ctx, `UPDATE papers SET compounds = ? WHERE docid = ?`, p.value, p.docid); err != nil {
+				return fmt.Errorf("compute compounds: %w", err)
+			}
+		}
+	}
+}
+
+// repairLibraryIndex rebuilds the full-text index at Open when it does not
+// cover the library: after a migration that changed its columns (which
+// marks it stale and leaves rows without compounds). A schema without the
+// library (tests that bring their own migrations) has nothing to repair.
+func (s *Store) repairLibraryIndex(ctx context.Context) error {
+	var n int
+	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('papers') WHERE name = 'compounds'`).Scan(&n); err != nil || n == 0 {
+		return err
+	}
+	stale, err := s.LibraryIndexStale(ctx)
+	if err != nil {
+		return err
+	}
+	var pending bool
+	if err := s.write.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM papers WHERE compounds IS NULL)`).Scan(&pending); err != nil {
+		return fmt.Errorf("store: library index state: %w", err)
+	}
+	if !stale && !pending {
+		return nil
+	}
+	s.log.Info("store: rebuilding the library's full-text index")
+	return s.RebuildLibraryIndex(ctx)
 }

@@ -142,6 +142,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.write.Close()
 		return nil, err
 	}
+	if err := s.repairLibraryIndex(ctx); err != nil {
+		s.write.Close()
+		return nil, err
+	}
 	if s.stmts.updateRun, err = s.write.PrepareContext(ctx, updateRunSQL); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: prepare: %w", err)

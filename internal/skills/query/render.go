@@ -1,10 +1,12 @@
 package query
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
 	"quarry/internal/engine"
+	"quarry/internal/skills/text"
 )
 
 // Source names the renderers know. They are the names strategies, the
@@ -138,10 +140,35 @@ func (b boolean) render(q AST) string {
 // renderLocal writes SQLite FTS5 MATCH syntax. Every term is a string
 // literal with embedded quotes doubled, so no character a researcher types
 // (column filters, *, ^, NEAR, a stray quote) can change the expression.
+//
+// A hyphenated word also matches its joined spelling ("pre-training" OR
+// "pretraining"): the library indexes the joined form of every hyphenated
+// word it holds (text.Compounds), so a joined query word already finds the
+// hyphenated spelling, and this finds the joined one.
 func renderLocal(q AST) string {
+	q = withJoinedCompounds(q)
 	return boolean{term: func(t Term) string {
 		return `"` + strings.ReplaceAll(t.Text, `"`, `""`) + `"`
 	}, and: " AND ", or: " OR ", parens: true, not: " NOT ", wrap: true}.render(q)
+}
+
+// withJoinedCompounds returns q with the joined spelling added as an
+// alternative to every term that is one hyphenated word.
+func withJoinedCompounds(q AST) AST {
+	out := AST{Clauses: make([]Clause, len(q.Clauses))}
+	for i, c := range q.Clauses {
+		c.Any = slices.Clone(c.Any)
+		for _, t := range c.Any {
+			joined := text.Compounds(t.Text)
+			if len(joined) != 1 || strings.ContainsFunc(t.Text, unicode.IsSpace) ||
+				slices.ContainsFunc(c.Any, func(o Term) bool { return strings.EqualFold(o.Text, joined[0]) }) {
+				continue
+			}
+			c.Any = append(c.Any, Term{Text: joined[0], Phrase: t.Phrase})
+		}
+		out.Clauses[i] = c
+	}
+	return out
 }
 
 // renderCrossref writes query.bibliographic, which is a bag of words ranked

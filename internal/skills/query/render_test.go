@@ -20,7 +20,9 @@ func TestRender(t *testing.T) {
 		source string
 		want   string
 	}{
-		{"Local", full, query.Local, `("machine learning" AND ("sepsis" OR "septic shock") AND "covid-19") NOT "mice" NOT "case report" NOT "rats"`},
+		{"Local", full, query.Local, `("machine learning" AND ("sepsis" OR "septic shock") AND ("covid-19" OR "covid19")) NOT "mice" NOT "case report" NOT "rats"`},
+		{"LocalHyphenatedWordAlsoJoined", `pre-training -self-supervised "large-scale models"`, query.Local, `(("pre-training" OR "pretraining") AND "large-scale models") NOT "self-supervised" NOT "selfsupervised"`},
+		{"LocalJoinedAlternativeNotRepeated", `(pre-training OR pretraining)`, query.Local, `("pre-training" OR "pretraining")`},
 		{"LocalSingle", `sepsis`, query.Local, `"sepsis"`},
 		{"LocalSingleWithNot", `sepsis -mice`, query.Local, `"sepsis" NOT "mice"`},
 		{"LocalNeutralisesSyntax", `title:x NEAR child* ^start`, query.Local, `"title:x" AND "NEAR" AND "child*" AND "^start"`},

@@ -8,6 +8,7 @@ package text
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
 	"golang.org/x/text/unicode/norm"
@@ -177,4 +178,54 @@ func foldAccents(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// Compounds returns the joined form of every hyphenated word of s, lower-
+// cased and accent-folded: "Pre-training" gives "pretraining", "COVID-19"
+// gives "covid19". Writers hyphenate compounds inconsistently, and a
+// tokenizer that splits on hyphens never matches "pretraining" against
+// "pre-training"; indexing the joined form beside the parts makes both
+// spellings find each other. Pure numbers ("2015-2020") are left out.
+func Compounds(s string) []string {
+	if !isASCII(s) {
+		s = foldAccents(s)
+	}
+	var out []string
+	var b strings.Builder
+	parts, letters := 0, false
+	flush := func() {
+		if parts > 1 && letters {
+			out = append(out, b.String())
+		}
+		b.Reset()
+		parts, letters = 0, false
+	}
+	prevWord := false // the previous rune ended a word part
+	for i, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if !prevWord {
+				parts++
+			}
+			b.WriteRune(unicode.ToLower(r))
+			letters = letters || unicode.IsLetter(r)
+			prevWord = true
+		case isHyphen(r) && prevWord && i+utf8.RuneLen(r) < len(s) && startsWord(s[i+utf8.RuneLen(r):]):
+			prevWord = false // the compound goes on after the hyphen
+		default:
+			flush()
+			prevWord = false
+		}
+	}
+	flush()
+	return out
+}
+
+// isHyphen reports whether r joins the parts of a compound: the ASCII
+// hyphen-minus and Unicode's hyphen and non-breaking hyphen.
+func isHyphen(r rune) bool { return r == '-' || r == '\u2010' || r == '\u2011' }
+
+func startsWord(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }

@@ -2,6 +2,7 @@ package text_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,11 +13,7 @@ import (
 
 func TestTokenize(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		in   string
-		want []string
-	}{
+	splitCases(t, text.Tokenize, []splitCase{
 		{"Empty", "", nil},
 		{"StopwordsDropped", "the effect of the drug", []string{"effect", "drug"}},
 		{"Stemmed", "Beta-Blockers in blocking", []string{"beta", "blocker", "block"}},
@@ -25,53 +22,27 @@ func TestTokenize(t *testing.T) {
 		{"AccentsFolded", "naïve Bayes café", []string{"naiv", "bay", "cafe"}},
 		{"Punctuation", "ACE-inhibitors; (enalapril), patient's", []string{"ace", "inhibitor", "enalapril", "patient"}},
 		{"NonLatinKept", "Лечение гипертонии", []string{"лечение", "гипертонии"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tt.want, text.Tokenize(tt.in))
-		})
-	}
+	})
 }
 
 func TestPlain(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		in   string
-		want []string
-	}{
+	splitCases(t, text.Plain, []splitCase{
 		{"Empty", "", nil},
 		{"NotStemmed", "ACE-Inhibitors and inhibition", []string{"ace", "inhibitors", "inhibition"}},
 		{"NumbersKeptSingleLettersDropped", "2019 a b vitamin b12", []string{"2019", "vitamin", "b12"}},
 		{"AccentsFolded", "naïve café", []string{"naive", "cafe"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tt.want, text.Plain(tt.in))
-		})
-	}
+	})
 }
 
 func TestPlainAll(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		in   string
-		want []string
-	}{
+	splitCases(t, text.PlainAll, []splitCase{
 		{"Empty", "", nil},
 		{"StopWordsKept", "Patients were randomised to the ACE-inhibitor", []string{"patients", "were", "randomised", "to", "the", "ace", "inhibitor"}},
 		{"NumbersKeptSingleLettersDropped", "2019 a b vitamin b12", []string{"2019", "vitamin", "b12"}},
 		{"AccentsFolded", "naïve café", []string{"naive", "cafe"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tt.want, text.PlainAll(tt.in))
-		})
-	}
+	})
 }
 
 func TestTermsKeepSurfaceWords(t *testing.T) {
@@ -144,4 +115,51 @@ func TestVectorProperties(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestCompounds(t *testing.T) {
+	t.Parallel()
+	splitCases(t, text.Compounds, []splitCase{
+		{"Empty", "", nil},
+		{"NoHyphen", "pretraining of language models", nil},
+		{"Joined", "Pre-training and fine-tuning", []string{"pretraining", "finetuning"}},
+		{"ManyParts", "state-of-the-art results", []string{"stateoftheart"}},
+		{"Digits", "COVID-19 and IL-6, 2015-2020", []string{"covid19", "il6"}},
+		{"UnicodeHyphenAndAccents", "naïve\u2010Bayes", []string{"naivebayes"}},
+		{"DanglingOrSpacedHyphens", "pre- and post-operative; a - b; x--y", []string{"postoperative"}},
+	})
+}
+
+// TestCompoundsArePartsJoined checks, for any text, that every compound is
+// made of consecutive words of Tokenize's splitting, so indexing it can
+// only add the joined spelling of words the text really contains.
+func TestCompoundsArePartsJoined(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		s := rapid.StringMatching(`[a-zA-Z0-9 \-]{0,40}`).Draw(t, "s")
+		joined := strings.ReplaceAll(strings.Join(strings.Fields(strings.ToLower(s)), " "), "-", "")
+		for _, c := range text.Compounds(s) {
+			if !strings.Contains(joined, c) {
+				t.Fatalf("compound %q not in %q", c, s)
+			}
+		}
+	})
+}
+
+// splitCase is one text and the words a splitting function should give.
+type splitCase struct {
+	name string
+	in   string
+	want []string
+}
+
+// splitCases runs each case against split as a parallel subtest.
+func splitCases(t *testing.T, split func(string) []string, cases []splitCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tt.want, split(tt.in))
+		})
+	}
 }
