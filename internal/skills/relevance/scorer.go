@@ -80,9 +80,9 @@ func (x *Index) reasons(i int, rel, irr []int) []string {
 			continue
 		}
 		switch {
-		case containsSeq(d.title, ph.stems):
+		case d.title.contains(ph.stems):
 			out = append(out, fmt.Sprintf("matches %q in title", ph.text))
-		case containsSeq(d.abstract, ph.stems):
+		case d.abstract.contains(ph.stems):
 			out = append(out, fmt.Sprintf("matches %q in abstract", ph.text))
 		default:
 			continue

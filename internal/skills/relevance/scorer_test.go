@@ -66,6 +66,24 @@ func TestScoreLexical(t *testing.T) {
 	require.Equal(t, []string{"no terms of the question in title or abstract"}, soil.Reasons)
 }
 
+// TestScoreMatchesHyphenatedSpelling: a question that writes a compound
+// joined ("pretraining") matches papers that hyphenate it, as the library
+// search does, and says so in the reasons.
+func TestScoreMatchesHyphenatedSpelling(t *testing.T) {
+	t.Parallel()
+	papers := []skills.RawPaper{
+		paper("bert", "Pre-training of deep bidirectional transformers", "Language understanding."),
+		paper("vit", "Transformers for image recognition", "Images as words."),
+		paper("soil", "Soil bacteria diversity", "Microbial communities."),
+	}
+	intent := skills.ParsedIntent{Topic: "pretraining transformers"}
+	out, err := relevance.Scorer{}.Score(context.Background(), skills.ScoreInput{Intent: intent, Papers: papers})
+	require.NoError(t, err)
+	bert, vit := scoreOf(t, out, "bert"), scoreOf(t, out, "vit")
+	require.Greater(t, bert.Score, vit.Score)
+	require.Contains(t, bert.Reasons, `matches "pretraining" in title`)
+}
+
 func TestScoreLearnsFromMarks(t *testing.T) {
 	t.Parallel()
 	papers := []skills.RawPaper{
