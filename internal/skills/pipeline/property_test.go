@@ -92,7 +92,10 @@ type recorder struct {
 	seq         []string // "strategy@1", "review@1", …
 	collections []skills.PaperCollection
 	edits       map[int]skills.SearchStrategy // iteration → edited strategy
-	sources     []string
+	// coerced maps an iteration whose feedback named a paper outside the
+	// collection (or marked one both ways) to the note it must become.
+	coerced map[int]string
+	sources []string
 }
 
 func (r *recorder) Handle(_ context.Context, cp engine.Checkpoint) (engine.Decision, error) {
@@ -127,6 +130,16 @@ func (r *recorder) Handle(_ context.Context, cp engine.Checkpoint) (engine.Decis
 				}
 			}
 			if rapid.Bool().Draw(r.t, "structured feedback") {
+				switch rapid.IntRange(0, 3).Draw(r.t, "bad mark") {
+				case 1:
+					fb.MarkedRelevant = append(fb.MarkedRelevant, "doi:10.0/never-shown")
+					r.coerced[cp.Iteration] = d.Note
+				case 2:
+					if len(fb.MarkedRelevant) > 0 {
+						fb.MarkedIrrelevant = append(fb.MarkedIrrelevant, fb.MarkedRelevant[0])
+						r.coerced[cp.Iteration] = d.Note
+					}
+				}
 				b, err := json.Marshal(fb)
 				require.NoError(r.t, err)
 				d.RevisedData = b
@@ -154,10 +167,10 @@ func TestPropRandomDecisions(t *testing.T) {
 		for _, s := range srcs {
 			names = append(names, s.Name())
 		}
-		rec := &recorder{t: t, edits: map[int]skills.SearchStrategy{}, sources: names}
+		rec := &recorder{t: t, edits: map[int]skills.SearchStrategy{}, coerced: map[int]string{}, sources: names}
 		wf, err := pipeline.New(sk, pipeline.Options{MaxIterations: maxIter})
 		require.NoError(t, err)
-		eng := newEngine(t, st, wf, rec)
+		eng := newEngine(t, st, wf, pipeline.ReviewCoercer(rec)) // as NewSearchWorkflow wraps its handler
 		run, err := eng.Start(context.Background(), pipeline.Name, map[string]any{
 			pipeline.ParamQuestion: drawQuestion(t), pipeline.ParamStrategyCheckpoint: confirm})
 		require.NoError(t, err)
@@ -212,6 +225,17 @@ func TestPropRandomDecisions(t *testing.T) {
 		for _, p := range rs.MarkedIrrelevant {
 			_, ok := rs.Final.Paper(p.ID)
 			require.False(t, ok, "paper %s marked irrelevant is in the final collection", p.ID)
+		}
+
+		// Feedback that names a paper outside the collection, or marks one
+		// both ways, is coerced to the decision's note.
+		for _, h := range rs.Workflow.History {
+			note, ok := rec.coerced[h.Iteration]
+			if !ok {
+				continue
+			}
+			require.NotNil(t, h.Feedback, "iteration %d", h.Iteration)
+			require.Equal(t, skills.UserFeedback{FreeTextFeedback: note}, *h.Feedback, "iteration %d", h.Iteration)
 		}
 
 		// An edited strategy is recorded with per-source text rendered from

@@ -33,7 +33,35 @@ func NewSearchWorkflow(sk Skills, handler engine.CheckpointHandler, maxIteration
 	if err != nil {
 		return nil, err
 	}
+	if handler != nil {
+		handler = ReviewCoercer(handler)
+	}
 	return &SearchWorkflow{wf: wf, handler: handler, maxIterations: maxIterations, enableStrategyCheckpoint: enableStrategyCheckpoint}, nil
+}
+
+// ReviewCoercer wraps an in-process checkpoint handler (NewSearchWorkflow
+// does it): it passes decisions through, except that at the
+// result review revised data that is feedback but names papers outside the
+// collection (or marks one both ways) is dropped, so the decision is
+// coerced to its note (CoerceFeedback) instead of failing the review
+// gate's validation. A person or script submitting through the web app or
+// the API gets those errors back (422) to fix; an in-process handler has
+// nobody to show them to, and the run would stop at an escalation.
+func ReviewCoercer(h engine.CheckpointHandler) engine.CheckpointHandler { return reviewCoercer{h} }
+
+type reviewCoercer struct{ inner engine.CheckpointHandler }
+
+// Handle implements engine.CheckpointHandler.
+func (h reviewCoercer) Handle(ctx context.Context, cp engine.Checkpoint) (engine.Decision, error) {
+	d, err := h.inner.Handle(ctx, cp)
+	if err != nil || cp.Kind != engine.KindResultReview {
+		return d, err
+	}
+	p, perr := engine.PayloadAs[skills.ResultPayload](cp)
+	if fb, ok := decodeFeedback(d.RevisedData); ok && perr == nil && fb.ValidateAgainst(p.Collection) != nil {
+		d.RevisedData = nil
+	}
+	return d, nil
 }
 
 // Workflow returns the engine definition, for registering with the app's
