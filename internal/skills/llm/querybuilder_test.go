@@ -35,7 +35,9 @@ func wantQueries(t *testing.T, raw ...string) []skills.Query {
 
 func TestQueryBuilder(t *testing.T) {
 	t.Parallel()
-	validQs := []string{"mindfulness (adolescents OR teenagers) anxiety -adults", `(meditation OR mindfulness) youth "anxiety disorders"`}
+	// query_valid.json's second query leaves out the intent's exclusion
+	// "adults": the builder negates it in every query all the same.
+	validQs := []string{"mindfulness (adolescents OR teenagers) anxiety -adults", `(meditation OR mindfulness) youth "anxiety disorders" -adults`}
 	otherQs := []string{`"mindfulness-based intervention" (adolescents OR youth) anxiety NOT adults`}
 	tests := []struct {
 		name         string

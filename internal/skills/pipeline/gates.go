@@ -105,7 +105,7 @@ func Rerender(s skills.SearchStrategy) (skills.SearchStrategy, error) {
 			fe.Add(fmt.Sprintf("queries[%d].text", i), engine.ErrorMessage(err))
 			continue
 		}
-		out.Queries[i].PerSource = query.RenderAll(withFilters(ast, out.Filters), out.Sources)
+		out.Queries[i].PerSource = query.RenderAll(query.WithFilters(ast, out.Filters.IncludeTerms, out.Filters.ExcludeTerms), out.Sources)
 	}
 	if err := fe.Err("invalid search strategy"); err != nil {
 		return s, err
@@ -113,34 +113,6 @@ func Rerender(s skills.SearchStrategy) (skills.SearchStrategy, error) {
 	return out, nil
 }
 
-// withFilters folds the strategy's include and exclude terms into a query,
-// so what each source receives honours them: an include term the query does
-// not mention becomes a required clause, an exclude term a NOT clause. The
-// researcher edits these terms in the strategy form; without this they
-// would be recorded but never searched.
-func withFilters(ast query.AST, f skills.Filters) query.AST {
-	mentioned := map[string]bool{}
-	for _, t := range ast.Terms() {
-		mentioned[strings.ToLower(t.Text)] = true
-	}
-	out := query.AST{Clauses: slices.Clone(ast.Clauses)}
-	add := func(term string, not bool) {
-		t := query.NewTerm(term, strings.Contains(strings.TrimSpace(term), " "))
-		key := strings.ToLower(t.Text)
-		if key == "" || mentioned[key] {
-			return
-		}
-		mentioned[key] = true
-		out.Clauses = append(out.Clauses, query.Clause{Not: not, Any: []query.Term{t}})
-	}
-	for _, t := range f.IncludeTerms {
-		add(t, false)
-	}
-	for _, t := range f.ExcludeTerms {
-		add(t, true)
-	}
-	return out
-}
 
 // reviewGate is checkpoint 2: the researcher approves the results, or
 // marks papers and says what to change for another iteration.

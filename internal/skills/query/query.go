@@ -23,6 +23,7 @@
 package query
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -422,4 +423,34 @@ func (p *parser) atom() ([]Term, error) {
 	default:
 		return nil, engine.Errorf(engine.EInvalid, "unexpected exclusion at position %d", t.pos)
 	}
+}
+
+// WithFilters folds a strategy's include and exclude terms into a query, so
+// what each source receives honours them: an include term the query does
+// not mention becomes a required clause, an exclude term a NOT clause (a
+// term the query searches for is never excluded). The researcher edits
+// these terms in the strategy form and a model is told them; without this
+// they would be recorded but never searched.
+func WithFilters(ast AST, include, exclude []string) AST {
+	mentioned := map[string]bool{}
+	for _, t := range ast.Terms() {
+		mentioned[strings.ToLower(t.Text)] = true
+	}
+	out := AST{Clauses: slices.Clone(ast.Clauses)}
+	add := func(term string, not bool) {
+		t := NewTerm(term, strings.Contains(strings.TrimSpace(term), " "))
+		key := strings.ToLower(t.Text)
+		if key == "" || mentioned[key] {
+			return
+		}
+		mentioned[key] = true
+		out.Clauses = append(out.Clauses, Clause{Not: not, Any: []Term{t}})
+	}
+	for _, t := range include {
+		add(t, false)
+	}
+	for _, t := range exclude {
+		add(t, true)
+	}
+	return out
 }
