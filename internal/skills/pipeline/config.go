@@ -23,9 +23,10 @@ import (
 	"quarry/internal/skills/sources/serpapi"
 )
 
-// Config says which sources a deployment searches and how to reach them.
-// It is read from a JSON file (QUARRY_CONFIG) and the environment, the
-// environment winning, so a container can override one key without a file.
+// Config says which sources a deployment searches, how to reach them and
+// which language model the skills use. It is read from a JSON file
+// (QUARRY_CONFIG) and the environment, the environment winning key by key,
+// so a container can override one key without a file.
 type Config struct {
 	// Sources are the enabled source names; empty means just "local", the
 	// one source that needs no network or account.
@@ -51,9 +52,19 @@ type Config struct {
 	// cannot use attached files.
 	Files FileSource `json:"-"`
 	// LLM selects the model behind the intent parser, query builder and
-	// scorer (offline heuristics by default). It is read from the
-	// environment only (QUARRY_LLM_*), so API keys never sit in the file.
+	// scorer (offline heuristics by default). It is resolved from the
+	// file's "llm" object (llm.FileConfig) and QUARRY_LLM_* by
+	// llm.ConfigFrom, because the file's shape differs from the resolved
+	// one (durations as text, absent keys); llm.Config never serialises
+	// its API key.
 	LLM llm.Config `json:"-"`
+}
+
+// fileConfig is the QUARRY_CONFIG file: Config's keys plus the raw "llm"
+// object, which the embedded Config's LLM (tagged "-") cannot decode.
+type fileConfig struct {
+	Config
+	LLM llm.FileConfig `json:"llm"`
 }
 
 // ErrNoSources is wrapped by FromConfig's error when the only enabled source
@@ -67,14 +78,15 @@ func knownSources() []string {
 		skills.SourceCrossref, skills.SourcePubMed, skills.SourceSerpAPIScholar}
 }
 
-// ConfigFromEnv reads QUARRY_CONFIG (a JSON file with Config's keys), then
-// overrides it with QUARRY_SOURCES (comma-separated), QUARRY_CONTACT_EMAIL,
-// QUARRY_SEMANTIC_SCHOLAR_KEY, QUARRY_SERPAPI_KEY, QUARRY_OPENALEX_KEY,
-// QUARRY_PUBMED_KEY, QUARRY_STRATEGY_CHECKPOINT (true/false) and
-// QUARRY_<SOURCE>_URL for each source's base URL. getenv is passed in so
-// tests never touch the process environment.
+// ConfigFromEnv reads QUARRY_CONFIG (a JSON file with Config's keys and an
+// "llm" object), then overrides it with QUARRY_SOURCES (comma-separated),
+// QUARRY_CONTACT_EMAIL, QUARRY_SEMANTIC_SCHOLAR_KEY, QUARRY_SERPAPI_KEY,
+// QUARRY_OPENALEX_KEY, QUARRY_PUBMED_KEY, QUARRY_STRATEGY_CHECKPOINT
+// (true/false), QUARRY_<SOURCE>_URL for each source's base URL and
+// QUARRY_LLM_* for each LLM setting (see llm.ConfigFrom). getenv is passed
+// in so tests never touch the process environment.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	var cfg Config
+	var file fileConfig
 	if path := strings.TrimSpace(getenv("QUARRY_CONFIG")); path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -83,11 +95,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
+		if err := dec.Decode(&file); err != nil {
 			return Config{}, &engine.Error{Code: engine.EInvalid, Message: "the QUARRY_CONFIG file is not a valid configuration",
 				Fields: map[string]string{"QUARRY_CONFIG": fmt.Sprintf("%s: %v", path, err)}}
 		}
 	}
+	cfg := file.Config
 	if v := strings.TrimSpace(getenv("QUARRY_SOURCES")); v != "" {
 		cfg.Sources = nil
 		for _, s := range strings.Split(v, ",") {
@@ -107,7 +120,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			*dst = v
 		}
 	}
-	lc, err := llm.ConfigFromEnv(getenv)
+	lc, err := llm.ConfigFrom(file.LLM, getenv)
 	if err != nil {
 		return Config{}, err
 	}

@@ -2,10 +2,12 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -23,11 +25,22 @@ func TestConfigFromEnv(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(`{"sources":["openalex","arxiv"],"contact_email":"file@example.org","serpapi_key":"k1","base_urls":{"arxiv":"http://127.0.0.1:1/"}}`), 0o600))
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"sourcez":[]}`), 0o600))
+	withLLM := filepath.Join(dir, "llm.json")
+	require.NoError(t, os.WriteFile(withLLM, []byte(`{"sources":["arxiv"],"llm":{"provider":"openai","model":"qwen2.5:7b",
+		"base_url":"http://localhost:11434/v1","api_key":"sk-file","timeout":"3m","max_retries":0}}`), 0o600))
+	gemini := filepath.Join(dir, "gemini.json")
+	require.NoError(t, os.WriteFile(gemini, []byte(`{"llm":{"provider":"gemini"}}`), 0o600))
+	llmTypo := filepath.Join(dir, "llm-typo.json")
+	require.NoError(t, os.WriteFile(llmTypo, []byte(`{"llm":{"temprature":0.2}}`), 0o600))
 	f := false
 	offline, err := llm.ConfigFromEnv(env(nil))
 	require.NoError(t, err)
 	openai := offline
 	openai.Provider, openai.Model, openai.APIKey = llm.ProviderOpenAI, "m1", "sk-test"
+	fromFile := llm.Config{Provider: llm.ProviderOpenAI, Model: "qwen2.5:7b", BaseURL: "http://localhost:11434/v1",
+		APIKey: "sk-file", Timeout: 3 * time.Minute, MaxRetries: 0}
+	fileThenEnv := fromFile
+	fileThenEnv.Model, fileThenEnv.APIKey, fileThenEnv.MaxRetries = "llama3.1", "sk-env", 4
 
 	tests := []struct {
 		name      string
@@ -44,6 +57,12 @@ func TestConfigFromEnv(t *testing.T) {
 				StrategyCheckpoint: &f, BaseURLs: map[string]string{"arxiv": "http://127.0.0.1:1/", "pubmed": "http://x/"}}, ""},
 		{"LLMFromEnv", map[string]string{"QUARRY_LLM_PROVIDER": "openai", "QUARRY_LLM_MODEL": "m1", "OPENAI_API_KEY": "sk-test"},
 			pipeline.Config{LLM: openai}, ""},
+		{"LLMFromFile", map[string]string{"QUARRY_CONFIG": withLLM}, pipeline.Config{Sources: []string{"arxiv"}, LLM: fromFile}, ""},
+		{"LLMEnvOverridesFile", map[string]string{"QUARRY_CONFIG": withLLM, "QUARRY_LLM_MODEL": "llama3.1",
+			"QUARRY_LLM_API_KEY": "sk-env", "QUARRY_LLM_MAX_RETRIES": "4", "OPENAI_API_KEY": "sk-vendor"},
+			pipeline.Config{Sources: []string{"arxiv"}, LLM: fileThenEnv}, ""},
+		{"LLMUnknownProviderInFile", map[string]string{"QUARRY_CONFIG": gemini}, pipeline.Config{}, "llm.provider"},
+		{"LLMUnknownKeyInFile", map[string]string{"QUARRY_CONFIG": llmTypo}, pipeline.Config{}, "QUARRY_CONFIG"},
 		{"MissingFile", map[string]string{"QUARRY_CONFIG": filepath.Join(dir, "nope.json")}, pipeline.Config{}, "QUARRY_CONFIG"},
 		{"UnknownKey", map[string]string{"QUARRY_CONFIG": bad}, pipeline.Config{}, "QUARRY_CONFIG"},
 		{"BadBool", map[string]string{"QUARRY_STRATEGY_CHECKPOINT": "maybe"}, pipeline.Config{}, "QUARRY_STRATEGY_CHECKPOINT"},
@@ -55,6 +74,7 @@ func TestConfigFromEnv(t *testing.T) {
 			if tt.wantField != "" {
 				require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
 				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				require.Contains(t, err.Error(), tt.wantField, "the message names the field to fix")
 				return
 			}
 			require.NoError(t, err)
@@ -64,6 +84,24 @@ func TestConfigFromEnv(t *testing.T) {
 			require.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// TestConfigFileLLMBuildsProvider follows LLM settings from the file to a
+// built workflow, and checks that the resolved configuration does not echo
+// the key when serialised.
+func TestConfigFileLLMBuildsProvider(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "quarry.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"sources":["arxiv"],"llm":{"provider":"anthropic","api_key":"sk-secret"}}`), 0o600))
+	cfg, err := pipeline.ConfigFromEnv(env(map[string]string{"QUARRY_CONFIG": file}))
+	require.NoError(t, err)
+	require.Equal(t, llm.ProviderAnthropic, cfg.LLM.Provider)
+	require.Equal(t, llm.DefaultAnthropicModel, cfg.LLM.Model)
+	_, err = pipeline.FromConfig(cfg, nil, 0)
+	require.NoError(t, err, "the file's key is enough for a hosted provider")
+	b, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "sk-secret")
 }
 
 func TestFromConfigRejectsHostedLLMWithoutKey(t *testing.T) {
