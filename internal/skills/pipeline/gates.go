@@ -113,7 +113,6 @@ func Rerender(s skills.SearchStrategy) (skills.SearchStrategy, error) {
 	return out, nil
 }
 
-
 // reviewGate is checkpoint 2: the researcher approves the results, or
 // marks papers and says what to change for another iteration.
 func (p *pipe) reviewGate() *engine.Gate {

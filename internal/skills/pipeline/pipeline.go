@@ -635,16 +635,25 @@ func Finalize(last skills.PaperCollection, accumulated []skills.ScoredPaper) ski
 	for _, p := range out.Papers {
 		have[p.ID] = true
 	}
-	var extra []string
+	var extra []skills.ScoredPaper
 	for _, p := range accumulated {
 		if !have[p.ID] {
 			have[p.ID] = true
 			out.Papers = append(out.Papers, p)
-			extra = append(extra, p.ID)
+			extra = append(extra, p)
 		}
 	}
 	if len(extra) > 0 {
-		out.Groups = append(out.Groups, skills.Group{Label: AccumulatedGroup, PaperIDs: extra})
+		// Like every group, best score first (ties by ID, so the order is
+		// stable), not in the order they were marked.
+		slices.SortStableFunc(extra, func(a, b skills.ScoredPaper) int {
+			return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
+		})
+		ids := make([]string, len(extra))
+		for i, p := range extra {
+			ids[i] = p.ID
+		}
+		out.Groups = append(out.Groups, skills.Group{Label: AccumulatedGroup, PaperIDs: ids})
 	}
 	if out.Papers == nil {
 		out.Papers = []skills.ScoredPaper{}

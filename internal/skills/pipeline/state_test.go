@@ -45,3 +45,18 @@ func TestStateOf(t *testing.T) {
 		})
 	}
 }
+
+// TestFinalizeSortsAccumulatedGroupByScore: papers marked relevant in
+// earlier iterations join the final collection in their own group, best
+// score first like every group, not in the order they were marked.
+func TestFinalizeSortsAccumulatedGroupByScore(t *testing.T) {
+	t.Parallel()
+	sp := func(id string, score float64) skills.ScoredPaper {
+		return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: "Paper " + id, Source: "local"}, Score: score, Reasons: []string{"r"}}
+	}
+	last := skills.PaperCollection{Papers: []skills.ScoredPaper{sp("now", 0.9)}, Groups: []skills.Group{{Label: "theme", PaperIDs: []string{"now"}}}}
+	got := pipeline.Finalize(last, []skills.ScoredPaper{sp("low", 0.2), sp("now", 0.9), sp("high", 0.8), sp("tie-b", 0.5), sp("tie-a", 0.5)})
+	require.NoError(t, got.Validate())
+	require.Len(t, got.Papers, 5)
+	require.Equal(t, skills.Group{Label: pipeline.AccumulatedGroup, PaperIDs: []string{"high", "tie-a", "tie-b", "low"}}, got.Groups[len(got.Groups)-1])
+}
