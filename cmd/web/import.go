@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"quarry/internal/app"
 	"quarry/internal/biblio"
@@ -59,6 +62,13 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	read := codecs.Options{Format: *format, CSVColumns: columns}
 
+	// The inputs are opened before the database, so a typo in a file name
+	// fails before anything is created or written.
+	in, err := openImport(fs.Args(), read)
+	if err != nil {
+		return err
+	}
+	defer in.close()
 	st, err := store.Open(ctx, cfg.DB, store.Options{})
 	if err != nil {
 		return err
@@ -66,8 +76,8 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	defer func() { err = errors.Join(err, st.Close()) }()
 
 	start := time.Now()
-	p := newProgressPrinter(stdout, isTerminal(stdout), start)
-	stats, err := library.ImportFiles(ctx, st, fs.Args(), read, library.ImportOptions{Progress: p.report})
+	p := newProgressPrinter(stdout, isTerminal(stdout), in, time.Now)
+	stats, err := st.ImportPapers(ctx, in.next(ctx, p.tick), library.ImportOptions{Progress: p.report})
 	p.finish()
 	for i, e := range stats.Errors {
 		if i == maxListedErrors {
@@ -90,40 +100,262 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	return nil
 }
 
-// progressPrinter shows import progress: one line rewritten in place with
-// \r on a terminal, periodic plain lines elsewhere (logs, CI).
+// importInput is the files of one import, all opened before anything is
+// written (as library.ImportFiles does) and read as one stream, so a bulk
+// load of several corpora builds the full-text index once. Each file is
+// read through a counter, so progress can be measured against the files'
+// sizes; for a .gz file the counter sees the compressed bytes, the only
+// size known before reading it.
+type importInput struct {
+	files   []*os.File
+	readers []*library.Reader
+	done    int64 // bytes taken from the files so far
+	size    int64 // their total size; 0 when unknown (a pipe, a device)
+}
+
+// openImport opens paths for import; the size is known only when every
+// input is a regular file.
+func openImport(paths []string, read codecs.Options) (*importInput, error) {
+	in := &importInput{}
+	known := true
+	for _, path := range paths {
+		f, err := os.Open(path)
+		if err != nil {
+			in.close()
+			return nil, engine.Errorf(engine.EInvalid, "open %s: %v", path, err)
+		}
+		in.files = append(in.files, f)
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			in.size += fi.Size()
+		} else {
+			known = false
+		}
+		r, err := library.NewReader(countingReader{r: f, n: &in.done}, filepath.Base(path), read)
+		if err != nil {
+			in.close()
+			return nil, err
+		}
+		in.readers = append(in.readers, r)
+	}
+	if !known {
+		in.size = 0
+	}
+	return in, nil
+}
+
+// next streams the records of every file in turn; tick is called once per
+// record, so progress can move between the store's batch reports.
+func (in *importInput) next(ctx context.Context, tick func()) library.Next {
+	i := 0
+	return func() (library.Record, error) {
+		if err := ctx.Err(); err != nil {
+			return library.Record{}, err
+		}
+		for i < len(in.readers) {
+			rec, err := in.readers[i].Next()
+			if errors.Is(err, io.EOF) {
+				i++
+				continue
+			}
+			if err == nil {
+				tick()
+			}
+			return rec, err
+		}
+		return library.Record{}, io.EOF
+	}
+}
+
+// close releases the decompressors and the files. Their errors are not
+// reported: the files were only read, and a damaged stream has already
+// failed the import when it was read.
+func (in *importInput) close() {
+	for _, r := range in.readers {
+		r.Close()
+	}
+	for _, f := range in.files {
+		f.Close()
+	}
+}
+
+// countingReader adds the bytes read through it to *n. The import reads,
+// reports and draws in one goroutine, so a plain counter is enough.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
+}
+
+// progressLineWidth keeps the in-place line within an 80-column terminal:
+// a line that wraps cannot be rewritten with \r. The bar starts at
+// progressBarMax cells and gives up room, down to progressBarMin, as the
+// counts grow longer.
+const (
+	progressLineWidth = 79
+	progressBarMin    = 10
+	progressBarMax    = 24
+)
+
+// progressRedraw throttles the in-place line: often enough to look live,
+// rarely enough that drawing costs nothing next to parsing.
+const progressRedraw = 150 * time.Millisecond
+
+// importState is what a progress line shows.
+type importState struct {
+	Read, Skipped int
+	Done, Size    int64 // bytes read of the input's total size; Size 0 when unknown
+	Elapsed       time.Duration
+	Indexing      bool // every record is read; the library and its index are being built
+}
+
+// renderProgress draws s as one line: with a bar, percentage and ETA when
+// the size is known, a bare counter when it is not (stdin, a pipe). bar is
+// the widest the bar may be, 0 for none (plain log lines, where a bar is
+// noise); it returns the width used, which the caller passes back next
+// time so the bar only ever narrows and does not jitter between redraws.
+// The indexing line is the last one rewritten, so it keeps the bar's width
+// even if it wraps.
+func renderProgress(s importState, bar int) (string, int) {
+	var text strings.Builder
+	frac := 0.0
+	if s.Size > 0 {
+		frac = min(float64(s.Done)/float64(s.Size), 1)
+		fmt.Fprintf(&text, "%3d%%  ", int(frac*100))
+	}
+	fmt.Fprintf(&text, "%s records (%s skipped)", thousands(s.Read), thousands(s.Skipped))
+	switch {
+	case s.Indexing:
+		text.WriteString("; building the library's full-text index…")
+	case s.Elapsed > 0:
+		fmt.Fprintf(&text, "  %s", recordRate(float64(s.Read)/s.Elapsed.Seconds()))
+		if s.Size > 0 && s.Done > 0 && s.Done < s.Size {
+			eta := time.Duration(float64(s.Elapsed) * float64(s.Size-s.Done) / float64(s.Done))
+			fmt.Fprintf(&text, "  ETA %s", shortDuration(eta))
+		}
+	}
+	if bar <= 0 || s.Size == 0 {
+		return strings.TrimLeft(text.String(), " "), bar
+	}
+	if !s.Indexing {
+		bar = max(min(bar, progressLineWidth-utf8.RuneCountInString(text.String())-3), progressBarMin)
+	}
+	filled := int(frac * float64(bar))
+	return "[" + strings.Repeat("#", filled) + strings.Repeat(".", bar-filled) + "] " + text.String(), bar
+}
+
+// thousands writes n with comma separators, so a count of a million reads
+// at a glance.
+func thousands(n int) string {
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// recordRate writes a rate in records per second with a k or M suffix.
+func recordRate(r float64) string {
+	switch {
+	case r >= 1e6:
+		return fmt.Sprintf("%.1fM rec/s", r/1e6)
+	case r >= 1e3:
+		return fmt.Sprintf("%.1fk rec/s", r/1e3)
+	default:
+		return fmt.Sprintf("%.0f rec/s", r)
+	}
+}
+
+// shortDuration writes d to the second as 7s, 2m05s or 1h02m: an estimate
+// needs no more precision than that.
+func shortDuration(d time.Duration) string {
+	s := int(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
+	}
+}
+
+// progressPrinter shows import progress: on a terminal, one line rewritten
+// in place with \r, at most every progressRedraw; elsewhere (logs, CI) a
+// plain line every importProgressEvery records, so a log is not flooded.
 type progressPrinter struct {
-	w        io.Writer
-	tty      bool
-	start    time.Time
-	lastRead int
-	dirty    bool
+	w     io.Writer
+	tty   bool
+	in    *importInput
+	now   func() time.Time
+	start time.Time
+	drawn time.Time // when the in-place line was last drawn
+	read  int       // records read, counted as they are read
+	skip  int       // records skipped, as of the store's last report
+	lined int       // records read at the last plain line
+	bar   int       // the bar's width; 0 for plain lines
+	dirty bool      // an in-place line is showing and needs ending
 }
 
-func newProgressPrinter(w io.Writer, tty bool, start time.Time) *progressPrinter {
-	return &progressPrinter{w: w, tty: tty, start: start}
+func newProgressPrinter(w io.Writer, tty bool, in *importInput, now func() time.Time) *progressPrinter {
+	start := now()
+	p := &progressPrinter{w: w, tty: tty, in: in, now: now, start: start, drawn: start}
+	if tty {
+		p.bar = progressBarMax
+	}
+	return p
 }
 
+// tick counts one record read and, on a terminal, redraws when it is time.
+// The store reports only once per batch; counting here keeps the line
+// moving on slow inputs.
+func (p *progressPrinter) tick() {
+	p.read++
+	if p.tty && p.now().Sub(p.drawn) >= progressRedraw {
+		p.draw(false)
+	}
+}
+
+// report takes the store's counts after each batch and before the index
+// build, which is always shown since nothing is reported during it.
 func (p *progressPrinter) report(pr library.Progress) {
-	if pr.Indexing {
-		p.line(fmt.Sprintf("%d records read (%d skipped); adding them to the library and building the full-text index…", pr.Read, pr.Skipped))
-		return
+	p.read = max(p.read, pr.Read)
+	p.skip = pr.Skipped
+	switch {
+	case pr.Indexing:
+		p.draw(true)
+	case p.tty:
+		if p.now().Sub(p.drawn) >= progressRedraw {
+			p.draw(false)
+		}
+	case p.read-p.lined >= importProgressEvery:
+		p.lined = p.read
+		p.draw(false)
 	}
-	if !p.tty && pr.Read-p.lastRead < importProgressEvery {
-		return
-	}
-	p.lastRead = pr.Read
-	rate := float64(pr.Read) / max(time.Since(p.start).Seconds(), 1e-3)
-	p.line(fmt.Sprintf("%d records read (%d skipped), %.0f/s", pr.Read, pr.Skipped, rate))
 }
 
-func (p *progressPrinter) line(s string) {
+func (p *progressPrinter) draw(indexing bool) {
+	now := p.now()
+	p.drawn = now
+	var line string
+	line, p.bar = renderProgress(importState{
+		Read: p.read, Skipped: p.skip,
+		Done: p.in.done, Size: p.in.size,
+		Elapsed: now.Sub(p.start), Indexing: indexing,
+	}, p.bar)
 	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s", s)
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		p.dirty = true
 		return
 	}
-	fmt.Fprintln(p.w, s)
+	fmt.Fprintln(p.w, line)
 }
 
 // finish ends the in-place line so the report starts on its own line.

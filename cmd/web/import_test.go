@@ -2,15 +2,25 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
+	"quarry/internal/library"
 	"quarry/internal/skills"
 	"quarry/internal/store"
 )
@@ -30,6 +40,7 @@ func TestImportCommandEndToEnd(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, append([]string{"import"}, files...), env, &out))
 	text := out.String()
+	require.NotContains(t, text, "\r", "a non-terminal gets plain lines, not in-place updates")
 	require.Contains(t, text, "arxiv_sample.jsonl:3: malformed JSON\n")
 	require.Contains(t, text, "paperlists_sample.jsonl:6: missing title\n")
 	require.Regexp(t, regexp.MustCompile(`(?m)^imported 5 new, 1 updated, 4 skipped \(1 malformed JSON, 1 missing title, 1 status Reject, 1 status Withdraw\) in [0-9.]+ s$`), text)
@@ -113,4 +124,157 @@ func TestImportCommandRejectsBadInvocations(t *testing.T) {
 			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
 		})
 	}
+}
+
+func TestRenderProgress(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		state   importState
+		bar     int
+		want    string
+		wantBar int
+	}{
+		{"KnownSizeOnATerminal",
+			importState{Read: 35120, Skipped: 2, Done: 50, Size: 100, Elapsed: 7 * time.Second}, progressBarMax,
+			"[############............]  50%  35,120 records (2 skipped)  5.0k rec/s  ETA 7s", progressBarMax},
+		{"KnownSizeInALog",
+			importState{Read: 35120, Skipped: 2, Done: 50, Size: 100, Elapsed: 7 * time.Second}, 0,
+			"50%  35,120 records (2 skipped)  5.0k rec/s  ETA 7s", 0},
+		{"UnknownSizeIsACounter",
+			importState{Read: 1234567, Skipped: 12345, Elapsed: 100 * time.Second}, progressBarMax,
+			"1,234,567 records (12,345 skipped)  12.3k rec/s", progressBarMax},
+		{"LongEstimate",
+			importState{Read: 900, Done: 1, Size: 1000, Elapsed: 10 * time.Second}, 0,
+			"0%  900 records (0 skipped)  90 rec/s  ETA 2h46m", 0},
+		{"MillionsPerSecond",
+			importState{Read: 2_000_000, Done: 2, Size: 3, Elapsed: 250 * time.Millisecond}, 0,
+			"66%  2,000,000 records (0 skipped)  8.0M rec/s  ETA 0s", 0},
+		{"NothingReadYet",
+			importState{Size: 100}, 0,
+			"0%  0 records (0 skipped)", 0},
+		{"OverrunIsClamped",
+			importState{Read: 10, Done: 150, Size: 100, Elapsed: time.Second}, progressBarMax,
+			"[########################] 100%  10 records (0 skipped)  10 rec/s", progressBarMax},
+		{"LongCountsNarrowTheBar",
+			importState{Read: 1234567, Skipped: 123456, Done: 47, Size: 100, Elapsed: 65 * time.Second}, progressBarMax,
+			"[#####......]  47%  1,234,567 records (123,456 skipped)  19.0k rec/s  ETA 1m13s", 11},
+		{"TheBarNeverWidens",
+			importState{Read: 10, Done: 50, Size: 100, Elapsed: time.Second}, 12,
+			"[######......]  50%  10 records (0 skipped)  10 rec/s  ETA 1s", 12},
+		{"IndexingKeepsTheBarWidth",
+			importState{Read: 512345, Skipped: 123456, Done: 100, Size: 100, Elapsed: time.Minute, Indexing: true}, 18,
+			"[##################] 100%  512,345 records (123,456 skipped); building the library's full-text index…", 18},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, bar := renderProgress(tt.state, tt.bar)
+			require.Equal(t, tt.want, got)
+			require.Equal(t, tt.wantBar, bar)
+			if !tt.state.Indexing {
+				require.LessOrEqual(t, utf8.RuneCountInString(got), progressLineWidth, "a wrapped line cannot be rewritten with \\r")
+			}
+		})
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		0:                       "0s",
+		1499 * time.Millisecond: "1s",
+		59 * time.Second:        "59s",
+		125 * time.Second:       "2m05s",
+		3720 * time.Second:      "1h02m",
+	} {
+		require.Equal(t, want, shortDuration(d), "%v", d)
+	}
+}
+
+// fakeClock advances by step each time it is read, so the printer's
+// throttling runs the same on every machine.
+func fakeClock(step time.Duration) func() time.Time {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	return func() time.Time {
+		now = now.Add(step)
+		return now
+	}
+}
+
+// simulateImport feeds a printer what an import of n records in batches of
+// batch reports: a tick per record, a report per batch, then the index build.
+func simulateImport(p *progressPrinter, in *importInput, n, batch int) {
+	for i := 1; i <= n; i++ {
+		in.done = int64(i)
+		p.tick()
+		if i%batch == 0 || i == n {
+			p.report(library.Progress{ImportStats: library.ImportStats{Read: i, Skipped: i / 100}})
+		}
+	}
+	p.report(library.Progress{ImportStats: library.ImportStats{Read: n, Skipped: n / 100}, Indexing: true})
+	p.finish()
+}
+
+func TestProgressPrinterWritesPlainLinesWhenNotATerminal(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	in := &importInput{size: 60000}
+	simulateImport(newProgressPrinter(&out, false, in, fakeClock(time.Millisecond)), in, 60000, 5000)
+	require.NotContains(t, out.String(), "\r")
+	require.NotContains(t, out.String(), "\033")
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 3, "one line per %d records, then the index build:\n%s", importProgressEvery, out.String())
+	require.True(t, strings.HasPrefix(lines[0], "41%  25,000 records (250 skipped)  "), lines[0])
+	require.True(t, strings.HasPrefix(lines[1], "83%  50,000 records (500 skipped)  "), lines[1])
+	require.Equal(t, "100%  60,000 records (600 skipped); building the library's full-text index…", lines[2])
+}
+
+func TestProgressPrinterRedrawsInPlaceOnATerminal(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	in := &importInput{size: 3000}
+	// 1 ms per clock reading and one or two readings per record: a redraw
+	// every progressRedraw is a few dozen redraws, not thousands.
+	simulateImport(newProgressPrinter(&out, true, in, fakeClock(time.Millisecond)), in, 3000, 500)
+	text := out.String()
+	draws := strings.Count(text, "\r\033[K")
+	require.Greater(t, draws, 10)
+	require.Less(t, draws, 60)
+	require.Equal(t, 1, strings.Count(text, "\n"), "only finish ends the line")
+	require.True(t, strings.HasSuffix(text, "\r\033[K[########################] 100%  3,000 records (30 skipped); building the library's full-text index…\n"), text[max(0, len(text)-200):])
+	require.Contains(t, text, "ETA ")
+}
+
+// TestOpenImportCountsCompressedBytes reads a gzipped file to the end and
+// checks that the bytes counted reach the size on disk, so the bar ends at
+// 100% for .gz input.
+func TestOpenImportCountsCompressedBytes(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "papers.jsonl.gz")
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	rnd := rand.New(rand.NewPCG(1, 2)) // abstracts gzip cannot shrink much, so the file outgrows the readers' buffers
+	for i := range 5000 {
+		fmt.Fprintf(zw, `{"id":"arxiv:%d","title":"Paper number %d about retrieval","abstract":"%x %x %x"}`+"\n", i, i, rnd.Uint64(), rnd.Uint64(), rnd.Uint64())
+	}
+	require.NoError(t, zw.Close())
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+
+	in, err := openImport([]string{path}, codecs.Options{})
+	require.NoError(t, err)
+	defer in.close()
+	require.EqualValues(t, buf.Len(), in.size)
+	require.Less(t, in.done, in.size, "the file is not read whole when opened")
+	ticks := 0
+	next := in.next(context.Background(), func() { ticks++ })
+	for {
+		_, err := next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+	}
+	require.Equal(t, 5000, ticks)
+	require.Equal(t, in.size, in.done)
 }
