@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -101,13 +100,11 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 }
 
 // importInput is the files of one import, all opened before anything is
-// written (as library.ImportFiles does) and read as one stream, so a bulk
-// load of several corpora builds the full-text index once. Each file is
-// read through a counter, so progress can be measured against the files'
-// sizes; for a .gz file the counter sees the compressed bytes, the only
-// size known before reading it.
+// written (as library.ImportFiles does) and read as one stream
+// (library.Chain), so a bulk load of several corpora builds the full-text
+// index once. The bytes read are counted (library.OpenCounting), so
+// progress can be measured against the files' sizes.
 type importInput struct {
-	files   []*os.File
 	readers []*library.Reader
 	done    int64 // bytes taken from the files so far
 	size    int64 // their total size; 0 when unknown (a pipe, a device)
@@ -119,18 +116,12 @@ func openImport(paths []string, read codecs.Options) (*importInput, error) {
 	in := &importInput{}
 	known := true
 	for _, path := range paths {
-		f, err := os.Open(path)
-		if err != nil {
-			in.close()
-			return nil, engine.Errorf(engine.EInvalid, "open %s: %v", path, err)
-		}
-		in.files = append(in.files, f)
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 			in.size += fi.Size()
 		} else {
 			known = false
 		}
-		r, err := library.NewReader(countingReader{r: f, n: &in.done}, filepath.Base(path), read)
+		r, err := library.OpenCounting(path, read, &in.done)
 		if err != nil {
 			in.close()
 			return nil, err
@@ -146,23 +137,13 @@ func openImport(paths []string, read codecs.Options) (*importInput, error) {
 // next streams the records of every file in turn; tick is called once per
 // record, so progress can move between the store's batch reports.
 func (in *importInput) next(ctx context.Context, tick func()) library.Next {
-	i := 0
+	chain := library.Chain(ctx, in.readers)
 	return func() (library.Record, error) {
-		if err := ctx.Err(); err != nil {
-			return library.Record{}, err
+		rec, err := chain()
+		if err == nil {
+			tick()
 		}
-		for i < len(in.readers) {
-			rec, err := in.readers[i].Next()
-			if errors.Is(err, io.EOF) {
-				i++
-				continue
-			}
-			if err == nil {
-				tick()
-			}
-			return rec, err
-		}
-		return library.Record{}, io.EOF
+		return rec, err
 	}
 }
 
@@ -173,22 +154,6 @@ func (in *importInput) close() {
 	for _, r := range in.readers {
 		r.Close()
 	}
-	for _, f := range in.files {
-		f.Close()
-	}
-}
-
-// countingReader adds the bytes read through it to *n. The import reads,
-// reports and draws in one goroutine, so a plain counter is enough.
-type countingReader struct {
-	r io.Reader
-	n *int64
-}
-
-func (c countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	*c.n += int64(n)
-	return n, err
 }
 
 // progressLineWidth keeps the in-place line within an 80-column terminal:

@@ -26,8 +26,14 @@ func ImportFiles(ctx context.Context, st Store, paths []string, read codecs.Opti
 		}
 		readers = append(readers, r)
 	}
+	return st.ImportPapers(ctx, Chain(ctx, readers), opts)
+}
+
+// Chain returns the records of readers one file after the other, as the
+// one stream an import takes; it stops with ctx's error once ctx is done.
+func Chain(ctx context.Context, readers []*Reader) Next {
 	i := 0
-	next := func() (Record, error) {
+	return func() (Record, error) {
 		if err := ctx.Err(); err != nil {
 			return Record{}, err
 		}
@@ -41,5 +47,4 @@ func ImportFiles(ctx context.Context, st Store, paths []string, read codecs.Opti
 		}
 		return Record{}, io.EOF
 	}
-	return st.ImportPapers(ctx, next, opts)
 }

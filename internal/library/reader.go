@@ -24,11 +24,23 @@ type Reader struct {
 // Open opens path for import; opts.Format forces a format, otherwise it is
 // detected from the content.
 func Open(path string, opts codecs.Options) (*Reader, error) {
+	return OpenCounting(path, opts, nil)
+}
+
+// OpenCounting is Open that adds every byte read from the file to *read
+// (the compressed bytes of a gzipped file, the only size known before
+// reading it), so progress can be measured against the file's size. read
+// may be nil. The count is a plain integer: one goroutine reads.
+func OpenCounting(path string, opts codecs.Options, read *int64) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, engine.Errorf(engine.EInvalid, "open %s: %v", path, err)
 	}
-	rd, err := NewReader(f, filepath.Base(path), opts)
+	var src io.Reader = f
+	if read != nil {
+		src = countingReader{r: f, n: read}
+	}
+	rd, err := NewReader(src, filepath.Base(path), opts)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -98,4 +110,16 @@ func fromBiblio(b biblio.Record, origin string) Record {
 		}
 	}
 	return rec
+}
+
+// countingReader adds the bytes read through it to *n.
+type countingReader struct {
+	r io.Reader
+	n *int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	*c.n += int64(n)
+	return n, err
 }
