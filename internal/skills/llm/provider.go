@@ -106,9 +106,8 @@ func New(cfg Config) (Provider, error) {
 	if name == "" || name == ProviderOffline {
 		return nil, nil
 	}
-	if name != ProviderOpenAI && name != ProviderAnthropic {
-		return nil, engine.Errorf(engine.EInvalid, "unknown LLM provider %q; valid providers are %s, %s and %s",
-			cfg.Provider, ProviderOffline, ProviderOpenAI, ProviderAnthropic)
+	if !knownProvider(name) {
+		return nil, engine.Errorf(engine.EInvalid, "%s", unknownProvider(cfg.Provider))
 	}
 	if cfg.MaxRetries < 0 {
 		return nil, engine.Errorf(engine.EInvalid, "LLM max retries must not be negative (got %d)", cfg.MaxRetries)
@@ -225,13 +224,11 @@ func ConfigFrom(file FileConfig, getenv func(string) string) (Config, error) {
 		Timeout:    DefaultTimeout,
 		MaxRetries: DefaultMaxRetries,
 	}
-	switch cfg.Provider {
-	case "":
+	if cfg.Provider == "" {
 		cfg.Provider = ProviderOffline
-	case ProviderOffline, ProviderOpenAI, ProviderAnthropic:
-	default:
-		fe.Add(providerField, fmt.Sprintf("unknown LLM provider %q; valid providers are %s, %s and %s",
-			provider, ProviderOffline, ProviderOpenAI, ProviderAnthropic))
+	}
+	if !knownProvider(cfg.Provider) {
+		fe.Add(providerField, unknownProvider(provider))
 	}
 	if _, ok := parseHTTPURL(cfg.BaseURL); cfg.BaseURL != "" && !ok {
 		fe.Add(baseURLField, fmt.Sprintf("%q is not an http(s) URL", cfg.BaseURL))
@@ -274,6 +271,18 @@ func ConfigFrom(file FileConfig, getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// knownProvider reports whether name (lower case) is a provider New builds:
+// the one list both New and ConfigFrom check against.
+func knownProvider(name string) bool {
+	return name == ProviderOffline || name == ProviderOpenAI || name == ProviderAnthropic
+}
+
+// unknownProvider is the message for a provider name knownProvider refuses.
+func unknownProvider(name string) string {
+	return fmt.Sprintf("unknown LLM provider %q; valid providers are %s, %s and %s",
+		name, ProviderOffline, ProviderOpenAI, ProviderAnthropic)
 }
 
 // parseHTTPURL parses s and reports whether it is an absolute http(s) URL
