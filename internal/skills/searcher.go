@@ -59,6 +59,14 @@ type Source interface {
 	Search(ctx context.Context, req SourceRequest) ([]RawPaper, error)
 }
 
+// QueryFolder is a Source whose API takes the year range inside the query
+// text rather than as a parameter (arXiv's submittedDate clause). The
+// searcher records SentQuery instead of the rendered query, so the search
+// report shows the query exactly as the source received it.
+type QueryFolder interface {
+	SentQuery(req SourceRequest) string
+}
+
 // EventKind says what happened to a source during a search.
 type EventKind string
 
@@ -193,9 +201,11 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 				continue // rendered to nothing this source can search: skip, as the renderer asks
 			}
 			left++
-			calls = append(calls, plannedCall{si: si, qi: qi, name: name, src: src, req: SourceRequest{
-				Query: text, YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters,
-			}})
+			req := SourceRequest{Query: text, YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters}
+			if f, ok := src.(QueryFolder); ok {
+				texts[qi] = f.SentQuery(req)
+			}
+			calls = append(calls, plannedCall{si: si, qi: qi, name: name, src: src, req: req})
 		}
 		res.Sources[name] = SourceResult{Queries: texts}
 		outcomes[si] = make([]callOutcome, len(texts))

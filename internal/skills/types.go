@@ -284,7 +284,8 @@ type Group struct {
 type SourceResult struct {
 	Count int    `json:"count"`
 	Error string `json:"error,omitempty"`
-	// Query is the text sent to the source, per query, for reporting.
+	// Queries are the texts sent to the source, one per strategy query
+	// ("" where the query was skipped), for reporting.
 	Queries []string `json:"queries,omitempty"`
 }
 

@@ -38,7 +38,10 @@ type Client struct {
 	http *httpclient.Client
 }
 
-var _ skills.Source = (*Client)(nil)
+var (
+	_ skills.Source      = (*Client)(nil)
+	_ skills.QueryFolder = (*Client)(nil)
+)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
@@ -60,7 +63,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 		return nil, err
 	}
 	v := url.Values{}
-	v.Set("search_query", SearchQuery(req.Query, req.YearRange))
+	v.Set("search_query", c.SentQuery(req))
 	v.Set("start", "0")
 	v.Set("max_results", strconv.Itoa(min(req.MaxResults, maxPerCall)))
 	var f feed
@@ -82,9 +85,11 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	return papers, nil
 }
 
-// SearchQuery is the search_query arXiv receives: the rendered query,
-// parenthesised and ANDed with a submittedDate range when years are set.
-func SearchQuery(q string, y skills.YearRange) string {
+// SentQuery implements skills.QueryFolder: the search_query arXiv receives
+// is the rendered query, parenthesised and ANDed with a submittedDate range
+// when years are set.
+func (c *Client) SentQuery(req skills.SourceRequest) string {
+	q, y := req.Query, req.YearRange
 	if y.From == 0 && y.To == 0 {
 		return q
 	}

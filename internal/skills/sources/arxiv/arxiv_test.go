@@ -70,7 +70,10 @@ func TestSearchMapsEntries(t *testing.T) {
 	require.Equal(t, "25", q.Get("max_results"))
 }
 
-func TestSearchQuery(t *testing.T) {
+// TestSearcherRecordsTheQueryAsSent runs arXiv through the searcher: the
+// query the search records (and the PRISMA-S report prints) is the
+// search_query arXiv received, year clause included.
+func TestSearcherRecordsTheQueryAsSent(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
@@ -80,11 +83,24 @@ func TestSearchQuery(t *testing.T) {
 		{"Open", skills.YearRange{}, "ti:sleep OR abs:dream"},
 		{"From", skills.YearRange{From: 2015}, "(ti:sleep OR abs:dream) AND submittedDate:[201501010000 TO 999912312359]"},
 		{"To", skills.YearRange{To: 2001}, "(ti:sleep OR abs:dream) AND submittedDate:[000001010000 TO 200112312359]"},
+		{"Both", skills.YearRange{From: 1999, To: 2001}, "(ti:sleep OR abs:dream) AND submittedDate:[199901010000 TO 200112312359]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, tt.want, arxiv.SearchQuery("ti:sleep OR abs:dream", tt.years))
+			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/empty.xml")}, atom)
+			hc, _ := sourcetest.NewClient("")
+			s, err := skills.NewSearcher([]skills.Source{newSource(t, srv.URL, hc)}, skills.SearcherOptions{})
+			require.NoError(t, err)
+			res, err := s.Search(context.Background(), skills.SearchStrategy{
+				Queries:             []skills.Query{{Text: "sleep OR dream", PerSource: map[string]string{skills.SourceArxiv: "ti:sleep OR abs:dream"}}},
+				Sources:             []string{skills.SourceArxiv},
+				YearRange:           tt.years,
+				MaxResultsPerSource: 5,
+			})
+			require.NoError(t, err)
+			require.Equal(t, tt.want, srv.Requests()[0].URL.Query().Get("search_query"))
+			require.Equal(t, []string{tt.want}, res.Sources[skills.SourceArxiv].Queries)
 		})
 	}
 }
