@@ -20,6 +20,7 @@ import (
 	"quarry/internal/app"
 	"quarry/internal/handlers"
 	"quarry/internal/handlers/testapp"
+	"quarry/internal/skills/pipeline"
 )
 
 // web is a real app (store, engine, search pipeline over the test library)
@@ -116,6 +117,9 @@ func TestFormLoop(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
 	require.Equal(t, "ab", doc.Find("textarea#question").Text())
 	require.NotEmpty(t, doc.Find(`[data-field="question"]`).Text())
+	input := doc.Find("input#max_iterations")
+	require.Equal(t, "2", input.AttrOr("value", ""))
+	require.Equal(t, strconv.Itoa(pipeline.MaxIterationsLimit), input.AttrOr("max", ""), "the form's bound is the workflow's")
 
 	// A missing CSRF token is refused.
 	res, _ = w.post(t, w.client, "/runs", url.Values{"question": {"sleep and memory consolidation"}})

@@ -58,8 +58,13 @@ func emptyForm(e *engine.Engine) views.StartForm {
 	if !ok {
 		return f
 	}
-	if p, ok := params[paramMaxIterations]; ok && p.Default != nil {
-		f.MaxIterations = strconv.Itoa(engine.Params{"v": p.Default}.Int("v"))
+	if p, ok := params[paramMaxIterations]; ok {
+		if p.Default != nil {
+			f.MaxIterations = strconv.Itoa(engine.Params{"v": p.Default}.Int("v"))
+		}
+		if p.Max != nil {
+			f.IterationsMax = strconv.Itoa(int(*p.Max))
+		}
 	}
 	if p, ok := params[paramStrategyCheckpoint]; ok && p.Default != nil {
 		f.ConfirmStrategy = engine.Params{"v": p.Default}.Bool("v")

@@ -32,10 +32,13 @@ type RunSummary struct {
 // after a failed submit, an error per field (keyed by parameter name).
 type StartForm struct {
 	// Available is false when no "search" workflow is registered.
-	Available       bool
-	Question        string
-	Sources         []Choice
-	MaxIterations   string
+	Available     bool
+	Question      string
+	Sources       []Choice
+	MaxIterations string
+	// IterationsMax is the workflow's upper bound on max_iterations, for
+	// the input's max attribute ("" when the workflow sets none).
+	IterationsMax   string
 	ConfirmStrategy bool
 	Errors          map[string]string
 }
