@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -175,7 +176,8 @@ type importState struct {
 	Read, Skipped int
 	Done, Size    int64 // bytes read of the input's total size; Size 0 when unknown
 	Elapsed       time.Duration
-	Indexing      bool // every record is read; the library and its index are being built
+	Indexing      bool          // every record is read; the library and its index are being built
+	IndexFor      time.Duration // how long the index build has run, shown from a second on
 }
 
 // renderProgress draws s as one line: with a bar, percentage and ETA when
@@ -196,6 +198,9 @@ func renderProgress(s importState, bar int) (string, int) {
 	switch {
 	case s.Indexing:
 		text.WriteString("; building the library's full-text index…")
+		if s.IndexFor >= time.Second {
+			text.WriteString(" " + shortDuration(s.IndexFor))
+		}
 	case s.Elapsed > 0:
 		fmt.Fprintf(&text, "  %s", recordRate(float64(s.Read)/s.Elapsed.Seconds()))
 		if s.Size > 0 && s.Done > 0 && s.Done < s.Size {
@@ -252,10 +257,20 @@ func shortDuration(d time.Duration) string {
 	}
 }
 
+// indexRedraw is how often the line is redrawn while the index is built.
+// The build is one SQLite statement that reports nothing (FTS5's 'rebuild';
+// inserting in chunks to count them takes twice as long), so the line shows
+// how long it has run, to tell a working import from a hung one.
+const indexRedraw = time.Second
+
 // progressPrinter shows import progress: on a terminal, one line rewritten
-// in place with \r, at most every progressRedraw; elsewhere (logs, CI) a
-// plain line every importProgressEvery records, so a log is not flooded.
+// in place with \r, at most every progressRedraw, and every indexRedraw
+// while the index is built; elsewhere (logs, CI) a plain line every
+// importProgressEvery records, so a log is not flooded.
 type progressPrinter struct {
+	// mu serialises drawing: during the index build a ticker goroutine
+	// draws while the import goroutine waits on the store.
+	mu    sync.Mutex
 	w     io.Writer
 	tty   bool
 	in    *importInput
@@ -267,11 +282,16 @@ type progressPrinter struct {
 	lined int       // records read at the last plain line
 	bar   int       // the bar's width; 0 for plain lines
 	dirty bool      // an in-place line is showing and needs ending
+
+	indexStart  time.Time     // when the index build began
+	indexRedraw time.Duration // the ticker's period, indexRedraw but in tests
+	stopTicker  chan struct{} // closed by finish to stop the ticker
+	tickerDone  chan struct{} // closed by the ticker when it has stopped
 }
 
 func newProgressPrinter(w io.Writer, tty bool, in *importInput, now func() time.Time) *progressPrinter {
 	start := now()
-	p := &progressPrinter{w: w, tty: tty, in: in, now: now, start: start, drawn: start}
+	p := &progressPrinter{w: w, tty: tty, in: in, now: now, start: start, drawn: start, indexRedraw: indexRedraw}
 	if tty {
 		p.bar = progressBarMax
 	}
@@ -282,6 +302,8 @@ func newProgressPrinter(w io.Writer, tty bool, in *importInput, now func() time.
 // The store reports only once per batch; counting here keeps the line
 // moving on slow inputs.
 func (p *progressPrinter) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.read++
 	if p.tty && p.now().Sub(p.drawn) >= progressRedraw {
 		p.draw(false)
@@ -289,13 +311,23 @@ func (p *progressPrinter) tick() {
 }
 
 // report takes the store's counts after each batch and before the index
-// build, which is always shown since nothing is reported during it.
+// build, which is always shown since nothing is reported during it; on a
+// terminal a ticker then redraws it with its running time until finish.
 func (p *progressPrinter) report(pr library.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.read = max(p.read, pr.Read)
 	p.skip = pr.Skipped
 	switch {
 	case pr.Indexing:
+		if p.indexStart.IsZero() {
+			p.indexStart = p.now()
+		}
 		p.draw(true)
+		if p.tty && p.stopTicker == nil {
+			p.stopTicker, p.tickerDone = make(chan struct{}), make(chan struct{})
+			go p.tickIndexing()
+		}
 	case p.tty:
 		if p.now().Sub(p.drawn) >= progressRedraw {
 			p.draw(false)
@@ -306,15 +338,37 @@ func (p *progressPrinter) report(pr library.Progress) {
 	}
 }
 
+// tickIndexing redraws the indexing line every indexRedraw until finish.
+func (p *progressPrinter) tickIndexing() {
+	defer close(p.tickerDone)
+	t := time.NewTicker(p.indexRedraw)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stopTicker:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			p.draw(true)
+			p.mu.Unlock()
+		}
+	}
+}
+
+// draw writes the line; the caller holds mu.
 func (p *progressPrinter) draw(indexing bool) {
 	now := p.now()
 	p.drawn = now
-	var line string
-	line, p.bar = renderProgress(importState{
+	st := importState{
 		Read: p.read, Skipped: p.skip,
 		Done: p.in.done, Size: p.in.size,
 		Elapsed: now.Sub(p.start), Indexing: indexing,
-	}, p.bar)
+	}
+	if indexing {
+		st.IndexFor = now.Sub(p.indexStart)
+	}
+	var line string
+	line, p.bar = renderProgress(st, p.bar)
 	if p.tty {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		p.dirty = true
@@ -323,8 +377,15 @@ func (p *progressPrinter) draw(indexing bool) {
 	fmt.Fprintln(p.w, line)
 }
 
-// finish ends the in-place line so the report starts on its own line.
+// finish stops the indexing ticker and ends the in-place line, so the
+// report starts on its own line.
 func (p *progressPrinter) finish() {
+	if p.stopTicker != nil {
+		close(p.stopTicker)
+		<-p.tickerDone
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.tty && p.dirty {
 		fmt.Fprintln(p.w)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -165,6 +166,9 @@ func TestRenderProgress(t *testing.T) {
 		{"IndexingKeepsTheBarWidth",
 			importState{Read: 512345, Skipped: 123456, Done: 100, Size: 100, Elapsed: time.Minute, Indexing: true}, 18,
 			"[##################] 100%  512,345 records (123,456 skipped); building the library's full-text index…", 18},
+		{"IndexingShowsItsRunningTime",
+			importState{Read: 170290, Done: 100, Size: 100, Elapsed: time.Minute, Indexing: true, IndexFor: 12 * time.Second}, 10,
+			"[##########] 100%  170,290 records (0 skipped); building the library's full-text index… 12s", 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -244,6 +248,57 @@ func TestProgressPrinterRedrawsInPlaceOnATerminal(t *testing.T) {
 	require.Equal(t, 1, strings.Count(text, "\n"), "only finish ends the line")
 	require.True(t, strings.HasSuffix(text, "\r\033[K[########################] 100%  3,000 records (30 skipped); building the library's full-text index…\n"), text[max(0, len(text)-200):])
 	require.Contains(t, text, "ETA ")
+}
+
+// syncBuffer is a bytes.Buffer the ticker goroutine and the test can share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestProgressPrinterTicksDuringTheIndexBuild: the store reports nothing
+// while the index is built, so on a terminal the line is redrawn with the
+// build's running time until finish, and nothing is drawn after it.
+func TestProgressPrinterTicksDuringTheIndexBuild(t *testing.T) {
+	t.Parallel()
+	var out syncBuffer
+	in := &importInput{size: 100, done: 100}
+	p := newProgressPrinter(&out, true, in, fakeClock(time.Second))
+	p.indexRedraw = time.Millisecond
+	p.report(library.Progress{ImportStats: library.ImportStats{Read: 100}, Indexing: true})
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "index… 5s") },
+		10*time.Second, time.Millisecond, "the running time climbs: %q", out.String())
+	p.finish()
+	text := out.String()
+	require.True(t, strings.HasSuffix(text, "\n"), "finish ends the line")
+	time.Sleep(20 * time.Millisecond)
+	require.Equal(t, text, out.String(), "nothing is drawn after finish")
+}
+
+// TestProgressPrinterDoesNotTickOffATerminal: a log gets the indexing line
+// once, not a line a second.
+func TestProgressPrinterDoesNotTickOffATerminal(t *testing.T) {
+	t.Parallel()
+	var out syncBuffer
+	in := &importInput{size: 100, done: 100}
+	p := newProgressPrinter(&out, false, in, fakeClock(time.Millisecond))
+	p.indexRedraw = time.Millisecond
+	p.report(library.Progress{ImportStats: library.ImportStats{Read: 100}, Indexing: true})
+	time.Sleep(20 * time.Millisecond)
+	p.finish()
+	require.Equal(t, "100%  100 records (0 skipped); building the library's full-text index…\n", out.String())
 }
 
 // TestOpenImportCountsCompressedBytes reads a gzipped file to the end and
