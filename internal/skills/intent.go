@@ -3,6 +3,7 @@ package skills
 import (
 	"context"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -181,8 +182,15 @@ func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) 
 	in := ParsedIntent{Topic: topic}
 	s := strings.ToLower(topic)
 	// Quoted phrases first: they are what the researcher insists on and
-	// must not be split by the rules below.
-	var quoted []string
+	// must not be split by the rules below. A quoted phrase after an
+	// exclusion cue (without "prompt engineering") is one they insist on
+	// leaving out.
+	var quoted, quotedOut []string
+	s = replaceAll(quotedExclusion, s, func(m []string) {
+		if ph := strings.Join(strings.Fields(m[1]), " "); ph != "" && !containsFold(quotedOut, ph) {
+			quotedOut = append(quotedOut, ph)
+		}
+	})
 	s = replaceAll(quotedPhrase, s, func(m []string) {
 		if ph := strings.Join(strings.Fields(m[1]), " "); ph != "" && !containsFold(quoted, ph) {
 			quoted = append(quoted, ph)
@@ -190,7 +198,13 @@ func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) 
 	})
 	in.IncludeTerms = quoted
 	s, in.YearRange = yearRange(s, p.now())
-	s, in.ExcludeTerms = exclusions(s)
+	s, excluded := exclusions(s)
+	for _, e := range excluded {
+		if !containsFold(quotedOut, e) {
+			quotedOut = append(quotedOut, e)
+		}
+	}
+	in.ExcludeTerms = quotedOut
 	in.FieldsOfStudy = p.fieldsOfStudy(s + " , " + strings.Join(quoted, " , "))
 	s, in.StudyTypes = studyTypes(s)
 	in.Concepts = p.concepts(s, quoted)
@@ -281,8 +295,21 @@ func yearRange(s string, now time.Time) (string, YearRange) {
 }
 
 var (
-	exclusionCue = regexp.MustCompile(`\b(?:not\s+(?:in|among|on|for|including|involving|about)|excluding|exclude|except(?:\s+for)?|without|other\s+than|but\s+not|apart\s+from|ignoring|rather\s+than)\s+([^,;:.?!()]+)`)
-	phraseStop   = map[string]bool{"and": true, "or": true, "but": true, "since": true, "after": true, "before": true, "between": true, "during": true, "published": true, "from": true, "that": true, "which": true, "who": true, "where": true, "when": true, "while": true, "with": true, "versus": true, "vs": true, "compared": true, "using": true, "is": true, "are": true, "was": true, "were": true, "do": true, "does": true, "did": true, "to": true}
+	// exclusionCues are the words that introduce what to leave out.
+	exclusionCues   = `(?:not\s+(?:in|among|on|for|including|involving|about)|excluding|exclude|except(?:\s+for)?|without|other\s+than|but\s+not|apart\s+from|ignoring|rather\s+than)`
+	exclusionCue    = regexp.MustCompile(`\b` + exclusionCues + `\s+([^,;:.?!()]+)`)
+	quotedExclusion = regexp.MustCompile(`\b(?:` + exclusionCues + `|not)\s+["“”]([^"“”]+)["“”]`)
+	// bareNot is "X not Y" ("transformers not RNNs", "on mood, not
+	// anxiety"); it excludes Y only when its clause has no verb for "not"
+	// to negate ("why do patients not adhere").
+	bareNot = regexp.MustCompile(`\bnot\s+([^,;:.?!()]+)`)
+	// negatedVerbs are words that, earlier in the clause, make "not" negate
+	// a verb, so what follows is part of the question, not an exclusion.
+	negatedVerbs = map[string]bool{"do": true, "does": true, "did": true, "is": true, "are": true, "was": true, "were": true, "be": true, "been": true, "can": true, "could": true, "should": true, "would": true, "will": true, "may": true, "might": true, "must": true, "have": true, "has": true, "had": true, "why": true, "whether": true, "or": true, "if": true, "who": true, "that": true, "which": true, "to": true}
+	// notAnExclusion are words after a bare "not" that qualify rather than
+	// name what to leave out ("not only", "not yet").
+	notAnExclusion = map[string]bool{"only": true, "just": true, "yet": true, "necessarily": true, "always": true, "all": true, "enough": true, "very": true, "well": true, "much": true, "merely": true, "simply": true}
+	phraseStop     = map[string]bool{"and": true, "or": true, "but": true, "since": true, "after": true, "before": true, "between": true, "during": true, "published": true, "from": true, "that": true, "which": true, "who": true, "where": true, "when": true, "while": true, "with": true, "versus": true, "vs": true, "compared": true, "using": true, "is": true, "are": true, "was": true, "were": true, "do": true, "does": true, "did": true, "to": true}
 )
 
 // exclusions finds "excluding animal studies", "not in children",
@@ -304,6 +331,27 @@ func exclusions(s string) (string, []string) {
 			return " , " + strings.Join(words[keep:], " ")
 		})
 	}
+	var b strings.Builder
+	last := 0
+	for _, m := range bareNot.FindAllStringSubmatchIndex(s, -1) {
+		clause := s[strings.LastIndexAny(s[:m[0]], ",;(")+1 : m[0]]
+		words := strings.Fields(s[m[2]:m[3]])
+		if len(words) == 0 || notAnExclusion[words[0]] || slices.ContainsFunc(strings.Fields(clause), func(w string) bool { return negatedVerbs[w] }) {
+			continue
+		}
+		p, keep := cutPhrase(words)
+		if p == "" {
+			continue
+		}
+		if !containsFold(out, p) {
+			out = append(out, p)
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(" , " + strings.Join(words[keep:], " "))
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	s = b.String()
 	return s, out
 }
 

@@ -233,6 +233,14 @@ func TestParseIntentExclusions(t *testing.T) {
 		{"obesity interventions except bariatric surgery, in adults", []string{"bariatric surgery"}},
 		{"vaccination hesitancy excluding covid-19 and not among health workers", []string{"covid-19", "health workers"}},
 		{"sepsis biomarkers", nil},
+		{`large language models for code generation without "prompt engineering" published after 2020`, []string{"prompt engineering"}},
+		{`sleep and memory excluding "rodent studies"`, []string{"rodent studies"}},
+		{`transformers not "recurrent networks"`, []string{"recurrent networks"}},
+		{"transformers not RNN", []string{"rnn"}},
+		{"effects of exercise on mood, not anxiety", []string{"anxiety"}},
+		{"why do patients not adhere to medication", nil},
+		{"exercise improves not only mood but sleep", nil},
+		{"sleep not  , memory", nil},
 	}
 	p := skills.NewIntentParser(june2025)
 	for _, tt := range tests {
@@ -243,6 +251,7 @@ func TestParseIntentExclusions(t *testing.T) {
 			require.Equal(t, tt.want, got.ExcludeTerms)
 			for _, e := range tt.want {
 				require.NotContains(t, conceptTerms(got), e)
+				require.NotContains(t, got.IncludeTerms, e, "an excluded phrase is not required")
 			}
 		})
 	}
