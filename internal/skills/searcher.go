@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -251,7 +252,10 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 		// Two queries of one source often return the same record: it is
 		// one record of that source, kept once (at its first, best rank)
 		// and counted once, so the page's "N found" is what the source has.
-		seen := map[string]bool{}
+		// Same identifier with another title is another work (the chapters
+		// of a book share its DOI): it is kept, under a unique ID, for the
+		// deduplicator to judge; merging it here would do so silently.
+		seen, ids := map[string]bool{}, map[string]bool{}
 		for qi, o := range outcomes[si] {
 			if o.err != nil {
 				if len(outcomes[si]) > 1 {
@@ -266,10 +270,15 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 					p.Rank = i + 1
 				}
 				p.ID = StableID(p)
-				if seen[p.ID] {
+				key := p.ID + "\x00" + NormalizeTitle(p.Title)
+				if seen[key] {
 					continue
 				}
-				seen[p.ID] = true
+				seen[key] = true
+				for k, base := 2, p.ID; ids[p.ID]; k++ {
+					p.ID = base + "~" + strconv.Itoa(k)
+				}
+				ids[p.ID] = true
 				res.Papers = append(res.Papers, p)
 				sr.Count++
 			}

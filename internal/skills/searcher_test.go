@@ -14,6 +14,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
+	"quarry/internal/skills/dedup"
 )
 
 // fakeSource is a real, tiny Source whose behaviour each test writes.
@@ -352,4 +353,30 @@ func TestSearcherKeepsARecordOncePerSource(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.Papers, 2, "both queries returned both papers; each is kept once")
 	require.Equal(t, 2, res.Sources["local"].Count)
+}
+
+// TestSearcherKeepsWorksThatShareADOI: two chapters of one book carry the
+// book's DOI. The searcher must not merge them silently; it keeps both,
+// under unique IDs, and the deduplicator marks them related.
+func TestSearcherKeepsWorksThatShareADOI(t *testing.T) {
+	t.Parallel()
+	chapters := []skills.RawPaper{
+		{Title: "Sleep and memory consolidation", DOI: "10.1007/978-3-319-12345-6", Year: 2016, Authors: []string{"Rasch, B."}},
+		{Title: "Circadian rhythms in shift workers", DOI: "10.1007/978-3-319-12345-6", Year: 2016, Authors: []string{"Folkard, S."}},
+	}
+	src := fakeSource{name: "serpapi_scholar", fn: func(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+		return chapters, nil
+	}}
+	s, err := skills.NewSearcher([]skills.Source{src}, skills.SearcherOptions{})
+	require.NoError(t, err)
+	res, err := s.Search(context.Background(), strategy([]string{"serpapi_scholar"}, q("sleep"), q("memory")))
+	require.NoError(t, err)
+	require.Len(t, res.Papers, 2, "both chapters kept, each once although both queries returned them")
+	require.Equal(t, 2, res.Sources["serpapi_scholar"].Count)
+	require.Equal(t, "doi:10.1007/978-3-319-12345-6", res.Papers[0].ID)
+	require.Equal(t, "doi:10.1007/978-3-319-12345-6~2", res.Papers[1].ID)
+	out, stats, err := dedup.New().Dedup(context.Background(), res.Papers)
+	require.NoError(t, err)
+	require.Len(t, out, 2, "the deduplicator keeps them apart")
+	require.Equal(t, 1, stats.Related)
 }
