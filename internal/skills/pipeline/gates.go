@@ -31,17 +31,17 @@ func (p *pipe) strategyGate() *engine.Gate {
 			}
 			return skills.StrategyPayload{Intent: intent, Strategy: strategy, Iteration: sc.Iteration}, nil
 		},
-		Validate: func(_ engine.StepContext, _ engine.Checkpoint, d engine.Decision) error {
+		Validate: func(sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) error {
 			if d.Action != engine.Edit {
 				return nil
 			}
-			_, err := p.revisedStrategy(d)
+			_, err := p.revisedStrategy(sc, d)
 			return err
 		},
 		Apply: func(_ context.Context, sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) (engine.Outcome, engine.Update, error) {
 			switch d.Action {
 			case engine.Edit:
-				s, err := p.revisedStrategy(d)
+				s, err := p.revisedStrategy(sc, d)
 				if err != nil {
 					return "", nil, err
 				}
@@ -74,8 +74,9 @@ func (p *pipe) strategyGate() *engine.Gate {
 }
 
 // revisedStrategy decodes and checks an edit's strategy and re-renders each
-// query for its sources, so what is recorded as sent is what is sent.
-func (p *pipe) revisedStrategy(d engine.Decision) (skills.SearchStrategy, error) {
+// query for its sources against the proposed one, so what is recorded as
+// sent is what is sent.
+func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (skills.SearchStrategy, error) {
 	var s skills.SearchStrategy
 	if len(bytes.TrimSpace(d.RevisedData)) == 0 {
 		return s, &engine.Error{Code: engine.EInvalid, Message: "an edit needs the revised strategy",
@@ -88,14 +89,27 @@ func (p *pipe) revisedStrategy(d engine.Decision) (skills.SearchStrategy, error)
 	if err := s.ValidateSources(p.sources); err != nil {
 		return s, err
 	}
-	return Rerender(s)
+	proposed, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+	if err != nil {
+		return s, err
+	}
+	return Rerender(s, proposed)
 }
 
-// Rerender parses every query's text and renders it for each of the
-// strategy's sources, replacing PerSource. An edited strategy goes through
-// it so a changed query text never travels with stale per-source text.
-// Unparseable queries are EInvalid with a field error per query.
-func Rerender(s skills.SearchStrategy) (skills.SearchStrategy, error) {
+// Rerender parses every query's text of an edited strategy s and renders
+// it for each of the strategy's sources, replacing PerSource, so a changed
+// query text never travels with stale per-source text. The builders have
+// already written the proposed strategy's filters into its queries as they
+// saw fit (a broad query leaves the include terms out), so only the change
+// to the filters is applied, to every query: an include or exclude term
+// the researcher added becomes a required or NOT clause, and an exclusion
+// they removed loses its NOT clause. Query texts are rewritten to match,
+// so the strategy shown is the strategy sent. Unparseable queries are
+// EInvalid with a field error per query.
+func Rerender(s, proposed skills.SearchStrategy) (skills.SearchStrategy, error) {
+	addIncl := missingFold(s.Filters.IncludeTerms, proposed.Filters.IncludeTerms)
+	addExcl := missingFold(s.Filters.ExcludeTerms, proposed.Filters.ExcludeTerms)
+	dropExcl := missingFold(proposed.Filters.ExcludeTerms, s.Filters.ExcludeTerms)
 	fe := engine.FieldErrors{}
 	out := s
 	out.Queries = slices.Clone(s.Queries)
@@ -105,7 +119,11 @@ func Rerender(s skills.SearchStrategy) (skills.SearchStrategy, error) {
 			fe.Add(fmt.Sprintf("queries[%d].text", i), engine.ErrorMessage(err))
 			continue
 		}
-		out.Queries[i].PerSource = query.RenderAll(query.WithFilters(ast, out.Filters.IncludeTerms, out.Filters.ExcludeTerms), out.Sources)
+		if len(addIncl)+len(addExcl)+len(dropExcl) > 0 {
+			ast = query.WithFilters(withoutExclusions(ast, dropExcl), addIncl, addExcl)
+			out.Queries[i].Text = ast.String()
+		}
+		out.Queries[i].PerSource = query.RenderAll(ast, out.Sources)
 	}
 	if err := fe.Err("invalid search strategy"); err != nil {
 		return s, err
@@ -266,6 +284,37 @@ func withPaperNotes(notes, update map[string]string) map[string]string {
 	}
 	if len(out) == 0 {
 		return nil
+	}
+	return out
+}
+
+// missingFold lists the terms of a that b lacks, ignoring case and spacing.
+func missingFold(a, b []string) []string {
+	var out []string
+	for _, t := range a {
+		if !slices.ContainsFunc(b, func(u string) bool { return sameTerm(t, u) }) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func sameTerm(a, b string) bool {
+	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
+}
+
+// withoutExclusions drops the NOT clauses that exclude one of terms (a
+// builder writes an exclusion as NOT (term OR its synonyms)).
+func withoutExclusions(ast query.AST, terms []string) query.AST {
+	if len(terms) == 0 {
+		return ast
+	}
+	out := query.AST{}
+	for _, c := range ast.Clauses {
+		if c.Not && len(c.Any) > 0 && slices.ContainsFunc(terms, func(t string) bool { return sameTerm(t, c.Any[0].Text) }) {
+			continue
+		}
+		out.Clauses = append(out.Clauses, c)
 	}
 	return out
 }

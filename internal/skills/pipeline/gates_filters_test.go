@@ -1,39 +1,88 @@
 package pipeline_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/engine"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 )
 
-func TestRerenderHonoursIncludeAndExcludeTerms(t *testing.T) {
-	t.Parallel()
-	s := skills.SearchStrategy{
-		Queries:             []skills.Query{{Text: `sleep "memory consolidation"`}},
-		Sources:             []string{"local", "pubmed"},
-		MaxResultsPerSource: 10,
-		Filters:             skills.Filters{IncludeTerms: []string{"adults", "sleep"}, ExcludeTerms: []string{"children", "rodent models"}},
-	}
-	out, err := pipeline.Rerender(s)
+// proposedStrategy is what the offline builder proposes for a question
+// with a quoted (include) phrase and an exclusion, over two sources.
+func proposedStrategy(t *testing.T) skills.SearchStrategy {
+	t.Helper()
+	intent, err := skills.NewIntentParser(nil).ParseIntent(context.Background(), `"memory consolidation" during sleep, excluding rodent models`)
 	require.NoError(t, err)
-	local := out.Queries[0].PerSource["local"]
-	require.Contains(t, local, `"adults"`, "an include term becomes required")
-	require.Contains(t, local, `NOT "children"`)
-	require.Contains(t, local, `NOT "rodent models"`)
-	require.Equal(t, 1, countOf(local, `"sleep"`), "a term the query already has is not added twice")
-	require.Contains(t, out.Queries[0].PerSource["pubmed"], "children[tiab]")
-	require.Equal(t, `sleep "memory consolidation"`, out.Queries[0].Text, "the researcher's text is kept as written")
+	s, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), skills.QueryInput{Intent: intent, Sources: []string{"local", "pubmed"}})
+	require.NoError(t, err)
+	require.NotEmpty(t, s.Filters.IncludeTerms)
+	require.NotEmpty(t, s.Filters.ExcludeTerms)
+	return s
 }
 
-func countOf(s, sub string) int {
-	n := 0
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			n++
-		}
+// TestRerenderOfAnUnchangedStrategyChangesNothing: approving through the
+// edit path (attaching a file does that) must search exactly what was
+// proposed, not fold the include terms into the broad queries.
+func TestRerenderOfAnUnchangedStrategyChangesNothing(t *testing.T) {
+	t.Parallel()
+	s := proposedStrategy(t)
+	edited := s
+	edited.Queries = nil
+	for _, q := range s.Queries {
+		edited.Queries = append(edited.Queries, skills.Query{Text: q.Text}) // the form sends texts only
 	}
-	return n
+	out, err := pipeline.Rerender(edited, s)
+	require.NoError(t, err)
+	require.Equal(t, s.Queries, out.Queries)
+}
+
+func TestRerenderAppliesAddedFiltersToEveryQuery(t *testing.T) {
+	t.Parallel()
+	s := proposedStrategy(t)
+	edited := s
+	edited.Filters.IncludeTerms = append(append([]string(nil), s.Filters.IncludeTerms...), "adults")
+	edited.Filters.ExcludeTerms = append(append([]string(nil), s.Filters.ExcludeTerms...), "children")
+	out, err := pipeline.Rerender(edited, s)
+	require.NoError(t, err)
+	for i, q := range out.Queries {
+		require.Contains(t, q.Text, "adults", "query %d: an added include term is required, and the text shows it", i)
+		require.Contains(t, q.Text, `-children`, "query %d", i)
+		local := q.PerSource["local"]
+		require.Contains(t, local, `"adults"`, "query %d", i)
+		require.Contains(t, local, `NOT "children"`, "query %d", i)
+		require.Contains(t, q.PerSource["pubmed"], "children[tiab]", "query %d", i)
+		require.Equal(t, 1, strings.Count(local, `"adults"`), "query %d: added once", i)
+	}
+}
+
+func TestRerenderDropsARemovedExclusion(t *testing.T) {
+	t.Parallel()
+	s := proposedStrategy(t)
+	require.Contains(t, s.Queries[0].PerSource["local"], "rodent")
+	edited := s
+	edited.Filters.ExcludeTerms = nil
+	out, err := pipeline.Rerender(edited, s)
+	require.NoError(t, err)
+	for i, q := range out.Queries {
+		require.NotContains(t, q.Text, "rodent", "query %d", i)
+		require.NotContains(t, q.PerSource["local"], "rodent", "query %d", i)
+	}
+}
+
+func TestRerenderNamesAnUnparseableQuery(t *testing.T) {
+	t.Parallel()
+	s := proposedStrategy(t)
+	edited := s
+	edited.Queries = append([]skills.Query{}, s.Queries...)
+	edited.Queries[1] = skills.Query{Text: "sleep AND"}
+	_, err := pipeline.Rerender(edited, s)
+	var e *engine.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, engine.EInvalid, e.Code)
+	require.Contains(t, e.Fields, "queries[1].text")
 }
