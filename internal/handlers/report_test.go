@@ -80,13 +80,18 @@ func TestSearchStrategyReport(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, report.CSVHeader(), rows[0])
 	require.Len(t, rows, 1+nQueries, "one row per source and query")
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
 	for _, r := range rows[1:] {
-		require.Equal(t, "1", r[0])
-		require.Contains(t, h.Sources[r[1]].Queries, r[2])
-		require.Equal(t, h.SearchedAt.UTC().Format(time.RFC3339), r[3])
-		require.Equal(t, strconv.Itoa(h.Sources[r[1]].Count), r[9], "results")
-		require.Equal(t, "1", r[14], "marked relevant")
-		require.Equal(t, "1", r[15], "marked irrelevant")
+		src := r[col["source"]]
+		require.Equal(t, "1", r[col["iteration"]])
+		require.Contains(t, h.Sources[src].Queries, r[col["query_as_sent"]])
+		require.Equal(t, h.SearchedAt.UTC().Format(time.RFC3339), r[col["searched_at"]])
+		require.Equal(t, strconv.Itoa(h.Sources[src].Count), r[col["results"]])
+		require.Equal(t, "1", r[col["marked_relevant"]])
+		require.Equal(t, "1", r[col["marked_irrelevant"]])
 	}
 
 	res, _ = w.download(t, "/runs/nope/report.csv")

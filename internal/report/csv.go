@@ -3,7 +3,6 @@ package report
 import (
 	"encoding/csv"
 	"io"
-	"strings"
 
 	"quarry/internal/skills/pipeline"
 )
@@ -12,17 +11,21 @@ import (
 // of the file (and its tests) name columns instead of counting them.
 func CSVHeader() []string {
 	return []string{"iteration", "source", "query_as_sent", "searched_at", "year_from", "year_to",
-		"include_terms", "exclude_terms", "max_results", "results", "error",
+		"max_results", "results", "error",
 		"dedup_input", "dedup_output", "merged", "marked_relevant", "marked_irrelevant"}
 }
 
 // SearchStrategyCSV writes one row per search actually made: per searched
-// iteration, source and query. Results and error are the source's for the
-// whole iteration (all its queries), repeated on each of its rows; dedup
-// and mark counts are the iteration's. A query the source could not express
-// has an empty query_as_sent and "not sent: ..." as its error. Strategies
-// rejected before searching made no search and have no rows (the Markdown
-// report lists them). Multiple terms are joined with "; ".
+// iteration, source and query, with what the request carried (the query as
+// sent, the year range, the limit). Results and error are the source's for
+// the whole iteration (all its queries), repeated on each of its rows;
+// dedup and mark counts are the iteration's. A query the source could not
+// express has "not sent: ..." as its error and nothing it would have
+// carried (query, time, years, limit). The strategy's include/exclude filters have no columns: no
+// source receives them (they act only through the query text), and the
+// Markdown report lists them per iteration. Strategies rejected before
+// searching made no search and have no rows (the Markdown report lists
+// them).
 func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader()); err != nil {
@@ -34,21 +37,19 @@ func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {
 		}
 		s := h.Strategy
 		rel, irr := marks(h)
+		iterCounts := []string{itoa(h.Dedup.Input), itoa(h.Dedup.Output), itoa(h.Dedup.Merged), itoa(rel), itoa(irr)}
 		for _, src := range sourcesOf(h) {
 			results := ""
 			if src.Known {
 				results = itoa(src.Result.Count)
 			}
 			for _, q := range src.Queries {
-				errText := src.Result.Error
-				if q.Skipped {
-					errText = notSent
-				}
 				row := []string{itoa(h.Iteration), src.Name, q.Query, timeText(h.SearchedAt),
-					optInt(s.YearRange.From), optInt(s.YearRange.To),
-					strings.Join(s.Filters.IncludeTerms, "; "), strings.Join(s.Filters.ExcludeTerms, "; "),
-					optInt(s.MaxResultsPerSource), results, errText,
-					itoa(h.Dedup.Input), itoa(h.Dedup.Output), itoa(h.Dedup.Merged), itoa(rel), itoa(irr)}
+					optInt(s.YearRange.From), optInt(s.YearRange.To), optInt(s.MaxResultsPerSource), results, src.Result.Error}
+				if q.Skipped { // no request, so nothing it carried
+					row = []string{itoa(h.Iteration), src.Name, "", "", "", "", "", results, notSent}
+				}
+				row = append(row, iterCounts...)
 				if err := cw.Write(row); err != nil {
 					return err
 				}

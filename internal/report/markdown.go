@@ -12,11 +12,13 @@ import (
 
 // SearchStrategyMarkdown writes the run's search-strategy report: the run
 // (question, ID, who started it and when), the sources searched, then per
-// iteration the filters and, per source, each query exactly as sent (as a
-// code span a reader can copy, or a fenced block when a table cell cannot
-// hold it verbatim), when it ran, the limit, results and error; then the
-// duplicates removed, the papers marked and the researcher's feedback; and
-// totals at the end.
+// iteration the year range, limit and the strategy's filters (once: no
+// source receives them as filters) and, per source, what its requests
+// carried: each query exactly as sent (as a code span a reader can copy,
+// or a fenced block when a table cell cannot hold it verbatim), when it
+// ran, the years, the limit, results and error; then the duplicates
+// removed, the papers marked and the researcher's feedback; and totals at
+// the end.
 func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) error {
 	b := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
@@ -55,8 +57,11 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 		}
 		searches++
 		p("- Searched at: %s\n", orNot(timeText(h.SearchedAt), "not recorded"))
-		p("- Filters: %s\n", inline(filtersText(h.Strategy)))
-		p("- Limit: %s\n", orNot(optInt(h.Strategy.MaxResultsPerSource), "none"))
+		p("- Years: %s\n", yearsText(h.Strategy.YearRange))
+		p("- Limit per source: %s\n", orNot(optInt(h.Strategy.MaxResultsPerSource), "none"))
+		if f := filtersText(h.Strategy.Filters); f != "" {
+			p("- Strategy filters (not sent to any source as filters; they act only through the query text, where the source's query language can express them): %s\n", inline(f))
+		}
 		if len(h.Strategy.Queries) > 0 {
 			p("- Queries (as written): ")
 			for i, q := range h.Strategy.Queries {
@@ -69,26 +74,26 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 		}
 		for _, src := range sourcesOf(h) {
 			p("\n### %s\n\n", inline(src.Name))
-			p("| # | Query as sent | Searched at | Filters | Limit | Results | Error |\n")
-			p("|---|---|---|---|---|---|---|\n")
 			results := "not recorded"
 			if src.Known {
 				results = itoa(src.Result.Count)
 				totalResults += src.Result.Count
 				perSource[src.Name] += src.Result.Count
 			}
+			p("| # | Query as sent | Searched at | Years | Limit | Results | Error |\n")
+			p("|---|---|---|---|---|---|---|\n")
 			var blocks []string
 			for i, q := range src.Queries {
 				cell, errText := codeSpan(q.Query), cellText(src.Result.Error)
+				at, years, limit := orNot(timeText(h.SearchedAt), "—"), yearsText(h.Strategy.YearRange), orNot(optInt(h.Strategy.MaxResultsPerSource), "none")
 				switch {
-				case q.Skipped:
-					cell, errText = "(not sent)", notSent
+				case q.Skipped: // no request, so nothing it carried
+					cell, errText, at, years, limit = "(not sent)", notSent, "—", "—", "—"
 				case !fitsCell(q.Query):
 					cell = fmt.Sprintf("query %d, below", i+1)
 					blocks = append(blocks, fmt.Sprintf("Query %d as sent to %s:\n\n%s", i+1, inline(src.Name), fenced(q.Query)))
 				}
-				p("| %d | %s | %s | %s | %s | %s | %s |\n", i+1, cell, orNot(timeText(h.SearchedAt), "—"),
-					cellText(filtersText(h.Strategy)), orNot(optInt(h.Strategy.MaxResultsPerSource), "none"), results, orNot(errText, "—"))
+				p("| %d | %s | %s | %s | %s | %s | %s |\n", i+1, cell, at, years, limit, results, orNot(errText, "—"))
 			}
 			for _, bl := range blocks {
 				p("\n%s", bl)
@@ -171,13 +176,11 @@ func paperTitles(rs pipeline.RunState) map[string]string {
 	return out
 }
 
-// filtersText describes the strategy's filters in one line.
-func filtersText(s skills.SearchStrategy) string {
+// filtersText describes the strategy's filters in one line, "" when it
+// has none. No source receives them as filters (see SourceRequest), so the
+// report lists them once per iteration and never beside a query.
+func filtersText(f skills.Filters) string {
 	var parts []string
-	if s.YearRange.From != 0 || s.YearRange.To != 0 {
-		parts = append(parts, fmt.Sprintf("years %s–%s", orNot(optInt(s.YearRange.From), "…"), orNot(optInt(s.YearRange.To), "…")))
-	}
-	f := s.Filters
 	for _, l := range []struct {
 		label string
 		terms []string
@@ -186,10 +189,16 @@ func filtersText(s skills.SearchStrategy) string {
 			parts = append(parts, l.label+": "+strings.Join(l.terms, ", "))
 		}
 	}
-	if len(parts) == 0 {
-		return "none"
-	}
 	return strings.Join(parts, "; ")
+}
+
+// yearsText is the publication-year range every source was sent, "any"
+// when open at both ends.
+func yearsText(y skills.YearRange) string {
+	if y.From == 0 && y.To == 0 {
+		return "any"
+	}
+	return fmt.Sprintf("%s–%s", orNot(optInt(y.From), "…"), orNot(optInt(y.To), "…"))
 }
 
 func orNot(s, missing string) string {

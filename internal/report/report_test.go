@@ -86,11 +86,14 @@ func TestSearchStrategyCSV(t *testing.T) {
 	}
 	pm := row("1", "pubmed", `sleep[tiab] AND memory[tiab]`)
 	require.Equal(t, map[string]string{"iteration": "1", "source": "pubmed", "query_as_sent": `sleep[tiab] AND memory[tiab]`,
-		"searched_at": "2025-03-04T05:06:07Z", "year_from": "2010", "year_to": "2020", "include_terms": "adults; humans",
-		"exclude_terms": "rats", "max_results": "25", "results": "0", "error": "503 service unavailable",
+		"searched_at": "2025-03-04T05:06:07Z", "year_from": "2010", "year_to": "2020",
+		"max_results": "25", "results": "0", "error": "503 service unavailable",
 		"dedup_input": "6", "dedup_output": "5", "merged": "1", "marked_relevant": "1", "marked_irrelevant": "1"}, pm)
 	require.Equal(t, "6", row("1", "openalex", "sleep memory")["results"])
-	require.Contains(t, row("1", "openalex", "")["error"], "not sent")
+	notSent := row("1", "openalex", "")
+	require.Contains(t, notSent["error"], "not sent")
+	require.Equal(t, []string{"", "", "", ""}, []string{notSent["searched_at"], notSent["year_from"], notSent["year_to"], notSent["max_results"]},
+		"a query not sent carried nothing")
 	for _, q := range []string{"a | b", "x ``y`` z", "line\nbreak"} {
 		r := row("3", "openalex", q)
 		require.Equal(t, "2025-03-04T06:06:07Z", r["searched_at"])
@@ -119,11 +122,14 @@ func TestSearchStrategyMarkdown(t *testing.T) {
 		"- Concepts: sleep (nap); memory\n",
 		"## Iteration 1\n",
 		"- Searched at: 2025-03-04T05:06:07Z\n",
-		"- Filters: years 2010–2020; include: adults, humans; exclude: rats\n",
-		"- Limit: 25\n",
+		"- Years: 2010–2020\n",
+		"- Limit per source: 25\n",
+		"- Strategy filters (not sent to any source as filters; they act only through the query text, where the source's query language can express them): include: adults, humans; exclude: rats\n",
 		"### pubmed\n",
-		"| 1 | `sleep[tiab] AND memory[tiab]` | 2025-03-04T05:06:07Z | years 2010–2020; include: adults, humans; exclude: rats | 25 | 0 | 503 service unavailable |\n",
-		"| 2 | (not sent) |",
+		"| # | Query as sent | Searched at | Years | Limit | Results | Error |\n",
+		// Per source, only what the request carried: the query, the years, the limit.
+		"| 1 | `sleep[tiab] AND memory[tiab]` | 2025-03-04T05:06:07Z | 2010–2020 | 25 | 0 | 503 service unavailable |\n",
+		"| 2 | (not sent) | — | — | — | 6 | not sent: nothing in the query this source can search |\n",
 		"Duplicates: 6 records in, 5 after deduplication (1 merged as duplicates, 0 kept apart as related versions).\n",
 		"- Marked relevant: 1: Sleep and memory (`doi:10.1/a`)\n",
 		"- Marked irrelevant: 1: Caffeine (`doi:10.1/b`)\n",
@@ -155,6 +161,9 @@ func TestSearchStrategyMarkdown(t *testing.T) {
 		}
 	}
 	require.Contains(t, md, "`old[tiab]`", "old runs: the query from the strategy's per-source text")
+	require.Equal(t, 1, strings.Count(md, "adults, humans"), "the strategy's filters are listed once, never beside a query")
+	require.Equal(t, 1, strings.Count(md, "Strategy filters"), "iterations without filters list none")
+	require.Contains(t, md, "| 2 | ```x ``y`` z``` | 2025-03-04T06:06:07Z | any | 10 | 2 | — |\n", "an open year range is sent as any")
 	require.Less(t, strings.Index(md, "## Iteration 1"), strings.Index(md, "## Iteration 2"))
 }
 
