@@ -45,7 +45,7 @@ var (
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceArxiv, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP)
+	ep, err := httpclient.NewEndpoint(skills.SourceArxiv, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceCrossref, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP)
+	ep, err := httpclient.NewEndpoint(skills.SourceCrossref, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, nil)
 	if err != nil {
 		return nil, err
 	}

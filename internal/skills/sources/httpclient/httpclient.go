@@ -1,9 +1,10 @@
 // Package httpclient is the one polite HTTP client every online source uses,
-// so that retries, backoff, rate-limit handling, identification and response
-// size limits are written (and tested) once instead of six times. Scholarly
-// APIs ask callers to back off on 429/5xx, honour Retry-After and identify
-// themselves with a contact address; doing so keeps Quarry in their "polite
-// pool" instead of being throttled or blocked.
+// so that retries, backoff, rate limiting, identification and response size
+// limits are written (and tested) once instead of six times. Scholarly APIs
+// ask callers to keep to a published request rate, back off on 429/5xx,
+// honour Retry-After and identify themselves with a contact address; doing
+// so keeps Quarry in their "polite pool" instead of being throttled or
+// blocked.
 package httpclient
 
 import (
@@ -19,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"quarry/internal/engine"
 )
@@ -54,18 +57,45 @@ type Options struct {
 	// MaxBodyBytes caps a response body, so a misbehaving server cannot
 	// exhaust memory.
 	MaxBodyBytes int64
-	// Sleep waits for d or until ctx is done; nil means a real timer.
+	// Limit is the request rate (and concurrency) the API allows; every
+	// attempt, retries included, waits its turn. The zero Limit sends at
+	// once, which is what tests want.
+	Limit Limit
+	// Sleep waits for d or until ctx is done; nil means a real timer. Backoff
+	// and rate-limit waits both go through it, so a fake Sleep and Now make
+	// a test's clock entirely its own.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Now returns the current time, used to read HTTP-date Retry-After values.
+	// Now returns the current time, used to read HTTP-date Retry-After values
+	// and to schedule requests under Limit.
 	Now func() time.Time
 	// Jitter randomises a backoff delay so that many clients do not retry in
 	// lock-step; nil means "equal jitter": a uniform value in [d/2, d].
 	Jitter func(d time.Duration) time.Duration
 }
 
-// Client sends GET requests politely. It is safe for concurrent use.
+// Limit is how fast one API may be called. Scholarly APIs publish a rate
+// (arXiv one request every 3 s, NCBI 3 per second, …) and some a cap on
+// requests in flight (Crossref); the searcher sends a strategy's queries all
+// at once, so without a limit they would reach one API together and earn
+// 429s or a block. The zero Limit means no limit.
+type Limit struct {
+	// Every is the minimum average interval between two requests; 0 means
+	// no rate limit.
+	Every time.Duration
+	// Burst is how many requests may leave back to back after a quiet
+	// spell; below 1 means 1, so requests are evenly spaced.
+	Burst int
+	// Concurrent caps the requests in flight at once; 0 means no cap.
+	Concurrent int
+}
+
+// Client sends GET requests politely. It is safe for concurrent use, and
+// its Limit holds across all callers, so one Client should serve one API.
 type Client struct {
 	http        *http.Client
+	limit       Limit
+	limiter     *rate.Limiter // nil without a rate limit
+	slots       chan struct{} // nil without a concurrency cap
 	userAgent   string
 	maxAttempts int
 	baseDelay   time.Duration
@@ -113,8 +143,24 @@ func New(opts Options) *Client {
 	if c.jitter == nil {
 		c.jitter = equalJitter
 	}
+	c.limit = opts.Limit
+	if c.limit.Every > 0 {
+		c.limit.Burst = max(c.limit.Burst, 1)
+		c.limiter = rate.NewLimiter(rate.Every(c.limit.Every), c.limit.Burst)
+	} else {
+		c.limit.Every, c.limit.Burst = 0, 0
+	}
+	if c.limit.Concurrent > 0 {
+		c.slots = make(chan struct{}, c.limit.Concurrent)
+	} else {
+		c.limit.Concurrent = 0
+	}
 	return c
 }
+
+// Limit reports the limit the client enforces, defaults applied, so a
+// source's choice can be checked and shown.
+func (c *Client) Limit() Limit { return c.limit }
 
 // UserAgent is the User-Agent sent for a contact address; exported so
 // sources and tests agree on one spelling.
@@ -143,15 +189,21 @@ func (e *StatusError) Error() string {
 }
 
 // Get fetches rawURL and returns its body, retrying transient failures
-// (network errors, 429, 5xx). Errors carry engine codes: EInvalid for 400
-// and 422, EUnauthorized for 401 and 403, ENotFound for 404, EInternal for
+// (network errors, 429, 5xx). Every attempt first waits for its turn under
+// the client's Limit. Errors carry engine codes: EInvalid for 400 and 422,
+// EUnauthorized for 401 and 403, ENotFound for 404, EInternal for
 // everything else. Error texts never contain the query string, because it
 // may hold an API key.
 func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) ([]byte, error) {
 	where := redact(rawURL)
 	var lastErr error
 	for attempt := 1; ; attempt++ {
+		release, err := c.acquire(ctx, where, lastErr)
+		if err != nil {
+			return nil, err
+		}
 		body, retryAfter, retry, err := c.try(ctx, rawURL, header, where)
+		release()
 		if err == nil {
 			return body, nil
 		}
@@ -204,6 +256,43 @@ func (c *Client) GetXML(ctx context.Context, rawURL string, header http.Header, 
 		return &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: response is not the XML expected", redact(rawURL)), Err: err}
 	}
 	return nil
+}
+
+// acquire waits for a free slot under Limit.Concurrent, then for the rate
+// limiter's next turn, and returns the function that frees the slot. The
+// slot is taken first so that a request never spends a turn it cannot use.
+// A turn that would come after ctx's deadline fails at once, and a turn not
+// taken is given back, so a cancelled request does not slow the others.
+func (c *Client) acquire(ctx context.Context, where string, lastErr error) (release func(), err error) {
+	release = func() {}
+	if c.slots != nil {
+		select {
+		case c.slots <- struct{}{}:
+			release = func() { <-c.slots }
+		case <-ctx.Done():
+			return nil, contextError(ctx, where, lastErr)
+		}
+	}
+	if c.limiter == nil {
+		return release, nil
+	}
+	now := c.now()
+	r := c.limiter.ReserveN(now, 1)
+	wait := r.DelayFrom(now)
+	if wait <= 0 {
+		return release, nil
+	}
+	if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
+		r.CancelAt(now)
+		release()
+		return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: this API's rate limit allows the next request in %s, after the deadline", where, wait), Err: lastErr}
+	}
+	if err := c.sleep(ctx, wait); err != nil {
+		r.CancelAt(c.now())
+		release()
+		return nil, contextError(ctx, where, lastErr)
+	}
+	return release, nil
 }
 
 // try performs one attempt. retryAfter is negative when the server gave none.
@@ -350,17 +439,24 @@ type Endpoint struct {
 }
 
 // NewEndpoint resolves a source's options: base (or def when blank) must be
-// an absolute URL, and a nil hc becomes a polite client that names contact.
-func NewEndpoint(source, base, def, contact, apiKey string, hc *Client) (Endpoint, error) {
+// an absolute URL, and a nil hc becomes a polite client that names contact
+// and keeps to the limit the source's API documents, which limit returns
+// for the trimmed contact and API key (a key or a contact address often
+// buys a higher rate). A given hc is used as it is, limit included.
+func NewEndpoint(source, base, def, contact, apiKey string, hc *Client, limit func(contact, apiKey string) Limit) (Endpoint, error) {
 	b, err := BaseURL(source, base, def)
 	if err != nil {
 		return Endpoint{}, err
 	}
-	contact = strings.TrimSpace(contact)
+	contact, apiKey = strings.TrimSpace(contact), strings.TrimSpace(apiKey)
 	if hc == nil {
-		hc = New(Options{Contact: contact})
+		opts := Options{Contact: contact}
+		if limit != nil {
+			opts.Limit = limit(contact, apiKey)
+		}
+		hc = New(opts)
 	}
-	return Endpoint{Base: b, Contact: contact, APIKey: strings.TrimSpace(apiKey), HTTP: hc}, nil
+	return Endpoint{Base: b, Contact: contact, APIKey: apiKey, HTTP: hc}, nil
 }
 
 // BaseURL returns s (or def when s is blank) without a trailing slash, or

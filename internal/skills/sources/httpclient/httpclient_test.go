@@ -5,12 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
@@ -258,4 +260,195 @@ func TestBaseURL(t *testing.T) {
 			require.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// fakeClock is a clock that only moves when the client sleeps, so limiter
+// waits are exact and cost no real time.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sleeps = append(f.sleeps, d)
+	f.now = f.now.Add(d)
+	return ctx.Err()
+}
+
+func (f *fakeClock) Slept() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]time.Duration(nil), f.sleeps...)
+}
+
+func TestLimitSpacesRequestsOnAFakeClock(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		limit      httpclient.Limit
+		script     []reply
+		requests   int
+		wantSleeps []time.Duration
+	}{
+		{"NoLimit", httpclient.Limit{}, []reply{{status: 200, body: "{}"}}, 3, nil},
+		{"OneEvery50ms", httpclient.Limit{Every: 50 * time.Millisecond}, []reply{{status: 200, body: "{}"}}, 4,
+			[]time.Duration{50 * time.Millisecond, 50 * time.Millisecond, 50 * time.Millisecond}},
+		{"BurstOfTwo", httpclient.Limit{Every: 50 * time.Millisecond, Burst: 2}, []reply{{status: 200, body: "{}"}}, 4,
+			[]time.Duration{50 * time.Millisecond, 50 * time.Millisecond}},
+		// The retry waits out Retry-After (0 s) and then its turn: a retry
+		// is a request like any other.
+		{"RetryWaitsItsTurn", httpclient.Limit{Every: 50 * time.Millisecond}, []reply{{status: 429, header: map[string]string{"Retry-After": "0"}}, {status: 200, body: "{}"}}, 1,
+			[]time.Duration{0, 50 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clock := &fakeClock{now: fixedNow}
+			b := setup(t, httpclient.Options{Limit: tt.limit, Now: clock.Now, Sleep: clock.Sleep}, tt.script...)
+			for range tt.requests {
+				_, err := b.client.Get(context.Background(), b.srv.URL, nil)
+				require.NoError(t, err)
+			}
+			require.Equal(t, tt.wantSleeps, clock.Slept())
+		})
+	}
+}
+
+// TestLimitSpacesRequestsInRealTime fires requests together at a real
+// limiter of one per 50 ms. The limiter's first turn is no earlier than the
+// client's creation, so the i-th request to arrive cannot arrive before
+// i×50 ms after it: a lower bound only, which no slow machine can break.
+func TestLimitSpacesRequestsInRealTime(t *testing.T) {
+	t.Parallel()
+	const n, every = 4, 50 * time.Millisecond
+	var mu sync.Mutex
+	var arrivals []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		arrivals = append(arrivals, time.Now())
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	start := time.Now()
+	c := httpclient.New(httpclient.Options{Limit: httpclient.Limit{Every: every}})
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			_, err := c.Get(context.Background(), srv.URL, nil)
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, arrivals, n)
+	slices.SortFunc(arrivals, func(a, b time.Time) int { return a.Compare(b) })
+	for i, at := range arrivals {
+		require.GreaterOrEqual(t, at.Sub(start), time.Duration(i)*every, "request %d", i)
+	}
+}
+
+func TestLimitCapsRequestsInFlight(t *testing.T) {
+	t.Parallel()
+	var inFlight, most atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		time.Sleep(5 * time.Millisecond) // let the others pile up if they can
+	}))
+	t.Cleanup(srv.Close)
+	c := httpclient.New(httpclient.Options{Limit: httpclient.Limit{Concurrent: 2}})
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			_, err := c.Get(context.Background(), srv.URL, nil)
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, most.Load(), int32(2))
+	require.Equal(t, httpclient.Limit{Concurrent: 2}, c.Limit())
+}
+
+func TestLimitWaitHonoursContext(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(srv.Close)
+	c := httpclient.New(httpclient.Options{Limit: httpclient.Limit{Every: time.Hour}})
+	require.Equal(t, httpclient.Limit{Every: time.Hour, Burst: 1}, c.Limit())
+	_, err := c.Get(context.Background(), srv.URL, nil) // spends the one turn there is
+	require.NoError(t, err)
+
+	t.Run("Cancel", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(20*time.Millisecond, cancel)
+		_, err := c.Get(ctx, srv.URL, nil)
+		require.ErrorIs(t, err, context.Canceled)
+	})
+	t.Run("TurnAfterDeadline", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := c.Get(ctx, srv.URL, nil)
+		require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+		require.ErrorContains(t, err, "after the deadline")
+	})
+}
+
+func TestLimitSlotWaitHonoursContext(t *testing.T) {
+	t.Parallel()
+	arrived, unblock := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-unblock:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(unblock) })
+	c := httpclient.New(httpclient.Options{Limit: httpclient.Limit{Concurrent: 1}})
+	go func() { _, _ = c.Get(context.Background(), srv.URL, nil) }() // holds the one slot
+	<-arrived
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	_, err := c.Get(ctx, srv.URL, nil)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+func TestNewEndpointLimit(t *testing.T) {
+	t.Parallel()
+	limit := func(contact, apiKey string) httpclient.Limit {
+		if apiKey != "" {
+			return httpclient.Limit{Every: 100 * time.Millisecond}
+		}
+		return httpclient.Limit{Every: time.Second, Concurrent: 1}
+	}
+	ep, err := httpclient.NewEndpoint("demo", "", "https://api.example.org", " ada@example.org ", " key ", nil, limit)
+	require.NoError(t, err)
+	require.Equal(t, httpclient.Limit{Every: 100 * time.Millisecond, Burst: 1}, ep.HTTP.Limit())
+	require.Equal(t, "key", ep.APIKey)
+	ep, err = httpclient.NewEndpoint("demo", "", "https://api.example.org", "", "  ", nil, limit)
+	require.NoError(t, err)
+	require.Equal(t, httpclient.Limit{Every: time.Second, Burst: 1, Concurrent: 1}, ep.HTTP.Limit())
+	// A client the caller built is used as it is.
+	hc := httpclient.New(httpclient.Options{})
+	ep, err = httpclient.NewEndpoint("demo", "", "https://api.example.org", "", "key", hc, limit)
+	require.NoError(t, err)
+	require.Same(t, hc, ep.HTTP)
+	require.Equal(t, httpclient.Limit{}, ep.HTTP.Limit())
 }

@@ -51,7 +51,7 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourcePubMed, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP)
+	ep, err := httpclient.NewEndpoint(skills.SourcePubMed, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceSemanticScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP)
+	ep, err := httpclient.NewEndpoint(skills.SourceSemanticScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,7 @@ var _ skills.Source = (*Client)(nil)
 // New returns a Client, or EInvalid without an API key, so a missing key is
 // reported when the source is configured rather than as a search failure.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceSerpAPIScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP)
+	ep, err := httpclient.NewEndpoint(skills.SourceSerpAPIScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, nil)
 	if err != nil {
 		return nil, err
 	}
