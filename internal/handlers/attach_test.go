@@ -163,4 +163,13 @@ func TestAttachAFileAtTheStrategyCheckpoint(t *testing.T) {
 	r.Body.Close()
 	require.Equal(t, http.StatusOK, r.StatusCode)
 	require.Contains(t, string(body), "Sleep spindles and overnight memory consolidation in older adults")
+
+	// The search-strategy report says the file was attached, not queried:
+	// no query, years or limit is invented for it.
+	r, err = c.Get(w.srv.URL + "/runs/" + runID + "/report.md")
+	require.NoError(t, err)
+	body, _ = io.ReadAll(r.Body)
+	r.Body.Close()
+	require.Equal(t, http.StatusOK, r.StatusCode)
+	require.Contains(t, string(body), "### file: embase.ris\n\nFile attached: embase.ris (2 records), not queried.\n")
 }

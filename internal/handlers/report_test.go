@@ -87,6 +87,7 @@ func TestSearchStrategyReport(t *testing.T) {
 	for _, r := range rows[1:] {
 		src := r[col["source"]]
 		require.Equal(t, "1", r[col["iteration"]])
+		require.Equal(t, "search", r[col["source_kind"]])
 		require.Contains(t, h.Sources[src].Queries, r[col["query_as_sent"]])
 		require.Equal(t, h.SearchedAt.UTC().Format(time.RFC3339), r[col["searched_at"]])
 		require.Equal(t, strconv.Itoa(h.Sources[src].Count), r[col["results"]])

@@ -10,10 +10,19 @@ import (
 // CSVHeader is the search-strategy CSV's header row, exported so readers
 // of the file (and its tests) name columns instead of counting them.
 func CSVHeader() []string {
-	return []string{"iteration", "source", "query_as_sent", "searched_at", "year_from", "year_to",
+	return []string{"iteration", "source", "source_kind", "query_as_sent", "searched_at", "year_from", "year_to",
 		"max_results", "results", "error",
 		"dedup_input", "dedup_output", "merged", "marked_relevant", "marked_irrelevant"}
 }
+
+// Values of the CSV's source_kind column.
+const (
+	// kindSearch is a source that was queried.
+	kindSearch = "search"
+	// kindFile is a file attached to the run: its records joined the
+	// results, but it was not queried.
+	kindFile = "file"
+)
 
 // SearchStrategyCSV writes one row per search actually made: per searched
 // iteration, source and query, with what the request carried (the query as
@@ -21,7 +30,10 @@ func CSVHeader() []string {
 // the whole iteration (all its queries), repeated on each of its rows;
 // dedup and mark counts are the iteration's. A query the source could not
 // express has "not sent: ..." as its error and nothing it would have
-// carried (query, time, years, limit). The strategy's include/exclude filters have no columns: no
+// carried (query, time, years, limit). A
+// file attached to the run has one row of source_kind "file" with its
+// record count and no query, time, years or limit, since it was not
+// queried. The strategy's include/exclude filters have no columns: no
 // source receives them (they act only through the query text), and the
 // Markdown report lists them per iteration. Strategies rejected before
 // searching made no search and have no rows (the Markdown report lists
@@ -43,11 +55,18 @@ func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {
 			if src.Known {
 				results = itoa(src.Result.Count)
 			}
+			if src.File != nil {
+				row := append([]string{itoa(h.Iteration), src.Name, kindFile, "", "", "", "", "", results, src.Result.Error}, iterCounts...)
+				if err := cw.Write(row); err != nil {
+					return err
+				}
+				continue
+			}
 			for _, q := range src.Queries {
-				row := []string{itoa(h.Iteration), src.Name, q.Query, timeText(h.SearchedAt),
+				row := []string{itoa(h.Iteration), src.Name, kindSearch, q.Query, timeText(h.SearchedAt),
 					optInt(s.YearRange.From), optInt(s.YearRange.To), optInt(s.MaxResultsPerSource), results, src.Result.Error}
 				if q.Skipped { // no request, so nothing it carried
-					row = []string{itoa(h.Iteration), src.Name, "", "", "", "", "", results, notSent}
+					row = []string{itoa(h.Iteration), src.Name, kindSearch, "", "", "", "", "", results, notSent}
 				}
 				row = append(row, iterCounts...)
 				if err := cw.Write(row); err != nil {

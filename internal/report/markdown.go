@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"quarry/internal/skills"
@@ -11,12 +12,13 @@ import (
 )
 
 // SearchStrategyMarkdown writes the run's search-strategy report: the run
-// (question, ID, who started it and when), the sources searched, then per
-// iteration the year range, limit and the strategy's filters (once: no
-// source receives them as filters) and, per source, what its requests
-// carried: each query exactly as sent (as a code span a reader can copy,
-// or a fenced block when a table cell cannot hold it verbatim), when it
-// ran, the years, the limit, results and error; then the duplicates
+// (question, ID, who started it and when), the sources searched and files
+// attached, then per iteration the year range, limit and the strategy's
+// filters (once: no source receives them as filters) and, per source,
+// what its requests carried: each query exactly as sent (as a code span a
+// reader can copy, or a fenced block when a table cell cannot hold it
+// verbatim), when it ran, the years, the limit, results and error; an
+// attached file is reported as attached, not queried; then the duplicates
 // removed, the papers marked and the researcher's feedback; and totals at
 // the end.
 func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) error {
@@ -35,8 +37,15 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 	if info.Status != "" {
 		p("- Status: %s\n", inline(info.Status))
 	}
-	srcs := searchedSources(hist)
+	srcs, files := sourceNames(hist)
 	p("- Databases and sources searched: %s\n", orNot(inline(strings.Join(srcs, ", ")), "none yet"))
+	if len(files) > 0 {
+		names := make([]string, len(files))
+		for i, f := range files {
+			names[i] = strings.TrimPrefix(f, skills.FileSourceName(skills.AttachedFile{}))
+		}
+		p("- Files attached (their records joined the results; not queried): %s\n", inline(strings.Join(names, ", ")))
+	}
 	if rs.Intent != nil && len(rs.Intent.Concepts) > 0 {
 		p("- Concepts: %s\n", inline(skills.ConceptList(rs.Intent.Concepts)))
 	}
@@ -80,6 +89,13 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 				totalResults += src.Result.Count
 				perSource[src.Name] += src.Result.Count
 			}
+			if src.File != nil {
+				p("%s.\n", capitalize(inline(fileText(src))))
+				if e := inline(src.Result.Error); e != "" {
+					p("\nError: %s\n", e)
+				}
+				continue
+			}
 			p("| # | Query as sent | Searched at | Years | Limit | Results | Error |\n")
 			p("|---|---|---|---|---|---|---|\n")
 			var blocks []string
@@ -109,9 +125,9 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 	p("\n## Totals\n\n")
 	p("- Iterations: %d (%d searched)\n", len(hist), searches)
 	p("- Records retrieved: %d", totalResults)
-	if len(srcs) > 0 {
-		parts := make([]string, 0, len(srcs))
-		for _, s := range srcs {
+	if all := slices.Concat(srcs, files); len(all) > 0 {
+		parts := make([]string, 0, len(all))
+		for _, s := range all {
 			parts = append(parts, fmt.Sprintf("%s %d", s, perSource[s]))
 		}
 		p(" (%s)", inline(strings.Join(parts, ", ")))
@@ -199,6 +215,15 @@ func yearsText(y skills.YearRange) string {
 		return "any"
 	}
 	return fmt.Sprintf("%s–%s", orNot(optInt(y.From), "…"), orNot(optInt(y.To), "…"))
+}
+
+// capitalize upper-cases a sentence's first letter (ASCII, as the report's
+// own sentences start).
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 func orNot(s, missing string) string {

@@ -11,6 +11,7 @@ package report
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,6 +59,47 @@ type sourceRow struct {
 	// Known is false for iterations recorded before per-source results
 	// were kept: the queries come from the strategy, counts are unknown.
 	Known bool
+	// File is set for a file attached to the run: its records joined the
+	// search's, but nothing was queried, so it has no queries, years or
+	// limit to report.
+	File *skills.AttachedFile
+}
+
+// attachedFile returns the strategy's file recorded under the source name
+// (see skills.FileSourceName). A name with the file prefix that the
+// strategy does not list (it cannot be a searchable source's) is still a
+// file, known only by its name.
+func attachedFile(s skills.SearchStrategy, name string) (*skills.AttachedFile, bool) {
+	for _, f := range s.Files {
+		if skills.FileSourceName(f) == name {
+			return &f, true
+		}
+	}
+	if n, ok := strings.CutPrefix(name, skills.FileSourceName(skills.AttachedFile{})); ok {
+		return &skills.AttachedFile{Name: n}, true
+	}
+	return nil, false
+}
+
+// fileText says what an attached file contributed and that nothing was
+// queried, e.g. "file attached: t1.ris (12 records), not queried". A file
+// that could not be read has no count; its error is reported beside it.
+func fileText(src sourceRow) string {
+	var records string
+	switch {
+	case src.Known && src.Result.Error == "":
+		records = " (" + plural(src.Result.Count, "record") + ")"
+	case !src.Known && src.File.Records > 0:
+		records = " (" + plural(src.File.Records, "record") + ")"
+	}
+	return fmt.Sprintf("file attached: %s%s, not queried", src.File.Name, records)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return itoa(n) + " " + noun + "s"
 }
 
 // sourcesOf lists what each source of a searched iteration was sent and
@@ -76,6 +118,11 @@ func sourcesOf(h skills.IterationRecord) []sourceRow {
 	for _, name := range names {
 		r, known := h.Sources[name]
 		row := sourceRow{Name: name, Result: r, Known: known}
+		if f, ok := attachedFile(h.Strategy, name); ok {
+			row.File = f
+			out = append(out, row)
+			continue
+		}
 		texts := r.Queries
 		if !known || texts == nil {
 			texts = make([]string, len(h.Strategy.Queries))
@@ -95,21 +142,24 @@ func sourcesOf(h skills.IterationRecord) []sourceRow {
 	return out
 }
 
-// searchedSources lists every source any searched iteration asked, in the
-// order they first appear.
-func searchedSources(history []skills.IterationRecord) []string {
-	var out []string
+// sourceNames lists every source any searched iteration asked, and every
+// file attached to one, each in the order they first appear.
+func sourceNames(history []skills.IterationRecord) (searched, files []string) {
 	for _, h := range history {
 		if !h.Searched() {
 			continue
 		}
 		for _, r := range sourcesOf(h) {
-			if !slices.Contains(out, r.Name) {
-				out = append(out, r.Name)
+			list := &searched
+			if r.File != nil {
+				list = &files
+			}
+			if !slices.Contains(*list, r.Name) {
+				*list = append(*list, r.Name)
 			}
 		}
 	}
-	return out
+	return searched, files
 }
 
 // marks counts an iteration's marks (0, 0 without feedback).

@@ -86,7 +86,7 @@ func TestSearchStrategyCSV(t *testing.T) {
 	}
 	pm := row("1", "pubmed", `sleep[tiab] AND memory[tiab]`)
 	require.Equal(t, map[string]string{"iteration": "1", "source": "pubmed", "query_as_sent": `sleep[tiab] AND memory[tiab]`,
-		"searched_at": "2025-03-04T05:06:07Z", "year_from": "2010", "year_to": "2020",
+		"source_kind": "search", "searched_at": "2025-03-04T05:06:07Z", "year_from": "2010", "year_to": "2020",
 		"max_results": "25", "results": "0", "error": "503 service unavailable",
 		"dedup_input": "6", "dedup_output": "5", "merged": "1", "marked_relevant": "1", "marked_irrelevant": "1"}, pm)
 	require.Equal(t, "6", row("1", "openalex", "sleep memory")["results"])
@@ -177,4 +177,61 @@ func TestSearchStrategyMarkdownEmpty(t *testing.T) {
 	buf.Reset()
 	require.NoError(t, report.SearchStrategyCSV(&buf, pipeline.RunState{}))
 	require.Equal(t, strings.Join(report.CSVHeader(), ",")+"\n", buf.String())
+}
+
+// TestAttachedFiles: a file attached to the run was not queried, so it is
+// reported as attached with its record count, never with a query, years or
+// limit borrowed from the strategy.
+func TestAttachedFiles(t *testing.T) {
+	t.Parallel()
+	rs := pipeline.RunState{Question: "sleep spindles", Workflow: skills.WorkflowState{History: []skills.IterationRecord{{
+		Iteration: 1, SearchedAt: at1, ResultCount: 5,
+		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep spindles"}}, Sources: []string{"openalex"},
+			YearRange: skills.YearRange{From: 2000}, MaxResultsPerSource: 10,
+			Filters: skills.Filters{ExcludeTerms: []string{"rats"}},
+			Files:   []skills.AttachedFile{{ID: "f1", Name: "t1.ris", Format: "ris", Records: 3}, {ID: "f2", Name: "bad.bib", Format: "bibtex", Records: 4}}},
+		Sources: map[string]skills.SourceResult{
+			"openalex":      {Count: 2, Queries: []string{"sleep spindles"}},
+			"file: t1.ris":  {Count: 3},
+			"file: bad.bib": {Error: "the attached file is gone"}},
+		Dedup: skills.DedupStats{Input: 5, Output: 5},
+	}}}}
+
+	var buf bytes.Buffer
+	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
+	md := buf.String()
+	for _, want := range []string{
+		"- Databases and sources searched: openalex\n",
+		"- Files attached (their records joined the results; not queried): bad.bib, t1.ris\n",
+		"### file: t1.ris\n\nFile attached: t1.ris (3 records), not queried.\n",
+		"### file: bad.bib\n\nFile attached: bad.bib, not queried.\n\nError: the attached file is gone\n",
+		"- Records retrieved: 5 (openalex 2, file: bad.bib 0, file: t1.ris 3)\n",
+	} {
+		require.Contains(t, md, want)
+	}
+	fileSection := md[strings.Index(md, "### file: t1.ris"):strings.Index(md, "- Duplicates:")]
+	require.NotContains(t, fileSection, "sleep spindles", "no query invented for a file")
+	require.NotContains(t, fileSection, "| 10 |", "no limit for a file")
+	require.NotContains(t, fileSection, "2000", "no years for a file")
+
+	buf.Reset()
+	require.NoError(t, report.SearchStrategyCSV(&buf, rs))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	got := map[string]map[string]string{}
+	for _, r := range rows[1:] {
+		m := map[string]string{}
+		for i, col := range rows[0] {
+			m[col] = r[i]
+		}
+		got[m["source"]] = m
+	}
+	require.Len(t, got, 3, "one row per query of openalex, one per file")
+	require.Equal(t, map[string]string{"iteration": "1", "source": "file: t1.ris", "source_kind": "file", "query_as_sent": "",
+		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "3", "error": "",
+		"dedup_input": "5", "dedup_output": "5", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, got["file: t1.ris"])
+	require.Equal(t, "the attached file is gone", got["file: bad.bib"]["error"])
+	require.Equal(t, "search", got["openalex"]["source_kind"])
+	require.Equal(t, "sleep spindles", got["openalex"]["query_as_sent"])
+	require.Equal(t, "10", got["openalex"]["max_results"])
 }
