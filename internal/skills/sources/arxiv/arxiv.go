@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
@@ -28,7 +29,7 @@ type Options struct {
 	BaseURL string
 	// Contact identifies us in User-Agent when HTTP is nil.
 	Contact string
-	// HTTP is the polite client; nil builds one with Contact.
+	// HTTP is the polite client; nil builds one with Contact and RateLimit.
 	HTTP *httpclient.Client
 }
 
@@ -45,11 +46,18 @@ var (
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceArxiv, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, nil)
+	ep, err := httpclient.NewEndpoint(skills.SourceArxiv, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
 	return &Client{base: ep.Base, http: ep.HTTP}, nil
+}
+
+// RateLimit is what arXiv's API terms of use ask of every client: no more
+// than one request every three seconds, on a single connection at a time
+// (https://info.arxiv.org/help/api/tou.html). There is no key to raise it.
+func RateLimit(contact, apiKey string) httpclient.Limit {
+	return httpclient.Limit{Every: 3 * time.Second, Burst: 1, Concurrent: 1}
 }
 
 // Name implements skills.Source.

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
@@ -31,7 +32,7 @@ type Options struct {
 	BaseURL string
 	// Contact is sent as mailto, which routes requests to Crossref's polite pool.
 	Contact string
-	// HTTP is the polite client; nil builds one with Contact.
+	// HTTP is the polite client; nil builds one with Contact and RateLimit.
 	HTTP *httpclient.Client
 }
 
@@ -46,11 +47,24 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceCrossref, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, nil)
+	ep, err := httpclient.NewEndpoint(skills.SourceCrossref, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
 	return &Client{base: ep.Base, contact: ep.Contact, http: ep.HTTP}, nil
+}
+
+// RateLimit keeps to Crossref's limits for list requests (queries), which
+// since 1 December 2025 are 3 requests/s with 3 in flight in the polite
+// pool (requests naming a contact address) and 1 request/s with 1 in
+// flight in the public pool
+// (https://www.crossref.org/blog/announcing-changes-to-rest-api-rate-limits/);
+// the x-rate-limit-* headers of a response give the limit in force.
+func RateLimit(contact, apiKey string) httpclient.Limit {
+	if contact == "" {
+		return httpclient.Limit{Every: time.Second, Burst: 1, Concurrent: 1}
+	}
+	return httpclient.Limit{Every: 334 * time.Millisecond, Burst: 1, Concurrent: 3}
 }
 
 // Name implements skills.Source.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
@@ -30,7 +31,7 @@ type Options struct {
 	Contact string
 	// APIKey is optional (premium or higher limits) and sent as api_key.
 	APIKey string
-	// HTTP is the polite client; nil builds one with Contact.
+	// HTTP is the polite client; nil builds one with Contact and RateLimit.
 	HTTP *httpclient.Client
 }
 
@@ -46,11 +47,19 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceOpenAlex, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, nil)
+	ep, err := httpclient.NewEndpoint(skills.SourceOpenAlex, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
 	return &Client{base: ep.Base, contact: ep.Contact, apiKey: ep.APIKey, http: ep.HTTP}, nil
+}
+
+// RateLimit is 10 requests/s, OpenAlex's long-documented per-second limit
+// (https://docs.openalex.org/how-to-use-the-api/rate-limits-and-authentication;
+// the current pages allow up to 100/s and meter the rest as a daily
+// budget, so 10/s stays well inside either).
+func RateLimit(contact, apiKey string) httpclient.Limit {
+	return httpclient.Limit{Every: 100 * time.Millisecond, Burst: 1}
 }
 
 // Name implements skills.Source.

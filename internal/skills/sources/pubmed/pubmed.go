@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
@@ -35,7 +36,7 @@ type Options struct {
 	Contact string
 	// APIKey is optional; it raises NCBI's limit from 3 to 10 requests/s.
 	APIKey string
-	// HTTP is the polite client; nil builds one with Contact.
+	// HTTP is the polite client; nil builds one with Contact and RateLimit.
 	HTTP *httpclient.Client
 }
 
@@ -51,11 +52,22 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourcePubMed, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, nil)
+	ep, err := httpclient.NewEndpoint(skills.SourcePubMed, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
 	return &Client{base: ep.Base, contact: ep.Contact, apiKey: ep.APIKey, http: ep.HTTP}, nil
+}
+
+// RateLimit is NCBI's E-utilities policy: at most 3 requests/s without an
+// API key and 10 with one; more earns 429s and, persistently, a block
+// (https://support.nlm.nih.gov/kbArticle/?pn=KA-05510). One search is an
+// esearch and at least one efetch, so the limit applies to both.
+func RateLimit(contact, apiKey string) httpclient.Limit {
+	if apiKey != "" {
+		return httpclient.Limit{Every: 100 * time.Millisecond, Burst: 1}
+	}
+	return httpclient.Limit{Every: 334 * time.Millisecond, Burst: 1}
 }
 
 // Name implements skills.Source.

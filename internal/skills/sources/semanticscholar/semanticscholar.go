@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
@@ -31,7 +32,7 @@ type Options struct {
 	APIKey string
 	// Contact identifies us in User-Agent when HTTP is nil.
 	Contact string
-	// HTTP is the polite client; nil builds one with Contact.
+	// HTTP is the polite client; nil builds one with Contact and RateLimit.
 	HTTP *httpclient.Client
 }
 
@@ -46,11 +47,20 @@ var _ skills.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceSemanticScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, nil)
+	ep, err := httpclient.NewEndpoint(skills.SourceSemanticScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
 	return &Client{base: ep.Base, apiKey: ep.APIKey, http: ep.HTTP}, nil
+}
+
+// RateLimit is one request per second. An API key's introductory rate is 1
+// request/s on all endpoints; without a key, requests share one pool with
+// every other unauthenticated caller and are throttled when it is busy, so
+// going faster would only earn 429s
+// (https://www.semanticscholar.org/product/api, "Rate limits").
+func RateLimit(contact, apiKey string) httpclient.Limit {
+	return httpclient.Limit{Every: time.Second, Burst: 1}
 }
 
 // Name implements skills.Source.

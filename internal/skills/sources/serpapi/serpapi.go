@@ -35,7 +35,7 @@ type Options struct {
 	MaxPages int
 	// Contact identifies us in User-Agent when HTTP is nil.
 	Contact string
-	// HTTP is the polite client; nil builds one with Contact.
+	// HTTP is the polite client; nil builds one with Contact and RateLimit.
 	HTTP *httpclient.Client
 }
 
@@ -52,7 +52,7 @@ var _ skills.Source = (*Client)(nil)
 // New returns a Client, or EInvalid without an API key, so a missing key is
 // reported when the source is configured rather than as a search failure.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceSerpAPIScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, nil)
+	ep, err := httpclient.NewEndpoint(skills.SourceSerpAPIScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -65,6 +65,12 @@ func New(opts Options) (*Client, error) {
 	}
 	return &Client{base: ep.Base, apiKey: ep.APIKey, maxPages: pages, http: ep.HTTP}, nil
 }
+
+// RateLimit imposes nothing: SerpAPI documents no per-second limit (a plan
+// caps searches per month and per hour, and a search over the quota is
+// refused with an error the client reports), and each search is billed, so
+// the strategy's per-source cap, not a rate, is what bounds its cost.
+func RateLimit(contact, apiKey string) httpclient.Limit { return httpclient.Limit{} }
 
 // Name implements skills.Source.
 func (c *Client) Name() string { return skills.SourceSerpAPIScholar }
