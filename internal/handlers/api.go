@@ -11,6 +11,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
+	"quarry/internal/skills/pipeline"
 )
 
 // API is the JSON API for scripts and tests. It speaks snake_case and the
@@ -46,7 +47,11 @@ type RunJSON struct {
 	Collection        *skills.PaperCollection  `json:"collection"`
 	AccumulatedPapers []skills.ScoredPaper     `json:"accumulated_papers"`
 	History           []skills.IterationRecord `json:"history"`
-	Error             string                   `json:"error"`
+	// Notes are what the skills reported about how they worked, such as
+	// an LLM skill falling back to the offline heuristics (and why), so a
+	// script can tell the model's answer from the fallback's.
+	Notes []skills.Note `json:"notes"`
+	Error string        `json:"error"`
 }
 
 // DecisionInput is POST /api/runs/:id/decisions. DecidedBy is optional
@@ -107,6 +112,16 @@ func (a *API) GetRun(c echo.Context) error {
 	}
 	if out.History == nil {
 		out.History = []skills.IterationRecord{}
+	}
+	out.Notes = []skills.Note{}
+	if run.Workflow == pipeline.Name {
+		rs, err := pipeline.StateOf(run)
+		if err != nil {
+			return err
+		}
+		if rs.Notes != nil {
+			out.Notes = rs.Notes
+		}
 	}
 	switch {
 	case v.final != nil:

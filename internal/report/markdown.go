@@ -19,8 +19,8 @@ import (
 // reader can copy, or a fenced block when a table cell cannot hold it
 // verbatim), when it ran, the years, the limit, results and error; an
 // attached file is reported as attached, not queried; then the duplicates
-// removed, the papers marked and the researcher's feedback; and totals at
-// the end.
+// removed, the papers marked and the researcher's feedback; the notes the
+// skills left (fallbacks); and totals at the end.
 func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) error {
 	b := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
@@ -120,6 +120,14 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 			h.Dedup.Input, h.Dedup.Output, h.Dedup.Merged, h.Dedup.Related)
 		p("- Papers shown for review: %d\n", h.ResultCount)
 		writeFeedback(p, h.Feedback, titles)
+	}
+
+	if len(rs.Notes) > 0 {
+		p("\n## Notes from the run\n\n")
+		p("What the skills reported about how they worked, such as falling back to the offline heuristics.\n\n")
+		for _, n := range rs.Notes {
+			p("- %s: %s\n", inline(strings.ReplaceAll(n.Skill, "_", " ")), inline(n.Message))
+		}
 	}
 
 	p("\n## Totals\n\n")

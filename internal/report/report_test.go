@@ -235,3 +235,23 @@ func TestAttachedFiles(t *testing.T) {
 	require.Equal(t, "sleep spindles", got["openalex"]["query_as_sent"])
 	require.Equal(t, "10", got["openalex"]["max_results"])
 }
+
+// TestNotes: what the skills noted while working (an LLM skill falling back
+// to the offline heuristics) is part of how the search was done, so the
+// report lists it.
+func TestNotes(t *testing.T) {
+	t.Parallel()
+	rs := pipeline.RunState{Question: "q", Notes: []skills.Note{
+		{Skill: "query_builder", Message: "openai could not be used (401 unauthorized); the offline query builder was used instead"},
+		{Skill: "search", Message: "dropped a record from openalex: title is required"},
+	}}
+	var buf bytes.Buffer
+	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
+	require.Contains(t, buf.String(), "## Notes from the run\n\n")
+	require.Contains(t, buf.String(), "- query builder: openai could not be used (401 unauthorized); the offline query builder was used instead\n"+
+		"- search: dropped a record from openalex: title is required\n")
+
+	buf.Reset()
+	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, pipeline.RunState{Question: "q"}))
+	require.NotContains(t, buf.String(), "Notes from the run", "no section without notes")
+}
