@@ -1,16 +1,29 @@
 // Package semanticscholar searches Semantic Scholar's Academic Graph API
-// (https://api.semanticscholar.org/api-docs/graph) through its bulk paper
-// search, which returns up to 1000 papers per call and accepts boolean
-// query syntax.
+// (https://api.semanticscholar.org/api-docs/graph) through its paper
+// relevance search, /graph/v1/paper/search. The pipeline keeps each source's
+// first results, so it needs them ranked by relevance: the bulk search
+// (/paper/search/bulk) is documented as "intended for bulk retrieval of
+// basic paper data without search relevance", which made its first 25 an
+// arbitrary sample of the matches.
+//
+// The relevance search takes "a plain-text search query string": "no
+// special query syntax is supported" and "hyphenated query terms yield no
+// matches (replace it with space to find matches)". Queries written in the
+// bulk search's syntax (+ | - "phrases" (groups) prefix* term~N) are turned
+// into plain text by PlainQuery before they are sent, and SentQuery reports
+// that text, so the search report shows what the API really received.
 package semanticscholar
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
@@ -23,12 +36,25 @@ const DefaultBaseURL = "https://api.semanticscholar.org"
 // fields are the paper fields requested; anything else costs bandwidth.
 const fields = "title,authors,year,venue,abstract,externalIds,url"
 
+const (
+	// pageSize is the relevance search's largest limit per call.
+	pageSize = 100
+	// maxRanked is how deep the relevance search ranks: it "can only return
+	// up to 1,000 relevance-ranked results", so offset+limit stays within it
+	// (skills.MaxResultsLimit is the same 1000).
+	maxRanked = 1000
+	// pastTheEnd is the 400 the live API answers for a page beyond the
+	// matches (observed, not documented); on a later page it means the
+	// results ran out, not that the query was bad.
+	pastTheEnd = "Requested data for this limit and/or offset is not available"
+)
+
 // Options configure a Client.
 type Options struct {
 	// BaseURL defaults to DefaultBaseURL.
 	BaseURL string
-	// APIKey is optional; sent as x-api-key it raises the rate limit above
-	// the shared unauthenticated pool.
+	// APIKey is optional; sent as x-api-key it gives a rate of our own
+	// instead of the pool every unauthenticated caller shares.
 	APIKey string
 	// Contact identifies us in User-Agent when HTTP is nil.
 	Contact string
@@ -43,7 +69,10 @@ type Client struct {
 	http   *httpclient.Client
 }
 
-var _ skills.Source = (*Client)(nil)
+var (
+	_ skills.Source      = (*Client)(nil)
+	_ skills.QueryFolder = (*Client)(nil)
+)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
@@ -66,51 +95,155 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 // Name implements skills.Source.
 func (c *Client) Name() string { return skills.SourceSemanticScholar }
 
-// Search implements skills.Source. Bulk search has no page size; it returns
-// batches of up to 1000 and a continuation token, followed until
-// req.MaxResults papers are in hand.
+// Search implements skills.Source: pages of up to 100 papers in relevance
+// order, following next until req.MaxResults papers (at most 1000) are in
+// hand or the results run out.
 func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
 	if err := req.Check(c.Name()); err != nil {
 		return nil, err
+	}
+	query := c.SentQuery(req)
+	if query == "" {
+		return nil, engine.Errorf(engine.EInvalid, "semantic_scholar: the query %q has no word to search for once the syntax the relevance search does not support is removed", req.Query)
 	}
 	var header http.Header
 	if c.apiKey != "" {
 		header = http.Header{"x-api-key": {c.apiKey}}
 	}
+	want := min(req.MaxResults, maxRanked)
 	papers := []skills.RawPaper{}
-	token := ""
-	for {
+	for offset := 0; len(papers) < want && offset < maxRanked; {
+		limit := min(pageSize, want-len(papers), maxRanked-offset)
 		var resp response
-		if err := c.http.GetJSON(ctx, c.url(req, token), header, &resp); err != nil {
+		if err := c.http.GetJSON(ctx, c.url(query, req.YearRange, offset, limit), header, &resp); err != nil {
+			var se *httpclient.StatusError
+			if offset > 0 && errors.As(err, &se) && se.Status == http.StatusBadRequest && strings.Contains(se.Body, pastTheEnd) {
+				return papers, nil
+			}
 			return nil, err
 		}
-		if resp.Data == nil && resp.Total != 0 {
-			return nil, engine.Errorf(engine.EInternal, "semantic_scholar: unexpected response: total %d but no data", resp.Total)
+		if resp.Data == nil {
+			return nil, engine.Errorf(engine.EInternal, "semantic_scholar: unexpected response: no data (total %d)", resp.Total)
 		}
 		for _, d := range resp.Data {
-			if p, ok := d.paper(); ok && len(papers) < req.MaxResults {
+			if p, ok := d.paper(); ok && len(papers) < want {
 				p.Rank = len(papers) + 1
 				papers = append(papers, p)
 			}
 		}
-		if len(papers) >= req.MaxResults || resp.Token == "" || len(resp.Data) == 0 {
-			return papers, nil
+		if resp.Next == nil || len(resp.Data) == 0 {
+			break
 		}
-		token = resp.Token
+		if *resp.Next <= offset {
+			return nil, engine.Errorf(engine.EInternal, "semantic_scholar: unexpected response: next page %d does not follow offset %d", *resp.Next, offset)
+		}
+		offset = *resp.Next
 	}
+	return papers, nil
 }
 
-func (c *Client) url(req skills.SourceRequest, token string) string {
+// SentQuery implements skills.QueryFolder: the relevance search receives
+// the query as plain text (PlainQuery), so that is what the report records.
+func (c *Client) SentQuery(req skills.SourceRequest) string {
+	return PlainQuery(req.Query)
+}
+
+func (c *Client) url(query string, y skills.YearRange, offset, limit int) string {
 	v := url.Values{}
-	v.Set("query", req.Query)
+	v.Set("query", query)
 	v.Set("fields", fields)
-	if y := years(req.YearRange); y != "" {
+	v.Set("offset", strconv.Itoa(offset))
+	v.Set("limit", strconv.Itoa(limit))
+	if y := years(y); y != "" {
 		v.Set("year", y)
 	}
-	if token != "" {
-		v.Set("token", token)
+	return c.base + "/graph/v1/paper/search?" + v.Encode()
+}
+
+// PlainQuery turns a query in the bulk search's syntax into the plain text
+// the relevance search documents: an excluded term, phrase or group (-x,
+// -"a b", -(a | b)) is dropped, since the relevance search cannot exclude
+// and sending its words would search for them; the operators + | ( ) " *
+// and ~N are removed, keeping the words of phrases and groups; a hyphen
+// inside a word becomes a space, as the API asks. Text without that syntax
+// comes out with only hyphens and spacing changed. It returns "" when no
+// word is left.
+func PlainQuery(q string) string {
+	var b strings.Builder
+	rs := []rune(q)
+	quoted := false // inside a "phrase", where no operator applies
+	atStart := true // at the start of a term, where '-' excludes it
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '"':
+			quoted, atStart = !quoted, false
+			b.WriteRune(' ')
+		case quoted:
+			if r == '-' || unicode.IsControl(r) {
+				r = ' '
+			}
+			b.WriteRune(r)
+		case r == '-' && atStart:
+			i = skipTerm(rs, i+1) - 1
+			b.WriteRune(' ')
+		case r == '~':
+			for i+1 < len(rs) && unicode.IsDigit(rs[i+1]) {
+				i++
+			}
+			b.WriteRune(' ')
+			atStart = false
+		case r == '-' || r == '*':
+			b.WriteRune(' ')
+			atStart = false
+		case r == '+' || r == '|' || r == '(' || r == ')' || unicode.IsSpace(r) || unicode.IsControl(r):
+			b.WriteRune(' ')
+			atStart = true
+		default:
+			b.WriteRune(r)
+			atStart = false
+		}
 	}
-	return c.base + "/graph/v1/paper/search/bulk?" + v.Encode()
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// skipTerm returns the index just past the term starting at rs[i]: a
+// "phrase", a (group) with its nesting, or a word.
+func skipTerm(rs []rune, i int) int {
+	if i >= len(rs) {
+		return i
+	}
+	switch rs[i] {
+	case '"':
+		for j := i + 1; j < len(rs); j++ {
+			if rs[j] == '"' {
+				return j + 1
+			}
+		}
+		return len(rs)
+	case '(':
+		depth, quoted := 0, false
+		for j := i; j < len(rs); j++ {
+			switch {
+			case rs[j] == '"':
+				quoted = !quoted
+			case quoted:
+			case rs[j] == '(':
+				depth++
+			case rs[j] == ')':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(rs)
+	}
+	j := i
+	for j < len(rs) && !unicode.IsSpace(rs[j]) && !strings.ContainsRune("+|()", rs[j]) {
+		j++
+	}
+	return j
 }
 
 // years renders the documented year filter: "2015-2020", "2015-", "-2020".
@@ -126,10 +259,14 @@ func years(y skills.YearRange) string {
 	return fmt.Sprintf("%d-%d", y.From, y.To)
 }
 
+// response is one page of the relevance search: an estimated total, the
+// page's offset, the offset of the next page (absent on the last) and the
+// papers.
 type response struct {
-	Total int     `json:"total"`
-	Token string  `json:"token"`
-	Data  []paper `json:"data"`
+	Total  int     `json:"total"`
+	Offset int     `json:"offset"`
+	Next   *int    `json:"next"`
+	Data   []paper `json:"data"`
 }
 
 type paper struct {

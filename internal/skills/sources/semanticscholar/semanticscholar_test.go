@@ -29,21 +29,22 @@ func newSource(t *testing.T, base string, hc *httpclient.Client) skills.Source {
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
-		OK:          sourcetest.Bodies{"/paper/search/bulk": sourcetest.ReadFile(t, "testdata/bulk.json")},
+		OK:          sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/search.json")},
 		WantOK:      3,
-		Empty:       sourcetest.Bodies{"/paper/search/bulk": sourcetest.ReadFile(t, "testdata/empty.json")},
-		Malformed:   sourcetest.Bodies{"/paper/search/bulk": sourcetest.ReadFile(t, "testdata/malformed.json")},
+		Empty:       sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/empty.json")},
+		Malformed:   sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/malformed.json")},
 		ContentType: "application/json",
 	})
 }
 
 func TestSearchMapsPapers(t *testing.T) {
 	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/paper/search/bulk": sourcetest.ReadFile(t, "testdata/bulk.json")}, "application/json")
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/search.json")}, "application/json")
 	hc, _ := sourcetest.NewClient("")
 	c, err := semanticscholar.New(semanticscholar.Options{BaseURL: srv.URL, APIKey: "s2-key", HTTP: hc})
 	require.NoError(t, err)
-	papers, err := c.Search(context.Background(), skills.SourceRequest{Query: `"sleep spindles" + memory`, YearRange: skills.YearRange{From: 2015, To: 2020}, MaxResults: 10})
+	req := skills.SourceRequest{Query: `"sleep spindles" +memory -"rodent model"`, YearRange: skills.YearRange{From: 2015, To: 2020}, MaxResults: 10}
+	papers, err := c.Search(context.Background(), req)
 	require.NoError(t, err)
 	require.Equal(t, []skills.RawPaper{
 		{
@@ -73,9 +74,13 @@ func TestSearchMapsPapers(t *testing.T) {
 			Rank:  3,
 		},
 	}, papers)
+	require.Len(t, srv.Requests(), 1)
 	r := srv.Requests()[0]
-	require.Equal(t, "/graph/v1/paper/search/bulk", r.URL.Path)
-	require.Equal(t, `"sleep spindles" + memory`, r.URL.Query().Get("query"))
+	require.Equal(t, "/graph/v1/paper/search", r.URL.Path)
+	require.Equal(t, "sleep spindles memory", r.URL.Query().Get("query"))
+	require.Equal(t, c.SentQuery(req), r.URL.Query().Get("query"), "the report records what was sent")
+	require.Equal(t, "0", r.URL.Query().Get("offset"))
+	require.Equal(t, "10", r.URL.Query().Get("limit"))
 	require.Equal(t, "title,authors,year,venue,abstract,externalIds,url", r.URL.Query().Get("fields"))
 	require.Equal(t, "2015-2020", r.URL.Query().Get("year"))
 	require.Equal(t, "s2-key", r.Header.Get("x-api-key"))
@@ -96,7 +101,7 @@ func TestYearParameter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/bulk": `{"total":0,"data":[]}`}, "application/json")
+			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
 			hc, _ := sourcetest.NewClient("")
 			_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", YearRange: tt.years, MaxResults: 3})
 			require.NoError(t, err)
@@ -107,58 +112,174 @@ func TestYearParameter(t *testing.T) {
 	}
 }
 
-// TestSearchFollowsToken checks continuation tokens are followed until the
-// cap, and not beyond.
-func TestSearchFollowsToken(t *testing.T) {
-	t.Parallel()
-	var mu sync.Mutex
-	var tokens []string
+// pagedServer is a relevance search over total papers "Paper 0".."Paper
+// total-1", answering offset and limit as documented (next is absent on the
+// last page), and recording the (offset, limit) of every request.
+type pagedServer struct {
+	mu    sync.Mutex
+	pages [][2]int
+}
+
+func (p *pagedServer) start(t *testing.T, total int) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tok := r.URL.Query().Get("token")
-		mu.Lock()
-		tokens = append(tokens, tok)
-		mu.Unlock()
-		batch := 0
-		if tok != "" {
-			batch, _ = strconv.Atoi(tok)
+		offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+		p.mu.Lock()
+		p.pages = append(p.pages, [2]int{offset, limit})
+		p.mu.Unlock()
+		if limit < 1 || limit > 100 || offset+limit > 1000 {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = fmt.Fprintf(w, `{"error":"Unacceptable query params: [limit=%d, offset=%d]"}`, limit, offset)
+			return
 		}
-		var data []map[string]any
-		for i := range 4 {
-			data = append(data, map[string]any{"paperId": fmt.Sprint(batch, i), "title": fmt.Sprintf("Paper %d.%d", batch, i)})
+		data := []map[string]any{}
+		for i := offset; i < min(offset+limit, total); i++ {
+			data = append(data, map[string]any{"paperId": fmt.Sprint(i), "title": fmt.Sprintf("Paper %d", i)})
 		}
-		next := any(strconv.Itoa(batch + 1))
-		if batch == 2 {
-			next = nil
+		resp := map[string]any{"total": total, "offset": offset, "data": data}
+		if offset+len(data) < total {
+			resp["next"] = offset + len(data)
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"total": 12, "token": next, "data": data})
+		_ = json.NewEncoder(w).Encode(resp)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (p *pagedServer) requested() [][2]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pages := p.pages
+	p.pages = nil
+	return pages
+}
+
+// TestSearchPages checks pages of at most 100 are asked for, following
+// next, until the cap or the last page, and never past the 1000 papers the
+// relevance search ranks.
+func TestSearchPages(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		total, max int
+		wantPages  [][2]int
+		wantPapers int
+	}{
+		{"OnePage", 250, 6, [][2]int{{0, 6}}, 6},
+		{"CapInThirdPage", 250, 230, [][2]int{{0, 100}, {100, 100}, {200, 30}}, 230},
+		{"LastPageEndsIt", 250, 1000, [][2]int{{0, 100}, {100, 100}, {200, 100}}, 250},
+		{"AtMostTheRanked1000", 5000, 2000, [][2]int{{0, 100}, {100, 100}, {200, 100}, {300, 100}, {400, 100}, {500, 100}, {600, 100}, {700, 100}, {800, 100}, {900, 100}}, 1000},
+		{"NoResults", 0, 25, [][2]int{{0, 25}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ps := &pagedServer{}
+			srv := ps.start(t, tt.total)
+			hc, _ := sourcetest.NewClient("")
+			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: tt.max})
+			require.NoError(t, err)
+			require.Len(t, papers, tt.wantPapers)
+			for i, p := range papers {
+				require.Equal(t, fmt.Sprintf("Paper %d", i), p.Title)
+				require.Equal(t, i+1, p.Rank)
+			}
+			require.Equal(t, tt.wantPages, ps.requested())
+		})
+	}
+}
+
+// TestPastTheEnd checks the 400 the live API gives for a page beyond the
+// matches ends the results on a later page, and is an error on the first.
+func TestPastTheEnd(t *testing.T) {
+	t.Parallel()
+	pastTheEnd := sourcetest.ReadFile(t, "testdata/past_the_end.json")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		if offset > 0 || r.URL.Query().Get("query") == "first" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(pastTheEnd))
+			return
+		}
+		_, _ = w.Write([]byte(`{"total": 500, "offset": 0, "next": 2, "data": [{"paperId": "a", "title": "A"}, {"paperId": "b", "title": "B"}]}`))
 	}))
 	t.Cleanup(srv.Close)
 	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 6})
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 25})
 	require.NoError(t, err)
-	require.Len(t, papers, 6)
-	require.Equal(t, "Paper 1.1", papers[5].Title)
-	mu.Lock()
-	require.Equal(t, []string{"", "1"}, tokens)
-	tokens = nil
-	mu.Unlock()
-	papers, err = newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 100})
-	require.NoError(t, err)
-	require.Len(t, papers, 12)
-	mu.Lock()
-	defer mu.Unlock()
-	require.Equal(t, []string{"", "1", "2"}, tokens)
+	require.Len(t, papers, 2)
+	_, err = newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "first", MaxResults: 25})
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+}
+
+func TestUnexpectedResponses(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body, want string
+	}{
+		{"NoData", sourcetest.ReadFile(t, "testdata/nodata.json"), "unexpected response: no data"},
+		{"NextDoesNotAdvance", `{"total": 9, "offset": 0, "next": 0, "data": [{"paperId": "a", "title": "A"}]}`, "next page 0 does not follow offset 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": tt.body}, "application/json")
+			hc, _ := sourcetest.NewClient("")
+			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 25})
+			require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+			require.ErrorContains(t, err, tt.want)
+			require.Empty(t, papers)
+		})
+	}
 }
 
 func TestBadRequestIsInvalid(t *testing.T) {
 	t.Parallel()
+	body := sourcetest.ReadFile(t, "testdata/error.json")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
-		_, _ = w.Write([]byte(`{"error":"Unrecognized or unsupported fields: [bogus]"}`))
+		_, _ = w.Write([]byte(body))
 	}))
 	t.Cleanup(srv.Close)
 	hc, _ := sourcetest.NewClient("")
 	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 3})
 	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
 	require.ErrorContains(t, err, "Unrecognized or unsupported fields")
+}
+
+// TestPlainQuery checks the bulk syntax the query renderer writes becomes
+// the plain text the relevance search documents, exclusions dropped.
+func TestPlainQuery(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string
+	}{
+		{"RendererOutput", `"machine learning" +(sepsis | "septic shock") +"covid-19" -mice -"case report" -rats`, "machine learning sepsis septic shock covid 19"},
+		{"AnyOf", "sleep | memory | consolidation | spindles", "sleep memory consolidation spindles"},
+		{"Plain", "sleep memory consolidation", "sleep memory consolidation"},
+		{"HyphenatedWord", "t-SNE embeddings", "t SNE embeddings"},
+		{"HyphenInPhraseIsNotExclusion", `"pre -training"`, "pre training"},
+		{"ExcludedGroup", `-(rats | "animal model") +sleep`, "sleep"},
+		{"NestedExcludedGroup", `((a)) -(b (c "d)")) e`, "a e"},
+		{"PrefixAndFuzzy", `neuro* sleep~2 "slow wave"~3`, "neuro sleep slow wave"},
+		{"UnterminatedExcludedPhrase", `memory -"case report`, "memory"},
+		{"OnlyExclusions", `-mice -"case report"`, ""},
+		{"Unicode", `"Größenordnung évidence" +李明`, "Größenordnung évidence 李明"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tt.want, semanticscholar.PlainQuery(tt.in))
+		})
+	}
+}
+
+func TestNothingLeftToSearchIsInvalid(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
+	hc, _ := sourcetest.NewClient("")
+	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "-mice", MaxResults: 3})
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Empty(t, srv.Requests())
 }
