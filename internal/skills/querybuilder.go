@@ -346,6 +346,10 @@ var (
 
 func (b *OfflineQueryBuilder) feedback(in QueryInput) mined {
 	var m mined
+	// The intent's include terms are required like the researcher's added
+	// terms: a quoted phrase is usually a concept already (and so not
+	// added twice), but one carried from a checkpoint edit may not be.
+	m.add = append(m.add, in.Intent.IncludeTerms...)
 	m.exclude = append(m.exclude, in.Intent.ExcludeTerms...)
 	relevant, irrelevant := map[string]bool{}, map[string]bool{}
 	for _, f := range in.Feedback {

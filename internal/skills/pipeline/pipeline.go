@@ -310,14 +310,37 @@ func (p *pipe) queryInput(sc engine.StepContext) (skills.QueryInput, skills.Work
 	if len(in.Sources) == 0 {
 		in.Sources = slices.Clone(p.sources)
 	}
+	var last *skills.SearchStrategy
 	for _, h := range wfs.History {
 		in.Previous = append(in.Previous, h.Strategy)
 		if h.Feedback != nil {
 			in.Feedback = append(in.Feedback, *h.Feedback)
 		}
+		if h.Searched() {
+			last = &h.Strategy
+		}
+	}
+	if last != nil {
+		carryForward(&in, *last)
 	}
 	in.Marked = append(slices.Clone(wfs.AccumulatedPapers), irrelevant...)
 	return in, wfs, nil
+}
+
+// carryForward makes the last searched strategy's settings the starting
+// point of the next build: what the researcher chose at checkpoint 1
+// (sources, years, result cap, filters added or removed) holds for the
+// rest of the run instead of reverting to the question's and the run's
+// defaults. Builders read these from the intent and the input, so they
+// are set there; the intent stored in the run is not changed.
+func carryForward(in *skills.QueryInput, last skills.SearchStrategy) {
+	in.Sources = slices.Clone(last.Sources)
+	in.MaxResultsPerSource = last.MaxResultsPerSource
+	in.Intent.YearRange = last.YearRange
+	in.Intent.IncludeTerms = slices.Clone(last.Filters.IncludeTerms)
+	in.Intent.ExcludeTerms = slices.Clone(last.Filters.ExcludeTerms)
+	in.Intent.FieldsOfStudy = slices.Clone(last.Filters.FieldsOfStudy)
+	in.Intent.StudyTypes = slices.Clone(last.Filters.StudyTypes)
 }
 
 func (p *pipe) build(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
