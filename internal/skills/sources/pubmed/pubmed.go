@@ -1,11 +1,20 @@
 // Package pubmed searches PubMed through NCBI's E-utilities
 // (https://www.ncbi.nlm.nih.gov/books/NBK25499/): esearch finds PMIDs in
 // relevance order, efetch returns their records as PubmedArticleSet XML.
+//
+// esearch does not fail on a term it cannot use: it leaves it out (a term
+// not in the index, an unknown field tag), searches a quoted phrase it
+// cannot find as separate words, or ignores stop words, and says so only in
+// its errorlist and warninglist. Such a search ran a different, usually
+// wider, query than the one written, so Search returns its papers together
+// with a *QueryWarning (wrapped in an EInvalid error) naming what changed;
+// the searcher keeps the papers and records the error for the source.
 package pubmed
 
 import (
 	"context"
 	"encoding/xml"
+	"fmt"
 	"html"
 	"net/url"
 	"regexp"
@@ -74,12 +83,15 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 func (c *Client) Name() string { return skills.SourcePubMed }
 
 // Search implements skills.Source: esearch, then efetch in batches, ranked
-// in esearch's relevance order.
+// in esearch's relevance order. When esearch reports that it did not run the
+// query as written and found papers anyway, they are returned with an
+// EInvalid error wrapping a *QueryWarning (see the package doc); a search
+// that found nothing is an empty result, as for any source.
 func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
 	if err := req.Check(c.Name()); err != nil {
 		return nil, err
 	}
-	ids, err := c.esearch(ctx, req)
+	ids, warning, err := c.esearch(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -103,10 +115,13 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 			papers = append(papers, p)
 		}
 	}
+	if warning != nil && len(papers) > 0 {
+		return papers, &engine.Error{Code: engine.EInvalid, Message: fmt.Sprintf("PubMed did not run the query as written; the %d papers are for the query it ran", len(papers)), Err: warning}
+	}
 	return papers, nil
 }
 
-func (c *Client) esearch(ctx context.Context, req skills.SourceRequest) ([]string, error) {
+func (c *Client) esearch(ctx context.Context, req skills.SourceRequest) ([]string, *QueryWarning, error) {
 	v := url.Values{
 		"term":    {req.Query},
 		"retmax":  {strconv.Itoa(req.MaxResults)},
@@ -129,27 +144,112 @@ func (c *Client) esearch(ctx context.Context, req skills.SourceRequest) ([]strin
 	var resp struct {
 		Error  string `json:"error"`
 		Result *struct {
-			Count  string   `json:"count"`
-			IDList []string `json:"idlist"`
-			Error  string   `json:"ERROR"`
+			Count            string   `json:"count"`
+			IDList           []string `json:"idlist"`
+			Error            string   `json:"ERROR"`
+			QueryTranslation string   `json:"querytranslation"`
+			ErrorList        struct {
+				PhrasesNotFound []string `json:"phrasesnotfound"`
+				FieldsNotFound  []string `json:"fieldsnotfound"`
+			} `json:"errorlist"`
+			WarningList struct {
+				PhrasesIgnored        []string `json:"phrasesignored"`
+				QuotedPhrasesNotFound []string `json:"quotedphrasesnotfound"`
+				OutputMessages        []string `json:"outputmessages"`
+			} `json:"warninglist"`
 		} `json:"esearchresult"`
 	}
 	if err := c.http.GetJSON(ctx, c.url("esearch.fcgi", v), nil, &resp); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch {
 	case resp.Error != "":
-		return nil, engine.Errorf(engine.EInternal, "pubmed esearch: %s", resp.Error)
+		return nil, nil, engine.Errorf(engine.EInternal, "pubmed esearch: %s", resp.Error)
 	case resp.Result == nil:
-		return nil, engine.Errorf(engine.EInternal, "pubmed esearch: unexpected response: no esearchresult")
+		return nil, nil, engine.Errorf(engine.EInternal, "pubmed esearch: unexpected response: no esearchresult")
 	case resp.Result.Error != "":
-		return nil, engine.Errorf(engine.EInvalid, "pubmed esearch: %s", resp.Result.Error)
+		return nil, nil, engine.Errorf(engine.EInvalid, "pubmed esearch: %s", resp.Result.Error)
 	}
-	ids := resp.Result.IDList
+	r := resp.Result
+	w := &QueryWarning{
+		PhrasesNotFound:       nonBlank(r.ErrorList.PhrasesNotFound),
+		FieldsNotFound:        nonBlank(r.ErrorList.FieldsNotFound),
+		QuotedPhrasesNotFound: nonBlank(r.WarningList.QuotedPhrasesNotFound),
+		PhrasesIgnored:        nonBlank(r.WarningList.PhrasesIgnored),
+		QueryTranslation:      strings.TrimSpace(r.QueryTranslation),
+	}
+	for _, m := range nonBlank(r.WarningList.OutputMessages) {
+		if m != noItemsFound {
+			w.Messages = append(w.Messages, m)
+		}
+	}
+	if w.empty() {
+		w = nil
+	}
+	ids := r.IDList
 	if len(ids) > req.MaxResults {
 		ids = ids[:req.MaxResults]
 	}
-	return ids, nil
+	return ids, w, nil
+}
+
+// noItemsFound is the output message esearch adds to every search with no
+// result, including one it ran exactly as written; it says nothing about
+// the query.
+const noItemsFound = "No items found."
+
+// QueryWarning is what esearch's errorlist and warninglist say it changed
+// in a query instead of failing it. NCBI documents these lists in the
+// esearch DTD (ErrorList: PhraseNotFound, FieldNotFound; WarningList:
+// PhraseIgnored, QuotedPhraseNotFound, OutputMessage); the JSON keys are
+// their lower-cased plurals.
+type QueryWarning struct {
+	// PhrasesNotFound are terms not in PubMed's index; they were left out of
+	// the search, which is then wider than written.
+	PhrasesNotFound []string
+	// FieldsNotFound are field tags PubMed does not know.
+	FieldsNotFound []string
+	// QuotedPhrasesNotFound are quoted phrases PubMed could not find; it
+	// searched their words separately instead.
+	QuotedPhrasesNotFound []string
+	// PhrasesIgnored are terms PubMed ignored, such as stop words.
+	PhrasesIgnored []string
+	// Messages are esearch's other output messages.
+	Messages []string
+	// QueryTranslation is the query PubMed says it ran, for diagnosis.
+	QueryTranslation string
+}
+
+func (w *QueryWarning) empty() bool {
+	return len(w.PhrasesNotFound)+len(w.FieldsNotFound)+len(w.QuotedPhrasesNotFound)+len(w.PhrasesIgnored)+len(w.Messages) == 0
+}
+
+// Error implements error: what changed, in the order that matters most.
+func (w *QueryWarning) Error() string {
+	var parts []string
+	add := func(what string, items []string) {
+		if len(items) > 0 {
+			parts = append(parts, what+": "+strings.Join(items, ", "))
+		}
+	}
+	add("terms not found, left out", w.PhrasesNotFound)
+	add("unknown fields", w.FieldsNotFound)
+	add("quoted phrases not found, searched as separate words", w.QuotedPhrasesNotFound)
+	add("terms ignored", w.PhrasesIgnored)
+	if len(w.Messages) > 0 {
+		parts = append(parts, strings.Join(w.Messages, " "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func nonBlank(items []string) []string {
+	var out []string
+	for _, s := range items {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (c *Client) url(endpoint string, v url.Values) string {

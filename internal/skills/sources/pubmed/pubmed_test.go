@@ -2,6 +2,7 @@ package pubmed_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -170,4 +171,100 @@ func TestMalformedEFetch(t *testing.T) {
 	hc, _ := sourcetest.NewClient("")
 	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
 	require.ErrorContains(t, err, "not the XML expected")
+}
+
+// TestQueryNotRunAsWritten checks that when esearch reports terms it left
+// out, phrases it could not find or terms it ignored, the papers still come
+// back, with an error naming what changed.
+func TestQueryNotRunAsWritten(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{
+		"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_warnings.json"),
+		"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
+	}, "application/json")
+	hc, _ := sourcetest.NewClient("")
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{
+		Query: `sleep[tiab] AND qqqqzzzz[tiab] AND "spindle burst oscillations"[tiab] AND of[tiab] AND x[tiabx]`, MaxResults: 4,
+	})
+	require.Len(t, papers, 3)
+	require.Equal(t, "31451801", papers[0].PMID)
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	var w *pubmed.QueryWarning
+	require.ErrorAs(t, err, &w)
+	require.Equal(t, &pubmed.QueryWarning{
+		PhrasesNotFound:       []string{"qqqqzzzz"},
+		FieldsNotFound:        []string{"tiabx"},
+		QuotedPhrasesNotFound: []string{`"spindle burst oscillations"[tiab]`},
+		PhrasesIgnored:        []string{"of"},
+		QueryTranslation:      "sleep[Title/Abstract] AND (spindle[Title/Abstract] AND burst[Title/Abstract] AND oscillations[Title/Abstract])",
+	}, w)
+	require.Equal(t, `invalid: PubMed did not run the query as written; the 3 papers are for the query it ran: `+
+		`terms not found, left out: qqqqzzzz; unknown fields: tiabx; `+
+		`quoted phrases not found, searched as separate words: "spindle burst oscillations"[tiab]; terms ignored: of`, err.Error())
+}
+
+// TestQueryWarningNeedsPapers checks which esearch lists count as a change
+// to the query, and that a search that found nothing is an empty result
+// whatever the lists say.
+func TestQueryWarningNeedsPapers(t *testing.T) {
+	t.Parallel()
+	body := func(count, ids, lists string) string {
+		return `{"header":{"type":"esearch","version":"0.3"},"esearchresult":{"count":"` + count + `","idlist":[` + ids + `],"querytranslation":"x"` + lists + `}}`
+	}
+	const found = `"31451801"`
+	tests := []struct {
+		name, body, wantErr string
+		wantPapers          int
+	}{
+		{"NoLists", body("1", found, ""), "", 1},
+		{"EmptyLists", body("1", found, `,"errorlist":{"phrasesnotfound":[],"fieldsnotfound":[]},"warninglist":{"phrasesignored":[],"quotedphrasesnotfound":[],"outputmessages":[]}`), "", 1},
+		{"BlankEntries", body("1", found, `,"errorlist":{"phrasesnotfound":[" "]}`), "", 1},
+		{"NoItemsFoundIsNotAChange", body("1", found, `,"warninglist":{"outputmessages":["No items found."]}`), "", 1},
+		{"OtherOutputMessage", body("1", found, `,"warninglist":{"outputmessages":["Term was expanded."]}`), "Term was expanded.", 1},
+		{"PhraseIgnored", body("1", found, `,"warninglist":{"phrasesignored":["the"]}`), "terms ignored: the", 1},
+		{"NothingFound", body("0", "", `,"errorlist":{"phrasesnotfound":["qqqqzzzz"]},"warninglist":{"outputmessages":["No items found."]}`), "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := sourcetest.NewServer(t, sourcetest.Bodies{
+				"/esearch.fcgi": tt.body,
+				"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
+			}, "application/json")
+			hc, _ := sourcetest.NewClient("")
+			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+			require.Len(t, papers, tt.wantPapers)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tt.wantErr)
+			var w *pubmed.QueryWarning
+			require.True(t, errors.As(err, &w))
+		})
+	}
+}
+
+// TestSearcherKeepsPapersAndShowsTheWarning runs PubMed through the
+// searcher: the papers of a query PubMed altered are kept and the change is
+// recorded as the source's error, which the run page and the search report
+// show. It pins down the searcher behaviour this source relies on.
+func TestSearcherKeepsPapersAndShowsTheWarning(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{
+		"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_warnings.json"),
+		"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
+	}, "application/json")
+	hc, _ := sourcetest.NewClient("")
+	s, err := skills.NewSearcher([]skills.Source{newSource(t, srv.URL, hc)}, skills.SearcherOptions{})
+	require.NoError(t, err)
+	res, err := s.Search(context.Background(), skills.SearchStrategy{
+		Queries: []skills.Query{{Text: "sleep[tiab] AND qqqqzzzz[tiab]"}}, Sources: []string{skills.SourcePubMed}, MaxResultsPerSource: 4,
+	})
+	require.NoError(t, err)
+	require.Len(t, res.Papers, 3)
+	sr := res.Sources[skills.SourcePubMed]
+	require.Equal(t, 3, sr.Count)
+	require.Contains(t, sr.Error, "PubMed did not run the query as written")
+	require.Contains(t, sr.Error, "terms not found, left out: qqqqzzzz")
 }
