@@ -100,7 +100,8 @@ func feedbackOf(p skills.ResultPayload, form url.Values, prev map[string]string)
 
 // DecideReview handles POST /runs/:id/checkpoints/:cp/review: approve
 // (finish), edit (iterate with this feedback) or reject, with the marks and
-// per-paper notes as UserFeedback. Invalid marks re-render the form with the marks kept (422);
+// per-paper notes as UserFeedback; op=keep (what Enter in a note presses)
+// only re-renders the form with what was typed. Invalid marks re-render the form with the marks kept (422);
 // a checkpoint decided meanwhile shows the new state and who decided (409).
 func (h *Runs) DecideReview(c echo.Context) error {
 	run, cp, err := h.pendingCheckpoint(c, engine.KindResultReview)
@@ -122,6 +123,12 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	fb, marks, notes := feedbackOf(p, form, prev)
 	f := reviewFormOf(run.ID, cp, p, notes)
 	f.Marks, f.Feedback = marks, form.Get("free_text_feedback")
+	if form.Get("op") == "keep" {
+		// Enter in a note: the form's first submit button keeps the marks
+		// and notes on the page and decides nothing.
+		f.EnterNotice = "Nothing was decided: Enter keeps your marks and notes on the page. Use Approve and finish, Iterate with this feedback or Reject these results to decide."
+		return h.renderReview(c, run, http.StatusOK, f)
+	}
 	d := engine.Decision{Action: engine.DecisionAction(form.Get("action")), DecidedBy: h.people.name(c)}
 	if err := fb.ValidateAgainst(p.Collection); err != nil {
 		f.Errors = engine.ErrorFields(err)

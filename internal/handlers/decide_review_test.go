@@ -108,3 +108,30 @@ func runNotes(t *testing.T, w *web, runID string) map[string]string {
 	require.NoError(t, err)
 	return rs.Workflow.PaperNotes
 }
+
+// TestReviewEnterKeeps: the review form's first submit button, which Enter
+// in a note presses, keeps the marks, notes and feedback and decides
+// nothing, so Enter can never finish the run.
+func TestReviewEnterKeeps(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runPath, doc := w.startReview(t, "3")
+	runID := strings.TrimPrefix(runPath, "/runs/")
+	form := doc.Find(`form[data-testid="review-form"]`)
+	first := form.Find(`button[type="submit"]`).First()
+	require.Equal(t, "op", first.AttrOr("name", ""))
+	require.Equal(t, "keep", first.AttrOr("value", ""), "Enter presses the keep button, not Approve and finish")
+
+	ids := paperIDs(doc)
+	vals := url.Values{"_csrf": {csrf(doc)}, "op": {"keep"}, "mark:" + ids[0]: {"relevant"}, "note:" + ids[0]: {"fits"},
+		"free_text_feedback": {"more like the first"}}
+	res, doc := w.post(t, w.client, form.AttrOr("action", ""), vals)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.NotEmpty(t, doc.Find(`[data-testid="enter-notice"]`).Text())
+	require.Equal(t, "fits", doc.Find(`[data-paper-id="`+ids[0]+`"] [data-testid="paper-note"]`).AttrOr("value", ""))
+	require.Equal(t, "relevant", doc.Find(`[data-paper-id="`+ids[0]+`"] input[checked]`).AttrOr("value", ""))
+	require.Equal(t, "more like the first", doc.Find(`textarea#feedback`).Text())
+	st := w.waitFor(t, runID, "waiting")
+	require.Equal(t, "result_review", st.Checkpoint.Kind)
+	require.Equal(t, 1, st.Iteration)
+}

@@ -72,8 +72,9 @@ func sourceChoices(known, offered, chosen []string) []views.Choice {
 var removeOp = regexp.MustCompile(`^remove:(\d+)$`)
 
 // DecideStrategy handles POST /runs/:id/checkpoints/:cp/strategy. The "op"
-// buttons add or remove a query row and re-render the form (a fragment for
-// htmx, the page otherwise); the "action" buttons decide. Invalid edits
+// buttons add or remove a query row, or (op=keep, what Enter in a field
+// presses) keep the values, and re-render the form (a fragment for htmx,
+// the page otherwise); the "action" buttons decide. Invalid edits
 // re-render with the values kept and errors by field (422); a checkpoint
 // decided meanwhile shows the run's new state with who decided (409).
 func (h *Runs) DecideStrategy(c echo.Context) error {
@@ -103,6 +104,11 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 			status = http.StatusUnprocessableEntity
 		}
 		return h.renderStrategy(c, run, status, f)
+	case op == "keep":
+		// Enter in a field: the form's first submit button keeps the
+		// edits on the page and decides nothing.
+		f.EnterNotice = "Nothing was decided: Enter keeps your edits on the page. Use Approve, Save edits & continue or Reject to decide."
+		return h.renderStrategy(c, run, http.StatusOK, f)
 	case op == "add":
 		f.Queries = append(f.Queries, "")
 		return h.renderStrategy(c, run, http.StatusOK, f)

@@ -83,6 +83,9 @@ type StrategyForm struct {
 	// Errors maps engine field paths ("queries[1].text", "year_range.from")
 	// to messages; the template looks them up next to each input.
 	Errors map[string]string
+	// EnterNotice is set when the form came back because Enter was pressed
+	// in a field: it says that nothing was decided and how to decide.
+	EnterNotice string
 }
 
 // AttachedFileChoice is one attached file in the strategy form; Value is
@@ -121,6 +124,9 @@ type ReviewForm struct {
 	Feedback    string
 	Accumulated []skills.ScoredPaper
 	Errors      map[string]string
+	// EnterNotice is set when the form came back because Enter was pressed
+	// in a field: it says that nothing was decided and how to decide.
+	EnterNotice string
 }
 
 // DecisionRow is one decision in a run's read-only history.
