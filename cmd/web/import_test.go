@@ -106,6 +106,34 @@ func TestImportCommandReadsEveryFormat(t *testing.T) {
 	require.Equal(t, "31234567", got[0].PMID)
 }
 
+// TestImportCommandUnclosedCSVQuote: a CSV cell whose opening quote is
+// never closed is reported on its line and skipped; the rows after it
+// import (they used to vanish into that one cell).
+func TestImportCommandUnclosedCSVQuote(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, path := filepath.Join(dir, "q.db"), filepath.Join(dir, "swallow.csv")
+	require.NoError(t, os.WriteFile(path, []byte("Title,Year,Authors\nFirst good paper,2020,Smith\n\"Unclosed title,2021,Doe\nThird good paper,2022,Lee\nFourth good paper,2023,Kim\n"), 0o644))
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, []string{"import", "--db", db, path}, func(string) string { return "" }, &out))
+	require.Contains(t, out.String(), "  swallow.csv:3: malformed CSV row: a quote opens a cell and is never closed\n")
+	require.Regexp(t, `(?m)^imported 3 new, 0 updated, 1 skipped \(1 malformed CSV row: a quote opens a cell and is never closed\) in [0-9.]+ s$`, out.String())
+
+	st, err := store.Open(ctx, db, store.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+	var titles []string
+	for _, q := range []string{`"first"`, `"third"`, `"fourth"`, `"unclosed"`} {
+		got, err := st.SearchLibrary(ctx, q, skills.YearRange{}, 5)
+		require.NoError(t, err)
+		for _, p := range got {
+			titles = append(titles, p.Title)
+		}
+	}
+	require.Equal(t, []string{"First good paper", "Third good paper", "Fourth good paper"}, titles)
+}
+
 func TestImportCommandRejectsBadInvocations(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "q.db")

@@ -5,11 +5,14 @@
 // guess, because every tool and every spreadsheet names columns its own way.
 //
 // The delimiter (comma, semicolon or tab) is guessed from the header line.
-// Comma- and semicolon-separated files are read by encoding/csv with lazy
-// quotes; tab-separated files (Web of Science) are split line by line
-// without quote handling, because Web of Science does not quote and a
-// title that starts with a quotation mark would otherwise swallow the rest
-// of the file into one cell.
+// Comma- and semicolon-separated files are split by quotedReader: strict
+// inside quoted cells, so a stray or unclosed quote makes its one row a
+// Problem (on the line where the row starts) and reading resumes on the
+// next line instead of taking the rest of the file into one cell, and
+// lenient about a quote inside an unquoted cell. Tab-separated files (Web
+// of Science) are split line by line without quote handling, because Web
+// of Science does not quote and a title that starts with a quotation mark
+// is text there.
 // Cells that are not valid UTF-8 are taken as Windows-1252 (the superset of
 // Latin-1 that European Excel writes), byte by byte where the UTF-8 is
 // invalid, so "café" saved by Excel imports as "café".
@@ -135,15 +138,14 @@ func (r *Reader) Next() (biblio.Record, error) {
 		return biblio.Record{}, r.err
 	}
 	for {
-		row, err := r.rows.Read()
-		var pe *csv.ParseError
+		row, problem, err := r.rows.Read()
 		switch {
 		case errors.Is(err, io.EOF):
 			return biblio.Record{}, io.EOF
-		case errors.As(err, &pe) && isFormatError(pe.Err):
-			return biblio.Record{Line: pe.StartLine, Problem: "malformed CSV row: " + pe.Err.Error()}, nil
 		case err != nil:
 			return biblio.Record{}, fmt.Errorf("csvfile: read: %w", err)
+		case problem != "":
+			return biblio.Record{Line: r.rows.line(), Problem: problem}, nil
 		}
 		if !slices.ContainsFunc(row, func(c string) bool { return strings.TrimSpace(c) != "" }) {
 			continue
@@ -153,49 +155,6 @@ func (r *Reader) Next() (biblio.Record, error) {
 		rec.Line = line
 		return rec, nil
 	}
-}
-
-// rowReader yields the cells of one row at a time and the line it
-// started on.
-type rowReader interface {
-	Read() ([]string, error)
-	line() int
-}
-
-type csvRows struct{ *csv.Reader }
-
-func (c csvRows) line() int { l, _ := c.FieldPos(0); return l }
-
-// tabReader splits lines on tabs, with no quoting.
-type tabReader struct {
-	br   *bufio.Reader
-	n    int
-	last int
-}
-
-func (t *tabReader) Read() ([]string, error) {
-	for {
-		s, err := t.br.ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		if s == "" {
-			return nil, io.EOF
-		}
-		t.n++
-		s = strings.TrimRight(s, "\r\n")
-		if s == "" {
-			continue
-		}
-		t.last = t.n
-		return strings.Split(s, "\t"), nil
-	}
-}
-
-func (t *tabReader) line() int { return t.last }
-
-func isFormatError(err error) bool {
-	return errors.Is(err, csv.ErrQuote) || errors.Is(err, csv.ErrBareQuote) || errors.Is(err, csv.ErrFieldCount)
 }
 
 // start reads the header, guesses the delimiter and maps the columns.
@@ -211,18 +170,17 @@ func (r *Reader) start() error {
 	if delim := guessDelimiter(head); delim == '\t' {
 		r.rows = &tabReader{br: br}
 	} else {
-		cr := csv.NewReader(br)
-		cr.Comma = delim
-		cr.LazyQuotes = true
-		cr.FieldsPerRecord = -1
-		r.rows = csvRows{cr}
+		r.rows = newQuotedReader(br, delim)
 	}
-	header, err := r.rows.Read()
+	header, problem, err := r.rows.Read()
 	if errors.Is(err, io.EOF) {
 		return io.EOF
 	}
 	if err != nil {
 		return fmt.Errorf("csvfile: read header: %w", err)
+	}
+	if problem != "" {
+		return engine.Errorf(engine.EInvalid, "cannot read the CSV header on line %d: %s", r.rows.line(), strings.TrimPrefix(problem, "malformed CSV row: "))
 	}
 	for i := range header {
 		header[i] = strings.TrimSpace(strings.TrimPrefix(fixEncoding(header[i]), "\ufeff"))

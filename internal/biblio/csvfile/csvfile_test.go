@@ -2,6 +2,7 @@ package csvfile_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -132,6 +133,83 @@ func TestReaderMissingFields(t *testing.T) {
 	require.Equal(t, "year 9999 out of range", recs[4].Problem)
 	require.Equal(t, []string{"Jane Doe"}, recs[5].Paper.Authors)
 	require.Equal(t, 7, recs[5].Line)
+}
+
+// TestReaderUnclosedQuoteSwallowsNothing: a cell that opens a quote and
+// never closes it used to take every later row of the file into one cell
+// (lazy quotes), silently. Now the row is reported on its line and skipped,
+// and the rows after it import.
+func TestReaderUnclosedQuoteSwallowsNothing(t *testing.T) {
+	t.Parallel()
+	recs := format().ReadFile(t, "unclosed_quote.csv")
+	type got struct {
+		Line           int
+		Title, Problem string
+	}
+	var gots []got
+	for _, r := range recs {
+		gots = append(gots, got{r.Line, r.Paper.Title, r.Problem})
+	}
+	require.Equal(t, []got{
+		{2, "First good paper", ""},
+		{3, "", "malformed CSV row: a quote opens a cell and is never closed"},
+		{4, "Third good paper", ""},
+		{5, "Fourth good paper", ""},
+	}, gots)
+	require.Equal(t, []string{"Kim"}, recs[3].Paper.Authors)
+	require.Equal(t, 2023, recs[3].Paper.Year)
+}
+
+// TestReaderStrayQuotes: a quote that closes a few lines later, or a cell
+// that continues after its closing quote, makes that row a problem on the
+// line where it starts instead of a junk record; a quote inside a cell that
+// does not start with one is text; a real multi-line cell with "" and
+// CRLF line endings still reads as one cell.
+func TestReaderStrayQuotes(t *testing.T) {
+	t.Parallel()
+	recs := format().ReadFile(t, "stray_quotes.csv")
+	require.Len(t, recs, 5)
+	require.Equal(t, 2, recs[0].Line)
+	require.Equal(t, "First good paper", recs[0].Paper.Title)
+	require.Equal(t, "One paragraph.\n\nAnother, with \"quotes\" and a comma.", recs[0].Paper.Abstract)
+	require.Equal(t, 5, recs[1].Line)
+	require.Equal(t, "malformed CSV row: a quote opens a cell and is not closed on its line; the cell runs on to a stray quote on a later line", recs[1].Problem)
+	require.Equal(t, 6, recs[2].Line)
+	require.Equal(t, "Third good paper", recs[2].Paper.Title)
+	require.Equal(t, 7, recs[3].Line)
+	require.Equal(t, `malformed CSV row: text after the closing quote of a cell (a quote inside a quoted cell is written "")`, recs[3].Problem)
+	require.Equal(t, 8, recs[4].Line)
+	require.Equal(t, `Fifth paper with a "bare" quote`, recs[4].Paper.Title)
+	require.Equal(t, []string{"Park"}, recs[4].Paper.Authors)
+}
+
+// TestReaderQuotedCellLimit: a quote left open in a long file is given up
+// on after maxQuotedLines lines, so the reader does not hold the rest of
+// the file; the lines it took still import.
+func TestReaderQuotedCellLimit(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("title;year\n\"Open;2020\n")
+	for i := range 1500 {
+		fmt.Fprintf(&b, "Paper %d;2021\n", i)
+	}
+	b.WriteString("Last;2022\"\n")
+	recs := biblitest.ReadAll(t, csvfile.NewReader(strings.NewReader(b.String())))
+	require.Len(t, recs, 1502)
+	require.Equal(t, 2, recs[0].Line)
+	require.Contains(t, recs[0].Problem, "not closed within 1000 lines")
+	require.Equal(t, "Paper 0", recs[1].Paper.Title)
+	require.Equal(t, 3, recs[1].Line)
+	require.Equal(t, "Paper 1499", recs[1500].Paper.Title)
+	require.Equal(t, 1502, recs[1500].Line)
+	require.Equal(t, "Last", recs[1501].Paper.Title, "the quote that would have closed the cell is text in an unquoted cell")
+}
+
+func TestReaderMalformedHeader(t *testing.T) {
+	t.Parallel()
+	_, err := csvfile.NewReader(strings.NewReader("\"Title\" x,year\na,2020\n")).Next()
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.ErrorContains(t, err, "cannot read the CSV header on line 1: text after the closing quote of a cell")
 }
 
 func TestReaderColumnErrors(t *testing.T) {
