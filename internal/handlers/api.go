@@ -84,7 +84,7 @@ func (a *API) CreateRun(c echo.Context) error {
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	run, err := start(c.Request().Context(), a.engine, in)
+	run, err := start(c.Request().Context(), a.engine, in, nil)
 	if err != nil {
 		return err
 	}

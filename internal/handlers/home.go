@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -108,11 +109,15 @@ type startInput struct {
 	StartedBy string `json:"started_by"`
 }
 
-// start validates the question (3–2,000 characters) and starts a search run
-// with the parameters the workflow declares. Field errors are keyed by
-// parameter name, for the form and the API alike.
-func start(ctx context.Context, e *engine.Engine, in startInput) (engine.Run, error) {
-	fe := engine.FieldErrors{}
+// start validates the question (3–2,000 characters) and the workflow's
+// parameters, and starts a search run. Every problem is reported at once,
+// added to fe (the caller's own, e.g. a form value that is not a number;
+// may be nil), keyed by parameter name for the form and the API alike, so
+// a person fixes everything in one go rather than one error per attempt.
+func start(ctx context.Context, e *engine.Engine, in startInput, fe engine.FieldErrors) (engine.Run, error) {
+	if fe == nil {
+		fe = engine.FieldErrors{}
+	}
 	q := strings.TrimSpace(in.Question)
 	if n := utf8.RuneCountInString(q); n < 3 || n > 2000 {
 		fe.Add(paramQuestion, "the question must be 3 to 2,000 characters long")
@@ -120,9 +125,6 @@ func start(ctx context.Context, e *engine.Engine, in startInput) (engine.Run, er
 	params, ok := searchParams(e)
 	if !ok {
 		return engine.Run{}, engine.Errorf(engine.ENotFound, "no search workflow is configured on this server")
-	}
-	if err := fe.Err("invalid run"); err != nil {
-		return engine.Run{}, err
 	}
 	input := map[string]any{paramQuestion: q}
 	if _, ok := params[paramMaxIterations]; ok && in.MaxIterations != nil {
@@ -137,7 +139,32 @@ func start(ctx context.Context, e *engine.Engine, in startInput) (engine.Run, er
 	if _, ok := params[pipeline.ParamStartedBy]; ok && strings.TrimSpace(in.StartedBy) != "" {
 		input[pipeline.ParamStartedBy] = strings.TrimSpace(in.StartedBy)
 	}
+	if len(fe) > 0 {
+		// Start would stop at the first problem; check the parameters
+		// here so their errors join the ones already found.
+		if err := checkParams(e, input); err != nil {
+			fields := engine.ErrorFields(err)
+			if len(fields) == 0 {
+				return engine.Run{}, err
+			}
+			for k, v := range fields {
+				fe.Add(k, v)
+			}
+		}
+		return engine.Run{}, fe.Err("invalid run")
+	}
 	return e.Start(ctx, SearchWorkflow, input)
+}
+
+// checkParams validates input against the search workflow's declared
+// parameters without starting anything.
+func checkParams(e *engine.Engine, input map[string]any) error {
+	wf, err := e.Registry().Get(SearchWorkflow)
+	if err != nil {
+		return err
+	}
+	_, err = wf.ResolveParams(input)
+	return err
 }
 
 // Start handles POST /runs: it starts a run and redirects to its page;
@@ -161,23 +188,20 @@ func (h *Home) Start(c echo.Context) error {
 	}
 	fe := engine.FieldErrors{}
 	if s := strings.TrimSpace(f.MaxIterations); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
+		if n, err := strconv.Atoi(s); err != nil {
 			fe.Add(paramMaxIterations, "must be a whole number")
+		} else {
+			in.MaxIterations = &n
 		}
-		in.MaxIterations = &n
 	}
-	run, err := start(c.Request().Context(), h.engine, in)
-	if err == nil && len(fe) > 0 {
-		err = fe.Err("invalid run")
-	}
+	run, err := start(c.Request().Context(), h.engine, in, fe)
 	if engine.ErrorCode(err) == engine.EInvalid {
 		f.Errors = map[string]string{}
-		for k, v := range engine.ErrorFields(err) {
-			f.Errors[fieldRoot(k)] = v
-		}
-		for k, v := range fe {
-			f.Errors[k] = v
+		fields := engine.ErrorFields(err)
+		for _, k := range slices.Sorted(maps.Keys(fields)) { // sorted: the first error of a group wins, every time
+			if _, seen := f.Errors[fieldRoot(k)]; !seen {
+				f.Errors[fieldRoot(k)] = fields[k]
+			}
 		}
 		return h.renderHome(c, http.StatusUnprocessableEntity, f)
 	}
