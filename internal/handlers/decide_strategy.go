@@ -74,9 +74,11 @@ var removeOp = regexp.MustCompile(`^remove:(\d+)$`)
 // DecideStrategy handles POST /runs/:id/checkpoints/:cp/strategy. The "op"
 // buttons add or remove a query row, or (op=keep, what Enter in a field
 // presses) keep the values, and re-render the form (a fragment for htmx,
-// the page otherwise); the "action" buttons decide. Invalid edits
-// re-render with the values kept and errors by field (422); a checkpoint
-// decided meanwhile shows the run's new state with who decided (409).
+// the page otherwise); the "action" buttons decide. Approve with a strategy
+// that differs from the proposal is an edit, so typed changes are never
+// lost. Invalid edits re-render with the values kept and errors by field
+// (422); a checkpoint decided meanwhile shows the run's new state with who
+// decided (409).
 func (h *Runs) DecideStrategy(c echo.Context) error {
 	ctx := c.Request().Context()
 	run, cp, err := h.pendingCheckpoint(c, engine.KindStrategyConfirmation)
@@ -120,10 +122,14 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 		return h.renderStrategy(c, run, http.StatusOK, f)
 	}
 	d := engine.Decision{Action: engine.DecisionAction(form.Get("action")), Note: strings.TrimSpace(form.Get("note")), DecidedBy: h.people.name(c)}
-	if d.Action == engine.Approve && !sameFiles(chosenFiles(f), p.Strategy.Files) {
-		// Approving while attaching or detaching a file means "search
-		// this, with the files as they now are": that is an edit.
-		d.Action = engine.Edit
+	if d.Action == engine.Approve && (attached != nil || carriesStrategy(form)) {
+		// Approve means "search this": when the form says something other
+		// than the proposal (a query, a year, a source, a file attached or
+		// detached), that is an edit, checked like one, so what the
+		// researcher typed is never dropped in favour of the proposal.
+		if s, fe := strategyOf(f, p.Strategy); len(fe) > 0 || !sameStrategy(s, p.Strategy) {
+			d.Action = engine.Edit
+		}
 	}
 	if d.Action == engine.Edit {
 		strategy, fe := strategyOf(f, p.Strategy)
@@ -292,8 +298,34 @@ func chosenFiles(f views.StrategyForm) []skills.AttachedFile {
 	return out
 }
 
-func sameFiles(a, b []skills.AttachedFile) bool {
-	return slices.EqualFunc(a, b, func(x, y skills.AttachedFile) bool { return x.ID == y.ID })
+// strategyFields are the strategy form's inputs. A browser always posts
+// the text ones, even empty, so a post naming none of them carries no
+// strategy (a bare approve from a script) and approves the proposal.
+var strategyFields = []string{"query", "sources", "year_from", "year_to", "max_results_per_source", "include_terms", "exclude_terms", "file"}
+
+func carriesStrategy(form url.Values) bool {
+	return slices.ContainsFunc(strategyFields, func(k string) bool { _, ok := form[k]; return ok })
+}
+
+// sameStrategy reports whether the form's strategy a says what the
+// proposal b says, in everything the form can change. Sources and files
+// are compared as sets, because the form lists them in its own order.
+func sameStrategy(a, b skills.SearchStrategy) bool {
+	text := func(q skills.Query) string { return strings.TrimSpace(q.Text) }
+	sameSet := func(x, y []string) bool {
+		return slices.Equal(slices.Sorted(slices.Values(x)), slices.Sorted(slices.Values(y)))
+	}
+	fileIDs := func(fs []skills.AttachedFile) []string {
+		ids := make([]string, 0, len(fs))
+		for _, f := range fs {
+			ids = append(ids, f.ID)
+		}
+		return ids
+	}
+	return slices.EqualFunc(a.Queries, b.Queries, func(x, y skills.Query) bool { return text(x) == text(y) }) &&
+		sameSet(a.Sources, b.Sources) && a.YearRange == b.YearRange && a.MaxResultsPerSource == b.MaxResultsPerSource &&
+		slices.Equal(a.Filters.IncludeTerms, b.Filters.IncludeTerms) && slices.Equal(a.Filters.ExcludeTerms, b.Filters.ExcludeTerms) &&
+		sameSet(fileIDs(a.Files), fileIDs(b.Files))
 }
 
 // strategyOf turns the form into a SearchStrategy. A query whose text is
