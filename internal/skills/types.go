@@ -7,6 +7,7 @@ package skills
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -271,6 +272,10 @@ func (p ScoredPaper) Validate() error {
 	if p.Score < 0 || p.Score > 1 || p.Score != p.Score {
 		return engine.Errorf(engine.EInvalid, "paper %s: score %v outside [0,1]", p.ID, p.Score)
 	}
+	// A score the researcher cannot check is a score they cannot trust.
+	if !slices.ContainsFunc(p.Reasons, func(r string) bool { return strings.TrimSpace(r) != "" }) {
+		return engine.Errorf(engine.EInvalid, "paper %s: a score needs at least one reason", p.ID)
+	}
 	return nil
 }
 
@@ -498,6 +503,17 @@ func (s WorkflowState) Validate() error {
 	for i, h := range s.History {
 		if h.ResultCount < 0 {
 			return engine.Errorf(engine.EInvalid, "history[%d]: negative result count", i)
+		}
+		if h.Iteration < 1 || (i > 0 && h.Iteration <= s.History[i-1].Iteration) {
+			return engine.Errorf(engine.EInvalid, "history[%d]: iteration %d out of order", i, h.Iteration)
+		}
+		if err := h.Strategy.Validate(); err != nil {
+			return fmt.Errorf("history[%d]: %w", i, err)
+		}
+		if h.Feedback != nil {
+			if err := h.Feedback.Validate(); err != nil {
+				return fmt.Errorf("history[%d]: %w", i, err)
+			}
 		}
 	}
 	return nil

@@ -73,3 +73,40 @@ func TestUserFeedbackPaperNotes(t *testing.T) {
 		})
 	}
 }
+
+func TestScoredPaperNeedsAReason(t *testing.T) {
+	t.Parallel()
+	p := skills.ScoredPaper{RawPaper: skills.RawPaper{ID: "doi:10.1/a", Title: "A", Source: "local"}, Score: 0.5}
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(p.Validate()), "no reason")
+	p.Reasons = []string{"  "}
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(p.Validate()), "a blank reason")
+	p.Reasons = []string{"matches \"a\" in title"}
+	require.NoError(t, p.Validate())
+}
+
+func TestWorkflowStateChecksItsHistory(t *testing.T) {
+	t.Parallel()
+	good := skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep"}}, Sources: []string{"local"}, MaxResultsPerSource: 5}
+	tests := []struct {
+		name    string
+		history []skills.IterationRecord
+		ok      bool
+	}{
+		{"InOrder", []skills.IterationRecord{{Iteration: 1, Strategy: good}, {Iteration: 2, Strategy: good}}, true},
+		{"ZeroIteration", []skills.IterationRecord{{Iteration: 0, Strategy: good}}, false},
+		{"OutOfOrder", []skills.IterationRecord{{Iteration: 2, Strategy: good}, {Iteration: 1, Strategy: good}}, false},
+		{"InvalidStrategy", []skills.IterationRecord{{Iteration: 1, Strategy: skills.SearchStrategy{Sources: []string{"local"}, MaxResultsPerSource: 5}}}, false},
+		{"InvalidFeedback", []skills.IterationRecord{{Iteration: 1, Strategy: good, Feedback: &skills.UserFeedback{MarkedRelevant: []string{"a"}, MarkedIrrelevant: []string{"a"}}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := skills.WorkflowState{CurrentIteration: 2, History: tt.history}.Validate()
+			if tt.ok {
+				require.NoError(t, err)
+			} else {
+				require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+			}
+		})
+	}
+}

@@ -233,7 +233,7 @@ func TestDedupEmptyAndCancelled(t *testing.T) {
 func scored(ps []skills.RawPaper) []skills.ScoredPaper {
 	out := make([]skills.ScoredPaper, len(ps))
 	for i, p := range ps {
-		out[i] = skills.ScoredPaper{RawPaper: p, Score: 0.5}
+		out[i] = skills.ScoredPaper{RawPaper: p, Score: 0.5, Reasons: []string{"test score"}}
 	}
 	return out
 }

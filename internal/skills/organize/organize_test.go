@@ -15,7 +15,7 @@ import (
 )
 
 func sp(id string, score float64, title, abstract string) skills.ScoredPaper {
-	return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: title, Abstract: abstract, Source: "t"}, Score: score}
+	return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: title, Abstract: abstract, Source: "t"}, Score: score, Reasons: []string{"test score"}}
 }
 
 // checkPartition asserts every paper is in exactly one group, groups are
