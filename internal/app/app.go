@@ -146,7 +146,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	a.imports = library.NewJobs(workerCtx, a.store)
 	a.echo = handlers.New(handlers.Deps{
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
-		Library: a.store, Imports: a.imports, Files: a.store,
+		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(),
 	})
 	return a, nil
 }

@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +36,10 @@ func TestConfig(t *testing.T) {
 			[]string{"--addr", "127.0.0.1:0", "--db=/tmp/x.db"}, app.Config{Addr: "127.0.0.1:0", DB: "/tmp/x.db"}},
 		{"FlagOverridesOnlyItsField", map[string]string{"QUARRY_DB": "/var/q.db"},
 			[]string{"-addr", ":7000"}, app.Config{Addr: ":7000", DB: "/var/q.db"}},
+		{"PublicURLEnv", map[string]string{"QUARRY_PUBLIC_URL": " https://quarry.example.org "}, nil,
+			app.Config{Addr: "127.0.0.1:8080", DB: "./quarry.db", PublicURL: "https://quarry.example.org"}},
+		{"PublicURLFlag", map[string]string{"QUARRY_PUBLIC_URL": "http://old.example.org"}, []string{"--public-url", "https://q.example.org/"},
+			app.Config{Addr: "127.0.0.1:8080", DB: "./quarry.db", PublicURL: "https://q.example.org/"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,6 +66,11 @@ func TestConfigValidate(t *testing.T) {
 		{"NoPort", app.Config{Addr: "localhost", DB: "q.db"}, []string{"addr"}},
 		{"EmptyPort", app.Config{Addr: "localhost:", DB: "q.db"}, []string{"addr"}},
 		{"Empty", app.Config{}, []string{"addr", "db"}},
+		{"PublicURLHTTPS", app.Config{Addr: "127.0.0.1:0", DB: "q.db", PublicURL: "https://quarry.example.org"}, nil},
+		{"PublicURLHTTP", app.Config{Addr: "127.0.0.1:0", DB: "q.db", PublicURL: "http://10.0.0.5:8080"}, nil},
+		{"PublicURLNoScheme", app.Config{Addr: "127.0.0.1:0", DB: "q.db", PublicURL: "quarry.example.org"}, []string{"public_url"}},
+		{"PublicURLOtherScheme", app.Config{Addr: "127.0.0.1:0", DB: "q.db", PublicURL: "ftp://quarry.example.org"}, []string{"public_url"}},
+		{"PublicURLNoHost", app.Config{Addr: "127.0.0.1:0", DB: "q.db", PublicURL: "https://"}, []string{"public_url"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,6 +88,58 @@ func TestConfigValidate(t *testing.T) {
 			require.ElementsMatch(t, tt.wantFields, got)
 		})
 	}
+}
+
+func TestSecureCookies(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		publicURL  string
+		wantSecure bool
+	}{
+		{"", false},
+		{"http://10.0.0.5:8080", false},
+		{"https://quarry.example.org", true},
+		{"HTTPS://quarry.example.org", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.publicURL, func(t *testing.T) {
+			t.Parallel()
+			cfg := app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), PublicURL: tt.publicURL}
+			require.Equal(t, tt.wantSecure, cfg.SecureCookies())
+			a, err := app.New(t.Context(), cfg)
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, a.Close()) })
+
+			// The request arrives over plain HTTP, as from a TLS-terminating proxy.
+			rec := httptest.NewRecorder()
+			a.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/name", nil))
+			require.Equal(t, http.StatusOK, rec.Code)
+			csrf := cookieNamed(t, rec.Result().Cookies(), "_csrf")
+			require.Equal(t, tt.wantSecure, csrf.Secure, "CSRF cookie")
+
+			form := url.Values{"_csrf": {csrf.Value}, "name": {"Ada"}, "next": {"/"}}
+			req := httptest.NewRequest(http.MethodPost, "/name", strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.AddCookie(csrf)
+			rec = httptest.NewRecorder()
+			a.Handler().ServeHTTP(rec, req)
+			require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+			session := cookieNamed(t, rec.Result().Cookies(), "quarry")
+			require.Equal(t, tt.wantSecure, session.Secure, "session cookie")
+			require.True(t, session.HttpOnly)
+		})
+	}
+}
+
+func cookieNamed(t *testing.T, cookies []*http.Cookie, name string) *http.Cookie {
+	t.Helper()
+	for _, c := range cookies {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no %s cookie in %v", name, cookies)
+	return nil
 }
 
 func TestNewRejectsInvalidConfig(t *testing.T) {

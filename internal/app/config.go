@@ -3,6 +3,7 @@ package app
 import (
 	"flag"
 	"net"
+	"net/url"
 	"strings"
 
 	"quarry/internal/engine"
@@ -28,6 +29,20 @@ type Config struct {
 	// environment only, so it never shows in a process list). Empty means
 	// a key generated on first start and kept in the database.
 	SessionKey string
+	// PublicURL is the address people reach Quarry at (QUARRY_PUBLIC_URL,
+	// --public-url), e.g. https://quarry.example.org when a proxy in front
+	// terminates TLS. Quarry itself only sees plain HTTP then, so it cannot
+	// tell that browsers use HTTPS; an https public URL is how the operator
+	// says so, and the session and CSRF cookies are then marked Secure
+	// (sent over HTTPS only). Empty means Quarry is reached directly.
+	PublicURL string
+}
+
+// SecureCookies reports whether cookies must be marked Secure: the public
+// URL is https. Call it on a validated config.
+func (c Config) SecureCookies() bool {
+	u, err := url.Parse(c.PublicURL)
+	return err == nil && strings.EqualFold(u.Scheme, "https")
 }
 
 // ConfigFromEnv returns the defaults overridden by the QUARRY_* environment
@@ -41,6 +56,7 @@ func ConfigFromEnv(getenv func(string) string) Config {
 		cfg.DB = v
 	}
 	cfg.SessionKey = strings.TrimSpace(getenv("QUARRY_SESSION_KEY"))
+	cfg.PublicURL = strings.TrimSpace(getenv("QUARRY_PUBLIC_URL"))
 	return cfg
 }
 
@@ -50,6 +66,8 @@ func ConfigFromEnv(getenv func(string) string) Config {
 func (c *Config) BindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Addr, "addr", c.Addr, "address to listen on, host:port (env QUARRY_ADDR)")
 	fs.StringVar(&c.DB, "db", c.DB, "path of the SQLite database (env QUARRY_DB)")
+	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL,
+		"address people reach Quarry at, e.g. https://quarry.example.org behind a TLS proxy; https marks cookies Secure (env QUARRY_PUBLIC_URL)")
 }
 
 // Validate reports every problem with the config as an engine.EInvalid
@@ -68,6 +86,15 @@ func (c Config) Validate() error {
 	}
 	if strings.TrimSpace(c.DB) == "" {
 		fe.Add("db", "database path is required")
+	}
+	if c.PublicURL != "" {
+		u, err := url.Parse(c.PublicURL)
+		switch {
+		case err != nil:
+			fe.Add("public_url", "QUARRY_PUBLIC_URL is not a URL: "+err.Error())
+		case !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https"), u.Host == "":
+			fe.Add("public_url", "QUARRY_PUBLIC_URL must be an http:// or https:// address with a host, e.g. https://quarry.example.org")
+		}
 	}
 	return fe.Err("invalid configuration")
 }

@@ -40,6 +40,11 @@ type Deps struct {
 	// SessionKey signs (first 32 bytes) and encrypts (next 32) the session
 	// cookie; internal/app loads it from QUARRY_SESSION_KEY or the database.
 	SessionKey []byte
+	// SecureCookies marks the session and CSRF cookies Secure although
+	// requests arrive over plain HTTP: a proxy in front terminates TLS, so
+	// browsers use HTTPS. internal/app sets it when QUARRY_PUBLIC_URL is
+	// https. Without it the session cookie is Secure only on a TLS request.
+	SecureCookies bool
 	// Done, when closed, ends long-lived event streams so a graceful
 	// shutdown does not wait for browsers to go away.
 	Done <-chan struct{}
@@ -155,7 +160,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	if len(key) == 0 {
 		key = randomKey()
 	}
-	p := newPeople(key)
+	p := newPeople(key, deps.SecureCookies)
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
 	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done, files: deps.Files}
 	names := &Names{people: p}
@@ -170,6 +175,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 		CookiePath:     "/",
 		CookieHTTPOnly: true,
 		CookieSameSite: http.SameSiteLaxMode,
+		CookieSecure:   deps.SecureCookies,
 	})
 	g := e.Group("", csrf)
 

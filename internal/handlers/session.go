@@ -30,9 +30,12 @@ const (
 // runs this browser started or opened.
 type people struct {
 	store *sessions.CookieStore
+	// secure marks the cookie Secure on every response (see
+	// Deps.SecureCookies), not only on requests that arrived over TLS.
+	secure bool
 }
 
-func newPeople(key []byte) *people {
+func newPeople(key []byte, secure bool) *people {
 	// The first 32 bytes sign, the next 32 encrypt; a shorter key only signs.
 	var cs *sessions.CookieStore
 	if len(key) >= 64 {
@@ -41,7 +44,7 @@ func newPeople(key []byte) *people {
 		cs = sessions.NewCookieStore(key)
 	}
 	cs.Options = &sessions.Options{Path: "/", MaxAge: 365 * 24 * 3600, HttpOnly: true, SameSite: http.SameSiteLaxMode}
-	return &people{store: cs}
+	return &people{store: cs, secure: secure}
 }
 
 // session returns the request's session; a cookie that fails to decode (a
@@ -53,7 +56,9 @@ func (p *people) session(c echo.Context) *sessions.Session {
 
 func (p *people) save(c echo.Context, s *sessions.Session) error {
 	opts := *p.store.Options
-	opts.Secure = c.IsTLS() // Secure only when the browser can send it back
+	// Secure only when the browser can send it back: it reached us over
+	// TLS, or the operator said a TLS proxy is in front.
+	opts.Secure = p.secure || c.IsTLS()
 	s.Options = &opts
 	return s.Save(c.Request(), c.Response())
 }
