@@ -27,15 +27,22 @@ var data []byte
 // skills.RawPaper has no place for, so callers that group or filter by field
 // can still use it.
 type Entry struct {
-	Title         string   `json:"title"`
-	Authors       []string `json:"authors"`
-	Year          int      `json:"year"`
-	Venue         string   `json:"venue"`
-	DOI           string   `json:"doi,omitempty"`
-	ArxivID       string   `json:"arxiv_id,omitempty"`
-	PMID          string   `json:"pmid,omitempty"`
-	URL           string   `json:"url,omitempty"`
-	FieldsOfStudy []string `json:"fields_of_study"`
+	Title   string   `json:"title"`
+	Authors []string `json:"authors"`
+	// AuthorsTruncated says Authors names only the first authors of a
+	// paper with a long byline (a trial with dozens of investigators).
+	// The list never ends in "et al.": that is not a person, and exported
+	// as one it would read "… and et al." in BibTeX and give the
+	// deduplicator the surname "al". skills.RawPaper has no field for a
+	// truncated list, so a paper carries the first authors only.
+	AuthorsTruncated bool     `json:"authors_truncated,omitempty"`
+	Year             int      `json:"year"`
+	Venue            string   `json:"venue"`
+	DOI              string   `json:"doi,omitempty"`
+	ArxivID          string   `json:"arxiv_id,omitempty"`
+	PMID             string   `json:"pmid,omitempty"`
+	URL              string   `json:"url,omitempty"`
+	FieldsOfStudy    []string `json:"fields_of_study"`
 	// Summary is a short description written for this library (not the
 	// paper's abstract, which is copyrighted); it is what the local source
 	// searches.
