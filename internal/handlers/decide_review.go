@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -105,8 +106,16 @@ func feedbackOf(p skills.ResultPayload, form url.Values, prev map[string]string)
 // a checkpoint decided meanwhile shows the new state and who decided (409).
 func (h *Runs) DecideReview(c echo.Context) error {
 	run, cp, err := h.pendingCheckpoint(c, engine.KindResultReview)
+	if engine.ErrorCode(err) == engine.EConflict {
+		// Decided meanwhile: what this submit carried is shown with the
+		// conflict, from the checkpoint's papers where it can be read.
+		p, _ := engine.PayloadAs[skills.ResultPayload](cp)
+		form, _ := c.FormParams()
+		_, marks, notes := feedbackOf(p, form, nil)
+		return h.conflictPageWith(c, run.ID, err, submittedReview(p, marks, notes, form.Get("free_text_feedback")))
+	}
 	if err != nil {
-		return h.conflictPage(c, run.ID, err)
+		return err
 	}
 	p, err := engine.PayloadAs[skills.ResultPayload](cp)
 	if err != nil {
@@ -142,7 +151,7 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	case "":
 		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
 	case engine.EConflict:
-		return h.conflictPage(c, run.ID, err)
+		return h.conflictPageWith(c, run.ID, err, submittedReview(p, marks, notes, f.Feedback))
 	case engine.EInvalid:
 		f.Errors = engine.ErrorFields(err)
 		if len(f.Errors) == 0 {
@@ -151,6 +160,46 @@ func (h *Runs) DecideReview(c echo.Context) error {
 		return h.renderReview(c, run, http.StatusUnprocessableEntity, f)
 	}
 	return err
+}
+
+// submittedReview is what a review submit carried that a person typed or
+// chose — the feedback, the relevant and irrelevant marks, the notes — for
+// the conflict page; nil when it carried none of that.
+func submittedReview(p skills.ResultPayload, marks, notes map[string]string, feedback string) *views.SubmittedReview {
+	s := views.SubmittedReview{Feedback: strings.TrimSpace(feedback)}
+	add := func(id, title string) {
+		mark := marks[id]
+		if mark == views.MarkUnsure {
+			mark = ""
+		}
+		if mark != "" || notes[id] != "" {
+			s.Papers = append(s.Papers, views.SubmittedPaper{ID: id, Title: title, Mark: mark, Note: notes[id]})
+		}
+	}
+	shown := map[string]bool{}
+	for _, paper := range p.Collection.Papers {
+		shown[paper.ID] = true
+		add(paper.ID, paper.Title)
+	}
+	var rest []string
+	for id := range marks {
+		if !shown[id] {
+			rest = append(rest, id)
+		}
+	}
+	for id := range notes {
+		if !shown[id] && marks[id] == "" {
+			rest = append(rest, id)
+		}
+	}
+	slices.Sort(rest)
+	for _, id := range rest {
+		add(id, "")
+	}
+	if s.Feedback == "" && len(s.Papers) == 0 {
+		return nil
+	}
+	return &s
 }
 
 func (h *Runs) renderReview(c echo.Context, run engine.Run, status int, f views.ReviewForm) error {

@@ -135,3 +135,41 @@ func TestReviewEnterKeeps(t *testing.T) {
 	require.Equal(t, "result_review", st.Checkpoint.Kind)
 	require.Equal(t, 1, st.Iteration)
 }
+
+// TestReviewConflictKeepsWhatWasTyped: a review submit that loses to
+// someone else's decision (409) shows its feedback, marks and notes
+// read-only in the conflict box, so the person can copy them.
+func TestReviewConflictKeepsWhatWasTyped(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runPath, doc := w.startReview(t, "3")
+	ids := paperIDs(doc)
+	title := strings.TrimSpace(doc.Find(`[data-paper-id="` + ids[1] + `"] [data-testid="paper-title"]`).Text())
+	action := doc.Find(`form[data-testid="review-form"]`).AttrOr("action", "")
+	token := csrf(doc)
+
+	// Grace decides first, in her own session.
+	grace := newClient(t)
+	w.signIn(t, grace, "Grace")
+	_, gdoc := w.get(t, grace, runPath)
+	res, _ := w.post(t, grace, action, url.Values{"_csrf": {csrf(gdoc)}, "action": {"edit"}, "mark:" + ids[0]: {"relevant"}})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+
+	stale := url.Values{"_csrf": {token}, "action": {"approve"}, "mark:" + ids[1]: {"irrelevant"}, "mark:" + ids[2]: {"unsure"},
+		"note:" + ids[1]: {"wrong population; see table 2"}, "note:" + ids[2]: {""},
+		"free_text_feedback": {"Prefer randomised trials.\nDrop animal studies."}}
+	res, doc = w.post(t, w.client, action, stale)
+	require.Equal(t, http.StatusConflict, res.StatusCode)
+	box := doc.Find(`[data-testid="conflict"]`)
+	require.Contains(t, box.Find(`[data-testid="conflict-message"]`).Text(), "Grace")
+	fb := box.Find(`textarea[data-testid="submitted-feedback"]`)
+	require.Equal(t, "Prefer randomised trials.\nDrop animal studies.", fb.Text())
+	_, readonly := fb.Attr("readonly")
+	require.True(t, readonly)
+	papers := box.Find(`[data-testid="submitted-paper"]`)
+	require.Equal(t, []string{ids[1]}, papers.Map(func(_ int, s *goquery.Selection) string { return s.AttrOr("data-paper-id", "") }),
+		"only papers with a mark or a note are listed")
+	require.Contains(t, papers.Text(), title)
+	require.Contains(t, papers.Text(), "marked irrelevant")
+	require.Equal(t, "wrong population; see table 2", papers.Find(`[data-testid="submitted-note"]`).Text())
+}

@@ -481,6 +481,12 @@ func groupsOf(c skills.PaperCollection) []views.PaperGroup {
 // other error (or nil) is returned as is, so a decision handler hands it
 // every error of finding the pending checkpoint.
 func (h *Runs) conflictPage(c echo.Context, runID string, cause error) error {
+	return h.conflictPageWith(c, runID, cause, nil)
+}
+
+// conflictPageWith is conflictPage that also shows what a losing review
+// submitted (nil: nothing to show), so the person can copy it.
+func (h *Runs) conflictPageWith(c echo.Context, runID string, cause error, submitted *views.SubmittedReview) error {
 	if engine.ErrorCode(cause) != engine.EConflict {
 		return cause
 	}
@@ -493,7 +499,7 @@ func (h *Runs) conflictPage(c echo.Context, runID string, cause error) error {
 	if err != nil {
 		return err
 	}
-	d.Conflict = engine.ErrorMessage(cause)
+	d.Conflict, d.Submitted = engine.ErrorMessage(cause), submitted
 	return render(c, http.StatusConflict, views.RunPage(d))
 }
 

@@ -129,6 +129,21 @@ type ReviewForm struct {
 	EnterNotice string
 }
 
+// SubmittedReview is a review submit that was not recorded because the
+// checkpoint had been decided meanwhile.
+type SubmittedReview struct {
+	Feedback string
+	// Papers are the papers the submit marked relevant or irrelevant or
+	// wrote a note on, in the order the review showed them.
+	Papers []SubmittedPaper
+}
+
+// SubmittedPaper is one paper's mark and note in a SubmittedReview; Title
+// is empty when the paper is not in the reviewed collection.
+type SubmittedPaper struct {
+	ID, Title, Mark, Note string
+}
+
 // DecisionRow is one decision in a run's read-only history.
 type DecisionRow struct {
 	Kind      string
@@ -171,8 +186,11 @@ type RunData struct {
 	Status        RunStatus
 	// Conflict is set when a decision lost a race: it names who decided.
 	Conflict string
-	Strategy *StrategyForm
-	Review   *ReviewForm
+	// Submitted is what the losing review carried (feedback, marks,
+	// notes), shown read-only in the conflict box so nothing typed is lost.
+	Submitted *SubmittedReview
+	Strategy  *StrategyForm
+	Review    *ReviewForm
 	// Escalation is set when a step failed every attempt.
 	Escalation *EscalationForm
 	History    []IterationRow
