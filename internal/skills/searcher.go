@@ -57,13 +57,17 @@ type Source interface {
 	Name() string
 	// Search returns at most req.MaxResults records in the source's own
 	// ranking order. It must honour ctx; an empty result is not an error.
+	// A source may return papers together with an error, to say they are
+	// partial or were found by a query the source altered (PubMed leaving
+	// out terms it cannot use); the searcher keeps both.
 	Search(ctx context.Context, req SourceRequest) ([]RawPaper, error)
 }
 
-// QueryFolder is a Source whose API takes the year range inside the query
-// text rather than as a parameter (arXiv's submittedDate clause). The
-// searcher records SentQuery instead of the rendered query, so the search
-// report shows the query exactly as the source received it.
+// QueryFolder is a Source whose API receives other text than the rendered
+// query: arXiv folds the year range into it (a submittedDate clause),
+// Semantic Scholar takes plain words. The searcher records SentQuery
+// instead of the rendered query, so the search report shows the query
+// exactly as the source received it.
 type QueryFolder interface {
 	SentQuery(req SourceRequest) string
 }

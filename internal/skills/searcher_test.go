@@ -380,3 +380,19 @@ func TestSearcherKeepsWorksThatShareADOI(t *testing.T) {
 	require.Len(t, out, 2, "the deduplicator keeps them apart")
 	require.Equal(t, 1, stats.Related)
 }
+
+// TestSearcherKeepsPapersReturnedWithAnError: a source may return papers
+// with an error saying they are partial (PubMed leaving out terms); the
+// searcher keeps both, so neither the papers nor the warning is lost.
+func TestSearcherKeepsPapersReturnedWithAnError(t *testing.T) {
+	t.Parallel()
+	src := fakeSource{name: "pubmed", fn: func(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+		return []skills.RawPaper{{Title: "Sleep spindles", PMID: "1"}}, errors.New("terms not found, left out: zzz")
+	}}
+	s := newSearcher(t, skills.SearcherOptions{}, src)
+	res, err := s.Search(context.Background(), strategy([]string{"pubmed"}, q("sleep zzz")))
+	require.NoError(t, err)
+	require.Len(t, res.Papers, 1)
+	require.Equal(t, 1, res.Sources["pubmed"].Count)
+	require.Contains(t, res.Sources["pubmed"].Error, "left out: zzz")
+}

@@ -14,7 +14,7 @@ import (
 const (
 	Local           = "local"            // SQLite FTS5 over the local library
 	OpenAlex        = "openalex"         // api.openalex.org/works?search=
-	SemanticScholar = "semantic_scholar" // api.semanticscholar.org/graph/v1/paper/search/bulk?query=
+	SemanticScholar = "semantic_scholar" // api.semanticscholar.org/graph/v1/paper/search?query=
 	Arxiv           = "arxiv"            // export.arxiv.org/api/query?search_query=
 	Crossref        = "crossref"         // api.crossref.org/works?query.bibliographic=
 	PubMed          = "pubmed"           // eutils.ncbi.nlm.nih.gov/entrez/eutils/esearch.fcgi?term=
@@ -70,11 +70,11 @@ func style(source string) (func(AST) string, bool) {
 	case OpenAlex:
 		return boolean{term: quoteIfNeeded(`"\`), and: " AND ", or: " OR ", parens: true, not: " NOT "}.render, true
 	case SemanticScholar:
-		return boolean{term: quoteIfNeeded(`"\`), and: " +", or: " | ", parens: true, not: " -"}.render, true
+		return renderWords, true
 	case Arxiv:
 		return boolean{term: arxivTerm, and: " AND ", or: " OR ", parens: true, not: " ANDNOT "}.render, true
 	case Crossref:
-		return renderCrossref, true
+		return renderWords, true
 	case PubMed:
 		return boolean{term: pubmedTerm, and: " AND ", or: " OR ", parens: true, not: " NOT "}.render, true
 	case SerpAPIScholar:
@@ -171,12 +171,14 @@ func withJoinedCompounds(q AST) AST {
 	return out
 }
 
-// renderCrossref writes query.bibliographic, which is a bag of words ranked
-// by relevance and has no boolean syntax: every word of every included term
-// (alternatives too, since they help ranking) once, in order. Exclusions are
-// dropped because Crossref cannot express them; the relevance scorer is what
-// keeps excluded topics down for this source.
-func renderCrossref(q AST) string {
+// renderWords writes a bag of words for the sources whose relevance search
+// has no boolean syntax (Crossref's query.bibliographic, Semantic Scholar's
+// /paper/search, which also matches nothing for a hyphenated word): every
+// word of every included term (alternatives too, since they help ranking)
+// once, in order, hyphenated words split. Exclusions are dropped because
+// these sources cannot express them; the relevance scorer is what keeps
+// excluded topics down for them.
+func renderWords(q AST) string {
 	seen := map[string]bool{}
 	var words []string
 	for _, c := range q.Clauses {

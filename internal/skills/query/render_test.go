@@ -27,7 +27,7 @@ func TestRender(t *testing.T) {
 		{"LocalSingleWithNot", `sepsis -mice`, query.Local, `"sepsis" NOT "mice"`},
 		{"LocalNeutralisesSyntax", `title:x NEAR child* ^start`, query.Local, `"title:x" AND "NEAR" AND "child*" AND "^start"`},
 		{"OpenAlex", full, query.OpenAlex, `"machine learning" AND (sepsis OR "septic shock") AND "covid-19" NOT mice NOT "case report" NOT rats`},
-		{"SemanticScholar", full, query.SemanticScholar, `"machine learning" +(sepsis | "septic shock") +"covid-19" -mice -"case report" -rats`},
+		{"SemanticScholar", full, query.SemanticScholar, "machine learning sepsis septic shock covid 19"},
 		{"Arxiv", full, query.Arxiv, `all:"machine learning" AND (all:sepsis OR all:"septic shock") AND all:"covid-19" ANDNOT all:mice ANDNOT all:"case report" ANDNOT all:rats`},
 		{"ArxivOperatorWordQuoted", `"AND" logic`, query.Arxiv, `all:"AND" AND all:logic`},
 		{"Crossref", full, query.Crossref, `machine learning sepsis septic shock covid 19`},
