@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -102,8 +104,11 @@ func feedbackOf(p skills.ResultPayload, form url.Values, prev map[string]string)
 // DecideReview handles POST /runs/:id/checkpoints/:cp/review: approve
 // (finish), edit (iterate with this feedback) or reject, with the marks and
 // per-paper notes as UserFeedback; op=keep (what Enter in a note presses)
-// only re-renders the form with what was typed. Invalid marks re-render the form with the marks kept (422);
-// a checkpoint decided meanwhile shows the new state and who decided (409).
+// only re-renders the form with what was typed. A mark that is not
+// relevant, irrelevant or unsure, or names a paper outside the review, is
+// refused: the form comes back with everything else kept (422). A
+// checkpoint decided meanwhile shows the new state, who decided and what
+// this submit carried (409).
 func (h *Runs) DecideReview(c echo.Context) error {
 	run, cp, err := h.pendingCheckpoint(c, engine.KindResultReview)
 	if engine.ErrorCode(err) == engine.EConflict {
@@ -139,8 +144,12 @@ func (h *Runs) DecideReview(c echo.Context) error {
 		return h.renderReview(c, run, http.StatusOK, f)
 	}
 	d := engine.Decision{Action: engine.DecisionAction(form.Get("action")), DecidedBy: h.people.name(c)}
+	errs := badMarks(p, marks)
 	if err := fb.ValidateAgainst(p.Collection); err != nil {
-		f.Errors = engine.ErrorFields(err)
+		maps.Copy(errs, engine.ErrorFields(err))
+	}
+	if len(errs) > 0 {
+		f.Errors = errs
 		return h.renderReview(c, run, http.StatusUnprocessableEntity, f)
 	}
 	if d.RevisedData, err = json.Marshal(fb); err != nil {
@@ -160,6 +169,25 @@ func (h *Runs) DecideReview(c echo.Context) error {
 		return h.renderReview(c, run, http.StatusUnprocessableEntity, f)
 	}
 	return err
+}
+
+// badMarks names every posted mark that is not one of the three the form
+// offers, keyed by its form field ("mark:<paper id>"), so a tampered or
+// garbled value is refused instead of silently counting as unsure.
+func badMarks(p skills.ResultPayload, marks map[string]string) map[string]string {
+	errs := map[string]string{}
+	for id, m := range marks {
+		switch m {
+		case views.MarkRelevant, views.MarkIrrelevant, views.MarkUnsure:
+			continue
+		}
+		name := id
+		if paper, ok := p.Collection.Paper(id); ok {
+			name = "“" + paper.Title + "”"
+		}
+		errs[markPrefix+id] = fmt.Sprintf("the mark of %s is %q; choose %s, %s or %s", name, m, views.MarkRelevant, views.MarkIrrelevant, views.MarkUnsure)
+	}
+	return errs
 }
 
 // submittedReview is what a review submit carried that a person typed or

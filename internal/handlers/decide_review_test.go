@@ -173,3 +173,27 @@ func TestReviewConflictKeepsWhatWasTyped(t *testing.T) {
 	require.Contains(t, papers.Text(), "marked irrelevant")
 	require.Equal(t, "wrong population; see table 2", papers.Find(`[data-testid="submitted-note"]`).Text())
 }
+
+// TestReviewBadMarkRefused: a mark that is none of relevant, irrelevant or
+// unsure is refused with 422 naming its field, instead of silently counting
+// as unsure; every other value comes back as posted.
+func TestReviewBadMarkRefused(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runPath, doc := w.startReview(t, "3")
+	runID := strings.TrimPrefix(runPath, "/runs/")
+	ids := paperIDs(doc)
+	action := doc.Find(`form[data-testid="review-form"]`).AttrOr("action", "")
+	bad := url.Values{"_csrf": {csrf(doc)}, "action": {"edit"}, "mark:" + ids[0]: {"relevant"}, "mark:" + ids[1]: {"maybe"},
+		"note:" + ids[1]: {"check the methods"}, "free_text_feedback": {"more trials"}}
+	res, doc := w.post(t, w.client, action, bad)
+	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
+	msg := doc.Find(`[data-testid="field-error"][data-field="mark:` + ids[1] + `"]`).Text()
+	require.Contains(t, msg, `"maybe"`)
+	require.Equal(t, "relevant", doc.Find(`[data-paper-id="`+ids[0]+`"] input[checked]`).AttrOr("value", ""))
+	require.Equal(t, "check the methods", doc.Find(`[data-paper-id="`+ids[1]+`"] [data-testid="paper-note"]`).AttrOr("value", ""))
+	require.Equal(t, "more trials", doc.Find(`textarea#feedback`).Text())
+	st := w.waitFor(t, runID, "waiting")
+	require.Equal(t, "result_review", st.Checkpoint.Kind)
+	require.Equal(t, 1, st.Iteration, "nothing was decided")
+}
