@@ -79,6 +79,11 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	p := newProgressPrinter(stdout, isTerminal(stdout), in, time.Now)
 	stats, err := st.ImportPapers(ctx, in.next(ctx, p.tick), library.ImportOptions{Progress: p.report})
 	p.finish()
+	if err != nil && stats.Read == 0 {
+		// Nothing was read (an empty file, the wrong format, unmappable
+		// CSV columns): a count line of zeros would read as a success.
+		return err
+	}
 	for i, e := range stats.Errors {
 		if i == maxListedErrors {
 			fmt.Fprintf(stdout, "  … and %d more bad records\n", len(stats.Errors)-maxListedErrors)
@@ -91,9 +96,6 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		skipped += " (" + stats.ReasonSummary() + ")"
 	}
 	fmt.Fprintf(stdout, "imported %d new, %d updated, %s in %.1f s\n", stats.Inserted, stats.Updated, skipped, time.Since(start).Seconds())
-	if err != nil && stats.Read == 0 {
-		return err
-	}
 	if err != nil {
 		return fmt.Errorf("import stopped after reading %d records; nothing was imported, the library is as it was: %w", stats.Read, err)
 	}

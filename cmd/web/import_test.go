@@ -134,6 +134,45 @@ func TestImportCommandUnclosedCSVQuote(t *testing.T) {
 	require.Equal(t, []string{"First good paper", "Third good paper", "Fourth good paper"}, titles)
 }
 
+// TestImportCommandRefusesFilesWithoutRecords: an empty file, or one read
+// in the wrong format, is an EInvalid error naming the file, with no count
+// line of zeros that would read as a success, and nothing is imported.
+func TestImportCommandRefusesFilesWithoutRecords(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	empty, ris := filepath.Join(dir, "empty.ris"), filepath.Join(dir, "refs.ris")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	require.NoError(t, os.WriteFile(ris, []byte("TY  - JOUR\nTI  - A RIS paper\nER  - \n"), 0o644))
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"Empty":          {[]string{empty}, "empty.ris is empty: there are no records to import"},
+		"WrongFormat":    {[]string{"--format", "bibtex", ris}, "refs.ris: no records found reading it as bibtex (the format chosen); check that the file is in that format"},
+		"EmptyAfterGood": {[]string{ris, empty}, "empty.ris is empty: there are no records to import"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			db := filepath.Join(t.TempDir(), "q.db")
+			var out bytes.Buffer
+			err := run(context.Background(), append([]string{"import", "--db", db}, tc.args...), func(string) string { return "" }, &out)
+			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+			require.ErrorContains(t, err, tc.want)
+			if name == "EmptyAfterGood" {
+				require.ErrorContains(t, err, "import stopped after reading 1 records; nothing was imported")
+			} else {
+				require.NotContains(t, out.String(), "imported 0 new", "no count line when nothing was read")
+			}
+			st, err := store.Open(context.Background(), db, store.Options{})
+			require.NoError(t, err)
+			defer st.Close()
+			n, err := st.LibraryCount(context.Background())
+			require.NoError(t, err)
+			require.Zero(t, n)
+		})
+	}
+}
+
 func TestImportCommandRejectsBadInvocations(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "q.db")

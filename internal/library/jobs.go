@@ -58,10 +58,13 @@ func NewJobs(ctx context.Context, st Store) *Jobs {
 }
 
 // Start imports the file at path in the background and returns the job's
-// ID. The file is opened (and its format detected) before Start returns,
-// so a file Quarry cannot read is refused at once with an EInvalid error.
-// The job removes the file when it ends if removeAfter is set (uploads are
-// spooled to a temporary file).
+// ID. The file is opened (and its format detected) and its first record
+// read before Start returns, so a file Quarry cannot read — in an unknown
+// format, with CSV columns that cannot be mapped, empty, or with no record
+// in the format chosen — is refused at once with an EInvalid error, which
+// the upload form can show, rather than failing as a job. The job removes
+// the file when it ends if removeAfter is set (uploads are spooled to a
+// temporary file).
 func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter bool) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -76,6 +79,26 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 		return "", err
 	}
 	rd.file = f
+	first, err := rd.Next()
+	if err != nil {
+		rd.Close()
+		if removeAfter {
+			os.Remove(path)
+		}
+		return "", err
+	}
+	pending := &first // read above; the stream starts with it
+	next := func() (Record, error) {
+		if err := j.ctx.Err(); err != nil {
+			return Record{}, err
+		}
+		if pending != nil {
+			rec := *pending
+			pending = nil
+			return rec, nil
+		}
+		return rd.Next()
+	}
 	id := newJobID()
 	jb := &job{status: JobStatus{ID: id, Name: name, Format: rd.Format(), By: by, Started: j.now().UTC()}}
 	j.mu.Lock()
@@ -92,12 +115,7 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 				os.Remove(path)
 			}
 		}()
-		stats, err := j.store.ImportPapers(j.ctx, func() (Record, error) {
-			if err := j.ctx.Err(); err != nil {
-				return Record{}, err
-			}
-			return rd.Next()
-		}, ImportOptions{Progress: func(p Progress) {
+		stats, err := j.store.ImportPapers(j.ctx, next, ImportOptions{Progress: func(p Progress) {
 			// The store keeps mutating its stats after this call returns;
 			// clone here, in its goroutine, so readers never share them.
 			p = cloneProgress(p)

@@ -150,3 +150,121 @@ func TestImportFilesIntoStore(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 5, n)
 }
+
+// TestFileWithoutRecordsIsRefused: a file that yields no record at all,
+// readable or not, is an EInvalid error naming the file instead of an
+// import that "succeeds" with nothing imported: an empty upload, or a file
+// read in the wrong format (RIS forced to BibTeX finds no "@").
+func TestFileWithoutRecordsIsRefused(t *testing.T) {
+	t.Parallel()
+	const ris = "TY  - JOUR\nTI  - A RIS paper\nER  - \n"
+	tests := []struct {
+		name, file, content, format string
+		want                        string
+	}{
+		{"Empty", "empty.ris", "", "", "empty.ris is empty: there are no records to import"},
+		{"BlankLines", "blank.ris", "\n \r\n", "ris", "blank.ris is empty: there are no records to import"},
+		{"WrongFormatChosen", "refs.ris", ris, "bibtex", "refs.ris: no records found reading it as bibtex (the format chosen); check that the file is in that format, or choose the one it is in (bibtex, ris, csljson, medline, csv, jsonl)"},
+		{"HeaderOnlyCSV", "sheet.csv", "title,year,doi\n", "", "sheet.csv: no records found reading it as csv (detected from its content)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r, err := library.NewReader(strings.NewReader(tt.content), tt.file, codecs.Options{Format: tt.format})
+			require.NoError(t, err)
+			_, err = r.Next()
+			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+			require.ErrorContains(t, err, tt.want)
+
+			_, err = library.ReadAll(strings.NewReader(tt.content), tt.file, codecs.Options{Format: tt.format}, 10)
+			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+
+	// A file whose only record is unreadable has a record to report: it
+	// ends normally, and the import lists the bad line.
+	r, err := library.NewReader(strings.NewReader("{not json\n"), "bad.jsonl", codecs.Options{Format: "jsonl"})
+	require.NoError(t, err)
+	recs := readAll(t, r)
+	require.Len(t, recs, 1)
+	require.Equal(t, "malformed JSON", recs[0].Problem)
+}
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "lib.db"), store.Options{Synchronous: "OFF"})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// TestImportFilesRefusesAFileWithoutRecords: ImportFiles (quarry import)
+// fails on a file without records, even after a good one, and leaves the
+// library as it was.
+func TestImportFilesRefusesAFileWithoutRecords(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	empty, ris := filepath.Join(dir, "empty.ris"), filepath.Join(dir, "refs.ris")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	require.NoError(t, os.WriteFile(ris, []byte("TY  - JOUR\nTI  - A RIS paper\nER  - \n"), 0o644))
+	st := openStore(t)
+	for name, tc := range map[string]struct {
+		files  []string
+		format string
+		want   string
+	}{
+		"Empty":          {[]string{empty}, "", "empty.ris is empty"},
+		"WrongFormat":    {[]string{ris}, "bibtex", "refs.ris: no records found reading it as bibtex"},
+		"EmptyAfterGood": {[]string{"testdata/arxiv_sample.jsonl", empty}, "", "empty.ris is empty"},
+	} {
+		stats, err := library.ImportFiles(ctx, st, tc.files, codecs.Options{Format: tc.format}, library.ImportOptions{BatchSize: 2})
+		require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%s: %v", name, err)
+		require.ErrorContains(t, err, tc.want, name)
+		require.Zero(t, stats.Inserted+stats.Updated, name)
+	}
+	n, err := st.LibraryCount(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing was imported")
+}
+
+// TestJobsStart: the web upload's background import refuses a file without
+// records (or with unmappable CSV columns) before it starts, so the form
+// can say why, and removes the spooled upload; a readable file imports
+// every record, the first one Start read included.
+func TestJobsStart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openStore(t)
+	jobs := library.NewJobs(ctx, st)
+	dir := t.TempDir()
+	for name, tc := range map[string]struct {
+		content, format, want string
+	}{
+		"Empty":        {"", "", "upload.ris is empty"},
+		"WrongFormat":  {"TY  - JOUR\nTI  - A RIS paper\nER  - \n", "bibtex", "no records found reading it as bibtex (the format chosen)"},
+		"NoTitleInCSV": {"Name,Year\nx,2020\n", "csv", "no title column"},
+	} {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o644))
+		_, err := jobs.Start(path, "upload.ris", "Ada", codecs.Options{Format: tc.format}, true)
+		require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%s: %v", name, err)
+		require.ErrorContains(t, err, tc.want, name)
+		require.NoFileExists(t, path, "%s: the spooled upload is removed", name)
+	}
+	require.Empty(t, jobs.List(), "no job was started")
+
+	id, err := jobs.Start("testdata/arxiv_sample.jsonl", "arxiv_sample.jsonl", "Ada", codecs.Options{}, false)
+	require.NoError(t, err)
+	jobs.Wait()
+	status, err := jobs.Status(id)
+	require.NoError(t, err)
+	require.Empty(t, status.Err)
+	require.Equal(t, 4, status.Progress.Read, "the record Start read first is imported too")
+	require.Equal(t, 3, status.Progress.Inserted)
+	require.Equal(t, 1, status.Progress.Skipped)
+	n, err := st.LibraryCount(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
@@ -19,6 +20,9 @@ type Reader struct {
 	in     *codecs.Opened
 	file   io.Closer
 	origin string
+	// read counts the records returned, readable or not, so the end of a
+	// file that had none can be told apart from the end of one that had.
+	read int
 }
 
 // Open opens path for import; opts.Format forces a format, otherwise it is
@@ -76,15 +80,40 @@ func (r *Reader) Close() error {
 // Next returns the next record or io.EOF at the end. A damaged file (a
 // truncated gzip stream, an I/O error) is an error; one bad record is a
 // Record with Problem set.
+//
+// A file that ends without a single record, readable or not, is an
+// EInvalid error (NoRecords) instead of io.EOF: an import of it would
+// report success having done nothing, and that is almost always an empty
+// upload or a file read in the wrong format (RIS imported as BibTeX finds
+// no "@" and so no records). Every import path (ImportFiles, Chain, Jobs,
+// ReadAll) reads through Next, so all of them refuse it.
 func (r *Reader) Next() (Record, error) {
 	b, err := r.in.Next()
 	if err != nil {
 		if err == io.EOF {
+			if r.read == 0 {
+				return Record{}, r.noRecords()
+			}
 			return Record{}, io.EOF
 		}
 		return Record{}, fmt.Errorf("%s: %w", r.origin, err)
 	}
+	r.read++
 	return fromBiblio(b, r.origin), nil
+}
+
+// noRecords is the error for a file without records: empty, or none found
+// in the format it was read as, which may be the wrong one.
+func (r *Reader) noRecords() error {
+	if r.in.Empty {
+		return engine.Errorf(engine.EInvalid, "%s is empty: there are no records to import", r.origin)
+	}
+	how := "the format chosen"
+	if r.in.Detected {
+		how = "detected from its content"
+	}
+	return engine.Errorf(engine.EInvalid, "%s: no records found reading it as %s (%s); check that the file is in that format, or choose the one it is in (%s)",
+		r.origin, r.in.Format, how, strings.Join(biblio.Formats, ", "))
 }
 
 // fromBiblio keeps everything a file said about a paper: the fields the

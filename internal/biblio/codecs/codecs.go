@@ -6,6 +6,7 @@ package codecs
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
@@ -40,6 +41,12 @@ type Opened struct {
 	biblio.Reader
 	// Format is the format read (given or detected).
 	Format string
+	// Detected says Format was detected from the content, not given.
+	Detected bool
+	// Empty says the input holds nothing but white space (after gzip), so
+	// a caller can tell an empty upload from one in the wrong format when
+	// neither yields a record.
+	Empty  bool
 	closer io.Closer
 }
 
@@ -70,13 +77,16 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 		o.closer = gz
 		br = bufio.NewReaderSize(gz, headSize)
 	}
+	head, _ := br.Peek(headSize)
+	blank := len(bytes.TrimSpace(head)) == 0
+	o.Empty = blank && len(head) < headSize
 	format := strings.ToLower(strings.TrimSpace(opts.Format))
 	if format == "" {
-		head, _ := br.Peek(headSize)
+		o.Detected = true
 		format = biblio.Detect(head)
 		if format == "" {
-			if len(strings.TrimSpace(string(head))) == 0 {
-				format = biblio.JSONL // an empty file imports nothing, in any format
+			if blank {
+				format = biblio.JSONL // an empty file has no records in any format
 			} else {
 				o.Close()
 				return nil, engine.Errorf(engine.EInvalid, "%s: cannot tell the file's format from its content; pass a format (one of %s)", displayName(name), strings.Join(biblio.Formats, ", "))

@@ -93,13 +93,27 @@ func TestGzipAndErrors(t *testing.T) {
 	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
 
 	empty, err := codecs.NewReader(strings.NewReader("\n"), "empty", codecs.Options{})
-	require.NoError(t, err, "an empty file is not an error; it imports nothing")
+	require.NoError(t, err, "an empty file can be opened; it has no records (library import refuses it)")
 	require.Empty(t, readAll(t, empty))
+	require.True(t, empty.Empty)
+	require.True(t, empty.Detected)
+	var gzEmpty bytes.Buffer
+	require.NoError(t, gzip.NewWriter(&gzEmpty).Close())
+	empty, err = codecs.NewReader(&gzEmpty, "empty.ris.gz", codecs.Options{Format: "ris"})
+	require.NoError(t, err)
+	require.True(t, empty.Empty, "empty after gzip, even with a format given")
+	require.False(t, empty.Detected)
 
 	// A forced format wins over detection.
 	in, err = codecs.NewReader(bytes.NewReader(plain.Bytes()), "x.txt", codecs.Options{Format: "ris"})
 	require.NoError(t, err)
 	require.Equal(t, biblio.RIS, in.Format)
+	require.False(t, in.Detected)
+	require.False(t, in.Empty)
+	wrong, err := codecs.NewReader(bytes.NewReader(plain.Bytes()), "x.ris", codecs.Options{Format: "bibtex"})
+	require.NoError(t, err)
+	require.Empty(t, readAll(t, wrong), "RIS read as BibTeX has no records")
+	require.False(t, wrong.Empty, "but it is not empty")
 }
 
 func TestFormatForPath(t *testing.T) {
