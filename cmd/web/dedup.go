@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
+	"quarry/internal/biblio/csvfile"
 	"quarry/internal/engine"
 	"quarry/internal/skills"
 	"quarry/internal/skills/dedup"
@@ -175,7 +175,7 @@ func mergeRecords(recs []fileRecord, members []int, paper skills.RawPaper) bibli
 // (merged) or deliberately kept two apart (related), with both records'
 // identifying fields side by side.
 func writeMergeReport(w io.Writer, recs []fileRecord, a dedup.Analysis) error {
-	cw := csv.NewWriter(w)
+	cw := csvfile.NewSheetWriter(w)
 	header := []string{"decision", "reason", "score", "detail"}
 	for _, side := range []string{"a", "b"} {
 		for _, col := range []string{"file", "line", "title", "year", "first_author", "doi", "pmid"} {

@@ -1,9 +1,9 @@
 package report
 
 import (
-	"encoding/csv"
 	"io"
 
+	"quarry/internal/biblio/csvfile"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -39,7 +39,7 @@ const (
 // searching made no search and have no rows (the Markdown report lists
 // them).
 func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {
-	cw := csv.NewWriter(w)
+	cw := csvfile.NewSheetWriter(w)
 	if err := cw.Write(CSVHeader()); err != nil {
 		return err
 	}

@@ -502,6 +502,24 @@ func protect(s string) string {
 	return s
 }
 
+// SheetWriter is a csv.Writer that defuses formulas in every cell the way
+// Writer does, for the app's other CSV outputs (the search-strategy report,
+// the dedup merge report): they carry titles and queries from outside and
+// are opened in spreadsheets too.
+type SheetWriter struct{ *csv.Writer }
+
+// NewSheetWriter returns a SheetWriter on w.
+func NewSheetWriter(w io.Writer) SheetWriter { return SheetWriter{csv.NewWriter(w)} }
+
+// Write writes one row, each cell protected.
+func (s SheetWriter) Write(row []string) error {
+	out := make([]string, len(row))
+	for i, c := range row {
+		out[i] = protect(c)
+	}
+	return s.Writer.Write(out)
+}
+
 // unprotect takes off the apostrophe protect put on (see Writer).
 func unprotect(s string) string {
 	if strings.HasPrefix(s, "'") && formulaStart(s) {

@@ -319,3 +319,15 @@ func FuzzReader(f *testing.F) {
 	format().AddSeeds(f, "testdata/*.*")
 	f.Fuzz(format().FuzzRoundTrip)
 }
+
+func TestSheetWriterDefusesEveryCell(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	w := csvfile.NewSheetWriter(&buf)
+	require.NoError(t, w.Write([]string{"=cmd|' /C calc'!A0", "-sleep", "plain", "'Tis", "@x"}))
+	w.Flush()
+	require.NoError(t, w.Error())
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, [][]string{{"'=cmd|' /C calc'!A0", "'-sleep", "plain", "'Tis", "'@x"}}, rows)
+}
