@@ -40,8 +40,8 @@ func TestUnknownPageShowsErrorPage(t *testing.T) {
 	res, err := page.Goto("/no/such/page")
 	require.NoError(t, err)
 	require.Equal(t, 404, res.Status())
-	require.NoError(t, expect.Page(page).ToHaveTitle("Not Found · Quarry"))
-	require.NoError(t, expect.Locator(page.GetByRole(*playwright.AriaRoleAlert)).ToContainText("Not Found"))
+	require.NoError(t, expect.Page(page).ToHaveTitle("Page not found · Quarry"))
+	require.NoError(t, expect.Locator(page.GetByRole(*playwright.AriaRoleAlert)).ToContainText("No page at /no/such/page. Runs are listed on the home page."))
 	require.NoError(t, page.GetByRole(*playwright.AriaRoleLink, roleName("Back to the home page")).Click())
 	// A first visit is asked for a name, then comes back home.
 	require.NoError(t, expect.Page(page).ToHaveURL(regexp.MustCompile(`/name\?next=/$`)))

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -92,12 +94,23 @@ type problem struct {
 	code    string
 	message string
 	fields  map[string]string
+	// title replaces the status text as the page's heading ("" keeps it).
+	title string
+	// sent and back are a refused form's text and the page to fill it in
+	// again (CSRF failures only).
+	sent []views.FormValue
+	back string
 }
 
-// classify turns any error into a problem. An echo.HTTPError keeps its
-// status; engine errors get theirs from StatusForCode; anything else is an
-// internal error whose details are logged but never shown.
+// classify turns any error into a problem. A form refused by the CSRF
+// check is the unauthorized code's (403), whatever status echo gave it; an
+// echo.HTTPError keeps its status; engine errors get theirs from
+// StatusForCode; anything else is an internal error whose details are
+// logged but never shown.
 func classify(err error) problem {
+	if ce, ok := errors.AsType[*csrfError](err); ok {
+		return problem{status: StatusForCode(engine.EUnauthorized), code: engine.EUnauthorized, title: ce.title(), message: ce.message()}
+	}
 	if he, ok := errors.AsType[*echo.HTTPError](err); ok {
 		msg := http.StatusText(he.Code)
 		if s, ok := he.Message.(string); ok && s != "" && he.Code < 500 {
@@ -126,7 +139,7 @@ func (h *errorHandler) handle(err error, c echo.Context) {
 		h.logger.InfoContext(ctx, "request canceled", "method", req.Method, "path", req.URL.Path, "request_id", requestID)
 		return
 	}
-	p := classify(err)
+	p := explain(classify(err), err, c)
 	h.log(ctx, req, p, err, requestID)
 	if res.Committed {
 		return
@@ -152,6 +165,77 @@ func (h *errorHandler) handle(err error, c echo.Context) {
 	if werr != nil {
 		h.logger.ErrorContext(ctx, "writing error response", "err", werr, "request_id", requestID)
 	}
+}
+
+// explain makes the messages of routing misses and refused forms specific
+// to the request: which address has no page, which methods an address
+// takes, and what a form whose token failed carried, so nothing typed is
+// lost.
+func explain(p problem, err error, c echo.Context) problem {
+	req := c.Request()
+	api := wantsJSON(req)
+	switch {
+	case errors.Is(err, echo.ErrNotFound):
+		if api {
+			p.message = fmt.Sprintf("no API endpoint at %s (the endpoints are listed in the README)", req.URL.Path)
+		} else {
+			p.title = "Page not found"
+			p.message = fmt.Sprintf("No page at %s. Runs are listed on the home page.", req.URL.Path)
+		}
+	case errors.Is(err, echo.ErrMethodNotAllowed):
+		p.message = fmt.Sprintf("%s does not accept %s requests", req.URL.Path, req.Method)
+		var allow []string // from the Allow header echo set, less OPTIONS, which echo answers everywhere
+		for m := range strings.SplitSeq(c.Response().Header().Get(echo.HeaderAllow), ",") {
+			if m = strings.TrimSpace(m); m != "" && m != http.MethodOptions {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			p.message += " (only " + strings.Join(allow, ", ") + ")"
+		}
+		p.message += "."
+	}
+	if ce, ok := errors.AsType[*csrfError](err); ok {
+		if api {
+			p.message = ce.apiMessage()
+		} else if ce.reason != csrfCrossSite {
+			p.sent, p.back = sentValues(req), formPage(req.URL.Path)
+		}
+	}
+	return p
+}
+
+// sentValues lists a refused form's non-empty values by name (the token
+// aside), from the form the CSRF check already parsed.
+func sentValues(req *http.Request) []views.FormValue {
+	var out []views.FormValue
+	for _, name := range slices.Sorted(maps.Keys(req.PostForm)) {
+		if name == csrfField {
+			continue
+		}
+		for _, v := range req.PostForm[name] {
+			if strings.TrimSpace(v) != "" {
+				out = append(out, views.FormValue{Name: name, Value: v})
+			}
+		}
+	}
+	return out
+}
+
+// formPage is the page that shows the form posted to path, for a link to
+// fill it in again; "" when there is none to name.
+func formPage(path string) string {
+	switch {
+	case path == "/runs":
+		return "/"
+	case path == "/name":
+		return "/name"
+	case path == "/library/imports":
+		return "/library"
+	case strings.HasPrefix(path, "/runs/") && strings.Contains(path, "/checkpoints/"):
+		return safeNext(strings.SplitN(path, "/checkpoints/", 2)[0])
+	}
+	return ""
 }
 
 // log records the error once: 5xx as errors (our fault, with the cause and
@@ -203,9 +287,14 @@ func errorData(p problem, requestID string) views.ErrorData {
 	d := views.ErrorData{
 		Status:    p.status,
 		Code:      p.code,
-		Title:     http.StatusText(p.status),
+		Title:     p.title,
 		Message:   p.message,
 		RequestID: requestID,
+		Sent:      p.sent,
+		Back:      p.back,
+	}
+	if d.Title == "" {
+		d.Title = http.StatusText(p.status)
 	}
 	if d.Title == "" {
 		d.Title = "Error"

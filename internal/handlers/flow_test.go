@@ -121,9 +121,9 @@ func TestFormLoop(t *testing.T) {
 	require.Equal(t, "2", input.AttrOr("value", ""))
 	require.Equal(t, strconv.Itoa(pipeline.MaxIterationsLimit), input.AttrOr("max", ""), "the form's bound is the workflow's")
 
-	// A missing CSRF token is refused.
+	// A missing CSRF token is refused (the form is shown again, see TestCSRF).
 	res, _ = w.post(t, w.client, "/runs", url.Values{"question": {"sleep and memory consolidation"}})
-	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
 
 	res, doc = w.post(t, w.client, "/runs", url.Values{"_csrf": {csrf(home)}, "question": {"sleep and memory consolidation"},
 		"max_iterations": {"3"}, "strategy_checkpoint": {"true"}, "sources": testapp.Sources})
@@ -242,7 +242,7 @@ func TestAPI(t *testing.T) {
 	res2, err := w.client.Post(w.srv.URL+"/api/runs", "application/x-www-form-urlencoded", strings.NewReader("question=hello+world"))
 	require.NoError(t, err)
 	res2.Body.Close()
-	require.Equal(t, http.StatusBadRequest, res2.StatusCode)
+	require.Equal(t, http.StatusForbidden, res2.StatusCode)
 
 	res = postJSON("/api/runs", map[string]any{"question": "sleep and memory consolidation", "max_iterations": 2, "strategy_checkpoint": false, "sources": testapp.Sources})
 	require.Equal(t, http.StatusCreated, res.StatusCode)

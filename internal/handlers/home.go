@@ -170,17 +170,9 @@ func checkParams(e *engine.Engine, input map[string]any) error {
 // Start handles POST /runs: it starts a run and redirects to its page;
 // invalid input re-renders the form with the values kept (422).
 func (h *Home) Start(c echo.Context) error {
-	form, err := c.FormParams()
+	f, chosen, err := h.submitted(c)
 	if err != nil {
-		return engine.Errorf(engine.EInvalid, "unreadable form: %v", err)
-	}
-	f := emptyForm(h.engine)
-	f.Question = form.Get(paramQuestion)
-	f.MaxIterations = form.Get(paramMaxIterations)
-	f.ConfirmStrategy = form.Get(paramStrategyCheckpoint) == "true"
-	chosen := form[paramSources]
-	for i := range f.Sources {
-		f.Sources[i].Checked = slices.Contains(chosen, f.Sources[i].Value)
+		return err
 	}
 	in := startInput{Question: f.Question, StrategyCheckpoint: &f.ConfirmStrategy, Sources: chosen, StartedBy: h.people.name(c)}
 	if in.Sources == nil {
@@ -212,6 +204,37 @@ func (h *Home) Start(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
+}
+
+// StartAgain handles POST /runs when the form's CSRF token failed (it
+// expired, or was missing): the home page again, with the person's values
+// and the reason above the form, and a fresh token, so submitting again
+// works and nothing typed is lost. Nothing is started. The status is the
+// unauthorized code's (403), as for any refused token.
+func (h *Home) StartAgain(c echo.Context, ce *csrfError) error {
+	f, _, err := h.submitted(c)
+	if err != nil {
+		return err
+	}
+	f.Errors = map[string]string{"form": ce.retryMessage("the run was not started")}
+	return h.renderHome(c, StatusForCode(engine.EUnauthorized), f)
+}
+
+// submitted is the start form as posted, with the sources ticked.
+func (h *Home) submitted(c echo.Context) (views.StartForm, []string, error) {
+	form, err := c.FormParams()
+	if err != nil {
+		return views.StartForm{}, nil, engine.Errorf(engine.EInvalid, "unreadable form: %v", err)
+	}
+	f := emptyForm(h.engine)
+	f.Question = form.Get(paramQuestion)
+	f.MaxIterations = form.Get(paramMaxIterations)
+	f.ConfirmStrategy = form.Get(paramStrategyCheckpoint) == "true"
+	chosen := form[paramSources]
+	for i := range f.Sources {
+		f.Sources[i].Checked = slices.Contains(chosen, f.Sources[i].Value)
+	}
+	return f, chosen, nil
 }
 
 // fieldRoot maps "sources[2]" to "sources", so an error about one element

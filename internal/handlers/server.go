@@ -168,19 +168,18 @@ func registerApp(e *echo.Echo, deps Deps) {
 	api := &API{runs: deps.Store, engine: deps.Engine}
 	// CSRF guards every app route (GETs get the token cookie, unsafe
 	// methods must echo it back); it is per route rather than global so
-	// that routing misses still answer 404/405.
-	csrf := middleware.CSRFWithConfig(middleware.CSRFConfig{
+	// that routing misses still answer 404/405 (see csrfRoutes).
+	g := newCSRFRoutes(e, middleware.CSRFWithConfig(middleware.CSRFConfig{
 		Skipper:        csrfSkipper,
-		TokenLookup:    "form:_csrf",
+		TokenLookup:    "form:" + csrfField,
 		CookiePath:     "/",
 		CookieHTTPOnly: true,
 		CookieSameSite: http.SameSiteLaxMode,
 		CookieSecure:   deps.SecureCookies,
-	})
-	g := e.Group("", csrf)
+	}))
 
 	g.GET("/", home.Show, p.requireName).Name = "home"
-	g.POST("/runs", home.Start, p.requireName).Name = "run-start"
+	g.POSTOrRetry("/runs", home.Start, home.StartAgain, p.requireName).Name = "run-start"
 	g.GET("/name", names.Show).Name = "name"
 	g.POST("/name", names.Save).Name = "name-save"
 	g.GET("/runs/:id", runs.Show, p.requireName).Name = "run"

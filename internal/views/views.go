@@ -3,6 +3,8 @@
 // plain props defined here, so components stay easy to render in tests.
 package views
 
+import "strings"
+
 // htmxConfig makes htmx 2 swap error responses (4xx/5xx) instead of dropping
 // them, so the error handler's fragments become visible; "error": true keeps
 // the htmx:responseError event firing for scripts that listen for it.
@@ -19,10 +21,28 @@ type ErrorData struct {
 	Message   string
 	Fields    []FieldError
 	RequestID string
+	// Sent is the text a refused form carried (its security token had
+	// expired), shown so nothing typed is lost: the person copies it into
+	// a fresh form. Empty for other errors.
+	Sent []FormValue
+	// Back is the page whose form can be filled again ("" for none).
+	Back string
+}
+
+// FormValue is one submitted form field.
+type FormValue struct {
+	Name  string
+	Value string
 }
 
 // FieldError is one invalid input and what is wrong with it.
 type FieldError struct {
 	Field   string
 	Message string
+}
+
+// sentRows sizes a textarea showing a submitted value: one row per line,
+// between 1 and 10.
+func sentRows(v string) int {
+	return min(max(strings.Count(v, "\n")+1, 1), 10)
 }
