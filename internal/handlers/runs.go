@@ -243,6 +243,9 @@ type runView struct {
 	// researcher's notes on papers (search runs only).
 	rejected []skills.ScoredPaper
 	notes    map[string]string
+	// skillNotes are what the skills reported about how they worked,
+	// such as an LLM skill falling back to its offline variant.
+	skillNotes []skills.Note
 }
 
 // loadRunView reads a run's checkpoints and decisions and derives its
@@ -349,7 +352,7 @@ func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, err
 			v.accumulated = rs.Workflow.AccumulatedPapers
 		}
 		v.final = rs.Final
-		v.rejected, v.notes = rs.MarkedIrrelevant, rs.Workflow.PaperNotes
+		v.rejected, v.notes, v.skillNotes = rs.MarkedIrrelevant, rs.Workflow.PaperNotes, rs.Notes
 	}
 	if v.final == nil && run.IsComplete() && v.lastResult != nil {
 		c := v.lastResult.Collection
@@ -369,6 +372,7 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 		Status: statusOf(run), Decisions: v.decisions, Accumulated: v.accumulated,
 		HasReport: run.Workflow == pipeline.Name,
 		HasPapers: run.Workflow == pipeline.Name && v.lastResult != nil, HasAccumulated: len(v.accumulated) > 0,
+		Notes: v.skillNotes,
 	}
 	for _, h := range v.history {
 		row := views.IterationRow{Iteration: h.Iteration, ResultCount: h.ResultCount, Sources: h.Strategy.Sources,

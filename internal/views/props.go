@@ -205,6 +205,9 @@ type RunData struct {
 	// be exported; HasAccumulated once some are marked relevant.
 	HasPapers      bool
 	HasAccumulated bool
+	// Notes are what the skills reported about how they worked, above all
+	// an LLM skill that fell back to its offline variant (and why).
+	Notes []skills.Note
 }
 
 // PaperGroupSet is a collection laid out by group for reading.
