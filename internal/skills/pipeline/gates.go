@@ -32,22 +32,22 @@ func (p *pipe) strategyGate() *engine.Gate {
 			return skills.StrategyPayload{Intent: intent, Strategy: strategy, Iteration: sc.Iteration}, nil
 		},
 		Validate: func(sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) error {
-			if d.Action != engine.Edit {
+			if !revises(d) {
 				return nil
 			}
 			_, err := p.revisedStrategy(sc, d)
 			return err
 		},
 		Apply: func(_ context.Context, sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) (engine.Outcome, engine.Update, error) {
-			switch d.Action {
-			case engine.Edit:
+			switch {
+			case revises(d):
 				s, err := p.revisedStrategy(sc, d)
 				if err != nil {
 					return "", nil, err
 				}
 				u, err := set(keyStrategy, s)
 				return engine.OK, u, err
-			case engine.Reject:
+			case d.Action == engine.Reject:
 				// The rejected strategy joins the history, so the next build
 				// knows not to propose it again; the note is kept as feedback.
 				strategy, err := need[skills.SearchStrategy](sc.State, keyStrategy)
@@ -71,6 +71,14 @@ func (p *pipe) strategyGate() *engine.Gate {
 			}
 		},
 	}
+}
+
+// revises reports whether a strategy decision replaces the strategy: an
+// edit, or an approve that carries a revised strategy (an API client that
+// sends its changes with "approve" means them; dropping them silently
+// would search what the researcher changed away from).
+func revises(d engine.Decision) bool {
+	return d.Action == engine.Edit || (d.Action == engine.Approve && len(bytes.TrimSpace(d.RevisedData)) > 0)
 }
 
 // revisedStrategy decodes and checks an edit's strategy and re-renders each

@@ -224,3 +224,20 @@ type namelessSearcher struct{}
 func (namelessSearcher) Search(context.Context, skills.SearchStrategy) (skills.SearchResult, error) {
 	return skills.SearchResult{}, nil
 }
+
+// TestStrategyApproveWithRevisedDataIsAnEdit: an API client that sends its
+// changed strategy with "approve" gets it searched (validated like an
+// edit), not the proposal it changed away from.
+func TestStrategyApproveWithRevisedDataIsAnEdit(t *testing.T) {
+	t.Parallel()
+	revised, err := json.Marshal(skills.SearchStrategy{Queries: []skills.Query{{Text: "coffee"}}, Sources: []string{"alpha"}, MaxResultsPerSource: 5})
+	require.NoError(t, err)
+	eng, st, run, cp := waitAt(t, engine.KindStrategyConfirmation)
+	bad := engine.Decision{Action: engine.Approve, DecidedBy: "test", RevisedData: json.RawMessage(`{"queries":[],"sources":["alpha"],"max_results_per_source":5}`)}
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(eng.Decide(context.Background(), run.ID, cp.ID, bad)), "validated like an edit")
+	require.NoError(t, eng.Decide(context.Background(), run.ID, cp.ID, engine.Decision{Action: engine.Approve, DecidedBy: "test", RevisedData: revised}))
+	require.NoError(t, eng.Advance(context.Background(), run.ID))
+	rs := stateOf(t, st, run.ID)
+	require.Equal(t, "coffee", rs.Strategy.Queries[0].Text)
+	require.Equal(t, []string{"alpha"}, rs.Strategy.Sources)
+}
