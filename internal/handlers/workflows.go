@@ -15,8 +15,9 @@ type Workflows struct {
 	registry *engine.Registry
 }
 
-// List handles GET /workflows: every workflow's graph from Graph(), as
-// Mermaid source and as accessible lists of steps and transitions.
+// List handles GET /workflows: every workflow's graph from Graph(), drawn
+// as an SVG diagram (laid out by the view, see views.NewDiagram), as
+// accessible lists of steps and transitions and as Mermaid source.
 func (h *Workflows) List(c echo.Context) error {
 	d := views.WorkflowsData{Page: h.people.page(c)}
 	for _, w := range h.registry.List() {
