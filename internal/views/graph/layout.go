@@ -22,6 +22,7 @@
 package graph
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -311,15 +312,7 @@ func orderLayers(vs []*vertex, layers [][]int) {
 			}
 			bary[v] = s / float64(len(ns))
 		}
-		slices.SortStableFunc(l, func(a, b int) int {
-			switch {
-			case bary[a] < bary[b]:
-				return -1
-			case bary[a] > bary[b]:
-				return 1
-			}
-			return 0
-		})
+		slices.SortStableFunc(l, func(a, b int) int { return cmp.Compare(bary[a], bary[b]) })
 		for i, v := range l {
 			vs[v].pos = i
 		}
@@ -601,15 +594,7 @@ func spreadPorts(v *vertex, heading []float64) []float64 {
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case heading[a] < heading[b]:
-			return -1
-		case heading[a] > heading[b]:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(heading[a], heading[b]) })
 	xs := make([]float64, len(heading))
 	prev := math.Inf(-1)
 	for _, i := range idx {
