@@ -17,6 +17,8 @@ const evalUsage = `Usage: quarry eval <dedup|screening> DIR
   screening DIR   simulate a researcher screening every review in DIR
                   (reviews.json + CSVs) with the app's relevance scorer and
                   print WSS@95 and RRF@10 per review, then the means
+                  (wss95 is Cohen et al.'s definition; wss95_insights is
+                  asreview-insights', see docs/screening.md)
 `
 
 // evalCmd implements `quarry eval`: the quality harness that measures the

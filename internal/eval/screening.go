@@ -38,6 +38,11 @@ type ScreeningResult struct {
 	// WSS95 is work saved over sampling at 95% recall, in percent:
 	// (N - ScreenedTo95)/N - 5%.
 	WSS95 float64 `json:"wss95"`
+	// WSS95Insights is WSS@95 as asreview-insights (ASReview v1 and later)
+	// computes it, reported beside WSS95 because the two definitions
+	// differ and the same ranking scores differently under each; see
+	// wssInsights.
+	WSS95Insights float64 `json:"wss95_insights"`
 	// RRF10 is the percentage of included records found after screening
 	// 10% of the records.
 	RRF10 float64 `json:"rrf10"`
@@ -52,6 +57,8 @@ type ScreeningSummary struct {
 	Reviews   []ScreeningResult `json:"reviews"`
 	MeanWSS95 float64           `json:"mean_wss95"`
 	MeanRRF10 float64           `json:"mean_rrf10"`
+	// MeanWSS95Insights is the mean of WSS95Insights.
+	MeanWSS95Insights float64 `json:"mean_wss95_insights"`
 }
 
 // ScreeningRecord is one candidate paper of a review with its label.
@@ -106,8 +113,8 @@ func ScreeningOfWith(ctx context.Context, dir string, names []string, opt Screen
 		if err != nil {
 			return sum, err
 		}
-		fmt.Fprintf(out, "%s: records=%d included=%d wss95=%.1f rrf10=%.1f screened_to_95=%d iterations=%d\n",
-			res.Review, res.Records, res.Included, res.WSS95, res.RRF10, res.ScreenedTo95, res.Iterations)
+		fmt.Fprintf(out, "%s: records=%d included=%d wss95=%.1f rrf10=%.1f screened_to_95=%d iterations=%d wss95_insights=%.1f\n",
+			res.Review, res.Records, res.Included, res.WSS95, res.RRF10, res.ScreenedTo95, res.Iterations, res.WSS95Insights)
 		sum.Reviews = append(sum.Reviews, res)
 	}
 	var n float64
@@ -117,12 +124,15 @@ func ScreeningOfWith(ctx context.Context, dir string, names []string, opt Screen
 		}
 		sum.MeanWSS95 += r.WSS95
 		sum.MeanRRF10 += r.RRF10
+		sum.MeanWSS95Insights += r.WSS95Insights
 		n++
 	}
 	if n > 0 {
 		sum.MeanWSS95 /= n
 		sum.MeanRRF10 /= n
+		sum.MeanWSS95Insights /= n
 	}
+	fmt.Fprintf(out, "insights: mean_wss95=%.1f (asreview-insights definition)\n", sum.MeanWSS95Insights)
 	fmt.Fprintf(out, "screening: mean_wss95=%.1f mean_rrf10=%.1f\n", sum.MeanWSS95, sum.MeanRRF10)
 	return sum, nil
 }
@@ -367,6 +377,11 @@ func SimulateScreeningWith(ctx context.Context, rev ScreeningReview, opt Screeni
 			}
 		}
 	}
+	labels := make([]bool, len(order))
+	for k, i := range order {
+		labels[k] = rev.Records[i].Included
+	}
+	res.WSS95Insights = wssInsights(labels, n, res.Included)
 	got, inTenth := 0, 0
 	for k, i := range order {
 		if !rev.Records[i].Included {
@@ -383,6 +398,52 @@ func SimulateScreeningWith(ctx context.Context, rev ScreeningReview, opt Screeni
 	res.WSS95 = 100 * (float64(n-res.ScreenedTo95)/float64(n) - 0.05)
 	res.RRF10 = 100 * float64(inTenth) / float64(res.Included)
 	return res, nil
+}
+
+// wssInsights is WSS@95 in percent as asreview-insights defines it
+// (algorithms._wss_values with metrics._slice_metric), for the screening
+// order labels (true = included) of n records with pos included ones:
+//   - it is read at the last include count k with k/pos <= 0.95 (38 of 41
+//     for ACE), where WSS95 uses the first count reaching 95% (39 of 41);
+//   - random screening is the rounded straight line from 0 to pos over
+//     the n records, and WSS is how many records fewer than that line
+//     needed to find k includes, over n. WSS95 instead subtracts the fixed
+//     5% from the share of records left unscreened (Cohen et al. 2006).
+//
+// A run cut short by StopAt95 has already found the k-th include, so its
+// figure is final too.
+func wssInsights(labels []bool, n, pos int) float64 {
+	if n < 2 || pos == 0 {
+		return 0
+	}
+	k := 0
+	for c := 1; c <= pos; c++ {
+		if float64(c)/float64(pos) <= 0.95 {
+			k = c
+		}
+	}
+	if k == 0 {
+		k = pos // numpy's y[-1]: a single include is read at itself
+	}
+	found, at := 0, n
+	for i, inc := range labels {
+		if inc {
+			found++
+			if found == k {
+				at = i
+				break
+			}
+		}
+	}
+	random := n - 1
+	step := float64(pos) / float64(n-1)
+	for i := 0; i < n; i++ {
+		if math.RoundToEven(float64(i)*step) >= float64(k) {
+			random = i
+			break
+		}
+	}
+	return 100 * float64(random-at) / float64(n)
 }
 
 // screeningIntent parses the question with the app's offline intent

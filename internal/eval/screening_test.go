@@ -123,6 +123,31 @@ func TestSimulateScreeningMetrics(t *testing.T) {
 	require.InDelta(t, 90.0, res.WSS95, 1e-9)
 	require.InDelta(t, 100.0, res.RRF10, 1e-9)
 	require.Equal(t, 1, res.Iterations)
+	// asreview-insights reads the 4th include (4/5 <= 0.95 < 5/5), found
+	// at index 3; the rounded random line 5i/99 reaches 4 at index 70.
+	require.InDelta(t, 67.0, res.WSS95Insights, 1e-9)
+}
+
+// TestWSSInsights checks the asreview-insights definition on orders worked
+// out by hand from its algorithm.
+func TestWSSInsights(t *testing.T) {
+	t.Parallel()
+	// 3 includes in 10: k = 2 (2/3 <= 0.95), found at index 2; the random
+	// line round(i/3) reaches 2 at i = 5 (5/3 = 1.67 rounds to 2).
+	order := []bool{true, false, true, false, false, false, false, false, false, true}
+	require.InDelta(t, 30.0, wssInsights(order, 10, 3), 1e-9)
+	// Worst order: the includes last. k = 2 is found at index 8, after the
+	// random line: negative work saved.
+	worst := []bool{false, false, false, false, false, false, false, true, true, true}
+	require.InDelta(t, -30.0, wssInsights(worst, 10, 3), 1e-9)
+	// 20 includes: 19/20 is exactly 0.95, so k = 19, not 20.
+	twenty := make([]bool, 100)
+	for i := range 20 {
+		twenty[i] = true
+	}
+	// round(20i/99) reaches 19 at i = 92 (18.59); the 19th include is at 18.
+	require.InDelta(t, 74.0, wssInsights(twenty, 100, 20), 1e-9)
+	require.Zero(t, wssInsights(nil, 0, 0))
 }
 
 func TestScreeningReadsCSV(t *testing.T) {
