@@ -163,9 +163,13 @@ func TestScreeningReadsCSV(t *testing.T) {
 	require.Equal(t, 2, sum.Reviews[0].Records)
 	require.Equal(t, 1, sum.Reviews[0].Included)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 2)
+	require.Len(t, lines, 3)
 	require.True(t, strings.HasPrefix(lines[0], "Tiny: records=2 included=1 "), lines[0])
-	require.Regexp(t, `^screening: mean_wss95=-?\d+\.\d mean_rrf10=\d+\.\d$`, lines[1])
+	// One include in two records, found first: insights reads it at index
+	// 0 against the random line's index 1, so (1-0)/2 = 50%.
+	require.Contains(t, lines[0], " wss95_insights=50.0")
+	require.Equal(t, "insights: mean_wss95=50.0 (asreview-insights definition)", lines[1])
+	require.Regexp(t, `^screening: mean_wss95=-?\d+\.\d mean_rrf10=\d+\.\d$`, lines[2])
 
 	_, err = Screening(context.Background(), filepath.Join(dir, "missing"), &out)
 	require.Error(t, err)
