@@ -12,6 +12,11 @@
 // bulk search's syntax (+ | - "phrases" (groups) prefix* term~N) are turned
 // into plain text by PlainQuery before they are sent, and SentQuery reports
 // that text, so the search report shows what the API really received.
+//
+// The strategy's fields of study are sent as the search's fieldsOfStudy
+// filter, which only takes names from Semantic Scholar's fixed list
+// (FieldsOfStudy); names that are not on it are left out rather than sent,
+// and SentQuery appends the filter as sent to the query it reports.
 package semanticscholar
 
 import (
@@ -20,6 +25,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +108,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	if err := req.Check(c.Name()); err != nil {
 		return nil, err
 	}
-	query := c.SentQuery(req)
+	query, fos := PlainQuery(req.Query), FieldsOfStudy(req.Filters.FieldsOfStudy)
 	if query == "" {
 		return nil, engine.Errorf(engine.EInvalid, "semantic_scholar: the query %q has no word to search for once the syntax the relevance search does not support is removed", req.Query)
 	}
@@ -115,7 +121,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	for offset := 0; len(papers) < want && offset < maxRanked; {
 		limit := min(pageSize, want-len(papers), maxRanked-offset)
 		var resp response
-		if err := c.http.GetJSON(ctx, c.url(query, req.YearRange, offset, limit), header, &resp); err != nil {
+		if err := c.http.GetJSON(ctx, c.url(query, fos, req.YearRange, offset, limit), header, &resp); err != nil {
 			var se *httpclient.StatusError
 			if offset > 0 && errors.As(err, &se) && se.Status == http.StatusBadRequest && strings.Contains(se.Body, pastTheEnd) {
 				return papers, nil
@@ -143,12 +149,21 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 }
 
 // SentQuery implements skills.QueryFolder: the relevance search receives
-// the query as plain text (PlainQuery), so that is what the report records.
+// the query as plain text (PlainQuery), so that is what the report records,
+// followed by " [fieldsOfStudy=Medicine,Psychology]" when the request also
+// carries that filter. The years are a parameter too, but every source
+// receives them and the report lists them in a column of their own; the
+// fields of study only Semantic Scholar receives, so without this the
+// report would not show that its results were restricted.
 func (c *Client) SentQuery(req skills.SourceRequest) string {
-	return PlainQuery(req.Query)
+	q := PlainQuery(req.Query)
+	if fos := FieldsOfStudy(req.Filters.FieldsOfStudy); len(fos) > 0 && q != "" {
+		q += " [fieldsOfStudy=" + strings.Join(fos, ",") + "]"
+	}
+	return q
 }
 
-func (c *Client) url(query string, y skills.YearRange, offset, limit int) string {
+func (c *Client) url(query string, fos []string, y skills.YearRange, offset, limit int) string {
 	v := url.Values{}
 	v.Set("query", query)
 	v.Set("fields", fields)
@@ -157,7 +172,44 @@ func (c *Client) url(query string, y skills.YearRange, offset, limit int) string
 	if y := years(y); y != "" {
 		v.Set("year", y)
 	}
+	if len(fos) > 0 {
+		v.Set("fieldsOfStudy", strings.Join(fos, ","))
+	}
 	return c.base + "/graph/v1/paper/search?" + v.Encode()
+}
+
+// fieldNames is the fixed list the fieldsOfStudy filter accepts
+// (https://api.semanticscholar.org/api-docs/graph, paper relevance search:
+// "Restricts results to papers in the given fields of study, formatted as
+// a comma-separated list"). It is a function returning a fresh slice so no
+// caller can change the list for everyone.
+func fieldNames() []string {
+	return []string{
+		"Computer Science", "Medicine", "Chemistry", "Biology", "Materials Science", "Physics", "Geology",
+		"Psychology", "Art", "History", "Geography", "Sociology", "Business", "Political Science", "Economics",
+		"Philosophy", "Mathematics", "Engineering", "Environmental Science", "Agricultural and Food Sciences",
+		"Education", "Law", "Linguistics",
+	}
+}
+
+// FieldsOfStudy returns the fields of fs that Semantic Scholar's
+// fieldsOfStudy filter accepts, spelled as it lists them, in fs's order
+// and each once; nil when none is on its list. Matching ignores case and
+// extra spaces. A field not on the list (an LLM's "Neuroscience", a typo)
+// is left out, because the API documents no other value to send; the
+// filter then names only the fields it can, which is narrower than what
+// the strategy meant when others were left out.
+func FieldsOfStudy(fs []string) []string {
+	names := fieldNames()
+	var out []string
+	for _, f := range fs {
+		f = strings.Join(strings.Fields(f), " ")
+		i := slices.IndexFunc(names, func(n string) bool { return strings.EqualFold(n, f) })
+		if i >= 0 && !slices.Contains(out, names[i]) {
+			out = append(out, names[i])
+		}
+	}
+	return out
 }
 
 // PlainQuery turns a query in the bulk search's syntax into the plain text

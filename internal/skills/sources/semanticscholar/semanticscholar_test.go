@@ -283,3 +283,67 @@ func TestNothingLeftToSearchIsInvalid(t *testing.T) {
 	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
 	require.Empty(t, srv.Requests())
 }
+
+// TestSearcherSendsAndRecordsFieldsOfStudy runs Semantic Scholar through
+// the searcher: the strategy's fields of study that are on Semantic
+// Scholar's list are sent as fieldsOfStudy, and the query the search
+// records (and the report prints) shows that filter with the query.
+func TestSearcherSendsAndRecordsFieldsOfStudy(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		fields     []string
+		wantParam  string // "" means no fieldsOfStudy parameter at all
+		wantRecord string
+	}{
+		{"None", nil, "", "sleep spindles memory"},
+		{"Mapped", []string{"medicine", "Neuroscience", " computer   science ", "Medicine"}, "Medicine,Computer Science",
+			"sleep spindles memory [fieldsOfStudy=Medicine,Computer Science]"},
+		{"NoneOnTheList", []string{"Neuroscience", "Nursing"}, "", "sleep spindles memory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
+			hc, _ := sourcetest.NewClient("")
+			s, err := skills.NewSearcher([]skills.Source{newSource(t, srv.URL, hc)}, skills.SearcherOptions{})
+			require.NoError(t, err)
+			res, err := s.Search(context.Background(), skills.SearchStrategy{
+				Queries: []skills.Query{{Text: `"sleep spindles" AND memory`,
+					PerSource: map[string]string{skills.SourceSemanticScholar: `"sleep spindles" +memory`}}},
+				Sources:             []string{skills.SourceSemanticScholar},
+				MaxResultsPerSource: 5,
+				Filters:             skills.Filters{FieldsOfStudy: tt.fields},
+			})
+			require.NoError(t, err)
+			require.Len(t, srv.Requests(), 1)
+			q := srv.Requests()[0].URL.Query()
+			require.Equal(t, "sleep spindles memory", q.Get("query"))
+			require.Equal(t, tt.wantParam != "", q.Has("fieldsOfStudy"), "a filter naming nothing is not sent")
+			require.Equal(t, tt.wantParam, q.Get("fieldsOfStudy"))
+			require.Equal(t, []string{tt.wantRecord}, res.Sources[skills.SourceSemanticScholar].Queries)
+		})
+	}
+}
+
+func TestFieldsOfStudy(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"Empty", nil, nil},
+		{"Exact", []string{"Psychology", "Medicine"}, []string{"Psychology", "Medicine"}},
+		{"CaseAndSpaces", []string{"agricultural AND food  sciences", " LAW "}, []string{"Agricultural and Food Sciences", "Law"}},
+		{"NotOnTheList", []string{"Neuroscience", "Physics and Astronomy", "Economics", ""}, []string{"Economics"}},
+		{"Duplicates", []string{"biology", "Biology"}, []string{"Biology"}},
+		{"NoPrefixMatch", []string{"Computer", "Science"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			require.Equal(t, tt.want, semanticscholar.FieldsOfStudy(tt.in))
+		})
+	}
+}
