@@ -94,6 +94,12 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	return papers, nil
 }
 
+// url builds one page's request. The strategy's fields of study are not
+// sent: OpenAlex filters works by field only by ID (primary_topic.field.id,
+// topics.field.id) over its own 26 fields, a different taxonomy from the
+// Semantic Scholar names strategies use ("Biology" spreads over several,
+// "Sociology", "Education" and "Law" share "Social Sciences"), so a name
+// would have to be guessed into IDs and would drop papers it should keep.
 func (c *Client) url(req skills.SourceRequest, perPage, page int) string {
 	v := url.Values{}
 	v.Set("search", req.Query)
