@@ -16,7 +16,7 @@ var screenshotDir = filepath.Join("..", "docs", "screenshots")
 // TestScreenshots drives one run over the test library from the strategy
 // checkpoint through the review to the completed page, then back home, and
 // saves each page as docs/screenshots/{strategy,review,completed,home}.png
-// at 1280×900. It writes into the source tree, so it runs only when
+// at 1280×900, then the workflow diagrams as workflows.png. It writes into the source tree, so it runs only when
 // QUARRY_SCREENSHOTS=1 (make screenshots sets it); it still asserts each
 // state before shooting, so a broken page fails rather than being pictured.
 func TestScreenshots(t *testing.T) {
@@ -66,4 +66,10 @@ func TestScreenshots(t *testing.T) {
 	require.NoError(t, expect.Locator(page.GetByTestId("run-item")).ToHaveCount(1))
 	require.NoError(t, page.GetByLabel("Research question").Fill("effects of napping on memory in older adults"))
 	shoot("home")
+
+	_, err = page.Goto("/workflows")
+	require.NoError(t, err)
+	require.NoError(t, expect.Locator(page.GetByTestId("workflow-diagram").First()).ToBeVisible())
+	require.NoError(t, expect.Locator(page.GetByTestId("diagram-node").First()).ToBeVisible())
+	shoot("workflows")
 }
