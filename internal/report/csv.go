@@ -33,9 +33,9 @@ const (
 // carried (query, time, years, limit). A
 // file attached to the run has one row of source_kind "file" with its
 // record count and no query, time, years or limit, since it was not
-// queried. The strategy's include/exclude filters have no columns: no
-// source receives them (they act only through the query text), and the
-// Markdown report lists them per iteration. Strategies rejected before
+// queried. The strategy's filters have no columns: a source receives
+// them only as its query_as_sent shows them, and the Markdown report
+// lists them per iteration. Strategies rejected before
 // searching made no search and have no rows (the Markdown report lists
 // them).
 func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {

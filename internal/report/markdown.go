@@ -14,7 +14,8 @@ import (
 // SearchStrategyMarkdown writes the run's search-strategy report: the run
 // (question, ID, who started it and when), the sources searched and files
 // attached, then per iteration the year range, limit and the strategy's
-// filters (once: no source receives them as filters) and, per source,
+// filters (once: a source received them only as far as its query as sent
+// shows) and, per source,
 // what its requests carried: each query exactly as sent (as a code span a
 // reader can copy, or a fenced block when a table cell cannot hold it
 // verbatim), when it ran, the years, the limit, results and error; an
@@ -69,7 +70,7 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 		p("- Years: %s\n", yearsText(h.Strategy.YearRange))
 		p("- Limit per source: %s\n", orNot(optInt(h.Strategy.MaxResultsPerSource), "none"))
 		if f := filtersText(h.Strategy.Filters); f != "" {
-			p("- Strategy filters (not sent to any source as filters; they act only through the query text, where the source's query language can express them): %s\n", inline(f))
+			p("- Strategy filters (a source received them only as far as its query as sent below shows): %s\n", inline(f))
 		}
 		if len(h.Strategy.Queries) > 0 {
 			p("- Queries (as written): ")
@@ -201,8 +202,10 @@ func paperTitles(rs pipeline.RunState) map[string]string {
 }
 
 // filtersText describes the strategy's filters in one line, "" when it
-// has none. No source receives them as filters (see SourceRequest), so the
-// report lists them once per iteration and never beside a query.
+// has none. A source receives them only in the form its query as sent
+// shows (include and exclude terms as query clauses, fields of study as
+// Semantic Scholar's fieldsOfStudy), so the report lists them once per
+// iteration and never beside a query.
 func filtersText(f skills.Filters) string {
 	var parts []string
 	for _, l := range []struct {

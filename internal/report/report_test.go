@@ -124,7 +124,7 @@ func TestSearchStrategyMarkdown(t *testing.T) {
 		"- Searched at: 2025-03-04T05:06:07Z\n",
 		"- Years: 2010–2020\n",
 		"- Limit per source: 25\n",
-		"- Strategy filters (not sent to any source as filters; they act only through the query text, where the source's query language can express them): include: adults, humans; exclude: rats\n",
+		"- Strategy filters (a source received them only as far as its query as sent below shows): include: adults, humans; exclude: rats\n",
 		"### pubmed\n",
 		"| # | Query as sent | Searched at | Years | Limit | Results | Error |\n",
 		// Per source, only what the request carried: the query, the years, the limit.
