@@ -17,7 +17,8 @@ func CSVHeader() []string {
 
 // Values of the CSV's source_kind column.
 const (
-	// kindSearch is a source that was queried.
+	// kindSearch is a database or other searchable source; its rows are
+	// its queries, or one row saying it was not queried and why.
 	kindSearch = "search"
 	// kindFile is a file attached to the run: its records joined the
 	// results, but it was not queried.
@@ -30,7 +31,9 @@ const (
 // the whole iteration (all its queries), repeated on each of its rows;
 // dedup and mark counts are the iteration's. A query the source could not
 // express has "not sent: ..." as its error and nothing it would have
-// carried (query, time, years, limit). A
+// carried (query, time, years, limit). A source that was sent nothing
+// (not configured) has one row with "not queried: ..." as its error and
+// no query, time, years or limit. A
 // file attached to the run has one row of source_kind "file" with its
 // record count and no query, time, years or limit, since it was not
 // queried. The strategy's filters have no columns: a source receives
@@ -57,6 +60,13 @@ func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {
 			}
 			if src.File != nil {
 				row := append([]string{itoa(h.Iteration), src.Name, kindFile, "", "", "", "", "", results, src.Result.Error}, iterCounts...)
+				if err := cw.Write(row); err != nil {
+					return err
+				}
+				continue
+			}
+			if src.NotQueried != "" {
+				row := append([]string{itoa(h.Iteration), src.Name, kindSearch, "", "", "", "", "", results, notQueriedText(src)}, iterCounts...)
 				if err := cw.Write(row); err != nil {
 					return err
 				}

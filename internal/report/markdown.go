@@ -15,11 +15,12 @@ import (
 // (question, ID, who started it and when), the sources searched and files
 // attached, then per iteration the year range, limit and the strategy's
 // filters (once: a source received them only as far as its query as sent
-// shows) and, per source,
-// what its requests carried: each query exactly as sent (as a code span a
-// reader can copy, or a fenced block when a table cell cannot hold it
-// verbatim), when it ran, the years, the limit, results and error; an
-// attached file is reported as attached, not queried; then the duplicates
+// shows) and, per source, what its requests carried: each query exactly
+// as sent (as a code span a reader can copy, or a fenced block when a
+// table cell cannot hold it verbatim), when it ran, the years, the limit,
+// results and error; an attached file is reported as attached, not
+// queried, and a source sent nothing (not configured) as not queried,
+// with why, never with the strategy's queries; then the duplicates
 // removed, the papers marked and the researcher's feedback; the notes the
 // skills left (fallbacks); and totals at the end.
 func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) error {
@@ -38,8 +39,11 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 	if info.Status != "" {
 		p("- Status: %s\n", inline(info.Status))
 	}
-	srcs, files := sourceNames(hist)
+	srcs, files, unqueried := sourceNames(hist)
 	p("- Databases and sources searched: %s\n", orNot(inline(strings.Join(srcs, ", ")), "none yet"))
+	if len(unqueried) > 0 {
+		p("- Sources in the strategy but not queried (see each iteration for why): %s\n", inline(strings.Join(unqueried, ", ")))
+	}
 	if len(files) > 0 {
 		names := make([]string, len(files))
 		for i, f := range files {
@@ -95,6 +99,10 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 				if e := inline(src.Result.Error); e != "" {
 					p("\nError: %s\n", e)
 				}
+				continue
+			}
+			if src.NotQueried != "" {
+				p("%s.\n", capitalize(inline(notQueriedText(src))))
 				continue
 			}
 			p("| # | Query as sent | Searched at | Years | Limit | Results | Error |\n")

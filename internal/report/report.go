@@ -63,6 +63,31 @@ type sourceRow struct {
 	// search's, but nothing was queried, so it has no queries, years or
 	// limit to report.
 	File *skills.AttachedFile
+	// NotQueried is why a source of the strategy was sent nothing at all
+	// (it is not configured), "" for a source that was queried. Such a
+	// source has no queries, years or limit to report either.
+	NotQueried string
+}
+
+// notQueried is why a source with a recorded result was sent nothing, ""
+// when it was sent its queries. The searcher records the queries of every
+// source it plans calls for (one per strategy query, "" for one it
+// skips), so a result without any failed before a request was made; its
+// error says why.
+func notQueried(r skills.SourceResult) string {
+	if r.Queries != nil {
+		return ""
+	}
+	if e := strings.TrimSpace(r.Error); e != "" {
+		return e
+	}
+	return "no query was recorded as sent"
+}
+
+// notQueriedText says a source was not queried and why, e.g. "not
+// queried: source "x" is not configured".
+func notQueriedText(src sourceRow) string {
+	return "not queried: " + strings.TrimRight(src.NotQueried, ". ")
 }
 
 // attachedFile returns the strategy's file recorded under the source name
@@ -123,8 +148,14 @@ func sourcesOf(h skills.IterationRecord) []sourceRow {
 			out = append(out, row)
 			continue
 		}
+		if known {
+			if row.NotQueried = notQueried(r); row.NotQueried != "" {
+				out = append(out, row)
+				continue
+			}
+		}
 		texts := r.Queries
-		if !known || texts == nil {
+		if !known {
 			texts = make([]string, len(h.Strategy.Queries))
 			for i, q := range h.Strategy.Queries {
 				t, ok := q.PerSource[name]
@@ -142,24 +173,29 @@ func sourcesOf(h skills.IterationRecord) []sourceRow {
 	return out
 }
 
-// sourceNames lists every source any searched iteration asked, and every
-// file attached to one, each in the order they first appear.
-func sourceNames(history []skills.IterationRecord) (searched, files []string) {
+// sourceNames lists every source any searched iteration asked, every
+// file attached to one, and every source a strategy named that no
+// iteration queried, each in the order they first appear.
+func sourceNames(history []skills.IterationRecord) (searched, files, unqueried []string) {
 	for _, h := range history {
 		if !h.Searched() {
 			continue
 		}
 		for _, r := range sourcesOf(h) {
 			list := &searched
-			if r.File != nil {
+			switch {
+			case r.File != nil:
 				list = &files
+			case r.NotQueried != "":
+				list = &unqueried
 			}
 			if !slices.Contains(*list, r.Name) {
 				*list = append(*list, r.Name)
 			}
 		}
 	}
-	return searched, files
+	unqueried = slices.DeleteFunc(unqueried, func(n string) bool { return slices.Contains(searched, n) })
+	return searched, files, unqueried
 }
 
 // marks counts an iteration's marks (0, 0 without feedback).

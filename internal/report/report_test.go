@@ -236,6 +236,64 @@ func TestAttachedFiles(t *testing.T) {
 	require.Equal(t, "10", got["openalex"]["max_results"])
 }
 
+// TestSourceNotQueried: a source of the strategy that failed before any
+// request (not configured) was not queried, so it is reported as not
+// queried, with why, never with the strategy's queries, years or limit as
+// if they had been sent.
+func TestSourceNotQueried(t *testing.T) {
+	t.Parallel()
+	notConfigured := `source "scopus" is not configured`
+	iteration := func(n int, sources map[string]skills.SourceResult) skills.IterationRecord {
+		return skills.IterationRecord{Iteration: n, SearchedAt: at1, ResultCount: 2,
+			Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep spindles"}}, Sources: []string{"openalex", "scopus"},
+				YearRange: skills.YearRange{From: 2000}, MaxResultsPerSource: 10},
+			Sources: sources, Dedup: skills.DedupStats{Input: 2, Output: 2}}
+	}
+	rs := pipeline.RunState{Question: "sleep spindles", Workflow: skills.WorkflowState{History: []skills.IterationRecord{
+		iteration(1, map[string]skills.SourceResult{
+			"openalex": {Count: 2, Queries: []string{"sleep spindles"}},
+			"scopus":   {Error: notConfigured}}),
+	}}}
+
+	var buf bytes.Buffer
+	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
+	md := buf.String()
+	for _, want := range []string{
+		"- Databases and sources searched: openalex\n",
+		"- Sources in the strategy but not queried (see each iteration for why): scopus\n",
+		"### scopus\n\nNot queried: source \"scopus\" is not configured.\n",
+	} {
+		require.Contains(t, md, want)
+	}
+	section := md[strings.Index(md, "### scopus"):strings.Index(md, "- Duplicates:")]
+	require.NotContains(t, section, "sleep spindles", "no query reported as sent to a source sent nothing")
+	require.NotContains(t, section, "| 10 |", "no limit for a source sent nothing")
+	require.NotContains(t, section, "2000", "no years for a source sent nothing")
+
+	buf.Reset()
+	require.NoError(t, report.SearchStrategyCSV(&buf, rs))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 3, "header, openalex's query, scopus's one row")
+	got := map[string]string{}
+	for i, col := range rows[0] {
+		got[col] = rows[2][i]
+	}
+	require.Equal(t, map[string]string{"iteration": "1", "source": "scopus", "source_kind": "search", "query_as_sent": "",
+		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "0", "error": "not queried: " + notConfigured,
+		"dedup_input": "2", "dedup_output": "2", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, got)
+
+	// Queried in a later iteration, it is a source searched.
+	rs.Workflow.History = append(rs.Workflow.History, iteration(2, map[string]skills.SourceResult{
+		"openalex": {Count: 1, Queries: []string{"sleep spindles"}},
+		"scopus":   {Count: 1, Queries: []string{"sleep spindles"}}}))
+	buf.Reset()
+	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
+	require.Contains(t, buf.String(), "- Databases and sources searched: openalex, scopus\n")
+	require.NotContains(t, buf.String(), "but not queried (see")
+	require.Contains(t, buf.String(), "### scopus\n\nNot queried: source \"scopus\" is not configured.\n", "iteration 1 still says why")
+}
+
 // TestNotes: what the skills noted while working (an LLM skill falling back
 // to the offline heuristics) is part of how the search was done, so the
 // report lists it.
