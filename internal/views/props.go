@@ -144,6 +144,19 @@ type SubmittedPaper struct {
 	ID, Title, Mark, Note string
 }
 
+// SubmittedStrategy is a strategy-form submit that was not recorded
+// because the checkpoint had been decided meanwhile: the form's values as
+// the person left them, each field as its text so it can be copied back.
+type SubmittedStrategy struct {
+	Queries                      []string
+	Sources                      []string
+	YearFrom, YearTo, MaxResults string
+	IncludeTerms, ExcludeTerms   string
+	// Files are the names of the attached files the submit kept ticked.
+	Files []string
+	Note  string
+}
+
 // DecisionRow is one decision in a run's read-only history.
 type DecisionRow struct {
 	Kind      string
@@ -189,8 +202,10 @@ type RunData struct {
 	// Submitted is what the losing review carried (feedback, marks,
 	// notes), shown read-only in the conflict box so nothing typed is lost.
 	Submitted *SubmittedReview
-	Strategy  *StrategyForm
-	Review    *ReviewForm
+	// SubmittedStrategy is the same for a losing strategy-form submit.
+	SubmittedStrategy *SubmittedStrategy
+	Strategy          *StrategyForm
+	Review            *ReviewForm
 	// Escalation is set when a step failed every attempt.
 	Escalation *EscalationForm
 	History    []IterationRow
