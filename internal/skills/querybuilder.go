@@ -119,7 +119,7 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 		Filters: Filters{
 			IncludeTerms:  uniqueFold(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...)),
 			ExcludeTerms:  uniqueFold(fb.exclude),
-			FieldsOfStudy: append([]string(nil), in.Intent.FieldsOfStudy...),
+			FieldsOfStudy: append([]string(nil), in.FieldsOfStudy...),
 			StudyTypes:    append([]string(nil), in.Intent.StudyTypes...),
 		},
 	}

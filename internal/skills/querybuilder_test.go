@@ -37,6 +37,22 @@ func texts(s skills.SearchStrategy) []string {
 	return out
 }
 
+// TestBuildStrategyFieldsOfStudy: the fields a strategy restricts the
+// search to come from the input (a strategy the researcher confirmed),
+// never from the intent's guess.
+func TestBuildStrategyFieldsOfStudy(t *testing.T) {
+	t.Parallel()
+	b := skills.NewQueryBuilder()
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.SemanticScholar}}
+	got, err := b.BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	require.Empty(t, got.Filters.FieldsOfStudy)
+	in.FieldsOfStudy = []string{"Computer Science"}
+	got, err = b.BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	require.Equal(t, []string{"Computer Science"}, got.Filters.FieldsOfStudy)
+}
+
 func TestBuildStrategyFirstIteration(t *testing.T) {
 	t.Parallel()
 	b := skills.NewQueryBuilder()
@@ -52,7 +68,7 @@ func TestBuildStrategyFirstIteration(t *testing.T) {
 	require.Equal(t, skills.YearRange{From: 2018}, got.YearRange)
 	require.Equal(t, skills.DefaultMaxResultsPerSource, got.MaxResultsPerSource)
 	require.Equal(t, []string{"children"}, got.Filters.ExcludeTerms)
-	require.Equal(t, []string{"Medicine"}, got.Filters.FieldsOfStudy)
+	require.Empty(t, got.Filters.FieldsOfStudy, "the intent's guessed fields never filter by themselves")
 	require.Equal(t,
 		`("deep learning"[tiab] OR "neural network"[tiab]) AND (sepsis[tiab] OR "septic shock"[tiab]) NOT children[tiab] NOT paediatric[tiab] NOT pediatric[tiab] NOT child[tiab] NOT childhood[tiab]`,
 		got.Queries[1].PerSource[query.PubMed])

@@ -26,6 +26,15 @@ type QueryInput struct {
 	// Sources to search and the per-source result cap the run asked for.
 	Sources             []string `json:"sources"`
 	MaxResultsPerSource int      `json:"max_results_per_source"`
+	// FieldsOfStudy restricts the search to these fields; it becomes the
+	// strategy's filter. It is set only from a strategy the researcher
+	// confirmed (checkpoint 1, carried to later iterations), never from
+	// the intent's fields of study: those are the parser's guess from the
+	// question's words, and a source's field filter (Semantic Scholar's
+	// fieldsOfStudy) drops every paper classified outside it, so a wrong
+	// guess ("depression" read as Psychology) would silently lose the
+	// clinical trials.
+	FieldsOfStudy []string `json:"fields_of_study,omitempty"`
 }
 
 // QueryBuilder builds a SearchStrategy, recording each query exactly as each

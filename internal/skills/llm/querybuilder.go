@@ -118,7 +118,7 @@ func baseStrategy(in skills.QueryInput) (skills.SearchStrategy, error) {
 		Filters: skills.Filters{
 			IncludeTerms:  cleanList(append(append([]string(nil), in.Intent.IncludeTerms...), add...)),
 			ExcludeTerms:  keptExcl,
-			FieldsOfStudy: append([]string(nil), in.Intent.FieldsOfStudy...),
+			FieldsOfStudy: append([]string(nil), in.FieldsOfStudy...),
 			StudyTypes:    append([]string(nil), in.Intent.StudyTypes...),
 		},
 	}

@@ -65,7 +65,7 @@ func TestQueryBuilder(t *testing.T) {
 				in := queryInput(t)
 				if tt.previous != nil {
 					prev := skills.SearchStrategy{Queries: wantQueries(t, tt.previous...), Sources: querySources, YearRange: in.Intent.YearRange,
-						MaxResultsPerSource: 30, Filters: skills.Filters{ExcludeTerms: in.Intent.ExcludeTerms, FieldsOfStudy: in.Intent.FieldsOfStudy, StudyTypes: in.Intent.StudyTypes}}
+						MaxResultsPerSource: 30, Filters: skills.Filters{ExcludeTerms: in.Intent.ExcludeTerms, FieldsOfStudy: in.FieldsOfStudy, StudyTypes: in.Intent.StudyTypes}}
 					require.NoError(t, prev.Validate())
 					in.Previous = []skills.SearchStrategy{prev}
 				}

@@ -13,9 +13,9 @@ import (
 )
 
 // TestCheckpointEditsHoldForLaterIterations: what the researcher set at
-// checkpoint 1 (sources, years, result cap, an added exclusion) is the
-// starting point of the next iteration's strategy, not forgotten for the
-// question's and the run's defaults.
+// checkpoint 1 (sources, years, result cap, an added exclusion, fields of
+// study) is the starting point of the next iteration's strategy, not
+// forgotten for the question's and the run's defaults.
 func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	t.Parallel()
 	st := openStore(t)
@@ -50,6 +50,8 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	edited.YearRange = skills.YearRange{From: 2010, To: 2020}
 	edited.MaxResultsPerSource = 7
 	edited.Filters.ExcludeTerms = append(edited.Filters.ExcludeTerms, "rodents")
+	require.Empty(t, edited.Filters.FieldsOfStudy, "the parser's guessed fields are not a filter")
+	edited.Filters.FieldsOfStudy = []string{"Neuroscience"}
 	b, err := json.Marshal(edited)
 	require.NoError(t, err)
 	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: engine.Edit, DecidedBy: "test", RevisedData: b}))
@@ -65,6 +67,7 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	require.Equal(t, skills.YearRange{From: 2010, To: 2020}, next.Strategy.YearRange)
 	require.Equal(t, 7, next.Strategy.MaxResultsPerSource)
 	require.Contains(t, next.Strategy.Filters.ExcludeTerms, "rodents")
+	require.Equal(t, []string{"Neuroscience"}, next.Strategy.Filters.FieldsOfStudy, "a field restriction the researcher set holds")
 	for i, q := range next.Strategy.Queries {
 		require.Contains(t, q.Text, "-rodents", "query %d negates the exclusion", i)
 	}

@@ -339,7 +339,7 @@ func carryForward(in *skills.QueryInput, last skills.SearchStrategy) {
 	in.Intent.YearRange = last.YearRange
 	in.Intent.IncludeTerms = slices.Clone(last.Filters.IncludeTerms)
 	in.Intent.ExcludeTerms = slices.Clone(last.Filters.ExcludeTerms)
-	in.Intent.FieldsOfStudy = slices.Clone(last.Filters.FieldsOfStudy)
+	in.FieldsOfStudy = slices.Clone(last.Filters.FieldsOfStudy)
 	in.Intent.StudyTypes = slices.Clone(last.Filters.StudyTypes)
 }
 
