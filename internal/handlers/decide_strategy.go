@@ -82,8 +82,16 @@ var removeOp = regexp.MustCompile(`^remove:(\d+)$`)
 func (h *Runs) DecideStrategy(c echo.Context) error {
 	ctx := c.Request().Context()
 	run, cp, err := h.pendingCheckpoint(c, engine.KindStrategyConfirmation)
+	if engine.ErrorCode(err) == engine.EConflict {
+		// Decided meanwhile: the form as this submit carried it is shown
+		// with the conflict, so the edits can be copied.
+		p, _ := engine.PayloadAs[skills.StrategyPayload](cp)
+		form, _ := c.FormParams()
+		f := strategyFormFromPost(run.ID, cp, p, knownSources(h.engine), form)
+		return h.conflictPageWithStrategy(c, run.ID, err, submittedStrategy(f))
+	}
 	if err != nil {
-		return h.conflictPage(c, run.ID, err)
+		return err
 	}
 	p, err := engine.PayloadAs[skills.StrategyPayload](cp)
 	if err != nil {
@@ -151,7 +159,7 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 	case "":
 		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
 	case engine.EConflict:
-		return h.conflictPage(c, run.ID, err)
+		return h.conflictPageWithStrategy(c, run.ID, err, submittedStrategy(f))
 	case engine.EInvalid:
 		if fields := engine.ErrorFields(err); len(fields) > 0 {
 			f.Errors = formErrors(fields, form["sources"])
@@ -159,6 +167,37 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 		}
 	}
 	return err
+}
+
+// submittedStrategy is the strategy form as a losing submit carried it —
+// queries, ticked sources, years, filters, ticked files, note — for the
+// conflict page; nil when it carried none of that (a bare approve from a
+// script). Blank queries are left out: there is nothing in them to copy.
+func submittedStrategy(f views.StrategyForm) *views.SubmittedStrategy {
+	s := views.SubmittedStrategy{
+		YearFrom: strings.TrimSpace(f.YearFrom), YearTo: strings.TrimSpace(f.YearTo), MaxResults: strings.TrimSpace(f.MaxResults),
+		IncludeTerms: strings.TrimSpace(f.IncludeTerms), ExcludeTerms: strings.TrimSpace(f.ExcludeTerms), Note: strings.TrimSpace(f.Note),
+	}
+	for _, q := range f.Queries {
+		if q = strings.TrimSpace(q); q != "" {
+			s.Queries = append(s.Queries, q)
+		}
+	}
+	for _, ch := range f.Sources {
+		if ch.Checked {
+			s.Sources = append(s.Sources, ch.Value)
+		}
+	}
+	for _, fc := range f.Files {
+		if fc.Checked {
+			s.Files = append(s.Files, fc.File.Name)
+		}
+	}
+	if len(s.Queries) == 0 && len(s.Sources) == 0 && len(s.Files) == 0 &&
+		s.YearFrom == "" && s.YearTo == "" && s.MaxResults == "" && s.IncludeTerms == "" && s.ExcludeTerms == "" && s.Note == "" {
+		return nil
+	}
+	return &s
 }
 
 func knownOr(known, fallback []string) []string {

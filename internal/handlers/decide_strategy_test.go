@@ -148,3 +148,88 @@ func TestStrategyApproveKeepsEdits(t *testing.T) {
 		require.Equal(t, "strategy_confirmation", st.Checkpoint.Kind, "nothing was decided")
 	})
 }
+
+// TestStrategyConflictKeepsWhatWasTyped: a strategy submit that loses to
+// someone else's decision (409) shows the form as it was submitted —
+// queries, sources, years, filters, note — read-only in the conflict box,
+// labelled as not saved, for a plain post and for an htmx one alike.
+func TestStrategyConflictKeepsWhatWasTyped(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runID, doc := w.startStrategy(t)
+	action := doc.Find(`form[data-testid="strategy-form"]`).AttrOr("action", "")
+	stale := strategyValues(doc)
+	stale["query"] = []string{"hippocampal replay during slow-wave sleep", "  ", "targeted memory reactivation"}
+	stale.Set("year_from", "2010")
+	stale.Set("include_terms", "humans, adults")
+	stale.Set("note", "narrowed to human studies; see protocol §2")
+	stale.Set("action", "approve")
+
+	// Grace decides first, in her own session.
+	grace := newClient(t)
+	w.signIn(t, grace, "Grace")
+	_, gdoc := w.get(t, grace, "/runs/"+runID)
+	res, _ := w.post(t, grace, action, url.Values{"_csrf": {csrf(gdoc)}, "action": {"approve"}})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+
+	check := func(t *testing.T, doc *goquery.Document) {
+		t.Helper()
+		box := doc.Find(`[data-testid="conflict"]`)
+		require.Contains(t, box.Find(`[data-testid="conflict-message"]`).Text(), "Grace")
+		sub := box.Find(`[data-testid="submitted"]`)
+		require.Contains(t, sub.Find(`[data-testid="submitted-label"]`).Text(), "not saved")
+		value := func(testID string) []string {
+			return sub.Find(`input[data-testid="` + testID + `"]`).Map(func(_ int, s *goquery.Selection) string {
+				_, readonly := s.Attr("readonly")
+				require.True(t, readonly, "%s is read-only", testID)
+				return s.AttrOr("value", "")
+			})
+		}
+		require.Equal(t, []string{"hippocampal replay during slow-wave sleep", "targeted memory reactivation"}, value("submitted-query"),
+			"the typed queries, blank ones left out")
+		require.Equal(t, []string{strings.Join(stale["sources"], ", ")}, value("submitted-sources"))
+		require.Equal(t, []string{"2010"}, value("submitted-year-from"))
+		require.Equal(t, []string{"humans, adults"}, value("submitted-include-terms"))
+		require.Equal(t, []string{"narrowed to human studies; see protocol §2"}, value("submitted-strategy-note"))
+		require.Empty(t, sub.Find(`[data-testid="submitted-feedback"]`).Nodes, "no review fields")
+	}
+
+	t.Run("Post", func(t *testing.T) {
+		res, doc := w.post(t, w.client, action, stale)
+		require.Equal(t, http.StatusConflict, res.StatusCode)
+		check(t, doc)
+		// The page shows the run's current state, not the stale form.
+		require.Empty(t, doc.Find(`form[data-testid="strategy-form"]`).Nodes)
+	})
+	t.Run("HTMX", func(t *testing.T) {
+		// "Add query" swaps only the form; the conflict swaps <main>.
+		vals := url.Values{}
+		for k, v := range stale {
+			vals[k] = v
+		}
+		vals.Del("action")
+		vals.Set("op", "add")
+		req, err := http.NewRequest(http.MethodPost, w.srv.URL+action, strings.NewReader(vals.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("HX-Request", "true")
+		res, err := w.client.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, http.StatusConflict, res.StatusCode)
+		require.Equal(t, "#main", res.Header.Get("HX-Retarget"))
+		require.Equal(t, "#main", res.Header.Get("HX-Reselect"))
+		require.True(t, strings.HasPrefix(res.Header.Get("HX-Reswap"), "outerHTML"))
+		doc, err := goquery.NewDocumentFromReader(res.Body)
+		require.NoError(t, err)
+		require.Equal(t, 1, doc.Find(`main#main [data-testid="conflict"]`).Length())
+		check(t, doc)
+	})
+	t.Run("BareApprove", func(t *testing.T) {
+		// A post with no form fields (a script's approve) has nothing to show.
+		res, doc := w.post(t, w.client, action, url.Values{"_csrf": {stale.Get("_csrf")}, "action": {"approve"}})
+		require.Equal(t, http.StatusConflict, res.StatusCode)
+		require.Contains(t, doc.Find(`[data-testid="conflict-message"]`).Text(), "Grace")
+		require.Empty(t, doc.Find(`[data-testid="submitted"]`).Nodes)
+	})
+}

@@ -491,6 +491,21 @@ func (h *Runs) conflictPage(c echo.Context, runID string, cause error) error {
 // conflictPageWith is conflictPage that also shows what a losing review
 // submitted (nil: nothing to show), so the person can copy it.
 func (h *Runs) conflictPageWith(c echo.Context, runID string, cause error, submitted *views.SubmittedReview) error {
+	return h.conflictPageShowing(c, runID, cause, func(d *views.RunData) { d.Submitted = submitted })
+}
+
+// conflictPageWithStrategy is conflictPage that also shows the strategy
+// form as a losing submit carried it (nil: nothing to show).
+func (h *Runs) conflictPageWithStrategy(c echo.Context, runID string, cause error, submitted *views.SubmittedStrategy) error {
+	return h.conflictPageShowing(c, runID, cause, func(d *views.RunData) { d.SubmittedStrategy = submitted })
+}
+
+// conflictPageShowing renders the conflict page after show has put what
+// the losing submit carried into the page's data. An htmx request (a form's
+// add/remove/keep buttons, which swap only the form) gets the page's whole
+// <main> swapped in instead: the form it targeted may be gone, and the
+// conflict and the submitted values must be seen, not nested in the form.
+func (h *Runs) conflictPageShowing(c echo.Context, runID string, cause error, show func(*views.RunData)) error {
 	if engine.ErrorCode(cause) != engine.EConflict {
 		return cause
 	}
@@ -503,7 +518,14 @@ func (h *Runs) conflictPageWith(c echo.Context, runID string, cause error, submi
 	if err != nil {
 		return err
 	}
-	d.Conflict, d.Submitted = engine.ErrorMessage(cause), submitted
+	d.Conflict = engine.ErrorMessage(cause)
+	show(&d)
+	if isHTMX(c) {
+		hdr := c.Response().Header()
+		hdr.Set("HX-Retarget", "#main")
+		hdr.Set("HX-Reselect", "#main")
+		hdr.Set("HX-Reswap", "outerHTML show:window:top")
+	}
 	return render(c, http.StatusConflict, views.RunPage(d))
 }
 
