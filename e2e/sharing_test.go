@@ -11,7 +11,9 @@ import (
 
 // TestSharingAndStaleDecision: a second person opens the run link, gives
 // another name and decides; the first sees the new state, and a stale
-// submit from the first gets the 409 message naming the second.
+// submit from the first gets the 409 message naming the second, with what
+// the first had typed shown to copy — from a plain submit (Approve) and
+// from an htmx one (Add query) alike.
 func TestSharingAndStaleDecision(t *testing.T) {
 	t.Parallel()
 	page, expect := newPage(t)
@@ -20,15 +22,21 @@ func TestSharingAndStaleDecision(t *testing.T) {
 	u, err := url.Parse(link)
 	require.NoError(t, err)
 
-	// Ada keeps a second tab on the strategy form whose live updates are
-	// blocked, so it stays stale deterministically.
-	stale, err := page.Context().NewPage()
-	require.NoError(t, err)
-	require.NoError(t, stale.Route("**/runs/*/status*", func(r playwright.Route) { _ = r.Abort() }))
-	require.NoError(t, stale.Route("**/runs/*/events", func(r playwright.Route) { _ = r.Abort() }))
-	_, err = stale.Goto(link)
-	require.NoError(t, err)
-	require.NoError(t, expect.Locator(stale.GetByTestId("checkpoint-strategy")).ToBeVisible())
+	// Ada keeps two more tabs on the strategy form whose live updates are
+	// blocked, so they stay stale deterministically, and types in both.
+	staleTab := func() playwright.Page {
+		tab, err := page.Context().NewPage()
+		require.NoError(t, err)
+		require.NoError(t, tab.Route("**/runs/*/status*", func(r playwright.Route) { _ = r.Abort() }))
+		require.NoError(t, tab.Route("**/runs/*/events", func(r playwright.Route) { _ = r.Abort() }))
+		_, err = tab.Goto(link)
+		require.NoError(t, err)
+		require.NoError(t, expect.Locator(tab.GetByTestId("checkpoint-strategy")).ToBeVisible())
+		require.NoError(t, tab.GetByLabel("Query 1", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).Fill("hippocampal replay in humans"))
+		require.NoError(t, tab.GetByLabel("Note (optional)").Fill("humans only, per the protocol"))
+		return tab
+	}
+	stale, staleHTMX := staleTab(), staleTab()
 
 	bctx, err := page.Context().Browser().NewContext(playwright.BrowserNewContextOptions{BaseURL: playwright.String(u.Scheme + "://" + u.Host)})
 	require.NoError(t, err)
@@ -52,4 +60,22 @@ func TestSharingAndStaleDecision(t *testing.T) {
 	require.Equal(t, 409, res.Status())
 	require.NoError(t, expect.Locator(stale.GetByTestId("conflict-message")).ToContainText("Grace"))
 	require.NoError(t, expect.Locator(stale.GetByTestId("checkpoint-review")).ToBeVisible())
+	keptTyping := func(tab playwright.Page) {
+		t.Helper()
+		require.NoError(t, expect.Locator(tab.GetByTestId("submitted-label")).ToContainText("not saved"))
+		require.NoError(t, expect.Locator(tab.GetByLabel("Your query 1")).ToHaveValue("hippocampal replay in humans"))
+		require.NoError(t, expect.Locator(tab.GetByLabel("Your note")).ToHaveValue("humans only, per the protocol"))
+	}
+	keptTyping(stale)
+
+	// Add query is an htmx request that swaps only the form; its 409
+	// replaces the page's <main> (one header, not a page inside the form).
+	res, err = staleHTMX.ExpectResponse(regexp.MustCompile(`/checkpoints/[^/]+/strategy$`), func() error { return button(staleHTMX, "Add query").Click() })
+	require.NoError(t, err)
+	require.Equal(t, 409, res.Status())
+	require.NoError(t, expect.Locator(staleHTMX.GetByTestId("conflict-message")).ToContainText("Grace"))
+	require.NoError(t, expect.Locator(staleHTMX.GetByTestId("checkpoint-review")).ToBeVisible())
+	require.NoError(t, expect.Locator(staleHTMX.GetByTestId("nav-home")).ToHaveCount(1))
+	require.NoError(t, expect.Locator(staleHTMX.GetByTestId("checkpoint-strategy")).ToHaveCount(0))
+	keptTyping(staleHTMX)
 }
