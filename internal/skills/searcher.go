@@ -60,6 +60,10 @@ type Source interface {
 	// A source may return papers together with an error, to say they are
 	// partial or were found by a query the source altered (PubMed leaving
 	// out terms it cannot use); the searcher keeps both.
+	//
+	// A source whose client waits in a queue of its own (an API's rate
+	// limit) marks that wait with WaitingForTurn, so the searcher's
+	// per-call timeout measures the remote call and not the queue.
 	Search(ctx context.Context, req SourceRequest) ([]RawPaper, error)
 }
 
@@ -101,7 +105,10 @@ const (
 // SearcherOptions tune a SourceSearcher; the zero value uses the defaults.
 type SearcherOptions struct {
 	// Timeout bounds each single source call, so one slow API cannot hold
-	// the whole search hostage.
+	// the whole search hostage. It does not run while the source waits
+	// its turn under its own API's rate limit (see WaitingForTurn): a
+	// query queued behind others is not slow, and only the search's
+	// context bounds that wait.
 	Timeout time.Duration
 	// Concurrency bounds the number of source calls in flight, to stay
 	// polite to the APIs and the machine.
@@ -301,12 +308,17 @@ type callOutcome struct {
 	err    error
 }
 
-// call runs one source call under its own timeout. It returns when the
-// timeout fires even if the source ignores its context, and turns a panic in
-// a source into that source's error rather than the server's crash.
+// call runs one source call under its own timeout, which does not run
+// while the source waits its turn in its own client's queue (see
+// WaitingForTurn). It returns when the timeout fires even if the source
+// ignores its context, and turns a panic in a source into that source's
+// error rather than the server's crash.
 func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest) ([]RawPaper, error) {
-	cctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	clock := startCallClock(s.timeout, func() { cancel(callTimeout{}) })
+	defer clock.stop()
+	cctx = context.WithValue(cctx, callClockKey{}, clock)
 	type reply struct {
 		papers []RawPaper
 		err    error
@@ -325,13 +337,14 @@ func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest
 	select {
 	case r = <-ch:
 	case <-cctx.Done():
-		r = reply{err: cctx.Err()}
+		r = reply{err: context.Cause(cctx)}
 	}
 	if r.err != nil {
+		var to callTimeout
 		switch {
 		case ctx.Err() != nil:
 			return nil, cancelled(ctx)
-		case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		case errors.As(context.Cause(cctx), &to):
 			return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("timed out after %s", s.timeout), Err: r.err}
 		}
 		return r.papers, r.err
@@ -340,6 +353,132 @@ func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest
 		r.papers = r.papers[:req.MaxResults]
 	}
 	return r.papers, nil
+}
+
+// callTimeout is the cause of a source call cancelled by its timeout. It
+// reads and matches (errors.Is) as context.DeadlineExceeded, as a
+// deadline's would, for sources that look for one.
+type callTimeout struct{}
+
+func (callTimeout) Error() string        { return context.DeadlineExceeded.Error() }
+func (callTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// callClockKey finds a call's clock in its context.
+type callClockKey struct{}
+
+// callClock is a source call's timeout that can pause: it runs while the
+// call talks to its API and stops while the call waits its turn in its
+// own client's queue, so it measures the remote service, not how many
+// queries are queued before this one. A context deadline cannot do this
+// (it never moves), hence a timer that cancels the call when the time
+// not spent waiting reaches the timeout.
+type callClock struct {
+	mu     sync.Mutex
+	left   time.Duration // time the call still has, as of since
+	since  time.Time     // when the clock last started running
+	waits  int           // turns being waited for; the clock runs only at 0
+	timer  *time.Timer   // nil while paused
+	over   bool          // fired or stopped: never runs again
+	expire func()
+}
+
+func startCallClock(d time.Duration, expire func()) *callClock {
+	c := &callClock{left: d, since: time.Now(), expire: expire}
+	c.timer = time.AfterFunc(d, c.fire)
+	return c
+}
+
+func (c *callClock) fire() {
+	c.mu.Lock()
+	if c.over {
+		c.mu.Unlock()
+		return
+	}
+	c.over = true
+	c.mu.Unlock()
+	c.expire()
+}
+
+// pause stops the clock for a wait; a timer that already fired still
+// expires the call.
+func (c *callClock) pause() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits++
+	if c.waits > 1 || c.over || c.timer == nil {
+		return
+	}
+	if c.timer.Stop() {
+		c.left -= time.Since(c.since)
+	}
+	c.timer = nil
+}
+
+// resume restarts the clock when the last wait ends.
+func (c *callClock) resume() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits--
+	if c.waits > 0 || c.over {
+		return
+	}
+	c.since = time.Now()
+	c.timer = time.AfterFunc(max(c.left, 0), c.fire)
+}
+
+func (c *callClock) timeLeft() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.over:
+		return 0
+	case c.timer == nil:
+		return max(c.left, 0)
+	}
+	return max(c.left-time.Since(c.since), 0)
+}
+
+// stop ends the clock when the call returns, so a source that outlives its
+// call cannot restart it.
+func (c *callClock) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.over = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+}
+
+// WaitingForTurn tells the searcher that the calling source now waits its
+// turn in a queue of its own: its API client holding requests back to keep
+// to the API's documented rate or concurrency limit. The call's timeout
+// (SearcherOptions.Timeout) stops until the returned function is called,
+// which the source must do when the turn comes or the wait is abandoned;
+// calling it again does nothing. Without this, queries queued behind a
+// strict limit (arXiv: one request every 3 s, one at a time) would fail
+// for their place in the queue although the API answers each one quickly.
+// The wait stays bounded by ctx's cancellation and any deadline of the
+// search itself. Outside a searcher call it does nothing.
+func WaitingForTurn(ctx context.Context) (turnCame func()) {
+	c, ok := ctx.Value(callClockKey{}).(*callClock)
+	if !ok {
+		return func() {}
+	}
+	c.pause()
+	return sync.OnceFunc(c.resume)
+}
+
+// CallTimeLeft is how much of its timeout the searcher call running under
+// ctx has left (not counting waits for turns, which do not use it), so a
+// source can give up at once on a wait it could not finish, such as a
+// retry the server asks to come after that. ok is false outside a
+// searcher call.
+func CallTimeLeft(ctx context.Context) (left time.Duration, ok bool) {
+	c, ok := ctx.Value(callClockKey{}).(*callClock)
+	if !ok {
+		return 0, false
+	}
+	return c.timeLeft(), true
 }
 
 func cancelled(ctx context.Context) error {

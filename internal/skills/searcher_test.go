@@ -396,3 +396,65 @@ func TestSearcherKeepsPapersReturnedWithAnError(t *testing.T) {
 	require.Equal(t, 1, res.Sources["pubmed"].Count)
 	require.Contains(t, res.Sources["pubmed"].Error, "left out: zzz")
 }
+
+// TestSearcherTimeoutSkipsWaitsForTurn: the per-call timeout does not run
+// while a source waits its turn under its own rate limit (our queue, not a
+// slow API); it still runs before and after, and still ends a call that is
+// slow outside the wait.
+func TestSearcherTimeoutSkipsWaitsForTurn(t *testing.T) {
+	t.Parallel()
+	const timeout = 60 * time.Millisecond
+	queued := func(name string, wait, work time.Duration) fakeSource {
+		return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+			turn := skills.WaitingForTurn(ctx)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				turn()
+				return nil, ctx.Err()
+			}
+			turn()
+			turn() // a second call does nothing
+			left, ok := skills.CallTimeLeft(ctx)
+			if !ok || left <= timeout/2 {
+				return nil, fmt.Errorf("time left after the wait: %s, %v", left, ok)
+			}
+			select {
+			case <-time.After(work):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return []skills.RawPaper{{Title: name}}, nil
+		}}
+	}
+	s := newSearcher(t, skills.SearcherOptions{Timeout: timeout},
+		queued("queued", 4*timeout, time.Millisecond), queued("slow", time.Millisecond, 4*timeout))
+	res, err := s.Search(context.Background(), strategy([]string{"queued", "slow"}, q("x")))
+	require.NoError(t, err)
+	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"x"}}, res.Sources["queued"], "a long wait for a turn is not a timeout")
+	require.Contains(t, res.Sources["slow"].Error, "timed out after 60ms")
+
+	left, ok := skills.CallTimeLeft(context.Background())
+	require.False(t, ok, "outside a searcher call")
+	require.Zero(t, left)
+	skills.WaitingForTurn(context.Background())() // outside a call: does nothing
+}
+
+// TestSearcherCancelStopsAWaitForTurn: the wait for a turn is bounded by
+// the search's context, so cancelling the search ends it at once.
+func TestSearcherCancelStopsAWaitForTurn(t *testing.T) {
+	t.Parallel()
+	waiting := make(chan struct{})
+	src := fakeSource{name: "arxiv", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		defer skills.WaitingForTurn(ctx)()
+		close(waiting)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	s := newSearcher(t, skills.SearcherOptions{Timeout: time.Hour}, src)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-waiting; cancel() }()
+	res, err := s.Search(ctx, strategy([]string{"arxiv"}, q("x")))
+	require.ErrorIs(t, err, context.Canceled)
+	require.Contains(t, res.Sources["arxiv"].Error, "search cancelled")
+}

@@ -2,7 +2,9 @@ package arxiv_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -131,4 +133,76 @@ func TestHTMLInsteadOfAtom(t *testing.T) {
 	hc, _ := sourcetest.NewClient("")
 	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
 	require.ErrorContains(t, err, "not the XML expected")
+}
+
+// searchUnderLimit runs queries through a searcher whose per-call timeout
+// is timeout, against srv, with arXiv's limit scaled down to one request
+// every `every` on one connection.
+func searchUnderLimit(t *testing.T, ctx context.Context, srv *sourcetest.Server, every, timeout time.Duration, queries ...string) (skills.SearchResult, error) {
+	t.Helper()
+	hc := httpclient.New(httpclient.Options{MaxAttempts: 1, Limit: httpclient.Limit{Every: every, Burst: 1, Concurrent: 1}})
+	s, err := skills.NewSearcher([]skills.Source{newSource(t, srv.URL, hc)}, skills.SearcherOptions{Timeout: timeout})
+	require.NoError(t, err)
+	st := skills.SearchStrategy{Sources: []string{skills.SourceArxiv}, MaxResultsPerSource: 5}
+	for _, q := range queries {
+		st.Queries = append(st.Queries, skills.Query{Text: q})
+	}
+	return s.Search(ctx, st)
+}
+
+// TestQueuedQueriesDoNotTimeOut is arXiv under load: a strategy's queries
+// all reach arXiv's client at once and leave it one per interval, so the
+// last waits (N-1) × interval, here more than the per-call timeout. The
+// wait is our own queue, not arXiv being slow, so every query must succeed:
+// the timeout bounds the remote call only.
+func TestQueuedQueriesDoNotTimeOut(t *testing.T) {
+	t.Parallel()
+	const n, every, timeout = 8, 50 * time.Millisecond, 150 * time.Millisecond
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
+	queries := make([]string, n)
+	for i := range queries {
+		queries[i] = fmt.Sprintf("all:sleep%d", i)
+	}
+	start := time.Now()
+	res, err := searchUnderLimit(t, context.Background(), srv, every, timeout, queries...)
+	require.NoError(t, err)
+	sr := res.Sources[skills.SourceArxiv]
+	require.Empty(t, sr.Error)
+	require.Len(t, srv.Requests(), n)
+	require.GreaterOrEqual(t, time.Since(start), (n-1)*every, "the limit spaced the requests out")
+	require.Greater(t, (n-1)*every, timeout, "the queue is longer than the timeout")
+}
+
+// TestSlowArxivStillTimesOut: a server that does not answer still fails
+// the call after the timeout, and a query queued behind it still gets its
+// own full timeout, not what the first left over.
+func TestSlowArxivStillTimesOut(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
+	srv.Hang()
+	res, err := searchUnderLimit(t, context.Background(), srv, 10*time.Millisecond, 100*time.Millisecond, "all:a", "all:b")
+	require.NoError(t, err)
+	sr := res.Sources[skills.SourceArxiv]
+	require.Regexp(t, `^query 1: internal: timed out after 100ms\b.*; query 2: internal: timed out after 100ms\b`, sr.Error)
+	require.Len(t, srv.Requests(), 2, "the queued query was sent, then timed out on its own")
+}
+
+// TestCancelStopsTheQueue: cancelling the search stops a query waiting its
+// turn at once, although nothing else bounds that wait.
+func TestCancelStopsTheQueue(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for len(srv.Requests()) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond) // the second query is queued for an hour by now
+		cancel()
+	}()
+	start := time.Now()
+	_, err := searchUnderLimit(t, ctx, srv, time.Hour, time.Hour, "all:a", "all:b")
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, time.Since(start), 10*time.Second)
+	require.Len(t, srv.Requests(), 1)
 }

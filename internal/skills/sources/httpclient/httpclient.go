@@ -24,6 +24,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"quarry/internal/engine"
+	"quarry/internal/skills"
 )
 
 // Defaults are chosen for interactive literature search: a few quick retries,
@@ -227,6 +228,9 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) ([]
 		if deadline, ok := ctx.Deadline(); ok && c.now().Add(wait).After(deadline) {
 			return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the deadline", where, wait), Err: err}
 		}
+		if left, ok := skills.CallTimeLeft(ctx); ok && wait > left {
+			return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the search's timeout", where, wait), Err: err}
+		}
 		if err := c.sleep(ctx, wait); err != nil {
 			return nil, contextError(ctx, where, lastErr)
 		}
@@ -263,8 +267,15 @@ func (c *Client) GetXML(ctx context.Context, rawURL string, header http.Header, 
 // slot is taken first so that a request never spends a turn it cannot use.
 // A turn that would come after ctx's deadline fails at once, and a turn not
 // taken is given back, so a cancelled request does not slow the others.
+// The wait is our own queue, not the API being slow, so it is marked with
+// skills.WaitingForTurn: a searcher's per-call timeout does not run during
+// it, and only ctx's cancellation and deadline bound it.
 func (c *Client) acquire(ctx context.Context, where string, lastErr error) (release func(), err error) {
 	release = func() {}
+	if c.slots == nil && c.limiter == nil {
+		return release, nil
+	}
+	defer skills.WaitingForTurn(ctx)()
 	if c.slots != nil {
 		select {
 		case c.slots <- struct{}{}:
@@ -374,12 +385,16 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return -1
 }
 
+// contextError reports a request ended by ctx. It uses ctx's cause, so a
+// searcher's call timeout (a cancellation whose cause is a deadline) reads
+// as the deadline it is.
 func contextError(ctx context.Context, where string, last error) error {
+	cause := context.Cause(ctx)
 	msg := fmt.Sprintf("GET %s: cancelled", where)
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(cause, context.DeadlineExceeded) {
 		msg = fmt.Sprintf("GET %s: deadline exceeded", where)
 	}
-	return &engine.Error{Code: engine.EInternal, Message: msg, Err: errors.Join(ctx.Err(), last)}
+	return &engine.Error{Code: engine.EInternal, Message: msg, Err: errors.Join(cause, last)}
 }
 
 // unwrapURLError drops *url.Error's wrapper, whose text repeats the full URL

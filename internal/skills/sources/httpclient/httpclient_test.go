@@ -3,6 +3,7 @@ package httpclient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 )
 
@@ -451,4 +453,54 @@ func TestNewEndpointLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.Same(t, hc, ep.HTTP)
 	require.Equal(t, httpclient.Limit{}, ep.HTTP.Limit())
+}
+
+// getSource is a Source that GETs url with c, so tests can run the client
+// under a searcher's per-call timeout.
+type getSource struct {
+	c   *httpclient.Client
+	url string
+}
+
+func (getSource) Name() string { return "api" }
+func (s getSource) Search(ctx context.Context, _ skills.SourceRequest) ([]skills.RawPaper, error) {
+	if _, err := s.c.Get(ctx, s.url, nil); err != nil {
+		return nil, err
+	}
+	return []skills.RawPaper{{Title: "ok"}}, nil
+}
+
+// TestSearcherTimeoutUnderLimit: under a searcher, the wait for a turn
+// under Limit does not count against the call's timeout, while a retry the
+// server asks to come after the timeout gives up at once, as it would
+// before a deadline.
+func TestSearcherTimeoutUnderLimit(t *testing.T) {
+	t.Parallel()
+	search := func(t *testing.T, c *httpclient.Client, url string, timeout time.Duration, queries int) skills.SourceResult {
+		t.Helper()
+		s, err := skills.NewSearcher([]skills.Source{getSource{c, url}}, skills.SearcherOptions{Timeout: timeout})
+		require.NoError(t, err)
+		st := skills.SearchStrategy{Sources: []string{"api"}, MaxResultsPerSource: 1}
+		for i := range queries {
+			st.Queries = append(st.Queries, skills.Query{Text: fmt.Sprint("q", i)})
+		}
+		res, err := s.Search(context.Background(), st)
+		require.NoError(t, err)
+		return res.Sources["api"]
+	}
+	t.Run("TurnsAreNotTimedOut", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, httpclient.Options{}, reply{status: 200, body: "{}"}) // its server; the client waits in real time
+		c := httpclient.New(httpclient.Options{Limit: httpclient.Limit{Every: 40 * time.Millisecond, Concurrent: 1}})
+		sr := search(t, c, b.srv.URL, 50*time.Millisecond, 4)
+		require.Empty(t, sr.Error, "3 × 40ms in the queue is not a 50ms timeout")
+		require.Equal(t, 4, int(b.calls.Load()))
+	})
+	t.Run("RetryAfterTheTimeout", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, httpclient.Options{Now: time.Now}, reply{status: 429, header: map[string]string{"Retry-After": "20"}})
+		sr := search(t, b.client, b.srv.URL, 5*time.Second, 1)
+		require.Contains(t, sr.Error, "would pass the search's timeout")
+		require.Empty(t, b.slept())
+	})
 }
