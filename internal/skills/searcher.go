@@ -58,14 +58,41 @@ type Source interface {
 	// Search returns at most req.MaxResults records in the source's own
 	// ranking order. It must honour ctx; an empty result is not an error.
 	// A source may return papers together with an error, to say they are
-	// partial or were found by a query the source altered (PubMed leaving
-	// out terms it cannot use); the searcher keeps both.
+	// partial; the searcher keeps both. Papers that are good but were found
+	// by a query the source altered (PubMed leaving out terms it cannot
+	// use) come with a *Warning instead, which is not a failure.
 	//
 	// A source whose client waits in a queue of its own (an API's rate
 	// limit) marks that wait with WaitingForTurn, so the searcher's
 	// per-call timeout measures the remote call and not the queue.
 	Search(ctx context.Context, req SourceRequest) ([]RawPaper, error)
 }
+
+// Warning is the error a Source returns together with papers that are
+// good, to tell the researcher something about how they were found:
+// PubMed leaving out a term it does not know, searching a phrase as
+// separate words. The searcher records it in SourceResult.Warnings, not
+// Error, so the page and the report do not show the source as failed.
+type Warning struct {
+	// Message says what happened, in the researcher's terms.
+	Message string
+	// Err is the detail (e.g. the terms left out), reachable with errors.As.
+	Err error
+}
+
+// Error implements error: the message, then the detail.
+func (w *Warning) Error() string {
+	switch {
+	case w.Err == nil:
+		return w.Message
+	case w.Message == "":
+		return w.Err.Error()
+	}
+	return w.Message + ": " + w.Err.Error()
+}
+
+// Unwrap returns the detail.
+func (w *Warning) Unwrap() error { return w.Err }
 
 // QueryFolder is a Source whose API receives other text than the rendered
 // query: arXiv folds the year range into it (a submittedDate clause),
@@ -82,7 +109,7 @@ type EventKind string
 // The events a search reports per source, so the UI can stream progress.
 const (
 	EventStart EventKind = "start" // the source's first query was sent
-	EventDone  EventKind = "done"  // every query of the source finished without error
+	EventDone  EventKind = "done"  // every query of the source finished without error (warnings allowed)
 	EventError EventKind = "error" // the source finished with at least one error (or is unknown)
 )
 
@@ -94,6 +121,9 @@ type Event struct {
 	Count int `json:"count,omitempty"`
 	// Error is the source's error text (error only).
 	Error string `json:"error,omitempty"`
+	// Warning is what the source said about papers it returned (its
+	// *Warning texts joined), on done and error alike.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Defaults for SearcherOptions.
@@ -120,7 +150,8 @@ type SearcherOptions struct {
 
 // SourceSearcher is the Searcher that fans a strategy out over Sources:
 // every source × every query in parallel, each call with its own timeout,
-// and a failing source recorded in the result instead of failing the search.
+// and a failing source recorded in the result instead of failing the search
+// (a source's warnings recorded beside its papers).
 type SourceSearcher struct {
 	byName      map[string]Source
 	names       []string
@@ -260,6 +291,7 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 		}
 		sr := res.Sources[name]
 		var errs []string
+		many := len(outcomes[si]) > 1
 		// Two queries of one source often return the same record: it is
 		// one record of that source, kept once (at its first, best rank)
 		// and counted once, so the page's "N found" is what the source has.
@@ -269,10 +301,14 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 		seen, ids := map[string]bool{}, map[string]bool{}
 		for qi, o := range outcomes[si] {
 			if o.err != nil {
-				if len(outcomes[si]) > 1 {
-					errs = append(errs, fmt.Sprintf("query %d: %v", qi+1, o.err))
+				text := o.err.Error()
+				if many {
+					text = fmt.Sprintf("query %d: %s", qi+1, text)
+				}
+				if isWarning(o.err) {
+					sr.Warnings = append(sr.Warnings, text)
 				} else {
-					errs = append(errs, o.err.Error())
+					errs = append(errs, text)
 				}
 			}
 			for i, p := range o.papers {
@@ -347,12 +383,18 @@ func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest
 		case errors.As(context.Cause(cctx), &to):
 			return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("timed out after %s", s.timeout), Err: r.err}
 		}
-		return r.papers, r.err
 	}
 	if len(r.papers) > req.MaxResults {
 		r.papers = r.papers[:req.MaxResults]
 	}
-	return r.papers, nil
+	return r.papers, r.err
+}
+
+// isWarning reports whether a source's error is a *Warning: its papers
+// stand, and the source did not fail.
+func isWarning(err error) bool {
+	var w *Warning
+	return errors.As(err, &w)
 }
 
 // callTimeout is the cause of a source call cancelled by its timeout. It
@@ -497,6 +539,7 @@ type sourceProgress struct {
 	left    int
 	count   int
 	errs    []string
+	warns   []string
 }
 
 func (p *progress) emit(e Event) {
@@ -527,15 +570,18 @@ func (p *progress) finish(name string, n int, err error) {
 	sp := p.pending[name]
 	sp.left--
 	sp.count += n
-	if err != nil {
+	switch {
+	case isWarning(err):
+		sp.warns = append(sp.warns, err.Error())
+	case err != nil:
 		sp.errs = append(sp.errs, err.Error())
 	}
 	if sp.left > 0 || p.onEvent == nil {
 		return
 	}
+	ev := Event{Source: name, Kind: EventDone, Count: sp.count, Warning: strings.Join(sp.warns, "; ")}
 	if len(sp.errs) > 0 {
-		p.onEvent(Event{Source: name, Kind: EventError, Count: sp.count, Error: strings.Join(sp.errs, "; ")})
-		return
+		ev.Kind, ev.Error = EventError, strings.Join(sp.errs, "; ")
 	}
-	p.onEvent(Event{Source: name, Kind: EventDone, Count: sp.count})
+	p.onEvent(ev)
 }

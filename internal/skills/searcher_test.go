@@ -382,19 +382,62 @@ func TestSearcherKeepsWorksThatShareADOI(t *testing.T) {
 }
 
 // TestSearcherKeepsPapersReturnedWithAnError: a source may return papers
-// with an error saying they are partial (PubMed leaving out terms); the
-// searcher keeps both, so neither the papers nor the warning is lost.
+// with an error saying they are partial; the searcher keeps both, so
+// neither the papers nor the error is lost.
 func TestSearcherKeepsPapersReturnedWithAnError(t *testing.T) {
 	t.Parallel()
-	src := fakeSource{name: "pubmed", fn: func(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
-		return []skills.RawPaper{{Title: "Sleep spindles", PMID: "1"}}, errors.New("terms not found, left out: zzz")
+	src := fakeSource{name: "crossref", fn: func(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+		return []skills.RawPaper{{Title: "Sleep spindles", DOI: "10.1/s"}}, errors.New("page 2 failed")
 	}}
 	s := newSearcher(t, skills.SearcherOptions{}, src)
-	res, err := s.Search(context.Background(), strategy([]string{"pubmed"}, q("sleep zzz")))
+	res, err := s.Search(context.Background(), strategy([]string{"crossref"}, q("sleep")))
 	require.NoError(t, err)
 	require.Len(t, res.Papers, 1)
-	require.Equal(t, 1, res.Sources["pubmed"].Count)
-	require.Contains(t, res.Sources["pubmed"].Error, "left out: zzz")
+	require.Equal(t, 1, res.Sources["crossref"].Count)
+	require.Equal(t, "page 2 failed", res.Sources["crossref"].Error)
+	require.Empty(t, res.Sources["crossref"].Warnings)
+}
+
+// TestSearcherRecordsWarningsApart: papers returned with a *Warning (PubMed
+// leaving out terms) are good; the warning is recorded in Warnings, per
+// query, and the source is done, not failed. A real error of another
+// query still goes to Error.
+func TestSearcherRecordsWarningsApart(t *testing.T) {
+	t.Parallel()
+	src := fakeSource{name: "pubmed", fn: func(_ context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		switch req.Query {
+		case "bad":
+			return nil, errors.New("boom")
+		case "sleep zzz":
+			return []skills.RawPaper{{Title: "Sleep spindles", PMID: "1"}, {Title: "Naps", PMID: "2"}},
+				&skills.Warning{Message: "PubMed did not run the query as written", Err: errors.New("terms not found, left out: zzz")}
+		}
+		return []skills.RawPaper{{Title: req.Query, PMID: "3"}}, nil
+	}}
+	rec := &recorder{}
+	s := newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, src)
+
+	st := strategy([]string{"pubmed"}, q("sleep zzz"))
+	st.MaxResultsPerSource = 1
+	res, err := s.Search(context.Background(), st)
+	require.NoError(t, err)
+	require.Len(t, res.Papers, 1, "the cap holds for papers that come with a warning")
+	require.Equal(t, skills.SourceResult{Count: 1, Warnings: []string{"PubMed did not run the query as written: terms not found, left out: zzz"},
+		Queries: []string{"sleep zzz"}}, res.Sources["pubmed"])
+	require.Equal(t, skills.Event{Source: "pubmed", Kind: skills.EventDone, Count: 1,
+		Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}, rec.forSource("pubmed")[1])
+
+	rec = &recorder{}
+	s = newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, src)
+	res, err = s.Search(context.Background(), strategy([]string{"pubmed"}, q("sleep zzz"), q("bad"), q("ok")))
+	require.NoError(t, err)
+	sr := res.Sources["pubmed"]
+	require.Equal(t, 3, sr.Count)
+	require.Equal(t, "query 2: boom", sr.Error)
+	require.Equal(t, []string{"query 1: PubMed did not run the query as written: terms not found, left out: zzz"}, sr.Warnings)
+	events := rec.forSource("pubmed")
+	require.Equal(t, skills.EventError, events[len(events)-1].Kind)
+	require.Equal(t, "boom", events[len(events)-1].Error)
 }
 
 // TestSearcherTimeoutSkipsWaitsForTurn: the per-call timeout does not run

@@ -287,8 +287,13 @@ type Group struct {
 
 // SourceResult is what one source contributed to a search.
 type SourceResult struct {
-	Count int    `json:"count"`
+	Count int `json:"count"`
+	// Error says why the source failed, wholly or for some queries.
 	Error string `json:"error,omitempty"`
+	// Warnings are what the source said about papers it did return (see
+	// Warning), such as terms PubMed left out of a query; unlike Error
+	// they do not mean the source failed.
+	Warnings []string `json:"warnings,omitempty"`
 	// Queries are the texts sent to the source, one per strategy query
 	// ("" where the query was skipped), for reporting.
 	Queries []string `json:"queries,omitempty"`

@@ -43,6 +43,30 @@ func TestIterationRecordJSON(t *testing.T) {
 	require.Equal(t, full, back)
 }
 
+// TestSourceResultWarnings: a source's warnings travel in their own JSON
+// field, are left out when there are none (older records stay as they
+// were), and a state recording them is valid.
+func TestSourceResultWarnings(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(skills.SourceResult{Count: 2})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"count":2}`, string(b))
+
+	sr := skills.SourceResult{Count: 3, Warnings: []string{"PubMed did not run the query as written: terms not found, left out: zzz"}, Queries: []string{"sleep zzz"}}
+	b, err = json.Marshal(sr)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"count":3,"warnings":["PubMed did not run the query as written: terms not found, left out: zzz"],"queries":["sleep zzz"]}`, string(b))
+	var back skills.SourceResult
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, sr, back)
+
+	st := skills.WorkflowState{CurrentIteration: 1, History: []skills.IterationRecord{{Iteration: 1, SearchedAt: time.Now(),
+		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep zzz"}}, Sources: []string{"pubmed"}, MaxResultsPerSource: 5},
+		Sources:  map[string]skills.SourceResult{"pubmed": sr}, ResultCount: 3}}}
+	require.NoError(t, st.Validate())
+	require.NoError(t, skills.PaperCollection{Sources: map[string]skills.SourceResult{"pubmed": sr}}.Validate())
+}
+
 func TestUserFeedbackPaperNotes(t *testing.T) {
 	t.Parallel()
 	coll := skills.PaperCollection{Papers: []skills.ScoredPaper{{RawPaper: skills.RawPaper{ID: "a", Title: "A"}}}}

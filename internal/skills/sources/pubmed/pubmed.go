@@ -7,8 +7,9 @@
 // cannot find as separate words, or ignores stop words, and says so only in
 // its errorlist and warninglist. Such a search ran a different, usually
 // wider, query than the one written, so Search returns its papers together
-// with a *QueryWarning (wrapped in an EInvalid error) naming what changed;
-// the searcher keeps the papers and records the error for the source.
+// with a *skills.Warning wrapping a *QueryWarning that names what changed;
+// the searcher keeps the papers and records the warning for the source,
+// which is not a failure: the papers are good, for the query PubMed ran.
 package pubmed
 
 import (
@@ -84,8 +85,8 @@ func (c *Client) Name() string { return skills.SourcePubMed }
 
 // Search implements skills.Source: esearch, then efetch in batches, ranked
 // in esearch's relevance order. When esearch reports that it did not run the
-// query as written and found papers anyway, they are returned with an
-// EInvalid error wrapping a *QueryWarning (see the package doc); a search
+// query as written and found papers anyway, they are returned with a
+// *skills.Warning wrapping a *QueryWarning (see the package doc); a search
 // that found nothing is an empty result, as for any source.
 func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
 	if err := req.Check(c.Name()); err != nil {
@@ -116,7 +117,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 		}
 	}
 	if warning != nil && len(papers) > 0 {
-		return papers, &engine.Error{Code: engine.EInvalid, Message: fmt.Sprintf("PubMed did not run the query as written; the %d papers are for the query it ran", len(papers)), Err: warning}
+		return papers, &skills.Warning{Message: fmt.Sprintf("PubMed did not run the query as written; the %d papers are for the query it ran", len(papers)), Err: warning}
 	}
 	return papers, nil
 }

@@ -175,7 +175,7 @@ func TestMalformedEFetch(t *testing.T) {
 
 // TestQueryNotRunAsWritten checks that when esearch reports terms it left
 // out, phrases it could not find or terms it ignored, the papers still come
-// back, with an error naming what changed.
+// back, with a warning (not an error) naming what changed.
 func TestQueryNotRunAsWritten(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{
@@ -188,7 +188,8 @@ func TestQueryNotRunAsWritten(t *testing.T) {
 	})
 	require.Len(t, papers, 3)
 	require.Equal(t, "31451801", papers[0].PMID)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	var sw *skills.Warning
+	require.ErrorAs(t, err, &sw, "a warning, not a failure")
 	var w *pubmed.QueryWarning
 	require.ErrorAs(t, err, &w)
 	require.Equal(t, &pubmed.QueryWarning{
@@ -198,7 +199,7 @@ func TestQueryNotRunAsWritten(t *testing.T) {
 		PhrasesIgnored:        []string{"of"},
 		QueryTranslation:      "sleep[Title/Abstract] AND (spindle[Title/Abstract] AND burst[Title/Abstract] AND oscillations[Title/Abstract])",
 	}, w)
-	require.Equal(t, `invalid: PubMed did not run the query as written; the 3 papers are for the query it ran: `+
+	require.Equal(t, `PubMed did not run the query as written; the 3 papers are for the query it ran: `+
 		`terms not found, left out: qqqqzzzz; unknown fields: tiabx; `+
 		`quoted phrases not found, searched as separate words: "spindle burst oscillations"[tiab]; terms ignored: of`, err.Error())
 }
@@ -241,14 +242,17 @@ func TestQueryWarningNeedsPapers(t *testing.T) {
 			require.ErrorContains(t, err, tt.wantErr)
 			var w *pubmed.QueryWarning
 			require.True(t, errors.As(err, &w))
+			var sw *skills.Warning
+			require.True(t, errors.As(err, &sw))
 		})
 	}
 }
 
 // TestSearcherKeepsPapersAndShowsTheWarning runs PubMed through the
 // searcher: the papers of a query PubMed altered are kept and the change is
-// recorded as the source's error, which the run page and the search report
-// show. It pins down the searcher behaviour this source relies on.
+// recorded as the source's warning, not its error, which the run page and
+// the search report show apart from failures. It pins down the searcher
+// behaviour this source relies on.
 func TestSearcherKeepsPapersAndShowsTheWarning(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{
@@ -265,6 +269,8 @@ func TestSearcherKeepsPapersAndShowsTheWarning(t *testing.T) {
 	require.Len(t, res.Papers, 3)
 	sr := res.Sources[skills.SourcePubMed]
 	require.Equal(t, 3, sr.Count)
-	require.Contains(t, sr.Error, "PubMed did not run the query as written")
-	require.Contains(t, sr.Error, "terms not found, left out: qqqqzzzz")
+	require.Empty(t, sr.Error, "PubMed did not fail")
+	require.Len(t, sr.Warnings, 1)
+	require.Contains(t, sr.Warnings[0], "PubMed did not run the query as written")
+	require.Contains(t, sr.Warnings[0], "terms not found, left out: qqqqzzzz")
 }
