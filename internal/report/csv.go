@@ -2,6 +2,7 @@ package report
 
 import (
 	"io"
+	"strings"
 
 	"quarry/internal/biblio/csvfile"
 	"quarry/internal/skills/pipeline"
@@ -11,7 +12,7 @@ import (
 // of the file (and its tests) name columns instead of counting them.
 func CSVHeader() []string {
 	return []string{"iteration", "source", "source_kind", "query_as_sent", "searched_at", "year_from", "year_to",
-		"max_results", "results", "error",
+		"max_results", "results", "error", "warnings",
 		"dedup_input", "dedup_output", "merged", "marked_relevant", "marked_irrelevant"}
 }
 
@@ -28,8 +29,10 @@ const (
 // SearchStrategyCSV writes one row per search actually made: per searched
 // iteration, source and query, with what the request carried (the query as
 // sent, the year range, the limit). Results and error are the source's for
-// the whole iteration (all its queries), repeated on each of its rows;
-// dedup and mark counts are the iteration's. A query the source could not
+// the whole iteration (all its queries), repeated on each of its rows, and
+// so are its warnings (what it said about results it returned, such as
+// terms PubMed left out; not errors); dedup and mark counts are the
+// iteration's. A query the source could not
 // express has "not sent: ..." as its error and nothing it would have
 // carried (query, time, years, limit). A source that was sent nothing
 // (not configured) has one row with "not queried: ..." as its error and
@@ -58,15 +61,16 @@ func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {
 			if src.Known {
 				results = itoa(src.Result.Count)
 			}
+			tail := append([]string{strings.Join(src.Result.Warnings, "; ")}, iterCounts...)
 			if src.File != nil {
-				row := append([]string{itoa(h.Iteration), src.Name, kindFile, "", "", "", "", "", results, src.Result.Error}, iterCounts...)
+				row := append([]string{itoa(h.Iteration), src.Name, kindFile, "", "", "", "", "", results, src.Result.Error}, tail...)
 				if err := cw.Write(row); err != nil {
 					return err
 				}
 				continue
 			}
 			if src.NotQueried != "" {
-				row := append([]string{itoa(h.Iteration), src.Name, kindSearch, "", "", "", "", "", results, notQueriedText(src)}, iterCounts...)
+				row := append([]string{itoa(h.Iteration), src.Name, kindSearch, "", "", "", "", "", results, notQueriedText(src)}, tail...)
 				if err := cw.Write(row); err != nil {
 					return err
 				}
@@ -75,10 +79,10 @@ func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {
 			for _, q := range src.Queries {
 				row := []string{itoa(h.Iteration), src.Name, kindSearch, q.Query, timeText(h.SearchedAt),
 					optInt(s.YearRange.From), optInt(s.YearRange.To), optInt(s.MaxResultsPerSource), results, src.Result.Error}
+				row = append(row, tail...)
 				if q.Skipped { // no request, so nothing it carried
-					row = []string{itoa(h.Iteration), src.Name, kindSearch, "", "", "", "", "", results, notSent}
+					row = append([]string{itoa(h.Iteration), src.Name, kindSearch, "", "", "", "", "", results, notSent, ""}, iterCounts...)
 				}
-				row = append(row, iterCounts...)
 				if err := cw.Write(row); err != nil {
 					return err
 				}

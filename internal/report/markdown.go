@@ -18,7 +18,7 @@ import (
 // shows) and, per source, what its requests carried: each query exactly
 // as sent (as a code span a reader can copy, or a fenced block when a
 // table cell cannot hold it verbatim), when it ran, the years, the limit,
-// results and error; an attached file is reported as attached, not
+// results and error, then the source's warnings (not errors); an attached file is reported as attached, not
 // queried, and a source sent nothing (not configured) as not queried,
 // with why, never with the strategy's queries; then the duplicates
 // removed, the papers marked and the researcher's feedback; the notes the
@@ -123,6 +123,7 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 			for _, bl := range blocks {
 				p("\n%s", bl)
 			}
+			writeWarnings(p, src.Result.Warnings)
 		}
 		totalAfterDedup += h.Dedup.Output
 		p("\n- Duplicates: %d records in, %d after deduplication (%d merged as duplicates, %d kept apart as related versions).\n",
@@ -156,6 +157,19 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 		p("- Final collection: %d papers\n", len(rs.Final.Papers))
 	}
 	return b.Flush()
+}
+
+// writeWarnings lists what a source said about the results it returned
+// (PubMed leaving out terms), apart from the table's errors: the results
+// stand, but for the query the source ran, which a reader must know.
+func writeWarnings(p func(string, ...any), warnings []string) {
+	if len(warnings) == 0 {
+		return
+	}
+	p("\nWarnings (not errors: the results above stand, for the query as the source ran it):\n\n")
+	for _, w := range warnings {
+		p("- %s\n", inline(w))
+	}
 }
 
 // writeFeedback writes what the researcher marked and said at a review.

@@ -87,7 +87,7 @@ func TestSearchStrategyCSV(t *testing.T) {
 	pm := row("1", "pubmed", `sleep[tiab] AND memory[tiab]`)
 	require.Equal(t, map[string]string{"iteration": "1", "source": "pubmed", "query_as_sent": `sleep[tiab] AND memory[tiab]`,
 		"source_kind": "search", "searched_at": "2025-03-04T05:06:07Z", "year_from": "2010", "year_to": "2020",
-		"max_results": "25", "results": "0", "error": "503 service unavailable",
+		"max_results": "25", "results": "0", "error": "503 service unavailable", "warnings": "",
 		"dedup_input": "6", "dedup_output": "5", "merged": "1", "marked_relevant": "1", "marked_irrelevant": "1"}, pm)
 	require.Equal(t, "6", row("1", "openalex", "sleep memory")["results"])
 	notSent := row("1", "openalex", "")
@@ -228,7 +228,7 @@ func TestAttachedFiles(t *testing.T) {
 	}
 	require.Len(t, got, 3, "one row per query of openalex, one per file")
 	require.Equal(t, map[string]string{"iteration": "1", "source": "file: t1.ris", "source_kind": "file", "query_as_sent": "",
-		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "3", "error": "",
+		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "3", "error": "", "warnings": "",
 		"dedup_input": "5", "dedup_output": "5", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, got["file: t1.ris"])
 	require.Equal(t, "the attached file is gone", got["file: bad.bib"]["error"])
 	require.Equal(t, "search", got["openalex"]["source_kind"])
@@ -280,7 +280,7 @@ func TestSourceNotQueried(t *testing.T) {
 		got[col] = rows[2][i]
 	}
 	require.Equal(t, map[string]string{"iteration": "1", "source": "scopus", "source_kind": "search", "query_as_sent": "",
-		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "0", "error": "not queried: " + notConfigured,
+		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "0", "error": "not queried: " + notConfigured, "warnings": "",
 		"dedup_input": "2", "dedup_output": "2", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, got)
 
 	// Queried in a later iteration, it is a source searched.

@@ -1,0 +1,51 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/report"
+	"quarry/internal/skills"
+	"quarry/internal/skills/pipeline"
+)
+
+// TestSourceWarnings: what a source said about results it returned
+// (PubMed leaving out a term) is reported as a warning, apart from errors:
+// the Markdown lists it under the source's table, whose Error column stays
+// empty, and the CSV has it in its own column on each of the source's rows.
+func TestSourceWarnings(t *testing.T) {
+	t.Parallel()
+	const warning = "query 1: PubMed did not run the query as written; the 3 papers are for the query it ran: terms not found, left out: qqqqzzzz"
+	rs := pipeline.RunState{Question: "sleep spindles", Workflow: skills.WorkflowState{History: []skills.IterationRecord{{
+		Iteration: 1, SearchedAt: at1, ResultCount: 3,
+		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep qqqqzzzz"}, {Text: "spindles"}},
+			Sources: []string{"pubmed"}, MaxResultsPerSource: 10},
+		Sources: map[string]skills.SourceResult{"pubmed": {Count: 3, Warnings: []string{warning},
+			Queries: []string{"sleep[tiab] AND qqqqzzzz[tiab]", "spindles[tiab]"}}},
+		Dedup: skills.DedupStats{Input: 3, Output: 3}}}}}
+
+	var buf bytes.Buffer
+	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
+	md := buf.String()
+	section := md[strings.Index(md, "### pubmed"):strings.Index(md, "- Duplicates:")]
+	require.Contains(t, section, "| 1 | `sleep[tiab] AND qqqqzzzz[tiab]` | 2025-03-04T05:06:07Z | any | 10 | 3 | — |\n", "no error")
+	require.Contains(t, section, "\nWarnings (not errors: the results above stand, for the query as the source ran it):\n\n- "+warning+"\n")
+
+	buf.Reset()
+	require.NoError(t, report.SearchStrategyCSV(&buf, rs))
+	rows, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 3)
+	for _, r := range rows[1:] {
+		m := map[string]string{}
+		for i, col := range rows[0] {
+			m[col] = r[i]
+		}
+		require.Equal(t, "", m["error"])
+		require.Equal(t, warning, m["warnings"])
+	}
+}
