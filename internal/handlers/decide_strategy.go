@@ -17,6 +17,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/library"
 	"quarry/internal/skills"
+	"quarry/internal/skills/query"
 	"quarry/internal/store"
 	"quarry/internal/views"
 )
@@ -26,15 +27,21 @@ func strategyFormOf(runID string, cp engine.Checkpoint, p skills.StrategyPayload
 	f := views.StrategyForm{
 		RunID: runID, CheckpointID: cp.ID, Iteration: p.Iteration, Intent: p.Intent,
 		YearFrom: itoaOrEmpty(p.Strategy.YearRange.From), YearTo: itoaOrEmpty(p.Strategy.YearRange.To),
-		MaxResults:   itoaOrEmpty(p.Strategy.MaxResultsPerSource),
-		IncludeTerms: strings.Join(p.Strategy.Filters.IncludeTerms, ", "),
-		ExcludeTerms: strings.Join(p.Strategy.Filters.ExcludeTerms, ", "),
+		MaxResults:    itoaOrEmpty(p.Strategy.MaxResultsPerSource),
+		IncludeTerms:  strings.Join(p.Strategy.Filters.IncludeTerms, ", "),
+		ExcludeTerms:  strings.Join(p.Strategy.Filters.ExcludeTerms, ", "),
+		FieldsOfStudy: strings.Join(p.Strategy.Filters.FieldsOfStudy, ", "),
+		FieldChoices:  query.FieldsOfStudy(),
+		SentAs:        map[string]map[string]string{},
 	}
 	if f.Iteration == 0 {
 		f.Iteration = cp.Iteration
 	}
 	for _, q := range p.Strategy.Queries {
 		f.Queries = append(f.Queries, q.Text)
+		if len(q.PerSource) > 0 {
+			f.SentAs[q.Text] = q.PerSource
+		}
 	}
 	f.Sources = sourceChoices(known, p.Strategy.Sources, p.Strategy.Sources)
 	for _, af := range p.Strategy.Files {
@@ -176,7 +183,8 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 func submittedStrategy(f views.StrategyForm) *views.SubmittedStrategy {
 	s := views.SubmittedStrategy{
 		YearFrom: strings.TrimSpace(f.YearFrom), YearTo: strings.TrimSpace(f.YearTo), MaxResults: strings.TrimSpace(f.MaxResults),
-		IncludeTerms: strings.TrimSpace(f.IncludeTerms), ExcludeTerms: strings.TrimSpace(f.ExcludeTerms), Note: strings.TrimSpace(f.Note),
+		IncludeTerms: strings.TrimSpace(f.IncludeTerms), ExcludeTerms: strings.TrimSpace(f.ExcludeTerms),
+		FieldsOfStudy: strings.TrimSpace(f.FieldsOfStudy), Note: strings.TrimSpace(f.Note),
 	}
 	for _, q := range f.Queries {
 		if q = strings.TrimSpace(q); q != "" {
@@ -194,7 +202,7 @@ func submittedStrategy(f views.StrategyForm) *views.SubmittedStrategy {
 		}
 	}
 	if len(s.Queries) == 0 && len(s.Sources) == 0 && len(s.Files) == 0 &&
-		s.YearFrom == "" && s.YearTo == "" && s.MaxResults == "" && s.IncludeTerms == "" && s.ExcludeTerms == "" && s.Note == "" {
+		s.YearFrom == "" && s.YearTo == "" && s.MaxResults == "" && s.IncludeTerms == "" && s.ExcludeTerms == "" && s.FieldsOfStudy == "" && s.Note == "" {
 		return nil
 	}
 	return &s
@@ -254,6 +262,7 @@ func strategyFormFromPost(runID string, cp engine.Checkpoint, p skills.StrategyP
 	f.YearFrom, f.YearTo = form.Get("year_from"), form.Get("year_to")
 	f.MaxResults = form.Get("max_results_per_source")
 	f.IncludeTerms, f.ExcludeTerms = form.Get("include_terms"), form.Get("exclude_terms")
+	f.FieldsOfStudy = form.Get("fields_of_study")
 	f.Note = form.Get("note")
 	// Attached files: the ticked ones come back as checkbox values; the
 	// unticked ones are offered again from the payload, unticked.
@@ -340,7 +349,7 @@ func chosenFiles(f views.StrategyForm) []skills.AttachedFile {
 // strategyFields are the strategy form's inputs. A browser always posts
 // the text ones, even empty, so a post naming none of them carries no
 // strategy (a bare approve from a script) and approves the proposal.
-var strategyFields = []string{"query", "sources", "year_from", "year_to", "max_results_per_source", "include_terms", "exclude_terms", "file"}
+var strategyFields = []string{"query", "sources", "year_from", "year_to", "max_results_per_source", "include_terms", "exclude_terms", "fields_of_study", "file"}
 
 func carriesStrategy(form url.Values) bool {
 	return slices.ContainsFunc(strategyFields, func(k string) bool { _, ok := form[k]; return ok })
@@ -364,6 +373,7 @@ func sameStrategy(a, b skills.SearchStrategy) bool {
 	return slices.EqualFunc(a.Queries, b.Queries, func(x, y skills.Query) bool { return text(x) == text(y) }) &&
 		sameSet(a.Sources, b.Sources) && a.YearRange == b.YearRange && a.MaxResultsPerSource == b.MaxResultsPerSource &&
 		slices.Equal(a.Filters.IncludeTerms, b.Filters.IncludeTerms) && slices.Equal(a.Filters.ExcludeTerms, b.Filters.ExcludeTerms) &&
+		slices.Equal(a.Filters.FieldsOfStudy, b.Filters.FieldsOfStudy) &&
 		sameSet(fileIDs(a.Files), fileIDs(b.Files))
 }
 
@@ -402,6 +412,7 @@ func strategyOf(f views.StrategyForm, orig skills.SearchStrategy) (skills.Search
 	s.MaxResultsPerSource = num("max_results_per_source", f.MaxResults)
 	s.Filters.IncludeTerms = splitTerms(f.IncludeTerms)
 	s.Filters.ExcludeTerms = splitTerms(f.ExcludeTerms)
+	s.Filters.FieldsOfStudy = splitTerms(f.FieldsOfStudy)
 	s.Files = chosenFiles(f)
 	return s, fe
 }

@@ -35,7 +35,7 @@ func strategyValues(doc *goquery.Document) url.Values {
 	v := url.Values{"_csrf": {csrf(doc)}}
 	form.Find(`input[name="query"]`).Each(func(_ int, s *goquery.Selection) { v.Add("query", s.AttrOr("value", "")) })
 	form.Find(`input[name="sources"][checked]`).Each(func(_ int, s *goquery.Selection) { v.Add("sources", s.AttrOr("value", "")) })
-	for _, name := range []string{"year_from", "year_to", "max_results_per_source", "include_terms", "exclude_terms", "note"} {
+	for _, name := range []string{"year_from", "year_to", "max_results_per_source", "include_terms", "exclude_terms", "fields_of_study", "note"} {
 		v.Set(name, form.Find(`input[name="`+name+`"]`).AttrOr("value", ""))
 	}
 	return v
@@ -147,6 +147,38 @@ func TestStrategyApproveKeepsEdits(t *testing.T) {
 		st := w.waitFor(t, runID, "waiting")
 		require.Equal(t, "strategy_confirmation", st.Checkpoint.Kind, "nothing was decided")
 	})
+}
+
+// TestStrategyFieldsOfStudy: each proposed query shows its text as each
+// source receives it; fields of study are an editable filter, a name no
+// source filters by comes back as a field error with the text kept, and a
+// valid one is searched spelled as listed.
+func TestStrategyFieldsOfStudy(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runID, doc := w.startStrategy(t)
+	form := doc.Find(`form[data-testid="strategy-form"]`)
+	sent := form.Find(`[data-testid="query-row"]`).First().Find(`[data-testid="sent-as-query"]`)
+	require.Equal(t, len(testapp.Sources), sent.Length(), "one form per source")
+	require.NotEmpty(t, strings.TrimSpace(sent.First().Text()))
+	require.Empty(t, form.Find(`input#fields_of_study`).AttrOr("value", ""), "no field filter unless the researcher sets one")
+	require.Contains(t, form.Find(`#fields-hint`).Text(), "Computer Science")
+
+	action := form.AttrOr("action", "")
+	vals := strategyValues(doc)
+	vals.Set("fields_of_study", "Neuroscience, medicine")
+	vals.Set("action", "edit")
+	res, doc := w.post(t, w.client, action, vals)
+	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
+	require.Contains(t, doc.Find(`[data-field="filters.fields_of_study"]`).Text(), `"Neuroscience": not a field of study`)
+	require.Equal(t, "Neuroscience, medicine", doc.Find(`input#fields_of_study`).AttrOr("value", ""), "what was typed is kept")
+
+	vals.Set("fields_of_study", "medicine")
+	res, _ = w.post(t, w.client, action, vals)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	st := w.waitFor(t, runID, "waiting")
+	require.Equal(t, "result_review", st.Checkpoint.Kind)
+	require.Equal(t, []string{"Medicine"}, st.History[0].Strategy.Filters.FieldsOfStudy)
 }
 
 // TestStrategyConflictKeepsWhatWasTyped: a strategy submit that loses to

@@ -72,7 +72,15 @@ type StrategyForm struct {
 	MaxResults   string
 	IncludeTerms string
 	ExcludeTerms string
-	Note         string
+	// FieldsOfStudy restricts Semantic Scholar's search (comma-separated);
+	// FieldChoices are the names it accepts, listed in the hint.
+	FieldsOfStudy string
+	FieldChoices  []string
+	// SentAs holds, by query text, each source's form of the queries as
+	// the strategy proposed them, so the researcher sees what each source
+	// will receive; an edited text has none until the edit is saved.
+	SentAs map[string]map[string]string
+	Note   string
 	// Files are the files attached to the strategy (ticked ones stay);
 	// FileMessage says what the last attachment read or why it failed.
 	Files       []AttachedFileChoice
@@ -152,6 +160,7 @@ type SubmittedStrategy struct {
 	Sources                      []string
 	YearFrom, YearTo, MaxResults string
 	IncludeTerms, ExcludeTerms   string
+	FieldsOfStudy                string
 	// Files are the names of the attached files the submit kept ticked.
 	Files []string
 	Note  string

@@ -51,8 +51,20 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	edited.MaxResultsPerSource = 7
 	edited.Filters.ExcludeTerms = append(edited.Filters.ExcludeTerms, "rodents")
 	require.Empty(t, edited.Filters.FieldsOfStudy, "the parser's guessed fields are not a filter")
-	edited.Filters.FieldsOfStudy = []string{"Neuroscience"}
+
+	// A field no source can filter by is refused with the list, not dropped.
+	edited.Filters.FieldsOfStudy = []string{"Neuroscience", "medicine"}
 	b, err := json.Marshal(edited)
+	require.NoError(t, err)
+	err = eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: engine.Edit, DecidedBy: "test", RevisedData: b})
+	var ee *engine.Error
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, engine.EInvalid, ee.Code)
+	require.Contains(t, ee.Fields["filters.fields_of_study"], `"Neuroscience": not a field of study`)
+	require.Contains(t, ee.Fields["filters.fields_of_study"], "Computer Science, Medicine")
+
+	edited.Filters.FieldsOfStudy = []string{"medicine", " Medicine "}
+	b, err = json.Marshal(edited)
 	require.NoError(t, err)
 	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: engine.Edit, DecidedBy: "test", RevisedData: b}))
 
@@ -67,7 +79,7 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	require.Equal(t, skills.YearRange{From: 2010, To: 2020}, next.Strategy.YearRange)
 	require.Equal(t, 7, next.Strategy.MaxResultsPerSource)
 	require.Contains(t, next.Strategy.Filters.ExcludeTerms, "rodents")
-	require.Equal(t, []string{"Neuroscience"}, next.Strategy.Filters.FieldsOfStudy, "a field restriction the researcher set holds")
+	require.Equal(t, []string{"Medicine"}, next.Strategy.Filters.FieldsOfStudy, "a field restriction the researcher set holds, spelled as listed")
 	for i, q := range next.Strategy.Queries {
 		require.Contains(t, q.Text, "-rodents", "query %d negates the exclusion", i)
 	}

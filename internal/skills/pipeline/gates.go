@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"quarry/internal/engine"
@@ -97,11 +98,40 @@ func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (skills
 	if err := s.ValidateSources(p.sources); err != nil {
 		return s, err
 	}
+	fields, err := fieldsOfStudy(s.Filters.FieldsOfStudy)
+	if err != nil {
+		return s, err
+	}
+	s.Filters.FieldsOfStudy = fields
 	proposed, err := need[skills.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
 		return s, err
 	}
 	return Rerender(s, proposed)
+}
+
+// fieldsOfStudy checks the fields of study a researcher restricted the
+// search to against the names a source can filter by (query.FieldsOfStudy)
+// and returns them spelled as listed, each once. A name off the list is
+// refused here, with the list, rather than silently left out of the
+// request, which would search a narrower set of fields than was asked.
+func fieldsOfStudy(fs []string) ([]string, error) {
+	var out, unknown []string
+	for _, f := range fs {
+		name, ok := query.FieldOfStudy(f)
+		switch {
+		case !ok:
+			unknown = append(unknown, strconv.Quote(strings.TrimSpace(f)))
+		case !slices.Contains(out, name):
+			out = append(out, name)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, &engine.Error{Code: engine.EInvalid, Message: "invalid search strategy",
+			Fields: map[string]string{"filters.fields_of_study": fmt.Sprintf("%s: not a field of study Semantic Scholar (the only source that filters by field) knows; use %s",
+				strings.Join(unknown, ", "), strings.Join(query.FieldsOfStudy(), ", "))}}
+	}
+	return out, nil
 }
 
 // Rerender parses every query's text of an edited strategy s and renders

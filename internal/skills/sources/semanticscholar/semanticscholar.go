@@ -33,6 +33,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
+	"quarry/internal/skills/query"
 	"quarry/internal/skills/sources/httpclient"
 )
 
@@ -178,35 +179,19 @@ func (c *Client) url(query string, fos []string, y skills.YearRange, offset, lim
 	return c.base + "/graph/v1/paper/search?" + v.Encode()
 }
 
-// fieldNames is the fixed list the fieldsOfStudy filter accepts
-// (https://api.semanticscholar.org/api-docs/graph, paper relevance search:
-// "Restricts results to papers in the given fields of study, formatted as
-// a comma-separated list"). It is a function returning a fresh slice so no
-// caller can change the list for everyone.
-func fieldNames() []string {
-	return []string{
-		"Computer Science", "Medicine", "Chemistry", "Biology", "Materials Science", "Physics", "Geology",
-		"Psychology", "Art", "History", "Geography", "Sociology", "Business", "Political Science", "Economics",
-		"Philosophy", "Mathematics", "Engineering", "Environmental Science", "Agricultural and Food Sciences",
-		"Education", "Law", "Linguistics",
-	}
-}
-
 // FieldsOfStudy returns the fields of fs that Semantic Scholar's
-// fieldsOfStudy filter accepts, spelled as it lists them, in fs's order
-// and each once; nil when none is on its list. Matching ignores case and
-// extra spaces. A field not on the list (an LLM's "Neuroscience", a typo)
-// is left out, because the API documents no other value to send; the
-// filter then names only the fields it can, which is narrower than what
-// the strategy meant when others were left out.
+// fieldsOfStudy filter accepts (query.FieldsOfStudy), spelled as it lists
+// them, in fs's order and each once; nil when none is on its list. A
+// field not on the list (an LLM's "Neuroscience", a typo) is left out,
+// because the API documents no other value to send; the filter then names
+// only the fields it can, which is narrower than what the strategy meant
+// when others were left out. Strategies edited at checkpoint 1 cannot
+// carry such a field: the pipeline refuses it there.
 func FieldsOfStudy(fs []string) []string {
-	names := fieldNames()
 	var out []string
 	for _, f := range fs {
-		f = strings.Join(strings.Fields(f), " ")
-		i := slices.IndexFunc(names, func(n string) bool { return strings.EqualFold(n, f) })
-		if i >= 0 && !slices.Contains(out, names[i]) {
-			out = append(out, names[i])
+		if name, ok := query.FieldOfStudy(f); ok && !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
 	return out
