@@ -388,6 +388,9 @@ func (p *pipe) searcher(sc engine.StepContext) (skills.Searcher, bool, error) {
 		case skills.EventError:
 			msg = fmt.Sprintf("%s: %s", ev.Source, ev.Error)
 		}
+		if ev.Warning != "" { // e.g. PubMed left terms out: say so while it runs
+			msg += " (warning: " + ev.Warning + ")"
+		}
 		sc.Progress(msg, ev)
 	}
 	s, err := skills.NewSearcher(p.sk.Sources, opts)
