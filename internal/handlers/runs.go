@@ -109,16 +109,50 @@ func (h *Runs) report(c echo.Context, ext, contentType string, write func(io.Wri
 // Status handles GET /runs/:id/status: the status fragment the page polls.
 // cp and s are the checkpoint and status the page was drawn with; when the
 // run has reached another checkpoint or status that changes the page, the
-// answer asks htmx to reload (HX-Refresh) so the new form appears.
+// answer asks htmx to reload (HX-Refresh) so the new form appears. A page
+// holding input (form=1: a checkpoint form, or a losing submit's values) is
+// never reloaded, since that would silently throw away what the person
+// typed: it gets a banner saying who decided, with a link to reload.
 func (h *Runs) Status(c echo.Context) error {
-	run, err := h.runs.Run(c.Request().Context(), c.Param("id"))
+	ctx := c.Request().Context()
+	run, err := h.runs.Run(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	if pageChanged(c.QueryParam("cp"), c.QueryParam("s"), run) {
-		c.Response().Header().Set("HX-Refresh", "true")
+	s := statusOf(run)
+	s.HoldsInput = c.QueryParam("form") == "1"
+	cp := c.QueryParam("cp")
+	if !pageChanged(cp, c.QueryParam("s"), run) {
+		return render(c, http.StatusOK, views.RunStatusFragment(s))
 	}
-	return render(c, http.StatusOK, views.RunStatusFragment(statusOf(run)))
+	if !s.HoldsInput {
+		c.Response().Header().Set("HX-Refresh", "true")
+		return render(c, http.StatusOK, views.RunStatusFragment(s))
+	}
+	n, err := h.staleNotice(ctx, cp, run)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunStatusStale(s, n))
+}
+
+// staleNotice says what became of the checkpoint cp a page was drawn for:
+// who decided it, how and when, if anyone did.
+func (h *Runs) staleNotice(ctx context.Context, cp string, run engine.Run) (views.StaleNotice, error) {
+	n := views.StaleNotice{Status: string(run.Status)}
+	if cp == "" {
+		return n, nil
+	}
+	cps, err := h.runs.Checkpoints(ctx, run.ID)
+	if err != nil {
+		return n, err
+	}
+	for _, cd := range cps {
+		if cd.Checkpoint.ID == cp && cd.Decision != nil {
+			n.By, n.Action, n.At = cd.Decision.DecidedBy, string(cd.Decision.Action), cd.Decision.DecidedAt
+		}
+	}
+	return n, nil
 }
 
 func pageChanged(cp, status string, run engine.Run) bool {

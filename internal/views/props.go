@@ -198,6 +198,22 @@ type RunStatus struct {
 	Step         string
 	CheckpointID string
 	Error        string
+	// HoldsInput is set when the page shows something the person typed or
+	// can type into (a checkpoint form, or a losing submit's values): the
+	// poller then must not reload the page when the run moves on, which
+	// would throw that text away, but say so (StaleNotice) instead.
+	HoldsInput bool
+}
+
+// StaleNotice is what the status line says, instead of reloading, on a
+// page holding input once the run has moved on: who decided the page's
+// checkpoint, how and when (By empty when it was not decided, e.g. the run
+// was canceled or the page showed no checkpoint), and the run's status now.
+type StaleNotice struct {
+	By     string
+	Action string
+	At     time.Time
+	Status string
 }
 
 // RunData is the run page.
