@@ -491,9 +491,12 @@ func TestSearcherTimeoutUnderLimit(t *testing.T) {
 	t.Run("TurnsAreNotTimedOut", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, httpclient.Options{}, reply{status: 200, body: "{}"}) // its server; the client waits in real time
-		c := httpclient.New(httpclient.Options{Limit: httpclient.Limit{Every: 40 * time.Millisecond, Concurrent: 1}})
-		sr := search(t, c, b.srv.URL, 50*time.Millisecond, 4)
-		require.Empty(t, sr.Error, "3 × 40ms in the queue is not a 50ms timeout")
+		// The last query waits 3 × 250ms for its turn, more than the 600ms
+		// timeout; the call itself gets all 600ms, ample on a loaded machine
+		// (50ms made this flaky under make test's -race on 2 cores).
+		c := httpclient.New(httpclient.Options{Limit: httpclient.Limit{Every: 250 * time.Millisecond, Concurrent: 1}})
+		sr := search(t, c, b.srv.URL, 600*time.Millisecond, 4)
+		require.Empty(t, sr.Error, "3 × 250ms in the queue is not a 600ms timeout")
 		require.Equal(t, 4, int(b.calls.Load()))
 	})
 	t.Run("RetryAfterTheTimeout", func(t *testing.T) {
