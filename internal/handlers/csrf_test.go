@@ -92,17 +92,9 @@ func TestCSRF(t *testing.T) {
 
 	t.Run("Fragment", func(t *testing.T) {
 		t.Parallel()
-		req, err := http.NewRequest(http.MethodPost, w.srv.URL+"/runs/r1/checkpoints/cp1/strategy", strings.NewReader(url.Values{"_csrf": {"stale"}, "query": {"sleep AND naps"}}.Encode()))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("HX-Request", "true")
-		res, err := w.client.Do(req)
-		require.NoError(t, err)
-		defer res.Body.Close()
+		res, doc := w.htmx(t, w.client, http.MethodPost, "/runs/r1/checkpoints/cp1/strategy", url.Values{"_csrf": {"stale"}, "query": {"sleep AND naps"}})
 		require.Equal(t, http.StatusForbidden, res.StatusCode)
 		require.Equal(t, "#flash", res.Header.Get("HX-Retarget"))
-		doc, err := goquery.NewDocumentFromReader(res.Body)
-		require.NoError(t, err)
 		require.Equal(t, map[string]string{"query": "sleep AND naps"}, sent(doc))
 	})
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -69,6 +70,28 @@ func (w *web) get(t *testing.T, c *http.Client, path string) (*http.Response, *g
 func (w *web) post(t *testing.T, c *http.Client, path string, form url.Values) (*http.Response, *goquery.Document) {
 	t.Helper()
 	res, err := c.PostForm(w.srv.URL+path, form)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	doc, err := goquery.NewDocumentFromReader(res.Body)
+	require.NoError(t, err)
+	return res, doc
+}
+
+// htmx sends a request the way htmx does (HX-Request; a form body when
+// form is not nil) and parses the answer, whatever its status.
+func (w *web) htmx(t *testing.T, c *http.Client, method, path string, form url.Values) (*http.Response, *goquery.Document) {
+	t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, w.srv.URL+path, body)
+	require.NoError(t, err)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("HX-Request", "true")
+	res, err := c.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	doc, err := goquery.NewDocumentFromReader(res.Body)

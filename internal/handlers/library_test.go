@@ -77,13 +77,7 @@ func TestLibraryUploadShowsProgressThenSummary(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for status.AttrOr("data-done", "") != "true" {
 		require.True(t, time.Now().Before(deadline), "import did not finish")
-		req, _ := http.NewRequest(http.MethodGet, res.Request.URL.String(), nil)
-		req.Header.Set("HX-Request", "true")
-		r, err := c.Do(req)
-		require.NoError(t, err)
-		d, err := goquery.NewDocumentFromReader(r.Body)
-		r.Body.Close()
-		require.NoError(t, err)
+		_, d := w.htmx(t, c, http.MethodGet, res.Request.URL.RequestURI(), nil)
 		status = d.Find(`[data-testid="import-status"]`)
 	}
 	require.Equal(t, "2", strings.TrimSpace(status.Find(`[data-testid="import-inserted"]`).Text()))

@@ -13,15 +13,8 @@ import (
 // poll fetches the status fragment the way htmx does and parses it.
 func (w *web) poll(t *testing.T, path string) (*http.Response, *goquery.Document) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, w.srv.URL+path, nil)
-	require.NoError(t, err)
-	req.Header.Set("HX-Request", "true")
-	res, err := w.client.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
+	res, doc := w.htmx(t, w.client, http.MethodGet, path, nil)
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	doc, err := goquery.NewDocumentFromReader(res.Body)
-	require.NoError(t, err)
 	return res, doc
 }
 
