@@ -116,22 +116,17 @@ func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (skills
 // refused here, with the list, rather than silently left out of the
 // request, which would search a narrower set of fields than was asked.
 func fieldsOfStudy(fs []string) ([]string, error) {
-	var out, unknown []string
-	for _, f := range fs {
-		name, ok := query.FieldOfStudy(f)
-		switch {
-		case !ok:
-			unknown = append(unknown, strconv.Quote(strings.TrimSpace(f)))
-		case !slices.Contains(out, name):
-			out = append(out, name)
-		}
-	}
+	known, unknown := query.SortFieldsOfStudy(fs)
 	if len(unknown) > 0 {
+		quoted := make([]string, len(unknown))
+		for i, f := range unknown {
+			quoted[i] = strconv.Quote(strings.TrimSpace(f))
+		}
 		return nil, &engine.Error{Code: engine.EInvalid, Message: "invalid search strategy",
 			Fields: map[string]string{"filters.fields_of_study": fmt.Sprintf("%s: not a field of study Semantic Scholar (the only source that filters by field) knows; use %s",
-				strings.Join(unknown, ", "), strings.Join(query.FieldsOfStudy(), ", "))}}
+				strings.Join(quoted, ", "), strings.Join(query.FieldsOfStudy(), ", "))}}
 	}
-	return out, nil
+	return known, nil
 }
 
 // Rerender parses every query's text of an edited strategy s and renders

@@ -22,6 +22,23 @@ func FieldsOfStudy() []string {
 	}
 }
 
+// SortFieldsOfStudy splits fs into the names on FieldsOfStudy, spelled as
+// listed, in fs's order and each once, and those that are not, as given.
+// Callers differ only in what they do with the unknown ones: a request
+// leaves them out, a strategy edit is refused.
+func SortFieldsOfStudy(fs []string) (known, unknown []string) {
+	for _, f := range fs {
+		name, ok := FieldOfStudy(f)
+		switch {
+		case !ok:
+			unknown = append(unknown, f)
+		case !slices.Contains(known, name):
+			known = append(known, name)
+		}
+	}
+	return known, unknown
+}
+
 // FieldOfStudy returns name spelled as FieldsOfStudy lists it, matching
 // without regard to case or extra spaces, and whether it is on the list.
 func FieldOfStudy(name string) (string, bool) {

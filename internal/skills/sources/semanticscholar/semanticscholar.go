@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -188,13 +187,8 @@ func (c *Client) url(query string, fos []string, y skills.YearRange, offset, lim
 // when others were left out. Strategies edited at checkpoint 1 cannot
 // carry such a field: the pipeline refuses it there.
 func FieldsOfStudy(fs []string) []string {
-	var out []string
-	for _, f := range fs {
-		if name, ok := query.FieldOfStudy(f); ok && !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	return out
+	known, _ := query.SortFieldsOfStudy(fs)
+	return known
 }
 
 // PlainQuery turns a query in the bulk search's syntax into the plain text
