@@ -37,6 +37,7 @@ type OfflineIntentParser struct {
 type fieldMatcher struct {
 	field    string
 	keywords []*regexp.Regexp
+	weak     []bool // parallel to keywords: true for a word other fields use too
 }
 
 // NewIntentParser returns the offline parser. now is the clock relative
@@ -69,6 +70,9 @@ func NewIntentParser(now func() time.Time) *OfflineIntentParser {
 	for _, r := range fieldRules {
 		fm := fieldMatcher{field: r.field}
 		for _, kw := range r.keywords {
+			weak := strings.HasPrefix(kw, "~")
+			kw = strings.TrimPrefix(kw, "~")
+			fm.weak = append(fm.weak, weak)
 			pat := `\b` + regexp.QuoteMeta(strings.TrimSuffix(kw, "*"))
 			if strings.HasSuffix(kw, "*") {
 				pat += `[\w-]*`
@@ -413,32 +417,38 @@ func studyTypes(s string) (string, []string) {
 }
 
 // fieldRules name fields of study as Semantic Scholar and OpenAlex do, with
-// the words that suggest them. A keyword ending in * matches as a prefix.
+// the words that suggest them. A keyword ending in * matches as a prefix. A
+// keyword starting with ~ is weak: other fields use the word too ("solar
+// cell", "stress corrosion", "software evolution"), so alone it suggests
+// nothing and only two weak words, or a weak and a strong one, name the
+// field. Without that, "solar cell efficiency" was guessed as Biology and
+// "stress corrosion cracking" as Psychology.
 var fieldRules = []struct {
 	field    string
 	keywords []string
 }{
-	{"Medicine", []string{"patient*", "clinic*", "disease*", "therap*", "treatment*", "trial*", "rct*", "hospital*", "mortality", "cancer*", "tumo*", "diabet*", "covid*", "sars-cov-2", "infect*", "drug*", "dose*", "surg*", "nurs*", "symptom*", "diagnos*", "pain", "stroke", "cardi*", "heart", "myocardial", "hypertension", "sepsis", "septic", "vaccin*", "antibiotic*", "pediatric", "paediatric", "dementia", "alzheimer*", "obesity", "public health", "statin*", "opioid*", "icu", "intensive care", "pregnan*", "neonat*", "ace inhibitor*", "health*", "medic*"}},
-	{"Computer Science", []string{"algorithm*", "machine learning", "deep learning", "neural network*", "software", "programming", "compiler*", "database*", "computer*", "computing", "ai", "artificial intelligence", "llm*", "language model*", "nlp", "natural language", "source code", "blockchain", "cloud", "cyber*", "recommender*", "information retrieval", "transformer*", "gpu*", "data mining", "internet of things", "iot", "code review*", "technical debt", "reinforcement learning", "federated learning"}},
-	{"Psychology", []string{"depress*", "anxiety", "cognitive", "behavio*", "mental health", "wellbeing", "well-being", "personality", "emotion*", "stress", "loneliness", "mindfulness", "cbt", "motivation*", "adhd", "autism", "ptsd", "psycholog*"}},
-	{"Economics", []string{"wage*", "income*", "employment", "unemployment", "labor", "labour", "market*", "price*", "inflation", "gdp", "trade", "econom*", "tax*", "poverty", "financ*", "cost-effectiveness"}},
-	{"Sociology", []string{"social", "socio*", "inequalit*", "gender", "racial", "ethnic*", "communit*", "famil*", "migra*", "immigra*", "homeless*", "social media", "discriminat*"}},
-	{"Education", []string{"student*", "teacher*", "school*", "educat*", "classroom*", "curricul*", "universit*", "pedagog*", "e-learning", "online learning", "learners"}},
-	{"Political Science", []string{"polic*", "election*", "voting", "voter*", "democra*", "government*", "politic*", "parliament*"}},
-	{"Environmental Science", []string{"climate", "emission*", "pollution", "biodiversity", "renewable*", "sustainab*", "carbon", "ecosystem*", "greenhouse", "global warming"}},
-	{"Biology", []string{"gene", "genes", "genetic*", "genom*", "protein*", "cell", "cells", "cellular", "molecular", "species", "evolution*", "microbi*", "bacteri*", "dna", "rna", "mice", "mouse", "animal*"}},
-	{"Engineering", []string{"batter*", "sensor*", "manufactur*", "vehicle*", "autonomous", "robot*", "power grid*", "structural", "signal processing", "engineering"}},
-	{"Business", []string{"management", "firm*", "marketing", "consumer*", "organisation*", "organization*", "entrepreneur*", "supply chain*", "startup*", "employee*", "remote work"}},
-	{"Physics", []string{"quantum", "particle*", "physics", "optic*", "laser*"}},
-	{"Chemistry", []string{"chemi*", "catalys*", "molecule*", "synthesis"}},
-	{"Materials Science", []string{"material*", "alloy*", "polymer*", "graphene", "nanoparticle*"}},
-	{"Mathematics", []string{"theorem*", "proof*", "mathemat*", "equation*", "stochastic"}},
-	{"Law", []string{"legal", "law", "laws", "court*", "regulation*", "gdpr", "legislation"}},
+	{"Medicine", []string{"patient*", "clinic*", "disease*", "~therap*", "~treatment*", "~trial*", "rct*", "hospital*", "mortality", "cancer*", "tumo*", "diabet*", "covid*", "sars-cov-2", "~infect*", "drug*", "~dose*", "surg*", "nurs*", "symptom*", "diagnos*", "~pain", "stroke", "cardi*", "heart", "myocardial", "hypertension", "sepsis", "septic", "vaccin*", "antibiotic*", "pediatric", "paediatric", "dementia", "alzheimer*", "obesity", "public health", "statin*", "opioid*", "icu", "intensive care", "pregnan*", "neonat*", "ace inhibitor*", "health*", "medic*"}},
+	{"Computer Science", []string{"algorithm*", "machine learning", "deep learning", "neural network*", "software", "~programming", "compiler*", "database*", "computer*", "~computing", "ai", "artificial intelligence", "llm*", "language model*", "nlp", "natural language", "source code", "blockchain", "~cloud", "cyber*", "recommender*", "information retrieval", "~transformer*", "gpu*", "data mining", "internet of things", "iot", "code review*", "technical debt", "reinforcement learning", "federated learning"}},
+	{"Psychology", []string{"depress*", "anxiety", "~cognitive", "~behavio*", "mental health", "wellbeing", "well-being", "~personality", "~emotion*", "~stress", "loneliness", "mindfulness", "cbt", "~motivation*", "adhd", "autism", "ptsd", "psycholog*"}},
+	{"Economics", []string{"wage*", "income*", "employment", "unemployment", "labor", "labour", "~market*", "~price*", "inflation", "gdp", "~trade", "econom*", "~tax*", "poverty", "~financ*", "cost-effectiveness"}},
+	{"Sociology", []string{"~social", "socio*", "inequalit*", "~gender", "racial", "ethnic*", "~communit*", "~famil*", "~migra*", "immigra*", "homeless*", "social media", "discriminat*"}},
+	{"Education", []string{"student*", "teacher*", "~school*", "educat*", "classroom*", "curricul*", "~universit*", "pedagog*", "e-learning", "online learning", "learners"}},
+	{"Political Science", []string{"~polic*", "election*", "voting", "voter*", "democra*", "~government*", "politic*", "parliament*"}},
+	{"Environmental Science", []string{"climate", "emission*", "pollution", "biodiversity", "renewable*", "~sustainab*", "~carbon", "ecosystem*", "greenhouse", "global warming"}},
+	{"Biology", []string{"gene", "genes", "genetic*", "genom*", "protein*", "~cell", "~cells", "~cellular", "~molecular", "~species", "~evolution*", "microbi*", "bacteri*", "dna", "rna", "mice", "mouse", "~animal*"}},
+	{"Engineering", []string{"batter*", "~sensor*", "manufactur*", "~vehicle*", "~autonomous", "robot*", "power grid*", "~structural", "signal processing", "engineering", "solar cell*", "photovoltaic*", "fuel cell*", "corrosion", "crack*", "turbine*"}},
+	{"Business", []string{"~management", "~firm*", "marketing", "~consumer*", "organisation*", "organization*", "entrepreneur*", "supply chain*", "startup*", "employee*", "remote work"}},
+	{"Physics", []string{"quantum", "~particle*", "physics", "~optic*", "laser*"}},
+	{"Chemistry", []string{"chemi*", "catalys*", "~molecule*", "~synthesis"}},
+	{"Materials Science", []string{"~material*", "alloy*", "polymer*", "graphene", "nanoparticle*", "perovskite*", "corrosion"}},
+	{"Mathematics", []string{"theorem*", "~proof*", "mathemat*", "~equation*", "~stochastic"}},
+	{"Law", []string{"legal", "~law", "laws", "court*", "~regulation*", "gdpr", "legislation"}},
 	{"Linguistics", []string{"linguistic*", "grammar*", "bilingual*", "language acquisition"}},
 }
 
-// fieldsOfStudy returns up to three fields whose keywords the question uses,
-// most keywords first, table order breaking ties.
+// fieldsOfStudy returns up to three fields whose keywords the question uses
+// (a weak keyword counting half, a field needing one whole), most first,
+// table order breaking ties.
 func (p *OfflineIntentParser) fieldsOfStudy(s string) []string {
 	type hit struct {
 		field string
@@ -447,13 +457,16 @@ func (p *OfflineIntentParser) fieldsOfStudy(s string) []string {
 	}
 	var hits []hit
 	for i, r := range p.fields {
-		n := 0
-		for _, kw := range r.keywords {
+		n := 0 // in half-points: a strong keyword 2, a weak one 1
+		for i, kw := range r.keywords {
 			if kw.MatchString(s) {
-				n++
+				n += 2
+				if r.weak[i] {
+					n--
+				}
 			}
 		}
-		if n > 0 {
+		if n >= 2 {
 			hits = append(hits, hit{r.field, n, i})
 		}
 	}

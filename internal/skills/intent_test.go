@@ -317,3 +317,31 @@ func TestParseIntentProperty(t *testing.T) {
 		require.Equal(t, got, again, "deterministic")
 	})
 }
+
+// TestParseIntentFieldGuesses checks the guessed fields of study on words
+// that several fields use: alone such a word ("cell", "stress") names no
+// field, a word that belongs to one field does, and two shared words of
+// the same field together do.
+func TestParseIntentFieldGuesses(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		question string
+		want     []string
+	}{
+		{"solar cell efficiency", []string{"Engineering"}},
+		{"stress corrosion cracking in pipelines", []string{"Engineering", "Materials Science"}},
+		{"cell migration", nil},
+		{"labour migration and wages", []string{"Economics"}},
+		{"cell biology of species evolution", []string{"Biology"}},
+		{"exercise and depression", []string{"Psychology"}},
+		{"stress and emotion regulation at work", []string{"Psychology"}},
+		{"software evolution", []string{"Computer Science"}},
+		{"heart failure in patients", []string{"Medicine"}},
+	}
+	p := skills.NewIntentParser(june2025)
+	for _, tt := range tests {
+		got, err := p.ParseIntent(context.Background(), tt.question)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, got.FieldsOfStudy, tt.question)
+	}
+}
