@@ -191,12 +191,12 @@ func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) 
 	// leaving out.
 	var quoted, quotedOut []string
 	s = replaceAll(quotedExclusion, s, func(m []string) {
-		if ph := strings.Join(strings.Fields(m[1]), " "); ph != "" && !containsFold(quotedOut, ph) {
+		if ph := strings.Join(strings.Fields(m[1]), " "); ph != "" && !text.ContainsFold(quotedOut, ph) {
 			quotedOut = append(quotedOut, ph)
 		}
 	})
 	s = replaceAll(quotedPhrase, s, func(m []string) {
-		if ph := strings.Join(strings.Fields(m[1]), " "); ph != "" && !containsFold(quoted, ph) {
+		if ph := strings.Join(strings.Fields(m[1]), " "); ph != "" && !text.ContainsFold(quoted, ph) {
 			quoted = append(quoted, ph)
 		}
 	})
@@ -204,7 +204,7 @@ func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) 
 	s, in.YearRange = yearRange(s, p.now())
 	s, excluded := exclusions(s)
 	for _, e := range excluded {
-		if !containsFold(quotedOut, e) {
+		if !text.ContainsFold(quotedOut, e) {
 			quotedOut = append(quotedOut, e)
 		}
 	}
@@ -328,7 +328,7 @@ func exclusions(s string) (string, []string) {
 			m := exclusionCue.FindStringSubmatch(match)
 			words := strings.Fields(m[1])
 			p, keep := cutPhrase(words)
-			if p != "" && !containsFold(out, p) {
+			if p != "" && !text.ContainsFold(out, p) {
 				out = append(out, p)
 			}
 			// Keep the words after the phrase: they may carry other concepts.
@@ -347,7 +347,7 @@ func exclusions(s string) (string, []string) {
 		if p == "" {
 			continue
 		}
-		if !containsFold(out, p) {
+		if !text.ContainsFold(out, p) {
 			out = append(out, p)
 		}
 		b.WriteString(s[last:m[0]])
@@ -408,7 +408,7 @@ func studyTypes(s string) (string, []string) {
 	var out []string
 	for _, r := range studyTypeRules {
 		s = replaceAll(r.re, s, func([]string) {
-			if !containsFold(out, r.name) {
+			if !text.ContainsFold(out, r.name) {
 				out = append(out, r.name)
 			}
 		})
@@ -681,15 +681,6 @@ func replaceAll(re *regexp.Regexp, s string, fn func(m []string)) string {
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }
 
 func sortedKeys(m map[string][]string) []string {

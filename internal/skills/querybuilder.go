@@ -117,8 +117,8 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
 		Filters: Filters{
-			IncludeTerms:  uniqueFold(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...)),
-			ExcludeTerms:  uniqueFold(fb.exclude),
+			IncludeTerms:  text.UniqueFold(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...)),
+			ExcludeTerms:  text.UniqueFold(fb.exclude),
 			FieldsOfStudy: append([]string(nil), in.FieldsOfStudy...),
 			StudyTypes:    append([]string(nil), in.Intent.StudyTypes...),
 		},
@@ -278,7 +278,7 @@ func anyOf(clauses []query.Clause) (query.Clause, bool) {
 func (b *OfflineQueryBuilder) conceptClauses(concepts []Concept, exclude []string) []query.Clause {
 	var out []query.Clause
 	for _, c := range concepts {
-		if containsFold(exclude, c.Term) && len(concepts) > 1 {
+		if text.ContainsFold(exclude, c.Term) && len(concepts) > 1 {
 			continue
 		}
 		cl := b.clause(c.Term, c.Synonyms)
@@ -365,10 +365,10 @@ func (b *OfflineQueryBuilder) feedback(in QueryInput) mined {
 		m.add = append(m.add, add...)
 		m.exclude = append(m.exclude, excl...)
 	}
-	m.add = uniqueFold(trimAll(m.add))
+	m.add = text.UniqueFold(trimAll(m.add))
 	var keptExcl []string
-	for _, e := range uniqueFold(trimAll(m.exclude)) {
-		if !containsFold(m.add, e) { // the researcher's latest "add" wins over an old exclusion
+	for _, e := range text.UniqueFold(trimAll(m.exclude)) {
+		if !text.ContainsFold(m.add, e) { // the researcher's latest "add" wins over an old exclusion
 			keptExcl = append(keptExcl, e)
 		}
 	}
@@ -395,7 +395,7 @@ func (b *OfflineQueryBuilder) feedback(in QueryInput) mined {
 	pos := rocchio(rel, irr, known, maxExpansion, false)
 	m.expansion = pos
 	for _, t := range rocchio(irr, rel, known, maxNegativeTerms, true) {
-		if !containsFold(m.exclude, t) {
+		if !text.ContainsFold(m.exclude, t) {
 			m.exclude = append(m.exclude, t)
 		}
 	}
@@ -563,16 +563,6 @@ func trimAll(list []string) []string {
 	out := make([]string, 0, len(list))
 	for _, s := range list {
 		if s = strings.Join(strings.Fields(strings.ReplaceAll(s, `"`, " ")), " "); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func uniqueFold(list []string) []string {
-	var out []string
-	for _, s := range list {
-		if !containsFold(out, s) {
 			out = append(out, s)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
+	"quarry/internal/skills/text"
 )
 
 // maxQueries bounds the queries of one LLM strategy: each is sent to every
@@ -106,7 +107,7 @@ func baseStrategy(in skills.QueryInput) (skills.SearchStrategy, error) {
 	add = cleanList(add)
 	var keptExcl []string
 	for _, e := range cleanList(append(append([]string(nil), in.Intent.ExcludeTerms...), excl...)) {
-		if !containsFold(add, e) { // a later "add" wins over an earlier exclusion
+		if !text.ContainsFold(add, e) { // a later "add" wins over an earlier exclusion
 			keptExcl = append(keptExcl, e)
 		}
 	}
@@ -232,13 +233,4 @@ func markedTitles(in skills.QueryInput) (rel, irr []string) {
 		}
 	}
 	return rel, irr
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -6,6 +6,7 @@
 package text
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -228,4 +229,23 @@ func isHyphen(r rune) bool { return r == '-' || r == '\u2010' || r == '\u2011' }
 func startsWord(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
 	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// ContainsFold reports whether list holds s, ignoring case: the skills
+// compare terms people typed ("Deep Learning" and "deep learning" are one
+// term), so every list of terms is searched this one way.
+func ContainsFold(list []string, s string) bool {
+	return slices.ContainsFunc(list, func(x string) bool { return strings.EqualFold(x, s) })
+}
+
+// UniqueFold returns list without the later repeats of a term in another
+// case, keeping the first spelling and the order.
+func UniqueFold(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if !ContainsFold(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -163,3 +163,12 @@ func splitCases(t *testing.T, split func(string) []string, cases []splitCase) {
 		})
 	}
 }
+
+func TestUniqueFold(t *testing.T) {
+	t.Parallel()
+	require.Nil(t, text.UniqueFold(nil))
+	require.Equal(t, []string{"Deep Learning", "CNN"},
+		text.UniqueFold([]string{"Deep Learning", "CNN", "deep learning", "cnn", "DEEP LEARNING"}))
+	require.True(t, text.ContainsFold([]string{"Deep Learning"}, "deep LEARNING"))
+	require.False(t, text.ContainsFold([]string{"Deep Learning"}, "deep-learning"))
+}
