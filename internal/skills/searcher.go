@@ -137,8 +137,9 @@ type SearcherOptions struct {
 	// Timeout bounds each single source call, so one slow API cannot hold
 	// the whole search hostage. It does not run while the source waits
 	// its turn under its own API's rate limit (see WaitingForTurn): a
-	// query queued behind others is not slow, and only the search's
-	// context bounds that wait.
+	// query queued behind others is not slow. The search's context bounds
+	// that wait, and so may the source's client (arXiv's gives up after
+	// a few minutes in its queue).
 	Timeout time.Duration
 	// Concurrency bounds the number of source calls in flight, to stay
 	// polite to the APIs and the machine.
@@ -500,7 +501,8 @@ func (c *callClock) stop() {
 // strict limit (arXiv: one request every 3 s, one at a time) would fail
 // for their place in the queue although the API answers each one quickly.
 // The wait stays bounded by ctx's cancellation and any deadline of the
-// search itself. Outside a searcher call it does nothing.
+// search itself, and by whatever bound the source's client puts on its
+// own queue. Outside a searcher call it does nothing.
 func WaitingForTurn(ctx context.Context) (turnCame func()) {
 	c, ok := ctx.Value(callClockKey{}).(*callClock)
 	if !ok {

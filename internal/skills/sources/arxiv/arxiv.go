@@ -5,6 +5,7 @@ package arxiv
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
@@ -23,6 +24,15 @@ const DefaultBaseURL = "https://export.arxiv.org"
 // maxPerCall is the largest max_results arXiv serves in one response.
 const maxPerCall = 2000
 
+// DefaultMaxQueueWait bounds how long one query waits for its turn under
+// RateLimit. Every search on the server shares arXiv's one request per
+// 3 s, and a search job has no deadline, so without a bound a query
+// behind many runs' queries would wait as long as the queue is. Five
+// minutes is a hundred requests ahead, twenty times a whole strategy's
+// (at most five queries, 15 s): a queue that long is a pile-up, which the
+// researcher is better told of than left waiting on.
+const DefaultMaxQueueWait = 5 * time.Minute
+
 // Options configure a Client.
 type Options struct {
 	// BaseURL defaults to DefaultBaseURL.
@@ -31,6 +41,10 @@ type Options struct {
 	Contact string
 	// HTTP is the polite client; nil builds one with Contact and RateLimit.
 	HTTP *httpclient.Client
+	// MaxQueueWait bounds one query's wait for its turn under RateLimit
+	// when HTTP is nil (a given client keeps its own Limit); 0 means
+	// DefaultMaxQueueWait.
+	MaxQueueWait time.Duration
 }
 
 // Client is the arXiv Source.
@@ -46,7 +60,14 @@ var (
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceArxiv, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, RateLimit)
+	limit := func(contact, apiKey string) httpclient.Limit {
+		l := RateLimit(contact, apiKey)
+		if opts.MaxQueueWait > 0 {
+			l.MaxQueueWait = opts.MaxQueueWait
+		}
+		return l
+	}
+	ep, err := httpclient.NewEndpoint(skills.SourceArxiv, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +77,9 @@ func New(opts Options) (*Client, error) {
 // RateLimit is what arXiv's API terms of use ask of every client: no more
 // than one request every three seconds, on a single connection at a time
 // (https://info.arxiv.org/help/api/tou.html). There is no key to raise it.
+// A query waits at most DefaultMaxQueueWait for its turn.
 func RateLimit(contact, apiKey string) httpclient.Limit {
-	return httpclient.Limit{Every: 3 * time.Second, Burst: 1, Concurrent: 1}
+	return httpclient.Limit{Every: 3 * time.Second, Burst: 1, Concurrent: 1, MaxQueueWait: DefaultMaxQueueWait}
 }
 
 // Name implements skills.Source.
@@ -76,6 +98,13 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	v.Set("max_results", strconv.Itoa(min(req.MaxResults, maxPerCall)))
 	var f feed
 	if err := c.http.GetXML(ctx, c.base+"/api/query?"+v.Encode(), nil, &f); err != nil {
+		var qe *httpclient.QueueError
+		if errors.As(err, &qe) {
+			// Said in arXiv's terms: the limit is arXiv's, shared by every
+			// search here, and waiting a while is the remedy.
+			return nil, engine.Errorf(engine.EInternal, "no turn within %s under arXiv's rate limit (one request every %s, shared by every search on this server); try again later",
+				qe.MaxQueueWait, qe.Limit.Every)
+		}
 		return nil, err
 	}
 	papers := []skills.RawPaper{}

@@ -137,10 +137,11 @@ func TestHTMLInsteadOfAtom(t *testing.T) {
 
 // searchUnderLimit runs queries through a searcher whose per-call timeout
 // is timeout, against srv, with arXiv's limit scaled down to one request
-// every `every` on one connection.
-func searchUnderLimit(t *testing.T, ctx context.Context, srv *sourcetest.Server, every, timeout time.Duration, queries ...string) (skills.SearchResult, error) {
+// every `every` on one connection, and a query's wait for its turn bounded
+// by queue (0: no bound).
+func searchUnderLimit(t *testing.T, ctx context.Context, srv *sourcetest.Server, every, queue, timeout time.Duration, queries ...string) (skills.SearchResult, error) {
 	t.Helper()
-	hc := httpclient.New(httpclient.Options{MaxAttempts: 1, Limit: httpclient.Limit{Every: every, Burst: 1, Concurrent: 1}})
+	hc := httpclient.New(httpclient.Options{MaxAttempts: 1, Limit: httpclient.Limit{Every: every, Burst: 1, Concurrent: 1, MaxQueueWait: queue}})
 	s, err := skills.NewSearcher([]skills.Source{newSource(t, srv.URL, hc)}, skills.SearcherOptions{Timeout: timeout})
 	require.NoError(t, err)
 	st := skills.SearchStrategy{Sources: []string{skills.SourceArxiv}, MaxResultsPerSource: 5}
@@ -164,7 +165,7 @@ func TestQueuedQueriesDoNotTimeOut(t *testing.T) {
 		queries[i] = fmt.Sprintf("all:sleep%d", i)
 	}
 	start := time.Now()
-	res, err := searchUnderLimit(t, context.Background(), srv, every, timeout, queries...)
+	res, err := searchUnderLimit(t, context.Background(), srv, every, time.Minute, timeout, queries...)
 	require.NoError(t, err)
 	sr := res.Sources[skills.SourceArxiv]
 	require.Empty(t, sr.Error)
@@ -180,7 +181,7 @@ func TestSlowArxivStillTimesOut(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
 	srv.Hang()
-	res, err := searchUnderLimit(t, context.Background(), srv, 10*time.Millisecond, 100*time.Millisecond, "all:a", "all:b")
+	res, err := searchUnderLimit(t, context.Background(), srv, 10*time.Millisecond, 0, 100*time.Millisecond, "all:a", "all:b")
 	require.NoError(t, err)
 	sr := res.Sources[skills.SourceArxiv]
 	require.Regexp(t, `^query 1: internal: timed out after 100ms\b.*; query 2: internal: timed out after 100ms\b`, sr.Error)
@@ -188,7 +189,7 @@ func TestSlowArxivStillTimesOut(t *testing.T) {
 }
 
 // TestCancelStopsTheQueue: cancelling the search stops a query waiting its
-// turn at once, although nothing else bounds that wait.
+// turn at once, long before the queue's bound.
 func TestCancelStopsTheQueue(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
@@ -201,8 +202,39 @@ func TestCancelStopsTheQueue(t *testing.T) {
 		cancel()
 	}()
 	start := time.Now()
-	_, err := searchUnderLimit(t, ctx, srv, time.Hour, time.Hour, "all:a", "all:b")
+	_, err := searchUnderLimit(t, ctx, srv, time.Hour, time.Hour, time.Hour, "all:a", "all:b")
 	require.ErrorIs(t, err, context.Canceled)
 	require.Less(t, time.Since(start), 10*time.Second)
 	require.Len(t, srv.Requests(), 1)
+}
+
+// TestQueueWaitIsBounded: a query whose turn under arXiv's limit would
+// not come within the queue's bound fails, in arXiv's terms, instead of
+// waiting: here the next turn is an hour away and the bound 50ms. The
+// other query is sent and kept, and the search itself does not fail.
+func TestQueueWaitIsBounded(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
+	start := time.Now()
+	res, err := searchUnderLimit(t, context.Background(), srv, time.Hour, 50*time.Millisecond, time.Hour, "all:a", "all:b")
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), time.Minute, "the search did not wait for the hour")
+	sr := res.Sources[skills.SourceArxiv]
+	require.Regexp(t, `^query [12]: internal: no turn within 50ms under arXiv's rate limit \(one request every 1h0m0s, shared by every search on this server\); try again later$`, sr.Error)
+	require.Positive(t, sr.Count, "the query that was sent kept its papers")
+	require.Len(t, srv.Requests(), 1)
+}
+
+// TestQueueWaitBehindASlowQuery: a query queued behind one arXiv takes
+// long to answer (it holds the one connection) gives up after the bound,
+// while the slow one still gets its whole timeout.
+func TestQueueWaitBehindASlowQuery(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
+	srv.Hang()
+	res, err := searchUnderLimit(t, context.Background(), srv, time.Millisecond, 100*time.Millisecond, 2*time.Second, "all:a", "all:b")
+	require.NoError(t, err)
+	sr := res.Sources[skills.SourceArxiv]
+	require.Regexp(t, `^query [12]: internal: (timed out after 2s\b.*; query [12]: internal: no turn within 100ms under arXiv's rate limit|no turn within 100ms under arXiv's rate limit .*; query [12]: internal: timed out after 2s\b)`, sr.Error)
+	require.Len(t, srv.Requests(), 1, "the queued query was never sent")
 }

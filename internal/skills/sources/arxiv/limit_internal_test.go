@@ -10,13 +10,17 @@ import (
 )
 
 // TestNewKeepsToArxivTerms checks the client New builds sends one request
-// every 3 s on one connection, as arXiv's terms of use ask, and that a
-// client the caller built is used as it is.
+// every 3 s on one connection, as arXiv's terms of use ask, with a query's
+// wait for its turn bounded (DefaultMaxQueueWait unless Options says
+// otherwise), and that a client the caller built is used as it is.
 func TestNewKeepsToArxivTerms(t *testing.T) {
 	t.Parallel()
 	c, err := New(Options{Contact: "ada@example.org"})
 	require.NoError(t, err)
-	require.Equal(t, httpclient.Limit{Every: 3 * time.Second, Burst: 1, Concurrent: 1}, c.http.Limit())
+	require.Equal(t, httpclient.Limit{Every: 3 * time.Second, Burst: 1, Concurrent: 1, MaxQueueWait: DefaultMaxQueueWait}, c.http.Limit())
+	c, err = New(Options{MaxQueueWait: time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, httpclient.Limit{Every: 3 * time.Second, Burst: 1, Concurrent: 1, MaxQueueWait: time.Minute}, c.http.Limit())
 	hc := httpclient.New(httpclient.Options{})
 	c, err = New(Options{HTTP: hc})
 	require.NoError(t, err)

@@ -88,6 +88,14 @@ type Limit struct {
 	Burst int
 	// Concurrent caps the requests in flight at once; 0 means no cap.
 	Concurrent int
+	// MaxQueueWait bounds how long one request (all its attempts
+	// together) waits in this queue for its turns; 0 means no bound.
+	// Only the caller's context bounds the wait otherwise, and a search
+	// job has no deadline, so when many runs queue for a slow API a
+	// request would wait as long as the queue is. Past the bound the
+	// request fails with a *QueueError, and a turn that would only come
+	// later fails at once rather than after waiting the bound out.
+	MaxQueueWait time.Duration
 }
 
 // Client sends GET requests politely. It is safe for concurrent use, and
@@ -156,6 +164,9 @@ func New(opts Options) *Client {
 	} else {
 		c.limit.Concurrent = 0
 	}
+	if (c.limiter == nil && c.slots == nil) || c.limit.MaxQueueWait < 0 {
+		c.limit.MaxQueueWait = 0 // no queue, or no bound on it
+	}
 	return c
 }
 
@@ -189,6 +200,22 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("status %d: %s", e.Status, e.Body)
 }
 
+// QueueError is the cause of a request given up because its turn under
+// the client's Limit did not come within Limit.MaxQueueWait: too many
+// requests were queued for the API, which is not the API failing, so a
+// source can say so in its own words (errors.As).
+type QueueError struct {
+	// MaxQueueWait is the bound that was reached.
+	MaxQueueWait time.Duration
+	// Limit is the limit the request was queued under.
+	Limit Limit
+}
+
+// Error implements error.
+func (e *QueueError) Error() string {
+	return fmt.Sprintf("no turn within %s under this API's rate limit; try again later", e.MaxQueueWait)
+}
+
 // Get fetches rawURL and returns its body, retrying transient failures
 // (network errors, 429, 5xx). Every attempt first waits for its turn under
 // the client's Limit. Errors carry engine codes: EInvalid for 400 and 422,
@@ -198,8 +225,9 @@ func (e *StatusError) Error() string {
 func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) ([]byte, error) {
 	where := redact(rawURL)
 	var lastErr error
+	queueLeft := c.limit.MaxQueueWait // what the attempts still may wait for turns, if bounded
 	for attempt := 1; ; attempt++ {
-		release, err := c.acquire(ctx, where, lastErr)
+		release, err := c.acquire(ctx, where, lastErr, &queueLeft)
 		if err != nil {
 			return nil, err
 		}
@@ -265,23 +293,46 @@ func (c *Client) GetXML(ctx context.Context, rawURL string, header http.Header, 
 // acquire waits for a free slot under Limit.Concurrent, then for the rate
 // limiter's next turn, and returns the function that frees the slot. The
 // slot is taken first so that a request never spends a turn it cannot use.
-// A turn that would come after ctx's deadline fails at once, and a turn not
-// taken is given back, so a cancelled request does not slow the others.
-// The wait is our own queue, not the API being slow, so it is marked with
-// skills.WaitingForTurn: a searcher's per-call timeout does not run during
-// it, and only ctx's cancellation and deadline bound it.
-func (c *Client) acquire(ctx context.Context, where string, lastErr error) (release func(), err error) {
+// A turn that would come after ctx's deadline, or past what *queueLeft
+// (the request's share of Limit.MaxQueueWait) allows, fails at once, and
+// a turn not taken is given back, so a request that gives up does not slow
+// the others. The wait is our own queue, not the API being slow, so it is
+// marked with skills.WaitingForTurn: a searcher's per-call timeout does not
+// run during it; ctx's cancellation and deadline and Limit.MaxQueueWait
+// bound it.
+func (c *Client) acquire(ctx context.Context, where string, lastErr error, queueLeft *time.Duration) (release func(), err error) {
 	release = func() {}
 	if c.slots == nil && c.limiter == nil {
 		return release, nil
 	}
 	defer skills.WaitingForTurn(ctx)()
+	bounded := c.limit.MaxQueueWait > 0
+	start := c.now()
+	if bounded {
+		if *queueLeft <= 0 {
+			return nil, c.queueError(where, lastErr)
+		}
+		defer func() {
+			if err == nil {
+				*queueLeft -= c.now().Sub(start)
+			}
+		}()
+	}
 	if c.slots != nil {
+		var expired <-chan time.Time // a slot frees in real time, whatever c.now says
+		if bounded {
+			t := time.NewTimer(*queueLeft)
+			defer t.Stop()
+			expired = t.C
+		}
 		select {
 		case c.slots <- struct{}{}:
 			release = func() { <-c.slots }
 		case <-ctx.Done():
 			return nil, contextError(ctx, where, lastErr)
+		case <-expired:
+			*queueLeft = 0
+			return nil, c.queueError(where, lastErr)
 		}
 	}
 	if c.limiter == nil {
@@ -298,12 +349,25 @@ func (c *Client) acquire(ctx context.Context, where string, lastErr error) (rele
 		release()
 		return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: this API's rate limit allows the next request in %s, after the deadline", where, wait), Err: lastErr}
 	}
+	if bounded && now.Add(wait).Sub(start) > *queueLeft {
+		r.CancelAt(now)
+		release()
+		return nil, c.queueError(where, lastErr)
+	}
 	if err := c.sleep(ctx, wait); err != nil {
 		r.CancelAt(c.now())
 		release()
 		return nil, contextError(ctx, where, lastErr)
 	}
 	return release, nil
+}
+
+// queueError reports a request given up after Limit.MaxQueueWait in the
+// queue. It names the bound, not this request's own wait, because a turn
+// known to come too late fails before the bound is waited out.
+func (c *Client) queueError(where string, lastErr error) error {
+	qe := &QueueError{MaxQueueWait: c.limit.MaxQueueWait, Limit: c.limit}
+	return &engine.Error{Code: engine.EInternal, Message: "GET " + where, Err: errors.Join(qe, lastErr)}
 }
 
 // try performs one attempt. retryAfter is negative when the server gave none.

@@ -507,3 +507,118 @@ func TestSearcherTimeoutUnderLimit(t *testing.T) {
 		require.Empty(t, b.slept())
 	})
 }
+
+// TestMaxQueueWaitOnAFakeClock: a turn that would come past MaxQueueWait
+// fails at once with a *QueueError, without waiting and without spending
+// the turn; a turn within it is waited for; the attempts of one request
+// share the bound.
+func TestMaxQueueWaitOnAFakeClock(t *testing.T) {
+	t.Parallel()
+	ok := reply{status: 200, body: "{}"}
+	retryNow := reply{status: 503, header: map[string]string{"Retry-After": "0"}}
+	tests := []struct {
+		name       string
+		limit      httpclient.Limit
+		script     []reply
+		requests   int // the last one is checked; the others must succeed
+		wantErr    bool
+		wantCalls  int
+		wantSleeps []time.Duration
+	}{
+		{"TurnWithinTheBound", httpclient.Limit{Every: 30 * time.Second, MaxQueueWait: time.Minute}, []reply{ok}, 2, false, 2,
+			[]time.Duration{30 * time.Second}},
+		{"TurnPastTheBoundFailsAtOnce", httpclient.Limit{Every: 2 * time.Minute, Concurrent: 1, MaxQueueWait: time.Minute}, []reply{ok}, 2, true, 1, nil},
+		// Attempt 2 waits 40s of the minute for its turn; attempt 3 would
+		// wait 40s more (the zeros are Retry-After).
+		{"AttemptsShareTheBound", httpclient.Limit{Every: 40 * time.Second, MaxQueueWait: time.Minute}, []reply{retryNow, retryNow, ok}, 1, true, 2,
+			[]time.Duration{0, 40 * time.Second, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clock := &fakeClock{now: fixedNow}
+			b := setup(t, httpclient.Options{Limit: tt.limit, Now: clock.Now, Sleep: clock.Sleep}, tt.script...)
+			for range tt.requests - 1 {
+				_, err := b.client.Get(context.Background(), b.srv.URL, nil)
+				require.NoError(t, err)
+			}
+			_, err := b.client.Get(context.Background(), b.srv.URL, nil)
+			if !tt.wantErr {
+				require.NoError(t, err)
+			} else {
+				var qe *httpclient.QueueError
+				require.ErrorAs(t, err, &qe)
+				require.Equal(t, time.Minute, qe.MaxQueueWait)
+				require.Equal(t, tt.limit.Every, qe.Limit.Every)
+				require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+				require.ErrorContains(t, err, "no turn within 1m0s under this API's rate limit; try again later")
+			}
+			require.Equal(t, tt.wantCalls, int(b.calls.Load()))
+			require.Equal(t, tt.wantSleeps, clock.Slept())
+		})
+	}
+}
+
+// TestMaxQueueWaitGivesTheTurnBack: a request that gives up on a turn
+// past the bound does not keep it, so the next request's turn is the one
+// it gave up, not one after it.
+func TestMaxQueueWaitGivesTheTurnBack(t *testing.T) {
+	t.Parallel()
+	clock := &fakeClock{now: fixedNow}
+	b := setup(t, httpclient.Options{Limit: httpclient.Limit{Every: 2 * time.Minute, MaxQueueWait: time.Minute}, Now: clock.Now, Sleep: clock.Sleep}, reply{status: 200, body: "{}"})
+	_, err := b.client.Get(context.Background(), b.srv.URL, nil)
+	require.NoError(t, err)
+	_, err = b.client.Get(context.Background(), b.srv.URL, nil)
+	var qe *httpclient.QueueError
+	require.ErrorAs(t, err, &qe)
+	require.NoError(t, clock.Sleep(context.Background(), 90*time.Second)) // the turn is 30s away now
+	_, err = b.client.Get(context.Background(), b.srv.URL, nil)
+	require.NoError(t, err)
+	require.Equal(t, []time.Duration{90 * time.Second, 30 * time.Second}, clock.Slept())
+}
+
+// TestMaxQueueWaitBoundsTheSlotWait: a request queued behind one that
+// holds the only slot gives up after MaxQueueWait in real time, while a
+// cancelled one still stops at once under a long bound.
+func TestMaxQueueWaitBoundsTheSlotWait(t *testing.T) {
+	t.Parallel()
+	arrived, unblock := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-unblock:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(unblock) })
+	const bound = 50 * time.Millisecond
+	c := httpclient.New(httpclient.Options{Limit: httpclient.Limit{Concurrent: 1, MaxQueueWait: bound}})
+	require.Equal(t, httpclient.Limit{Concurrent: 1, MaxQueueWait: bound}, c.Limit())
+	go func() { _, _ = c.Get(context.Background(), srv.URL, nil) }() // holds the one slot
+	<-arrived
+
+	start := time.Now()
+	_, err := c.Get(context.Background(), srv.URL, nil)
+	var qe *httpclient.QueueError
+	require.ErrorAs(t, err, &qe)
+	require.GreaterOrEqual(t, time.Since(start), bound)
+	require.ErrorContains(t, err, "no turn within 50ms")
+
+	long := httpclient.New(httpclient.Options{Limit: httpclient.Limit{Concurrent: 1, MaxQueueWait: time.Hour}})
+	go func() { _, _ = long.Get(context.Background(), srv.URL, nil) }()
+	<-arrived
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	_, err = long.Get(ctx, srv.URL, nil)
+	require.ErrorIs(t, err, context.Canceled)
+	require.False(t, errors.As(err, &qe))
+}
+
+// TestMaxQueueWaitNeedsAQueue: without a rate or a concurrency limit
+// there is no queue, so there is no bound to report.
+func TestMaxQueueWaitNeedsAQueue(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, httpclient.Limit{}, httpclient.New(httpclient.Options{Limit: httpclient.Limit{MaxQueueWait: time.Minute}}).Limit())
+	require.Equal(t, httpclient.Limit{Concurrent: 1}, httpclient.New(httpclient.Options{Limit: httpclient.Limit{Concurrent: 1, MaxQueueWait: -time.Minute}}).Limit())
+}
