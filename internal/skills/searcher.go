@@ -209,6 +209,14 @@ func (s *SourceSearcher) Names() []string {
 // a query's PerSource text for its name, or Text when it has no entry; an
 // entry that is present but blank means the renderer found nothing that
 // source can search, so that query is skipped for it (recorded as "").
+//
+// A result records only the queries that were sent. A call the search's
+// cancellation caught before it started, or while its source still waited
+// for its first turn in its own client's queue (WaitingForTurn), reached
+// no API: its query is recorded as "" with the error "search cancelled
+// before it was sent", and a source that was sent none of its queries has
+// no queries recorded at all, only the error "search cancelled before any
+// query was sent", as a source that was never queried has.
 func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchResult, error) {
 	if err := st.Validate(); err != nil {
 		return SearchResult{}, err
@@ -268,20 +276,20 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				outcomes[c.si][c.qi] = callOutcome{err: cancelled(ctx)}
+				outcomes[c.si][c.qi] = callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
 				progress.finish(c.name, 0, outcomes[c.si][c.qi].err)
 				return
 			}
 			defer func() { <-sem }()
 			if ctx.Err() != nil { // cancelled while queued: do not start
-				outcomes[c.si][c.qi] = callOutcome{err: cancelled(ctx)}
+				outcomes[c.si][c.qi] = callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
 				progress.finish(c.name, 0, outcomes[c.si][c.qi].err)
 				return
 			}
 			progress.start(c.name)
-			papers, err := s.call(ctx, c.src, c.req)
-			outcomes[c.si][c.qi] = callOutcome{papers: papers, err: err}
-			progress.finish(c.name, len(papers), err)
+			o := s.call(ctx, c.src, c.req)
+			outcomes[c.si][c.qi] = o
+			progress.finish(c.name, len(o.papers), o.err)
 		}()
 	}
 	wg.Wait()
@@ -293,6 +301,12 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 		sr := res.Sources[name]
 		var errs []string
 		many := len(outcomes[si]) > 1
+		if planned, unsent := plannedUnsent(outcomes[si], sr.Queries); planned > 0 && unsent == planned {
+			// Nothing reached the source: no query to report as sent.
+			sr.Queries, sr.Error = nil, cancelledUnsent(ctx, "any query").Error()
+			res.Sources[name] = sr
+			continue
+		}
 		// Two queries of one source often return the same record: it is
 		// one record of that source, kept once (at its first, best rank)
 		// and counted once, so the page's "N found" is what the source has.
@@ -301,6 +315,9 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 		// deduplicator to judge; merging it here would do so silently.
 		seen, ids := map[string]bool{}, map[string]bool{}
 		for qi, o := range outcomes[si] {
+			if o.unsent {
+				sr.Queries[qi] = ""
+			}
 			if o.err != nil {
 				text := o.err.Error()
 				if many {
@@ -343,14 +360,32 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 type callOutcome struct {
 	papers []RawPaper
 	err    error
+	// unsent is set for a call the search's cancellation caught before
+	// anything was sent: its query is not recorded as sent.
+	unsent bool
+}
+
+// plannedUnsent counts a source's planned calls (its queries not rendered
+// to nothing, texts being what the plan recorded) and those never sent.
+func plannedUnsent(outcomes []callOutcome, texts []string) (planned, unsent int) {
+	for qi, o := range outcomes {
+		if strings.TrimSpace(texts[qi]) != "" {
+			planned++
+		}
+		if o.unsent {
+			unsent++
+		}
+	}
+	return planned, unsent
 }
 
 // call runs one source call under its own timeout, which does not run
 // while the source waits its turn in its own client's queue (see
 // WaitingForTurn). It returns when the timeout fires even if the source
 // ignores its context, and turns a panic in a source into that source's
-// error rather than the server's crash.
-func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest) ([]RawPaper, error) {
+// error rather than the server's crash. A call cancelled before its
+// source's first turn came comes back unsent.
+func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest) callOutcome {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	clock := startCallClock(s.timeout, func() { cancel(callTimeout{}) })
@@ -379,16 +414,18 @@ func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest
 	if r.err != nil {
 		var to callTimeout
 		switch {
+		case ctx.Err() != nil && clock.sentNothing():
+			return callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
 		case ctx.Err() != nil:
-			return nil, cancelled(ctx)
+			return callOutcome{err: cancelled(ctx)}
 		case errors.As(context.Cause(cctx), &to):
-			return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("timed out after %s", s.timeout), Err: r.err}
+			return callOutcome{err: &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("timed out after %s", s.timeout), Err: r.err}}
 		}
 	}
 	if len(r.papers) > req.MaxResults {
 		r.papers = r.papers[:req.MaxResults]
 	}
-	return r.papers, r.err
+	return callOutcome{papers: r.papers, err: r.err}
 }
 
 // isWarning reports whether a source's error is a *Warning: its papers
@@ -420,6 +457,8 @@ type callClock struct {
 	left   time.Duration // time the call still has, as of since
 	since  time.Time     // when the clock last started running
 	waits  int           // turns being waited for; the clock runs only at 0
+	waited bool          // a wait for a turn began
+	turned bool          // a wait ended while the call was live: a request may have left
 	timer  *time.Timer   // nil while paused
 	over   bool          // fired or stopped: never runs again
 	expire func()
@@ -448,6 +487,7 @@ func (c *callClock) pause() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.waits++
+	c.waited = true
 	if c.waits > 1 || c.over || c.timer == nil {
 		return
 	}
@@ -457,12 +497,19 @@ func (c *callClock) pause() {
 	c.timer = nil
 }
 
-// resume restarts the clock when the last wait ends.
-func (c *callClock) resume() {
+// resume restarts the clock when the last wait ends; live says the
+// call's context was not done then, so the turn can be used.
+func (c *callClock) resume(live bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.waits--
-	if c.waits > 0 || c.over {
+	if c.waits > 0 {
+		return
+	}
+	if live {
+		c.turned = true
+	}
+	if c.over {
 		return
 	}
 	c.since = time.Now()
@@ -479,6 +526,16 @@ func (c *callClock) timeLeft() time.Duration {
 		return max(c.left, 0)
 	}
 	return max(c.left-time.Since(c.since), 0)
+}
+
+// sentNothing reports whether the call waited for a turn and has not had
+// one it could use: it is still waiting, or its wait ended with its
+// context done. A source that waits for turns sends nothing before its
+// first, and nothing with a done context, so such a call reached no API.
+func (c *callClock) sentNothing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.waited && !c.turned
 }
 
 // stop ends the clock when the call returns, so a source that outlives its
@@ -509,7 +566,7 @@ func WaitingForTurn(ctx context.Context) (turnCame func()) {
 		return func() {}
 	}
 	c.pause()
-	return sync.OnceFunc(c.resume)
+	return sync.OnceFunc(func() { c.resume(ctx.Err() == nil) })
 }
 
 // CallTimeLeft is how much of its timeout the searcher call running under
@@ -527,6 +584,13 @@ func CallTimeLeft(ctx context.Context) (left time.Duration, ok bool) {
 
 func cancelled(ctx context.Context) error {
 	return &engine.Error{Code: engine.EInternal, Message: "search cancelled", Err: ctx.Err()}
+}
+
+// cancelledUnsent is the error of a call (what: "it") or of a whole
+// source ("any query") the search's cancellation caught before anything
+// was sent, so nobody reads its query as sent.
+func cancelledUnsent(ctx context.Context, what string) error {
+	return &engine.Error{Code: engine.EInternal, Message: "search cancelled before " + what + " was sent", Err: ctx.Err()}
 }
 
 // progress turns per-call completions into per-source events, serialised.

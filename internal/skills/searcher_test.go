@@ -501,3 +501,80 @@ func TestSearcherCancelStopsAWaitForTurn(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Contains(t, res.Sources["arxiv"].Error, "search cancelled")
 }
+
+// TestSearcherCancelRecordsOnlyWhatWasSent: after a cancel, a query is
+// recorded as sent only if its call started. One call at a time, so the
+// cancel catches three of the four before they start; those are recorded
+// as not sent ("" and the reason), and a source none of whose queries
+// started has no queries recorded at all.
+func TestSearcherCancelRecordsOnlyWhatWasSent(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	started := map[string]string{} // source → the query it was sent
+	ready := make(chan struct{}, 10)
+	blocking := func(name string) fakeSource {
+		return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+			mu.Lock()
+			started[name] = req.Query
+			mu.Unlock()
+			ready <- struct{}{}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+	}
+	s := newSearcher(t, skills.SearcherOptions{Timeout: time.Hour, Concurrency: 1}, blocking("a"), blocking("b"))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-ready; cancel() }()
+	res, err := s.Search(ctx, strategy([]string{"a", "b"}, q("x"), q("y")))
+	require.ErrorIs(t, err, context.Canceled)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, started, 1, "one call started")
+	for _, name := range []string{"a", "b"} {
+		sent, ok := started[name]
+		if !ok {
+			require.Equal(t, skills.SourceResult{Error: "internal: search cancelled before any query was sent: context canceled"}, res.Sources[name], name)
+			continue
+		}
+		want := skills.SourceResult{Queries: []string{"x", ""},
+			Error: "query 1: internal: search cancelled: context canceled; query 2: internal: search cancelled before it was sent: context canceled"}
+		if sent == "y" {
+			want = skills.SourceResult{Queries: []string{"", "y"},
+				Error: "query 1: internal: search cancelled before it was sent: context canceled; query 2: internal: search cancelled: context canceled"}
+		}
+		require.Equal(t, want, res.Sources[name], name)
+	}
+}
+
+// TestSearcherCancelRecordsQueuedCallsAsNotSent: a call that started but
+// whose source still waited for its first turn in its own client's queue
+// (WaitingForTurn) sent nothing, so a cancel records it as not sent; a
+// call that had its turn may have sent its request, so it is recorded as
+// sent.
+func TestSearcherCancelRecordsQueuedCallsAsNotSent(t *testing.T) {
+	t.Parallel()
+	var inPlace sync.WaitGroup
+	inPlace.Add(4)
+	src := func(name string) fakeSource {
+		return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+			turn := skills.WaitingForTurn(ctx)
+			if req.Query == "turned" {
+				turn() // its turn came: the request leaves
+			}
+			inPlace.Done()
+			<-ctx.Done()
+			turn() // abandoned, for the queued ones
+			return nil, ctx.Err()
+		}}
+	}
+	s := newSearcher(t, skills.SearcherOptions{Timeout: time.Hour}, src("one"), src("two"))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { inPlace.Wait(); cancel() }()
+	st := strategy([]string{"one", "two"}, q("turned"), q("queued"))
+	st.Queries[0].PerSource = map[string]string{"two": "queued"}
+	res, err := s.Search(ctx, st)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, skills.SourceResult{Queries: []string{"turned", ""},
+		Error: "query 1: internal: search cancelled: context canceled; query 2: internal: search cancelled before it was sent: context canceled"}, res.Sources["one"])
+	require.Equal(t, skills.SourceResult{Error: "internal: search cancelled before any query was sent: context canceled"}, res.Sources["two"])
+}

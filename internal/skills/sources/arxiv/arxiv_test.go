@@ -3,6 +3,7 @@ package arxiv_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -202,10 +203,17 @@ func TestCancelStopsTheQueue(t *testing.T) {
 		cancel()
 	}()
 	start := time.Now()
-	_, err := searchUnderLimit(t, ctx, srv, time.Hour, time.Hour, time.Hour, "all:a", "all:b")
+	res, err := searchUnderLimit(t, ctx, srv, time.Hour, time.Hour, time.Hour, "all:a", "all:b")
 	require.ErrorIs(t, err, context.Canceled)
 	require.Less(t, time.Since(start), 10*time.Second)
 	require.Len(t, srv.Requests(), 1)
+	// Only the query arXiv received is recorded as sent; the one still
+	// queued is recorded as not sent, and says why.
+	sent := srv.Requests()[0].URL.Query().Get("search_query")
+	queries := res.Sources[skills.SourceArxiv].Queries
+	require.ElementsMatch(t, []string{sent, ""}, queries)
+	notSent := 1 + slices.Index(queries, "")
+	require.Contains(t, res.Sources[skills.SourceArxiv].Error, fmt.Sprintf("query %d: internal: search cancelled before it was sent", notSent))
 }
 
 // TestQueueWaitIsBounded: a query whose turn under arXiv's limit would
