@@ -8,10 +8,13 @@
 //
 // The relevance search takes "a plain-text search query string": "no
 // special query syntax is supported" and "hyphenated query terms yield no
-// matches (replace it with space to find matches)". Queries written in the
-// bulk search's syntax (+ | - "phrases" (groups) prefix* term~N) are turned
-// into plain text by PlainQuery before they are sent, and SentQuery reports
-// that text, so the search report shows what the API really received.
+// matches (replace it with space to find matches)". The query renderer
+// writes exactly that for this source (query.Render's bag of words), and
+// PlainQuery passes it through unchanged; queries written in the bulk
+// search's syntax (+ | - "phrases" (groups) prefix* term~N), which the
+// renderer wrote before, are turned into plain text by PlainQuery before
+// they are sent. SentQuery reports the text sent, so the search report
+// shows what the API really received.
 //
 // The strategy's fields of study are sent as the search's fieldsOfStudy
 // filter, which only takes names from Semantic Scholar's fixed list
@@ -199,6 +202,17 @@ func FieldsOfStudy(fs []string) []string {
 // inside a word becomes a space, as the API asks. Text without that syntax
 // comes out with only hyphens and spacing changed. It returns "" when no
 // word is left.
+//
+// The pipeline's own queries reach this source already as plain words,
+// rendered from the query's syntax tree by query.Render, and PlainQuery
+// leaves them as they are (FuzzPlainQueryKeepsRendererOutput), so those
+// words have one source. PlainQuery is for text the renderer did not
+// write: strategies stored when it still wrote the bulk syntax, and
+// requests made by hand. It cannot hand that text to the renderer
+// instead, because the renderer's input is the canonical syntax, not this
+// one, and its output does not parse back: the words of a quoted "cats
+// AND dogs" come out as cats AND dogs, which the canonical parser reads
+// as an operator, so a round trip would change what is sent.
 func PlainQuery(q string) string {
 	var b strings.Builder
 	rs := []rune(q)

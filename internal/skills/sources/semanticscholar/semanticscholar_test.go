@@ -14,6 +14,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
+	"quarry/internal/skills/query"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/semanticscholar"
 	"quarry/internal/skills/sources/sourcetest"
@@ -273,6 +274,33 @@ func TestPlainQuery(t *testing.T) {
 			require.Equal(t, tt.want, semanticscholar.PlainQuery(tt.in))
 		})
 	}
+}
+
+// FuzzPlainQueryKeepsRendererOutput pins why PlainQuery and the query
+// renderer's bag of words do not disagree: whatever canonical query the
+// pipeline renders for Semantic Scholar, PlainQuery sends it unchanged, so
+// the words sent come from the renderer alone.
+func FuzzPlainQueryKeepsRendererOutput(f *testing.F) {
+	for _, seed := range []string{
+		`"machine learning" (sepsis OR "septic shock") "covid-19" -mice NOT "case report"`,
+		`"cats AND dogs" pets`, `"OR" nursing`, `"t-SNE" covid-19's neuro* sleep~2`,
+		`"Größenordnung évidence" 李明`, `a+b | c`, `"-x" (y OR "-z")`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		ast, err := query.Parse(in)
+		if err != nil {
+			return
+		}
+		rendered, err := query.Render(query.SemanticScholar, ast)
+		if err != nil {
+			return // nothing Semantic Scholar can search: the searcher skips it
+		}
+		if got := semanticscholar.PlainQuery(rendered); got != rendered {
+			t.Fatalf("PlainQuery(%q) = %q, want the renderer's text unchanged (query %q)", rendered, got, in)
+		}
+	})
 }
 
 func TestNothingLeftToSearchIsInvalid(t *testing.T) {
