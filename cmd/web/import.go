@@ -95,10 +95,12 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	if stats.Skipped > 0 {
 		skipped += " (" + stats.ReasonSummary() + ")"
 	}
-	fmt.Fprintf(stdout, "imported %d new, %d updated, %s in %.1f s\n", stats.Inserted, stats.Updated, skipped, time.Since(start).Seconds())
 	if err != nil {
-		return fmt.Errorf("import stopped after reading %d records; nothing was imported, the library is as it was: %w", stats.Read, err)
+		// No count line: "imported 0 new" right above the error would
+		// read as a partial success of an import that wrote nothing.
+		return fmt.Errorf("import stopped after reading %d records (%s); nothing was imported, the library is as it was: %w", stats.Read, skipped, err)
 	}
+	fmt.Fprintf(stdout, "imported %d new, %d updated, %d unchanged, %s in %.1f s\n", stats.Inserted, stats.Updated, stats.Unchanged, skipped, time.Since(start).Seconds())
 	return nil
 }
 

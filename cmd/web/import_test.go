@@ -44,12 +44,13 @@ func TestImportCommandEndToEnd(t *testing.T) {
 	require.NotContains(t, text, "\r", "a non-terminal gets plain lines, not in-place updates")
 	require.Contains(t, text, "arxiv_sample.jsonl:3: malformed JSON\n")
 	require.Contains(t, text, "paperlists_sample.jsonl:6: missing title\n")
-	require.Regexp(t, regexp.MustCompile(`(?m)^imported 5 new, 1 updated, 4 skipped \(1 malformed JSON, 1 missing title, 1 status Reject, 1 status Withdraw\) in [0-9.]+ s$`), text)
+	require.Regexp(t, regexp.MustCompile(`(?m)^imported 5 new, 1 updated, 0 unchanged, 4 skipped \(1 malformed JSON, 1 missing title, 1 status Reject, 1 status Withdraw\) in [0-9.]+ s$`), text)
 
-	// Again, with --db overriding the environment's database: all updates.
+	// Again, with --db overriding the environment's database: two records
+	// are as stored; the arXiv listing's venue replaces the ACL record's.
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"import", "--db", db, "--format", "jsonl", files[0]}, func(string) string { return "" }, &out))
-	require.Regexp(t, `(?m)^imported 0 new, 3 updated, 1 skipped \(1 malformed JSON\) in [0-9.]+ s$`, out.String())
+	require.Regexp(t, `(?m)^imported 0 new, 1 updated, 2 unchanged, 1 skipped \(1 malformed JSON\) in [0-9.]+ s$`, out.String())
 
 	st, err := store.Open(ctx, db, store.Options{})
 	require.NoError(t, err)
@@ -86,7 +87,7 @@ func TestImportCommandReadsEveryFormat(t *testing.T) {
 	args := append([]string{"import", "--db", db, "--column", "title=Heading"}, paths...)
 	require.NoError(t, run(ctx, args, func(string) string { return "" }, &out))
 	require.Contains(t, out.String(), "refs.txt:9: missing title")
-	require.Regexp(t, `(?m)^imported 3 new, 0 updated, 1 skipped \(1 missing title\) in [0-9.]+ s$`, out.String())
+	require.Regexp(t, `(?m)^imported 3 new, 0 updated, 0 unchanged, 1 skipped \(1 missing title\) in [0-9.]+ s$`, out.String())
 
 	st, err := store.Open(ctx, db, store.Options{})
 	require.NoError(t, err)
@@ -118,7 +119,7 @@ func TestImportCommandUnclosedCSVQuote(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, []string{"import", "--db", db, path}, func(string) string { return "" }, &out))
 	require.Contains(t, out.String(), "  swallow.csv:3: malformed CSV row: a quote opens a cell and is never closed\n")
-	require.Regexp(t, `(?m)^imported 3 new, 0 updated, 1 skipped \(1 malformed CSV row: a quote opens a cell and is never closed\) in [0-9.]+ s$`, out.String())
+	require.Regexp(t, `(?m)^imported 3 new, 0 updated, 0 unchanged, 1 skipped \(1 malformed CSV row: a quote opens a cell and is never closed\) in [0-9.]+ s$`, out.String())
 
 	st, err := store.Open(ctx, db, store.Options{})
 	require.NoError(t, err)
@@ -159,10 +160,9 @@ func TestImportCommandRefusesFilesWithoutRecords(t *testing.T) {
 			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
 			require.ErrorContains(t, err, tc.want)
 			if name == "EmptyAfterGood" {
-				require.ErrorContains(t, err, "import stopped after reading 1 records; nothing was imported")
-			} else {
-				require.NotContains(t, out.String(), "imported 0 new", "no count line when nothing was read")
+				require.ErrorContains(t, err, "import stopped after reading 1 records (0 skipped); nothing was imported")
 			}
+			require.NotContains(t, out.String(), "imported 0 new", "no count line when nothing was imported")
 			st, err := store.Open(context.Background(), db, store.Options{})
 			require.NoError(t, err)
 			defer st.Close()
@@ -399,4 +399,17 @@ func TestOpenImportCountsCompressedBytes(t *testing.T) {
 	}
 	require.Equal(t, 5000, ticks)
 	require.Equal(t, in.size, in.done)
+}
+
+// TestImportCommandMissingFile: a file that cannot be opened is named once,
+// with the system's reason, before any database is created.
+func TestImportCommandMissingFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	missing, db := filepath.Join(dir, "nope.jsonl"), filepath.Join(dir, "q.db")
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"import", "--db", db, missing}, func(string) string { return "" }, &out)
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+	require.Equal(t, "open "+missing+": no such file or directory", engine.ErrorMessage(err))
+	require.NoFileExists(t, db)
 }

@@ -191,7 +191,7 @@ func jobView(s library.JobStatus) views.ImportJob {
 	j := views.ImportJob{
 		ID: s.ID, Name: s.Name, Format: s.Format, By: s.By, Started: s.Started, Finished: s.Finished,
 		Done: s.Done, Indexing: s.Progress.Indexing, Read: s.Progress.Read, Inserted: s.Progress.Inserted,
-		Updated: s.Progress.Updated, Skipped: s.Progress.Skipped, Reasons: s.Progress.ReasonSummary(), Err: s.Err,
+		Updated: s.Progress.Updated, Unchanged: s.Progress.Unchanged, Skipped: s.Progress.Skipped, Reasons: s.Progress.ReasonSummary(), Err: s.Err,
 	}
 	for i, e := range s.Progress.Errors {
 		if i == maxShownErrors {

@@ -92,13 +92,13 @@ func TestLibraryUploadShowsProgressThenSummary(t *testing.T) {
 	require.NotEqual(t, before, page.Find(`[data-testid="library-count"]`).Text())
 	require.Contains(t, page.Find(`[data-testid="import-jobs"]`).Text(), "endnote.ris")
 
-	// The same file again updates instead of duplicating.
+	// The same file again neither duplicates nor reads as an update.
 	res, _ = w.upload(t, c, csrf(page), "endnote.ris", sampleRIS, map[string]string{"format": biblio.RIS})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Eventually(t, func() bool {
 		_, p := w.get(t, c, "/library")
-		return strings.Contains(p.Find(`[data-testid="import-jobs"] li`).First().Text(), "0 new, 2 updated, 1 skipped")
-	}, 10*time.Second, 50*time.Millisecond, "a second import of the same file updates its records")
+		return strings.Contains(p.Find(`[data-testid="import-jobs"] li`).First().Text(), "0 new, 0 updated, 2 unchanged, 1 skipped")
+	}, 10*time.Second, 50*time.Millisecond, "a second import of the same file changes nothing")
 
 	// The library exports in every format and the uploaded papers come back.
 	for _, f := range codecs.ExportFormats {

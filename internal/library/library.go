@@ -47,12 +47,16 @@ type RecordError struct {
 // the report without bound; SkipReasons still counts every record.
 const MaxRecordErrors = 1000
 
-// ImportStats is what an import did. Read = Inserted + Updated + Skipped.
+// ImportStats is what an import did. Read = Inserted + Updated +
+// Unchanged + Skipped. Unchanged counts records already in the library with
+// the same content, so importing a file again reads as "nothing changed",
+// not as a mass update.
 type ImportStats struct {
-	Read     int `json:"read"`
-	Inserted int `json:"inserted"`
-	Updated  int `json:"updated"`
-	Skipped  int `json:"skipped"`
+	Read      int `json:"read"`
+	Inserted  int `json:"inserted"`
+	Updated   int `json:"updated"`
+	Unchanged int `json:"unchanged"`
+	Skipped   int `json:"skipped"`
 	// SkipReasons counts skipped records per reason ("malformed JSON",
 	// "status Reject", ...).
 	SkipReasons map[string]int `json:"skip_reasons,omitempty"`
@@ -78,6 +82,7 @@ func (s *ImportStats) Add(o ImportStats) {
 	s.Read += o.Read
 	s.Inserted += o.Inserted
 	s.Updated += o.Updated
+	s.Unchanged += o.Unchanged
 	s.Skipped += o.Skipped
 	for k, v := range o.SkipReasons {
 		if s.SkipReasons == nil {

@@ -2,8 +2,10 @@ package library
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +40,10 @@ func Open(path string, opts codecs.Options) (*Reader, error) {
 func OpenCounting(path string, opts codecs.Options, read *int64) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) { // its message already says "open PATH: "
+			err = pe.Err
+		}
 		return nil, engine.Errorf(engine.EInvalid, "open %s: %v", path, err)
 	}
 	var src io.Reader = f

@@ -51,6 +51,33 @@ const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 		extra = coalesce(excluded.extra, extra),
 		compounds = CASE WHEN excluded.abstract <> '' THEN excluded.compounds ELSE NULL END`
 
+// paperChangedSQL is true when the imported row n would change the stored
+// row o under paperConflictSQL's rules: a field n leaves empty keeps o's
+// value, so it changes nothing. Where the record came from (source) and
+// when (imported_at) are not content. It lets an import tell a re-import of
+// the same file ("unchanged") from one that corrects records ("updated").
+const paperChangedSQL = `(n.title IS NOT o.title
+		OR (n.authors <> '[]' AND n.authors IS NOT o.authors)
+		OR (n.year <> 0 AND n.year IS NOT o.year)
+		OR (n.venue <> '' AND n.venue IS NOT o.venue)
+		OR (n.abstract <> '' AND n.abstract IS NOT o.abstract)
+		OR (n.doi <> '' AND n.doi IS NOT o.doi)
+		OR (n.arxiv_id <> '' AND n.arxiv_id IS NOT o.arxiv_id)
+		OR (n.pmid <> '' AND n.pmid IS NOT o.pmid)
+		OR (n.url <> '' AND n.url IS NOT o.url)
+		OR (n.volume <> '' AND n.volume IS NOT o.volume)
+		OR (n.issue <> '' AND n.issue IS NOT o.issue)
+		OR (n.pages <> '' AND n.pages IS NOT o.pages)
+		OR (n.extra IS NOT NULL AND n.extra IS NOT o.extra))`
+
+// unchangedPaperSQL says whether a paper with the bound values is stored
+// already with the same content; the values are bound in the order of its
+// column list.
+const unchangedPaperSQL = `SELECT EXISTS (SELECT 1 FROM papers o,
+	(SELECT ? AS id, ? AS title, ? AS authors, ? AS year, ? AS venue, ? AS abstract, ? AS doi, ? AS arxiv_id,
+		? AS pmid, ? AS url, ? AS extra, ? AS volume, ? AS issue, ? AS pages) n
+	WHERE o.id = n.id AND NOT ` + paperChangedSQL + `)`
+
 // importColumns are the papers columns an import writes, in the order of
 // upsertPaperSQL's values and of import_staging's matching columns.
 const importColumns = `id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra, volume, issue, pages, compounds`
@@ -189,6 +216,11 @@ func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *l
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(docid), 0) FROM papers`).Scan(&maxBefore); err != nil {
 		return fmt.Errorf("store: import: %w", err)
 	}
+	unchanged, err := tx.PrepareContext(ctx, unchangedPaperSQL)
+	if err != nil {
+		return fmt.Errorf("store: import: prepare: %w", err)
+	}
+	defer unchanged.Close()
 	now := formatTime(s.Now())
 	b := copyStats(*stats)
 	seen := map[int64]bool{}
@@ -197,9 +229,6 @@ func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *l
 		if !ok {
 			continue
 		}
-		if err := deleteFTSEntry(ctx, tx, p.ID); err != nil {
-			return err
-		}
 		authors, err := json.Marshal(nonNil(p.Authors))
 		if err != nil {
 			return fmt.Errorf("store: import: %w", err)
@@ -207,6 +236,18 @@ func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *l
 		var extra any
 		if len(rec.Extra) > 0 {
 			extra = string(rec.Extra)
+		}
+		var same bool
+		if err := unchanged.QueryRowContext(ctx, p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract,
+			p.DOI, p.ArxivID, p.PMID, p.URL, extra, p.Volume, p.Issue, p.Pages).Scan(&same); err != nil {
+			return fmt.Errorf("store: import line %d: %w", rec.Line, err)
+		}
+		if same {
+			b.Unchanged++
+			continue
+		}
+		if err := deleteFTSEntry(ctx, tx, p.ID); err != nil {
+			return err
 		}
 		var docid int64
 		var title, abstract, authorsStored, venue string
@@ -333,10 +374,12 @@ func (s *Store) mergeStaged(ctx context.Context, importID string, stats *library
 		return fmt.Errorf("store: import: begin: %w", err)
 	}
 	defer tx.Rollback()
-	var staged, fresh int
+	var staged, fresh, same int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*), (SELECT count(DISTINCT s.id) FROM import_staging s
-		WHERE s.import_id = ?1 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id))
-		FROM import_staging WHERE import_id = ?1`, importID).Scan(&staged, &fresh); err != nil {
+		WHERE s.import_id = ?1 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id)),
+		(SELECT count(*) FROM import_staging n JOIN papers o ON o.id = n.id
+		WHERE n.import_id = ?1 AND NOT `+paperChangedSQL+`)
+		FROM import_staging WHERE import_id = ?1`, importID).Scan(&staged, &fresh, &same); err != nil {
 		return fmt.Errorf("store: import: count staged: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, mergeStagedSQL, importID, formatTime(s.Now())); err != nil {
@@ -351,7 +394,7 @@ func (s *Store) mergeStaged(ctx context.Context, importID string, stats *library
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: import: commit: %w", err)
 	}
-	stats.Inserted, stats.Updated = fresh, staged-fresh
+	stats.Inserted, stats.Updated, stats.Unchanged = fresh, staged-fresh-same, same
 	return nil
 }
 

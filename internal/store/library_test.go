@@ -86,10 +86,23 @@ func TestImportPapersIsIdempotent(t *testing.T) {
 			require.NotEmpty(t, progress)
 			require.Equal(t, batch > 0, progress[len(progress)-1].Indexing, "bulk imports report the index build")
 
+			// Again, unchanged: nothing reads as updated.
 			stats, err = st.ImportPapers(ctx, stream(recs[:3]...), library.ImportOptions{BatchSize: batch})
 			require.NoError(t, err)
 			require.Equal(t, 0, stats.Inserted)
-			require.Equal(t, 3, stats.Updated)
+			require.Equal(t, 0, stats.Updated)
+			require.Equal(t, 3, stats.Unchanged)
+
+			// Again, with one record corrected and one missing a field it
+			// had (which keeps the stored value, so changes nothing).
+			fixed := paper("Sepsis prediction with gradient boosting", "We predict sepsis in intensive care units.", 2020, "10.1/a")
+			sparse := paper("Graph neural networks for molecules", "", 0, "10.1/b")
+			stats, err = st.ImportPapers(ctx, stream(fixed, sparse, recs[2]), library.ImportOptions{BatchSize: batch})
+			require.NoError(t, err)
+			require.Equal(t, 0, stats.Inserted)
+			require.Equal(t, 1, stats.Updated)
+			require.Equal(t, 2, stats.Unchanged)
+			require.Equal(t, stats.Read, stats.Inserted+stats.Updated+stats.Unchanged+stats.Skipped)
 			n, err := st.LibraryCount(ctx)
 			require.NoError(t, err)
 			require.Equal(t, 3, n)
