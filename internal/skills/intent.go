@@ -300,70 +300,132 @@ func yearRange(s string, now time.Time) (string, YearRange) {
 
 var (
 	// exclusionCues are the words that introduce what to leave out.
-	exclusionCues   = `(?:not\s+(?:in|among|on|for|including|involving|about)|excluding|exclude|except(?:\s+for)?|without|other\s+than|but\s+not|apart\s+from|ignoring|rather\s+than)`
-	exclusionCue    = regexp.MustCompile(`\b` + exclusionCues + `\s+([^,;:.?!()]+)`)
+	exclusionCues = `(?:not\s+(?:in|among|on|for|including|involving|about)|excluding|exclude|except(?:\s+for)?|without|other\s+than|but\s+not|apart\s+from|ignoring|rather\s+than)`
+	// exclusionCue and bareNot run on past commas so a list after the cue
+	// ("not in children, adolescents or infants") is seen whole;
+	// cutExcludedList decides where the list ends.
+	exclusionCue    = regexp.MustCompile(`\b` + exclusionCues + `\s+([^;:.?!()]+)`)
 	quotedExclusion = regexp.MustCompile(`\b(?:` + exclusionCues + `|not)\s+["“”]([^"“”]+)["“”]`)
 	// bareNot is "X not Y" ("transformers not RNNs", "on mood, not
 	// anxiety"); it excludes Y only when its clause has no verb for "not"
 	// to negate ("why do patients not adhere").
-	bareNot = regexp.MustCompile(`\bnot\s+([^,;:.?!()]+)`)
+	bareNot = regexp.MustCompile(`\bnot\s+([^;:.?!()]+)`)
 	// negatedVerbs are words that, earlier in the clause, make "not" negate
 	// a verb, so what follows is part of the question, not an exclusion.
 	negatedVerbs = map[string]bool{"do": true, "does": true, "did": true, "is": true, "are": true, "was": true, "were": true, "be": true, "been": true, "can": true, "could": true, "should": true, "would": true, "will": true, "may": true, "might": true, "must": true, "have": true, "has": true, "had": true, "why": true, "whether": true, "or": true, "if": true, "who": true, "that": true, "which": true, "to": true}
 	// notAnExclusion are words after a bare "not" that qualify rather than
 	// name what to leave out ("not only", "not yet").
 	notAnExclusion = map[string]bool{"only": true, "just": true, "yet": true, "necessarily": true, "always": true, "all": true, "enough": true, "very": true, "well": true, "much": true, "merely": true, "simply": true}
-	phraseStop     = map[string]bool{"and": true, "or": true, "but": true, "since": true, "after": true, "before": true, "between": true, "during": true, "published": true, "from": true, "that": true, "which": true, "who": true, "where": true, "when": true, "while": true, "with": true, "versus": true, "vs": true, "compared": true, "using": true, "is": true, "are": true, "was": true, "were": true, "do": true, "does": true, "did": true, "to": true}
+	phraseStop     = map[string]bool{"and": true, "or": true, "nor": true, "but": true, "since": true, "after": true, "before": true, "between": true, "during": true, "published": true, "from": true, "that": true, "which": true, "who": true, "where": true, "when": true, "while": true, "with": true, "versus": true, "vs": true, "compared": true, "using": true, "is": true, "are": true, "was": true, "were": true, "do": true, "does": true, "did": true, "to": true}
+	// listJoiners join one excluded phrase to the next ("children or
+	// adolescents"): the cue before the first applies to all of them.
+	listJoiners = map[string]bool{"and": true, "or": true, "nor": true}
 )
 
-// exclusions finds "excluding animal studies", "not in children",
-// "without X", "except Y" and the like, returns the excluded phrases and
-// removes them from s so they do not become concepts.
+// exclusions finds "excluding animal studies", "not in children or
+// adolescents", "without X", "except Y" and the like, returns the excluded
+// phrases and removes them from s so they do not become concepts.
 func exclusions(s string) (string, []string) {
 	var out []string
-	// Each pass removes at least one cue; the words after an excluded phrase
-	// go back into s, where a later pass finds the next cue.
-	for exclusionCue.MatchString(s) {
-		s = exclusionCue.ReplaceAllStringFunc(s, func(match string) string {
-			m := exclusionCue.FindStringSubmatch(match)
-			words := strings.Fields(m[1])
-			p, keep := cutPhrase(words)
-			if p != "" && !text.ContainsFold(out, p) {
+	add := func(ps []string) {
+		for _, p := range ps {
+			if !text.ContainsFold(out, p) {
 				out = append(out, p)
 			}
-			// Keep the words after the phrase: they may carry other concepts.
-			return " , " + strings.Join(words[keep:], " ")
-		})
+		}
 	}
-	var b strings.Builder
-	last := 0
-	for _, m := range bareNot.FindAllStringSubmatchIndex(s, -1) {
-		clause := s[strings.LastIndexAny(s[:m[0]], ",;(")+1 : m[0]]
-		words := strings.Fields(s[m[2]:m[3]])
-		if len(words) == 0 || notAnExclusion[words[0]] || slices.ContainsFunc(strings.Fields(clause), func(w string) bool { return negatedVerbs[w] }) {
+	s = cutExclusions(exclusionCue, s, func(string, []string) bool { return false }, add)
+	return cutExclusions(bareNot, s, func(before string, words []string) bool {
+		clause := before[strings.LastIndexAny(before, ",;(")+1:]
+		return notAnExclusion[words[0]] || slices.ContainsFunc(strings.Fields(clause), func(w string) bool { return negatedVerbs[w] })
+	}, add), out
+}
+
+// cutExclusions replaces each match of re (a cue, then the text after it as
+// group 1) by the words after the excluded list, which may carry other
+// concepts or another cue, so scanning goes on from there. skip says, from
+// the text before the match and the words after the cue, that this cue
+// excludes nothing.
+func cutExclusions(re *regexp.Regexp, s string, skip func(before string, words []string) bool, add func([]string)) string {
+	for pos := 0; pos < len(s); {
+		m := re.FindStringSubmatchIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		for i := range m {
+			m[i] += pos
+		}
+		words := strings.Fields(strings.ReplaceAll(s[m[2]:m[3]], ",", " , "))
+		if len(words) == 0 || skip(s[:m[0]], words) {
+			pos = m[2]
 			continue
 		}
-		p, keep := cutPhrase(words)
+		phrases, keep := cutExcludedList(words)
+		add(phrases)
+		s = s[:m[0]] + " , " + strings.Join(words[keep:], " ") + s[m[3]:]
+		pos = m[0] + len(" , ")
+	}
+	return s
+}
+
+// cutExcludedList takes the excluded phrases at the start of words: the
+// first phrase and each one joined to it by "and", "or", "nor" or a comma
+// ("children, adolescents or infants"). A joined phrase must start with a
+// content word, and one after a bare comma must fill its comma-separated
+// part with content words alone, so a new clause ("and its use in
+// medicine", ", mortality in adults") stays in the question. keep is how
+// many words the list took.
+func cutExcludedList(words []string) (phrases []string, keep int) {
+	p, keep := cutPhrase(words)
+	if p == "" {
+		return nil, keep
+	}
+	phrases = append(phrases, p)
+	for keep < len(words) {
+		j := keep
+		comma := words[j] == ","
+		if comma {
+			j++
+		}
+		if j < len(words) && listJoiners[words[j]] {
+			j++
+		}
+		if j == keep || j == len(words) || !contentWord(words[j]) {
+			break
+		}
+		p, n := cutPhrase(words[j:])
 		if p == "" {
-			continue
+			break
 		}
-		if !text.ContainsFold(out, p) {
-			out = append(out, p)
+		if comma && j == keep+1 && !wholeListItem(words[j:], n) {
+			break
 		}
-		b.WriteString(s[last:m[0]])
-		b.WriteString(" , " + strings.Join(words[keep:], " "))
-		last = m[1]
+		phrases = append(phrases, p)
+		keep = j + n
 	}
-	b.WriteString(s[last:])
-	s = b.String()
-	return s, out
+	return phrases, keep
+}
+
+// wholeListItem reports whether the first n words of words are content
+// words that fill their part of a list, ending where it ends.
+func wholeListItem(words []string, n int) bool {
+	if n < len(words) && words[n] != "," && !listJoiners[words[n]] {
+		return false
+	}
+	return !slices.ContainsFunc(words[:n], func(w string) bool { return !contentWord(w) })
+}
+
+// contentWord reports whether w can name something: not a stop word,
+// question filler, connective or punctuation.
+func contentWord(w string) bool {
+	return w != "," && !text.IsStopword(w) && !questionFiller[w] && !phraseStop[w]
 }
 
 // cutPhrase takes the phrase at the start of words: up to four words,
-// ending at a connective, without leading or trailing stop words. keep is
-// how many words it consumed, so the caller can put the rest back.
+// ending at a connective or comma, without leading or trailing stop words.
+// keep is how many words it consumed, so the caller can put the rest back.
 func cutPhrase(words []string) (phrase string, keep int) {
-	for keep < len(words) && keep < 4 && !phraseStop[words[keep]] {
+	for keep < len(words) && keep < 4 && !phraseStop[words[keep]] && words[keep] != "," {
 		keep++
 	}
 	ph := words[:keep]

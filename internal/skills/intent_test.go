@@ -241,6 +241,20 @@ func TestParseIntentExclusions(t *testing.T) {
 		{"why do patients not adhere to medication", nil},
 		{"exercise improves not only mood but sleep", nil},
 		{"sleep not  , memory", nil},
+		// Every phrase of a list after a cue is left out, not just the
+		// first: "or children" must not become a required concept.
+		{"mindfulness for anxiety but not in adolescents or children", []string{"adolescents", "children"}},
+		{"exercise for depression, not in children or adolescents", []string{"children", "adolescents"}},
+		{"sepsis excluding children and adolescents", []string{"children", "adolescents"}},
+		{"sepsis excluding children, adolescents", []string{"children", "adolescents"}},
+		{"sepsis excluding children, adolescents, or infants", []string{"children", "adolescents", "infants"}},
+		{"sepsis, not in children nor adolescents", []string{"children", "adolescents"}},
+		{"transformers not RNNs or LSTMs", []string{"rnns", "lstms"}},
+		{"effects of exercise on mood, not anxiety, not sleep", []string{"anxiety", "sleep"}},
+		// What follows a list's joiner or comma stays in the question when it
+		// starts a new clause rather than naming one more thing to leave out.
+		{"deep learning without labels and its use in medicine", []string{"labels"}},
+		{"sepsis excluding children, mortality in adults", []string{"children"}},
 	}
 	p := skills.NewIntentParser(june2025)
 	for _, tt := range tests {
@@ -343,5 +357,27 @@ func TestParseIntentFieldGuesses(t *testing.T) {
 		got, err := p.ParseIntent(context.Background(), tt.question)
 		require.NoError(t, err)
 		require.Equal(t, tt.want, got.FieldsOfStudy, tt.question)
+	}
+}
+
+// TestParseIntentExclusionListKeepsTheRest checks that cutting a list of
+// excluded phrases leaves the question's own concepts, and the words after
+// the list, in place.
+func TestParseIntentExclusionListKeepsTheRest(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		question string
+		concepts []string
+	}{
+		{"mindfulness for anxiety but not in adolescents or children", []string{"mindfulness", "anxiety"}},
+		{"exercise for depression, not in children or adolescents", []string{"exercise", "depression"}},
+		{"deep learning without labels and its use in medicine", []string{"deep learning", "medicine"}},
+		{"sepsis excluding children, mortality in adults", []string{"sepsis", "mortality", "adults"}},
+	}
+	p := skills.NewIntentParser(june2025)
+	for _, tt := range tests {
+		got, err := p.ParseIntent(context.Background(), tt.question)
+		require.NoError(t, err)
+		require.ElementsMatch(t, tt.concepts, conceptTerms(got), tt.question)
 	}
 }
