@@ -422,20 +422,40 @@ func contentWord(w string) bool {
 }
 
 // cutPhrase takes the phrase at the start of words: up to four words,
-// ending at a connective or comma, without leading or trailing stop words.
-// keep is how many words it consumed, so the caller can put the rest back.
+// ending at a connective or comma, without leading or trailing stop words
+// or leading question filler ("studies in animals" is "animals"). When
+// filler is all there is, the filler is the phrase: "excluding reviews"
+// leaves out reviews. Only words that name any paper at all ("excluding
+// studies") leave nothing out. keep is how many words it consumed, so the
+// caller can put the rest back.
 func cutPhrase(words []string) (phrase string, keep int) {
 	for keep < len(words) && keep < 4 && !phraseStop[words[keep]] && words[keep] != "," {
 		keep++
 	}
-	ph := words[:keep]
-	for len(ph) > 0 && (text.IsStopword(ph[0]) || questionFiller[ph[0]]) {
-		ph = ph[1:]
+	trim := func(ph []string, lead func(string) bool) string {
+		for len(ph) > 0 && lead(ph[0]) {
+			ph = ph[1:]
+		}
+		for len(ph) > 0 && text.IsStopword(ph[len(ph)-1]) {
+			ph = ph[:len(ph)-1]
+		}
+		return strings.Join(ph, " ")
 	}
-	for len(ph) > 0 && text.IsStopword(ph[len(ph)-1]) {
-		ph = ph[:len(ph)-1]
+	if p := trim(words[:keep], func(w string) bool { return text.IsStopword(w) || questionFiller[w] }); p != "" {
+		return p, keep
 	}
-	return strings.Join(ph, " "), keep
+	p := trim(words[:keep], text.IsStopword)
+	if slices.ContainsFunc(strings.Fields(p), func(w string) bool { return !anyPaper[w] }) {
+		return p, keep
+	}
+	return "", keep
+}
+
+// anyPaper are the filler words that fit every paper, so leaving them out
+// would leave out everything.
+var anyPaper = map[string]bool{
+	"study": true, "studies": true, "paper": true, "papers": true, "article": true, "articles": true,
+	"research": true, "literature": true, "evidence": true, "work": true, "works": true, "published": true,
 }
 
 // studyTypeRules map wording to one canonical study type. More specific

@@ -229,6 +229,12 @@ func TestParseIntentExclusions(t *testing.T) {
 		{"sepsis not in children", []string{"children"}},
 		{"sepsis excluding animal studies", []string{"animal studies"}},
 		{"sepsis excluding studies in animals", []string{"animals"}},
+		// A word that only frames a question elsewhere ("reviews") is what
+		// to leave out when nothing else follows the cue.
+		{"machine learning, excluding reviews", []string{"reviews"}},
+		{"machine learning except reviews and editorials", []string{"reviews", "editorials"}},
+		{"machine learning, not reviews", []string{"reviews"}},
+		{"machine learning excluding studies", nil},
 		{"obesity interventions without surgery", []string{"surgery"}},
 		{"obesity interventions except bariatric surgery, in adults", []string{"bariatric surgery"}},
 		{"vaccination hesitancy excluding covid-19 and not among health workers", []string{"covid-19", "health workers"}},
