@@ -1,11 +1,39 @@
-// Quarry's only script: keyboard marking on the result review. Kept in a
-// file (not inline) because the Content-Security-Policy allows no inline
-// scripts. Everything here is an enhancement; the forms work without it.
+// Quarry's only script. Kept in a file (not inline) because the
+// Content-Security-Policy allows no inline scripts (nor hx-vals with js:).
+// Everything here is an enhancement; the forms work without it.
+//
+// Keyboard marking on the result review:
 //   j / k  move to the next / previous paper
 //   r / i / u  mark the current paper relevant / irrelevant / unsure
+//
+// Edited forms: once any form on the page is changed (typing, a mark, a
+// form's own htmx button), the run page's status poll says dirty=1 (until
+// then dirty=0), so the server shows a banner instead of reloading the page
+// when the run moves on. A page nobody has typed into just follows the run.
 (function () {
 	"use strict";
 	var current = -1;
+	var dirty = false;
+
+	function inForm(el) {
+		return !!(el && (el.form || (el.closest && el.closest("form"))));
+	}
+
+	document.addEventListener("input", function (ev) { if (inForm(ev.target)) dirty = true; });
+	document.addEventListener("change", function (ev) { if (inForm(ev.target)) dirty = true; });
+
+	document.addEventListener("htmx:configRequest", function (ev) {
+		var elt = ev.detail.elt;
+		if (elt && elt.id === "run-status") {
+			// Always said, so the server can tell "untouched" from a page
+			// whose script does not track edits (and keep its text safe).
+			ev.detail.parameters["dirty"] = dirty ? "1" : "0";
+		} else if (inForm(elt)) {
+			// "Add query", "Keep editing", "Keep marking": the person is
+			// working on the form even if no field changed yet.
+			dirty = true;
+		}
+	});
 
 	function papers() {
 		return Array.prototype.slice.call(document.querySelectorAll('[data-testid="paper"]'));
@@ -24,7 +52,11 @@
 		var list = papers();
 		if (current < 0 || current >= list.length) return;
 		var radio = list[current].querySelector('input[data-mark="' + value + '"]');
-		if (radio) radio.checked = true;
+		if (radio && !radio.checked) {
+			radio.checked = true;
+			// Setting checked fires no event; say it changed like a click would.
+			radio.dispatchEvent(new Event("change", { bubbles: true }));
+		}
 	}
 
 	document.addEventListener("keydown", function (ev) {
