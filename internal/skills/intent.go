@@ -603,28 +603,31 @@ var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+(?:['’.\-][\p{L}\p{N}]+)*|[^\s\p
 func (p *OfflineIntentParser) concepts(s string, quoted []string) []Concept {
 	toks := wordRE.FindAllString(s, -1)
 	type cand struct {
-		words []string
-		pos   int
-		table bool
+		words     []string
+		pos       int
+		table     bool
+		qualifier bool
 	}
 	var cands []cand
 	var cur []string
 	flush := func(pos int) {
 		if len(cur) > 0 {
+			q := qualifies(toks, pos-len(cur), cur)
 			// Very long runs are split into chunks of three: a long run is
 			// usually several ideas with their connectives dropped.
 			for len(cur) > 4 {
 				cands = append(cands, cand{words: cur[:3], pos: pos})
 				cur = cur[3:]
 			}
-			cands = append(cands, cand{words: cur, pos: pos})
+			cands = append(cands, cand{words: cur, pos: pos, qualifier: q})
 			cur = nil
 		}
 	}
 	for i := 0; i < len(toks); i++ {
 		if n, term := p.tableMatch(toks[i:]); n > 0 {
 			flush(i)
-			cands = append(cands, cand{words: strings.Fields(term), pos: i, table: true})
+			words := strings.Fields(term)
+			cands = append(cands, cand{words: words, pos: i, table: true, qualifier: qualifies(toks, i, words)})
 			i += n - 1
 			continue
 		}
@@ -646,9 +649,10 @@ func (p *OfflineIntentParser) concepts(s string, quoted []string) []Concept {
 		}
 	}
 	type scored struct {
-		text  string
-		score float64
-		pos   int
+		text      string
+		score     float64
+		pos       int
+		qualifier bool
 	}
 	var ranked []scored
 	seen := map[string]bool{}
@@ -668,9 +672,17 @@ func (p *OfflineIntentParser) concepts(s string, quoted []string) []Concept {
 		if c.table {
 			sc += 2 // a known term of art beats an ad-hoc phrase of equal length
 		}
-		ranked = append(ranked, scored{phrase, sc, c.pos})
+		ranked = append(ranked, scored{phrase, sc, c.pos, c.qualifier})
 	}
+	// Who or where the question is about ranks after what it is about,
+	// whatever RAKE's scores say: the query builder's broad query takes
+	// the top two concepts, and "older adults" (a table term, so scored
+	// up) pushed "sleep" out of "sleep and memory consolidation in older
+	// adults".
 	sort.SliceStable(ranked, func(i, j int) bool {
+		if ranked[i].qualifier != ranked[j].qualifier {
+			return !ranked[i].qualifier
+		}
 		if ranked[i].score != ranked[j].score {
 			return ranked[i].score > ranked[j].score
 		}
@@ -687,6 +699,43 @@ func (p *OfflineIntentParser) concepts(s string, quoted []string) []Concept {
 		out = append(out, Concept{Term: r.text, Synonyms: p.SynonymsOf(r.text)})
 	}
 	return out
+}
+
+// qualifierPreps introduce who or where a question is about ("in
+// children", "among teenagers", "for pregnant women").
+var qualifierPreps = map[string]bool{"in": true, "among": true, "amongst": true, "for": true, "within": true, "across": true}
+
+// qualifierHeads are the (singular) last words of phrases that name a
+// population or a setting rather than a subject. The list is closed on
+// purpose: after "in" or "for" most phrases are the subject ("deep learning
+// for image segmentation", "advances in gene therapy").
+var qualifierHeads = map[string]bool{
+	"child": true, "children": true, "adolescent": true, "teenager": true, "teen": true, "youth": true,
+	"adult": true, "elderly": true, "woman": true, "women": true, "man": true, "men": true, "girl": true,
+	"boy": true, "infant": true, "neonate": true, "newborn": true, "toddler": true, "preschooler": true,
+	"student": true, "pupil": true, "learner": true, "teacher": true, "nurse": true, "physician": true,
+	"doctor": true, "clinician": true, "worker": true, "employee": true, "patient": true, "veteran": true,
+	"smoker": true, "athlete": true, "mother": true, "father": true, "parent": true, "family": true,
+	"caregiver": true, "carer": true, "immigrant": true, "migrant": true, "refugee": true, "resident": true,
+	"population": true, "individual": true, "people": true, "person": true, "participant": true,
+	"survivor": true, "user": true, "mice": true, "mouse": true, "rat": true, "rodent": true,
+	"hospital": true, "icu": true, "unit": true, "school": true, "classroom": true, "country": true,
+	"setting": true, "community": true, "clinic": true, "home": true, "workplace": true, "area": true,
+	"region": true,
+}
+
+// qualifies reports whether words, starting at toks[start], name a
+// population or setting introduced by a preposition ("in the ICU").
+func qualifies(toks []string, start int, words []string) bool {
+	last := words[len(words)-1]
+	if !qualifierHeads[last] && !qualifierHeads[singular(last)] {
+		return false
+	}
+	i := start - 1
+	for i >= 0 && (toks[i] == "the" || toks[i] == "a" || toks[i] == "an") {
+		i--
+	}
+	return i >= 0 && qualifierPreps[toks[i]]
 }
 
 // tableMatch reports how many tokens at the start of toks spell a synonym
