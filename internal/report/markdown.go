@@ -15,14 +15,18 @@ import (
 // (question, ID, who started it and when), the sources searched and files
 // attached, then per iteration the year range, limit and the strategy's
 // filters (once: a source received them only as far as its query as sent
-// shows) and, per source, what its requests carried: each query exactly
-// as sent (as a code span a reader can copy, or a fenced block when a
-// table cell cannot hold it verbatim), when it ran, the years, the limit,
-// results and error, then the source's warnings (not errors); an attached file is reported as attached, not
-// queried, and a source sent nothing (not configured) as not queried,
-// with why, never with the strategy's queries; then the duplicates
-// removed, the papers marked and the researcher's feedback; the notes the
-// skills left (fallbacks); and totals at the end.
+// shows) and, per source, what each request carried and returned: the
+// query exactly as sent (as a code span a reader can copy, or a fenced
+// block when a table cell cannot hold it verbatim), when it ran, the
+// years, the limit, the records it returned and its error; then the
+// records the source contributed (its queries' results merged, a record
+// two queries returned counted once; for searches recorded before each
+// query's count was kept, the only count, said once for the source) and
+// the source's warnings (not errors); an attached file is reported as
+// attached, not queried, and a source sent nothing (not configured) as
+// not queried, with why, never with the strategy's queries; then the
+// duplicates removed, the papers marked and the researcher's feedback;
+// the notes the skills left (fallbacks); and totals at the end.
 func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) error {
 	b := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
@@ -54,7 +58,9 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 	if rs.Intent != nil && len(rs.Intent.Concepts) > 0 {
 		p("- Concepts: %s\n", inline(skills.ConceptList(rs.Intent.Concepts)))
 	}
-	p("\nTimes are UTC (RFC 3339). Queries are shown exactly as each source received them.\n")
+	p("\nTimes are UTC (RFC 3339). Queries are shown exactly as each source received them. ")
+	p("A query's results are the records it returned; a source's records merge its queries' results, ")
+	p("counting a record that several of them returned once, so they can be fewer than its queries' results added up.\n")
 
 	titles := paperTitles(rs)
 	var totalResults, totalAfterDedup, searches int
@@ -88,9 +94,7 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 		}
 		for _, src := range sourcesOf(h) {
 			p("\n### %s\n\n", inline(src.Name))
-			results := "not recorded"
 			if src.Known {
-				results = itoa(src.Result.Count)
 				totalResults += src.Result.Count
 				perSource[src.Name] += src.Result.Count
 			}
@@ -109,17 +113,25 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 			p("|---|---|---|---|---|---|---|\n")
 			var blocks []string
 			for i, q := range src.Queries {
-				cell, errText := codeSpan(q.Query), cellText(src.Result.Error)
+				cell, errText := codeSpan(q.Query), cellText(q.Error)
 				at, years, limit := orNot(timeText(h.SearchedAt), "—"), yearsText(h.Strategy.YearRange), orNot(optInt(h.Strategy.MaxResultsPerSource), "none")
+				results := "not recorded"
+				if q.Counted {
+					results = itoa(q.Results)
+				}
+				if src.UnattributedError != "" && errText == "" {
+					errText = "see below"
+				}
 				switch {
-				case q.Skipped: // no request, so nothing it carried
-					cell, errText, at, years, limit = "(not sent)", notSent, "—", "—", "—"
+				case q.Skipped: // no request, so nothing it carried or returned
+					cell, errText, at, years, limit, results = "(not sent)", cellText(notSentText(q)), "—", "—", "—", "—"
 				case !fitsCell(q.Query):
 					cell = fmt.Sprintf("query %d, below", i+1)
 					blocks = append(blocks, fmt.Sprintf("Query %d as sent to %s:\n\n%s", i+1, inline(src.Name), fenced(q.Query)))
 				}
 				p("| %d | %s | %s | %s | %s | %s | %s |\n", i+1, cell, at, years, limit, results, orNot(errText, "—"))
 			}
+			writeSourceRecords(p, src)
 			for _, bl := range blocks {
 				p("\n%s", bl)
 			}
@@ -142,7 +154,7 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 
 	p("\n## Totals\n\n")
 	p("- Iterations: %d (%d searched)\n", len(hist), searches)
-	p("- Records retrieved: %d", totalResults)
+	p("- Records retrieved (per source, its queries' results merged; before deduplication across sources): %d", totalResults)
 	if all := slices.Concat(srcs, files); len(all) > 0 {
 		parts := make([]string, 0, len(all))
 		for _, s := range all {
@@ -157,6 +169,27 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 		p("- Final collection: %d papers\n", len(rs.Final.Papers))
 	}
 	return b.Flush()
+}
+
+// writeSourceRecords says, under a source's table, how many records the
+// source contributed: its queries' results merged, which is what the
+// totals add up. For a search recorded before each query's count was kept
+// it is the only count, said once for all the queries, since putting it
+// on each query's row would credit every query with all the source's
+// records; an error that names no single query is said here too.
+func writeSourceRecords(p func(string, ...any), src sourceRow) {
+	if !src.Known {
+		return
+	}
+	switch {
+	case src.Counted:
+		p("\nRecords from this source: %d (its queries' results merged; a record more than one query returned counts once).\n", src.Result.Count)
+	default:
+		p("\nRecords from this source, all its queries together: %d (this search did not record each query's own count).\n", src.Result.Count)
+	}
+	if e := inline(src.UnattributedError); e != "" {
+		p("\nError (not recorded per query): %s\n", e)
+	}
 }
 
 // writeWarnings lists what a source said about the results it returned

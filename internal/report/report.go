@@ -43,12 +43,21 @@ func timeText(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// sent is one query as one source received it.
+// sent is one query as one source received it, and what it returned.
 type sent struct {
-	// Query is the text as sent; Skipped means the renderer found nothing
-	// this source can search, so nothing was sent.
+	// Query is the text as sent; Skipped means nothing was sent: the
+	// renderer found nothing this source can search, or (with Error
+	// saying so) the search was cancelled before the query left.
 	Query   string
 	Skipped bool
+	// Results is the records this query returned, before the source's
+	// queries were merged. Counted is false where the run did not record
+	// it: searches recorded before each query's result was kept, whose
+	// only count is the source's (sourceRow.Result.Count).
+	Results int
+	Counted bool
+	// Error and Warning are this query's own.
+	Error, Warning string
 }
 
 // sourceRow is what one source did in one iteration.
@@ -59,6 +68,15 @@ type sourceRow struct {
 	// Known is false for iterations recorded before per-source results
 	// were kept: the queries come from the strategy, counts are unknown.
 	Known bool
+	// Counted says each query's own count was recorded; without it the
+	// source's count is reported once, for all its queries together,
+	// never on a query's row.
+	Counted bool
+	// Unattributed are the source's error and warnings that could not be
+	// tied to one query (see legacyByQuery); they are reported for the
+	// source as a whole.
+	UnattributedError    string
+	UnattributedWarnings []string
 	// File is set for a file attached to the run: its records joined the
 	// search's, but nothing was queried, so it has no queries, years or
 	// limit to report.
@@ -168,9 +186,104 @@ func sourcesOf(h skills.IterationRecord) []sourceRow {
 		for _, t := range texts {
 			row.Queries = append(row.Queries, sent{Query: t, Skipped: strings.TrimSpace(t) == ""})
 		}
+		if known {
+			row.perQuery()
+		}
 		out = append(out, row)
 	}
 	return out
+}
+
+// perQuery fills in what each query of a queried source returned: its own
+// count, error and warning where the searcher recorded them, else (runs
+// recorded before it did) no count and the error and warnings as
+// legacyByQuery can attribute them.
+func (row *sourceRow) perQuery() {
+	r := row.Result
+	if r.HasQueryResults() {
+		row.Counted = true
+		for i, qr := range r.QueryResults {
+			q := &row.Queries[i]
+			q.Results, q.Counted, q.Error, q.Warning = qr.Count, true, qr.Error, qr.Warning
+		}
+		return
+	}
+	n := len(row.Queries)
+	if errs, ok := legacyByQuery(r.Error, n); ok {
+		for i, e := range errs {
+			row.Queries[i].Error = e
+		}
+	} else {
+		row.UnattributedError = r.Error
+	}
+	for _, w := range r.Warnings {
+		ws, ok := legacyByQuery(w, n)
+		if !ok {
+			row.UnattributedWarnings = append(row.UnattributedWarnings, w)
+			continue
+		}
+		for i, w := range ws {
+			row.Queries[i].Warning = joinTexts(row.Queries[i].Warning, w)
+		}
+	}
+}
+
+// legacyByQuery splits a source's error (or one of its warnings) into
+// its queries' texts, as the searcher wrote it before it recorded each
+// query's own result: "query N: text" per failed query, joined with "; ",
+// and the bare text when the strategy had one query. ok is false for text
+// in no such form, which then belongs to no query in particular.
+func legacyByQuery(text string, n int) (byQuery []string, ok bool) {
+	byQuery = make([]string, n)
+	if text == "" {
+		return byQuery, true
+	}
+	cur := -1
+	for piece := range strings.SplitSeq(text, "; ") {
+		if qi, rest, ok := cutQueryPrefix(piece, n); ok {
+			cur = qi
+			byQuery[qi] = joinTexts(byQuery[qi], rest)
+			continue
+		}
+		switch {
+		case cur >= 0: // the text itself held "; "
+			byQuery[cur] += "; " + piece
+		case n == 1:
+			byQuery[0] = text
+			return byQuery, true
+		default:
+			return nil, false
+		}
+	}
+	return byQuery, true
+}
+
+// cutQueryPrefix parses "query N: rest" for 1 ≤ N ≤ n, returning N's index.
+func cutQueryPrefix(s string, n int) (qi int, rest string, ok bool) {
+	s, ok = strings.CutPrefix(s, "query ")
+	if !ok {
+		return 0, "", false
+	}
+	num, rest, ok := strings.Cut(s, ": ")
+	if !ok {
+		return 0, "", false
+	}
+	k, err := strconv.Atoi(num)
+	if err != nil || k < 1 || k > n {
+		return 0, "", false
+	}
+	return k - 1, rest, true
+}
+
+// joinTexts joins two texts with "; ", leaving out an empty one.
+func joinTexts(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
 }
 
 // sourceNames lists every source any searched iteration asked, every

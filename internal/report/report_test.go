@@ -17,10 +17,10 @@ import (
 var at1 = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // runState is a run of three iterations: a search of two sources (one
-// failing, one query not expressible for it), a strategy rejected before
-// searching, and a search whose queries need care to copy (a pipe, back
-// ticks, a line break), plus an iteration recorded before per-source
-// results were kept.
+// query failing, one query not expressible for a source), a strategy
+// rejected before searching, and a search whose queries need care to copy
+// (a pipe, back ticks, a line break), plus an iteration recorded before
+// per-source results were kept.
 func runState() pipeline.RunState {
 	paper := func(id, title string) skills.ScoredPaper {
 		return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: title}}
@@ -40,8 +40,9 @@ func runState() pipeline.RunState {
 					Sources: []string{"openalex", "pubmed"}, YearRange: skills.YearRange{From: 2010, To: 2020}, MaxResultsPerSource: 25,
 					Filters: skills.Filters{IncludeTerms: []string{"adults", "humans"}, ExcludeTerms: []string{"rats"}}},
 				Sources: map[string]skills.SourceResult{
-					"openalex": {Count: 6, Queries: []string{"sleep memory", ""}},
-					"pubmed":   {Count: 0, Error: "503 service unavailable", Queries: []string{`sleep[tiab] AND memory[tiab]`, "nap*[tiab]"}}},
+					"openalex": {Count: 6, Queries: []string{"sleep memory", ""}, QueryResults: []skills.QueryResult{{Count: 6}, {}}},
+					"pubmed": {Count: 0, Error: "query 1: 503 service unavailable", Queries: []string{`sleep[tiab] AND memory[tiab]`, "nap*[tiab]"},
+						QueryResults: []skills.QueryResult{{Error: "503 service unavailable"}, {}}}},
 				Dedup: skills.DedupStats{Input: 6, Output: 5, Merged: 1},
 				Feedback: &skills.UserFeedback{MarkedRelevant: []string{a.ID}, MarkedIrrelevant: []string{b.ID},
 					FreeTextFeedback: "more on naps\nfewer animal studies"}},
@@ -50,8 +51,9 @@ func runState() pipeline.RunState {
 			{Iteration: 3, ResultCount: 2, SearchedAt: at1.Add(time.Hour),
 				Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "a | b"}, {Text: "x ``y`` z"}, {Text: "line\nbreak"}},
 					Sources: []string{"openalex"}, MaxResultsPerSource: 10},
-				Sources: map[string]skills.SourceResult{"openalex": {Count: 2, Queries: []string{"a | b", "x ``y`` z", "line\nbreak"}}},
-				Dedup:   skills.DedupStats{Input: 2, Output: 2}},
+				Sources: map[string]skills.SourceResult{"openalex": {Count: 2, Queries: []string{"a | b", "x ``y`` z", "line\nbreak"},
+					QueryResults: []skills.QueryResult{{Count: 2}, {Count: 1}, {}}}},
+				Dedup: skills.DedupStats{Input: 2, Output: 2}},
 			{Iteration: 4, ResultCount: 3, // recorded before searched_at and sources existed
 				Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "old", PerSource: map[string]string{"pubmed": "old[tiab]"}}},
 					Sources: []string{"pubmed"}, MaxResultsPerSource: 10}},
@@ -87,11 +89,14 @@ func TestSearchStrategyCSV(t *testing.T) {
 	pm := row("1", "pubmed", `sleep[tiab] AND memory[tiab]`)
 	require.Equal(t, map[string]string{"iteration": "1", "source": "pubmed", "query_as_sent": `sleep[tiab] AND memory[tiab]`,
 		"source_kind": "search", "searched_at": "2025-03-04T05:06:07Z", "year_from": "2010", "year_to": "2020",
-		"max_results": "25", "results": "0", "error": "503 service unavailable", "warnings": "",
+		"max_results": "25", "results": "0", "error": "503 service unavailable", "warnings": "", "source_records": "0",
 		"dedup_input": "6", "dedup_output": "5", "merged": "1", "marked_relevant": "1", "marked_irrelevant": "1"}, pm)
 	require.Equal(t, "6", row("1", "openalex", "sleep memory")["results"])
+	require.Equal(t, "", row("1", "pubmed", "nap*[tiab]")["error"], "the other query's error is not this one's")
 	notSent := row("1", "openalex", "")
 	require.Contains(t, notSent["error"], "not sent")
+	require.Equal(t, "", notSent["results"], "nothing sent, nothing returned")
+	require.Equal(t, "6", notSent["source_records"])
 	require.Equal(t, []string{"", "", "", ""}, []string{notSent["searched_at"], notSent["year_from"], notSent["year_to"], notSent["max_results"]},
 		"a query not sent carried nothing")
 	for _, q := range []string{"a | b", "x ``y`` z", "line\nbreak"} {
@@ -99,10 +104,14 @@ func TestSearchStrategyCSV(t *testing.T) {
 		require.Equal(t, "2025-03-04T06:06:07Z", r["searched_at"])
 		require.Equal(t, "", r["year_from"], "an open bound is empty")
 		require.Equal(t, "0", r["marked_relevant"])
+		require.Equal(t, "2", r["source_records"])
 	}
+	require.Equal(t, []string{"2", "1", "0"}, []string{row("3", "openalex", "a | b")["results"], row("3", "openalex", "x ``y`` z")["results"],
+		row("3", "openalex", "line\nbreak")["results"]}, "each query's own results")
 	old := row("4", "pubmed", "old[tiab]")
 	require.Equal(t, "", old["searched_at"], "not recorded for old runs")
 	require.Equal(t, "", old["results"], "unknown, not zero")
+	require.Equal(t, "", old["source_records"], "unknown, not zero")
 }
 
 func TestSearchStrategyMarkdown(t *testing.T) {
@@ -129,7 +138,9 @@ func TestSearchStrategyMarkdown(t *testing.T) {
 		"| # | Query as sent | Searched at | Years | Limit | Results | Error |\n",
 		// Per source, only what the request carried: the query, the years, the limit.
 		"| 1 | `sleep[tiab] AND memory[tiab]` | 2025-03-04T05:06:07Z | 2010–2020 | 25 | 0 | 503 service unavailable |\n",
-		"| 2 | (not sent) | — | — | — | 6 | not sent: nothing in the query this source can search |\n",
+		"| 2 | `nap*[tiab]` | 2025-03-04T05:06:07Z | 2010–2020 | 25 | 0 | — |\n",
+		"| 2 | (not sent) | — | — | — | — | not sent: nothing in the query this source can search |\n",
+		"\nRecords from this source: 6 (its queries' results merged; a record more than one query returned counts once).\n",
 		"Duplicates: 6 records in, 5 after deduplication (1 merged as duplicates, 0 kept apart as related versions).\n",
 		"- Marked relevant: 1: Sleep and memory (`doi:10.1/a`)\n",
 		"- Marked irrelevant: 1: Caffeine (`doi:10.1/b`)\n",
@@ -143,7 +154,7 @@ func TestSearchStrategyMarkdown(t *testing.T) {
 		"- Searched at: not recorded\n",
 		"## Totals\n",
 		"- Iterations: 4 (3 searched)\n",
-		"- Records retrieved: 8 (openalex 8, pubmed 0)\n",
+		"- Records retrieved (per source, its queries' results merged; before deduplication across sources): 8 (openalex 8, pubmed 0)\n",
 		"- Papers marked relevant (kept): 1\n",
 		"- Papers marked irrelevant: 1\n",
 		"- Final collection: 2 papers\n",
@@ -163,7 +174,8 @@ func TestSearchStrategyMarkdown(t *testing.T) {
 	require.Contains(t, md, "`old[tiab]`", "old runs: the query from the strategy's per-source text")
 	require.Equal(t, 1, strings.Count(md, "adults, humans"), "the strategy's filters are listed once, never beside a query")
 	require.Equal(t, 1, strings.Count(md, "Strategy filters"), "iterations without filters list none")
-	require.Contains(t, md, "| 2 | ```x ``y`` z``` | 2025-03-04T06:06:07Z | any | 10 | 2 | — |\n", "an open year range is sent as any")
+	require.Contains(t, md, "| 2 | ```x ``y`` z``` | 2025-03-04T06:06:07Z | any | 10 | 1 | — |\n", "an open year range is sent as any")
+	require.Contains(t, md, "| 1 | `old[tiab]` | — | any | 10 | not recorded | — |\n", "old runs: no count at all")
 	require.Less(t, strings.Index(md, "## Iteration 1"), strings.Index(md, "## Iteration 2"))
 }
 
@@ -191,7 +203,7 @@ func TestAttachedFiles(t *testing.T) {
 			Filters: skills.Filters{ExcludeTerms: []string{"rats"}},
 			Files:   []skills.AttachedFile{{ID: "f1", Name: "t1.ris", Format: "ris", Records: 3}, {ID: "f2", Name: "bad.bib", Format: "bibtex", Records: 4}}},
 		Sources: map[string]skills.SourceResult{
-			"openalex":      {Count: 2, Queries: []string{"sleep spindles"}},
+			"openalex":      {Count: 2, Queries: []string{"sleep spindles"}, QueryResults: []skills.QueryResult{{Count: 2}}},
 			"file: t1.ris":  {Count: 3},
 			"file: bad.bib": {Error: "the attached file is gone"}},
 		Dedup: skills.DedupStats{Input: 5, Output: 5},
@@ -205,7 +217,7 @@ func TestAttachedFiles(t *testing.T) {
 		"- Files attached (their records joined the results; not queried): bad.bib, t1.ris\n",
 		"### file: t1.ris\n\nFile attached: t1.ris (3 records), not queried.\n",
 		"### file: bad.bib\n\nFile attached: bad.bib, not queried.\n\nError: the attached file is gone\n",
-		"- Records retrieved: 5 (openalex 2, file: bad.bib 0, file: t1.ris 3)\n",
+		"- Records retrieved (per source, its queries' results merged; before deduplication across sources): 5 (openalex 2, file: bad.bib 0, file: t1.ris 3)\n",
 	} {
 		require.Contains(t, md, want)
 	}
@@ -228,7 +240,7 @@ func TestAttachedFiles(t *testing.T) {
 	}
 	require.Len(t, got, 3, "one row per query of openalex, one per file")
 	require.Equal(t, map[string]string{"iteration": "1", "source": "file: t1.ris", "source_kind": "file", "query_as_sent": "",
-		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "3", "error": "", "warnings": "",
+		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "3", "error": "", "warnings": "", "source_records": "3",
 		"dedup_input": "5", "dedup_output": "5", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, got["file: t1.ris"])
 	require.Equal(t, "the attached file is gone", got["file: bad.bib"]["error"])
 	require.Equal(t, "search", got["openalex"]["source_kind"])
@@ -251,7 +263,7 @@ func TestSourceNotQueried(t *testing.T) {
 	}
 	rs := pipeline.RunState{Question: "sleep spindles", Workflow: skills.WorkflowState{History: []skills.IterationRecord{
 		iteration(1, map[string]skills.SourceResult{
-			"openalex": {Count: 2, Queries: []string{"sleep spindles"}},
+			"openalex": {Count: 2, Queries: []string{"sleep spindles"}, QueryResults: []skills.QueryResult{{Count: 2}}},
 			"scopus":   {Error: notConfigured}}),
 	}}}
 
@@ -280,13 +292,13 @@ func TestSourceNotQueried(t *testing.T) {
 		got[col] = rows[2][i]
 	}
 	require.Equal(t, map[string]string{"iteration": "1", "source": "scopus", "source_kind": "search", "query_as_sent": "",
-		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "0", "error": "not queried: " + notConfigured, "warnings": "",
+		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "0", "error": "not queried: " + notConfigured, "warnings": "", "source_records": "0",
 		"dedup_input": "2", "dedup_output": "2", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, got)
 
 	// Queried in a later iteration, it is a source searched.
 	rs.Workflow.History = append(rs.Workflow.History, iteration(2, map[string]skills.SourceResult{
-		"openalex": {Count: 1, Queries: []string{"sleep spindles"}},
-		"scopus":   {Count: 1, Queries: []string{"sleep spindles"}}}))
+		"openalex": {Count: 1, Queries: []string{"sleep spindles"}, QueryResults: []skills.QueryResult{{Count: 1}}},
+		"scopus":   {Count: 1, Queries: []string{"sleep spindles"}, QueryResults: []skills.QueryResult{{Count: 1}}}}))
 	buf.Reset()
 	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
 	require.Contains(t, buf.String(), "- Databases and sources searched: openalex, scopus\n")

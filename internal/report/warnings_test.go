@@ -16,16 +16,19 @@ import (
 // TestSourceWarnings: what a source said about results it returned
 // (PubMed leaving out a term) is reported as a warning, apart from errors:
 // the Markdown lists it under the source's table, whose Error column stays
-// empty, and the CSV has it in its own column on each of the source's rows.
+// empty, and the CSV has it in its own column on the row of the query it
+// is about.
 func TestSourceWarnings(t *testing.T) {
 	t.Parallel()
-	const warning = "query 1: PubMed did not run the query as written; the 3 papers are for the query it ran: terms not found, left out: qqqqzzzz"
+	const own = "PubMed did not run the query as written; the 3 papers are for the query it ran: terms not found, left out: qqqqzzzz"
+	const warning = "query 1: " + own
 	rs := pipeline.RunState{Question: "sleep spindles", Workflow: skills.WorkflowState{History: []skills.IterationRecord{{
 		Iteration: 1, SearchedAt: at1, ResultCount: 3,
 		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep qqqqzzzz"}, {Text: "spindles"}},
 			Sources: []string{"pubmed"}, MaxResultsPerSource: 10},
 		Sources: map[string]skills.SourceResult{"pubmed": {Count: 3, Warnings: []string{warning},
-			Queries: []string{"sleep[tiab] AND qqqqzzzz[tiab]", "spindles[tiab]"}}},
+			Queries:      []string{"sleep[tiab] AND qqqqzzzz[tiab]", "spindles[tiab]"},
+			QueryResults: []skills.QueryResult{{Count: 3, Warning: own}, {}}}},
 		Dedup: skills.DedupStats{Input: 3, Output: 3}}}}}
 
 	var buf bytes.Buffer
@@ -40,12 +43,14 @@ func TestSourceWarnings(t *testing.T) {
 	rows, err := csv.NewReader(&buf).ReadAll()
 	require.NoError(t, err)
 	require.Len(t, rows, 3)
+	var warnings []string
 	for _, r := range rows[1:] {
 		m := map[string]string{}
 		for i, col := range rows[0] {
 			m[col] = r[i]
 		}
 		require.Equal(t, "", m["error"])
-		require.Equal(t, warning, m["warnings"])
+		warnings = append(warnings, m["warnings"])
 	}
+	require.Equal(t, []string{own, ""}, warnings, "the warning is on its query's row only")
 }

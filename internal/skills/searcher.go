@@ -210,6 +210,12 @@ func (s *SourceSearcher) Names() []string {
 // entry that is present but blank means the renderer found nothing that
 // source can search, so that query is skipped for it (recorded as "").
 //
+// A source's result records each query's own result (QueryResults: the
+// records it returned, its error or warning) beside the source's Count,
+// which counts a record two of its queries returned once, and its Error
+// and Warnings, which name the query of each text when there were
+// several.
+//
 // A result records only the queries that were sent. A call the search's
 // cancellation caught before it started, or while its source still waited
 // for its first turn in its own client's queue (WaitingForTurn), reached
@@ -313,21 +319,27 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 		// Same identifier with another title is another work (the chapters
 		// of a book share its DOI): it is kept, under a unique ID, for the
 		// deduplicator to judge; merging it here would do so silently.
+		// Each query's own count is what it returned, before that
+		// merging, so the report can say what each query found.
 		seen, ids := map[string]bool{}, map[string]bool{}
+		sr.QueryResults = make([]QueryResult, len(outcomes[si]))
 		for qi, o := range outcomes[si] {
+			qr := &sr.QueryResults[qi]
+			qr.Count = len(o.papers)
 			if o.unsent {
 				sr.Queries[qi] = ""
 			}
 			if o.err != nil {
-				text := o.err.Error()
+				own, all := &qr.Error, &errs
+				if isWarning(o.err) {
+					own, all = &qr.Warning, &sr.Warnings
+				}
+				*own = o.err.Error()
+				text := *own
 				if many {
 					text = fmt.Sprintf("query %d: %s", qi+1, text)
 				}
-				if isWarning(o.err) {
-					sr.Warnings = append(sr.Warnings, text)
-				} else {
-					errs = append(errs, text)
-				}
+				*all = append(*all, text)
 			}
 			for i, p := range o.papers {
 				p.Source = name

@@ -2,6 +2,7 @@ package skills_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -97,8 +98,10 @@ func TestSearcherQueriesRanksAndIDs(t *testing.T) {
 	res, err := s.Search(context.Background(), st)
 	require.NoError(t, err)
 
-	require.Equal(t, skills.SourceResult{Count: 4, Queries: []string{"sleep AND memory", "dream recall"}}, res.Sources[skills.SourceOpenAlex])
-	require.Equal(t, skills.SourceResult{Count: 2, Queries: []string{"sleep memory", "dream recall"}}, res.Sources[skills.SourceArxiv])
+	require.Equal(t, skills.SourceResult{Count: 4, Queries: []string{"sleep AND memory", "dream recall"},
+		QueryResults: []skills.QueryResult{{Count: 2}, {Count: 2}}}, res.Sources[skills.SourceOpenAlex])
+	require.Equal(t, skills.SourceResult{Count: 2, Queries: []string{"sleep memory", "dream recall"},
+		QueryResults: []skills.QueryResult{{Count: 1}, {Count: 1}}}, res.Sources[skills.SourceArxiv])
 	require.Equal(t, skills.SourceRequest{Query: "sleep AND memory", YearRange: st.YearRange, MaxResults: 10, Filters: st.Filters}, got["sleep AND memory"])
 
 	type row struct {
@@ -136,8 +139,8 @@ func TestSearcherSkipsQueriesRenderedToNothing(t *testing.T) {
 	))
 	require.NoError(t, err)
 	require.Equal(t, int32(1), calls.Load())
-	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"", "ok"}}, res.Sources["pubmed"])
-	require.Equal(t, skills.SourceResult{Queries: []string{"", ""}}, res.Sources["arxiv"])
+	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"", "ok"}, QueryResults: []skills.QueryResult{{}, {Count: 1}}}, res.Sources["pubmed"])
+	require.Equal(t, skills.SourceResult{Queries: []string{"", ""}, QueryResults: []skills.QueryResult{{}, {}}}, res.Sources["arxiv"])
 	require.Equal(t, []skills.Event{{Source: "arxiv", Kind: skills.EventDone}}, rec.forSource("arxiv"))
 }
 
@@ -256,7 +259,7 @@ func TestSearcherRecordsFailuresPerSource(t *testing.T) {
 
 	require.Len(t, res.Papers, 1)
 	require.Equal(t, "good", res.Papers[0].Source)
-	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"x"}}, res.Sources["good"])
+	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"x"}, QueryResults: []skills.QueryResult{{Count: 1}}}, res.Sources["good"])
 	require.Equal(t, "unauthorized: bad api key", res.Sources["broken"].Error)
 	require.Contains(t, res.Sources["slow"].Error, "timed out after 50ms")
 	require.Contains(t, res.Sources["deaf"].Error, "timed out after 50ms")
@@ -280,7 +283,8 @@ func TestSearcherOneFailingQueryKeepsTheOthers(t *testing.T) {
 	s := newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, flaky)
 	res, err := s.Search(context.Background(), strategy([]string{"crossref"}, q("good"), q("bad"), q("also good")))
 	require.NoError(t, err)
-	require.Equal(t, skills.SourceResult{Count: 2, Error: "query 2: boom", Queries: []string{"good", "bad", "also good"}}, res.Sources["crossref"])
+	require.Equal(t, skills.SourceResult{Count: 2, Error: "query 2: boom", Queries: []string{"good", "bad", "also good"},
+		QueryResults: []skills.QueryResult{{Count: 1}, {Error: "boom"}, {Count: 1}}}, res.Sources["crossref"])
 	events := rec.forSource("crossref")
 	require.Len(t, events, 2)
 	require.Equal(t, skills.Event{Source: "crossref", Kind: skills.EventError, Count: 2, Error: "boom"}, events[1])
@@ -355,6 +359,48 @@ func TestSearcherKeepsARecordOncePerSource(t *testing.T) {
 	require.Equal(t, 2, res.Sources["local"].Count)
 }
 
+// TestSearcherRecordsEachQuerysOwnResult: each query's result is its own
+// — the records it returned before the source's queries were merged, and
+// its own error or warning — beside the source's Count of merged records.
+// The search report prints these per query; before, only the source's
+// total was kept, and the report printed it on every query's row.
+func TestSearcherRecordsEachQuerysOwnResult(t *testing.T) {
+	t.Parallel()
+	paper := func(id string) skills.RawPaper { return skills.RawPaper{Title: "Paper " + id, DOI: "10.1/" + id} }
+	src := fakeSource{name: "local", fn: func(_ context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		switch req.Query {
+		case "narrow":
+			return []skills.RawPaper{paper("a")}, nil
+		case "broad":
+			return []skills.RawPaper{paper("a"), paper("b"), paper("c")}, nil
+		case "partial":
+			return []skills.RawPaper{paper("c"), paper("d")}, errors.New("page 2 failed")
+		case "altered":
+			return []skills.RawPaper{paper("e")}, &skills.Warning{Message: "left out: zzz"}
+		}
+		return nil, errors.New("boom")
+	}}
+	s := newSearcher(t, skills.SearcherOptions{}, src)
+	res, err := s.Search(context.Background(), strategy([]string{"local"}, q("narrow"), q("broad"), q("partial"), q("altered"), q("failing")))
+	require.NoError(t, err)
+	sr := res.Sources["local"]
+	require.Equal(t, 5, sr.Count, "a, b, c, d, e: each once although two queries returned a and c")
+	require.Equal(t, []skills.QueryResult{
+		{Count: 1},
+		{Count: 3},
+		{Count: 2, Error: "page 2 failed"},
+		{Count: 1, Warning: "left out: zzz"},
+		{Error: "boom"},
+	}, sr.QueryResults, "each query's own records, before merging, with its own error or warning")
+	require.True(t, sr.HasQueryResults())
+	require.Equal(t, "query 3: page 2 failed; query 5: boom", sr.Error, "the source's error still names its queries")
+	require.Equal(t, []string{"query 4: left out: zzz"}, sr.Warnings)
+
+	b, err := json.Marshal(sr)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"query_results":[{"count":1},{"count":3},{"count":2,"error":"page 2 failed"},{"count":1,"warning":"left out: zzz"},{"count":0,"error":"boom"}]`)
+}
+
 // TestSearcherKeepsWorksThatShareADOI: two chapters of one book carry the
 // book's DOI. The searcher must not merge them silently; it keeps both,
 // under unique IDs, and the deduplicator marks them related.
@@ -423,7 +469,8 @@ func TestSearcherRecordsWarningsApart(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.Papers, 1, "the cap holds for papers that come with a warning")
 	require.Equal(t, skills.SourceResult{Count: 1, Warnings: []string{"PubMed did not run the query as written: terms not found, left out: zzz"},
-		Queries: []string{"sleep zzz"}}, res.Sources["pubmed"])
+		Queries: []string{"sleep zzz"}, QueryResults: []skills.QueryResult{{Count: 1, Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}}},
+		res.Sources["pubmed"])
 	require.Equal(t, skills.Event{Source: "pubmed", Kind: skills.EventDone, Count: 1,
 		Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}, rec.forSource("pubmed")[1])
 
@@ -474,7 +521,8 @@ func TestSearcherTimeoutSkipsWaitsForTurn(t *testing.T) {
 		queued("queued", 4*timeout, time.Millisecond), queued("slow", time.Millisecond, 4*timeout))
 	res, err := s.Search(context.Background(), strategy([]string{"queued", "slow"}, q("x")))
 	require.NoError(t, err)
-	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"x"}}, res.Sources["queued"], "a long wait for a turn is not a timeout")
+	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"x"}, QueryResults: []skills.QueryResult{{Count: 1}}}, res.Sources["queued"],
+		"a long wait for a turn is not a timeout")
 	require.Contains(t, res.Sources["slow"].Error, "timed out after 60ms")
 
 	left, ok := skills.CallTimeLeft(context.Background())
@@ -537,10 +585,14 @@ func TestSearcherCancelRecordsOnlyWhatWasSent(t *testing.T) {
 			continue
 		}
 		want := skills.SourceResult{Queries: []string{"x", ""},
-			Error: "query 1: internal: search cancelled: context canceled; query 2: internal: search cancelled before it was sent: context canceled"}
+			Error: "query 1: internal: search cancelled: context canceled; query 2: internal: search cancelled before it was sent: context canceled",
+			QueryResults: []skills.QueryResult{{Error: "internal: search cancelled: context canceled"},
+				{Error: "internal: search cancelled before it was sent: context canceled"}}}
 		if sent == "y" {
 			want = skills.SourceResult{Queries: []string{"", "y"},
-				Error: "query 1: internal: search cancelled before it was sent: context canceled; query 2: internal: search cancelled: context canceled"}
+				Error: "query 1: internal: search cancelled before it was sent: context canceled; query 2: internal: search cancelled: context canceled",
+				QueryResults: []skills.QueryResult{{Error: "internal: search cancelled before it was sent: context canceled"},
+					{Error: "internal: search cancelled: context canceled"}}}
 		}
 		require.Equal(t, want, res.Sources[name], name)
 	}
@@ -575,6 +627,8 @@ func TestSearcherCancelRecordsQueuedCallsAsNotSent(t *testing.T) {
 	res, err := s.Search(ctx, st)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, skills.SourceResult{Queries: []string{"turned", ""},
-		Error: "query 1: internal: search cancelled: context canceled; query 2: internal: search cancelled before it was sent: context canceled"}, res.Sources["one"])
+		Error: "query 1: internal: search cancelled: context canceled; query 2: internal: search cancelled before it was sent: context canceled",
+		QueryResults: []skills.QueryResult{{Error: "internal: search cancelled: context canceled"},
+			{Error: "internal: search cancelled before it was sent: context canceled"}}}, res.Sources["one"])
 	require.Equal(t, skills.SourceResult{Error: "internal: search cancelled before any query was sent: context canceled"}, res.Sources["two"])
 }

@@ -287,6 +287,10 @@ type Group struct {
 
 // SourceResult is what one source contributed to a search.
 type SourceResult struct {
+	// Count is the records the source contributed: its queries' results
+	// merged, so a record two of its queries returned counts once. It is
+	// not any one query's count (see QueryResults), and the queries'
+	// counts can add up to more.
 	Count int `json:"count"`
 	// Error says why the source failed, wholly or for some queries.
 	Error string `json:"error,omitempty"`
@@ -297,6 +301,32 @@ type SourceResult struct {
 	// Queries are the texts sent to the source, one per strategy query
 	// ("" where the query was skipped), for reporting.
 	Queries []string `json:"queries,omitempty"`
+	// QueryResults is what each query returned, one per entry of Queries,
+	// so a report can say what each query found rather than only what the
+	// source did. Searches recorded before it existed have none beside
+	// their Queries: their per-query counts are unknown (HasQueryResults).
+	QueryResults []QueryResult `json:"query_results,omitempty"`
+}
+
+// HasQueryResults reports whether r records each of its queries' own
+// results, which searches recorded before QueryResults existed do not.
+func (r SourceResult) HasQueryResults() bool {
+	return len(r.Queries) > 0 && len(r.QueryResults) == len(r.Queries)
+}
+
+// QueryResult is what one query returned from one source.
+type QueryResult struct {
+	// Count is the records this query returned (at most the limit per
+	// source), before the source's queries were merged: a record that
+	// another query of the source also returned counts here too. Papers
+	// a failing query returned with its error count; a query not sent
+	// counts 0.
+	Count int `json:"count"`
+	// Error says why this query failed, or was not sent.
+	Error string `json:"error,omitempty"`
+	// Warning is what the source said about the papers this query
+	// returned (see Warning); the query did not fail.
+	Warning string `json:"warning,omitempty"`
 }
 
 // DedupStats summarises a deduplication.

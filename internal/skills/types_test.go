@@ -67,6 +67,30 @@ func TestSourceResultWarnings(t *testing.T) {
 	require.NoError(t, skills.PaperCollection{Sources: map[string]skills.SourceResult{"pubmed": sr}}.Validate())
 }
 
+// TestSourceResultQueryResults: each query's own result travels in
+// query_results; a result stored before it existed (only the source's
+// count) still decodes, and says it has no per-query results, so nobody
+// reads the source's count as a query's.
+func TestSourceResultQueryResults(t *testing.T) {
+	t.Parallel()
+	var old skills.SourceResult
+	require.NoError(t, json.Unmarshal([]byte(`{"count":24,"error":"query 2: boom","queries":["a","b"]}`), &old))
+	require.Equal(t, skills.SourceResult{Count: 24, Error: "query 2: boom", Queries: []string{"a", "b"}}, old)
+	require.False(t, old.HasQueryResults())
+
+	sr := skills.SourceResult{Count: 3, Error: "query 2: boom", Queries: []string{"a", "b"},
+		QueryResults: []skills.QueryResult{{Count: 3}, {Error: "boom"}}}
+	require.True(t, sr.HasQueryResults())
+	b, err := json.Marshal(sr)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"count":3,"error":"query 2: boom","queries":["a","b"],"query_results":[{"count":3},{"count":0,"error":"boom"}]}`, string(b))
+	var back skills.SourceResult
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, sr, back)
+
+	require.False(t, skills.SourceResult{Error: "not configured"}.HasQueryResults(), "a source sent nothing has no queries")
+}
+
 func TestUserFeedbackPaperNotes(t *testing.T) {
 	t.Parallel()
 	coll := skills.PaperCollection{Papers: []skills.ScoredPaper{{RawPaper: skills.RawPaper{ID: "a", Title: "A"}}}}
