@@ -198,10 +198,10 @@ type RunStatus struct {
 	Step         string
 	CheckpointID string
 	Error        string
-	// HoldsInput is set when the page shows something the person typed or
-	// can type into (a checkpoint form, or a losing submit's values): the
-	// poller then must not reload the page when the run moves on, which
-	// would throw that text away, but say so (StaleNotice) instead.
+	// HoldsInput is set when the page shows what a losing submit carried:
+	// text the person typed, which a reload would throw away, so the poller
+	// asks for the stale banner instead (typed=1). A checkpoint form counts
+	// only once edited, which static/app.js reports with each poll (dirty=1).
 	HoldsInput bool
 }
 
