@@ -202,6 +202,9 @@ func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) 
 	})
 	in.IncludeTerms = quoted
 	s, in.YearRange = yearRange(s, p.now())
+	if in.YearRange == (YearRange{}) {
+		s, in.YearRange = p.bareYear(topic, s, p.now())
+	}
 	s, excluded := exclusions(s)
 	for _, e := range excluded {
 		if !text.ContainsFold(quotedOut, e) {
@@ -296,6 +299,60 @@ func yearRange(s string, now time.Time) (string, YearRange) {
 		y.From, y.To = y.To, y.From
 	}
 	return s, y
+}
+
+var (
+	// bareYearAtEnd is a year ending the question ("covid vaccines 2021",
+	// "..., (2021)"), alone in its word: "COVID-19" has no four digits and
+	// "v2021" is not alone.
+	bareYearAtEnd = regexp.MustCompile(`(?:^|[\s,;(])\(?((?:19|20)\d\d)\)?$`)
+	// countWords before a number make it a count, not a year ("more than
+	// 2000", "n = 2000").
+	countWords = map[string]bool{"than": true, "over": true, "under": true, "about": true, "around": true, "approximately": true, "approx": true, "nearly": true, "almost": true, "least": true, "most": true, "n": true, "=": true, "~": true, "<": true, ">": true, "with": true, "top": true, "first": true, "of": true, "to": true}
+)
+
+// bareYear reads a year ending the question as that year, as "in 2021" is,
+// when no year rule matched. topic is the question as typed (case shows a
+// name: "Horizon 2020", "Windows 2000" are not years), s the lower-case
+// text the rules left, from which the year is removed. A future year is a
+// target or a name ("Vision 2030"), a year after a count word is a number
+// ("more than 2000"), and a synonym-table term ending in a year
+// ("coronavirus disease 2019") is a term.
+func (p *OfflineIntentParser) bareYear(topic, s string, now time.Time) (string, YearRange) {
+	m := bareYearAtEnd.FindStringSubmatchIndex(topic)
+	if m == nil {
+		return s, YearRange{}
+	}
+	year := atoi(topic[m[2]:m[3]])
+	before := strings.Fields(topic[:m[0]])
+	if year > now.Year() {
+		return s, YearRange{}
+	}
+	if len(before) > 0 {
+		prev := strings.TrimRight(before[len(before)-1], ",;")
+		if countWords[strings.ToLower(prev)] || isNumber(prev) || len(before) > 1 && isTitleCase(prev) {
+			return s, YearRange{}
+		}
+	}
+	low := strings.ToLower(strings.TrimRight(topic, ") "))
+	for _, tw := range p.terms {
+		term := strings.Join(tw, " ")
+		if len(tw) > 1 && tw[len(tw)-1] == topic[m[2]:m[3]] && strings.HasSuffix(low, term) &&
+			(len(low) == len(term) || !unicode.IsLetter(rune(low[len(low)-len(term)-1]))) {
+			return s, YearRange{}
+		}
+	}
+	if loc := bareYearAtEnd.FindStringIndex(s); loc != nil {
+		s = s[:loc[0]] + " , "
+	}
+	return s, YearRange{From: year, To: year}
+}
+
+// isTitleCase reports whether w starts with an upper-case letter followed
+// by lower-case ones: a name ("Horizon"), unlike an acronym ("COVID").
+func isTitleCase(w string) bool {
+	r := []rune(w)
+	return len(r) > 1 && unicode.IsUpper(r[0]) && slices.ContainsFunc(r[1:], unicode.IsLower) && !slices.ContainsFunc(r[1:], unicode.IsUpper)
 }
 
 var (
