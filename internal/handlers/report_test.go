@@ -88,9 +88,11 @@ func TestSearchStrategyReport(t *testing.T) {
 		src := r[col["source"]]
 		require.Equal(t, "1", r[col["iteration"]])
 		require.Equal(t, "search", r[col["source_kind"]])
-		require.Contains(t, h.Sources[src].Queries, r[col["query_as_sent"]])
+		qi := slices.Index(h.Sources[src].Queries, r[col["query_as_sent"]])
+		require.GreaterOrEqual(t, qi, 0, "the row's query is one the source was sent")
 		require.Equal(t, h.SearchedAt.UTC().Format(time.RFC3339), r[col["searched_at"]])
-		require.Equal(t, strconv.Itoa(h.Sources[src].Count), r[col["results"]])
+		require.Equal(t, strconv.Itoa(h.Sources[src].QueryResults[qi].Count), r[col["results"]], "each row counts its own query")
+		require.Equal(t, strconv.Itoa(h.Sources[src].Count), r[col["source_records"]])
 		require.Equal(t, "1", r[col["marked_relevant"]])
 		require.Equal(t, "1", r[col["marked_irrelevant"]])
 	}

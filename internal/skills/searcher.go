@@ -283,19 +283,19 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 			case sem <- struct{}{}:
 			case <-ctx.Done():
 				outcomes[c.si][c.qi] = callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
-				progress.finish(c.name, 0, outcomes[c.si][c.qi].err)
+				progress.finish(c.name, nil, outcomes[c.si][c.qi].err)
 				return
 			}
 			defer func() { <-sem }()
 			if ctx.Err() != nil { // cancelled while queued: do not start
 				outcomes[c.si][c.qi] = callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
-				progress.finish(c.name, 0, outcomes[c.si][c.qi].err)
+				progress.finish(c.name, nil, outcomes[c.si][c.qi].err)
 				return
 			}
 			progress.start(c.name)
 			o := s.call(ctx, c.src, c.req)
 			outcomes[c.si][c.qi] = o
-			progress.finish(c.name, len(o.papers), o.err)
+			progress.finish(c.name, o.papers, o.err)
 		}()
 	}
 	wg.Wait()
@@ -347,7 +347,7 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 					p.Rank = i + 1
 				}
 				p.ID = StableID(p)
-				key := p.ID + "\x00" + NormalizeTitle(p.Title)
+				key := sourceRecordKey(p)
 				if seen[key] {
 					continue
 				}
@@ -616,8 +616,16 @@ type sourceProgress struct {
 	started bool
 	left    int
 	count   int
+	seen    map[string]bool // sourceRecordKey of the records counted
 	errs    []string
 	warns   []string
+}
+
+// sourceRecordKey is what makes two records of one source the same record
+// (the merge in Search): the same stable ID and title. The live progress
+// counts by it too, so "N papers" while searching is the "N found" after.
+func sourceRecordKey(p RawPaper) string {
+	return p.ID + "\x00" + NormalizeTitle(p.Title)
 }
 
 func (p *progress) emit(e Event) {
@@ -642,12 +650,22 @@ func (p *progress) start(name string) {
 	}
 }
 
-func (p *progress) finish(name string, n int, err error) {
+func (p *progress) finish(name string, papers []RawPaper, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sp := p.pending[name]
 	sp.left--
-	sp.count += n
+	if sp.seen == nil {
+		sp.seen = map[string]bool{}
+	}
+	for _, r := range papers {
+		r.Source = name
+		r.ID = StableID(r)
+		if k := sourceRecordKey(r); !sp.seen[k] {
+			sp.seen[k] = true
+			sp.count++
+		}
+	}
 	switch {
 	case isWarning(err):
 		sp.warns = append(sp.warns, err.Error())

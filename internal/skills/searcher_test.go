@@ -290,6 +290,23 @@ func TestSearcherOneFailingQueryKeepsTheOthers(t *testing.T) {
 	require.Equal(t, skills.Event{Source: "crossref", Kind: skills.EventError, Count: 2, Error: "boom"}, events[1])
 }
 
+// TestSearcherProgressCountsMergedRecords: two queries of one source that
+// return the same paper report it once in the live "done" event, as the
+// source's "N found" does afterwards, while each query keeps its own count.
+func TestSearcherProgressCountsMergedRecords(t *testing.T) {
+	t.Parallel()
+	src := fakeSource{name: "openalex", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		return []skills.RawPaper{{Title: "Shared paper", DOI: "10.1/shared"}, {Title: "Only " + req.Query}}, nil
+	}}
+	rec := &recorder{}
+	s := newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, src)
+	res, err := s.Search(context.Background(), strategy([]string{"openalex"}, q("one"), q("two")))
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Sources["openalex"].Count)
+	require.Equal(t, []skills.QueryResult{{Count: 2}, {Count: 2}}, res.Sources["openalex"].QueryResults)
+	require.Equal(t, []skills.Event{{Source: "openalex", Kind: skills.EventStart}, {Source: "openalex", Kind: skills.EventDone, Count: 3}}, rec.forSource("openalex"))
+}
+
 func TestSearcherCancellation(t *testing.T) {
 	t.Parallel()
 	started := make(chan struct{}, 10)
