@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -21,7 +22,11 @@ const (
 	maxCoreConcepts  = 4 // concepts AND-ed in the focused query
 	maxAlternatives  = 6 // terms in one OR group
 	maxExpansion     = 3 // relevance-feedback terms added per iteration
-	maxNegativeTerms = 2 // terms negated from irrelevant papers per iteration
+	maxNegativeTerms = 2 // terms a build learns from all irrelevant marks so far
+	// negationShare: a learned negation must be in at least 1/negationShare
+	// of the irrelevant papers (and in two): a word of one paper, or of a
+	// few among many, is not what the researcher turned down.
+	negationShare = 3
 )
 
 // OfflineQueryBuilder is the QueryBuilder that needs no network: it turns
@@ -127,9 +132,19 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 }
 
 // distinct returns the first strategy of a fixed sequence of variants that
-// is not identical to any previous one: as built; broadened (the top
-// concept alone added as a query); narrowed (the focused query alone); and
-// then each of those asking every source for more results, 25 at a time.
+// is not identical to any previous one and can find something new: as
+// built; broadened (the top concept alone added as a query); narrowed (the
+// focused query alone); and then each of those asking every source for
+// more results, 25 at a time. A variant whose every query was already sent
+// (sentBefore) is skipped: it can only find what it found, and "search
+// again" with no feedback used to narrow to the focused query alone, which
+// for a question that is one phrase is the phrase that had found nothing.
+// In practice that leaves broadening, which is what a search again without
+// feedback needs: the input carries no result counts, so the builder cannot
+// tell a search that found too much from one that found too little, and
+// asking for more is right for both. Only when the cap reaches
+// MaxResultsLimit does the sequence go on with smaller caps (narrowings of
+// what was sent), the last way left to differ from every earlier strategy.
 // The sequence is deterministic, so the same input always gives the same
 // strategy.
 func (b *OfflineQueryBuilder) distinct(base SearchStrategy, asts []query.AST, top query.Clause, excl []query.Clause, previous []SearchStrategy) (SearchStrategy, error) {
@@ -147,9 +162,10 @@ func (b *OfflineQueryBuilder) distinct(base SearchStrategy, asts []query.AST, to
 			s := base
 			s.MaxResultsPerSource = m
 			s.Queries = renderQueries(v, s.Sources)
-			if !seen[StrategyKey(s)] {
-				return s, nil
+			if seen[StrategyKey(s)] || m >= base.MaxResultsPerSource && sentBefore(s, previous) {
+				continue
 			}
+			return s, nil
 		}
 		switch {
 		case m >= base.MaxResultsPerSource && m+DefaultMaxResultsPerSource <= MaxResultsLimit:
@@ -163,6 +179,45 @@ func (b *OfflineQueryBuilder) distinct(base SearchStrategy, asts []query.AST, to
 			return SearchStrategy{}, engine.Errorf(engine.EConflict, "every variant of this strategy has been searched already; change the question or the feedback")
 		}
 	}
+}
+
+// sentBefore reports whether every query of s was already sent to each of
+// s's sources by one of the previous strategies with the same years and
+// filters and at least s's result cap, so that s would get back only papers
+// already found. Previous also holds strategies the researcher rejected at
+// the strategy checkpoint, never searched; their queries count as sent
+// too, since proposing them again repeats what was turned down.
+func sentBefore(s SearchStrategy, previous []SearchStrategy) bool {
+	filters := filtersKey(s.Filters)
+	for _, q := range s.Queries {
+		want := canonicalQuery(q.Text)
+		for _, src := range s.Sources {
+			sent := false
+			for _, p := range previous {
+				sent = sent || p.MaxResultsPerSource >= s.MaxResultsPerSource && p.YearRange == s.YearRange &&
+					slices.Contains(p.Sources, src) && filtersKey(p.Filters) == filters &&
+					slices.ContainsFunc(p.Queries, func(pq Query) bool { return canonicalQuery(pq.Text) == want })
+			}
+			if !sent {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// canonicalQuery is a query's text in canonical form, so an edit that only
+// changed spacing is the same query; text that does not parse is kept.
+func canonicalQuery(t string) string {
+	if a, err := query.Parse(t); err == nil {
+		return a.String()
+	}
+	return t
+}
+
+func filtersKey(f Filters) string {
+	out, _ := json.Marshal(f) // plain strings: cannot fail
+	return string(out)
 }
 
 // renderQueries writes each distinct query in canonical text and rendered
@@ -194,11 +249,7 @@ func StrategyKey(s SearchStrategy) string {
 		Filters Filters
 	}{Years: s.YearRange, Max: s.MaxResultsPerSource, Filters: s.Filters}
 	for _, q := range s.Queries {
-		if a, err := query.Parse(q.Text); err == nil {
-			k.Queries = append(k.Queries, a.String())
-		} else {
-			k.Queries = append(k.Queries, q.Text)
-		}
+		k.Queries = append(k.Queries, canonicalQuery(q.Text))
 	}
 	k.Sources = append([]string(nil), s.Sources...)
 	sort.Strings(k.Sources)
@@ -389,22 +440,74 @@ func (b *OfflineQueryBuilder) feedback(in QueryInput) mined {
 		}
 	}
 	known := map[string]bool{}
-	for _, w := range b.knownWords(in.Intent, m) {
+	for _, w := range b.knownWords(in.Intent, m, true) {
 		known[w] = true
 	}
-	pos := rocchio(rel, irr, known, maxExpansion, false)
-	m.expansion = pos
-	for _, t := range rocchio(irr, rel, known, maxNegativeTerms, true) {
-		if !text.ContainsFold(m.exclude, t) {
+	m.expansion = rocchio(rel, irr, known, maxExpansion, expansionEvidence(len(rel)))
+	for _, t := range b.negations(in.Intent, m, irr, rel) {
+		if !excludesWord(m.exclude, t) {
 			m.exclude = append(m.exclude, t)
 		}
 	}
 	return m
 }
 
+// excludesWord reports whether one of the exclusions is the word w, up to
+// its stem: new marks can change the form a learned negation is shown in
+// ("cytokines" for "cytokine"), which must not add it a second time.
+func excludesWord(exclude []string, w string) bool {
+	stems := text.Tokenize(w)
+	return slices.ContainsFunc(exclude, func(e string) bool { return slices.Equal(text.Tokenize(e), stems) })
+}
+
+// negations are the words learned from the papers marked irrelevant, which
+// the strategy then excludes. A negation removes every paper that uses the
+// word, including relevant papers nobody has marked yet, so it must name
+// what the rejected papers are about rather than how they are written
+// (two unrelated papers that both say "rather" taught "NOT rather" and lost
+// a relevant review that says it too): the word is in the title of one of
+// them and in at least two of them and a third of all of them, no paper
+// marked relevant uses it, and neither do the question and its concepts.
+//
+// They are recomputed from all marks so far at every build rather than
+// mined from the latest marks only: the input does not say which marks an
+// earlier build has already used (Previous also holds strategies rejected
+// unsearched, whose negations were never carried), evidence from several
+// reviews adds up, and the same marks always give the same words. The
+// exclusions carried from the last strategy, which include the negations
+// it learned, are therefore not "known" words here: skipping them made
+// the same papers yield two new words at every iteration, with no new
+// marks. The input cannot tell a carried negation from the researcher's
+// own exclusions, so once carried it is kept like them, even if a paper
+// marked relevant later uses the word; and one the researcher removed at
+// the strategy checkpoint is learned again while the marks still support
+// it. The collection's other papers are not in the input, so there is no
+// document-frequency guard over them: the title, share and relevant-paper
+// rules stand in for it.
+func (b *OfflineQueryBuilder) negations(in ParsedIntent, m mined, irr, rel []RawPaper) []string {
+	if len(irr) < 2 {
+		return nil
+	}
+	guard := map[string]bool{}
+	for _, w := range b.knownWords(in, m, false) {
+		guard[w] = true
+	}
+	for _, w := range text.Tokenize(in.Topic) {
+		guard[w] = true
+	}
+	return rocchio(irr, rel, guard, maxNegativeTerms, evidence{
+		minDF:   max(2, (len(irr)+negationShare-1)/negationShare),
+		inTitle: true,
+		strict:  true,
+	})
+}
+
 // knownWords are the stems the strategy already uses, which relevance
-// feedback must not add again or negate.
-func (b *OfflineQueryBuilder) knownWords(in ParsedIntent, m mined) []string {
+// feedback must not add again or negate, and the filler words that name
+// no topic. withExcluded adds the excluded terms: an expansion term must
+// not be one, while negations are recomputed whatever is excluded
+// already (see negations).
+func (b *OfflineQueryBuilder) knownWords(in ParsedIntent, m mined, withExcluded bool) []string {
 	var all []string
 	for _, c := range in.Concepts {
 		all = append(all, c.Term)
@@ -414,7 +517,9 @@ func (b *OfflineQueryBuilder) knownWords(in ParsedIntent, m mined) []string {
 	all = append(all, in.IncludeTerms...)
 	all = append(all, in.StudyTypes...)
 	all = append(all, m.add...)
-	all = append(all, m.exclude...)
+	if withExcluded {
+		all = append(all, m.exclude...)
+	}
 	var stems []string
 	for _, s := range all {
 		stems = append(stems, text.Tokenize(s)...)
@@ -428,31 +533,44 @@ func (b *OfflineQueryBuilder) knownWords(in ParsedIntent, m mined) []string {
 	return stems
 }
 
+// evidence is what rocchio requires of a word before it suggests it.
+type evidence struct {
+	minDF   int  // toward papers the word must appear in
+	inTitle bool // the word must be in the title of one of them
+	strict  bool // no away paper may use the word
+}
+
+// expansionEvidence: a term added to the search must be in two relevant
+// papers (one, if only one is marked); adding a term costs little, since
+// the expansion query is one more query beside the others.
+func expansionEvidence(relevant int) evidence {
+	return evidence{minDF: min(2, relevant)}
+}
+
 // rocchio ranks the words of the "toward" papers by their mean share of
 // each paper's words (titles count double) minus half their mean share in
-// the "away" papers, the Rocchio update restricted to new terms. A word must
-// appear in at least two toward papers (one, if there is only one). strict
-// (used when negating) also requires that no away paper uses the word, so a
-// term shared with a relevant paper is never excluded.
-func rocchio(toward, away []RawPaper, known map[string]bool, limit int, strict bool) []string {
+// the "away" papers, the Rocchio update restricted to new terms, and
+// returns the best limit words that have the evidence ev asks for.
+func rocchio(toward, away []RawPaper, known map[string]bool, limit int, ev evidence) []string {
 	if len(toward) == 0 {
 		return nil
 	}
 	type stat struct {
-		weight float64
-		df     int
-		awayDF int
-		words  map[string]int
+		weight  float64
+		df      int
+		awayDF  int
+		inTitle bool
+		words   map[string]int
 	}
 	stats := map[string]*stat{}
 	share := func(p RawPaper, sign float64, n int, isAway bool) {
-		terms := append(text.Terms(p.Title), text.Terms(p.Title)...)
-		terms = append(terms, text.Terms(p.Abstract)...)
+		title := text.Terms(p.Title)
+		terms := slices.Concat(title, title, text.Terms(p.Abstract))
 		if len(terms) == 0 {
 			return
 		}
 		inDoc := map[string]bool{}
-		for _, t := range terms {
+		for i, t := range terms {
 			if known[t.Stem] || len(t.Word) < 3 {
 				continue
 			}
@@ -464,6 +582,7 @@ func rocchio(toward, away []RawPaper, known map[string]bool, limit int, strict b
 			st.weight += sign / float64(len(terms)) / float64(n)
 			if !isAway {
 				st.words[t.Word]++
+				st.inTitle = st.inTitle || i < len(title)
 			}
 			if !inDoc[t.Stem] {
 				inDoc[t.Stem] = true
@@ -481,14 +600,13 @@ func rocchio(toward, away []RawPaper, known map[string]bool, limit int, strict b
 	for _, p := range away {
 		share(p, -0.5, len(away), true)
 	}
-	minDF := min(2, len(toward))
 	type cand struct {
 		word   string
 		weight float64
 	}
 	var cands []cand
 	for _, st := range stats {
-		if st.df < minDF || st.weight <= 0 || strict && st.awayDF > 0 {
+		if st.df < ev.minDF || st.weight <= 0 || ev.strict && st.awayDF > 0 || ev.inTitle && !st.inTitle {
 			continue
 		}
 		cands = append(cands, cand{mostUsed(st.words), st.weight})

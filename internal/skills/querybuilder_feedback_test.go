@@ -1,0 +1,291 @@
+package skills_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/skills"
+	"quarry/internal/skills/query"
+)
+
+// nextInput is the input of the build after s, as the search pipeline
+// makes it: s joins the previous strategies, its filters are carried into
+// the intent (as pipeline.carryForward does, so an exclusion learned once
+// reaches the next build as if the researcher had typed it) and the
+// review's feedback is appended.
+func nextInput(in skills.QueryInput, s skills.SearchStrategy, fb skills.UserFeedback) skills.QueryInput {
+	in.Previous = append(slices.Clone(in.Previous), s)
+	in.Feedback = append(slices.Clone(in.Feedback), fb)
+	in.Sources = slices.Clone(s.Sources)
+	in.MaxResultsPerSource = s.MaxResultsPerSource
+	in.Intent.IncludeTerms = slices.Clone(s.Filters.IncludeTerms)
+	in.Intent.ExcludeTerms = slices.Clone(s.Filters.ExcludeTerms)
+	in.Intent.StudyTypes = slices.Clone(s.Filters.StudyTypes)
+	return in
+}
+
+// iterate builds the first strategy of in and then one more per feedback,
+// each from the input the pipeline would give it.
+func iterate(t *testing.T, in skills.QueryInput, feedback ...skills.UserFeedback) []skills.SearchStrategy {
+	t.Helper()
+	b := skills.NewQueryBuilder()
+	s, err := b.BuildStrategy(context.Background(), in)
+	require.NoError(t, err)
+	out := []skills.SearchStrategy{s}
+	for _, fb := range feedback {
+		in = nextInput(in, s, fb)
+		s, err = b.BuildStrategy(context.Background(), in)
+		require.NoError(t, err)
+		require.NoError(t, s.Validate())
+		out = append(out, s)
+	}
+	return out
+}
+
+// negated lists every term a strategy's queries exclude, lower-cased.
+func negated(t *testing.T, s skills.SearchStrategy) []string {
+	t.Helper()
+	var out []string
+	for _, q := range s.Queries {
+		ast, err := query.Parse(q.Text)
+		require.NoError(t, err)
+		for _, c := range ast.Clauses {
+			if !c.Not {
+				continue
+			}
+			for _, term := range c.Any {
+				if w := strings.ToLower(term.Text); !slices.Contains(out, w) {
+					out = append(out, w)
+				}
+			}
+		}
+	}
+	return out
+}
+
+var (
+	flashAttention = paper("flash", "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
+		"Observes that Transformer self-attention on GPUs is limited by memory traffic rather than arithmetic, and computes exact attention in tiles that stay in fast on-chip memory. This avoids materialising the full attention matrix, cutting memory from quadratic to linear in sequence length and speeding up training.")
+	econometrics = paper("econ", "Robust standard errors for panel data regressions",
+		"Computing standard errors that allow for serial correlation, rather than assuming independent observations, changes inference in difference-in-differences designs.")
+	// walker is never marked: a relevant paper the feedback must not lose.
+	walker = paper("walker", "Sleep-dependent memory consolidation",
+		"Reviews evidence from behaviour, imaging and physiology that sleep after learning stabilises and enhances memory. It argues that sleep actively reorganises memories rather than merely protecting them from interference.")
+	cryoSpike = paper("cryo", "Cryo-EM structure of the 2019-nCoV spike in the prefusion conformation",
+		"Determines the structure of the SARS-CoV-2 spike protein, stabilised in its prefusion form, by cryo-electron microscopy, and shows it binds ACE2 more tightly than the SARS spike. The prefusion-stabilised spike design was used in several COVID-19 vaccines.")
+	mice1 = paper("mice1", "Cytokine storms in septic mice: a murine endotoxin model",
+		"Mice received endotoxin; cytokine storms and murine survival were recorded.")
+	mice2 = paper("mice2", "Murine endotoxin shock: cytokine profiles of mice",
+		"Endotoxin-treated mice show cytokine release within hours.")
+)
+
+func sleepIntent() skills.ParsedIntent {
+	return skills.ParsedIntent{Topic: "sleep and memory consolidation",
+		Concepts: []skills.Concept{{Term: "memory consolidation"}, {Term: "sleep"}}}
+}
+
+func proteinIntent() skills.ParsedIntent {
+	return skills.ParsedIntent{Topic: "protein structure prediction",
+		Concepts: []skills.Concept{{Term: "protein structure prediction"}}}
+}
+
+// TestLearnedNegations pins what irrelevant marks may teach the builder:
+// a negation needs several irrelevant papers behind it and must name what
+// they are about, never a word a relevant paper or the question uses; the
+// researcher's own exclusions hold regardless.
+func TestLearnedNegations(t *testing.T) {
+	t.Parallel()
+	irrelevant := func(ids ...string) skills.UserFeedback { return skills.UserFeedback{MarkedIrrelevant: ids} }
+	tests := []struct {
+		name     string
+		intent   skills.ParsedIntent
+		marked   []skills.ScoredPaper
+		feedback []skills.UserFeedback // one per review, oldest first
+		// want is the last strategy's exclusions, in order.
+		want []string
+		// never are words no query of any iteration may exclude.
+		never []string
+	}{
+		{
+			// The audit's repro: two unrelated papers share only how they
+			// are written ("rather", "computing"); negating those lost
+			// Walker & Stickgold, whose abstract says "rather".
+			name:     "UnrelatedPapersShareNoTopic",
+			intent:   sleepIntent(),
+			marked:   []skills.ScoredPaper{flashAttention, econometrics},
+			feedback: []skills.UserFeedback{irrelevant("flash", "econ"), {}},
+			never:    append(strings.Fields(strings.ToLower(walker.Title+" "+walker.Abstract)), "rather", "computing", "computes"),
+		},
+		{
+			// One cryo-EM paper is no evidence that "spike" or
+			// "conformation" marks what the researcher does not want.
+			name:     "OnePaperTeachesNothing",
+			intent:   proteinIntent(),
+			marked:   []skills.ScoredPaper{cryoSpike},
+			feedback: []skills.UserFeedback{irrelevant("cryo"), {}, {}},
+			never:    []string{"spike", "prefusion", "cryo", "conformation", "structure"},
+		},
+		{
+			name:     "TwoPapersOnOneTopic",
+			intent:   sepsisIntent(),
+			marked:   []skills.ScoredPaper{mice1, mice2},
+			feedback: []skills.UserFeedback{irrelevant("mice1", "mice2")},
+			want:     []string{"children", "cytokine", "endotoxin"},
+		},
+		{
+			// Evidence pools across reviews: one mouse paper per review
+			// is still two mouse papers.
+			name:     "EvidenceAcrossReviews",
+			intent:   sepsisIntent(),
+			marked:   []skills.ScoredPaper{mice1, mice2},
+			feedback: []skills.UserFeedback{irrelevant("mice1"), irrelevant("mice2")},
+			want:     []string{"children", "cytokine", "endotoxin"},
+		},
+		{
+			// New marks that favour another form of a learned word add
+			// no second exclusion of it.
+			name:   "OneExclusionPerStem",
+			intent: sepsisIntent(),
+			marked: []skills.ScoredPaper{mice1, mice2,
+				paper("m3", "Cytokines and endotoxins", "Cytokines cytokines cytokines cytokines cytokines endotoxins endotoxins endotoxins endotoxins."),
+				paper("m4", "Endotoxins and cytokines", "Cytokines cytokines cytokines cytokines cytokines endotoxins endotoxins endotoxins endotoxins."),
+			},
+			feedback: []skills.UserFeedback{irrelevant("mice1", "mice2"), irrelevant("m3", "m4")},
+			want:     []string{"children", "cytokine", "endotoxin"},
+		},
+		{
+			name:   "NeverAWordOfARelevantPaper",
+			intent: sepsisIntent(),
+			marked: []skills.ScoredPaper{mice1, mice2,
+				paper("rel", "Sepsis in the ICU", "Cytokine findings from animals carried over to patients in intensive care.")},
+			feedback: []skills.UserFeedback{{MarkedIrrelevant: []string{"mice1", "mice2"}, MarkedRelevant: []string{"rel"}}},
+			want:     []string{"children", "endotoxin", "mice"},
+			never:    []string{"cytokine"},
+		},
+		{
+			// "adolescents" is in the question, though not a concept.
+			name: "NeverAWordOfTheQuestion",
+			intent: skills.ParsedIntent{Topic: "sleep and memory consolidation in adolescents",
+				Concepts: []skills.Concept{{Term: "memory consolidation"}, {Term: "sleep"}}},
+			marked: []skills.ScoredPaper{
+				paper("a", "Screen time and obesity in adolescents", "Adolescents who watch more television show more obesity."),
+				paper("b", "Obesity among adolescents using smartphones", "Smartphone use and obesity in adolescents."),
+			},
+			feedback: []skills.UserFeedback{irrelevant("a", "b")},
+			want:     []string{"obesity"},
+			never:    []string{"adolescents"},
+		},
+		{
+			// Two mouse papers among seven irrelevant ones are not what
+			// the researcher rejected: each negation removes papers.
+			name:   "ARealShareOfTheIrrelevantPapers",
+			intent: sepsisIntent(),
+			marked: []skills.ScoredPaper{mice1, mice2,
+				paper("c", "Blockchain consensus protocols", "Byzantine agreement among validators."),
+				paper("d", "Wheat yield under drought", "Irrigation schedules for arid farms."),
+				paper("e", "Galaxy rotation curves", "Dark halo profiles from spectroscopy."),
+				paper("f", "Medieval trade routes", "Venetian merchants and silk."),
+				paper("g", "Jazz harmony pedagogy", "Teaching chord voicings to students."),
+			},
+			feedback: []skills.UserFeedback{irrelevant("mice1", "mice2", "c", "d", "e", "f", "g")},
+			want:     []string{"children"},
+			never:    []string{"mice", "cytokine", "murine", "endotoxin"},
+		},
+		{
+			// The researcher's exclusions hold even when a relevant paper
+			// uses the word and one irrelevant paper is all there is.
+			name:   "ResearcherExclusionsAlwaysHold",
+			intent: sepsisIntent(),
+			marked: []skills.ScoredPaper{cryoSpike,
+				paper("rel", "Sepsis after pneumonia in children", "Case report series of pneumonia in the ICU.")},
+			feedback: []skills.UserFeedback{{
+				MarkedIrrelevant: []string{"cryo"}, MarkedRelevant: []string{"rel"},
+				ExcludeTerms: []string{"case report"}, FreeTextFeedback: "exclude pneumonia",
+			}},
+			want:  []string{"children", "case report", "pneumonia"},
+			never: []string{"spike", "prefusion"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := skills.QueryInput{Intent: tt.intent, Sources: []string{query.Local, query.PubMed}, Marked: tt.marked}
+			got := iterate(t, in, tt.feedback...)
+			last := got[len(got)-1]
+			require.Equal(t, tt.want, last.Filters.ExcludeTerms)
+			for _, w := range tt.want {
+				require.Contains(t, negated(t, last), w, "every exclusion is negated in the queries")
+			}
+			for i, s := range got {
+				for _, w := range tt.never {
+					require.NotContains(t, negated(t, s), w, "iteration %d: %v", i+1, texts(s))
+					require.False(t, slices.ContainsFunc(s.Filters.ExcludeTerms, func(e string) bool { return strings.EqualFold(e, w) }),
+						"iteration %d excludes %q", i+1, w)
+				}
+			}
+		})
+	}
+}
+
+// TestLearnedNegationsDoNotGrowWithoutMarks: a negation learned once is
+// carried to the next build as an exclusion, and the builder used to take
+// that as a reason to learn two more words from the same papers, every
+// iteration, with no new marks.
+func TestLearnedNegationsDoNotGrowWithoutMarks(t *testing.T) {
+	t.Parallel()
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []skills.ScoredPaper{mice1, mice2}}
+	got := iterate(t, in, skills.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, skills.UserFeedback{}, skills.UserFeedback{FreeTextFeedback: "search again"})
+	require.Equal(t, []string{"children", "cytokine", "endotoxin"}, got[1].Filters.ExcludeTerms)
+	for i, s := range got[2:] {
+		require.Equal(t, got[1].Filters.ExcludeTerms, s.Filters.ExcludeTerms, "iteration %d, no new marks", i+3)
+		require.ElementsMatch(t, negated(t, got[1]), negated(t, s), "iteration %d, no new marks", i+3)
+	}
+}
+
+// TestSearchAgainNeverNarrowsToASearchedQuery: "search again" with no
+// feedback used to propose the focused query alone, which had just been
+// searched with the rest (for a question that is one phrase, the phrase
+// that found nothing). A query already sent to the same sources with the
+// same years and filters and at least the same cap can only find what it
+// found, so each later strategy sends a new query or asks for more.
+func TestSearchAgainNeverNarrowsToASearchedQuery(t *testing.T) {
+	t.Parallel()
+	crispr := skills.ParsedIntent{Topic: "CRISPR genome editing therapies",
+		Concepts: []skills.Concept{{Term: "crispr genome editing therapies"}}}
+	tests := []struct {
+		name   string
+		intent skills.ParsedIntent
+	}{
+		{"OnePhrase", crispr},
+		{"TwoConcepts", sleepIntent()},
+		{"ThreeConcepts", sepsisIntent()},
+		{"OneWord", skills.ParsedIntent{Topic: "zebrafish", Concepts: []skills.Concept{{Term: "zebrafish"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := skills.QueryInput{Intent: tt.intent, Sources: []string{query.Local, query.OpenAlex}}
+			got := iterate(t, in, skills.UserFeedback{}, skills.UserFeedback{}, skills.UserFeedback{}, skills.UserFeedback{})
+			for i := 1; i < len(got); i++ {
+				s, before := got[i], got[:i]
+				newQuery := false
+				for _, q := range s.Queries {
+					newQuery = newQuery || !slices.ContainsFunc(before, func(p skills.SearchStrategy) bool {
+						return p.MaxResultsPerSource >= s.MaxResultsPerSource && slices.ContainsFunc(p.Queries, func(pq skills.Query) bool { return pq.Text == q.Text })
+					})
+				}
+				require.True(t, newQuery, "iteration %d sends only queries already sent: %v (max %d)", i+1, texts(s), s.MaxResultsPerSource)
+			}
+		})
+	}
+	t.Run("OnePhraseAsksForMore", func(t *testing.T) {
+		t.Parallel()
+		got := iterate(t, skills.QueryInput{Intent: crispr, Sources: []string{query.Local}}, skills.UserFeedback{})
+		require.Equal(t, texts(got[0]), texts(got[1]), "the phrase alone is already among the first queries; the any-of query found the papers")
+		require.Equal(t, 2*skills.DefaultMaxResultsPerSource, got[1].MaxResultsPerSource)
+	})
+}
