@@ -1,7 +1,8 @@
 // Package organize is the offline result organizer (skill 6): it clusters
 // a collection's papers into themes by spherical k-means over TF-IDF
-// vectors and labels each theme with its most distinctive terms, so a
-// researcher can skim a few labelled groups instead of one long list.
+// vectors and labels each theme with the words and phrases that set it
+// apart from the others (label.go), so a researcher can skim a few
+// labelled groups instead of one long list.
 package organize
 
 import (
@@ -10,7 +11,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"quarry/internal/engine"
 	"quarry/internal/skills"
@@ -38,18 +38,9 @@ func (Organizer) Organize(ctx context.Context, papers []skills.ScoredPaper) ([]s
 	if len(papers) == 0 {
 		return groups, nil
 	}
-	surface := map[string]map[string]int{}
 	feats := make([][]string, len(papers))
 	for i, p := range papers {
-		var stems []string
-		for _, t := range text.Terms(p.Title + "\n" + p.Abstract) {
-			stems = append(stems, t.Stem)
-			if surface[t.Stem] == nil {
-				surface[t.Stem] = map[string]int{}
-			}
-			surface[t.Stem][t.Word]++
-		}
-		feats[i] = text.WithBigrams(stems)
+		feats[i] = text.WithBigrams(text.Tokenize(p.Title + "\n" + p.Abstract))
 	}
 	minDF := 1
 	if len(papers) >= 20 {
@@ -70,8 +61,11 @@ func (Organizer) Organize(ctx context.Context, papers []skills.ScoredPaper) ([]s
 		}
 		members[c] = append(members[c], i)
 	}
-	global := centroid(vecs, allIdx(len(vecs)), tf.Dim())
-	used := map[string]int{}
+	type group struct {
+		members []int
+		best    float64
+	}
+	var gs []group
 	for _, c := range ids {
 		m := members[c]
 		slices.SortStableFunc(m, func(a, b int) int {
@@ -80,31 +74,34 @@ func (Organizer) Organize(ctx context.Context, papers []skills.ScoredPaper) ([]s
 			}
 			return cmp.Compare(papers[a].ID, papers[b].ID)
 		})
-		var base []float64
-		if len(ids) > 1 {
-			base = global
+		gs = append(gs, group{members: m, best: papers[m[0]].Score})
+	}
+	slices.SortStableFunc(gs, func(a, b group) int {
+		if s := cmp.Compare(b.best, a.best); s != 0 {
+			return s
 		}
-		label := labelFor(centroid(vecs, m, tf.Dim()), base, tf, surface)
+		return cmp.Compare(len(b.members), len(a.members))
+	})
+	// Groups are labelled best first, so the best group gets the terms
+	// it shares with another and the other is named by what sets it apart.
+	lab := newLabeler(papers)
+	taken := map[string]bool{}
+	used := map[string]int{}
+	for _, gr := range gs {
+		label, keys := lab.label(gr.members, taken)
+		for _, k := range keys {
+			taken[k] = true
+		}
 		used[label]++
 		if used[label] > 1 {
 			label += " (" + strconv.Itoa(used[label]) + ")"
 		}
 		g := skills.Group{Label: label}
-		for _, i := range m {
+		for _, i := range gr.members {
 			g.PaperIDs = append(g.PaperIDs, papers[i].ID)
 		}
 		groups = append(groups, g)
 	}
-	best := func(g skills.Group) float64 {
-		p, _ := skills.PaperCollection{Papers: papers}.Paper(g.PaperIDs[0])
-		return p.Score
-	}
-	slices.SortStableFunc(groups, func(a, b skills.Group) int {
-		if s := cmp.Compare(best(b), best(a)); s != 0 {
-			return s
-		}
-		return cmp.Compare(len(b.PaperIDs), len(a.PaperIDs))
-	})
 	return groups, nil
 }
 
@@ -211,87 +208,4 @@ func centroid(vecs []text.Vector, members []int, dim int) []float64 {
 		}
 	}
 	return c
-}
-
-func allIdx(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
-// labelFor names a group by the terms that weigh most in its centroid
-// compared with the whole collection (base, nil for a single group): two to
-// four words, a bigram preferred over its parts, each stem shown as the
-// word most often written for it.
-func labelFor(cen, base []float64, tf *text.TFIDF, surface map[string]map[string]int) string {
-	type cand struct {
-		f int32
-		w float64
-	}
-	var cands []cand
-	for f, x := range cen {
-		if x <= 0 {
-			continue
-		}
-		w := x
-		if base != nil {
-			w -= base[f]
-		}
-		if strings.Contains(tf.Term(int32(f)), " ") {
-			w *= 1.2 // a phrase reads better than two loose words
-		}
-		cands = append(cands, cand{int32(f), w})
-	}
-	slices.SortFunc(cands, func(a, b cand) int {
-		if s := cmp.Compare(b.w, a.w); s != 0 {
-			return s
-		}
-		return cmp.Compare(tf.Term(a.f), tf.Term(b.f))
-	})
-	var words []string
-	have := map[string]bool{}
-	for _, c := range cands {
-		stems := strings.Fields(tf.Term(c.f))
-		if slices.ContainsFunc(stems, func(s string) bool { return have[s] }) {
-			continue
-		}
-		if wordCount(words)+len(stems) > 4 {
-			continue
-		}
-		var part []string
-		for _, s := range stems {
-			have[s] = true
-			part = append(part, surfaceWord(s, surface))
-		}
-		words = append(words, strings.Join(part, " "))
-		if wordCount(words) >= 3 {
-			break
-		}
-	}
-	if len(words) == 0 {
-		return "Other papers"
-	}
-	return strings.Join(words, ", ")
-}
-
-func wordCount(parts []string) int {
-	n := 0
-	for _, p := range parts {
-		n += len(strings.Fields(p))
-	}
-	return n
-}
-
-// surfaceWord is the word most often written for stem (ties: the shorter,
-// then alphabetical), because stems like "failur" are not for people.
-func surfaceWord(stem string, surface map[string]map[string]int) string {
-	best, bestN := stem, -1
-	for w, n := range surface[stem] {
-		if n > bestN || (n == bestN && (len(w) < len(best) || (len(w) == len(best) && w < best))) {
-			best, bestN = w, n
-		}
-	}
-	return best
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -100,7 +101,8 @@ func TestOrganizeThemes(t *testing.T) {
 
 func TestOrganizeProperties(t *testing.T) {
 	t.Parallel()
-	vocab := []string{"heart", "failure", "soil", "bacteria", "images", "network", "trial", "gene", "children", "mortality"}
+	vocab := []string{"heart", "failure", "soil", "bacteria", "images", "network", "trial", "gene", "children", "mortality",
+		"proposed", "simple", "long", "short-term", "memory", "of", "BERT", "Heart", "risk", "bias", ","}
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 40).Draw(t, "n")
 		var papers []skills.ScoredPaper
@@ -114,6 +116,11 @@ func TestOrganizeProperties(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkPartition(t, papers, a)
+		for _, g := range a {
+			if p := wordProblems(withoutNumber(g.Label)); len(p) > 0 {
+				t.Fatalf("label %q: %q", g.Label, p)
+			}
+		}
 		if len(a) > organize.MaxGroups {
 			t.Fatalf("%d groups", len(a))
 		}
@@ -122,4 +129,77 @@ func TestOrganizeProperties(t *testing.T) {
 			t.Fatalf("not deterministic")
 		}
 	})
+}
+
+// TestLabels pins what a label is made of, on two themes of four papers
+// each: the theme's phrase as written, no filler words, acronyms in
+// capitals, and no word only one paper writes outside its best title.
+func TestLabels(t *testing.T) {
+	t.Parallel()
+	soil := func(i int) skills.ScoredPaper {
+		return sp(fmt.Sprint("s", i), 0.5-float64(i)/100, fmt.Sprintf("Soil bacteria diversity survey %d", i),
+			"We propose a novel, simple approach. Results show soil bacteria communities vary with soil moisture.")
+	}
+	tests := []struct {
+		name     string
+		title    string
+		abstract func(i int) string
+		want     []string // in the label of the first theme
+		not      []string // in no label
+	}{
+		{"PhraseAsWritten", "Long Short-Term Memory networks for speech %d",
+			func(int) string { return "We propose long short-term memory networks. Results show gains." },
+			[]string{"long short-term memory"}, []string{"propose", "results", "show"}},
+		{"OfPhrase", "Assessing risk of bias in trials %d",
+			func(int) string { return "A novel tool for the risk of bias of randomised trials." },
+			[]string{"risk of bias"}, []string{"novel", "assessing"}},
+		{"AcronymKept", "Pre-training deep bidirectional encoders %d",
+			func(int) string { return "We started from BERT and fine-tuned BERT on a simple task." },
+			[]string{"BERT"}, []string{"started", "simple", "bert"}},
+		{"OnePaperWordLeftOut", "Protein structure prediction %d",
+			func(i int) string {
+				if i == 3 {
+					return "Protein structure prediction in zebrafish."
+				}
+				return "Protein structure prediction from sequence."
+			},
+			[]string{"protein structure prediction"}, []string{"zebrafish"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var papers []skills.ScoredPaper
+			for i := range 4 {
+				papers = append(papers, sp(fmt.Sprint("a", i), 0.9-float64(i)/100, fmt.Sprintf(tt.title, i), tt.abstract(i)), soil(i))
+			}
+			groups, err := organize.Organizer{}.Organize(context.Background(), papers)
+			require.NoError(t, err)
+			checkPartition(t, papers, groups)
+			require.Len(t, groups, 2)
+			require.Equal(t, "a0", groups[0].PaperIDs[0])
+			for _, w := range tt.want {
+				require.Contains(t, groups[0].Label, w)
+			}
+			for _, g := range groups {
+				for _, term := range strings.Split(g.Label, ", ") {
+					for _, w := range strings.Fields(term) {
+						require.NotContains(t, tt.not, w, "label %q", g.Label)
+					}
+				}
+			}
+			t.Log(groups[0].Label, " / ", groups[1].Label)
+			require.Contains(t, groups[1].Label, "soil bacteria")
+		})
+	}
+}
+
+// withoutNumber strips the " (2)" the organizer appends to a label an
+// earlier group already has.
+func withoutNumber(label string) string {
+	if i := strings.LastIndex(label, " ("); i >= 0 && strings.HasSuffix(label, ")") {
+		if _, err := strconv.Atoi(label[i+2 : len(label)-1]); err == nil {
+			return label[:i]
+		}
+	}
+	return label
 }
