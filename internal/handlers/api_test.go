@@ -99,3 +99,94 @@ func TestGetRunNotesEmpty(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.StatusCode)
 	require.True(t, strings.Contains(body, `"notes":[]`), body)
 }
+
+// waitForCheckpoint polls the JSON API until the run waits at a checkpoint
+// of kind in iteration.
+func (w *web) waitForCheckpoint(t *testing.T, runID, kind string, iteration int) handlers.RunJSON {
+	t.Helper()
+	var out handlers.RunJSON
+	require.Eventually(t, func() bool {
+		res, err := w.client.Get(w.srv.URL + "/api/runs/" + runID)
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		out = handlers.RunJSON{}
+		return json.NewDecoder(res.Body).Decode(&out) == nil && out.Status == "waiting" &&
+			out.Checkpoint != nil && out.Checkpoint.Kind == kind && out.Checkpoint.Iteration == iteration
+	}, 10*time.Second, 20*time.Millisecond, "run %s never waited at %s@%d (last %q)", runID, kind, iteration, out.Status)
+	return out
+}
+
+// TestAPIDecisionRefusesMalformedRevisedData: revised data with a key the
+// checkpoint's type does not have (a typo, a strategy sent to the review,
+// feedback sent to the strategy) or a value of the wrong type is a 422
+// naming the field, and nothing is recorded: the checkpoint still waits,
+// and a corrected decision is accepted and carries its marks.
+func TestAPIDecisionRefusesMalformedRevisedData(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	res := w.postJSON(t, "/api/runs", map[string]any{"question": "sleep and memory consolidation", "max_iterations": 2,
+		"strategy_checkpoint": true, "sources": testapp.Sources})
+	require.Equal(t, http.StatusCreated, res.StatusCode)
+	var created handlers.RunCreated
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&created))
+	decide := "/api/runs/" + created.ID + "/decisions"
+	refused := func(t *testing.T, cpID, action, revised, wantField string) {
+		t.Helper()
+		res := w.postJSON(t, decide, map[string]any{"checkpoint_id": cpID, "action": action, "revised_data": json.RawMessage(revised)})
+		require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode, revised)
+		var eb handlers.ErrorBody
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&eb))
+		require.Equal(t, "invalid", eb.Error.Code)
+		require.Contains(t, eb.Error.Fields, wantField, "%s: %v", revised, eb.Error.Fields)
+	}
+
+	st := w.waitForCheckpoint(t, created.ID, "strategy_confirmation", 1)
+	strategy := `{"queries":[{"text":"memory consolidation"}],"sources":["` + testapp.Sources[0] + `"],"max_results_per_source":10`
+	for _, tt := range []struct{ name, action, revised, field string }{
+		{"UnknownField", "edit", strategy + `,"max_results":5}`, "max_results"},
+		{"UnknownNestedField", "edit", strategy + `,"filters":{"exclude":["rodent"]}}`, "filters.exclude"},
+		{"FeedbackSentToStrategy", "approve", `{"marked_relevant":["doi:10.5555/sleep.0"]}`, "marked_relevant"},
+		{"WrongType", "edit", `{"queries":"memory consolidation","sources":["x"]}`, "queries"},
+	} {
+		t.Run("Strategy"+tt.name, func(t *testing.T) { refused(t, st.Checkpoint.ID, tt.action, tt.revised, tt.field) })
+	}
+	res = w.postJSON(t, decide, map[string]any{"checkpoint_id": st.Checkpoint.ID, "action": "approve"})
+	require.Equal(t, http.StatusAccepted, res.StatusCode, "the refused decisions left the checkpoint pending")
+
+	st = w.waitForCheckpoint(t, created.ID, "result_review", 1)
+	var payload struct {
+		Collection struct {
+			Papers []struct {
+				ID string `json:"id"`
+			} `json:"papers"`
+		} `json:"collection"`
+	}
+	require.NoError(t, json.Unmarshal(st.Checkpoint.Payload, &payload))
+	require.NotEmpty(t, payload.Collection.Papers)
+	id := payload.Collection.Papers[0].ID
+	for _, tt := range []struct{ name, action, revised, field string }{
+		{"Typo", "edit", `{"marked_relevent":["` + id + `"],"free_text_feedback":"focus on trials"}`, "marked_relevent"},
+		{"TypoOnApprove", "approve", `{"marked_relevent":["` + id + `"]}`, "marked_relevent"},
+		{"Bogus", "edit", `{"bogus":1}`, "bogus"},
+		{"StrategySentToReview", "edit", strategy + `}`, "queries"},
+		{"WrongType", "edit", `{"marked_relevant":"` + id + `"}`, "marked_relevant"},
+		{"NotAnObject", "reject", `"focus on trials"`, "revised_data"},
+	} {
+		t.Run("Review"+tt.name, func(t *testing.T) { refused(t, st.Checkpoint.ID, tt.action, tt.revised, tt.field) })
+	}
+
+	again := w.waitForCheckpoint(t, created.ID, "result_review", 1)
+	require.Equal(t, st.Checkpoint.ID, again.Checkpoint.ID, "nothing was recorded")
+	require.Len(t, again.History, 1)
+	require.Nil(t, again.History[0].Feedback)
+
+	res = w.postJSON(t, decide, map[string]any{"checkpoint_id": st.Checkpoint.ID, "action": "edit",
+		"revised_data": map[string]any{"marked_relevant": []string{id}, "free_text_feedback": "focus on trials"}})
+	require.Equal(t, http.StatusAccepted, res.StatusCode)
+	next := w.waitForCheckpoint(t, created.ID, "strategy_confirmation", 2)
+	require.NotNil(t, next.History[0].Feedback)
+	require.Equal(t, []string{id}, next.History[0].Feedback.MarkedRelevant)
+	require.Equal(t, "focus on trials", next.History[0].Feedback.FreeTextFeedback)
+}

@@ -91,9 +91,8 @@ func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (skills
 		return s, &engine.Error{Code: engine.EInvalid, Message: "an edit needs the revised strategy",
 			Fields: map[string]string{"revised_data": "the revised strategy is missing"}}
 	}
-	if err := json.Unmarshal(d.RevisedData, &s); err != nil {
-		return s, &engine.Error{Code: engine.EInvalid, Message: "the revised strategy is not a search strategy",
-			Fields: map[string]string{"revised_data": err.Error()}}
+	if err := decodeRevised(d.RevisedData, &s, "invalid search strategy"); err != nil {
+		return s, err
 	}
 	if err := s.ValidateSources(p.sources); err != nil {
 		return s, err
@@ -187,16 +186,22 @@ func (p *pipe) reviewGate() *engine.Gate {
 			}
 			return skills.ResultPayload{Collection: coll, AccumulatedPapers: acc, Iteration: sc.Iteration}, nil
 		},
+		// Validate refuses revised data that is not feedback on the papers
+		// shown — a misspelt or unknown key, a value of the wrong type, a
+		// mark of a paper not in the review — naming the field, so the
+		// person or script that sent it can fix it; coercing it to the note
+		// would drop their marks without a word. (In-process handlers,
+		// with nobody to tell, are coerced before this: ReviewCoercer.)
 		Validate: func(sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) error {
-			fb, ok := decodeFeedback(d.RevisedData)
-			if !ok {
-				return nil // not feedback: it is coerced to the note
+			if len(bytes.TrimSpace(d.RevisedData)) == 0 {
+				return nil // no revised data: the note is the feedback
 			}
 			coll, err := need[skills.PaperCollection](sc.State, keyCollection)
 			if err != nil {
 				return err
 			}
-			return fb.ValidateAgainst(coll)
+			_, _, err = reviewFeedback(d.RevisedData, coll)
+			return err
 		},
 		Apply: func(_ context.Context, sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) (engine.Outcome, engine.Update, error) {
 			if d.Action == engine.Approve && len(bytes.TrimSpace(d.RevisedData)) == 0 {
@@ -224,33 +229,34 @@ func (p *pipe) reviewGate() *engine.Gate {
 	}
 }
 
-// decodeFeedback reads revised data as UserFeedback, strictly: an object
-// with other fields is not feedback.
-func decodeFeedback(raw json.RawMessage) (skills.UserFeedback, bool) {
-	var fb skills.UserFeedback
+// reviewFeedback reads a review decision's revised data as feedback on
+// coll: strictly (decodeRevised), and with every mark and note naming a
+// paper of coll. No revised data is no feedback (ok false) and no error.
+func reviewFeedback(raw json.RawMessage, coll skills.PaperCollection) (fb skills.UserFeedback, ok bool, err error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return fb, false
+		return fb, false, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&fb); err != nil {
-		return fb, false
+	if err := decodeRevised(raw, &fb, "invalid feedback"); err != nil {
+		return fb, false, err
 	}
-	if dec.More() {
-		return fb, false
+	if err := fb.ValidateAgainst(coll); err != nil {
+		return fb, false, err
 	}
-	return fb, true
+	return fb, true, nil
 }
 
 // CoerceFeedback turns a review decision into the feedback the next
 // iteration learns from: the revised data when it is valid feedback whose
 // marks name papers of coll, otherwise the note as free text. A decision is
 // never lost for being malformed, and a mark can never name a paper the
-// researcher was not shown.
+// researcher was not shown. (The review gate's Validate refuses such
+// revised data before a decision is recorded, and ReviewCoercer drops it
+// from in-process handlers' decisions; this is the safety net for
+// decisions recorded before Validate was strict, which still resume.)
 func CoerceFeedback(d engine.Decision, coll skills.PaperCollection) skills.UserFeedback {
 	note := strings.TrimSpace(d.Note)
-	fb, ok := decodeFeedback(d.RevisedData)
-	if !ok || fb.ValidateAgainst(coll) != nil {
+	fb, ok, err := reviewFeedback(d.RevisedData, coll)
+	if !ok || err != nil {
 		return skills.UserFeedback{FreeTextFeedback: note}
 	}
 	if strings.TrimSpace(fb.FreeTextFeedback) == "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -66,6 +67,15 @@ func TestStrategyGateValidate(t *testing.T) {
 		{"Unparseable", with(func(s *skills.SearchStrategy) { s.Queries = []skills.Query{{Text: `"unbalanced`}} }), engine.EInvalid, "queries[0].text"},
 		{"UnknownSource", with(func(s *skills.SearchStrategy) { s.Sources = []string{"alpha", "nowhere"} }), engine.EInvalid, "sources[1]"},
 		{"TooMany", with(func(s *skills.SearchStrategy) { s.MaxResultsPerSource = skills.MaxResultsLimit + 1 }), engine.EInvalid, "max_results_per_source"},
+		// Keys the strategy does not have are refused, named by their path,
+		// rather than dropped: the search would not be what was sent.
+		{"UnknownField", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5,"max_results":9}`), engine.EInvalid, "max_results"},
+		{"UnknownNestedField", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5,"filters":{"exclude":["x"]}}`), engine.EInvalid, "filters.exclude"},
+		{"UnknownQueryField", json.RawMessage(`{"queries":[{"text":"raft"},{"txt":"paxos"}],"sources":["alpha"],"max_results_per_source":5}`), engine.EInvalid, "queries[1].txt"},
+		{"FeedbackSentToStrategy", json.RawMessage(`{"marked_relevant":["x"],"free_text_feedback":"more"}`), engine.EInvalid, "marked_relevant"},
+		{"WrongType", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":"5"}`), engine.EInvalid, "max_results_per_source"},
+		{"WrongNestedType", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5,"filters":{"include_terms":"adults"}}`), engine.EInvalid, "filters.include_terms"},
+		{"NotAWholeNumber", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5.5}`), engine.EInvalid, "max_results_per_source"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -75,6 +85,7 @@ func TestStrategyGateValidate(t *testing.T) {
 			require.Equal(t, tt.wantCode, engine.ErrorCode(err), "%v", err)
 			if tt.wantField != "" {
 				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				requireUndecided(t, st, cp)
 				return
 			}
 			// An accepted edit is what gets searched, rendered afresh.
@@ -103,8 +114,23 @@ func TestReviewGateValidate(t *testing.T) {
 		{"BothWays", engine.Edit, func(id string) string {
 			return `{"marked_relevant":["` + id + `"],"marked_irrelevant":["` + id + `"]}`
 		}, engine.EInvalid, "marked_irrelevant[0]"},
-		{"NotFeedbackIsCoerced", engine.Reject, func(string) string { return `"free text"` }, "", ""},
 		{"NoData", engine.Reject, func(string) string { return "" }, "", ""},
+		{"Empty", engine.Edit, func(string) string { return `{}` }, "", ""},
+		// Revised data that is not feedback is refused, naming the field,
+		// not coerced to the note: the marks in it would be lost.
+		{"TypoInKey", engine.Edit, func(id string) string {
+			return `{"marked_relevent":["` + id + `"],"free_text_feedback":"focus on trials"}`
+		}, engine.EInvalid, "marked_relevent"},
+		{"TypoOnApprove", engine.Approve, func(id string) string { return `{"marked_relevent":["` + id + `"]}` }, engine.EInvalid, "marked_relevent"},
+		{"UnknownField", engine.Edit, func(string) string { return `{"bogus":1}` }, engine.EInvalid, "bogus"},
+		{"StrategySentToReview", engine.Edit, func(string) string {
+			return `{"queries":[{"text":"raft"}],"sources":["alpha"],"max_results_per_source":5}`
+		}, engine.EInvalid, "queries"},
+		{"NotAnObject", engine.Reject, func(string) string { return `"free text"` }, engine.EInvalid, "revised_data"},
+		{"MarksNotAList", engine.Edit, func(id string) string { return `{"marked_relevant":"` + id + `"}` }, engine.EInvalid, "marked_relevant"},
+		{"MarkNotAString", engine.Edit, func(string) string { return `{"marked_irrelevant":[7]}` }, engine.EInvalid, "marked_irrelevant[0]"},
+		{"NoteNotAString", engine.Edit, func(id string) string { return `{"paper_notes":{"` + id + `":true}}` }, engine.EInvalid, "paper_notes[doi:"},
+		{"TextNotAString", engine.Edit, func(string) string { return `{"free_text_feedback":["a"]}` }, engine.EInvalid, "free_text_feedback"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,7 +146,8 @@ func TestReviewGateValidate(t *testing.T) {
 			err = eng.Decide(context.Background(), run.ID, cp.ID, d)
 			require.Equal(t, tt.wantCode, engine.ErrorCode(err), "%v", err)
 			if tt.wantField != "" {
-				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				requireField(t, err, tt.wantField)
+				requireUndecided(t, st, cp)
 				return
 			}
 			// The run goes back to build, never parse, for iteration 2.
@@ -132,6 +159,28 @@ func TestReviewGateValidate(t *testing.T) {
 			require.Equal(t, []skills.Note{{Skill: "intent", Message: "parsed offline"}}, rs.Notes[:1], "parse runs once")
 		})
 	}
+}
+
+// requireField checks that err names a field starting with prefix (a
+// paper's ID is part of its note's field name).
+func requireField(t *testing.T, err error, prefix string) {
+	t.Helper()
+	for f := range engine.ErrorFields(err) {
+		if strings.HasPrefix(f, prefix) {
+			return
+		}
+	}
+	require.Failf(t, "no such field", "%q not in %v", prefix, engine.ErrorFields(err))
+}
+
+// requireUndecided checks that a refused decision left nothing behind: the
+// checkpoint is still pending, with no decision recorded.
+func requireUndecided(t *testing.T, st *store.Store, cp engine.Checkpoint) {
+	t.Helper()
+	got, dec, err := st.Checkpoint(context.Background(), cp.ID)
+	require.NoError(t, err)
+	require.Nil(t, dec)
+	require.Equal(t, engine.CheckpointPending, got.Status)
 }
 
 func stateOf(t *testing.T, st *store.Store, runID string) pipeline.RunState {
@@ -240,4 +289,43 @@ func TestStrategyApproveWithRevisedDataIsAnEdit(t *testing.T) {
 	rs := stateOf(t, st, run.ID)
 	require.Equal(t, "coffee", rs.Strategy.Queries[0].Text)
 	require.Equal(t, []string{"alpha"}, rs.Strategy.Sources)
+}
+
+// TestInProcessReviewDecisionsAreCoerced: an in-process handler has nobody
+// to show a 422 to, so revised data that is not valid feedback (a typo in a
+// key, not an object, a mark of a paper it was not shown) becomes the
+// decision's note, and the run iterates instead of escalating.
+func TestInProcessReviewDecisionsAreCoerced(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		revised func(shown string) string
+	}{
+		{"TypoInKey", func(id string) string { return `{"marked_relevent":["` + id + `"]}` }},
+		{"NotAnObject", func(string) string { return `"free text"` }},
+		{"WrongType", func(id string) string { return `{"marked_relevant":"` + id + `"}` }},
+		{"UnknownPaper", func(string) string { return `{"marked_relevant":["doi:10.0/never-shown"]}` }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			st := openStore(t)
+			sk, _ := fakeSkills(poolSource{"alpha"})
+			h := engine.HandlerFunc(func(_ context.Context, cp engine.Checkpoint) (engine.Decision, error) {
+				p, ok := cp.Payload.(skills.ResultPayload)
+				if !ok || cp.Iteration > 1 || len(p.Collection.Papers) == 0 {
+					return engine.Decision{Action: engine.Approve, DecidedBy: "test"}, nil
+				}
+				return engine.Decision{Action: engine.Edit, DecidedBy: "test", Note: "focus on trials",
+					RevisedData: json.RawMessage(tt.revised(p.Collection.Papers[0].ID))}, nil
+			})
+			sw, err := pipeline.NewSearchWorkflow(sk, h, 2, false)
+			require.NoError(t, err)
+			_, ws, err := sw.Run(context.Background(), st, "sqlite durability")
+			require.NoError(t, err)
+			require.Len(t, ws.History, 2)
+			require.Equal(t, &skills.UserFeedback{FreeTextFeedback: "focus on trials"}, ws.History[0].Feedback)
+			require.Empty(t, ws.AccumulatedPapers)
+		})
+	}
 }

@@ -40,13 +40,15 @@ func NewSearchWorkflow(sk Skills, handler engine.CheckpointHandler, maxIteration
 }
 
 // ReviewCoercer wraps an in-process checkpoint handler (NewSearchWorkflow
-// does it): it passes decisions through, except that at the
-// result review revised data that is feedback but names papers outside the
-// collection (or marks one both ways) is dropped, so the decision is
-// coerced to its note (CoerceFeedback) instead of failing the review
-// gate's validation. A person or script submitting through the web app or
-// the API gets those errors back (422) to fix; an in-process handler has
-// nobody to show them to, and the run would stop at an escalation.
+// does it): it passes decisions through, except that at the result review
+// revised data that is not valid feedback on the papers shown — not
+// feedback at all (an unknown key, a value of the wrong type), or marks
+// naming papers outside the collection (or one paper both ways) — is
+// dropped, so the decision is coerced to its note (CoerceFeedback) instead
+// of failing the review gate's validation. A person or script submitting
+// through the web app or the API gets those errors back (422) to fix; an
+// in-process handler has nobody to show them to, and the run would stop
+// at an escalation.
 func ReviewCoercer(h engine.CheckpointHandler) engine.CheckpointHandler { return reviewCoercer{h} }
 
 type reviewCoercer struct{ inner engine.CheckpointHandler }
@@ -58,7 +60,7 @@ func (h reviewCoercer) Handle(ctx context.Context, cp engine.Checkpoint) (engine
 		return d, err
 	}
 	p, perr := engine.PayloadAs[skills.ResultPayload](cp)
-	if fb, ok := decodeFeedback(d.RevisedData); ok && perr == nil && fb.ValidateAgainst(p.Collection) != nil {
+	if _, _, ferr := reviewFeedback(d.RevisedData, p.Collection); perr == nil && ferr != nil {
 		d.RevisedData = nil
 	}
 	return d, nil
