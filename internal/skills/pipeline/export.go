@@ -76,29 +76,3 @@ func ExportRecords(rs RunState, set string) ([]biblio.Record, error) {
 	}
 	return out, nil
 }
-
-// PaperType guesses a paper's publication type from what sources return
-// (none of them reliably says), so an export lands in the right kind of
-// entry in a reference manager; "" when nothing tells.
-func PaperType(p skills.RawPaper) string {
-	venue := strings.ToLower(p.Venue)
-	has := func(words ...string) bool {
-		return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(venue, w) })
-	}
-	doi := strings.ToLower(strings.TrimSpace(p.DOI))
-	switch {
-	case strings.HasPrefix(doi, "10.48550/"): // arXiv's own DOIs
-		return biblio.Preprint
-	case doi == "" && (strings.TrimSpace(p.ArxivID) != "" || has("arxiv")):
-		return biblio.Preprint
-	case has("biorxiv", "medrxiv", "ssrn", "preprint", "research square"):
-		return biblio.Preprint
-	case has("proceedings", "conference", "symposium", "workshop"):
-		return biblio.Conference
-	case has("journal", "transactions", "letters", "annals", "review") || p.Volume != "" || p.Issue != "":
-		return biblio.Article
-	case strings.TrimSpace(p.PMID) != "": // PubMed indexes journal articles
-		return biblio.Article
-	}
-	return ""
-}
