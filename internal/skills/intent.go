@@ -214,7 +214,7 @@ func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) 
 	in.ExcludeTerms = quotedOut
 	in.FieldsOfStudy = p.fieldsOfStudy(s + " , " + strings.Join(quoted, " , "))
 	s, in.StudyTypes = studyTypes(s)
-	in.Concepts = p.concepts(s, quoted)
+	in.Concepts = p.concepts(s, quoted, acronyms(topic))
 	if len(in.Concepts) == 0 {
 		return ParsedIntent{}, engine.Errorf(engine.EInvalid, "the research question has no searchable terms; say what the papers should be about")
 	}
@@ -657,7 +657,7 @@ var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+(?:['’.\-][\p{L}\p{N}]+)*|[^\s\p
 // filler and punctuation; each word scores degree/frequency and a phrase
 // the sum of its words. Terms of the synonym table are kept whole even when
 // they contain stop words ("quality of life"), and quoted phrases come first.
-func (p *OfflineIntentParser) concepts(s string, quoted []string) []Concept {
+func (p *OfflineIntentParser) concepts(s string, quoted []string, acronyms map[string]bool) []Concept {
 	toks := wordRE.FindAllString(s, -1)
 	type cand struct {
 		words     []string
@@ -670,13 +670,9 @@ func (p *OfflineIntentParser) concepts(s string, quoted []string) []Concept {
 	flush := func(pos int) {
 		if len(cur) > 0 {
 			q := qualifies(toks, pos-len(cur), cur)
-			// Very long runs are split into chunks of three: a long run is
-			// usually several ideas with their connectives dropped.
-			for len(cur) > 4 {
-				cands = append(cands, cand{words: cur[:3], pos: pos})
-				cur = cur[3:]
+			for _, piece := range splitRun(cur, acronyms) {
+				cands = append(cands, cand{words: piece, pos: pos, qualifier: q})
 			}
-			cands = append(cands, cand{words: cur, pos: pos, qualifier: q})
 			cur = nil
 		}
 	}
@@ -754,6 +750,125 @@ func (p *OfflineIntentParser) concepts(s string, quoted []string) []Concept {
 			break
 		}
 		out = append(out, Concept{Term: r.text, Synonyms: p.SynonymsOf(r.text)})
+	}
+	return out
+}
+
+// splitRun splits a run of three or more content words into the phrases
+// it is made of, where the question shows the seams: an acronym typed in
+// capitals leading it ("CRISPR genome editing"), a generic head ending it
+// ("fall prevention programmes"), and, in four words or more, pairs of
+// nouns with the adjectives before them ("acute kidney injury" +
+// "biomarkers"). A three-word run with no seam stays whole: it is most
+// often a term of art ("calcium channel blockers", "heart rate
+// variability") that no rule could split right. A run kept whole is
+// searched as an exact phrase, and four words in a row are seldom written
+// exactly so.
+func splitRun(run []string, acronyms map[string]bool) [][]string {
+	if len(run) < 3 {
+		return [][]string{run}
+	}
+	var out [][]string
+	for len(run) > 1 && acronyms[run[0]] {
+		out = append(out, run[:1])
+		run = run[1:]
+	}
+	var tail [][]string
+	if len(run) > 1 && genericHeads[run[len(run)-1]] {
+		tail = [][]string{run[len(run)-1:]}
+		run = run[:len(run)-1]
+	}
+	if len(run) < 4 {
+		out = append(out, run)
+		return append(out, tail...)
+	}
+	var cur []string
+	nouns := 0
+	for _, w := range run {
+		cur = append(cur, w)
+		if !adjectiveLike(w) {
+			nouns++
+		}
+		if nouns == 2 {
+			out = append(out, cur)
+			cur, nouns = nil, 0
+		}
+	}
+	switch {
+	case len(cur) == 0:
+	case nouns == 0 && len(out) > 0: // trailing adjectives belong to the last phrase
+		out[len(out)-1] = append(out[len(out)-1], cur...)
+	default:
+		out = append(out, cur)
+	}
+	return append(out, tail...)
+}
+
+// genericHeads end a phrase as the kind of thing wanted ("therapies",
+// "programmes") rather than what it is about, so splitRun sets them apart.
+var genericHeads = map[string]bool{
+	"therapy": true, "therapies": true, "treatment": true, "treatments": true, "intervention": true,
+	"interventions": true, "program": true, "programs": true, "programme": true, "programmes": true,
+	"strategy": true, "strategies": true, "approach": true, "approaches": true, "method": true,
+	"methods": true, "technique": true, "techniques": true, "tool": true, "tools": true, "model": true,
+	"models": true, "system": true, "systems": true, "framework": true, "frameworks": true,
+	"application": true, "applications": true, "component": true, "components": true,
+	"service": true, "services": true,
+}
+
+// adjectiveLike guesses from its ending, or a short list, whether w is an
+// adjective, which needs the noun after it ("chronic obstructive pulmonary
+// disease" is one phrase). The nouns with those endings that research
+// questions use are listed as exceptions.
+func adjectiveLike(w string) bool {
+	if plainAdjectives[w] {
+		return true
+	}
+	if adjectiveNouns[w] || len(w) < 5 {
+		return false
+	}
+	for _, suf := range []string{"al", "ic", "ive", "ous", "ary", "ful", "less", "able", "ible", "ar", "ed"} {
+		if strings.HasSuffix(w, suf) {
+			return true
+		}
+	}
+	return strings.HasSuffix(w, "-based") || strings.HasSuffix(w, "-related")
+}
+
+var (
+	plainAdjectives = map[string]bool{
+		"acute": true, "deep": true, "early": true, "late": true, "high": true, "low": true, "large": true,
+		"small": true, "young": true, "old": true, "older": true, "severe": true, "mild": true, "open": true,
+		"long": true, "short": true, "major": true, "minor": true, "rare": true, "common": true, "first": true,
+		"human": true, "adult": true, "smart": true, "green": true, "urban": true, "rural": true,
+	}
+	adjectiveNouns = map[string]bool{
+		"survival": true, "hospital": true, "animal": true, "signal": true, "trial": true, "referral": true,
+		"withdrawal": true, "approval": true, "removal": true, "interval": true, "material": true,
+		"journal": true, "potential": true, "capital": true, "terminal": true, "metal": true,
+		"mineral": true, "crystal": true, "portal": true, "proposal": true, "renewal": true,
+		"disposal": true, "tutorial": true, "manual": true, "pandemic": true, "epidemic": true,
+		"clinic": true, "topic": true, "music": true, "logic": true, "traffic": true, "plastic": true,
+		"alternative": true, "objective": true, "incentive": true, "initiative": true, "narrative": true,
+		"perspective": true, "contraceptive": true, "additive": true, "library": true, "summary": true,
+		"salary": true, "diary": true, "boundary": true, "vocabulary": true, "commentary": true,
+		"variable": true, "vegetable": true, "speed": true, "hundred": true, "sugar": true, "radar": true,
+		"lidar": true, "calendar": true, "seminar": true, "grammar": true, "pillar": true, "dollar": true,
+		"scholar": true,
+	}
+)
+
+// acronyms are the words the question typed in capitals ("CRISPR",
+// "EEG"), in lower case; none when it has no lower-case letter at all.
+func acronyms(topic string) map[string]bool {
+	if !strings.ContainsFunc(topic, unicode.IsLower) {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, w := range wordRE.FindAllString(topic, -1) {
+		if len([]rune(w)) > 1 && !strings.ContainsFunc(w, func(r rune) bool { return !unicode.IsUpper(r) }) {
+			out[strings.ToLower(w)] = true
+		}
 	}
 	return out
 }

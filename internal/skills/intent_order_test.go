@@ -23,7 +23,7 @@ func TestParseIntentPopulationRanksLast(t *testing.T) {
 		{"sleep and memory consolidation in older adults", []string{"sleep", "memory consolidation"}, "older adults"},
 		{"yoga interventions for depression among teenagers", []string{"yoga interventions", "depression"}, "teenagers"},
 		{"social media use and depression in adolescents", []string{"social media", "depression"}, "adolescents"},
-		{"fall prevention programmes in nursing homes", []string{"fall prevention programmes"}, "nursing homes"},
+		{"fall prevention programmes in nursing homes", []string{"fall prevention", "programmes"}, "nursing homes"},
 		{"mortality of sepsis in the intensive care unit", []string{"mortality", "sepsis"}, "intensive care unit"},
 		{"vitamin d supplementation for pregnant women", []string{"vitamin d supplementation"}, "pregnant women"},
 	}
