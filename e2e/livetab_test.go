@@ -135,6 +135,10 @@ func TestLiveTabBannerKeepsUp(t *testing.T) {
 	require.NoError(t, button(other, "Approve").Click())
 	require.NoError(t, expect.Locator(other.GetByTestId("checkpoint-review")).ToBeVisible(afterWork()))
 	require.NoError(t, expect.Locator(msg).ToContainText("Since then, Grace decided the strategy confirmation checkpoint (approve)", afterWorkText()))
+	// The approval's search may still be running when the banner first
+	// names it; wait for the run to settle, so the quiet poll below is not
+	// a redraw for "running" → "waiting".
+	require.NoError(t, expect.Locator(msg).ToContainText(regexp.MustCompile(`\(approve\).*the run is now waiting`), afterWorkText()))
 	require.NoError(t, expect.Locator(page.GetByTestId("run-iteration")).ToHaveText("2"))
 
 	// Still the same page, with Ada's mark and focus where she left them.
