@@ -456,16 +456,26 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 	if err != nil {
 		return views.RunData{}, err
 	}
+	bound := loopBound(e, run)
 	d := views.RunData{
-		Page: page, Question: run.Params.String(paramQuestion), MaxIterations: run.Params.Int(paramMaxIterations),
+		Page: page, Question: run.Params.String(paramQuestion), MaxIterations: bound,
 		Status: statusOf(run), Decisions: v.decisions, Accumulated: v.accumulated,
 		HasReport: run.Workflow == pipeline.Name,
 		HasPapers: run.Workflow == pipeline.Name && v.lastResult != nil, HasAccumulated: len(v.accumulated) > 0,
 		Notes: v.skillNotes,
 	}
+	// An iteration whose strategy was rejected was never searched: the
+	// pipeline records it with 0 results, which must not read as a search
+	// that found nothing.
+	rejected := map[int]bool{}
+	for _, dr := range v.decisions {
+		if dr.Kind == string(engine.KindStrategyConfirmation) && dr.Action == string(engine.Reject) {
+			rejected[dr.Iteration] = true
+		}
+	}
 	for _, h := range v.history {
 		row := views.IterationRow{Iteration: h.Iteration, ResultCount: h.ResultCount, Sources: h.Strategy.Sources,
-			Searched: v.searched[h.Iteration]}
+			Searched: v.searched[h.Iteration], StrategyRejected: rejected[h.Iteration] && !h.Searched()}
 		for _, q := range h.Strategy.Queries {
 			row.Queries = append(row.Queries, q.Text)
 		}
@@ -482,6 +492,7 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 				return d, err
 			}
 			f := strategyFormOf(run.ID, *v.pending, p, knownSources(e))
+			f.MaxIterations = bound
 			d.Strategy = &f
 		case engine.KindResultReview:
 			p, err := engine.PayloadAs[skills.ResultPayload](*v.pending)
@@ -493,6 +504,7 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 				return d, err
 			}
 			f := reviewFormOf(run.ID, *v.pending, p, notes)
+			f.MaxIterations = bound
 			d.Review = &f
 		case engine.KindEscalation:
 			p, err := engine.PayloadAs[engine.EscalationPayload](*v.pending)
@@ -515,6 +527,19 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 		d.Final = &views.PaperGroupSet{Groups: groupsOf(final), Rejected: v.rejected, Notes: v.notes}
 	}
 	return d, nil
+}
+
+// loopBound is the run's max_iterations as the engine applies it: the
+// run's parameter, else its workflow's bound (0 when neither is known).
+// The checkpoint forms need it to say when a decision ends the run.
+func loopBound(e *engine.Engine, run engine.Run) int {
+	if n := run.Params.Int(paramMaxIterations); n > 0 {
+		return n
+	}
+	if wf, err := e.Registry().Get(run.Workflow); err == nil {
+		return wf.MaxIterations
+	}
+	return 0
 }
 
 // skippable reports whether the workflow lets a person skip step.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"quarry/internal/engine"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 )
@@ -44,7 +45,7 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 		p("- Status: %s\n", inline(info.Status))
 	}
 	srcs, files, unqueried := sourceNames(hist)
-	p("- Databases and sources searched: %s\n", orNot(inline(strings.Join(srcs, ", ")), "none yet"))
+	p("- Databases and sources searched: %s\n", orNot(inline(strings.Join(srcs, ", ")), noneSearched(info, rs, hist)))
 	if len(unqueried) > 0 {
 		p("- Sources in the strategy but not queried (see each iteration for why): %s\n", inline(strings.Join(unqueried, ", ")))
 	}
@@ -290,6 +291,21 @@ func capitalize(s string) string {
 		return s
 	}
 	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// noneSearched is what the report says when no source was searched. "none
+// yet" promises searches to come, true only while the run goes on; a run
+// that ended without reaching a search (its strategy rejected at the last
+// iteration, or canceled first) says so, since a reader of the report
+// must not take it for one still in progress.
+func noneSearched(info RunInfo, rs pipeline.RunState, hist []skills.IterationRecord) string {
+	if !rs.Workflow.IsComplete && !engine.Status(info.Status).IsComplete() {
+		return "none yet"
+	}
+	if slices.ContainsFunc(hist, skills.IterationRecord.Searched) {
+		return "none" // searched, but only attached files or unconfigured sources
+	}
+	return "none: the run ended before searching"
 }
 
 func orNot(s, missing string) string {

@@ -94,6 +94,11 @@ type StrategyForm struct {
 	// EnterNotice is set when the form came back because Enter was pressed
 	// in a field: it says that nothing was decided and how to decide.
 	EnterNotice string
+
+	// MaxIterations is the run's loop bound (0: not known, and the form
+	// reads as any iteration's). At the bound rejecting cannot build
+	// another strategy: it ends the run, and the form says so.
+	MaxIterations int
 }
 
 // AttachedFileChoice is one attached file in the strategy form; Value is
@@ -135,6 +140,11 @@ type ReviewForm struct {
 	// EnterNotice is set when the form came back because Enter was pressed
 	// in a field: it says that nothing was decided and how to decide.
 	EnterNotice string
+
+	// MaxIterations is the run's loop bound (0: not known, and the form
+	// reads as any iteration's). At the bound there is no next iteration:
+	// every decision finishes the run, and the form offers only that.
+	MaxIterations int
 }
 
 // SubmittedReview is a review submit that was not recorded because the
@@ -188,6 +198,11 @@ type IterationRow struct {
 	Relevant   int
 	Irrelevant int
 	Feedback   string
+
+	// StrategyRejected is set when the iteration's strategy was rejected
+	// at checkpoint 1: it was never searched and never will be, so it has
+	// no result count (not even 0) and is not "not searched yet".
+	StrategyRejected bool
 }
 
 // RunStatus is the live part of the run page, polled and streamed.

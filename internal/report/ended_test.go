@@ -1,0 +1,47 @@
+package report_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/report"
+	"quarry/internal/skills"
+	"quarry/internal/skills/pipeline"
+)
+
+// TestNoSourceSearchedSaysWhy: "none yet" only while the run can still
+// search; a run that ended before any search (its only strategy rejected)
+// says it ended first, and one that searched only an attached file says
+// none.
+func TestNoSourceSearchedSaysWhy(t *testing.T) {
+	t.Parallel()
+	rejected := skills.IterationRecord{Iteration: 1,
+		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep"}}, Sources: []string{"openalex"}},
+		Feedback: &skills.UserFeedback{FreeTextFeedback: "wrong population"}}
+	fileOnly := skills.IterationRecord{Iteration: 1, SearchedAt: at1, ResultCount: 2,
+		Strategy: skills.SearchStrategy{Files: []skills.AttachedFile{{ID: "f1", Name: "t1.ris", Records: 2}}},
+		Sources:  map[string]skills.SourceResult{skills.FileSourceName(skills.AttachedFile{ID: "f1", Name: "t1.ris"}): {Count: 2}}}
+	tests := []struct {
+		name   string
+		status string
+		state  skills.WorkflowState
+		want   string
+	}{
+		{"Waiting", "waiting", skills.WorkflowState{}, "none yet"},
+		{"RejectedThenEnded", "completed", skills.WorkflowState{History: []skills.IterationRecord{rejected}, IsComplete: true}, "none: the run ended before searching"},
+		{"CanceledBeforeSearching", "canceled", skills.WorkflowState{}, "none: the run ended before searching"},
+		{"EndedNoStatusGiven", "", skills.WorkflowState{History: []skills.IterationRecord{rejected}, IsComplete: true}, "none: the run ended before searching"},
+		{"OnlyAFileSearched", "completed", skills.WorkflowState{History: []skills.IterationRecord{fileOnly}, IsComplete: true}, "none"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r", Status: tt.status},
+				pipeline.RunState{Question: "sleep", Workflow: tt.state}))
+			require.Contains(t, buf.String(), "- Databases and sources searched: "+tt.want+"\n")
+		})
+	}
+}
