@@ -109,7 +109,7 @@ func (h *Runs) report(c echo.Context, ext, contentType string, write func(io.Wri
 // Status handles GET /runs/:id/status: the status fragment the page polls.
 // cp and s are the checkpoint and status the page was drawn with; when the
 // run has reached another checkpoint or status that changes the page, the
-// answer asks htmx to reload (HX-Refresh) so the new form appears. A page
+// answer sends htmx to the run's page (HX-Redirect) so the new form appears. A page
 // holding input is never reloaded, since that would silently throw away
 // what the person typed: it gets a banner saying who decided, with a link
 // to reload. The banner polls too (banner=1, see stalePoll).
@@ -140,7 +140,10 @@ func (h *Runs) Status(c echo.Context) error {
 	dirty := q.Get("dirty")
 	edited := dirty == "1" || (dirty == "" && showsForm(cp, drawn))
 	if !s.HoldsInput && !edited {
-		c.Response().Header().Set("HX-Refresh", "true")
+		// A redirect (a GET of the run), not HX-Refresh: a page that is
+		// the answer to a POST (an attached file, a refused decision)
+		// would be reloaded by re-sending that POST.
+		c.Response().Header().Set("HX-Redirect", "/runs/"+run.ID)
 		return render(c, http.StatusOK, views.RunStatusFragment(s))
 	}
 	return h.renderStale(c, run)

@@ -64,7 +64,7 @@ func bannerText(doc *goquery.Document) string {
 // TestStatusPollReloadsUntouchedForms: a page showing a checkpoint form
 // nobody has edited (static/app.js adds dirty=0 to the poll) follows the
 // run like any other page: when the run moves on, its poll is answered
-// with a reload (HX-Refresh), so a person merely watching never has to
+// with a redirect to the run's page (HX-Redirect), so a person merely watching never has to
 // click through a banner.
 func TestStatusPollReloadsUntouchedForms(t *testing.T) {
 	t.Parallel()
@@ -77,20 +77,20 @@ func TestStatusPollReloadsUntouchedForms(t *testing.T) {
 
 	// Nothing has changed: the answer keeps polling the same address.
 	res, frag := w.poll(t, strategyPoll+"&dirty=0")
-	require.Empty(t, res.Header.Get("HX-Refresh"))
+	require.Empty(t, res.Header.Get("HX-Redirect"))
 	require.Equal(t, strategyPoll, frag.Find(`#run-status`).AttrOr("hx-get", ""))
 	require.Empty(t, frag.Find(`[data-testid="stale-banner"]`).Nodes)
 
 	w.graceDecides(t, w.grace(t), runID, "strategy-form", "waiting")
 	res, frag = w.poll(t, strategyPoll+"&dirty=0")
-	require.Equal(t, "true", res.Header.Get("HX-Refresh"), "an untouched form page follows the run")
+	require.Equal(t, "/runs/"+runID, res.Header.Get("HX-Redirect"), "an untouched form page follows the run")
 	require.Empty(t, frag.Find(`[data-testid="stale-banner"]`).Nodes)
 
 	// A page drawn without a form (the run was running) is reloaded too,
 	// whether or not its script says anything.
 	for _, dirty := range []string{"", "&dirty=0"} {
 		res, frag = w.poll(t, "/runs/"+runID+"/status?cp=&s=running"+dirty)
-		require.Equal(t, "true", res.Header.Get("HX-Refresh"))
+		require.Equal(t, "/runs/"+runID, res.Header.Get("HX-Redirect"))
 		require.Empty(t, frag.Find(`[data-testid="stale-banner"]`).Nodes)
 	}
 
@@ -115,14 +115,14 @@ func TestStatusPollKeepsEditedForms(t *testing.T) {
 
 	// Edited, but nothing has changed: the page keeps polling as it was.
 	res, frag := w.poll(t, strategyPoll+"&dirty=1")
-	require.Empty(t, res.Header.Get("HX-Refresh"))
+	require.Empty(t, res.Header.Get("HX-Redirect"))
 	require.Equal(t, strategyPoll, frag.Find(`#run-status`).AttrOr("hx-get", ""), "dirty is added by the script, never kept in the address")
 
 	grace := w.grace(t)
 	st := w.graceDecides(t, grace, runID, "strategy-form", "waiting")
 
 	res, frag = w.poll(t, strategyPoll+"&dirty=1")
-	require.Empty(t, res.Header.Get("HX-Refresh"), "a page with an edited form is never reloaded")
+	require.Empty(t, res.Header.Get("HX-Redirect"), "a page with an edited form is never reloaded")
 	banner := frag.Find(`#run-status [data-testid="stale-banner"]`)
 	require.Equal(t, "alert", banner.AttrOr("role", ""))
 	require.Contains(t, bannerText(frag), "Grace decided this checkpoint (approve) at ")
@@ -135,7 +135,7 @@ func TestStatusPollKeepsEditedForms(t *testing.T) {
 	// get the banner too: they cannot tell an untouched form.
 	for _, old := range []string{strategyPoll, strategyPoll + "&form=1"} {
 		res, legacy := w.poll(t, old)
-		require.Empty(t, res.Header.Get("HX-Refresh"), old)
+		require.Empty(t, res.Header.Get("HX-Redirect"), old)
 		require.NotEmpty(t, legacy.Find(`[data-testid="stale-banner"]`).Nodes, old)
 	}
 
@@ -149,14 +149,14 @@ func TestStatusPollKeepsEditedForms(t *testing.T) {
 	for range 2 {
 		res, _ = w.htmx(t, w.client, http.MethodGet, bannerPoll, nil)
 		require.Equal(t, http.StatusNoContent, res.StatusCode, "nothing new: htmx leaves the banner as it is")
-		require.Empty(t, res.Header.Get("HX-Refresh"))
+		require.Empty(t, res.Header.Get("HX-Redirect"))
 	}
 
 	// Grace decides the review too: the banner says so, and that the run
 	// is complete, and stops polling since nothing can change any more.
 	w.graceDecides(t, grace, runID, "review-form", "completed")
 	res, frag = w.poll(t, bannerPoll)
-	require.Empty(t, res.Header.Get("HX-Refresh"), "the banner never reloads the page")
+	require.Empty(t, res.Header.Get("HX-Redirect"), "the banner never reloads the page")
 	msg := bannerText(frag)
 	require.Contains(t, msg, "Grace decided this checkpoint (approve) at ")
 	require.Contains(t, msg, "Since then, Grace decided the result review checkpoint (approve) at ")
@@ -187,12 +187,12 @@ func TestStatusPollKeepsSubmittedValues(t *testing.T) {
 	require.Equal(t, "1", mustURL(t, typedPoll).Query().Get("typed"))
 
 	res, frag := w.poll(t, typedPoll+"&dirty=0")
-	require.Empty(t, res.Header.Get("HX-Refresh"))
+	require.Empty(t, res.Header.Get("HX-Redirect"))
 	require.Equal(t, typedPoll, frag.Find(`#run-status`).AttrOr("hx-get", ""), "typed=1 stays in the address")
 
 	w.graceDecides(t, grace, runID, "review-form", "completed")
 	res, frag = w.poll(t, typedPoll+"&dirty=0")
-	require.Empty(t, res.Header.Get("HX-Refresh"), "submitted values are typed text, edited or not")
+	require.Empty(t, res.Header.Get("HX-Redirect"), "submitted values are typed text, edited or not")
 	require.Contains(t, bannerText(frag), "Grace decided this checkpoint (approve) at ")
 	require.Contains(t, bannerText(frag), "the run is now completed.")
 }

@@ -1132,7 +1132,7 @@ func RunLive(s RunStatus) templ.Component {
 }
 
 // RunStatusFragment is the status line. While the run can still change it
-// re-fetches itself; the server answers HX-Refresh when the run reached a
+// re-fetches itself; the server answers HX-Redirect (to the run's page) when the run reached a
 // new checkpoint or ended, so the page shows the new form — unless the page
 // holds input (typed=1, or dirty=1 added by static/app.js once a form on
 // the page is edited), which gets RunStatusStale instead.
