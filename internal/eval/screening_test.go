@@ -18,19 +18,21 @@ import (
 var screeningDataDir = shareddata.Dir("screening")
 
 // Floors the full run must keep: a regression guard a little under what
-// the scorer reaches today (mean 58.2, ACE 74.8 with ties broken by the
-// fixed random order; 58.4 mean over tie seeds 1-5, ACE 74.8 for every
-// seed). The mean target (55) is reached; the ACE target (75) is NOT:
-// 514 papers are screened to 95% recall where 75 needs at most 508. History:
+// the scorer reaches today (mean 58.4, ACE 75.5 with ties broken by the
+// fixed random order; 58.5 mean over tie seeds 1-5, ACE 75.5 for every
+// seed). Both targets are reached: mean ≥ 55, and ACE ≥ 75 (495 papers
+// screened to 95% recall; 75 needs at most 508), which the ACE floor
+// keeps. History:
 // ACE went 71.5 -> 68.5 when the classifier moved to unstemmed naive Bayes,
 // back to 71.2 when its unigrams kept stop words, to 74.1 (mean 54.0 ->
 // 57.2) with the collection's background as pseudo-irrelevant papers and
 // a linear SVM averaged with naive Bayes, and to 74.2 (mean 57.5) when
 // irrelevant marks began to count before the first relevant one, and to
-// 74.8 (mean 58.2) with a more regularised SVM (C 0.11 -> 0.02).
+// 74.8 (mean 58.2) with a more regularised SVM (C 0.11 -> 0.02), and to
+// 75.5 (mean 58.4) with the plain hinge loss at C 0.1.
 const (
-	screeningFloorMean = 57.8
-	screeningFloorACE  = 74.5
+	screeningFloorMean = 58.0
+	screeningFloorACE  = 75.0
 )
 
 func TestScreeningQuestion(t *testing.T) {
