@@ -195,7 +195,7 @@ func (x *Index) strongDoc() doc {
 		title = append(title, c.Term)
 	}
 	if len(title) == 0 {
-		title = []string{x.intent.Topic}
+		title = []string{wantedTopic(x.intent)}
 	}
 	return doc{title: newField(strings.Join(title, "\n")), length: x.avgLen}
 }
@@ -239,13 +239,39 @@ func docFeatures(title, abstract string) []string {
 
 // queryText is everything in the intent that describes what is wanted.
 func queryText(in skills.ParsedIntent) string {
-	parts := []string{in.Topic}
+	parts := []string{wantedTopic(in)}
 	for _, c := range in.Concepts {
 		parts = append(parts, c.Term)
 		parts = append(parts, c.Synonyms...)
 	}
 	parts = append(parts, in.IncludeTerms...)
 	return strings.Join(parts, "\n")
+}
+
+// wantedTopic is the intent's topic without the words of its exclusions.
+// The topic is the question as typed, so "exercise and depression, not in
+// children" holds "children": counted as wanted, it made a paper about
+// children match better, with "matches children" among its reasons beside
+// "contains excluded term children".
+func wantedTopic(in skills.ParsedIntent) string {
+	excluded := map[string]bool{}
+	for _, e := range in.ExcludeTerms {
+		for _, t := range text.Terms(e) {
+			excluded[t.Stem] = true
+		}
+	}
+	if len(excluded) == 0 {
+		return in.Topic
+	}
+	var keep []string
+	for _, w := range strings.Fields(in.Topic) {
+		ts := text.Terms(w)
+		if len(ts) > 0 && !slices.ContainsFunc(ts, func(t text.Term) bool { return !excluded[t.Stem] }) {
+			continue
+		}
+		keep = append(keep, w)
+	}
+	return strings.Join(keep, " ")
 }
 
 // queryTerms weighs each distinct stem of the query by 1+ln(count), so a

@@ -107,7 +107,7 @@ func (x *Index) reasons(i int, rel, irr []int) []string {
 
 // displayPhrases are the intent's terms as the researcher wrote them, most
 // specific first: concepts and synonyms, include terms, then single words
-// of the topic.
+// of the topic (not those of its exclusions).
 func (x *Index) displayPhrases() []phrase {
 	var terms []string
 	for _, c := range x.intent.Concepts {
@@ -117,7 +117,7 @@ func (x *Index) displayPhrases() []phrase {
 	terms = append(terms, x.intent.IncludeTerms...)
 	out := phrases(terms)
 	var words []phrase
-	for _, t := range text.Terms(x.intent.Topic) {
+	for _, t := range text.Terms(wantedTopic(x.intent)) {
 		words = append(words, phrase{text: t.Word, stems: []string{t.Stem}})
 	}
 	// Rarer words say more about why a paper matched.

@@ -66,6 +66,32 @@ func TestScoreLexical(t *testing.T) {
 	require.Equal(t, []string{"no terms of the question in title or abstract"}, soil.Reasons)
 }
 
+// TestScoreExcludedTopicWords: the topic is the question as typed, so it
+// holds the words of its exclusions ("not in children"); they are not
+// counted as wanted. A paper about children ranks below the same paper
+// about adults, and its reasons do not say it matches "children".
+func TestScoreExcludedTopicWords(t *testing.T) {
+	t.Parallel()
+	papers := []skills.RawPaper{
+		paper("adults", "Exercise and depression in adults", "A trial of exercise for depression in adults."),
+		paper("kids", "Exercise and depression in children", "A trial of exercise for depression in children."),
+		paper("soil", "Soil bacteria diversity", "Microbial communities in agricultural soil."),
+	}
+	intent := skills.ParsedIntent{
+		Topic:        "exercise and depression not in children",
+		Concepts:     []skills.Concept{{Term: "exercise"}, {Term: "depression"}},
+		ExcludeTerms: []string{"children"},
+	}
+	out, err := relevance.Scorer{}.Score(context.Background(), skills.ScoreInput{Intent: intent, Papers: papers})
+	require.NoError(t, err)
+	adults, kids := scoreOf(t, out, "adults"), scoreOf(t, out, "kids")
+	require.Greater(t, adults.Score, kids.Score)
+	require.Contains(t, kids.Reasons, `contains excluded term "children"`)
+	for _, r := range kids.Reasons {
+		require.NotContains(t, r, `matches "children"`)
+	}
+}
+
 // TestScoreMatchesHyphenatedSpelling: a question that writes a compound
 // joined ("pretraining") matches papers that hyphenate it, as the library
 // search does, and says so in the reasons.
