@@ -273,6 +273,45 @@ func Finish(r *Record) {
 	}
 }
 
+// undated holds what reference managers and style guides write in a year
+// field for a work that has no date yet, in lower case with brackets and
+// a final period taken off; NotAYear lets such a value through as an
+// unknown year rather than a mistake.
+var undated = map[string]bool{
+	"n.d": true, "nd": true, "no date": true, "undated": true, "s.d": true, "s.a": true,
+	"in press": true, "forthcoming": true, "to appear": true, "submitted": true, "accepted": true,
+	"in preparation": true, "in review": true, "under review": true, "unpublished": true,
+}
+
+// maxYearInMessage bounds how much of a bad year value a Problem quotes, so
+// a field holding a whole paragraph does not become the import's error line
+// (and a distinct skip reason per record).
+const maxYearInMessage = 40
+
+// NotAYear is the Problem for a record whose year field holds value and yet
+// yielded no year ("abc", "12345", true): "" when value is blank, zero (how
+// some tools write "unknown"), or one of the words for a work not dated yet
+// ("n.d.", "in press", "forthcoming", ...), all of which import as an
+// unknown year. Readers call it when they read year 0 so that a present but
+// unreadable year is reported with the record's line instead of silently
+// becoming "unknown". The record is left out rather than imported without
+// its year because Record has no warning to carry the loss to the person
+// importing; the message quotes the value so it can be fixed in the file.
+func NotAYear(value string) string {
+	v := strings.TrimSpace(value)
+	if v == "" || strings.Trim(v, "0") == "" {
+		return ""
+	}
+	key := strings.TrimSuffix(collapse(strings.ToLower(strings.Trim(v, "()[]{} \t"))), ".")
+	if undated[key] {
+		return ""
+	}
+	if r := []rune(v); len(r) > maxYearInMessage {
+		v = strings.TrimSpace(string(r[:maxYearInMessage])) + "…"
+	}
+	return fmt.Sprintf("year %q is not a year", v)
+}
+
 var resolverRE = regexp.MustCompile(`(?i)^(https?://(dx\.)?doi\.org/|doi:\s*)`)
 
 func trimResolver(d string) string { return resolverRE.ReplaceAllString(d, "") }

@@ -116,3 +116,14 @@ func TestDetect(t *testing.T) {
 		require.Equal(t, want, biblio.Detect([]byte(in)), "%q", in)
 	}
 }
+
+func TestNotAYear(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"", "  ", "0", "0000", "n.d.", "N.D.", "nd", "[n.d.]", "(in press)", "{Forthcoming}", "to appear", "s.d."} {
+		require.Empty(t, biblio.NotAYear(v), "%q is an unknown year, not a mistake", v)
+	}
+	require.Equal(t, `year "abc" is not a year`, biblio.NotAYear(" abc "))
+	require.Equal(t, `year "12345" is not a year`, biblio.NotAYear("12345"))
+	long := biblio.NotAYear("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod")
+	require.Equal(t, `year "Lorem ipsum dolor sit amet, consectetur…" is not a year`, long, "a long value is cut")
+}

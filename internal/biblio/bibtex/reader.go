@@ -587,7 +587,10 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 			p.Authors = append(p.Authors, decodeText(a, false))
 		}
 	}
-	p.Year = parseYear(text("year", "date"))
+	year := text("year", "date")
+	if p.Year = parseYear(year); p.Year == 0 {
+		rec.Problem = biblio.NotAYear(year)
+	}
 	p.Volume = text("volume")
 	p.Issue = text("number", "issue")
 	if v, ok := f["pages"]; ok {

@@ -266,3 +266,22 @@ func TestReadFields(t *testing.T) {
 	require.Equal(t, biblio.Article, recs[0].Type)
 	require.JSONEq(t, `{"bibtex_key":"k","bibtex_type":"article","issn":"1234-5678"}`, string(recs[0].Extra))
 }
+
+// TestReaderReportsAYearThatIsNotOne: a year field that holds something
+// other than a year is reported with its line and value; "in press" is an
+// unknown year.
+func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(`@article{a, title={Dated}, year={ca. 1850}}
+@article{b, title={Pending}, year={in press}}
+@article{c, title={Bad}, year={abc}}
+@article{d, title={Too long}, year={12345}}
+`)))
+	require.Len(t, recs, 4)
+	require.Equal(t, 1850, recs[0].Paper.Year)
+	require.Empty(t, recs[1].Problem)
+	require.Zero(t, recs[1].Paper.Year)
+	require.Equal(t, 3, recs[2].Line)
+	require.Equal(t, `year "abc" is not a year`, recs[2].Problem)
+	require.Equal(t, `year "12345" is not a year`, recs[3].Problem)
+}

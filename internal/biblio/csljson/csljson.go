@@ -231,22 +231,30 @@ type date struct {
 
 var yearRE = regexp.MustCompile(`\b\d{4}\b`)
 
-func (d *date) year() int {
+// year returns the date's year, or 0 and the first non-blank value it
+// looked at (for biblio.NotAYear) when none of them holds a year.
+func (d *date) year() (int, string) {
 	if d == nil {
-		return 0
+		return 0, ""
 	}
+	var seen string
 	if len(d.DateParts) > 0 && len(d.DateParts[0]) > 0 {
-		if f, err := strconv.ParseFloat(strings.TrimSpace(string(d.DateParts[0][0])), 64); err == nil && f > -1e6 && f < 1e6 {
-			return int(f)
+		s := strings.TrimSpace(string(d.DateParts[0][0]))
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f > -1e6 && f < 1e6 {
+			return int(f), ""
 		}
+		seen = s
 	}
 	for _, s := range []string{d.Raw, d.Literal} {
 		if y := yearRE.FindString(s); y != "" {
 			n, _ := strconv.Atoi(y)
-			return n
+			return n, ""
+		}
+		if seen == "" {
+			seen = strings.TrimSpace(s)
 		}
 	}
-	return 0
+	return 0, seen
 }
 
 // keywords reads CSL's keyword variable, a comma-separated string (as
@@ -280,7 +288,6 @@ func mapItem(raw json.RawMessage) biblio.Record {
 	rec := biblio.Record{
 		Paper: skills.RawPaper{
 			Title:    it.Title,
-			Year:     it.Issued.year(),
 			Venue:    it.ContainerTitle,
 			Volume:   string(it.Volume),
 			Issue:    string(it.Issue),
@@ -293,6 +300,10 @@ func mapItem(raw json.RawMessage) biblio.Record {
 		Type:     readType(it),
 		Keywords: it.Keyword,
 		Note:     it.Note,
+	}
+	var year string
+	if rec.Paper.Year, year = it.Issued.year(); rec.Paper.Year == 0 {
+		rec.Problem = biblio.NotAYear(year)
 	}
 	for _, a := range it.Author {
 		rec.Paper.Authors = append(rec.Paper.Authors, a.display())

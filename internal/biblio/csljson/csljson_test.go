@@ -175,3 +175,26 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(`[{"title":"t","author":[{"literal":"A, B, C, D"},{"family":"0","suffix":"Sr"}]}]`))
 	f.Fuzz(format().FuzzRoundTrip)
 }
+
+// TestReaderReportsAYearThatIsNotOne: an issued date that holds no year is
+// reported with the value; a literal "n.d." is an unknown year.
+func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
+	t.Parallel()
+	recs := format().Read(t, []byte(`[
+{"type":"article-journal","title":"Parts","issued":{"date-parts":[["2020",5]]}},
+{"type":"article-journal","title":"Raw","issued":{"raw":"May 2019"}},
+{"type":"article-journal","title":"Undated","issued":{"literal":"n.d."}},
+{"type":"article-journal","title":"Bad parts","issued":{"date-parts":[["abc"]]}},
+{"type":"article-journal","title":"Bad raw","issued":{"raw":"someday"}},
+{"type":"article-journal","title":"Huge","issued":{"date-parts":[[10000000]]}}
+]`))
+	require.Len(t, recs, 6)
+	require.Equal(t, 2020, recs[0].Paper.Year)
+	require.Equal(t, 2019, recs[1].Paper.Year)
+	require.Empty(t, recs[2].Problem)
+	require.Zero(t, recs[2].Paper.Year)
+	require.Equal(t, 5, recs[3].Line)
+	require.Equal(t, `year "abc" is not a year`, recs[3].Problem)
+	require.Equal(t, `year "someday" is not a year`, recs[4].Problem)
+	require.Equal(t, `year "10000000" is not a year`, recs[5].Problem)
+}

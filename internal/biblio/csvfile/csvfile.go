@@ -299,7 +299,8 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 	p := &rec.Paper
 	p.Title = get("title")
 	p.Authors = splitAuthors(get("authors"), r.scopusIDs)
-	p.Year = parseYear(get("year"))
+	year := get("year")
+	p.Year = parseYear(year)
 	p.Venue = get("venue")
 	p.Volume = get("volume")
 	p.Issue = get("issue")
@@ -318,6 +319,9 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 	rec.Type = mapType(get("type"))
 	rec.Mark = mapMark(get("mark"))
 	rec.Note = get("note")
+	if p.Year == 0 {
+		rec.Problem = biblio.NotAYear(year)
+	}
 	biblio.Finish(&rec)
 	return rec
 }

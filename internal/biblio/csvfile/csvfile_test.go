@@ -331,3 +331,19 @@ func TestSheetWriterDefusesEveryCell(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [][]string{{"'=cmd|' /C calc'!A0", "'-sleep", "plain", "'Tis", "'@x"}}, rows)
 }
+
+// TestReaderReportsAYearThatIsNotOne: a year cell that holds something
+// other than a year is reported with its line and value; a blank cell or
+// "n.d." is an unknown year.
+func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
+	t.Parallel()
+	recs := format().Read(t, []byte("title,year\nDated,May 2020\nBlank,\nUndated,n.d.\nBad,abc\n"))
+	require.Len(t, recs, 4)
+	require.Equal(t, 2020, recs[0].Paper.Year)
+	for _, r := range recs[1:3] {
+		require.Empty(t, r.Problem, r.Paper.Title)
+		require.Zero(t, r.Paper.Year)
+	}
+	require.Equal(t, 5, recs[3].Line)
+	require.Equal(t, `year "abc" is not a year`, recs[3].Problem)
+}

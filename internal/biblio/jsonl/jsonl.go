@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -67,7 +68,7 @@ type rawRecord struct {
 	// common, and Quarry's export
 	Title    string            `json:"title"`
 	Authors  flexStrings       `json:"authors"`
-	Year     flexInt           `json:"year"`
+	Year     flexYear          `json:"year"`
 	Abstract string            `json:"abstract"`
 	DOI      string            `json:"doi"`
 	URL      string            `json:"url"`
@@ -133,7 +134,7 @@ func MapLine(line []byte) biblio.Record {
 		Paper: skills.RawPaper{
 			Title:    raw.Title,
 			Authors:  raw.Authors,
-			Year:     int(raw.Year),
+			Year:     raw.Year.year,
 			Abstract: raw.Abstract,
 			DOI:      raw.DOI,
 			URL:      raw.URL,
@@ -187,6 +188,9 @@ func MapLine(line []byte) biblio.Record {
 			rec.Extra = b
 		}
 	}
+	if p.Year == 0 {
+		rec.Problem = biblio.NotAYear(raw.Year.text)
+	}
 	biblio.Finish(&rec)
 	return rec
 }
@@ -229,20 +233,37 @@ func (f *flexStrings) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// flexInt accepts a number or a numeric string ("2021"); anything else
-// unreadable counts as unknown (0) rather than failing the record.
-type flexInt int
+// flexYear accepts a number, a numeric string ("2021") or a date string
+// that starts with its year ("2021-05-01"). Anything else leaves year 0 and
+// keeps the value as written in text, so MapLine can report it
+// (biblio.NotAYear) rather than import the record as if it had no year;
+// the record is still decoded, so one bad year does not read as malformed
+// JSON.
+type flexYear struct {
+	year int
+	text string
+}
 
-func (f *flexInt) UnmarshalJSON(b []byte) error {
-	s := strings.Trim(string(b), `"`)
-	if s == "null" || s == "" {
+// leadingYearRE is a date string's year: four digits, then a non-digit.
+var leadingYearRE = regexp.MustCompile(`^(\d{4})(?:\D|$)`)
+
+func (f *flexYear) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
 		return nil
 	}
-	n, err := strconv.ParseFloat(s, 64)
-	if err != nil || n != n || n > 1e9 || n < -1e9 {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		s = string(b) // a number, or a value of the wrong type (true, [2020])
+	}
+	s = strings.TrimSpace(s)
+	f.text = s
+	if n, err := strconv.ParseFloat(s, 64); err == nil && n >= -1e9 && n <= 1e9 {
+		f.year = int(n)
 		return nil
 	}
-	*f = flexInt(n)
+	if m := leadingYearRE.FindStringSubmatch(s); m != nil {
+		f.year, _ = strconv.Atoi(m[1])
+	}
 	return nil
 }
 

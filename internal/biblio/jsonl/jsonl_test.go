@@ -89,6 +89,12 @@ func TestMapLine(t *testing.T) {
 		{"NotAnObject", `[1,2,3]`, "", "", "", "malformed JSON"},
 		{"TitleWrongType", `{"title": 5}`, "", "", "", "malformed JSON"},
 		{"YearOutOfRange", `{"title":"Far future","year":30000}`, "", "", "", "year 30000 out of range"},
+		{"YearNotAYear", `{"title":"Bad year","year":"abc"}`, "", "", "", `year "abc" is not a year`},
+		{"YearWrongType", `{"title":"Bad year","year":true}`, "", "", "", `year "true" is not a year`},
+		{"YearHuge", `{"title":"Bad year","year":1e12}`, "", "", "", `year "1e12" is not a year`},
+		{"YearDateString", `{"title":"Dated","year":"2021-05-01","doi":"10.1/d"}`, "doi:10.1/d", "", "", ""},
+		{"YearUndated", `{"title":"Undated","year":"n.d.","doi":"10.1/u"}`, "doi:10.1/u", "", "", ""},
+		{"YearNull", `{"title":"No year","year":null,"doi":"10.1/n"}`, "doi:10.1/n", "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -184,3 +190,25 @@ func FuzzReader(f *testing.F) {
 // (biblitest.Format.BenchRead100k); peak_heap_MB far below file_MB shows
 // the reader streams.
 func BenchmarkRead100k(b *testing.B) { format().BenchRead100k(b) }
+
+// TestMapLineYears: a year is a number, a numeric string or a date that
+// starts with one; a value that is there but is none of these is reported
+// with the value rather than read as "no year".
+func TestMapLineYears(t *testing.T) {
+	t.Parallel()
+	for line, want := range map[string]int{
+		`{"title":"T","year":2019}`:         2019,
+		`{"title":"T","year":"2001"}`:       2001,
+		`{"title":"T","year":"2021-05-01"}`: 2021,
+		`{"title":"T","year":"n.d."}`:       0,
+		`{"title":"T"}`:                     0,
+	} {
+		rec := jsonl.MapLine([]byte(line))
+		require.Empty(t, rec.Problem, line)
+		require.Equal(t, want, rec.Paper.Year, line)
+	}
+	recs := format().Read(t, []byte("{\"title\":\"ok\",\"year\":2020}\n{\"title\":\"Good otherwise\",\"year\":\"abc\"}\n"))
+	require.Len(t, recs, 2)
+	require.Equal(t, 2, recs[1].Line)
+	require.Equal(t, `year "abc" is not a year`, recs[1].Problem)
+}

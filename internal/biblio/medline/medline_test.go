@@ -159,3 +159,14 @@ func TestDetectedAsMEDLINE(t *testing.T) {
 	out := format().Write(t, records(t)[:1])
 	require.Equal(t, biblio.MEDLINE, biblio.Detect(out))
 }
+
+// TestReaderReportsAYearThatIsNotOne: a DP without a year is reported with
+// its line and value.
+func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
+	t.Parallel()
+	recs := format().Read(t, []byte("PMID- 1\nTI  - Dated\nDP  - 2020 May 5\n\nPMID- 2\nTI  - Bad\nDP  - Spring\n"))
+	require.Len(t, recs, 2)
+	require.Equal(t, 2020, recs[0].Paper.Year)
+	require.Equal(t, 5, recs[1].Line)
+	require.Equal(t, `year "Spring" is not a year`, recs[1].Problem)
+}

@@ -154,6 +154,8 @@ func build(fields []field, start int, broken bool) biblio.Record {
 		for _, c := range m[1] {
 			p.Year = p.Year*10 + int(c-'0')
 		}
+	} else {
+		rec.Problem = biblio.NotAYear(first["DP"])
 	}
 	rec.Type = typeOf(pts)
 	rec.Note = strings.Join(notes, " ")

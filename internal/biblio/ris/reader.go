@@ -128,11 +128,18 @@ func build(fields []field, start int, broken bool) biblio.Record {
 		venues = []string{"T2", "JF", "JO", "SO", "T3", "JA", "J2"}
 	}
 	p.Venue = pick(first, venues...)
+	yearText := ""
 	for _, t := range []string{"PY", "Y1", "DA"} {
 		if m := yearRE.FindStringSubmatch(first[t]); m != nil {
 			p.Year = atoi(m[1])
 			break
 		}
+		if yearText == "" {
+			yearText = first[t]
+		}
+	}
+	if p.Year == 0 {
+		rec.Problem = biblio.NotAYear(yearText)
 	}
 	p.Volume, p.Issue = first["VL"], first["IS"]
 	sp, ep := strings.TrimSpace(first["SP"]), strings.TrimSpace(first["EP"])

@@ -181,3 +181,22 @@ func TestLongLine(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Equal(t, strings.TrimSpace(abs), got[0].Paper.Abstract)
 }
+
+// TestReaderReportsAYearThatIsNotOne: PY that holds something other than
+// a year is reported with its line and value, unless DA has the year;
+// "n.d." is an unknown year.
+func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
+	t.Parallel()
+	in := "TY  - JOUR\nTI  - Dated\nPY  - 2020///\nER  - \n" +
+		"TY  - JOUR\nTI  - From DA\nPY  - abc\nDA  - 2019/05/01\nER  - \n" +
+		"TY  - JOUR\nTI  - Undated\nPY  - n.d.\nER  - \n" +
+		"TY  - JOUR\nTI  - Bad\nPY  - abc\nER  - \n"
+	recs := format().Read(t, []byte(in))
+	require.Len(t, recs, 4)
+	require.Equal(t, 2020, recs[0].Paper.Year)
+	require.Equal(t, 2019, recs[1].Paper.Year)
+	require.Empty(t, recs[2].Problem)
+	require.Zero(t, recs[2].Paper.Year)
+	require.Equal(t, 14, recs[3].Line)
+	require.Equal(t, `year "abc" is not a year`, recs[3].Problem)
+}
