@@ -122,10 +122,11 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
 		Filters: Filters{
-			IncludeTerms:  text.UniqueFold(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...)),
-			ExcludeTerms:  text.UniqueFold(fb.exclude),
-			FieldsOfStudy: append([]string(nil), in.FieldsOfStudy...),
-			StudyTypes:    append([]string(nil), in.Intent.StudyTypes...),
+			IncludeTerms:        text.UniqueFold(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...)),
+			ExcludeTerms:        text.UniqueFold(fb.exclude),
+			LearnedExcludeTerms: fb.learned,
+			FieldsOfStudy:       append([]string(nil), in.FieldsOfStudy...),
+			StudyTypes:          append([]string(nil), in.Intent.StudyTypes...),
 		},
 	}
 	return b.distinct(base, asts, concepts[0], excl, in.Previous)
@@ -215,7 +216,10 @@ func canonicalQuery(t string) string {
 	return t
 }
 
+// filtersKey compares filters by what they search: whether an exclusion
+// was learned or typed does not change what a source is sent.
 func filtersKey(f Filters) string {
+	f.LearnedExcludeTerms = nil
 	out, _ := json.Marshal(f) // plain strings: cannot fail
 	return string(out)
 }
@@ -239,15 +243,16 @@ func renderQueries(asts []query.AST, sources []string) []Query {
 // StrategyKey is the canonical form strategies are compared by (so that no
 // builder, offline or LLM, proposes a strategy already tried): query
 // texts re-parsed into canonical form (so an edit that only changed spacing
-// is the same query), sources as a set, and everything else as is.
+// is the same query), sources as a set, filters by what they search
+// (filtersKey), and everything else as is.
 func StrategyKey(s SearchStrategy) string {
 	k := struct {
 		Queries []string
 		Sources []string
 		Years   YearRange
 		Max     int
-		Filters Filters
-	}{Years: s.YearRange, Max: s.MaxResultsPerSource, Filters: s.Filters}
+		Filters json.RawMessage
+	}{Years: s.YearRange, Max: s.MaxResultsPerSource, Filters: json.RawMessage(filtersKey(s.Filters))}
 	for _, q := range s.Queries {
 		k.Queries = append(k.Queries, canonicalQuery(q.Text))
 	}
@@ -384,6 +389,7 @@ func clausesMention(cs []query.Clause, term string) bool {
 type mined struct {
 	add       []string // terms the researcher asked for
 	exclude   []string // terms to exclude: intent, researcher, free text, irrelevant papers
+	learned   []string // those of exclude learned from irrelevant papers
 	expansion []string // terms frequent in relevant papers (relevance feedback)
 }
 
@@ -445,8 +451,13 @@ func (b *OfflineQueryBuilder) feedback(in QueryInput) mined {
 	}
 	m.expansion = rocchio(rel, irr, known, maxExpansion, expansionEvidence(len(rel)))
 	for _, t := range b.negations(in.Intent, m, irr, rel) {
-		if !excludesWord(m.exclude, t) {
+		// A word the researcher excludes already stays theirs; one they
+		// removed when it was learned before is not learned again. It is
+		// left out rather than guarded against, so removing a learned
+		// word never brings up another one in its place.
+		if !excludesWord(m.exclude, t) && !excludesWord(in.RemovedLearnedTerms, t) {
 			m.exclude = append(m.exclude, t)
+			m.learned = append(m.learned, t)
 		}
 	}
 	return m
@@ -474,14 +485,14 @@ func excludesWord(exclude []string, w string) bool {
 // earlier build has already used (Previous also holds strategies rejected
 // unsearched, whose negations were never carried), evidence from several
 // reviews adds up, and the same marks always give the same words. The
-// exclusions carried from the last strategy, which include the negations
-// it learned, are therefore not "known" words here: skipping them made
-// the same papers yield two new words at every iteration, with no new
-// marks. The input cannot tell a carried negation from the researcher's
-// own exclusions, so once carried it is kept like them, even if a paper
-// marked relevant later uses the word; and one the researcher removed at
-// the strategy checkpoint is learned again while the marks still support
-// it. The collection's other papers are not in the input, so there is no
+// strategy lists them apart (Filters.LearnedExcludeTerms) and the
+// pipeline does not carry them to the next build as the researcher's
+// exclusions, so a negation a later relevant paper uses is dropped; the
+// carried exclusions are not "known" words here either (skipping them
+// made the same papers yield two new words at every iteration, with no
+// new marks). A word the researcher removed at the strategy checkpoint
+// (QueryInput.RemovedLearnedTerms) is left out by the caller. The
+// collection's other papers are not in the input, so there is no
 // document-frequency guard over them: the title, share and relevant-paper
 // rules stand in for it.
 func (b *OfflineQueryBuilder) negations(in ParsedIntent, m mined, irr, rel []RawPaper) []string {

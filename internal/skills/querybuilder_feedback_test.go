@@ -14,16 +14,15 @@ import (
 
 // nextInput is the input of the build after s, as the search pipeline
 // makes it: s joins the previous strategies, its filters are carried into
-// the intent (as pipeline.carryForward does, so an exclusion learned once
-// reaches the next build as if the researcher had typed it) and the
-// review's feedback is appended.
+// the intent (as pipeline.carryForward does: the researcher's exclusions,
+// not the learned ones) and the review's feedback is appended.
 func nextInput(in skills.QueryInput, s skills.SearchStrategy, fb skills.UserFeedback) skills.QueryInput {
 	in.Previous = append(slices.Clone(in.Previous), s)
 	in.Feedback = append(slices.Clone(in.Feedback), fb)
 	in.Sources = slices.Clone(s.Sources)
 	in.MaxResultsPerSource = s.MaxResultsPerSource
 	in.Intent.IncludeTerms = slices.Clone(s.Filters.IncludeTerms)
-	in.Intent.ExcludeTerms = slices.Clone(s.Filters.ExcludeTerms)
+	in.Intent.ExcludeTerms = s.Filters.ResearcherExcludeTerms()
 	in.Intent.StudyTypes = slices.Clone(s.Filters.StudyTypes)
 	return in
 }
@@ -147,7 +146,8 @@ func TestLearnedNegations(t *testing.T) {
 		},
 		{
 			// New marks that favour another form of a learned word add
-			// no second exclusion of it.
+			// no second exclusion of it; learned words are recomputed
+			// from all marks, so the form shown is the one they favour.
 			name:   "OneExclusionPerStem",
 			intent: sepsisIntent(),
 			marked: []skills.ScoredPaper{mice1, mice2,
@@ -155,7 +155,7 @@ func TestLearnedNegations(t *testing.T) {
 				paper("m4", "Endotoxins and cytokines", "Cytokines cytokines cytokines cytokines cytokines endotoxins endotoxins endotoxins endotoxins."),
 			},
 			feedback: []skills.UserFeedback{irrelevant("mice1", "mice2"), irrelevant("m3", "m4")},
-			want:     []string{"children", "cytokine", "endotoxin"},
+			want:     []string{"children", "cytokines", "endotoxins"},
 		},
 		{
 			name:   "NeverAWordOfARelevantPaper",
@@ -287,5 +287,49 @@ func TestSearchAgainNeverNarrowsToASearchedQuery(t *testing.T) {
 		got := iterate(t, skills.QueryInput{Intent: crispr, Sources: []string{query.Local}}, skills.UserFeedback{})
 		require.Equal(t, texts(got[0]), texts(got[1]), "the phrase alone is already among the first queries; the any-of query found the papers")
 		require.Equal(t, 2*skills.DefaultMaxResultsPerSource, got[1].MaxResultsPerSource)
+	})
+}
+
+// TestLearnedExclusionsStayLearned: a strategy lists the exclusions it
+// learned from irrelevant papers apart from the researcher's, and the
+// next build (given the researcher's only, as the pipeline carries them)
+// learns them again from all marks: one that a paper marked relevant
+// later uses is dropped, where a carried one used to stay for good, and
+// one the researcher removed at the strategy checkpoint is not learned
+// again, nor replaced by another word of the same papers.
+func TestLearnedExclusionsStayLearned(t *testing.T) {
+	t.Parallel()
+	rel := paper("rel", "Sepsis in the ICU", "Cytokine findings from animals carried over to patients in intensive care.")
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []skills.ScoredPaper{mice1, mice2, rel}}
+	got := iterate(t, in, skills.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, skills.UserFeedback{MarkedRelevant: []string{"rel"}})
+
+	learned := got[1].Filters
+	require.Equal(t, []string{"children", "cytokine", "endotoxin"}, learned.ExcludeTerms)
+	require.Equal(t, []string{"cytokine", "endotoxin"}, learned.LearnedExcludeTerms)
+	require.Equal(t, []string{"children"}, learned.ResearcherExcludeTerms())
+
+	later := got[2].Filters
+	require.Equal(t, []string{"children", "endotoxin", "mice"}, later.ExcludeTerms, "a relevant paper now uses cytokine")
+	require.Equal(t, []string{"endotoxin", "mice"}, later.LearnedExcludeTerms)
+	require.NotContains(t, negated(t, got[2]), "cytokine")
+
+	t.Run("RemovedAtTheCheckpoint", func(t *testing.T) {
+		t.Parallel()
+		in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []skills.ScoredPaper{mice1, mice2},
+			RemovedLearnedTerms: []string{"Cytokines"}}
+		got := iterate(t, in, skills.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, skills.UserFeedback{})
+		for i, s := range got {
+			require.Equal(t, []string{"children", "endotoxin"}[:min(i+1, 2)], s.Filters.ExcludeTerms, "iteration %d", i+1)
+			require.NotContains(t, negated(t, s), "cytokine", "iteration %d", i+1)
+		}
+	})
+	t.Run("TheResearchersOwnWordStaysTheirs", func(t *testing.T) {
+		t.Parallel()
+		in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []skills.ScoredPaper{mice1, mice2, rel}}
+		got := iterate(t, in, skills.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}, ExcludeTerms: []string{"cytokine"}},
+			skills.UserFeedback{MarkedRelevant: []string{"rel"}})
+		require.Equal(t, []string{"endotoxin"}, got[1].Filters.LearnedExcludeTerms)
+		require.Contains(t, got[2].Filters.ExcludeTerms, "cytokine", "the researcher asked for it; a relevant paper does not undo that")
+		require.Contains(t, negated(t, got[2]), "cytokine")
 	})
 }

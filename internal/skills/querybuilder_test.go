@@ -167,6 +167,7 @@ func TestBuildStrategyRelevanceFeedback(t *testing.T) {
 	require.Contains(t, expansion, "(recurrent OR signs OR vital)", "terms of every relevant paper, the one in all titles first")
 	require.NotContains(t, expansion, "sepsis OR", "terms already in the strategy are not added again")
 	require.Equal(t, []string{"children", "case report", "pneumonia", "cytokine", "mice"}, got.Filters.ExcludeTerms)
+	require.Equal(t, []string{"cytokine", "mice"}, got.Filters.LearnedExcludeTerms, "learned from x1 and x2, listed apart")
 	require.Equal(t, []string{"early warning", "lactate monitoring"}, got.Filters.IncludeTerms)
 	require.NotContains(t, got.Queries[2].PerSource[query.Crossref], "cytokine", "crossref drops exclusions")
 }

@@ -35,6 +35,14 @@ type QueryInput struct {
 	// guess ("depression" read as Psychology) would silently lose the
 	// clinical trials.
 	FieldsOfStudy []string `json:"fields_of_study,omitempty"`
+	// RemovedLearnedTerms are exclusions a builder learned from the papers
+	// marked irrelevant that the researcher then removed from a strategy
+	// at checkpoint 1, in this run. A builder must not learn them again:
+	// the researcher has seen the evidence and said the word is not a
+	// reason to drop papers, and more marks of the same kind do not change
+	// that. They stay removed for the run; the researcher can still
+	// exclude the word themselves.
+	RemovedLearnedTerms []string `json:"removed_learned_terms,omitempty"`
 }
 
 // QueryBuilder builds a SearchStrategy, recording each query exactly as each

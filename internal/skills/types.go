@@ -99,10 +99,40 @@ type Query struct {
 
 // Filters narrow a search beyond the queries themselves.
 type Filters struct {
-	IncludeTerms  []string `json:"include_terms,omitempty"`
-	ExcludeTerms  []string `json:"exclude_terms,omitempty"`
-	FieldsOfStudy []string `json:"fields_of_study,omitempty"`
-	StudyTypes    []string `json:"study_types,omitempty"`
+	IncludeTerms []string `json:"include_terms,omitempty"`
+	// ExcludeTerms are every exclusion the strategy applies, the ones it
+	// learned included: they are what its queries negate, what the
+	// strategy form lets the researcher remove and what the report must
+	// list as searched.
+	ExcludeTerms []string `json:"exclude_terms,omitempty"`
+	// LearnedExcludeTerms names those of ExcludeTerms a query builder
+	// learned from the papers marked irrelevant rather than took from the
+	// researcher. They are not carried to the next build as the
+	// researcher's (ResearcherExcludeTerms): the builder learns them again
+	// from all marks so far, so one a later relevant paper uses is
+	// dropped. Strategies stored before it existed have none, so all
+	// their exclusions count as the researcher's, as they did then.
+	LearnedExcludeTerms []string `json:"learned_exclude_terms,omitempty"`
+	FieldsOfStudy       []string `json:"fields_of_study,omitempty"`
+	StudyTypes          []string `json:"study_types,omitempty"`
+}
+
+// ResearcherExcludeTerms are the exclusions the researcher asked for (or
+// kept from the question): ExcludeTerms without the learned ones.
+func (f Filters) ResearcherExcludeTerms() []string {
+	var out []string
+	for _, t := range f.ExcludeTerms {
+		if !slices.ContainsFunc(f.LearnedExcludeTerms, func(l string) bool { return sameTerm(l, t) }) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// sameTerm reports whether a and b are one term as people type them:
+// equal but for case and spacing ("Case  report" is "case report").
+func sameTerm(a, b string) bool {
+	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
 }
 
 // MaxResultsLimit caps max_results_per_source so one strategy cannot ask a

@@ -158,3 +158,24 @@ func TestWorkflowStateChecksItsHistory(t *testing.T) {
 		})
 	}
 }
+
+// TestFiltersLearnedExcludeTerms: learned exclusions travel in their own
+// snake_case field, left out when there are none, so strategies stored
+// before it decode with every exclusion the researcher's.
+func TestFiltersLearnedExcludeTerms(t *testing.T) {
+	t.Parallel()
+	var old skills.Filters
+	require.NoError(t, json.Unmarshal([]byte(`{"include_terms":["icu"],"exclude_terms":["children","mice"]}`), &old))
+	require.Nil(t, old.LearnedExcludeTerms)
+	require.Equal(t, []string{"children", "mice"}, old.ResearcherExcludeTerms())
+
+	f := skills.Filters{ExcludeTerms: []string{"children", "Cytokine", "endotoxin"}, LearnedExcludeTerms: []string{"cytokine", " endotoxin "}}
+	b, err := json.Marshal(f)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"exclude_terms":["children","Cytokine","endotoxin"],"learned_exclude_terms":["cytokine"," endotoxin "]}`, string(b))
+	require.Equal(t, []string{"children"}, f.ResearcherExcludeTerms(), "terms compare ignoring case and spacing")
+
+	b, err = json.Marshal(skills.Filters{ExcludeTerms: []string{"x"}})
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "learned")
+}

@@ -197,6 +197,12 @@ func queryPrompt(in skills.QueryInput) string {
 			fmt.Fprintf(&b, "  Exclude terms: %s\n", strings.Join(f.ExcludeTerms, "; "))
 		}
 	}
+	if len(in.RemovedLearnedTerms) > 0 {
+		// Learned from the papers marked irrelevant and then removed by the
+		// researcher: the model sees those papers too and would exclude
+		// the same words again.
+		fmt.Fprintf(&b, "\nThe researcher removed these exclusions; do not exclude them: %s\n", strings.Join(in.RemovedLearnedTerms, "; "))
+	}
 	rel, irr := markedTitles(in)
 	if len(rel) > 0 {
 		fmt.Fprintf(&b, "\nPapers marked relevant:\n  %s\n", strings.Join(rel, "\n  "))

@@ -122,6 +122,7 @@ func TestQueryBuilderPromptCarriesFeedback(t *testing.T) {
 		FreeTextFeedback: "more on school-based programmes",
 		AddTerms:         []string{"school"},
 	}}
+	in.RemovedLearnedTerms = []string{"yoga"}
 	in.Marked = []skills.ScoredPaper{
 		{RawPaper: skills.RawPaper{ID: "p1", Title: "Mindfulness in schools: a cluster RCT"}},
 		{RawPaper: skills.RawPaper{ID: "p2", Title: "Yoga for older adults"}},
@@ -131,7 +132,8 @@ func TestQueryBuilderPromptCarriesFeedback(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, got.Filters.IncludeTerms, "school", "an added term becomes an include filter, as offline")
 	p := f.prompts()[0]
-	for _, s := range []string{"more on school-based programmes", "Add terms: school", "marked relevant:\n  Mindfulness in schools: a cluster RCT", "marked irrelevant:\n  Yoga for older adults"} {
+	for _, s := range []string{"more on school-based programmes", "Add terms: school", "marked relevant:\n  Mindfulness in schools: a cluster RCT", "marked irrelevant:\n  Yoga for older adults",
+		"removed these exclusions; do not exclude them: yoga"} {
 		require.Contains(t, p, s)
 	}
 }

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -83,4 +84,108 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	for i, q := range next.Strategy.Queries {
 		require.Contains(t, q.Text, "-rodents", "query %d negates the exclusion", i)
 	}
+}
+
+// papersSource returns the given papers whatever it is asked.
+type papersSource []skills.RawPaper
+
+func (papersSource) Name() string { return "papers" }
+
+func (s papersSource) Search(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+	return slices.Clone(s), nil
+}
+
+// TestLearnedExclusionsAreNotCarriedAsTheResearchers: an exclusion the
+// builder learned from papers marked irrelevant reaches the next build as
+// learned, not as the researcher's, so it is learned again from all marks
+// (and dropped once a paper marked relevant uses it); one the researcher
+// removed at the strategy checkpoint is not learned again in the run.
+func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	papers := papersSource{
+		{Title: "Cytokine storms in septic mice: a murine endotoxin model", DOI: "10.1000/m1",
+			Abstract: "Mice received endotoxin; cytokine storms and murine survival were recorded."},
+		{Title: "Murine endotoxin shock: cytokine profiles of mice", DOI: "10.1000/m2",
+			Abstract: "Endotoxin-treated mice show cytokine release within hours."},
+		{Title: "Endotoxin tolerance and sepsis prediction in the ICU", DOI: "10.1000/r1",
+			Abstract: "Patients' endotoxin tolerance predicts sepsis in intensive care."},
+	}
+	sk, _ := fakeSkills(papers)
+	sk.Intent = skills.NewIntentParser(nil)
+	sk.Queries = skills.NewQueryBuilder()
+	wf, err := pipeline.New(sk, pipeline.Options{})
+	require.NoError(t, err)
+	eng := newEngine(t, st, wf, engine.Pending())
+	ctx := context.Background()
+	run, err := eng.Start(ctx, pipeline.Name, map[string]any{pipeline.ParamQuestion: "sepsis prediction in the ICU"})
+	require.NoError(t, err)
+	waiting := func(kind engine.CheckpointKind) engine.Checkpoint {
+		t.Helper()
+		require.NoError(t, eng.Advance(ctx, run.ID))
+		r, err := st.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, engine.StatusWaiting, r.Status)
+		cp, _, err := st.Checkpoint(ctx, r.CheckpointID)
+		require.NoError(t, err)
+		require.Equal(t, kind, cp.Kind)
+		return cp
+	}
+	decide := func(cp engine.Checkpoint, action engine.DecisionAction, revised any) {
+		t.Helper()
+		var b []byte
+		if revised != nil {
+			b, err = json.Marshal(revised)
+			require.NoError(t, err)
+		}
+		require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: action, DecidedBy: "test", RevisedData: b}))
+	}
+	idOf := func(cp engine.Checkpoint, doi string) string {
+		t.Helper()
+		p, err := engine.PayloadAs[skills.ResultPayload](cp)
+		require.NoError(t, err)
+		for _, paper := range p.Collection.Papers {
+			if paper.DOI == doi {
+				return paper.ID
+			}
+		}
+		t.Fatalf("%s is not in the review", doi)
+		return ""
+	}
+	strategy := func(cp engine.Checkpoint) skills.SearchStrategy {
+		t.Helper()
+		p, err := engine.PayloadAs[skills.StrategyPayload](cp)
+		require.NoError(t, err)
+		return p.Strategy
+	}
+
+	decide(waiting(engine.KindStrategyConfirmation), engine.Approve, nil)
+	cp := waiting(engine.KindResultReview)
+	decide(cp, engine.Edit, skills.UserFeedback{MarkedIrrelevant: []string{idOf(cp, "10.1000/m1"), idOf(cp, "10.1000/m2")}})
+
+	cp = waiting(engine.KindStrategyConfirmation)
+	proposed := strategy(cp)
+	require.Equal(t, []string{"cytokine", "endotoxin"}, proposed.Filters.LearnedExcludeTerms)
+	require.Subset(t, proposed.Filters.ExcludeTerms, proposed.Filters.LearnedExcludeTerms)
+	edited := proposed
+	edited.Filters.ExcludeTerms = slices.DeleteFunc(slices.Clone(proposed.Filters.ExcludeTerms), func(e string) bool { return e == "cytokine" })
+	decide(cp, engine.Edit, edited)
+
+	cp = waiting(engine.KindResultReview)
+	r, err := st.Run(ctx, run.ID)
+	require.NoError(t, err)
+	rs, err := pipeline.StateOf(r)
+	require.NoError(t, err)
+	require.Equal(t, []string{"endotoxin"}, rs.Strategy.Filters.LearnedExcludeTerms, "the removed word is no longer a learned exclusion")
+	require.NotContains(t, rs.Strategy.Queries[0].Text, "cytokine")
+	decide(cp, engine.Edit, skills.UserFeedback{MarkedRelevant: []string{idOf(cp, "10.1000/r1")}})
+
+	next := strategy(waiting(engine.KindStrategyConfirmation))
+	for _, w := range []string{"cytokine", "endotoxin"} {
+		require.NotContains(t, next.Filters.ExcludeTerms, w, "cytokine was removed; a relevant paper uses endotoxin")
+		for i, q := range next.Queries {
+			require.NotContains(t, q.Text, "-"+w, "query %d", i)
+		}
+	}
+	require.Contains(t, next.Queries[len(next.Queries)-1].Text, "endotoxin", "the relevant paper's word is searched for instead")
 }

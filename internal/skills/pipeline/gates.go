@@ -47,6 +47,10 @@ func (p *pipe) strategyGate() *engine.Gate {
 					return "", nil, err
 				}
 				u, err := set(keyStrategy, s)
+				if err != nil {
+					return "", nil, err
+				}
+				err = recordRemovedLearned(sc, u, s)
 				return engine.OK, u, err
 			case d.Action == engine.Reject:
 				// The rejected strategy joins the history, so the next build
@@ -106,7 +110,50 @@ func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (skills
 	if err != nil {
 		return s, err
 	}
+	s.Filters.LearnedExcludeTerms = keptLearned(s.Filters, proposed.Filters)
 	return Rerender(s, proposed)
+}
+
+// keptLearned is which exclusions of an edited strategy are still learned
+// ones: those the proposal learned that the edit still excludes. An edit
+// cannot turn its own exclusion into a learned one (it would be lost at
+// the next build), but it can claim a learned one as the researcher's by
+// keeping it in exclude_terms and leaving it out of learned_exclude_terms.
+// An edit that sends no learned_exclude_terms at all (a script writing the
+// filters itself) keeps the proposal's; the strategy form sends them.
+func keptLearned(edited, proposed skills.Filters) []string {
+	var out []string
+	for _, t := range proposed.LearnedExcludeTerms {
+		if !slices.ContainsFunc(edited.ExcludeTerms, func(e string) bool { return sameTerm(e, t) }) {
+			continue // removed: recordRemovedLearned remembers it
+		}
+		if edited.LearnedExcludeTerms != nil && !slices.ContainsFunc(edited.LearnedExcludeTerms, func(e string) bool { return sameTerm(e, t) }) {
+			continue // kept, as the researcher's own
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// recordRemovedLearned adds to u the learned exclusions the proposed
+// strategy had and the confirmed one s no longer excludes, so no later
+// build of the run learns them again (skills.QueryInput.RemovedLearnedTerms):
+// otherwise the same marks would propose the word the researcher just
+// took out at every iteration.
+func recordRemovedLearned(sc engine.StepContext, u engine.Update, s skills.SearchStrategy) error {
+	proposed, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+	if err != nil {
+		return err
+	}
+	removed := missingFold(proposed.Filters.LearnedExcludeTerms, s.Filters.ExcludeTerms)
+	if len(removed) == 0 {
+		return nil
+	}
+	prev, _, err := engine.Get[[]string](sc.State, keyRemovedLearned)
+	if err != nil {
+		return err
+	}
+	return u.Set(keyRemovedLearned, append(prev, missingFold(removed, prev)...))
 }
 
 // fieldsOfStudy checks the fields of study a researcher restricted the

@@ -324,6 +324,9 @@ func (p *pipe) queryInput(sc engine.StepContext) (skills.QueryInput, skills.Work
 		carryForward(&in, *last)
 	}
 	in.Marked = append(slices.Clone(wfs.AccumulatedPapers), irrelevant...)
+	if in.RemovedLearnedTerms, _, err = engine.Get[[]string](sc.State, keyRemovedLearned); err != nil {
+		return skills.QueryInput{}, wfs, err
+	}
 	return in, wfs, nil
 }
 
@@ -332,13 +335,16 @@ func (p *pipe) queryInput(sc engine.StepContext) (skills.QueryInput, skills.Work
 // (sources, years, result cap, filters added or removed) holds for the
 // rest of the run instead of reverting to the question's and the run's
 // defaults. Builders read these from the intent and the input, so they
-// are set there; the intent stored in the run is not changed.
+// are set there; the intent stored in the run is not changed. Exclusions
+// a builder learned from irrelevant papers are not carried: they are not
+// the researcher's, and the next build learns them again from all marks
+// so far, so one that a paper marked relevant since uses is dropped.
 func carryForward(in *skills.QueryInput, last skills.SearchStrategy) {
 	in.Sources = slices.Clone(last.Sources)
 	in.MaxResultsPerSource = last.MaxResultsPerSource
 	in.Intent.YearRange = last.YearRange
 	in.Intent.IncludeTerms = slices.Clone(last.Filters.IncludeTerms)
-	in.Intent.ExcludeTerms = slices.Clone(last.Filters.ExcludeTerms)
+	in.Intent.ExcludeTerms = last.Filters.ResearcherExcludeTerms()
 	in.FieldsOfStudy = slices.Clone(last.Filters.FieldsOfStudy)
 	in.Intent.StudyTypes = slices.Clone(last.Filters.StudyTypes)
 }

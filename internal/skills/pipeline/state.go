@@ -50,6 +50,9 @@ const (
 	keyIrrelevant = "marked_irrelevant"
 	keyFinal      = "final"
 	keyNotes      = "notes"
+	// keyRemovedLearned lists the learned exclusions the researcher removed
+	// at a strategy checkpoint, which later builds must not learn again.
+	keyRemovedLearned = "removed_learned_exclusions"
 )
 
 // RunState is everything pages and the API show about a search run, decoded
