@@ -9,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/biblio/codecs"
-	"quarry/internal/engine"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -18,16 +17,18 @@ type Export struct {
 	runs RunStore
 }
 
-// Run handles GET /api/runs/:id/export?format=bibtex|ris|csljson|csv&set=
-// final|accumulated|review (set defaults to final for a completed run and
-// to the review list otherwise): the papers with the researcher's marks and
-// notes, as a download. The file is built in memory first, so a failure is
-// a clean error response rather than half a file.
+// Run handles GET /api/runs/:id/export?format=bibtex|ris|csljson|medline|
+// csv|jsonl&set=final|accumulated|review (set defaults to final for a
+// completed run and to the review list otherwise): the papers with the
+// researcher's marks and notes, as a download. The file is built in memory
+// first, so a failure is a clean error response rather than half a file.
+// A missing or unknown format is refused naming biblio.Formats, the list
+// codecs.NewWriter accepts, so the message cannot fall behind the code.
 func (h *Export) Run(c echo.Context) error {
 	ctx := c.Request().Context()
 	format := strings.ToLower(c.QueryParam("format"))
 	if format == "" {
-		return &engine.Error{Code: engine.EInvalid, Message: "choose an export format", Fields: map[string]string{"format": "one of " + strings.Join(codecs.ExportFormats, ", ")}}
+		return codecs.UnknownFormat("")
 	}
 	run, err := h.runs.Run(ctx, c.Param("id"))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,6 +48,7 @@ func TestExportCarriesMarksAndNotes(t *testing.T) {
 	keep, drop := payload.Collection.Papers[0], payload.Collection.Papers[1]
 
 	download := func(query string) (int, []byte) {
+		t.Helper()
 		r, err := w.client.Get(w.srv.URL + "/api/runs/" + created.ID + "/export?" + query)
 		require.NoError(t, err)
 		defer r.Body.Close()
@@ -56,10 +58,19 @@ func TestExportCarriesMarksAndNotes(t *testing.T) {
 	}
 	code, _ := download("format=ris&set=final")
 	require.Equal(t, http.StatusUnprocessableEntity, code, "no final collection while the run waits")
-	code, _ = download("set=review")
+	// Both refusals name exactly the formats the export writes.
+	formatsError := func(body []byte) string {
+		t.Helper()
+		var e handlers.ErrorBody
+		require.NoError(t, json.Unmarshal(body, &e), string(body))
+		return e.Error.Message + " " + e.Error.Fields["format"]
+	}
+	code, body := download("set=review")
 	require.Equal(t, http.StatusUnprocessableEntity, code, "a format is required")
-	code, _ = download("format=docx")
+	require.Contains(t, formatsError(body), strings.Join(biblio.Formats, ", "))
+	code, body = download("format=docx")
 	require.Equal(t, http.StatusUnprocessableEntity, code)
+	require.Contains(t, formatsError(body), strings.Join(biblio.Formats, ", "))
 
 	res = postJSON("/api/runs/"+created.ID+"/decisions", map[string]any{"checkpoint_id": st.Checkpoint.ID, "action": "approve",
 		"revised_data": map[string]any{"marked_relevant": []string{keep.ID}, "marked_irrelevant": []string{drop.ID}, "free_text_feedback": "",
@@ -67,7 +78,7 @@ func TestExportCarriesMarksAndNotes(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, res.StatusCode)
 	w.waitFor(t, created.ID, "completed")
 
-	for _, format := range codecs.ExportFormats {
+	for _, format := range biblio.Formats {
 		code, body := download("format=" + format)
 		require.Equal(t, http.StatusOK, code, format)
 		in, err := codecs.NewReader(bytes.NewReader(body), "export", codecs.Options{})

@@ -23,8 +23,10 @@ import (
 	"quarry/internal/engine"
 )
 
-// ExportFormats are the formats Quarry writes for researchers (MEDLINE and
-// JSON Lines can be written too, but no reference manager expects them).
+// ExportFormats are the formats the library page offers as download
+// buttons, the ones reference managers import. Every name in biblio.Formats
+// can be written (MEDLINE and JSON Lines too): messages about which formats
+// are accepted name that list, not this one.
 var ExportFormats = []string{biblio.BibTeX, biblio.RIS, biblio.CSLJSON, biblio.CSV}
 
 // Options tune reading; the zero value detects everything.
@@ -132,9 +134,18 @@ func NewWriter(w io.Writer, format string) (biblio.Writer, error) {
 	return nil, UnknownFormat(format)
 }
 
-// UnknownFormat is the error for a format name Quarry does not know.
+// UnknownFormat is the error for a format name Quarry does not know, or
+// for none ("") where one is required. It names every format NewReader and
+// NewWriter accept (biblio.Formats), as a message and as a "format" field
+// error for forms.
 func UnknownFormat(format string) error {
-	return engine.Errorf(engine.EInvalid, "unknown format %q (supported: %s)", format, strings.Join(biblio.Formats, ", "))
+	formats := strings.Join(biblio.Formats, ", ")
+	if strings.TrimSpace(format) == "" {
+		return &engine.Error{Code: engine.EInvalid, Message: "choose a format (one of " + formats + ")",
+			Fields: map[string]string{"format": "one of " + formats}}
+	}
+	return &engine.Error{Code: engine.EInvalid, Message: fmt.Sprintf("unknown format %q (supported: %s)", format, formats),
+		Fields: map[string]string{"format": fmt.Sprintf("%q is not one of %s", format, formats)}}
 }
 
 // FormatForPath guesses an output format from a file name's extension, for

@@ -125,3 +125,20 @@ func TestFormatForPath(t *testing.T) {
 		require.Equal(t, want, codecs.FormatForPath(path), path)
 	}
 }
+
+// TestUnknownFormatNamesEveryFormat: a missing or unknown format is refused
+// naming exactly the formats the readers and writers accept.
+func TestUnknownFormatNamesEveryFormat(t *testing.T) {
+	t.Parallel()
+	all := strings.Join(biblio.Formats, ", ")
+	for _, name := range []string{"", "docx"} {
+		err := codecs.UnknownFormat(name)
+		require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+		require.Contains(t, engine.ErrorMessage(err), all, name)
+		require.Contains(t, engine.ErrorFields(err)["format"], all, name)
+	}
+	for _, f := range biblio.Formats {
+		_, err := codecs.NewWriter(io.Discard, f)
+		require.NoError(t, err, "%s is listed, so it can be written", f)
+	}
+}
