@@ -190,3 +190,34 @@ func TestAPIDecisionRefusesMalformedRevisedData(t *testing.T) {
 	require.Equal(t, []string{id}, next.History[0].Feedback.MarkedRelevant)
 	require.Equal(t, "focus on trials", next.History[0].Feedback.FreeTextFeedback)
 }
+
+// TestAPIFeedbackAtLastIterationIsNoted: the form offers only "Finish the
+// run" at the last iteration, but the API still accepts edit and reject
+// there. The run completes within max_iterations either way, and its JSON
+// says, in a note, that the feedback was recorded but not searched.
+func TestAPIFeedbackAtLastIterationIsNoted(t *testing.T) {
+	t.Parallel()
+	for _, action := range []string{"edit", "reject"} {
+		t.Run(action, func(t *testing.T) {
+			t.Parallel()
+			w := setupWeb(t)
+			res := w.postJSON(t, "/api/runs", map[string]any{"question": "sleep and memory consolidation", "max_iterations": 1,
+				"strategy_checkpoint": false, "sources": testapp.Sources})
+			require.Equal(t, http.StatusCreated, res.StatusCode)
+			var created handlers.RunCreated
+			require.NoError(t, json.NewDecoder(res.Body).Decode(&created))
+			st := w.waitForCheckpoint(t, created.ID, "result_review", 1)
+
+			res = w.postJSON(t, "/api/runs/"+created.ID+"/decisions", map[string]any{"checkpoint_id": st.Checkpoint.ID, "action": action,
+				"revised_data": map[string]any{"free_text_feedback": "more on naps"}})
+			require.Equal(t, http.StatusAccepted, res.StatusCode)
+			done := w.waitFor(t, created.ID, "completed")
+			require.Equal(t, 1, done.Iteration, "iterations never exceed max_iterations")
+			require.Contains(t, done.Notes, skills.Note{Skill: "review", Message: "the feedback of iteration 1 (" + action + ") was recorded but not searched: " +
+				"the run had reached max_iterations (1), so the decision finished it"})
+			require.Len(t, done.History, 1)
+			require.NotNil(t, done.History[0].Feedback)
+			require.Equal(t, "more on naps", done.History[0].Feedback.FreeTextFeedback)
+		})
+	}
+}

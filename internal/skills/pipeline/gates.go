@@ -70,6 +70,11 @@ func (p *pipe) strategyGate() *engine.Gate {
 				wfs.CurrentIteration = sc.Iteration
 				wfs.RecordIteration(strategy, 0, fb)
 				u, err := set(keyWorkflow, wfs)
+				if bound, last := p.lastIteration(sc); last && err == nil { // the run ends here: say so
+					err = noteNow(sc, u, skills.Note{Skill: "strategy", Message: fmt.Sprintf(
+						"the strategy of iteration %d was rejected and not rebuilt: the run had reached max_iterations (%d), so the decision finished it",
+						sc.Iteration, bound)})
+				}
 				return engine.Iterate, u, err
 			default:
 				return engine.OK, nil, nil
@@ -271,9 +276,37 @@ func (p *pipe) reviewGate() *engine.Gate {
 			if d.Action == engine.Approve {
 				return engine.OK, u, nil // approved with marks: keep them, then finish
 			}
-			return engine.Iterate, u, nil
+			// At the loop bound the engine finishes the run instead (an API
+			// client can ask for another iteration the form no longer
+			// offers); a note says so, so nobody takes the feedback for
+			// searched.
+			if bound, last := p.lastIteration(sc); last {
+				err = noteNow(sc, u, skills.Note{Skill: "review", Message: fmt.Sprintf(
+					"the feedback of iteration %d (%s) was recorded but not searched: the run had reached max_iterations (%d), so the decision finished it",
+					sc.Iteration, d.Action, bound)})
+			}
+			return engine.Iterate, u, err
 		},
 	}
+}
+
+// lastIteration reports whether the run is at its loop bound, where the
+// engine takes an Iterate to the step's exit path (finalize) instead of
+// another iteration, and what the bound is.
+func (p *pipe) lastIteration(sc engine.StepContext) (bound int, last bool) {
+	bound = sc.Params.Int(ParamMaxIterations)
+	if bound <= 0 {
+		bound = p.opts.MaxIterations
+	}
+	return bound, sc.Iteration >= bound
+}
+
+// noteNow adds a note of the pipeline's own (not a skill's) to the run's
+// notes in u, where the run page, the report and the API show them.
+func noteNow(sc engine.StepContext, u engine.Update, n skills.Note) error {
+	nb := &notebook{}
+	nb.add(n)
+	return nb.flush(sc, u)
 }
 
 // reviewFeedback reads a review decision's revised data as feedback on
