@@ -38,20 +38,65 @@ type CheckpointJSON struct {
 
 // RunJSON is GET /api/runs/:id.
 type RunJSON struct {
-	ID                string                   `json:"id"`
-	Question          string                   `json:"question"`
-	Status            string                   `json:"status"`
-	Iteration         int                      `json:"iteration"`
-	MaxIterations     int                      `json:"max_iterations"`
-	Checkpoint        *CheckpointJSON          `json:"checkpoint"`
-	Collection        *skills.PaperCollection  `json:"collection"`
-	AccumulatedPapers []skills.ScoredPaper     `json:"accumulated_papers"`
-	History           []skills.IterationRecord `json:"history"`
+	ID                string                  `json:"id"`
+	Question          string                  `json:"question"`
+	Status            string                  `json:"status"`
+	Iteration         int                     `json:"iteration"`
+	MaxIterations     int                     `json:"max_iterations"`
+	Checkpoint        *CheckpointJSON         `json:"checkpoint"`
+	Collection        *skills.PaperCollection `json:"collection"`
+	AccumulatedPapers []skills.ScoredPaper    `json:"accumulated_papers"`
+	History           []IterationJSON         `json:"history"`
 	// Notes are what the skills reported about how they worked, such as
 	// an LLM skill falling back to the offline heuristics (and why), so a
 	// script can tell the model's answer from the fallback's.
 	Notes []skills.Note `json:"notes"`
 	Error string        `json:"error"`
+}
+
+// IterationJSON is one iteration of a run's history: the recorded
+// iteration's fields as they always were, and whether its strategy was
+// searched. An iteration whose strategy was rejected at the strategy
+// checkpoint has result_count 0 like a search that found nothing; searched
+// tells the two apart, and not_searched_reason says why not.
+type IterationJSON struct {
+	skills.IterationRecord
+	Searched          bool   `json:"searched"`
+	NotSearchedReason string `json:"not_searched_reason,omitempty"`
+}
+
+// Reasons an iteration was not searched, as not_searched_reason says them.
+const (
+	reasonRejected   = "the strategy was rejected at the strategy checkpoint"
+	reasonNotYet     = "not searched yet"
+	reasonRunStopped = "the run ended before this iteration's search was recorded"
+)
+
+// iterationsJSON says of each iteration of history whether it was searched.
+// For a search run, recorded holds the iterations the pipeline's state has
+// recorded, which is done when the search's results are organised or when
+// the strategy is rejected; an iteration not recorded is still on its way
+// (or its run stopped on the way). For another workflow, reviewed holds
+// the iterations that reached a result review, which only a search does.
+func iterationsJSON(run engine.Run, history []skills.IterationRecord, recorded, reviewed map[int]bool) []IterationJSON {
+	out := make([]IterationJSON, 0, len(history))
+	for _, h := range history {
+		it := IterationJSON{IterationRecord: h, Searched: h.Searched()}
+		if run.Workflow != pipeline.Name {
+			it.Searched = it.Searched || reviewed[h.Iteration]
+		}
+		switch {
+		case it.Searched:
+		case recorded[h.Iteration]:
+			it.NotSearchedReason = reasonRejected
+		case run.IsComplete():
+			it.NotSearchedReason = reasonRunStopped
+		default:
+			it.NotSearchedReason = reasonNotYet
+		}
+		out = append(out, it)
+	}
+	return out
 }
 
 // DecisionInput is POST /api/runs/:id/decisions. DecidedBy is optional
@@ -105,15 +150,13 @@ func (a *API) GetRun(c echo.Context) error {
 	out := RunJSON{
 		ID: run.ID, Question: run.Params.String(paramQuestion), Status: string(run.Status),
 		Iteration: run.Iteration, MaxIterations: run.Params.Int(paramMaxIterations),
-		AccumulatedPapers: v.accumulated, History: v.history, Error: run.Error,
+		AccumulatedPapers: v.accumulated, Error: run.Error,
 	}
 	if out.AccumulatedPapers == nil {
 		out.AccumulatedPapers = []skills.ScoredPaper{}
 	}
-	if out.History == nil {
-		out.History = []skills.IterationRecord{}
-	}
 	out.Notes = []skills.Note{}
+	recorded := map[int]bool{}
 	if run.Workflow == pipeline.Name {
 		rs, err := pipeline.StateOf(run)
 		if err != nil {
@@ -122,7 +165,11 @@ func (a *API) GetRun(c echo.Context) error {
 		if rs.Notes != nil {
 			out.Notes = rs.Notes
 		}
+		for _, h := range rs.Workflow.History {
+			recorded[h.Iteration] = true
+		}
 	}
+	out.History = iterationsJSON(run, v.history, recorded, v.searched)
 	switch {
 	case v.final != nil:
 		out.Collection = v.final

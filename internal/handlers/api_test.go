@@ -221,3 +221,57 @@ func TestAPIFeedbackAtLastIterationIsNoted(t *testing.T) {
 		})
 	}
 }
+
+// TestAPIHistorySaysWhatWasNotSearched: an iteration whose strategy was
+// rejected at the strategy checkpoint has result_count 0, like a search
+// that found nothing; searched and not_searched_reason tell them apart,
+// beside the fields the history always had.
+func TestAPIHistorySaysWhatWasNotSearched(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	res := w.postJSON(t, "/api/runs", map[string]any{"question": "sleep and memory consolidation", "max_iterations": 2,
+		"strategy_checkpoint": true, "sources": testapp.Sources})
+	require.Equal(t, http.StatusCreated, res.StatusCode)
+	var created handlers.RunCreated
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&created))
+	decide := func(cp *handlers.CheckpointJSON, action string) {
+		t.Helper()
+		res := w.postJSON(t, "/api/runs/"+created.ID+"/decisions", map[string]any{"checkpoint_id": cp.ID, "action": action, "note": "too broad"})
+		require.Equal(t, http.StatusAccepted, res.StatusCode)
+	}
+
+	st := w.waitForCheckpoint(t, created.ID, "strategy_confirmation", 1)
+	require.Len(t, st.History, 1)
+	require.False(t, st.History[0].Searched)
+	require.Equal(t, "not searched yet", st.History[0].NotSearchedReason)
+	decide(st.Checkpoint, "reject")
+
+	st = w.waitForCheckpoint(t, created.ID, "strategy_confirmation", 2)
+	require.Len(t, st.History, 2)
+	rejected := st.History[0]
+	require.Equal(t, 1, rejected.Iteration)
+	require.Zero(t, rejected.ResultCount)
+	require.False(t, rejected.Searched)
+	require.Equal(t, "the strategy was rejected at the strategy checkpoint", rejected.NotSearchedReason)
+	require.NotEmpty(t, rejected.Strategy.Queries, "the old fields are kept")
+	decide(st.Checkpoint, "approve")
+
+	st = w.waitForCheckpoint(t, created.ID, "result_review", 2)
+	require.False(t, st.History[0].Searched)
+	require.True(t, st.History[1].Searched)
+	require.Empty(t, st.History[1].NotSearchedReason)
+
+	_, body := w.download(t, "/api/runs/"+created.ID)
+	var raw struct {
+		History []map[string]json.RawMessage `json:"history"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &raw))
+	require.Len(t, raw.History, 2)
+	require.JSONEq(t, `false`, string(raw.History[0]["searched"]))
+	require.JSONEq(t, `"the strategy was rejected at the strategy checkpoint"`, string(raw.History[0]["not_searched_reason"]))
+	require.JSONEq(t, `0`, string(raw.History[0]["result_count"]))
+	require.JSONEq(t, `1`, string(raw.History[0]["iteration"]))
+	require.Contains(t, raw.History[0], "strategy")
+	require.JSONEq(t, `true`, string(raw.History[1]["searched"]))
+	require.NotContains(t, raw.History[1], "not_searched_reason")
+}
