@@ -149,6 +149,29 @@ func TestStrategyApproveKeepsEdits(t *testing.T) {
 	})
 }
 
+// TestStrategyRefusesQueriesThatSearchNothing: a query of punctuation only,
+// or with another search engine's syntax (sleep^2), is refused at the
+// checkpoint with a 422 that puts the reason, naming the offending text,
+// under that query, and keeps what was typed; nothing is decided.
+func TestStrategyRefusesQueriesThatSearchNothing(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runID, doc := w.startStrategy(t)
+	action := doc.Find(`form[data-testid="strategy-form"]`).AttrOr("action", "")
+	vals := strategyValues(doc)
+	n := len(vals["query"])
+	vals.Add("query", "*")
+	vals.Add("query", "sleep^2 memory")
+	vals.Set("action", "edit")
+	res, doc := w.post(t, w.client, action, vals)
+	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
+	require.Contains(t, doc.Find(`[data-field="queries[`+itoa(n)+`].text"]`).Text(), "no word to search for")
+	require.Contains(t, doc.Find(`[data-field="queries[`+itoa(n+1)+`].text"]`).Text(), `"^" in sleep^2`)
+	require.Equal(t, "sleep^2 memory", doc.Find(`input#query-`+itoa(n+1)).AttrOr("value", ""), "what was typed is kept")
+	st := w.waitFor(t, runID, "waiting")
+	require.Equal(t, "strategy_confirmation", st.Checkpoint.Kind, "nothing was decided")
+}
+
 // TestStrategyFieldsOfStudy: each proposed query shows its text as each
 // source receives it; fields of study are an editable filter, a name no
 // source filters by comes back as a field error with the text kept, and a

@@ -19,7 +19,20 @@
 //     word itself, quote it ("OR") or write it in lower case.
 //
 // A query needs at least one term that is not excluded, because several
-// sources (SQLite FTS5, PubMed) cannot run a pure negation.
+// sources (SQLite FTS5, PubMed) cannot run a pure negation, and every term
+// needs a letter or digit: `*` or `-&` has nothing to search for, and an
+// AND-ed term that matches nothing would make the local search find
+// nothing at all.
+//
+// Other search engines' syntax is refused in a bare word rather than
+// searched as text, because a researcher who types it expects it to work:
+// ^ (boosting), { } (Scopus phrases), [ ] (PubMed field tags such as
+// [tiab]), ~ (proximity, fuzzy matching) and | (OR). The error names the
+// character and says what to write instead. Inside "quotes" every character
+// is text ("[18F]FDG"); the sources, like the local index, treat punctuation
+// as a space between words. * and ? inside a word (child*) and field
+// prefixes (title:x) are sent as written: PubMed truncates child*, the
+// local library reads it as the word child.
 package query
 
 import (
@@ -62,6 +75,9 @@ type Term struct {
 // spaces, runs of spaces collapse, and text that could not be written as a
 // bare word becomes a phrase. Builders that take words from paper titles use
 // it so that no odd character can break the canonical form.
+//
+// Text with no letter or digit ("&", "*") becomes the empty term, which
+// callers skip: it has nothing any source can search.
 func NewTerm(text string, phrase bool) Term {
 	cleaned := strings.Map(func(r rune) rune {
 		if r == '"' || unicode.IsControl(r) || r == utf8.RuneError {
@@ -70,17 +86,41 @@ func NewTerm(text string, phrase bool) Term {
 		return r
 	}, text)
 	cleaned = strings.Join(strings.Fields(cleaned), " ")
+	if !searchable(cleaned) {
+		return Term{}
+	}
 	return Term{Text: cleaned, Phrase: phrase || needsQuotes(cleaned)}
 }
 
 // Words returns one clause per term, unquoted, AND-ed: the simple query most
-// callers start from.
+// callers start from. Terms with nothing to search are left out.
 func Words(terms ...string) AST {
 	var q AST
 	for _, t := range terms {
-		q.Clauses = append(q.Clauses, Clause{Any: []Term{NewTerm(t, false)}})
+		if term := NewTerm(t, false); term.Text != "" {
+			q.Clauses = append(q.Clauses, Clause{Any: []Term{term}})
+		}
 	}
 	return q
+}
+
+// searchable reports whether text has a letter or digit, the characters
+// every source (and the local index's tokenizer) searches for.
+func searchable(text string) bool {
+	return strings.IndexFunc(text, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}
+
+// foreignSyntax explains each character other search engines give a
+// meaning that this syntax does not have, for the error that refuses it in
+// a bare word.
+var foreignSyntax = map[rune]string{
+	'^': "boosting (word^2) is not supported",
+	'{': `braces do not make a phrase here; put the phrase in "double quotes"`,
+	'}': `braces do not make a phrase here; put the phrase in "double quotes"`,
+	'[': "field tags such as [tiab] are not supported",
+	']': "field tags such as [tiab] are not supported",
+	'~': `proximity and fuzzy matching (~) are not supported; a "quoted phrase" finds words next to each other`,
+	'|': "write OR between alternatives",
 }
 
 // Positive reports whether the query has at least one clause that is not
@@ -112,6 +152,9 @@ func (q AST) Validate() error {
 			if t.Text == "" {
 				return engine.Errorf(engine.EInvalid, "clause %d has an empty term", i+1)
 			}
+			if !searchable(t.Text) {
+				return engine.Errorf(engine.EInvalid, "term %q has no letter or digit to search for", t.Text)
+			}
 			if n := NewTerm(t.Text, t.Phrase); n != t {
 				return engine.Errorf(engine.EInvalid, "term %q is not in canonical form (want %q)", t.Text, n.Text)
 			}
@@ -122,11 +165,16 @@ func (q AST) Validate() error {
 
 // String returns the canonical text: what the researcher sees at the
 // checkpoint and what strategies are compared by. Parse(q.String()) returns q
-// for every valid q.
+// for every valid q. A clause with no terms (a builder's exclusion whose
+// only term had nothing to search, see NewTerm) is left out, as every
+// renderer leaves it out, rather than written as an unparseable "-()".
 func (q AST) String() string {
 	var b strings.Builder
-	for i, c := range q.Clauses {
-		if i > 0 {
+	for _, c := range q.Clauses {
+		if len(c.Any) == 0 {
+			continue
+		}
+		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
 		if c.Not {
@@ -167,13 +215,15 @@ func (q AST) Terms() []Term {
 }
 
 // needsQuotes reports whether text cannot be written as a bare word: it has
-// spaces or syntax characters, starts with '-', or is an operator.
+// spaces, syntax characters or another engine's syntax (foreignSyntax),
+// starts with '-', or is an operator.
 func needsQuotes(text string) bool {
 	if text == "" || strings.HasPrefix(text, "-") || isOperator(text) {
 		return true
 	}
 	return strings.IndexFunc(text, func(r rune) bool {
-		return unicode.IsSpace(r) || r == '(' || r == ')' || r == '"'
+		_, foreign := foreignSyntax[r]
+		return foreign || unicode.IsSpace(r) || r == '(' || r == ')' || r == '"'
 	}) >= 0
 }
 
@@ -181,7 +231,8 @@ func isOperator(w string) bool { return w == "AND" || w == "OR" || w == "NOT" }
 
 // Parse reads canonical query text. Errors are engine.EInvalid with a message
 // a researcher can act on (unbalanced quotes or parentheses, a dangling OR or
-// NOT, a query that only excludes).
+// NOT, a query that only excludes, a term with nothing to search, another
+// engine's syntax), naming the term and its position.
 func Parse(text string) (AST, error) {
 	if !utf8.ValidString(text) {
 		return AST{}, engine.Errorf(engine.EInvalid, "the query is not valid UTF-8 text")
@@ -196,6 +247,9 @@ func Parse(text string) (AST, error) {
 	p := parser{toks: toks}
 	q, err := p.query()
 	if err != nil {
+		return AST{}, err
+	}
+	if err := checkSearchable(toks); err != nil {
 		return AST{}, err
 	}
 	if err := q.Validate(); err != nil {
@@ -269,6 +323,12 @@ func lex(s string) ([]token, error) {
 				end++
 			}
 			w := string(rs[i:end])
+			for j, c := range rs[i:end] {
+				if why, ok := foreignSyntax[c]; ok {
+					return nil, engine.Errorf(engine.EInvalid, "%q in %s (position %d) is not query syntax: %s; remove it, or put the term in double quotes to search its words as text",
+						string(c), w, i+j+1, why)
+				}
+			}
 			tok := token{kind: tWord, text: w, pos: i + 1}
 			switch w {
 			case "AND":
@@ -283,6 +343,35 @@ func lex(s string) ([]token, error) {
 		}
 	}
 	return toks, nil
+}
+
+// checkSearchable refuses terms with no letter or digit: a query of nothing
+// else has nothing to search, and one such term among others would match
+// nothing (AND-ed, it empties the local search) or exclude nothing.
+func checkSearchable(toks []token) error {
+	var bad []token
+	found := false
+	for _, t := range toks {
+		if t.kind != tWord && t.kind != tPhrase {
+			continue
+		}
+		if searchable(t.text) {
+			found = true
+		} else {
+			bad = append(bad, t)
+		}
+	}
+	switch {
+	case len(bad) == 0:
+		return nil
+	case !found:
+		var shown []string
+		for _, t := range bad {
+			shown = append(shown, Term{Text: t.text, Phrase: t.kind == tPhrase}.String())
+		}
+		return engine.Errorf(engine.EInvalid, "the query has no word to search for, only punctuation and operators (%s); write at least one word", strings.Join(shown, " "))
+	}
+	return engine.Errorf(engine.EInvalid, "%q at position %d has no letter or digit, so it matches nothing; remove it", bad[0].text, bad[0].pos)
 }
 
 func isWordRune(r rune) bool {

@@ -42,6 +42,8 @@ func TestParse(t *testing.T) {
 		{"SyntaxCharsInWord", `title:sepsis child*`, query.AST{Clauses: []query.Clause{and(w("title:sepsis")), and(w("child*"))}}, `title:sepsis child*`},
 		{"Unicode", `Ärzte 機械学習`, query.AST{Clauses: []query.Clause{and(w("Ärzte")), and(w("機械学習"))}}, `Ärzte 機械学習`},
 		{"NewlinesAreSpace", "a\n\tb", query.AST{Clauses: []query.Clause{and(w("a")), and(w("b"))}}, `a b`},
+		{"QuotedSyntaxCharsAreText", `"sleep^2" "[18F]FDG"`, query.AST{Clauses: []query.Clause{and(ph("sleep^2")), and(ph("[18F]FDG"))}}, `"sleep^2" "[18F]FDG"`},
+		{"PunctuationInsideAWord", `C++ R&D covid-19? x*`, query.AST{Clauses: []query.Clause{and(w("C++")), and(w("R&D")), and(w("covid-19?")), and(w("x*"))}}, `C++ R&D covid-19? x*`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,6 +94,16 @@ func TestParseErrors(t *testing.T) {
 		{"ControlInPhrase", "\"a\x07b\"", "control character"},
 		{"InvalidUTF8", "a\xffb", "UTF-8"},
 		{"TooLong", strings.Repeat("a ", query.MaxLength), "longer than"},
+		{"OnlyPunctuation", `*`, `the query has no word to search for`},
+		{"OnlyPunctuationAndOperators", `* OR ?`, `no word to search for`},
+		{"QuotedPunctuation", `"*"`, `no word to search for`},
+		{"PunctuationTerm", `sleep *`, `"*" at position 7 has no letter or digit`},
+		{"ExcludedPunctuation", `sleep -&`, `"&" at position 8 has no letter or digit`},
+		{"Boost", `sleep^2 memory`, `"^" in sleep^2 (position 6) is not query syntax: boosting`},
+		{"Braces", `{heart attack}`, `"{" in {heart (position 1) is not query syntax`},
+		{"FieldTag", `sepsis[tiab]`, `"[" in sepsis[tiab] (position 7) is not query syntax: field tags`},
+		{"Proximity", `"sleep memory"~3`, `"~" in ~3 (position 15) is not query syntax: proximity`},
+		{"Pipe", `sleep|memory`, `write OR`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,6 +130,8 @@ func TestNewTermCleans(t *testing.T) {
 		{"OR", false, ph("OR")},
 		{"a\x00b", false, ph("a b")},
 		{"exact", true, ph("exact")},
+		{"sleep^2", false, ph("sleep^2")},
+		{"[18F]FDG", false, ph("[18F]FDG")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -133,6 +147,22 @@ func TestNewTermCleans(t *testing.T) {
 	}
 }
 
+// TestNewTermDropsWhatCannotBeSearched: text with no letter or digit
+// becomes the empty term, which callers skip, rather than a term that
+// matches nothing (or, AND-ed, makes the whole local search match nothing).
+func TestNewTermDropsWhatCannotBeSearched(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{"&", "*", " - ", `"`, "^^"} {
+		require.Empty(t, query.NewTerm(in, false).Text, in)
+		require.Empty(t, query.NewTerm(in, true).Text, in)
+	}
+	require.Equal(t, []query.Clause{and(w("sleep"))}, query.Words("sleep", "&").Clauses)
+	// A builder that made a clause of such terms gets a text that parses,
+	// not "-()".
+	q := query.AST{Clauses: []query.Clause{and(w("sleep")), {Not: true}}}
+	require.Equal(t, "sleep", q.String())
+}
+
 func TestValidateRejectsHandBuiltTrees(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -145,6 +175,8 @@ func TestValidateRejectsHandBuiltTrees(t *testing.T) {
 		{"EmptyTerm", query.AST{Clauses: []query.Clause{and(w(""))}}},
 		{"QuoteInTerm", query.AST{Clauses: []query.Clause{and(w(`a"b`))}}},
 		{"MultiWordNotPhrase", query.AST{Clauses: []query.Clause{and(w("a b"))}}},
+		{"NothingToSearch", query.AST{Clauses: []query.Clause{and(w("a")), and(ph("*"))}}},
+		{"UnsupportedCharBare", query.AST{Clauses: []query.Clause{and(w("a^2"))}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

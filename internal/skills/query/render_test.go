@@ -25,7 +25,7 @@ func TestRender(t *testing.T) {
 		{"LocalJoinedAlternativeNotRepeated", `(pre-training OR pretraining)`, query.Local, `("pre-training" OR "pretraining")`},
 		{"LocalSingle", `sepsis`, query.Local, `"sepsis"`},
 		{"LocalSingleWithNot", `sepsis -mice`, query.Local, `"sepsis" NOT "mice"`},
-		{"LocalNeutralisesSyntax", `title:x NEAR child* ^start`, query.Local, `"title:x" AND "NEAR" AND "child*" AND "^start"`},
+		{"LocalNeutralisesSyntax", `title:x NEAR child* "^start"`, query.Local, `"title:x" AND "NEAR" AND "child*" AND "^start"`},
 		{"OpenAlex", full, query.OpenAlex, `"machine learning" AND (sepsis OR "septic shock") AND "covid-19" NOT mice NOT "case report" NOT rats`},
 		{"SemanticScholar", full, query.SemanticScholar, "machine learning sepsis septic shock covid 19"},
 		{"Arxiv", full, query.Arxiv, `all:"machine learning" AND (all:sepsis OR all:"septic shock") AND all:"covid-19" ANDNOT all:mice ANDNOT all:"case report" ANDNOT all:rats`},
@@ -33,7 +33,7 @@ func TestRender(t *testing.T) {
 		{"Crossref", full, query.Crossref, `machine learning sepsis septic shock covid 19`},
 		{"CrossrefDedupsWords", `"heart attack" (attack OR Heart) infarction`, query.Crossref, `heart attack infarction`},
 		{"PubMed", full, query.PubMed, `"machine learning"[tiab] AND (sepsis[tiab] OR "septic shock"[tiab]) AND "covid-19"[tiab] NOT mice[tiab] NOT "case report"[tiab] NOT rats[tiab]`},
-		{"PubMedStripsFieldTags", `sepsis[mh]`, query.PubMed, `"sepsis mh"[tiab]`},
+		{"PubMedStripsFieldTags", `"sepsis[mh]"`, query.PubMed, `"sepsis mh"[tiab]`},
 		{"SerpAPIScholar", full, query.SerpAPIScholar, `"machine learning" sepsis OR "septic shock" "covid-19" -mice -"case report" -rats`},
 		{"ExactSingleWordStaysQuoted", `"ml" ai`, query.SerpAPIScholar, `"ml" ai`},
 		{"UnicodeWordsStayBare", `Ärzte 机器`, query.OpenAlex, `Ärzte AND 机器`},
@@ -61,13 +61,15 @@ func TestRenderErrors(t *testing.T) {
 	_, err = query.Render(query.Local, query.AST{})
 	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
 
-	punct, err := query.Parse(`"&&"`)
-	require.NoError(t, err)
-	_, err = query.Render(query.OpenAlex, punct)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "nothing searchable is an error, not an empty query")
-	local, err := query.Render(query.Local, punct)
-	require.NoError(t, err)
-	require.Equal(t, `"&&"`, local)
+	// Nothing searchable is an error, not an empty query, and not a local
+	// phrase of no words that matches nothing.
+	_, err = query.Parse(`"&&"`)
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	punct := query.AST{Clauses: []query.Clause{{Any: []query.Term{{Text: "&&", Phrase: true}}}}}
+	for _, src := range query.Sources() {
+		_, err = query.Render(src, punct)
+		require.Equal(t, engine.EInvalid, engine.ErrorCode(err), src)
+	}
 }
 
 func TestRenderAllUnknownSourceGetsCanonical(t *testing.T) {
