@@ -74,7 +74,10 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 	}
 
 	fb := b.feedback(in)
-	concepts := b.conceptClauses(in.Intent.Concepts, fb.exclude)
+	concepts := b.conceptClauses(in.Intent, fb.exclude)
+	if len(concepts) == 0 {
+		return SearchStrategy{}, engine.Errorf(engine.EInvalid, "the question has no word to search for")
+	}
 	var core []query.Clause
 	core = append(core, concepts[:min(len(concepts), maxCoreConcepts)]...)
 	for _, t := range fb.add {
@@ -97,6 +100,9 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 			}
 		}
 		c.Any = kept
+		if len(c.Any) == 0 {
+			continue // nothing searchable left to exclude (a term of only punctuation)
+		}
 		excl = append(excl, c)
 	}
 
@@ -330,8 +336,12 @@ func anyOf(clauses []query.Clause) (query.Clause, bool) {
 // conceptClauses turns each concept into an OR group of the term and its
 // synonyms (the intent's, or the built-in table's when it has none). A
 // concept the researcher has since excluded is dropped, unless it is the
-// only one.
-func (b *OfflineQueryBuilder) conceptClauses(concepts []Concept, exclude []string) []query.Clause {
+// only one. A concept with nothing searchable (only punctuation, which
+// the query syntax refuses) is dropped too; when none is left, the
+// topic's content words stand in, and when it has none either the result
+// is empty and the caller refuses the question.
+func (b *OfflineQueryBuilder) conceptClauses(intent ParsedIntent, exclude []string) []query.Clause {
+	concepts := intent.Concepts
 	var out []query.Clause
 	for _, c := range concepts {
 		if text.ContainsFold(exclude, c.Term) && len(concepts) > 1 {
@@ -342,8 +352,17 @@ func (b *OfflineQueryBuilder) conceptClauses(concepts []Concept, exclude []strin
 			out = append(out, cl)
 		}
 	}
+	if len(out) == 0 && len(concepts) > 0 {
+		if cl := b.clause(concepts[0].Term, concepts[0].Synonyms); len(cl.Any) > 0 {
+			out = append(out, cl)
+		}
+	}
 	if len(out) == 0 {
-		out = append(out, b.clause(concepts[0].Term, concepts[0].Synonyms))
+		for _, w := range text.UniqueFold(text.Plain(intent.Topic)) {
+			if cl := b.clause(w, nil); len(cl.Any) > 0 && len(out) < maxCoreConcepts {
+				out = append(out, cl)
+			}
+		}
 	}
 	return out
 }
