@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"quarry/internal/engine"
+	"quarry/internal/skills/query"
 )
 
 // YearRange bounds publication years; zero on either side means open.
@@ -179,7 +180,13 @@ func (s SearchStrategy) ValidateSources(known []string) error {
 	fe := engine.FieldErrors{}
 	s.validate(fe)
 	for i, src := range s.Sources {
-		if !contains(known, src) {
+		switch {
+		case contains(known, src):
+		case slices.Contains(query.Sources(), src):
+			// Known to Quarry, but the operator has not enabled it: say so,
+			// or the researcher hunts for a typo that is not there.
+			fe.Add(fmt.Sprintf("sources[%d]", i), fmt.Sprintf("source %q is not enabled on this server (enabled: %s; an operator enables it in QUARRY_SOURCES or the config file's \"sources\")", src, strings.Join(known, ", ")))
+		default:
 			fe.Add(fmt.Sprintf("sources[%d]", i), fmt.Sprintf("unknown source %q", src))
 		}
 	}

@@ -179,3 +179,18 @@ func TestFiltersLearnedExcludeTerms(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(b), "learned")
 }
+
+// TestValidateSourcesNamesDisabledSources: a source Quarry has but this
+// server has not enabled is named as such, with what is enabled, so the
+// researcher does not hunt for a typo; a name Quarry does not know is
+// unknown.
+func TestValidateSourcesNamesDisabledSources(t *testing.T) {
+	t.Parallel()
+	s := skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep"}}, Sources: []string{"local", "openalex", "nowhere"}, MaxResultsPerSource: 10}
+	err := s.ValidateSources([]string{"local"})
+	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	fields := engine.ErrorFields(err)
+	require.Contains(t, fields["sources[1]"], `source "openalex" is not enabled on this server (enabled: local;`)
+	require.Equal(t, `unknown source "nowhere"`, fields["sources[2]"])
+	require.NotContains(t, fields, "sources[0]")
+}
