@@ -11,6 +11,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/store"
 )
 
 // TestCheckpointEditsHoldForLaterIterations: what the researcher set at
@@ -19,28 +20,8 @@ import (
 // forgotten for the question's and the run's defaults.
 func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
-	sk, _ := fakeSkills(poolSource{"alpha"}, poolSource{"beta"})
-	sk.Intent = skills.NewIntentParser(nil)
-	sk.Queries = skills.NewQueryBuilder()
-	wf, err := pipeline.New(sk, pipeline.Options{})
-	require.NoError(t, err)
-	eng := newEngine(t, st, wf, engine.Pending())
+	_, eng, run, waiting := startOffline(t, "sleep and memory consolidation", poolSource{"alpha"}, poolSource{"beta"})
 	ctx := context.Background()
-	run, err := eng.Start(ctx, pipeline.Name, map[string]any{pipeline.ParamQuestion: "sleep and memory consolidation"})
-	require.NoError(t, err)
-
-	waiting := func(kind engine.CheckpointKind) engine.Checkpoint {
-		t.Helper()
-		require.NoError(t, eng.Advance(ctx, run.ID))
-		r, err := st.Run(ctx, run.ID)
-		require.NoError(t, err)
-		require.Equal(t, engine.StatusWaiting, r.Status)
-		cp, _, err := st.Checkpoint(ctx, r.CheckpointID)
-		require.NoError(t, err)
-		require.Equal(t, kind, cp.Kind)
-		return cp
-	}
 
 	cp := waiting(engine.KindStrategyConfirmation)
 	proposed, err := engine.PayloadAs[skills.StrategyPayload](cp)
@@ -102,7 +83,6 @@ func (s papersSource) Search(context.Context, skills.SourceRequest) ([]skills.Ra
 // removed at the strategy checkpoint is not learned again in the run.
 func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 	t.Parallel()
-	st := openStore(t)
 	papers := papersSource{
 		{Title: "Cytokine storms in septic mice: a murine endotoxin model", DOI: "10.1000/m1",
 			Abstract: "Mice received endotoxin; cytokine storms and murine survival were recorded."},
@@ -111,26 +91,9 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 		{Title: "Endotoxin tolerance and sepsis prediction in the ICU", DOI: "10.1000/r1",
 			Abstract: "Patients' endotoxin tolerance predicts sepsis in intensive care."},
 	}
-	sk, _ := fakeSkills(papers)
-	sk.Intent = skills.NewIntentParser(nil)
-	sk.Queries = skills.NewQueryBuilder()
-	wf, err := pipeline.New(sk, pipeline.Options{})
-	require.NoError(t, err)
-	eng := newEngine(t, st, wf, engine.Pending())
+	st, eng, run, waiting := startOffline(t, "sepsis prediction in the ICU", papers)
 	ctx := context.Background()
-	run, err := eng.Start(ctx, pipeline.Name, map[string]any{pipeline.ParamQuestion: "sepsis prediction in the ICU"})
-	require.NoError(t, err)
-	waiting := func(kind engine.CheckpointKind) engine.Checkpoint {
-		t.Helper()
-		require.NoError(t, eng.Advance(ctx, run.ID))
-		r, err := st.Run(ctx, run.ID)
-		require.NoError(t, err)
-		require.Equal(t, engine.StatusWaiting, r.Status)
-		cp, _, err := st.Checkpoint(ctx, r.CheckpointID)
-		require.NoError(t, err)
-		require.Equal(t, kind, cp.Kind)
-		return cp
-	}
+	var err error
 	decide := func(cp engine.Checkpoint, action engine.DecisionAction, revised any) {
 		t.Helper()
 		var b []byte
@@ -188,4 +151,34 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 		}
 	}
 	require.Contains(t, next.Queries[len(next.Queries)-1].Text, "endotoxin", "the relevant paper's word is searched for instead")
+}
+
+// startOffline starts a search run on question with the offline intent
+// parser and query builder over sources (the other skills fakes), and
+// returns the store, the engine, the run and a function that advances it
+// to its next checkpoint, checks the checkpoint's kind and returns it.
+func startOffline(t *testing.T, question string, sources ...skills.Source) (*store.Store, *engine.Engine, engine.Run, func(engine.CheckpointKind) engine.Checkpoint) {
+	t.Helper()
+	st := openStore(t)
+	sk, _ := fakeSkills(sources...)
+	sk.Intent = skills.NewIntentParser(nil)
+	sk.Queries = skills.NewQueryBuilder()
+	wf, err := pipeline.New(sk, pipeline.Options{})
+	require.NoError(t, err)
+	eng := newEngine(t, st, wf, engine.Pending())
+	ctx := context.Background()
+	run, err := eng.Start(ctx, pipeline.Name, map[string]any{pipeline.ParamQuestion: question})
+	require.NoError(t, err)
+	waiting := func(kind engine.CheckpointKind) engine.Checkpoint {
+		t.Helper()
+		require.NoError(t, eng.Advance(ctx, run.ID))
+		r, err := st.Run(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, engine.StatusWaiting, r.Status)
+		cp, _, err := st.Checkpoint(ctx, r.CheckpointID)
+		require.NoError(t, err)
+		require.Equal(t, kind, cp.Kind)
+		return cp
+	}
+	return st, eng, run, waiting
 }
