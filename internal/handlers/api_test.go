@@ -54,6 +54,17 @@ func (w *web) postJSON(t *testing.T, path string, body any) *http.Response {
 	return res
 }
 
+// startAPIRun starts a run through POST /api/runs with params and returns
+// what the API answered, checking it is 201 Created.
+func (w *web) startAPIRun(t *testing.T, params map[string]any) handlers.RunCreated {
+	t.Helper()
+	res := w.postJSON(t, "/api/runs", params)
+	require.Equal(t, http.StatusCreated, res.StatusCode)
+	var created handlers.RunCreated
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&created))
+	return created
+}
+
 // TestGetRunNotes: the notes a run's skills left (here a query builder's
 // fallback) are in GET /api/runs/:id and in the search-strategy report.
 func TestGetRunNotes(t *testing.T) {
@@ -73,10 +84,7 @@ func TestGetRunNotes(t *testing.T) {
 	require.NoError(t, err)
 	w := serveApp(t, a)
 
-	res := w.postJSON(t, "/api/runs", map[string]any{"question": "sleep and memory consolidation", "strategy_checkpoint": false})
-	require.Equal(t, http.StatusCreated, res.StatusCode)
-	var created handlers.RunCreated
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&created))
+	created := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "strategy_checkpoint": false})
 	st := w.waitFor(t, created.ID, "waiting")
 	require.Equal(t, []skills.Note{{Skill: "query_builder", Message: fallbackNote}}, st.Notes)
 
@@ -90,10 +98,7 @@ func TestGetRunNotes(t *testing.T) {
 func TestGetRunNotesEmpty(t *testing.T) {
 	t.Parallel()
 	w := setupWeb(t)
-	res := w.postJSON(t, "/api/runs", map[string]any{"question": "sleep and memory consolidation", "strategy_checkpoint": false, "sources": testapp.Sources})
-	require.Equal(t, http.StatusCreated, res.StatusCode)
-	var created handlers.RunCreated
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&created))
+	created := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "strategy_checkpoint": false, "sources": testapp.Sources})
 	w.waitFor(t, created.ID, "waiting")
 	r, body := w.download(t, "/api/runs/"+created.ID)
 	require.Equal(t, http.StatusOK, r.StatusCode)
@@ -126,11 +131,8 @@ func (w *web) waitForCheckpoint(t *testing.T, runID, kind string, iteration int)
 func TestAPIDecisionRefusesMalformedRevisedData(t *testing.T) {
 	t.Parallel()
 	w := setupWeb(t)
-	res := w.postJSON(t, "/api/runs", map[string]any{"question": "sleep and memory consolidation", "max_iterations": 2,
+	created := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "max_iterations": 2,
 		"strategy_checkpoint": true, "sources": testapp.Sources})
-	require.Equal(t, http.StatusCreated, res.StatusCode)
-	var created handlers.RunCreated
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&created))
 	decide := "/api/runs/" + created.ID + "/decisions"
 	refused := func(t *testing.T, cpID, action, revised, wantField string) {
 		t.Helper()
@@ -152,7 +154,7 @@ func TestAPIDecisionRefusesMalformedRevisedData(t *testing.T) {
 	} {
 		t.Run("Strategy"+tt.name, func(t *testing.T) { refused(t, st.Checkpoint.ID, tt.action, tt.revised, tt.field) })
 	}
-	res = w.postJSON(t, decide, map[string]any{"checkpoint_id": st.Checkpoint.ID, "action": "approve"})
+	res := w.postJSON(t, decide, map[string]any{"checkpoint_id": st.Checkpoint.ID, "action": "approve"})
 	require.Equal(t, http.StatusAccepted, res.StatusCode, "the refused decisions left the checkpoint pending")
 
 	st = w.waitForCheckpoint(t, created.ID, "result_review", 1)
@@ -201,14 +203,11 @@ func TestAPIFeedbackAtLastIterationIsNoted(t *testing.T) {
 		t.Run(action, func(t *testing.T) {
 			t.Parallel()
 			w := setupWeb(t)
-			res := w.postJSON(t, "/api/runs", map[string]any{"question": "sleep and memory consolidation", "max_iterations": 1,
+			created := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "max_iterations": 1,
 				"strategy_checkpoint": false, "sources": testapp.Sources})
-			require.Equal(t, http.StatusCreated, res.StatusCode)
-			var created handlers.RunCreated
-			require.NoError(t, json.NewDecoder(res.Body).Decode(&created))
 			st := w.waitForCheckpoint(t, created.ID, "result_review", 1)
 
-			res = w.postJSON(t, "/api/runs/"+created.ID+"/decisions", map[string]any{"checkpoint_id": st.Checkpoint.ID, "action": action,
+			res := w.postJSON(t, "/api/runs/"+created.ID+"/decisions", map[string]any{"checkpoint_id": st.Checkpoint.ID, "action": action,
 				"revised_data": map[string]any{"free_text_feedback": "more on naps"}})
 			require.Equal(t, http.StatusAccepted, res.StatusCode)
 			done := w.waitFor(t, created.ID, "completed")
@@ -229,11 +228,8 @@ func TestAPIFeedbackAtLastIterationIsNoted(t *testing.T) {
 func TestAPIHistorySaysWhatWasNotSearched(t *testing.T) {
 	t.Parallel()
 	w := setupWeb(t)
-	res := w.postJSON(t, "/api/runs", map[string]any{"question": "sleep and memory consolidation", "max_iterations": 2,
+	created := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "max_iterations": 2,
 		"strategy_checkpoint": true, "sources": testapp.Sources})
-	require.Equal(t, http.StatusCreated, res.StatusCode)
-	var created handlers.RunCreated
-	require.NoError(t, json.NewDecoder(res.Body).Decode(&created))
 	decide := func(cp *handlers.CheckpointJSON, action string) {
 		t.Helper()
 		res := w.postJSON(t, "/api/runs/"+created.ID+"/decisions", map[string]any{"checkpoint_id": cp.ID, "action": action, "note": "too broad"})
