@@ -15,7 +15,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/biblio/csvfile"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/dedup"
 )
@@ -40,18 +40,18 @@ func dedupCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return engine.Errorf(engine.EInvalid, "dedup: %v", err)
+		return fault.Errorf(fault.EInvalid, "dedup: %v", err)
 	}
 	if fs.NArg() == 0 {
-		return engine.Errorf(engine.EInvalid, "dedup: no input files")
+		return fault.Errorf(fault.EInvalid, "dedup: no input files")
 	}
 	if *out == "" {
-		return engine.Errorf(engine.EInvalid, "dedup: --out is required (e.g. --out merged.ris)")
+		return fault.Errorf(fault.EInvalid, "dedup: --out is required (e.g. --out merged.ris)")
 	}
 	format := *outFormat
 	if format == "" {
 		if format = codecs.FormatForPath(*out); format == "" {
-			return engine.Errorf(engine.EInvalid, "dedup: cannot tell the output format from %q; pass --out-format (one of %s)", *out, strings.Join(biblio.Formats, ", "))
+			return fault.Errorf(fault.EInvalid, "dedup: cannot tell the output format from %q; pass --out-format (one of %s)", *out, strings.Join(biblio.Formats, ", "))
 		}
 	}
 	if *report == "" {
@@ -104,7 +104,7 @@ type fileRecord struct {
 func readFileRecords(path string, opts codecs.Options, stdout io.Writer) ([]fileRecord, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, engine.Errorf(engine.EInvalid, "open %s: %v", path, err)
+		return nil, 0, fault.Errorf(fault.EInvalid, "open %s: %v", path, err)
 	}
 	defer f.Close()
 	name := filepath.Base(path)
@@ -221,7 +221,7 @@ func writeMergeReport(w io.Writer, recs []fileRecord, a dedup.Analysis) error {
 func writeFileAtomically(path string, write func(io.Writer) error) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return engine.Errorf(engine.EInvalid, "create %s: %v", path, err)
+		return fault.Errorf(fault.EInvalid, "create %s: %v", path, err)
 	}
 	defer func() {
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 // Two exports of overlapping searches, as a reviewer gets them from PubMed
@@ -123,7 +123,7 @@ func TestDedupCommandRejectsBadInvocations(t *testing.T) {
 	} {
 		err := run(context.Background(), args, func(string) string { return "" }, io.Discard)
 		require.Error(t, err, name)
-		require.Equal(t, engine.EInvalid, engine.ErrorCode(err), name)
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), name)
 	}
 	_, err := os.Stat(filepath.Join(dir, "m.ris"))
 	require.True(t, os.IsNotExist(err), "a failed run leaves no output file")

@@ -5,8 +5,8 @@ import (
 	"flag"
 	"io"
 
-	"quarry/internal/engine"
 	"quarry/internal/eval"
+	"quarry/internal/fault"
 )
 
 const evalUsage = `Usage: quarry eval <dedup|screening> DIR
@@ -32,7 +32,7 @@ func evalCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if fs.NArg() != 2 {
 		fs.Usage()
-		return engine.Errorf(engine.EInvalid, "eval: want a kind (dedup or screening) and a directory")
+		return fault.Errorf(fault.EInvalid, "eval: want a kind (dedup or screening) and a directory")
 	}
 	kind, dir := fs.Arg(0), fs.Arg(1)
 	switch kind {
@@ -43,7 +43,7 @@ func evalCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		_, err := eval.Screening(ctx, dir, stdout)
 		return err
 	default:
-		return engine.Errorf(engine.EInvalid, "eval: unknown kind %q (dedup or screening)", kind)
+		return fault.Errorf(fault.EInvalid, "eval: unknown kind %q (dedup or screening)", kind)
 	}
 }
 
@@ -53,5 +53,5 @@ func flagErr(err error) error {
 	if err == flag.ErrHelp {
 		return nil
 	}
-	return engine.Errorf(engine.EInvalid, "%v", err)
+	return fault.Errorf(fault.EInvalid, "%v", err)
 }

@@ -18,7 +18,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/biblio/csvfile"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/store"
 )
@@ -52,10 +52,10 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return engine.Errorf(engine.EInvalid, "import: %v", err)
+		return fault.Errorf(fault.EInvalid, "import: %v", err)
 	}
 	if fs.NArg() == 0 {
-		return engine.Errorf(engine.EInvalid, "import: no input files (usage: quarry import [--db PATH] FILE...)")
+		return fault.Errorf(fault.EInvalid, "import: no input files (usage: quarry import [--db PATH] FILE...)")
 	}
 	if *format != "" && !slices.Contains(biblio.Formats, *format) {
 		return codecs.UnknownFormat(*format)

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio/codecs"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/skills"
 	"quarry/internal/store"
@@ -157,7 +157,7 @@ func TestImportCommandRefusesFilesWithoutRecords(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "q.db")
 			var out bytes.Buffer
 			err := run(context.Background(), append([]string{"import", "--db", db}, tc.args...), func(string) string { return "" }, &out)
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 			require.ErrorContains(t, err, tc.want)
 			if name == "EmptyAfterGood" {
 				require.ErrorContains(t, err, "import stopped after reading 1 records (0 skipped); nothing was imported")
@@ -189,7 +189,7 @@ func TestImportCommandRejectsBadInvocations(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
 			err := run(context.Background(), args, func(string) string { return "" }, &out)
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 		})
 	}
 }
@@ -409,7 +409,7 @@ func TestImportCommandMissingFile(t *testing.T) {
 	missing, db := filepath.Join(dir, "nope.jsonl"), filepath.Join(dir, "q.db")
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"import", "--db", db, missing}, func(string) string { return "" }, &out)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
-	require.Equal(t, "open "+missing+": no such file or directory", engine.ErrorMessage(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
+	require.Equal(t, "open "+missing+": no such file or directory", fault.ErrorMessage(err))
 	require.NoFileExists(t, db)
 }

@@ -17,6 +17,7 @@ import (
 
 	"quarry/internal/app"
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/skills/sources/local"
 	"quarry/internal/store"
@@ -67,7 +68,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		_, err := io.WriteString(stdout, usage)
 		return err
 	default:
-		return engine.Errorf(engine.EInvalid, "unknown subcommand %q (subcommands: serve, import, eval, help)", name)
+		return fault.Errorf(fault.EInvalid, "unknown subcommand %q (subcommands: serve, import, eval, help)", name)
 	}
 }
 
@@ -105,10 +106,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return engine.Errorf(engine.EInvalid, "serve: %v", err)
+		return fault.Errorf(fault.EInvalid, "serve: %v", err)
 	}
 	if fs.NArg() > 0 {
-		return engine.Errorf(engine.EInvalid, "serve: unexpected arguments %q", fs.Args())
+		return fault.Errorf(fault.EInvalid, "serve: unexpected arguments %q", fs.Args())
 	}
 
 	logger := slog.New(slog.NewTextHandler(stdout, nil))

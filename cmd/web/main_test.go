@@ -6,13 +6,12 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"quarry/internal/fault"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"quarry/internal/engine"
 )
 
 func TestRunServe(t *testing.T) {
@@ -76,17 +75,17 @@ func TestRunDispatch(t *testing.T) {
 		{"Help", []string{"help"}, "", "Subcommands:"},
 		{"ServeHelp", []string{"serve", "-h"}, "", "-addr"},
 		{"DefaultIsServeHelp", []string{"-h"}, "", "-db"},
-		{"Unknown", []string{"frobnicate"}, engine.EInvalid, ""},
-		{"BadFlag", []string{"serve", "--nope"}, engine.EInvalid, ""},
-		{"StrayArgument", []string{"serve", "extra"}, engine.EInvalid, ""},
-		{"BadAddr", []string{"serve", "--addr", "no-port"}, engine.EInvalid, ""},
+		{"Unknown", []string{"frobnicate"}, fault.EInvalid, ""},
+		{"BadFlag", []string{"serve", "--nope"}, fault.EInvalid, ""},
+		{"StrayArgument", []string{"serve", "extra"}, fault.EInvalid, ""},
+		{"BadAddr", []string{"serve", "--addr", "no-port"}, fault.EInvalid, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var out strings.Builder
 			err := run(t.Context(), tt.args, func(string) string { return "" }, &out)
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err), "err: %v", err)
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err), "err: %v", err)
 			require.Contains(t, out.String(), tt.wantOut)
 		})
 	}
@@ -114,7 +113,7 @@ func TestEvalArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		err := run(t.Context(), tt.args, getenv, io.Discard)
-		require.Equal(t, engine.EInvalid, engine.ErrorCode(err), tt.name)
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), tt.name)
 		require.ErrorContains(t, err, tt.want, tt.name)
 	}
 	// An empty directory is an error that says what was expected, not a pass.

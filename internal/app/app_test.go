@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/app"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 func TestConfig(t *testing.T) {
@@ -80,9 +80,9 @@ func TestConfigValidate(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 			var got []string
-			for f := range engine.ErrorFields(err) {
+			for f := range fault.ErrorFields(err) {
 				got = append(got, f)
 			}
 			require.ElementsMatch(t, tt.wantFields, got)
@@ -146,7 +146,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 	t.Parallel()
 	a, err := app.New(t.Context(), app.Config{Addr: "nope", DB: "q.db"})
 	require.Nil(t, a)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
 
 func TestHandler(t *testing.T) {

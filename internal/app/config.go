@@ -4,9 +4,8 @@ import (
 	"flag"
 	"net"
 	"net/url"
+	"quarry/internal/fault"
 	"strings"
-
-	"quarry/internal/engine"
 )
 
 // Defaults used when neither a flag nor the environment sets a value. The
@@ -70,10 +69,10 @@ func (c *Config) BindFlags(fs *flag.FlagSet) {
 		"address people reach Quarry at, e.g. https://quarry.example.org behind a TLS proxy; https marks cookies Secure (env QUARRY_PUBLIC_URL)")
 }
 
-// Validate reports every problem with the config as an engine.EInvalid
+// Validate reports every problem with the config as an fault.EInvalid
 // error with one entry per field.
 func (c Config) Validate() error {
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	if c.Addr == "" {
 		fe.Add("addr", "address is required")
 	} else if _, port, err := net.SplitHostPort(c.Addr); err != nil {

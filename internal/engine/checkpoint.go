@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"quarry/internal/fault"
 	"strings"
 	"sync"
 	"time"
@@ -91,16 +92,16 @@ type Checkpoint struct {
 // The timestamp is now (UTC, second precision so RFC 3339 round-trips).
 func NewCheckpoint(kind CheckpointKind, payload Payload, runID string, iteration int, now time.Time) (Checkpoint, error) {
 	if kind == "" {
-		return Checkpoint{}, Errorf(EInvalid, "checkpoint kind is empty")
+		return Checkpoint{}, fault.Errorf(fault.EInvalid, "checkpoint kind is empty")
 	}
 	if payload == nil {
-		return Checkpoint{}, Errorf(EInvalid, "checkpoint %q has no payload", kind)
+		return Checkpoint{}, fault.Errorf(fault.EInvalid, "checkpoint %q has no payload", kind)
 	}
 	if pk := payload.CheckpointKind(); pk != kind {
-		return Checkpoint{}, Errorf(EInvalid, "checkpoint kind %q cannot carry a %q payload (%T)", kind, pk, payload)
+		return Checkpoint{}, fault.Errorf(fault.EInvalid, "checkpoint kind %q cannot carry a %q payload (%T)", kind, pk, payload)
 	}
 	if iteration < 0 {
-		return Checkpoint{}, Errorf(EInvalid, "checkpoint iteration %d is negative", iteration)
+		return Checkpoint{}, fault.Errorf(fault.EInvalid, "checkpoint iteration %d is negative", iteration)
 	}
 	if now.IsZero() {
 		now = time.Now()
@@ -124,14 +125,14 @@ func PayloadAs[T Payload](c Checkpoint) (T, error) {
 	case RawPayload:
 		var out T
 		if err := json.Unmarshal(p.JSON, &out); err != nil {
-			return zero, Errorf(EInvalid, "checkpoint %s: payload is not a %T: %v", c.ID, zero, err)
+			return zero, fault.Errorf(fault.EInvalid, "checkpoint %s: payload is not a %T: %v", c.ID, zero, err)
 		}
 		if out.CheckpointKind() != c.Kind {
-			return zero, Errorf(EInvalid, "checkpoint %s of kind %q cannot be read as %T (kind %q)", c.ID, c.Kind, zero, out.CheckpointKind())
+			return zero, fault.Errorf(fault.EInvalid, "checkpoint %s of kind %q cannot be read as %T (kind %q)", c.ID, c.Kind, zero, out.CheckpointKind())
 		}
 		return out, nil
 	}
-	return zero, Errorf(EInvalid, "checkpoint %s: payload is %T, not %T", c.ID, c.Payload, zero)
+	return zero, fault.Errorf(fault.EInvalid, "checkpoint %s: payload is %T, not %T", c.ID, c.Payload, zero)
 }
 
 // Decision is the answer to a checkpoint.
@@ -145,7 +146,7 @@ type Decision struct {
 
 // Validate checks the parts every decision needs.
 func (d Decision) Validate() error {
-	fe := FieldErrors{}
+	fe := fault.FieldErrors{}
 	if !d.Action.Valid() {
 		fe.Add("action", fmt.Sprintf("action must be approve, edit or reject, not %q", d.Action))
 	}
@@ -223,7 +224,7 @@ type Gate struct {
 	// Payload builds what the human is shown.
 	Payload func(ctx context.Context, sc StepContext) (Payload, error)
 	// Validate checks a decision before it is recorded, so bad revised data
-	// is refused at once (EInvalid) and never reaches the run.
+	// is refused at once (fault.EInvalid) and never reaches the run.
 	Validate func(sc StepContext, cp Checkpoint, d Decision) error
 	// Apply turns a recorded decision into an outcome and a state update.
 	Apply func(ctx context.Context, sc StepContext, cp Checkpoint, d Decision) (Outcome, Update, error)

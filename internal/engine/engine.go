@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"quarry/internal/fault"
 	"strings"
 	"sync"
 	"time"
@@ -19,16 +20,16 @@ type Store interface {
 	// CreateRun inserts a pending run and schedules its first advance in the
 	// same transaction.
 	CreateRun(ctx context.Context, r Run) error
-	// Run returns a run or an ENotFound error.
+	// Run returns a run or an fault.ENotFound error.
 	Run(ctx context.Context, id string) (Run, error)
 	// Checkpoint returns a checkpoint and its decision (nil while pending).
 	Checkpoint(ctx context.Context, id string) (Checkpoint, *DecisionRecord, error)
 	// Commit applies one transition atomically and returns the run as
-	// stored; EConflict when the run's version moved on.
+	// stored; fault.EConflict when the run's version moved on.
 	Commit(ctx context.Context, c Commit) (Run, error)
 	// Decide records a decision for a pending checkpoint, moves the run back
 	// to running and schedules its advance, all in one transaction. A
-	// checkpoint already decided is an EConflict naming who decided and when.
+	// checkpoint already decided is an fault.EConflict naming who decided and when.
 	Decide(ctx context.Context, runID string, d DecisionRecord) error
 	// ResumableRuns lists runs a crash may have left mid-flight (pending or
 	// running).
@@ -222,7 +223,7 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 			return nil // waiting, escalated or complete: nothing to do until a decision
 		}
 		if err != nil {
-			if ErrorCode(err) == EConflict {
+			if fault.ErrorCode(err) == fault.EConflict {
 				// Another advancer moved the run on; it owns it now.
 				e.cfg.Logger.Warn("engine: run advanced elsewhere", "run", runID, "err", err)
 				return nil
@@ -474,13 +475,13 @@ func (e *Engine) validateDecision(step *StepDef, sc StepContext, cp Checkpoint, 
 	if cp.Kind == KindEscalation {
 		if d.Action == Edit {
 			if _, ok := step.resolve(Skip); !ok {
-				return Errorf(EInvalid, "step %q cannot be skipped: it has no skip or default transition; retry or abort instead", step.ID)
+				return fault.Errorf(fault.EInvalid, "step %q cannot be skipped: it has no skip or default transition; retry or abort instead", step.ID)
 			}
 		}
 		return nil
 	}
 	if step.Gate == nil || step.Gate.Kind != cp.Kind {
-		return Errorf(EInvalid, "step %q does not take %q decisions", step.ID, cp.Kind)
+		return fault.Errorf(fault.EInvalid, "step %q does not take %q decisions", step.ID, cp.Kind)
 	}
 	if step.Gate.Validate != nil {
 		return step.Gate.Validate(sc, cp, d)
@@ -495,7 +496,7 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 		return run, err
 	}
 	if dec == nil {
-		return run, Errorf(EInternal, "run %s is running at checkpoint %s, which has no decision", run.ID, cp.ID)
+		return run, fault.Errorf(fault.EInternal, "run %s is running at checkpoint %s, which has no decision", run.ID, cp.ID)
 	}
 	step, ok := wf.Step(cp.Step)
 	if !ok {
@@ -539,8 +540,8 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 
 // Decide records a person's (or script's) decision on a pending checkpoint
 // and schedules the run to resume. Invalid revised data is refused here
-// (EInvalid) so it never reaches the run; a checkpoint decided already is an
-// EConflict naming who decided and when, and the run is unaffected.
+// (fault.EInvalid) so it never reaches the run; a checkpoint decided already is an
+// fault.EConflict naming who decided and when, and the run is unaffected.
 func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decision) error {
 	if err := d.Validate(); err != nil {
 		return err
@@ -554,13 +555,13 @@ func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decis
 		return err
 	}
 	if cp.RunID != runID {
-		return Errorf(ENotFound, "run %s has no checkpoint %s", runID, checkpointID)
+		return fault.Errorf(fault.ENotFound, "run %s has no checkpoint %s", runID, checkpointID)
 	}
 	if dec != nil {
 		return conflictDecided(dec)
 	}
 	if cp.Status != CheckpointPending {
-		return Errorf(EConflict, "this checkpoint is %s; the run has moved on", cp.Status)
+		return fault.Errorf(fault.EConflict, "this checkpoint is %s; the run has moved on", cp.Status)
 	}
 	wf, err := e.cfg.Registry.Get(run.Workflow)
 	if err != nil {
@@ -568,7 +569,7 @@ func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decis
 	}
 	step, ok := wf.Step(cp.Step)
 	if !ok {
-		return Errorf(EInvalid, "checkpoint step %q is not in workflow %q", cp.Step, wf.Name)
+		return fault.Errorf(fault.EInvalid, "checkpoint step %q is not in workflow %q", cp.Step, wf.Name)
 	}
 	if err := e.validateDecision(step, e.stepContext(run, step.ID), cp, d); err != nil {
 		return err
@@ -583,7 +584,7 @@ func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decis
 
 // ConflictDecided is the error for a second decision on one checkpoint.
 func conflictDecided(dec *DecisionRecord) error {
-	return Errorf(EConflict, "this checkpoint was already decided by %s at %s (%s)",
+	return fault.Errorf(fault.EConflict, "this checkpoint was already decided by %s at %s (%s)",
 		dec.DecidedBy, dec.DecidedAt.UTC().Format(time.RFC3339), dec.Action)
 }
 
@@ -599,7 +600,7 @@ func (e *Engine) Cancel(ctx context.Context, runID, by string) error {
 		return err
 	}
 	if run.IsComplete() {
-		return Errorf(EConflict, "run is already %s", run.Status)
+		return fault.Errorf(fault.EConflict, "run is already %s", run.Status)
 	}
 	next := run
 	cpID := run.CheckpointID

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 func TestLinearRunCompletesAndRecordsEveryStep(t *testing.T) {
@@ -74,9 +75,9 @@ func TestSecondDecisionIsConflictNamingWhoDecided(t *testing.T) {
 	cp := b.pending(t, r.ID)
 	require.NoError(t, b.eng.Decide(context.Background(), r.ID, cp.ID, by("grace")))
 	err := b.eng.Decide(context.Background(), r.ID, cp.ID, engine.Decision{Action: engine.Reject, DecidedBy: "alan"})
-	require.Equal(t, engine.EConflict, engine.ErrorCode(err))
-	require.Contains(t, engine.ErrorMessage(err), "grace")
-	require.Contains(t, engine.ErrorMessage(err), "approve")
+	require.Equal(t, fault.EConflict, fault.ErrorCode(err))
+	require.Contains(t, fault.ErrorMessage(err), "grace")
+	require.Contains(t, fault.ErrorMessage(err), "approve")
 	r = b.advance(t, r.ID)
 	require.Equal(t, engine.StatusCompleted, r.Status, "the losing decision must not affect the run")
 }
@@ -102,12 +103,12 @@ func TestConcurrentDecisionsExactlyOneWins(t *testing.T) {
 	wg.Wait()
 	wins, conflicts := 0, 0
 	for _, err := range errs {
-		switch engine.ErrorCode(err) {
+		switch fault.ErrorCode(err) {
 		case "":
 			wins++
-		case engine.EConflict:
+		case fault.EConflict:
 			conflicts++
-			require.Contains(t, engine.ErrorMessage(err), "already decided by p")
+			require.Contains(t, fault.ErrorMessage(err), "already decided by p")
 		default:
 			t.Fatalf("unexpected error: %v", err)
 		}
@@ -125,7 +126,7 @@ func TestDecisionValidation(t *testing.T) {
 	wf := loopWorkflow("strict", 3, nil)
 	wf.Steps[1].Gate.Validate = func(sc engine.StepContext, cp engine.Checkpoint, d engine.Decision) error {
 		if d.Action == engine.Edit && !strings.Contains(string(d.RevisedData), "ok") {
-			return engine.Errorf(engine.EInvalid, "revised data must say ok")
+			return fault.Errorf(fault.EInvalid, "revised data must say ok")
 		}
 		return nil
 	}
@@ -138,16 +139,16 @@ func TestDecisionValidation(t *testing.T) {
 		d    engine.Decision
 		code string
 	}{
-		{"UnknownAction", engine.Decision{Action: "maybe", DecidedBy: "x"}, engine.EInvalid},
-		{"NoDecider", engine.Decision{Action: engine.Approve}, engine.EInvalid},
-		{"BadJSON", engine.Decision{Action: engine.Edit, DecidedBy: "x", RevisedData: []byte("{nope")}, engine.EInvalid},
-		{"GateRefuses", engine.Decision{Action: engine.Edit, DecidedBy: "x", RevisedData: []byte(`"bad"`)}, engine.EInvalid},
+		{"UnknownAction", engine.Decision{Action: "maybe", DecidedBy: "x"}, fault.EInvalid},
+		{"NoDecider", engine.Decision{Action: engine.Approve}, fault.EInvalid},
+		{"BadJSON", engine.Decision{Action: engine.Edit, DecidedBy: "x", RevisedData: []byte("{nope")}, fault.EInvalid},
+		{"GateRefuses", engine.Decision{Action: engine.Edit, DecidedBy: "x", RevisedData: []byte(`"bad"`)}, fault.EInvalid},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.code, engine.ErrorCode(b.eng.Decide(ctx, r.ID, cp.ID, tt.d)), tt.name)
+		require.Equal(t, tt.code, fault.ErrorCode(b.eng.Decide(ctx, r.ID, cp.ID, tt.d)), tt.name)
 	}
-	require.Equal(t, engine.ENotFound, engine.ErrorCode(b.eng.Decide(ctx, r.ID, "nope", by("x"))))
-	require.Equal(t, engine.ENotFound, engine.ErrorCode(b.eng.Decide(ctx, "nope", cp.ID, by("x"))))
+	require.Equal(t, fault.ENotFound, fault.ErrorCode(b.eng.Decide(ctx, r.ID, "nope", by("x"))))
+	require.Equal(t, fault.ENotFound, fault.ErrorCode(b.eng.Decide(ctx, "nope", cp.ID, by("x"))))
 	// Nothing was recorded by the refused decisions.
 	require.Equal(t, engine.StatusWaiting, b.advance(t, r.ID).Status)
 	require.NoError(t, b.eng.Decide(ctx, r.ID, cp.ID, engine.Decision{Action: engine.Edit, DecidedBy: "x", RevisedData: []byte(`"ok"`)}))
@@ -243,8 +244,8 @@ func TestSkipRefusedWhenStepHasNoSkipPath(t *testing.T) {
 	r := b.advance(t, b.start(t, "f", nil).ID)
 	cp := b.pending(t, r.ID)
 	err := b.eng.Decide(context.Background(), r.ID, cp.ID, engine.Decision{Action: engine.Edit, DecidedBy: "ops"})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-	require.Contains(t, engine.ErrorMessage(err), "cannot be skipped")
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	require.Contains(t, fault.ErrorMessage(err), "cannot be skipped")
 }
 
 func TestIterationsBoundedAndExitTaken(t *testing.T) {
@@ -326,18 +327,18 @@ func TestCancelExpiresPendingCheckpoint(t *testing.T) {
 	got, _, err := b.store.Checkpoint(context.Background(), cp.ID)
 	require.NoError(t, err)
 	require.Equal(t, engine.CheckpointExpired, got.Status)
-	require.Equal(t, engine.EConflict, engine.ErrorCode(b.eng.Decide(context.Background(), r.ID, cp.ID, by("x"))))
-	require.Equal(t, engine.EConflict, engine.ErrorCode(b.eng.Cancel(context.Background(), r.ID, "ada")))
+	require.Equal(t, fault.EConflict, fault.ErrorCode(b.eng.Decide(context.Background(), r.ID, cp.ID, by("x"))))
+	require.Equal(t, fault.EConflict, fault.ErrorCode(b.eng.Cancel(context.Background(), r.ID, "ada")))
 }
 
 func TestStartRejectsBadParams(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{wfs: []*engine.Workflow{loopWorkflow("loop", 3, nil)}})
 	_, err := b.eng.Start(context.Background(), "loop", map[string]any{"max_iterations": 0})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-	require.Contains(t, engine.ErrorFields(err)["max_iterations"], "at least 1")
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	require.Contains(t, fault.ErrorFields(err)["max_iterations"], "at least 1")
 	_, err = b.eng.Start(context.Background(), "nope", nil)
-	require.Equal(t, engine.ENotFound, engine.ErrorCode(err))
+	require.Equal(t, fault.ENotFound, fault.ErrorCode(err))
 }
 
 func TestProgressEventsArePublished(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"quarry/internal/fault"
 	"slices"
 	"sort"
 	"strings"
@@ -101,11 +102,11 @@ func (w *Workflow) Params() ([]Param, error) {
 	for _, s := range w.Steps {
 		for _, p := range s.Params {
 			if err := p.validate(); err != nil {
-				return nil, Errorf(EInvalid, "step %q: %s", s.ID, ErrorMessage(err))
+				return nil, fault.Errorf(fault.EInvalid, "step %q: %s", s.ID, fault.ErrorMessage(err))
 			}
 			if prev, ok := byName[p.Name]; ok {
 				if !sameParam(prev, p) {
-					return nil, Errorf(EInvalid, "step %q declares parameter %q differently from another step", s.ID, p.Name)
+					return nil, fault.Errorf(fault.EInvalid, "step %q declares parameter %q differently from another step", s.ID, p.Name)
 				}
 				continue
 			}
@@ -129,28 +130,28 @@ func sameParam(a, b Param) bool {
 // validate checks a declaration's internal consistency.
 func (p Param) validate() error {
 	if strings.TrimSpace(p.Name) == "" {
-		return Errorf(EInvalid, "a parameter has no name")
+		return fault.Errorf(fault.EInvalid, "a parameter has no name")
 	}
 	switch p.Type {
 	case ParamString, ParamInt, ParamFloat, ParamBool, ParamStrings:
 	default:
-		return Errorf(EInvalid, "parameter %q has unknown type %q", p.Name, p.Type)
+		return fault.Errorf(fault.EInvalid, "parameter %q has unknown type %q", p.Name, p.Type)
 	}
 	if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
-		return Errorf(EInvalid, "parameter %q: min %v is greater than max %v", p.Name, *p.Min, *p.Max)
+		return fault.Errorf(fault.EInvalid, "parameter %q: min %v is greater than max %v", p.Name, *p.Min, *p.Max)
 	}
 	if (p.Min != nil || p.Max != nil) && p.Type == ParamBool {
-		return Errorf(EInvalid, "parameter %q: a bool cannot have bounds", p.Name)
+		return fault.Errorf(fault.EInvalid, "parameter %q: a bool cannot have bounds", p.Name)
 	}
 	if len(p.Choices) > 0 && p.Type != ParamString && p.Type != ParamStrings {
-		return Errorf(EInvalid, "parameter %q: only string parameters can have choices", p.Name)
+		return fault.Errorf(fault.EInvalid, "parameter %q: only string parameters can have choices", p.Name)
 	}
 	if p.Required && p.Default != nil {
-		return Errorf(EInvalid, "parameter %q is required and has a default; choose one", p.Name)
+		return fault.Errorf(fault.EInvalid, "parameter %q is required and has a default; choose one", p.Name)
 	}
 	if p.Default != nil {
 		if _, err := p.check(p.Default); err != nil {
-			return Errorf(EInvalid, "parameter %q: default %v: %s", p.Name, p.Default, ErrorMessage(err))
+			return fault.Errorf(fault.EInvalid, "parameter %q: default %v: %s", p.Name, p.Default, fault.ErrorMessage(err))
 		}
 	}
 	return nil
@@ -158,13 +159,15 @@ func (p Param) validate() error {
 
 // check converts v to the parameter's type and checks bounds and choices.
 func (p Param) check(v any) (any, error) {
-	bad := func(format string, args ...any) (any, error) { return nil, Errorf(EInvalid, format, args...) }
+	bad := func(format string, args ...any) (any, error) {
+		return nil, fault.Errorf(fault.EInvalid, format, args...)
+	}
 	inBounds := func(x float64, what string) error {
 		if p.Min != nil && x < *p.Min {
-			return Errorf(EInvalid, "%s must be at least %v", what, *p.Min)
+			return fault.Errorf(fault.EInvalid, "%s must be at least %v", what, *p.Min)
 		}
 		if p.Max != nil && x > *p.Max {
-			return Errorf(EInvalid, "%s must be at most %v", what, *p.Max)
+			return fault.Errorf(fault.EInvalid, "%s must be at most %v", what, *p.Max)
 		}
 		return nil
 	}
@@ -255,7 +258,7 @@ func (w *Workflow) ResolveParams(input map[string]any) (Params, error) {
 	if err != nil {
 		return nil, err
 	}
-	fe := FieldErrors{}
+	fe := fault.FieldErrors{}
 	known := map[string]bool{}
 	out := Params{}
 	for _, p := range decl {
@@ -272,7 +275,7 @@ func (w *Workflow) ResolveParams(input map[string]any) (Params, error) {
 		}
 		cv, err := p.check(v)
 		if err != nil {
-			fe.Add(p.Name, ErrorMessage(err))
+			fe.Add(p.Name, fault.ErrorMessage(err))
 			continue
 		}
 		out[p.Name] = cv

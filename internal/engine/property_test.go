@@ -10,6 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 const kindFirst engine.CheckpointKind = "first_gate"
@@ -56,7 +57,7 @@ func TestPropKindPayloadConsistency(t *testing.T) {
 			require.Equal(t, kind, cp.Kind)
 			require.Equal(t, kind, cp.Payload.CheckpointKind())
 		} else {
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"quarry/internal/fault"
 	"time"
 )
 
@@ -60,7 +61,7 @@ func Get[T any](s State, key string) (v T, ok bool, err error) {
 		return v, false, nil
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return v, true, Errorf(EInternal, "state %q: %v", key, err)
+		return v, true, fault.Errorf(fault.EInternal, "state %q: %v", key, err)
 	}
 	return v, true, nil
 }
@@ -132,7 +133,7 @@ func (r StepRecord) Duration() time.Duration { return r.FinishedAt.Sub(r.Started
 // checkpoint or decision the transition raised or consumed.
 type Commit struct {
 	// Run holds the new values; Run.Version is the version read, and the
-	// store refuses the commit (EConflict) if the run changed since.
+	// store refuses the commit (fault.EConflict) if the run changed since.
 	Run Run
 	// From is the status read with Run.Version. When the status does not
 	// change the store leaves the status index alone: one page less to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"quarry/internal/fault"
 	"slices"
 	"sort"
 	"strings"
@@ -130,7 +131,7 @@ func (w *Workflow) Step(id string) (*StepDef, bool) {
 // End, at least one transition reaches End, every step is reachable, each
 // step is either work or a gate, and parameter metadata is consistent.
 func (w *Workflow) Validate() error {
-	fe := FieldErrors{}
+	fe := fault.FieldErrors{}
 	if strings.TrimSpace(w.Name) == "" {
 		fe.Add("name", "workflow has no name")
 	}
@@ -211,7 +212,7 @@ func (w *Workflow) Validate() error {
 		}
 	}
 	if _, err := w.Params(); err != nil {
-		fe.Add("params", ErrorMessage(err))
+		fe.Add("params", fault.ErrorMessage(err))
 	}
 	return fe.Err(fmt.Sprintf("workflow %q is invalid", w.Name))
 }
@@ -297,7 +298,7 @@ func NewRegistry(wfs ...*Workflow) (*Registry, error) {
 			return nil, err
 		}
 		if _, dup := r.byName[w.Name]; dup {
-			return nil, Errorf(EInvalid, "workflow %q is registered twice", w.Name)
+			return nil, fault.Errorf(fault.EInvalid, "workflow %q is registered twice", w.Name)
 		}
 		r.byName[w.Name] = w
 		r.order = append(r.order, w.Name)
@@ -309,7 +310,7 @@ func NewRegistry(wfs ...*Workflow) (*Registry, error) {
 func (r *Registry) Get(name string) (*Workflow, error) {
 	w, ok := r.byName[name]
 	if !ok {
-		return nil, Errorf(ENotFound, "no workflow named %q", name)
+		return nil, fault.Errorf(fault.ENotFound, "no workflow named %q", name)
 	}
 	return w, nil
 }

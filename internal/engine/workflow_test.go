@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 func noop(context.Context, engine.StepContext) (engine.Outcome, engine.Update, error) {
@@ -70,7 +71,7 @@ func TestValidate(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 			require.Contains(t, err.Error(), tt.culprit)
 		})
 	}
@@ -86,11 +87,11 @@ func TestRegistry(t *testing.T) {
 	require.NoError(t, err)
 	require.Same(t, b, got)
 	_, err = reg.Get("c")
-	require.Equal(t, engine.ENotFound, engine.ErrorCode(err))
+	require.Equal(t, fault.ENotFound, fault.ErrorCode(err))
 	_, err = engine.NewRegistry(a, linear("a", nil, "z"))
 	require.ErrorContains(t, err, "registered twice")
 	_, err = engine.NewRegistry(&engine.Workflow{Name: "bad"})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
 
 func TestGraph(t *testing.T) {
@@ -154,8 +155,8 @@ func TestResolveParams(t *testing.T) {
 				require.Equal(t, tt.want, got)
 				return
 			}
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-			fields := engine.ErrorFields(err)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+			fields := fault.ErrorFields(err)
 			require.Len(t, fields, len(tt.fields), "%v", fields)
 			for _, f := range tt.fields {
 				require.Contains(t, fields, f)
@@ -167,16 +168,16 @@ func TestResolveParams(t *testing.T) {
 func TestCheckpointKindPayloadPairing(t *testing.T) {
 	t.Parallel()
 	_, err := engine.NewCheckpoint(engine.KindResultReview, notePayload{}, "r", 1, time.Time{})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.Contains(t, err.Error(), `cannot carry a "note" payload`)
 	_, err = engine.NewCheckpoint(kindNote, nil, "r", 1, time.Time{})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	cp, err := engine.NewCheckpoint(kindNote, notePayload{Text: "hi"}, "r", 2, time.Time{})
 	require.NoError(t, err)
 	require.Equal(t, time.UTC, cp.Timestamp.Location())
 	require.WithinDuration(t, time.Now(), cp.Timestamp, 2*time.Second)
 	_, err = engine.PayloadAs[engine.EscalationPayload](cp)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	raw := cp
 	raw.Payload = engine.RawPayload{Kind: kindNote, JSON: []byte(`{"text":"hi"}`)}
 	p, err := engine.PayloadAs[notePayload](raw)
@@ -185,5 +186,5 @@ func TestCheckpointKindPayloadPairing(t *testing.T) {
 	raw.Kind = engine.KindEscalation
 	raw.Payload = engine.RawPayload{Kind: engine.KindEscalation, JSON: []byte(`{"step":"s"}`)}
 	_, err = engine.PayloadAs[notePayload](raw)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "a stored escalation must not decode as a note")
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "a stored escalation must not decode as a note")
 }

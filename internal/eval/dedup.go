@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/dedup"
 )
@@ -79,10 +79,10 @@ const dedupMaxShown = 15
 func Dedup(ctx context.Context, dir string, out io.Writer) (DedupSummary, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.records.csv.gz"))
 	if err != nil {
-		return DedupSummary{}, &engine.Error{Code: engine.EInvalid, Message: "bad data directory " + dir, Err: err}
+		return DedupSummary{}, &fault.Error{Code: fault.EInvalid, Message: "bad data directory " + dir, Err: err}
 	}
 	if len(files) == 0 {
-		return DedupSummary{}, engine.Errorf(engine.EInvalid, "no *.records.csv.gz files in %s", dir)
+		return DedupSummary{}, fault.Errorf(fault.EInvalid, "no *.records.csv.gz files in %s", dir)
 	}
 	slices.Sort(files)
 	var sum DedupSummary
@@ -231,18 +231,18 @@ func dedupPrint(out io.Writer, ds DedupDataset, recs []DedupRecord) {
 func ReadDedupRecords(path string) ([]DedupRecord, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &engine.Error{Code: engine.ENotFound, Message: "cannot open " + path, Err: err}
+		return nil, &fault.Error{Code: fault.ENotFound, Message: "cannot open " + path, Err: err}
 	}
 	defer f.Close()
 	gz, err := gzip.NewReader(f)
 	if err != nil {
-		return nil, &engine.Error{Code: engine.EInvalid, Message: path + " is not gzip", Err: err}
+		return nil, &fault.Error{Code: fault.EInvalid, Message: path + " is not gzip", Err: err}
 	}
 	r := csv.NewReader(gz)
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err != nil {
-		return nil, &engine.Error{Code: engine.EInvalid, Message: path + ": no header", Err: err}
+		return nil, &fault.Error{Code: fault.EInvalid, Message: path + ": no header", Err: err}
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -255,7 +255,7 @@ func ReadDedupRecords(path string) ([]DedupRecord, error) {
 			break
 		}
 		if err != nil {
-			return nil, &engine.Error{Code: engine.EInvalid, Message: fmt.Sprintf("%s: row %d", path, line), Err: err}
+			return nil, &fault.Error{Code: fault.EInvalid, Message: fmt.Sprintf("%s: row %d", path, line), Err: err}
 		}
 		get := func(names ...string) string {
 			for _, n := range names {

@@ -17,7 +17,7 @@ import (
 	"time"
 	"unicode"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/relevance"
 )
@@ -142,7 +142,7 @@ func ScreeningOfWith(ctx context.Context, dir string, names []string, opt Screen
 func ScreeningReviewNames(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, &engine.Error{Code: engine.ENotFound, Message: "screening data directory " + dir, Err: err}
+		return nil, &fault.Error{Code: fault.ENotFound, Message: "screening data directory " + dir, Err: err}
 	}
 	var names []string
 	for _, e := range entries {
@@ -212,11 +212,11 @@ func screeningSplitCamel(s string) string {
 func screeningReadMeta(dir string) (map[string]screeningMeta, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, "reviews.json"))
 	if err != nil {
-		return nil, &engine.Error{Code: engine.ENotFound, Message: "reviews.json in " + dir, Err: err}
+		return nil, &fault.Error{Code: fault.ENotFound, Message: "reviews.json in " + dir, Err: err}
 	}
 	var meta map[string]screeningMeta
 	if err := json.Unmarshal(raw, &meta); err != nil {
-		return nil, &engine.Error{Code: engine.EInvalid, Message: "reviews.json", Err: err}
+		return nil, &fault.Error{Code: fault.EInvalid, Message: "reviews.json", Err: err}
 	}
 	return meta, nil
 }
@@ -229,14 +229,14 @@ func screeningReadCSV(dir, name string) ([]ScreeningRecord, error) {
 		f, err = os.Open(path)
 	}
 	if err != nil {
-		return nil, &engine.Error{Code: engine.ENotFound, Message: "review " + name, Err: err}
+		return nil, &fault.Error{Code: fault.ENotFound, Message: "review " + name, Err: err}
 	}
 	defer f.Close()
 	var r io.Reader = f
 	if strings.HasSuffix(path, ".gz") {
 		gz, err := gzip.NewReader(f)
 		if err != nil {
-			return nil, &engine.Error{Code: engine.EInvalid, Message: path, Err: err}
+			return nil, &fault.Error{Code: fault.EInvalid, Message: path, Err: err}
 		}
 		defer gz.Close()
 		r = gz
@@ -245,7 +245,7 @@ func screeningReadCSV(dir, name string) ([]ScreeningRecord, error) {
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
 	if err != nil {
-		return nil, &engine.Error{Code: engine.EInvalid, Message: path + ": no header", Err: err}
+		return nil, &fault.Error{Code: fault.EInvalid, Message: path + ": no header", Err: err}
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -253,7 +253,7 @@ func screeningReadCSV(dir, name string) ([]ScreeningRecord, error) {
 	}
 	for _, need := range []string{"title", "label_included"} {
 		if _, ok := col[need]; !ok {
-			return nil, engine.Errorf(engine.EInvalid, "%s: no %s column", path, need)
+			return nil, fault.Errorf(fault.EInvalid, "%s: no %s column", path, need)
 		}
 	}
 	get := func(row []string, name string) string {
@@ -269,7 +269,7 @@ func screeningReadCSV(dir, name string) ([]ScreeningRecord, error) {
 			break
 		}
 		if err != nil {
-			return nil, &engine.Error{Code: engine.EInvalid, Message: path, Err: err}
+			return nil, &fault.Error{Code: fault.EInvalid, Message: path, Err: err}
 		}
 		id := get(row, "record_id")
 		if id == "" {

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 )
@@ -116,9 +117,9 @@ func decodeJSON(c echo.Context, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if errors.Is(err, io.EOF) {
-			return engine.Errorf(engine.EInvalid, "the request body is empty")
+			return fault.Errorf(fault.EInvalid, "the request body is empty")
 		}
-		return engine.Errorf(engine.EInvalid, "invalid JSON: %v", err)
+		return fault.Errorf(fault.EInvalid, "invalid JSON: %v", err)
 	}
 	return nil
 }
@@ -195,7 +196,7 @@ func (a *API) Decide(c echo.Context) error {
 		return err
 	}
 	if strings.TrimSpace(in.CheckpointID) == "" {
-		return &engine.Error{Code: engine.EInvalid, Message: "invalid decision", Fields: map[string]string{"checkpoint_id": "is required"}}
+		return &fault.Error{Code: fault.EInvalid, Message: "invalid decision", Fields: map[string]string{"checkpoint_id": "is required"}}
 	}
 	by := strings.TrimSpace(in.DecidedBy)
 	if by == "" {

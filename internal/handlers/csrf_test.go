@@ -10,7 +10,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/handlers"
 	"quarry/internal/handlers/testapp"
 )
@@ -74,7 +74,7 @@ func TestCSRF(t *testing.T) {
 		res, doc := w.post(t, c, "/name", url.Values{"_csrf": {"someone else's token"}, "name": {"Grace Hopper"}, "next": {"/runs/r1"}})
 		require.Equal(t, http.StatusForbidden, res.StatusCode)
 		sec := doc.Find(`[data-testid="error"]`)
-		require.Equal(t, engine.EUnauthorized, sec.AttrOr("data-code", ""))
+		require.Equal(t, fault.EUnauthorized, sec.AttrOr("data-code", ""))
 		require.Equal(t, "Form expired", doc.Find(`[data-testid="error-title"]`).Text())
 		require.Equal(t, "This form has expired (the page was open too long, or the browser's cookies were cleared), so it was not saved. "+
 			"What you sent is below: copy it, open the form again and submit it there.", doc.Find(`[data-testid="error-message"]`).Text())
@@ -123,7 +123,7 @@ func TestCSRF(t *testing.T) {
 		require.Equal(t, http.StatusForbidden, res.StatusCode)
 		var eb handlers.ErrorBody
 		require.NoError(t, json.NewDecoder(res.Body).Decode(&eb))
-		require.Equal(t, handlers.ErrorJSON{Code: engine.EUnauthorized,
+		require.Equal(t, handlers.ErrorJSON{Code: fault.EUnauthorized,
 			Message: "send API requests with Content-Type: application/json; any other request needs a form's security token"}, eb.Error)
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 // DecideEscalation handles POST /runs/:id/checkpoints/:cp/escalation: a
@@ -20,10 +21,10 @@ func (h *Runs) DecideEscalation(c echo.Context) error {
 	d := engine.Decision{Action: engine.DecisionAction(c.FormValue("action")), Note: strings.TrimSpace(c.FormValue("note")),
 		DecidedBy: h.people.name(c)}
 	err = h.engine.Decide(c.Request().Context(), run.ID, cp.ID, d)
-	switch engine.ErrorCode(err) {
+	switch fault.ErrorCode(err) {
 	case "":
 		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
-	case engine.EConflict:
+	case fault.EConflict:
 		return h.conflictPage(c, run.ID, err)
 	}
 	return err

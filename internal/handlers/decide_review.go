@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/views"
@@ -111,7 +112,7 @@ func feedbackOf(p skills.ResultPayload, form url.Values, prev map[string]string)
 // this submit carried (409).
 func (h *Runs) DecideReview(c echo.Context) error {
 	run, cp, err := h.pendingCheckpoint(c, engine.KindResultReview)
-	if engine.ErrorCode(err) == engine.EConflict {
+	if fault.ErrorCode(err) == fault.EConflict {
 		// Decided meanwhile: what this submit carried is shown with the
 		// conflict, from the checkpoint's papers where it can be read.
 		p, _ := engine.PayloadAs[skills.ResultPayload](cp)
@@ -128,7 +129,7 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return engine.Errorf(engine.EInvalid, "unreadable form: %v", err)
+		return fault.Errorf(fault.EInvalid, "unreadable form: %v", err)
 	}
 	prev, err := paperNotesOf(run)
 	if err != nil {
@@ -146,7 +147,7 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	d := engine.Decision{Action: engine.DecisionAction(form.Get("action")), DecidedBy: h.people.name(c)}
 	errs := badMarks(p, marks)
 	if err := fb.ValidateAgainst(p.Collection); err != nil {
-		maps.Copy(errs, engine.ErrorFields(err))
+		maps.Copy(errs, fault.ErrorFields(err))
 	}
 	if len(errs) > 0 {
 		f.Errors = errs
@@ -156,15 +157,15 @@ func (h *Runs) DecideReview(c echo.Context) error {
 		return err
 	}
 	err = h.engine.Decide(c.Request().Context(), run.ID, cp.ID, d)
-	switch engine.ErrorCode(err) {
+	switch fault.ErrorCode(err) {
 	case "":
 		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
-	case engine.EConflict:
+	case fault.EConflict:
 		return h.conflictPageWith(c, run.ID, err, submittedReview(p, marks, notes, f.Feedback))
-	case engine.EInvalid:
-		f.Errors = engine.ErrorFields(err)
+	case fault.EInvalid:
+		f.Errors = fault.ErrorFields(err)
 		if len(f.Errors) == 0 {
-			f.Errors = map[string]string{"decision": engine.ErrorMessage(err)}
+			f.Errors = map[string]string{"decision": fault.ErrorMessage(err)}
 		}
 		return h.renderReview(c, run, http.StatusUnprocessableEntity, f)
 	}

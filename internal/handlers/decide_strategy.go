@@ -15,6 +15,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
@@ -89,7 +90,7 @@ var removeOp = regexp.MustCompile(`^remove:(\d+)$`)
 func (h *Runs) DecideStrategy(c echo.Context) error {
 	ctx := c.Request().Context()
 	run, cp, err := h.pendingCheckpoint(c, engine.KindStrategyConfirmation)
-	if engine.ErrorCode(err) == engine.EConflict {
+	if fault.ErrorCode(err) == fault.EConflict {
 		// Decided meanwhile: the form as this submit carried it is shown
 		// with the conflict, so the edits can be copied.
 		p, _ := engine.PayloadAs[skills.StrategyPayload](cp)
@@ -106,7 +107,7 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return engine.Errorf(engine.EInvalid, "unreadable form: %v", err)
+		return fault.Errorf(fault.EInvalid, "unreadable form: %v", err)
 	}
 	f := strategyFormFromPost(run.ID, cp, p, knownSources(h.engine), form)
 	op := form.Get("op")
@@ -149,7 +150,7 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 	if d.Action == engine.Edit {
 		strategy, fe := strategyOf(f, p.Strategy)
 		if err := strategy.ValidateSources(knownOr(knownSources(h.engine), p.Strategy.Sources)); err != nil {
-			for k, v := range engine.ErrorFields(err) {
+			for k, v := range fault.ErrorFields(err) {
 				fe.Add(k, v)
 			}
 		}
@@ -162,13 +163,13 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 		}
 	}
 	err = h.engine.Decide(ctx, run.ID, cp.ID, d)
-	switch engine.ErrorCode(err) {
+	switch fault.ErrorCode(err) {
 	case "":
 		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
-	case engine.EConflict:
+	case fault.EConflict:
 		return h.conflictPageWithStrategy(c, run.ID, err, submittedStrategy(f))
-	case engine.EInvalid:
-		if fields := engine.ErrorFields(err); len(fields) > 0 {
+	case fault.EInvalid:
+		if fields := fault.ErrorFields(err); len(fields) > 0 {
 			f.Errors = formErrors(fields, form["sources"])
 			return h.renderStrategy(c, run, http.StatusUnprocessableEntity, f)
 		}
@@ -306,8 +307,8 @@ func (h *Runs) attachUpload(c echo.Context, runID string, f *views.StrategyForm)
 	defer src.Close()
 	contents, err := library.ReadAll(src, fh.Filename, codecs.Options{Format: c.FormValue("attach_format")}, maxAttachedRecords)
 	if err != nil {
-		if engine.ErrorCode(err) == engine.EInvalid {
-			f.FileError = engine.ErrorMessage(err)
+		if fault.ErrorCode(err) == fault.EInvalid {
+			f.FileError = fault.ErrorMessage(err)
 			return nil, nil
 		}
 		return nil, err
@@ -379,8 +380,8 @@ func sameStrategy(a, b skills.SearchStrategy) bool {
 
 // strategyOf turns the form into a SearchStrategy. A query whose text is
 // unchanged keeps the per-source forms the builder wrote for it.
-func strategyOf(f views.StrategyForm, orig skills.SearchStrategy) (skills.SearchStrategy, engine.FieldErrors) {
-	fe := engine.FieldErrors{}
+func strategyOf(f views.StrategyForm, orig skills.SearchStrategy) (skills.SearchStrategy, fault.FieldErrors) {
+	fe := fault.FieldErrors{}
 	s := skills.SearchStrategy{Filters: orig.Filters, Sources: []string{}}
 	for _, text := range f.Queries {
 		q := skills.Query{Text: strings.TrimSpace(text)}
@@ -444,15 +445,15 @@ func (h *Runs) pendingCheckpoint(c echo.Context, kind engine.CheckpointKind) (en
 			continue
 		}
 		if cd.Checkpoint.Kind != kind {
-			return run, cd.Checkpoint, engine.Errorf(engine.EInvalid, "checkpoint %s is a %s, not a %s", cd.Checkpoint.ID, cd.Checkpoint.Kind, kind)
+			return run, cd.Checkpoint, fault.Errorf(fault.EInvalid, "checkpoint %s is a %s, not a %s", cd.Checkpoint.ID, cd.Checkpoint.Kind, kind)
 		}
 		if cd.Decision != nil {
 			return run, cd.Checkpoint, engine.ConflictDecided(*cd.Decision)
 		}
 		if cd.Checkpoint.Status != engine.CheckpointPending {
-			return run, cd.Checkpoint, engine.Errorf(engine.EConflict, "this checkpoint is %s; the run has moved on", cd.Checkpoint.Status)
+			return run, cd.Checkpoint, fault.Errorf(fault.EConflict, "this checkpoint is %s; the run has moved on", cd.Checkpoint.Status)
 		}
 		return run, cd.Checkpoint, nil
 	}
-	return run, engine.Checkpoint{}, engine.Errorf(engine.ENotFound, "run %s has no checkpoint %s", run.ID, c.Param("cp"))
+	return run, engine.Checkpoint{}, fault.Errorf(fault.ENotFound, "run %s has no checkpoint %s", run.ID, c.Param("cp"))
 }

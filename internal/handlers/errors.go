@@ -14,7 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/views"
 )
 
@@ -24,13 +24,13 @@ import (
 // carry an authentication challenge. Unknown codes are our bug, hence 500.
 func StatusForCode(code string) int {
 	switch code {
-	case engine.EInvalid:
+	case fault.EInvalid:
 		return http.StatusUnprocessableEntity
-	case engine.ENotFound:
+	case fault.ENotFound:
 		return http.StatusNotFound
-	case engine.EConflict:
+	case fault.EConflict:
 		return http.StatusConflict
-	case engine.EUnauthorized:
+	case fault.EUnauthorized:
 		return http.StatusForbidden
 	default:
 		return http.StatusInternalServerError
@@ -43,15 +43,15 @@ func StatusForCode(code string) int {
 func codeForStatus(status int) string {
 	switch {
 	case status == http.StatusNotFound:
-		return engine.ENotFound
+		return fault.ENotFound
 	case status == http.StatusConflict:
-		return engine.EConflict
+		return fault.EConflict
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return engine.EUnauthorized
+		return fault.EUnauthorized
 	case status >= 400 && status < 500:
-		return engine.EInvalid
+		return fault.EInvalid
 	default:
-		return engine.EInternal
+		return fault.EInternal
 	}
 }
 
@@ -109,7 +109,7 @@ type problem struct {
 // logged but never shown.
 func classify(err error) problem {
 	if ce, ok := errors.AsType[*csrfError](err); ok {
-		return problem{status: StatusForCode(engine.EUnauthorized), code: engine.EUnauthorized, title: ce.title(), message: ce.message()}
+		return problem{status: StatusForCode(fault.EUnauthorized), code: fault.EUnauthorized, title: ce.title(), message: ce.message()}
 	}
 	if he, ok := errors.AsType[*echo.HTTPError](err); ok {
 		msg := http.StatusText(he.Code)
@@ -118,12 +118,12 @@ func classify(err error) problem {
 		}
 		return problem{status: he.Code, code: codeForStatus(he.Code), message: msg}
 	}
-	code := engine.ErrorCode(err)
+	code := fault.ErrorCode(err)
 	status := StatusForCode(code)
 	if status == http.StatusInternalServerError {
-		code = engine.EInternal
+		code = fault.EInternal
 	}
-	return problem{status: status, code: code, message: engine.ErrorMessage(err), fields: engine.ErrorFields(err)}
+	return problem{status: status, code: code, message: fault.ErrorMessage(err), fields: fault.ErrorFields(err)}
 }
 
 func (h *errorHandler) handle(err error, c echo.Context) {

@@ -17,7 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/handlers"
 )
 
@@ -98,68 +98,68 @@ func TestErrorHandler(t *testing.T) {
 		{
 			name: "Invalid",
 			err: func() error {
-				return engine.FieldErrors{"topic": "topic is required", "year_range.from": "year must be between 1000 and 3000"}.Err("invalid intent")
+				return fault.FieldErrors{"topic": "topic is required", "year_range.from": "year must be between 1000 and 3000"}.Err("invalid intent")
 			},
-			wantStatus: http.StatusUnprocessableEntity, wantCode: engine.EInvalid, wantMsg: "invalid intent",
+			wantStatus: http.StatusUnprocessableEntity, wantCode: fault.EInvalid, wantMsg: "invalid intent",
 			wantFields: map[string]string{"topic": "topic is required", "year_range.from": "year must be between 1000 and 3000"},
 			wantLevel:  "WARN",
 		},
 		{
 			name:       "NotFound",
-			err:        func() error { return engine.Errorf(engine.ENotFound, "run %q not found", "r1") },
-			wantStatus: http.StatusNotFound, wantCode: engine.ENotFound, wantMsg: `run "r1" not found`, wantLevel: "WARN",
+			err:        func() error { return fault.Errorf(fault.ENotFound, "run %q not found", "r1") },
+			wantStatus: http.StatusNotFound, wantCode: fault.ENotFound, wantMsg: `run "r1" not found`, wantLevel: "WARN",
 		},
 		{
 			name:       "Conflict",
-			err:        func() error { return engine.Errorf(engine.EConflict, "checkpoint already decided") },
-			wantStatus: http.StatusConflict, wantCode: engine.EConflict, wantMsg: "checkpoint already decided", wantLevel: "WARN",
+			err:        func() error { return fault.Errorf(fault.EConflict, "checkpoint already decided") },
+			wantStatus: http.StatusConflict, wantCode: fault.EConflict, wantMsg: "checkpoint already decided", wantLevel: "WARN",
 		},
 		{
 			name:       "Unauthorized",
-			err:        func() error { return engine.Errorf(engine.EUnauthorized, "not yours") },
-			wantStatus: http.StatusForbidden, wantCode: engine.EUnauthorized, wantMsg: "not yours", wantLevel: "WARN",
+			err:        func() error { return fault.Errorf(fault.EUnauthorized, "not yours") },
+			wantStatus: http.StatusForbidden, wantCode: fault.EUnauthorized, wantMsg: "not yours", wantLevel: "WARN",
 		},
 		{
 			name:       "InternalHidesDetails",
-			err:        func() error { return &engine.Error{Code: engine.EInternal, Message: "db password is hunter2"} },
-			wantStatus: http.StatusInternalServerError, wantCode: engine.EInternal, wantMsg: "internal error", wantLevel: "ERROR",
+			err:        func() error { return &fault.Error{Code: fault.EInternal, Message: "db password is hunter2"} },
+			wantStatus: http.StatusInternalServerError, wantCode: fault.EInternal, wantMsg: "internal error", wantLevel: "ERROR",
 		},
 		{
 			name:       "PlainErrorIsInternal",
 			err:        func() error { return errors.New("disk on fire") },
-			wantStatus: http.StatusInternalServerError, wantCode: engine.EInternal, wantMsg: "internal error", wantLevel: "ERROR",
+			wantStatus: http.StatusInternalServerError, wantCode: fault.EInternal, wantMsg: "internal error", wantLevel: "ERROR",
 		},
 		{
 			name:       "UnknownCodeIsInternal",
-			err:        func() error { return engine.Errorf("weird", "something") },
-			wantStatus: http.StatusInternalServerError, wantCode: engine.EInternal, wantMsg: "something", wantLevel: "ERROR",
+			err:        func() error { return fault.Errorf("weird", "something") },
+			wantStatus: http.StatusInternalServerError, wantCode: fault.EInternal, wantMsg: "something", wantLevel: "ERROR",
 		},
 		{
 			name:       "WrappedEngineError",
-			err:        func() error { return fmt.Errorf("loading run: %w", engine.Errorf(engine.ENotFound, "no such run")) },
-			wantStatus: http.StatusNotFound, wantCode: engine.ENotFound, wantMsg: "no such run", wantLevel: "WARN",
+			err:        func() error { return fmt.Errorf("loading run: %w", fault.Errorf(fault.ENotFound, "no such run")) },
+			wantStatus: http.StatusNotFound, wantCode: fault.ENotFound, wantMsg: "no such run", wantLevel: "WARN",
 		},
 		{
 			name:       "EchoHTTPErrorKeepsStatus",
 			err:        func() error { return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "too big") },
-			wantStatus: http.StatusRequestEntityTooLarge, wantCode: engine.EInvalid, wantMsg: "too big", wantLevel: "WARN",
+			wantStatus: http.StatusRequestEntityTooLarge, wantCode: fault.EInvalid, wantMsg: "too big", wantLevel: "WARN",
 		},
 		{
 			name: "EchoHTTPErrorWinsOverWrappedEngineError",
 			err: func() error {
-				return echo.NewHTTPError(http.StatusTooManyRequests).SetInternal(engine.Errorf(engine.ENotFound, "x"))
+				return echo.NewHTTPError(http.StatusTooManyRequests).SetInternal(fault.Errorf(fault.ENotFound, "x"))
 			},
-			wantStatus: http.StatusTooManyRequests, wantCode: engine.EInvalid, wantMsg: "Too Many Requests", wantLevel: "WARN",
+			wantStatus: http.StatusTooManyRequests, wantCode: fault.EInvalid, wantMsg: "Too Many Requests", wantLevel: "WARN",
 		},
 		{
 			name:       "EchoServerErrorHidesMessage",
 			err:        func() error { return echo.NewHTTPError(http.StatusServiceUnavailable, "pool exhausted at 10.0.0.3") },
-			wantStatus: http.StatusServiceUnavailable, wantCode: engine.EInternal, wantMsg: "Service Unavailable", wantLevel: "ERROR",
+			wantStatus: http.StatusServiceUnavailable, wantCode: fault.EInternal, wantMsg: "Service Unavailable", wantLevel: "ERROR",
 		},
 		{
 			name:       "Panic",
 			err:        func() error { panic("boom") },
-			wantStatus: http.StatusInternalServerError, wantCode: engine.EInternal, wantMsg: "internal error", wantLevel: "ERROR",
+			wantStatus: http.StatusInternalServerError, wantCode: fault.EInternal, wantMsg: "internal error", wantLevel: "ERROR",
 		},
 	}
 	for _, tt := range tests {
@@ -254,9 +254,9 @@ func TestErrorHandlerRoutingMiss(t *testing.T) {
 		wantStatus int
 		wantCode   string
 	}{
-		{"UnknownPage", http.MethodGet, "/nowhere", http.StatusNotFound, engine.ENotFound},
-		{"UnknownAPI", http.MethodGet, "/api/nowhere", http.StatusNotFound, engine.ENotFound},
-		{"WrongMethod", http.MethodDelete, "/healthz", http.StatusMethodNotAllowed, engine.EInvalid},
+		{"UnknownPage", http.MethodGet, "/nowhere", http.StatusNotFound, fault.ENotFound},
+		{"UnknownAPI", http.MethodGet, "/api/nowhere", http.StatusNotFound, fault.ENotFound},
+		{"WrongMethod", http.MethodDelete, "/healthz", http.StatusMethodNotAllowed, fault.EInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

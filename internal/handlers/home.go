@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/views"
 )
@@ -114,9 +115,9 @@ type startInput struct {
 // added to fe (the caller's own, e.g. a form value that is not a number;
 // may be nil), keyed by parameter name for the form and the API alike, so
 // a person fixes everything in one go rather than one error per attempt.
-func start(ctx context.Context, e *engine.Engine, in startInput, fe engine.FieldErrors) (engine.Run, error) {
+func start(ctx context.Context, e *engine.Engine, in startInput, fe fault.FieldErrors) (engine.Run, error) {
 	if fe == nil {
-		fe = engine.FieldErrors{}
+		fe = fault.FieldErrors{}
 	}
 	q := strings.TrimSpace(in.Question)
 	if n := utf8.RuneCountInString(q); n < 3 || n > 2000 {
@@ -124,7 +125,7 @@ func start(ctx context.Context, e *engine.Engine, in startInput, fe engine.Field
 	}
 	params, ok := searchParams(e)
 	if !ok {
-		return engine.Run{}, engine.Errorf(engine.ENotFound, "no search workflow is configured on this server")
+		return engine.Run{}, fault.Errorf(fault.ENotFound, "no search workflow is configured on this server")
 	}
 	input := map[string]any{paramQuestion: q}
 	if _, ok := params[paramMaxIterations]; ok && in.MaxIterations != nil {
@@ -143,7 +144,7 @@ func start(ctx context.Context, e *engine.Engine, in startInput, fe engine.Field
 		// Start would stop at the first problem; check the parameters
 		// here so their errors join the ones already found.
 		if err := checkParams(e, input); err != nil {
-			fields := engine.ErrorFields(err)
+			fields := fault.ErrorFields(err)
 			if len(fields) == 0 {
 				return engine.Run{}, err
 			}
@@ -178,7 +179,7 @@ func (h *Home) Start(c echo.Context) error {
 	if in.Sources == nil {
 		in.Sources = []string{}
 	}
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	if s := strings.TrimSpace(f.MaxIterations); s != "" {
 		if n, err := strconv.Atoi(s); err != nil {
 			fe.Add(paramMaxIterations, "must be a whole number")
@@ -187,9 +188,9 @@ func (h *Home) Start(c echo.Context) error {
 		}
 	}
 	run, err := start(c.Request().Context(), h.engine, in, fe)
-	if engine.ErrorCode(err) == engine.EInvalid {
+	if fault.ErrorCode(err) == fault.EInvalid {
 		f.Errors = map[string]string{}
-		fields := engine.ErrorFields(err)
+		fields := fault.ErrorFields(err)
 		for _, k := range slices.Sorted(maps.Keys(fields)) { // sorted: the first error of a group wins, every time
 			if _, seen := f.Errors[fieldRoot(k)]; !seen {
 				f.Errors[fieldRoot(k)] = fields[k]
@@ -217,14 +218,14 @@ func (h *Home) StartAgain(c echo.Context, ce *csrfError) error {
 		return err
 	}
 	f.Errors = map[string]string{"form": ce.retryMessage("the run was not started")}
-	return h.renderHome(c, StatusForCode(engine.EUnauthorized), f)
+	return h.renderHome(c, StatusForCode(fault.EUnauthorized), f)
 }
 
 // submitted is the start form as posted, with the sources ticked.
 func (h *Home) submitted(c echo.Context) (views.StartForm, []string, error) {
 	form, err := c.FormParams()
 	if err != nil {
-		return views.StartForm{}, nil, engine.Errorf(engine.EInvalid, "unreadable form: %v", err)
+		return views.StartForm{}, nil, fault.Errorf(fault.EInvalid, "unreadable form: %v", err)
 	}
 	f := emptyForm(h.engine)
 	f.Question = form.Get(paramQuestion)

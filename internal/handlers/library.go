@@ -15,7 +15,7 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/store"
 	"quarry/internal/views"
@@ -79,8 +79,8 @@ func (h *Library) Import(c echo.Context) error {
 	}
 	id, err := h.jobs.Start(path, fh.Filename, h.people.name(c), codecs.Options{Format: form.Format, CSVColumns: columns}, true)
 	if err != nil {
-		if engine.ErrorCode(err) == engine.EInvalid {
-			return fail(engine.ErrorMessage(err))
+		if fault.ErrorCode(err) == fault.EInvalid {
+			return fail(fault.ErrorMessage(err))
 		}
 		return err
 	}
@@ -168,7 +168,7 @@ func parseColumns(s string) (map[string]string, error) {
 func spool(fh *multipart.FileHeader) (string, error) {
 	src, err := fh.Open()
 	if err != nil {
-		return "", engine.Errorf(engine.EInvalid, "read the upload: %v", err)
+		return "", fault.Errorf(fault.EInvalid, "read the upload: %v", err)
 	}
 	defer src.Close()
 	f, err := os.CreateTemp("", "quarry-upload-*")
@@ -178,7 +178,7 @@ func spool(fh *multipart.FileHeader) (string, error) {
 	if _, err := io.Copy(f, src); err != nil {
 		f.Close()
 		os.Remove(f.Name())
-		return "", engine.Errorf(engine.EInvalid, "read the upload: %v", err)
+		return "", fault.Errorf(fault.EInvalid, "read the upload: %v", err)
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(f.Name())

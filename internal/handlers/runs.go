@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/report"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
@@ -623,7 +624,7 @@ func (h *Runs) conflictPageWithStrategy(c echo.Context, runID string, cause erro
 // <main> swapped in instead: the form it targeted may be gone, and the
 // conflict and the submitted values must be seen, not nested in the form.
 func (h *Runs) conflictPageShowing(c echo.Context, runID string, cause error, show func(*views.RunData)) error {
-	if engine.ErrorCode(cause) != engine.EConflict {
+	if fault.ErrorCode(cause) != fault.EConflict {
 		return cause
 	}
 	ctx := c.Request().Context()
@@ -635,7 +636,7 @@ func (h *Runs) conflictPageShowing(c echo.Context, runID string, cause error, sh
 	if err != nil {
 		return err
 	}
-	d.Conflict = engine.ErrorMessage(cause)
+	d.Conflict = fault.ErrorMessage(cause)
 	show(&d)
 	if isHTMX(c) {
 		hdr := c.Response().Header()

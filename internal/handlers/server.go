@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 )
 
@@ -137,7 +138,7 @@ func registerRoutes(e *echo.Echo, deps Deps) {
 	if deps.Engine == nil || deps.Store == nil {
 		// Only the error-handling tests build a server without a domain.
 		e.GET("/", func(c echo.Context) error {
-			return engine.Errorf(engine.EInternal, "the server has no engine")
+			return fault.Errorf(fault.EInternal, "the server has no engine")
 		}).Name = "home"
 	} else {
 		registerApp(e, deps)

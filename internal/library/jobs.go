@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"quarry/internal/biblio/codecs"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 // Jobs runs imports in the background and remembers how each is going, so
@@ -68,7 +68,7 @@ func NewJobs(ctx context.Context, st Store) *Jobs {
 func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter bool) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", engine.Errorf(engine.EInvalid, "open %s: %v", name, err)
+		return "", fault.Errorf(fault.EInvalid, "open %s: %v", name, err)
 	}
 	rd, err := NewReader(f, name, read)
 	if err != nil {
@@ -141,7 +141,7 @@ func (j *Jobs) Status(id string) (JobStatus, error) {
 	defer j.mu.Unlock()
 	jb, ok := j.jobs[id]
 	if !ok {
-		return JobStatus{}, engine.Errorf(engine.ENotFound, "no import %q (imports are forgotten when the server restarts)", id)
+		return JobStatus{}, fault.Errorf(fault.ENotFound, "no import %q (imports are forgotten when the server restarts)", id)
 	}
 	return jb.snapshot(), nil
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio/codecs"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/skills"
 	"quarry/internal/store"
@@ -95,12 +95,12 @@ func TestReaderDetectsGzipAndRejectsOtherFormats(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "bibtex", r.Format(), "the format is detected from content")
 	_, err = library.NewReader(strings.NewReader("just some prose\n"), "notes.txt", codecs.Options{})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "cannot tell the file's format")
 	_, err = library.NewReader(strings.NewReader(""), "x", codecs.Options{Format: "docx"})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	_, err = library.Open(filepath.Join(t.TempDir(), "missing.jsonl"), codecs.Options{})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
 
 func TestImportFilesIntoStore(t *testing.T) {
@@ -177,11 +177,11 @@ func TestFileWithoutRecordsIsRefused(t *testing.T) {
 			r, err := library.NewReader(strings.NewReader(tt.content), tt.file, codecs.Options{Format: tt.format})
 			require.NoError(t, err)
 			_, err = r.Next()
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 			require.ErrorContains(t, err, tt.want)
 
 			_, err = library.ReadAll(strings.NewReader(tt.content), tt.file, codecs.Options{Format: tt.format}, 10)
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 			require.ErrorContains(t, err, tt.want)
 		})
 	}
@@ -224,7 +224,7 @@ func TestImportFilesRefusesAFileWithoutRecords(t *testing.T) {
 		"EmptyAfterGood": {[]string{"testdata/arxiv_sample.jsonl", empty}, "", "empty.ris is empty"},
 	} {
 		stats, err := library.ImportFiles(ctx, st, tc.files, codecs.Options{Format: tc.format}, library.ImportOptions{BatchSize: 2})
-		require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%s: %v", name, err)
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%s: %v", name, err)
 		require.ErrorContains(t, err, tc.want, name)
 		require.Zero(t, stats.Inserted+stats.Updated, name)
 	}
@@ -253,7 +253,7 @@ func TestJobsStart(t *testing.T) {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o644))
 		_, err := jobs.Start(path, "upload.ris", "Ada", codecs.Options{Format: tc.format}, true)
-		require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%s: %v", name, err)
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%s: %v", name, err)
 		require.ErrorContains(t, err, tc.want, name)
 		require.NoFileExists(t, path, "%s: the spooled upload is removed", name)
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"quarry/internal/biblio/codecs"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -34,7 +34,7 @@ func ReadAll(r io.Reader, name string, opts codecs.Options, limit int) (FileCont
 			return out, nil
 		}
 		if err != nil {
-			return FileContents{}, engine.Errorf(engine.EInvalid, "%v", err)
+			return FileContents{}, fault.Errorf(fault.EInvalid, "%v", err)
 		}
 		switch {
 		case rec.Problem != "":
@@ -45,7 +45,7 @@ func ReadAll(r io.Reader, name string, opts codecs.Options, limit int) (FileCont
 			continue
 		}
 		if len(out.Papers) == limit {
-			return FileContents{}, engine.Errorf(engine.EInvalid, "%s has more than %d records; import it into the library instead and search it there", name, limit)
+			return FileContents{}, fault.Errorf(fault.EInvalid, "%s has more than %d records; import it into the library instead and search it there", name, limit)
 		}
 		out.Papers = append(out.Papers, rec.Paper)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 // Reader streams Records from one file in any format biblio/codecs reads
@@ -44,7 +44,7 @@ func OpenCounting(path string, opts codecs.Options, read *int64) (*Reader, error
 		if errors.As(err, &pe) { // its message already says "open PATH: "
 			err = pe.Err
 		}
-		return nil, engine.Errorf(engine.EInvalid, "open %s: %v", path, err)
+		return nil, fault.Errorf(fault.EInvalid, "open %s: %v", path, err)
 	}
 	var src io.Reader = f
 	if read != nil {
@@ -112,13 +112,13 @@ func (r *Reader) Next() (Record, error) {
 // in the format it was read as, which may be the wrong one.
 func (r *Reader) noRecords() error {
 	if r.in.Empty {
-		return engine.Errorf(engine.EInvalid, "%s is empty: there are no records to import", r.origin)
+		return fault.Errorf(fault.EInvalid, "%s is empty: there are no records to import", r.origin)
 	}
 	how := "the format chosen"
 	if r.in.Detected {
 		how = "detected from its content"
 	}
-	return engine.Errorf(engine.EInvalid, "%s: no records found reading it as %s (%s); check that the file is in that format, or choose the one it is in (%s)",
+	return fault.Errorf(fault.EInvalid, "%s: no records found reading it as %s (%s); check that the file is in that format, or choose the one it is in (%s)",
 		r.origin, r.in.Format, how, strings.Join(biblio.Formats, ", "))
 }
 

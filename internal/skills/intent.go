@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/text"
 )
 
@@ -178,10 +178,10 @@ func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) 
 	}
 	topic := cleanQuestion(question)
 	if topic == "" {
-		return ParsedIntent{}, engine.Errorf(engine.EInvalid, "the research question is empty")
+		return ParsedIntent{}, fault.Errorf(fault.EInvalid, "the research question is empty")
 	}
 	if len(topic) > MaxQuestionLength {
-		return ParsedIntent{}, engine.Errorf(engine.EInvalid, "the research question is longer than %d characters; shorten it to the question itself", MaxQuestionLength)
+		return ParsedIntent{}, fault.Errorf(fault.EInvalid, "the research question is longer than %d characters; shorten it to the question itself", MaxQuestionLength)
 	}
 	in := ParsedIntent{Topic: topic}
 	s := strings.ToLower(topic)
@@ -216,7 +216,7 @@ func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) 
 	s, in.StudyTypes = studyTypes(s)
 	in.Concepts = p.concepts(s, quoted, acronyms(topic))
 	if len(in.Concepts) == 0 {
-		return ParsedIntent{}, engine.Errorf(engine.EInvalid, "the research question has no searchable terms; say what the papers should be about")
+		return ParsedIntent{}, fault.Errorf(fault.EInvalid, "the research question has no searchable terms; say what the papers should be about")
 	}
 	if err := in.Validate(); err != nil {
 		return ParsedIntent{}, err

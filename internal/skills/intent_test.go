@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -294,7 +294,7 @@ func TestParseIntentErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := p.ParseIntent(context.Background(), tt.question)
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 		})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -327,7 +327,7 @@ func TestParseIntentProperty(t *testing.T) {
 		q := strings.Join(rapid.SliceOfN(rapid.SampledFrom(words), 0, 15).Draw(t, "words"), " ")
 		got, err := p.ParseIntent(context.Background(), q)
 		if err != nil {
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), q)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), q)
 			return
 		}
 		require.NoError(t, got.Validate(), q)

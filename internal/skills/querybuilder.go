@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/query"
 	"quarry/internal/skills/text"
 )
@@ -54,7 +54,7 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 		return SearchStrategy{}, err
 	}
 	if len(in.Intent.Concepts) == 0 {
-		return SearchStrategy{}, engine.Errorf(engine.EInvalid, "the intent has no concepts to search for")
+		return SearchStrategy{}, fault.Errorf(fault.EInvalid, "the intent has no concepts to search for")
 	}
 	for i, f := range in.Feedback {
 		if err := f.Validate(); err != nil {
@@ -63,20 +63,20 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 	}
 	sources := uniqueTrimmed(in.Sources)
 	if len(sources) == 0 {
-		return SearchStrategy{}, engine.Errorf(engine.EInvalid, "no sources to search")
+		return SearchStrategy{}, fault.Errorf(fault.EInvalid, "no sources to search")
 	}
 	maxResults := in.MaxResultsPerSource
 	if maxResults == 0 {
 		maxResults = DefaultMaxResultsPerSource
 	}
 	if maxResults < 0 || maxResults > MaxResultsLimit {
-		return SearchStrategy{}, engine.Errorf(engine.EInvalid, "max results per source must be between 1 and %d", MaxResultsLimit)
+		return SearchStrategy{}, fault.Errorf(fault.EInvalid, "max results per source must be between 1 and %d", MaxResultsLimit)
 	}
 
 	fb := b.feedback(in)
 	concepts := b.conceptClauses(in.Intent, fb.exclude)
 	if len(concepts) == 0 {
-		return SearchStrategy{}, engine.Errorf(engine.EInvalid, "the question has no word to search for")
+		return SearchStrategy{}, fault.Errorf(fault.EInvalid, "the question has no word to search for")
 	}
 	var core []query.Clause
 	core = append(core, concepts[:min(len(concepts), maxCoreConcepts)]...)
@@ -183,7 +183,7 @@ func (b *OfflineQueryBuilder) distinct(base SearchStrategy, asts []query.AST, to
 			m--
 		}
 		if m < 1 {
-			return SearchStrategy{}, engine.Errorf(engine.EConflict, "every variant of this strategy has been searched already; change the question or the feedback")
+			return SearchStrategy{}, fault.Errorf(fault.EConflict, "every variant of this strategy has been searched already; change the question or the feedback")
 		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
 )
@@ -119,7 +119,7 @@ func TestBuildStrategyErrors(t *testing.T) {
 			in.Intent = sepsisIntent()
 			tt.edit(&in)
 			_, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 		})
 	}
 }

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"quarry/internal/fault"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"quarry/internal/engine"
 )
 
 // Source names, as strategies list them and SearchResult.Sources reports
@@ -41,10 +40,10 @@ type SourceRequest struct {
 // every source words these errors the same way.
 func (r SourceRequest) Check(source string) error {
 	if strings.TrimSpace(r.Query) == "" {
-		return engine.Errorf(engine.EInvalid, "%s: empty query", source)
+		return fault.Errorf(fault.EInvalid, "%s: empty query", source)
 	}
 	if r.MaxResults < 1 {
-		return engine.Errorf(engine.EInvalid, "%s: max results must be positive", source)
+		return fault.Errorf(fault.EInvalid, "%s: max results must be positive", source)
 	}
 	return nil
 }
@@ -180,14 +179,14 @@ func NewSearcher(sources []Source, opts SearcherOptions) (*SourceSearcher, error
 	}
 	for i, src := range sources {
 		if src == nil {
-			return nil, engine.Errorf(engine.EInvalid, "source %d is nil", i)
+			return nil, fault.Errorf(fault.EInvalid, "source %d is nil", i)
 		}
 		name := src.Name()
 		if strings.TrimSpace(name) == "" {
-			return nil, engine.Errorf(engine.EInvalid, "source %d has no name", i)
+			return nil, fault.Errorf(fault.EInvalid, "source %d has no name", i)
 		}
 		if _, dup := s.byName[name]; dup {
-			return nil, engine.Errorf(engine.EInvalid, "source %q is configured twice", name)
+			return nil, fault.Errorf(fault.EInvalid, "source %q is configured twice", name)
 		}
 		s.byName[name] = src
 		s.names = append(s.names, name)
@@ -411,7 +410,7 @@ func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				ch <- reply{err: engine.Errorf(engine.EInternal, "source panicked: %v", r)}
+				ch <- reply{err: fault.Errorf(fault.EInternal, "source panicked: %v", r)}
 			}
 		}()
 		papers, err := src.Search(cctx, req)
@@ -431,7 +430,7 @@ func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest
 		case ctx.Err() != nil:
 			return callOutcome{err: cancelled(ctx)}
 		case errors.As(context.Cause(cctx), &to):
-			return callOutcome{err: &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("timed out after %s", s.timeout), Err: r.err}}
+			return callOutcome{err: &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("timed out after %s", s.timeout), Err: r.err}}
 		}
 	}
 	if len(r.papers) > req.MaxResults {
@@ -595,14 +594,14 @@ func CallTimeLeft(ctx context.Context) (left time.Duration, ok bool) {
 }
 
 func cancelled(ctx context.Context) error {
-	return &engine.Error{Code: engine.EInternal, Message: "search cancelled", Err: ctx.Err()}
+	return &fault.Error{Code: fault.EInternal, Message: "search cancelled", Err: ctx.Err()}
 }
 
 // cancelledUnsent is the error of a call (what: "it") or of a whole
 // source ("any query") the search's cancellation caught before anything
 // was sent, so nobody reads its query as sent.
 func cancelledUnsent(ctx context.Context, what string) error {
-	return &engine.Error{Code: engine.EInternal, Message: "search cancelled before " + what + " was sent", Err: ctx.Err()}
+	return &fault.Error{Code: fault.EInternal, Message: "search cancelled before " + what + " was sent", Err: ctx.Err()}
 }
 
 // progress turns per-call completions into per-source events, serialised.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/dedup"
 )
@@ -238,7 +238,7 @@ func TestSearcherRecordsFailuresPerSource(t *testing.T) {
 	sources := []skills.Source{
 		echoSource("good"),
 		fakeSource{name: "broken", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-			return nil, engine.Errorf(engine.EUnauthorized, "bad api key")
+			return nil, fault.Errorf(fault.EUnauthorized, "bad api key")
 		}},
 		fakeSource{name: "slow", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
 			<-ctx.Done()
@@ -333,7 +333,7 @@ func TestSearcherRejectsInvalidStrategy(t *testing.T) {
 	t.Parallel()
 	s := newSearcher(t, skills.SearcherOptions{}, echoSource("a"))
 	_, err := s.Search(context.Background(), skills.SearchStrategy{Sources: []string{"a"}, MaxResultsPerSource: 10})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
 
 func TestNewSearcher(t *testing.T) {
@@ -346,15 +346,15 @@ func TestNewSearcher(t *testing.T) {
 	}{
 		{"OK", []skills.Source{echoSource("b"), echoSource("a")}, "", []string{"b", "a"}},
 		{"None", nil, "", nil},
-		{"Duplicate", []skills.Source{echoSource("a"), echoSource("a")}, engine.EInvalid, nil},
-		{"Unnamed", []skills.Source{echoSource(" ")}, engine.EInvalid, nil},
-		{"Nil", []skills.Source{nil}, engine.EInvalid, nil},
+		{"Duplicate", []skills.Source{echoSource("a"), echoSource("a")}, fault.EInvalid, nil},
+		{"Unnamed", []skills.Source{echoSource(" ")}, fault.EInvalid, nil},
+		{"Nil", []skills.Source{nil}, fault.EInvalid, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s, err := skills.NewSearcher(tt.sources, skills.SearcherOptions{})
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err))
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err))
 			if err == nil {
 				require.Equal(t, tt.want, s.Names())
 			}

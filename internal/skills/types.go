@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/query"
 )
 
@@ -23,7 +23,7 @@ type YearRange struct {
 }
 
 // Validate checks that the range is ordered and plausible.
-func (y YearRange) Validate(fe engine.FieldErrors, prefix string) {
+func (y YearRange) Validate(fe fault.FieldErrors, prefix string) {
 	if y.From != 0 && (y.From < 1000 || y.From > 3000) {
 		fe.Add(prefix+".from", "year must be between 1000 and 3000")
 	}
@@ -77,7 +77,7 @@ type ParsedIntent struct {
 
 // Validate reports every problem with the intent.
 func (p ParsedIntent) Validate() error {
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	if strings.TrimSpace(p.Topic) == "" {
 		fe.Add("topic", "topic is required")
 	}
@@ -170,14 +170,14 @@ func FileSourceName(f AttachedFile) string { return "file: " + f.Name }
 // Validate checks the strategy's shape. Whether each source exists is
 // checked by ValidateSources, because only the configuration knows that.
 func (s SearchStrategy) Validate() error {
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	s.validate(fe)
 	return fe.Err("invalid search strategy")
 }
 
 // ValidateSources is Validate plus a check that every source is one of known.
 func (s SearchStrategy) ValidateSources(known []string) error {
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	s.validate(fe)
 	for i, src := range s.Sources {
 		switch {
@@ -193,7 +193,7 @@ func (s SearchStrategy) ValidateSources(known []string) error {
 	return fe.Err("invalid search strategy")
 }
 
-func (s SearchStrategy) validate(fe engine.FieldErrors) {
+func (s SearchStrategy) validate(fe fault.FieldErrors) {
 	if len(s.Queries) == 0 {
 		fe.Add("queries", "at least one query is required")
 	}
@@ -262,7 +262,7 @@ type RawPaper struct {
 
 // Validate checks that a paper can be shown and referred to.
 func (p RawPaper) Validate() error {
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	if p.ID == "" {
 		fe.Add("id", "paper id is required")
 	}
@@ -307,11 +307,11 @@ func (p ScoredPaper) Validate() error {
 		return err
 	}
 	if p.Score < 0 || p.Score > 1 || p.Score != p.Score {
-		return engine.Errorf(engine.EInvalid, "paper %s: score %v outside [0,1]", p.ID, p.Score)
+		return fault.Errorf(fault.EInvalid, "paper %s: score %v outside [0,1]", p.ID, p.Score)
 	}
 	// A score the researcher cannot check is a score they cannot trust.
 	if !slices.ContainsFunc(p.Reasons, func(r string) bool { return strings.TrimSpace(r) != "" }) {
-		return engine.Errorf(engine.EInvalid, "paper %s: a score needs at least one reason", p.ID)
+		return fault.Errorf(fault.EInvalid, "paper %s: a score needs at least one reason", p.ID)
 	}
 	return nil
 }
@@ -392,17 +392,17 @@ func (c PaperCollection) Validate() error {
 			return err
 		}
 		if ids[p.ID] {
-			return engine.Errorf(engine.EInvalid, "paper %s appears twice in the collection", p.ID)
+			return fault.Errorf(fault.EInvalid, "paper %s appears twice in the collection", p.ID)
 		}
 		ids[p.ID] = true
 	}
 	for _, g := range c.Groups {
 		if strings.TrimSpace(g.Label) == "" {
-			return engine.Errorf(engine.EInvalid, "a group has no label")
+			return fault.Errorf(fault.EInvalid, "a group has no label")
 		}
 		for _, id := range g.PaperIDs {
 			if !ids[id] {
-				return engine.Errorf(engine.EInvalid, "group %q names paper %s, which is not in the collection", g.Label, id)
+				return fault.Errorf(fault.EInvalid, "group %q names paper %s, which is not in the collection", g.Label, id)
 			}
 		}
 	}
@@ -438,7 +438,7 @@ const MaxPaperNote = 2000
 
 // Validate checks that no paper is marked both ways.
 func (f UserFeedback) Validate() error {
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	rel := map[string]bool{}
 	for i, id := range f.MarkedRelevant {
 		if strings.TrimSpace(id) == "" {
@@ -473,7 +473,7 @@ func (f UserFeedback) ValidateAgainst(c PaperCollection) error {
 	if err := f.Validate(); err != nil {
 		return err
 	}
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	for i, id := range f.MarkedRelevant {
 		if _, ok := c.Paper(id); !ok {
 			fe.Add(fmt.Sprintf("marked_relevant[%d]", i), fmt.Sprintf("paper %s is not in this review's collection", id))
@@ -560,7 +560,7 @@ func (s *WorkflowState) Accumulate(papers ...ScoredPaper) {
 // Validate checks the state's invariants.
 func (s WorkflowState) Validate() error {
 	if s.CurrentIteration < 0 {
-		return engine.Errorf(engine.EInvalid, "current_iteration is negative")
+		return fault.Errorf(fault.EInvalid, "current_iteration is negative")
 	}
 	seen := map[string]bool{}
 	for _, p := range s.AccumulatedPapers {
@@ -568,16 +568,16 @@ func (s WorkflowState) Validate() error {
 			return err
 		}
 		if seen[p.ID] {
-			return engine.Errorf(engine.EInvalid, "accumulated paper %s appears twice", p.ID)
+			return fault.Errorf(fault.EInvalid, "accumulated paper %s appears twice", p.ID)
 		}
 		seen[p.ID] = true
 	}
 	for i, h := range s.History {
 		if h.ResultCount < 0 {
-			return engine.Errorf(engine.EInvalid, "history[%d]: negative result count", i)
+			return fault.Errorf(fault.EInvalid, "history[%d]: negative result count", i)
 		}
 		if h.Iteration < 1 || (i > 0 && h.Iteration <= s.History[i-1].Iteration) {
-			return engine.Errorf(engine.EInvalid, "history[%d]: iteration %d out of order", i, h.Iteration)
+			return fault.Errorf(fault.EInvalid, "history[%d]: iteration %d out of order", i, h.Iteration)
 		}
 		if err := h.Strategy.Validate(); err != nil {
 			return fmt.Errorf("history[%d]: %w", i, err)

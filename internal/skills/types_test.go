@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -116,8 +116,8 @@ func TestUserFeedbackPaperNotes(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-			require.Contains(t, engine.ErrorFields(err), tt.wantField)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+			require.Contains(t, fault.ErrorFields(err), tt.wantField)
 		})
 	}
 }
@@ -125,9 +125,9 @@ func TestUserFeedbackPaperNotes(t *testing.T) {
 func TestScoredPaperNeedsAReason(t *testing.T) {
 	t.Parallel()
 	p := skills.ScoredPaper{RawPaper: skills.RawPaper{ID: "doi:10.1/a", Title: "A", Source: "local"}, Score: 0.5}
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(p.Validate()), "no reason")
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(p.Validate()), "no reason")
 	p.Reasons = []string{"  "}
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(p.Validate()), "a blank reason")
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(p.Validate()), "a blank reason")
 	p.Reasons = []string{"matches \"a\" in title"}
 	require.NoError(t, p.Validate())
 }
@@ -153,7 +153,7 @@ func TestWorkflowStateChecksItsHistory(t *testing.T) {
 			if tt.ok {
 				require.NoError(t, err)
 			} else {
-				require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+				require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 			}
 		})
 	}
@@ -188,8 +188,8 @@ func TestValidateSourcesNamesDisabledSources(t *testing.T) {
 	t.Parallel()
 	s := skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep"}}, Sources: []string{"local", "openalex", "nowhere"}, MaxResultsPerSource: 10}
 	err := s.ValidateSources([]string{"local"})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-	fields := engine.ErrorFields(err)
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	fields := fault.ErrorFields(err)
 	require.Contains(t, fields["sources[1]"], `source "openalex" is not enabled on this server (enabled: local;`)
 	require.Equal(t, `unknown source "nowhere"`, fields["sources[2]"])
 	require.NotContains(t, fields, "sources[0]")

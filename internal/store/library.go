@@ -17,7 +17,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/skills"
 	"quarry/internal/skills/text"
@@ -183,7 +183,7 @@ func (s *Store) UpsertPaper(ctx context.Context, p skills.RawPaper, origin strin
 		return false, err
 	}
 	if len(stats.Errors) > 0 {
-		return false, engine.Errorf(engine.EInvalid, "paper %q: %s", p.Title, stats.Errors[0].Reason)
+		return false, fault.Errorf(fault.EInvalid, "paper %q: %s", p.Title, stats.Errors[0].Reason)
 	}
 	return stats.Inserted == 1, nil
 }
@@ -298,7 +298,7 @@ func admit(b *library.ImportStats, rec library.Record) (skills.RawPaper, bool) {
 		p.ID = skills.StableID(p)
 	}
 	if err := p.Validate(); err != nil {
-		b.Skip(rec.Origin, rec.Line, "invalid record: "+engine.ErrorMessage(err)+fieldSummary(err), true)
+		b.Skip(rec.Origin, rec.Line, "invalid record: "+fault.ErrorMessage(err)+fieldSummary(err), true)
 		return skills.RawPaper{}, false
 	}
 	return p, true
@@ -522,14 +522,14 @@ const searchLibrarySQL = `SELECT ` + paperColumns + `
 // SearchLibrary runs an FTS5 MATCH expression (as the query package's local
 // renderer writes it) over the library, best bm25 match first, keeping
 // papers inside years (and those of unknown year, as YearRange.Contains
-// does). A match expression FTS5 cannot parse is engine.EInvalid: the text
+// does). A match expression FTS5 cannot parse is fault.EInvalid: the text
 // may come from a researcher, and their typo is not our failure.
 func (s *Store) SearchLibrary(ctx context.Context, match string, years skills.YearRange, limit int) ([]skills.RawPaper, error) {
 	if strings.TrimSpace(match) == "" {
-		return nil, engine.Errorf(engine.EInvalid, "the library search query is empty")
+		return nil, fault.Errorf(fault.EInvalid, "the library search query is empty")
 	}
 	if limit <= 0 {
-		return nil, engine.Errorf(engine.EInvalid, "the library search limit must be positive, not %d", limit)
+		return nil, fault.Errorf(fault.EInvalid, "the library search limit must be positive, not %d", limit)
 	}
 	limit = min(limit, skills.MaxResultsLimit)
 	rows, err := s.read.QueryContext(ctx, searchLibrarySQL, match, years.From, years.To, limit)
@@ -562,7 +562,7 @@ func searchError(ctx context.Context, match string, err error) error {
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_ERROR {
-		return &engine.Error{Code: engine.EInvalid, Message: fmt.Sprintf("the library cannot search for %q: check quotes, parentheses and operators", truncate(match, 200)), Err: err}
+		return &fault.Error{Code: fault.EInvalid, Message: fmt.Sprintf("the library cannot search for %q: check quotes, parentheses and operators", truncate(match, 200)), Err: err}
 	}
 	return fmt.Errorf("store: search library: %w", err)
 }
@@ -579,7 +579,7 @@ func truncate(s string, n int) string {
 }
 
 func fieldSummary(err error) string {
-	f := engine.ErrorFields(err)
+	f := fault.ErrorFields(err)
 	if len(f) == 0 {
 		return ""
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
@@ -223,11 +223,11 @@ func TestSearchLibraryRejectsBadSyntaxAsInvalid(t *testing.T) {
 			t.Parallel()
 			_, err := st.SearchLibrary(context.Background(), match, skills.YearRange{}, 10)
 			require.Error(t, err)
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 		})
 	}
 	_, err = st.SearchLibrary(context.Background(), `"anything"`, skills.YearRange{}, 0)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
 
 // TestInterruptedImportLeavesNothing: a bulk import cancelled while its
@@ -344,7 +344,7 @@ func FuzzSearchLibrary(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		ctx := context.Background()
 		if _, err := st.SearchLibrary(ctx, in, skills.YearRange{}, 5); err != nil {
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "direct %q: %v", in, err)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "direct %q: %v", in, err)
 		}
 		q, err := query.Parse(in)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"time"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/skills"
 )
@@ -53,7 +53,7 @@ func (s *Store) AttachRunFile(ctx context.Context, f RunFile) (RunFile, error) {
 	var one int
 	if err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE id = ?`, f.RunID).Scan(&one); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
-			return f, engine.Errorf(engine.ENotFound, "run %q not found", f.RunID)
+			return f, fault.Errorf(fault.ENotFound, "run %q not found", f.RunID)
 		}
 		return f, fmt.Errorf("store: attach file: %w", err)
 	}
@@ -74,7 +74,7 @@ func (s *Store) RunFilePapers(ctx context.Context, runID, id string) ([]skills.R
 	var raw string
 	err := s.read.QueryRowContext(ctx, `SELECT papers FROM run_files WHERE id = ? AND run_id = ?`, id, runID).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, engine.Errorf(engine.ENotFound, "run %s has no attached file %q", runID, id)
+		return nil, fault.Errorf(fault.ENotFound, "run %s has no attached file %q", runID, id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: attached file: %w", err)

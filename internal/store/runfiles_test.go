@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/skills"
 	"quarry/internal/store"
@@ -35,7 +36,7 @@ func TestRunFilesBelongToTheirRun(t *testing.T) {
 	require.Equal(t, papers, got)
 
 	_, err = s.RunFilePapers(ctx, "run-b", f.ID)
-	require.Equal(t, engine.ENotFound, engine.ErrorCode(err), "another run cannot read the file")
+	require.Equal(t, fault.ENotFound, fault.ErrorCode(err), "another run cannot read the file")
 	_, err = s.AttachRunFile(ctx, store.RunFile{RunID: "nope", Name: "x.ris", Format: "ris"})
-	require.Equal(t, engine.ENotFound, engine.ErrorCode(err))
+	require.Equal(t, fault.ENotFound, fault.ErrorCode(err))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 // CreateRun inserts a pending run and its first advance job in one
@@ -47,7 +48,7 @@ func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 		r.CheckpointID, r.Version, r.Error, formatTime(r.CreatedAt), formatTime(r.UpdatedAt))
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
-			return engine.Errorf(engine.EConflict, "run %s exists already", r.ID)
+			return fault.Errorf(fault.EConflict, "run %s exists already", r.ID)
 		}
 		return fmt.Errorf("store: insert run: %w", err)
 	}
@@ -93,7 +94,7 @@ func scanRun(row scanner) (engine.Run, error) {
 func (s *Store) Run(ctx context.Context, id string) (engine.Run, error) {
 	r, err := scanRun(s.read.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, engine.Errorf(engine.ENotFound, "no run %q", id)
+		return r, fault.Errorf(fault.ENotFound, "no run %q", id)
 	}
 	if err != nil {
 		return r, fmt.Errorf("store: run %s: %w", id, err)
@@ -197,9 +198,9 @@ func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, from engine.Status, r
 	if n, _ := res.RowsAffected(); n == 0 {
 		var v int64
 		if err := tx.QueryRowContext(ctx, `SELECT version FROM runs WHERE id = ?`, r.ID).Scan(&v); errors.Is(err, sql.ErrNoRows) {
-			return engine.Errorf(engine.ENotFound, "no run %q", r.ID)
+			return fault.Errorf(fault.ENotFound, "no run %q", r.ID)
 		}
-		return engine.Errorf(engine.EConflict, "run %s changed concurrently (version %d, expected %d)", r.ID, v, r.Version)
+		return fault.Errorf(fault.EConflict, "run %s changed concurrently (version %d, expected %d)", r.ID, v, r.Version)
 	}
 	return nil
 }
@@ -250,7 +251,7 @@ func insertDecision(ctx context.Context, tx *sql.Tx, runID string, d engine.Deci
 		d.CheckpointID, runID, string(d.Action), revised, d.Note, d.DecidedBy, formatTime(d.DecidedAt))
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
-			return engine.Errorf(engine.EConflict, "checkpoint %s was already decided", d.CheckpointID)
+			return fault.Errorf(fault.EConflict, "checkpoint %s was already decided", d.CheckpointID)
 		}
 		return fmt.Errorf("store: insert decision: %w", err)
 	}
@@ -289,7 +290,7 @@ func (s *Store) Checkpoint(ctx context.Context, id string) (engine.Checkpoint, *
 	cp, d, err := scanCheckpoint(s.read.QueryRowContext(ctx, `SELECT `+checkpointColumns+`
 		FROM checkpoints c LEFT JOIN decisions d ON d.checkpoint_id = c.id WHERE c.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return cp, nil, engine.Errorf(engine.ENotFound, "no checkpoint %q", id)
+		return cp, nil, fault.Errorf(fault.ENotFound, "no checkpoint %q", id)
 	}
 	if err != nil {
 		return cp, nil, fmt.Errorf("store: checkpoint %s: %w", id, err)
@@ -362,7 +363,7 @@ func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecor
 	cp, prev, err := scanCheckpoint(tx.QueryRowContext(ctx, `SELECT `+checkpointColumns+`
 		FROM checkpoints c LEFT JOIN decisions d ON d.checkpoint_id = c.id WHERE c.id = ?`, d.CheckpointID))
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && cp.RunID != runID) {
-		return engine.Errorf(engine.ENotFound, "run %s has no checkpoint %s", runID, d.CheckpointID)
+		return fault.Errorf(fault.ENotFound, "run %s has no checkpoint %s", runID, d.CheckpointID)
 	}
 	if err != nil {
 		return fmt.Errorf("store: decide: %w", err)
@@ -371,7 +372,7 @@ func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecor
 		return engine.ConflictDecided(*prev)
 	}
 	if cp.Status != engine.CheckpointPending {
-		return engine.Errorf(engine.EConflict, "this checkpoint is %s; the run has moved on", cp.Status)
+		return fault.Errorf(fault.EConflict, "this checkpoint is %s; the run has moved on", cp.Status)
 	}
 	if err := insertDecision(ctx, tx, runID, d); err != nil {
 		return err
@@ -385,7 +386,7 @@ func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecor
 		return fmt.Errorf("store: decide: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return engine.Errorf(engine.EConflict, "run %s is not waiting at this checkpoint", runID)
+		return fault.Errorf(fault.EConflict, "run %s is not waiting at this checkpoint", runID)
 	}
 	if err := s.scheduleAdvanceTx(ctx, tx, runID); err != nil {
 		return err

@@ -5,8 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 // Setting returns the value of a server setting, or an ENotFound error when
@@ -15,7 +14,7 @@ func (s *Store) Setting(ctx context.Context, key string) ([]byte, error) {
 	var v []byte
 	err := s.read.QueryRowContext(ctx, `SELECT value FROM settings WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, engine.Errorf(engine.ENotFound, "no setting %q", key)
+		return nil, fault.Errorf(fault.ENotFound, "no setting %q", key)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: setting %s: %w", key, err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/store"
 )
 
@@ -19,7 +19,7 @@ func TestSettingOrInitKeepsTheFirstValue(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = s.Setting(ctx, "session_key")
-	require.Equal(t, engine.ENotFound, engine.ErrorCode(err))
+	require.Equal(t, fault.ENotFound, fault.ErrorCode(err))
 
 	v, err := s.SettingOrInit(ctx, "session_key", []byte("first"))
 	require.NoError(t, err)

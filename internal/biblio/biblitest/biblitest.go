@@ -50,7 +50,7 @@ type Format struct {
 	// JSON Lines' rejected submissions); other readers must never set it.
 	Skips bool
 
-	// FileErrors says Next may return an engine.EInvalid error before the
+	// FileErrors says Next may return an fault.EInvalid error before the
 	// first record when the file as a whole cannot be mapped (CSV without
 	// a title column); the fuzz target then expects no records at all.
 	FileErrors bool

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 // readTimeout bounds one fuzz input's read: inputs are small, so a reader
@@ -87,7 +87,7 @@ func (f Format) FuzzRoundTrip(t *testing.T, data []byte) {
 	require.False(t, res.loops, "more than %d records: the reader loops", limit)
 	if res.err != nil {
 		require.True(t, f.FileErrors, "unexpected error: %v", res.err)
-		require.Equal(t, engine.EInvalid, engine.ErrorCode(res.err), "only a file-level mapping error: %v", res.err)
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(res.err), "only a file-level mapping error: %v", res.err)
 		require.Empty(t, res.recs, "a file-level error comes before any record")
 		return
 	}

@@ -20,7 +20,7 @@ import (
 	"quarry/internal/biblio/jsonl"
 	"quarry/internal/biblio/medline"
 	"quarry/internal/biblio/ris"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 // ExportFormats are the formats the library page offers as download
@@ -74,7 +74,7 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(br)
 		if err != nil {
-			return nil, engine.Errorf(engine.EInvalid, "%s: bad gzip header: %v", name, err)
+			return nil, fault.Errorf(fault.EInvalid, "%s: bad gzip header: %v", name, err)
 		}
 		o.closer = gz
 		br = bufio.NewReaderSize(gz, headSize)
@@ -91,7 +91,7 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 				format = biblio.JSONL // an empty file has no records in any format
 			} else {
 				o.Close()
-				return nil, engine.Errorf(engine.EInvalid, "%s: cannot tell the file's format from its content; pass a format (one of %s)", displayName(name), strings.Join(biblio.Formats, ", "))
+				return nil, fault.Errorf(fault.EInvalid, "%s: cannot tell the file's format from its content; pass a format (one of %s)", displayName(name), strings.Join(biblio.Formats, ", "))
 			}
 		}
 	}
@@ -141,10 +141,10 @@ func NewWriter(w io.Writer, format string) (biblio.Writer, error) {
 func UnknownFormat(format string) error {
 	formats := strings.Join(biblio.Formats, ", ")
 	if strings.TrimSpace(format) == "" {
-		return &engine.Error{Code: engine.EInvalid, Message: "choose a format (one of " + formats + ")",
+		return &fault.Error{Code: fault.EInvalid, Message: "choose a format (one of " + formats + ")",
 			Fields: map[string]string{"format": "one of " + formats}}
 	}
-	return &engine.Error{Code: engine.EInvalid, Message: fmt.Sprintf("unknown format %q (supported: %s)", format, formats),
+	return &fault.Error{Code: fault.EInvalid, Message: fmt.Sprintf("unknown format %q (supported: %s)", format, formats),
 		Fields: map[string]string{"format": fmt.Sprintf("%q is not one of %s", format, formats)}}
 }
 

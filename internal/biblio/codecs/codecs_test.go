@@ -12,7 +12,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/codecs"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -85,12 +85,12 @@ func TestGzipAndErrors(t *testing.T) {
 	require.NoError(t, in.Close())
 
 	_, err = codecs.NewReader(strings.NewReader("plain prose, nothing else\n"), "notes.txt", codecs.Options{})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "notes.txt")
 	_, err = codecs.NewReader(strings.NewReader(""), "x", codecs.Options{Format: "docx"})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	_, err = codecs.NewWriter(io.Discard, "docx")
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 
 	empty, err := codecs.NewReader(strings.NewReader("\n"), "empty", codecs.Options{})
 	require.NoError(t, err, "an empty file can be opened; it has no records (library import refuses it)")
@@ -133,9 +133,9 @@ func TestUnknownFormatNamesEveryFormat(t *testing.T) {
 	all := strings.Join(biblio.Formats, ", ")
 	for _, name := range []string{"", "docx"} {
 		err := codecs.UnknownFormat(name)
-		require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-		require.Contains(t, engine.ErrorMessage(err), all, name)
-		require.Contains(t, engine.ErrorFields(err)["format"], all, name)
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+		require.Contains(t, fault.ErrorMessage(err), all, name)
+		require.Contains(t, fault.ErrorFields(err)["format"], all, name)
 	}
 	for _, f := range biblio.Formats {
 		_, err := codecs.NewWriter(io.Discard, f)

@@ -34,7 +34,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 
 	"quarry/internal/biblio"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 )
 
 // Fields are the record fields a column can be mapped to, in the order of
@@ -121,7 +121,7 @@ func NewReader(r io.Reader) *Reader { return NewReaderWithColumns(r, nil) }
 // NewReaderWithColumns reads CSV from r with columns overriding the guess:
 // it maps a field name (one of Fields) to a header of the file; an empty
 // header name unmaps the field. A bad override, or a file with no title
-// column, makes the first Next return an engine.EInvalid error that lists
+// column, makes the first Next return an fault.EInvalid error that lists
 // the headers found, since no row of such a file can be read as meant.
 func NewReaderWithColumns(r io.Reader, columns map[string]string) *Reader {
 	return &Reader{src: r, overrides: columns, pageEnd: -1}
@@ -180,13 +180,13 @@ func (r *Reader) start() error {
 		return fmt.Errorf("csvfile: read header: %w", err)
 	}
 	if problem != "" {
-		return engine.Errorf(engine.EInvalid, "cannot read the CSV header on line %d: %s", r.rows.line(), strings.TrimPrefix(problem, "malformed CSV row: "))
+		return fault.Errorf(fault.EInvalid, "cannot read the CSV header on line %d: %s", r.rows.line(), strings.TrimPrefix(problem, "malformed CSV row: "))
 	}
 	for i := range header {
 		header[i] = strings.TrimSpace(strings.TrimPrefix(fixEncoding(header[i]), "\ufeff"))
 	}
 	mapping := Guess(header)
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	for field, name := range r.overrides {
 		switch {
 		case !slices.Contains(Fields, field):

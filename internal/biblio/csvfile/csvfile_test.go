@@ -17,14 +17,14 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/csvfile"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
 // format is Quarry CSV for the shared harness. Keywords share one cell
 // joined by "; ", so a keyword with a semicolon comes back split; authors
 // are written "Last, First, Suffix"; a file whose columns cannot be mapped
-// fails as a whole (engine.EInvalid) before its first record.
+// fails as a whole (fault.EInvalid) before its first record.
 func format() biblitest.Format {
 	f := biblitest.New(csvfile.NewReader, csvfile.NewWriter)
 	f.Carried = biblitest.KeywordsSplitOn(";")
@@ -210,7 +210,7 @@ func TestReaderQuotedCellLimit(t *testing.T) {
 func TestReaderMalformedHeader(t *testing.T) {
 	t.Parallel()
 	_, err := csvfile.NewReader(strings.NewReader("\"Title\" x,year\na,2020\n")).Next()
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "cannot read the CSV header on line 1: text after the closing quote of a cell")
 }
 
@@ -242,7 +242,7 @@ func TestReaderColumnErrors(t *testing.T) {
 				require.Equal(t, "x", rec.Paper.Title)
 				return
 			}
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 			require.Contains(t, err.Error(), tt.wantMsg)
 			_, again := r.Next()
 			require.Equal(t, err, again, "the file-level error sticks")

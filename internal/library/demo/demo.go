@@ -12,7 +12,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -106,15 +106,15 @@ func parse(b []byte) ([]Entry, error) {
 		dec.DisallowUnknownFields()
 		var e Entry
 		if err := dec.Decode(&e); err != nil {
-			return nil, engine.Errorf(engine.EInternal, "demo library line %d: %v", line, err)
+			return nil, fault.Errorf(fault.EInternal, "demo library line %d: %v", line, err)
 		}
 		if dec.More() {
-			return nil, engine.Errorf(engine.EInternal, "demo library line %d: trailing data after object", line)
+			return nil, fault.Errorf(fault.EInternal, "demo library line %d: trailing data after object", line)
 		}
 		entries = append(entries, e)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &engine.Error{Code: engine.EInternal, Message: "demo library: read", Err: err}
+		return nil, &fault.Error{Code: fault.EInternal, Message: "demo library: read", Err: err}
 	}
 	return entries, nil
 }

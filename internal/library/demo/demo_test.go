@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -49,7 +49,7 @@ func TestParseRejectsBadInput(t *testing.T) {
 			es, err := parse([]byte(tt.in))
 			if tt.wantErr {
 				require.Error(t, err)
-				require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+				require.Equal(t, fault.EInternal, fault.ErrorCode(err))
 				return
 			}
 			require.NoError(t, err)

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -38,7 +38,7 @@ func askJSON[T any](ctx context.Context, p Provider, r Request, check func(*T) e
 	}
 	v, problem2 := decodeChecked(answer, check)
 	if problem2 != nil {
-		return zero, engine.Errorf(engine.EInvalid, "answer rejected twice: first %v; then %v", problem, problem2)
+		return zero, fault.Errorf(fault.EInvalid, "answer rejected twice: first %v; then %v", problem, problem2)
 	}
 	return v, nil
 }
@@ -56,7 +56,7 @@ func decodeChecked[T any](answer string, check func(*T) error) (T, error) {
 		return v, err
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return v, engine.Errorf(engine.EInvalid, "the answer is not the JSON object asked for: %v", err)
+		return v, fault.Errorf(fault.EInvalid, "the answer is not the JSON object asked for: %v", err)
 	}
 	if err := check(&v); err != nil {
 		return v, err
@@ -70,17 +70,17 @@ func decodeChecked[T any](answer string, check func(*T) error) (T, error) {
 func extractJSON(answer string) ([]byte, error) {
 	s := strings.TrimSpace(answer)
 	if s == "" {
-		return nil, engine.Errorf(engine.EInvalid, "the answer is empty; a JSON object was asked for")
+		return nil, fault.Errorf(fault.EInvalid, "the answer is empty; a JSON object was asked for")
 	}
 	start, end := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
 	if start < 0 || end < start {
-		return nil, engine.Errorf(engine.EInvalid, "the answer contains no JSON object")
+		return nil, fault.Errorf(fault.EInvalid, "the answer contains no JSON object")
 	}
 	raw := []byte(s[start : end+1])
 	if !json.Valid(raw) {
 		var probe any
 		err := json.NewDecoder(bytes.NewReader(raw)).Decode(&probe)
-		return nil, engine.Errorf(engine.EInvalid, "the answer is not valid JSON: %v", err)
+		return nil, fault.Errorf(fault.EInvalid, "the answer is not valid JSON: %v", err)
 	}
 	return raw, nil
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -102,9 +102,9 @@ func checkIntent(in *skills.ParsedIntent, question string) error {
 	}
 	switch {
 	case len(in.Concepts) == 0:
-		return engine.Errorf(engine.EInvalid, "concepts: at least one concept is required")
+		return fault.Errorf(fault.EInvalid, "concepts: at least one concept is required")
 	case len(in.Concepts) > maxConcepts:
-		return engine.Errorf(engine.EInvalid, "concepts: %d concepts given, at most %d allowed", len(in.Concepts), maxConcepts)
+		return fault.Errorf(fault.EInvalid, "concepts: %d concepts given, at most %d allowed", len(in.Concepts), maxConcepts)
 	}
 	return nil
 }

@@ -2,13 +2,12 @@ package llm
 
 import (
 	"context"
+	"quarry/internal/fault"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
-
-	"quarry/internal/engine"
 )
 
 // openAIProvider talks to OpenAI's chat completions API, which Ollama, vLLM,
@@ -67,7 +66,7 @@ func (p *openAIProvider) Complete(ctx context.Context, r Request) (string, error
 		return "", providerError(p.Name(), err)
 	}
 	if len(resp.Choices) == 0 {
-		return "", engine.Errorf(engine.EInternal, "LLM %s returned no choices", p.Name())
+		return "", fault.Errorf(fault.EInternal, "LLM %s returned no choices", p.Name())
 	}
 	return resp.Choices[0].Message.Content, nil
 }

@@ -10,11 +10,10 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"quarry/internal/fault"
 	"strconv"
 	"strings"
 	"time"
-
-	"quarry/internal/engine"
 )
 
 // Provider names accepted in Config.Provider, QUARRY_LLM_PROVIDER and the
@@ -98,7 +97,7 @@ type Config struct {
 // New returns the provider cfg describes. For ProviderOffline (or an empty
 // provider) it returns (nil, nil): there is no model, and the LLM skill
 // constructors then return their offline fallback unchanged. A hosted
-// provider without an API key is engine.EInvalid naming the variable to set,
+// provider without an API key is fault.EInvalid naming the variable to set,
 // so a misconfiguration is reported at start-up rather than as a fallback
 // on every step.
 func New(cfg Config) (Provider, error) {
@@ -107,13 +106,13 @@ func New(cfg Config) (Provider, error) {
 		return nil, nil
 	}
 	if !knownProvider(name) {
-		return nil, engine.Errorf(engine.EInvalid, "%s", unknownProvider(cfg.Provider))
+		return nil, fault.Errorf(fault.EInvalid, "%s", unknownProvider(cfg.Provider))
 	}
 	if cfg.MaxRetries < 0 {
-		return nil, engine.Errorf(engine.EInvalid, "LLM max retries must not be negative (got %d)", cfg.MaxRetries)
+		return nil, fault.Errorf(fault.EInvalid, "LLM max retries must not be negative (got %d)", cfg.MaxRetries)
 	}
 	if cfg.Timeout < 0 {
-		return nil, engine.Errorf(engine.EInvalid, "LLM timeout must not be negative (got %s)", cfg.Timeout)
+		return nil, fault.Errorf(fault.EInvalid, "LLM timeout must not be negative (got %s)", cfg.Timeout)
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
@@ -137,14 +136,14 @@ func New(cfg Config) (Provider, error) {
 	}
 	u, ok := parseHTTPURL(cfg.BaseURL)
 	if !ok {
-		return nil, engine.Errorf(engine.EInvalid, "LLM base URL %q is not an http(s) URL", cfg.BaseURL)
+		return nil, fault.Errorf(fault.EInvalid, "LLM base URL %q is not an http(s) URL", cfg.BaseURL)
 	}
 	// The Anthropic SDK refuses to send a request without credentials (and
 	// would otherwise go looking for them in the environment and a profile
 	// file), so it always needs a key; an OpenAI-compatible self-hosted
 	// server (Ollama, llama.cpp) usually needs none.
 	if cfg.APIKey == "" && (name == ProviderAnthropic || isOfficialHost(u, official)) {
-		return nil, engine.Errorf(engine.EInvalid, "the %s provider needs an API key; set %s", name, keyVar)
+		return nil, fault.Errorf(fault.EInvalid, "the %s provider needs an API key; set %s", name, keyVar)
 	}
 	if name == ProviderAnthropic {
 		return newAnthropic(cfg), nil
@@ -198,7 +197,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // api_key: they are ambient fallbacks often set for other tools, while the
 // file is Quarry's own explicit setting.
 //
-// A malformed value is engine.EInvalid with a field named after where the
+// A malformed value is fault.EInvalid with a field named after where the
 // value came from (QUARRY_LLM_TIMEOUT or llm.timeout), so the person
 // fixing it knows which of the two to edit. Whether the configuration is
 // complete (a key for a hosted provider) is New's to check.
@@ -211,7 +210,7 @@ func ConfigFrom(file FileConfig, getenv func(string) string) (Config, error) {
 		}
 		return strings.TrimSpace(fileValue), "llm." + key
 	}
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	provider, providerField := pick("QUARRY_LLM_PROVIDER", "provider", file.Provider)
 	model, _ := pick("QUARRY_LLM_MODEL", "model", file.Model)
 	baseURL, baseURLField := pick("QUARRY_LLM_BASE_URL", "base_url", file.BaseURL)
@@ -318,5 +317,5 @@ func systemPrompt(r Request) string {
 // providerError wraps an SDK error so that callers see which provider failed
 // without the SDK's types leaking out of this package.
 func providerError(name string, err error) error {
-	return &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("LLM %s failed", name), Err: err}
+	return &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("LLM %s failed", name), Err: err}
 }

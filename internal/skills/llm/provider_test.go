@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/llm"
 )
 
@@ -92,7 +92,7 @@ func TestProviderErrorIsInternal(t *testing.T) {
 			f := newFake(t, kind, failWith(500))
 			_, err := f.provider().Complete(context.Background(), llm.Request{Prompt: "x"})
 			require.Error(t, err)
-			require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+			require.Equal(t, fault.EInternal, fault.ErrorCode(err))
 			require.Contains(t, err.Error(), kind+"/"+testModel)
 			require.NotContains(t, err.Error(), testKey)
 			require.Len(t, f.requests(), 1, "MaxRetries 0 means one attempt")
@@ -112,22 +112,22 @@ func TestNew(t *testing.T) {
 	}{
 		{name: "Offline", cfg: llm.Config{Provider: "offline"}, wantNil: true},
 		{name: "Empty", cfg: llm.Config{}, wantNil: true},
-		{name: "Unknown", cfg: llm.Config{Provider: "gemini"}, wantCode: engine.EInvalid, wantMsg: "offline, openai and anthropic"},
-		{name: "OpenAINoKey", cfg: llm.Config{Provider: "openai"}, wantCode: engine.EInvalid, wantMsg: "OPENAI_API_KEY"},
-		{name: "AnthropicNoKey", cfg: llm.Config{Provider: "anthropic"}, wantCode: engine.EInvalid, wantMsg: "ANTHROPIC_API_KEY"},
-		{name: "OfficialURLNoKey", cfg: llm.Config{Provider: "openai", BaseURL: "https://api.openai.com/v1"}, wantCode: engine.EInvalid, wantMsg: "QUARRY_LLM_API_KEY"},
+		{name: "Unknown", cfg: llm.Config{Provider: "gemini"}, wantCode: fault.EInvalid, wantMsg: "offline, openai and anthropic"},
+		{name: "OpenAINoKey", cfg: llm.Config{Provider: "openai"}, wantCode: fault.EInvalid, wantMsg: "OPENAI_API_KEY"},
+		{name: "AnthropicNoKey", cfg: llm.Config{Provider: "anthropic"}, wantCode: fault.EInvalid, wantMsg: "ANTHROPIC_API_KEY"},
+		{name: "OfficialURLNoKey", cfg: llm.Config{Provider: "openai", BaseURL: "https://api.openai.com/v1"}, wantCode: fault.EInvalid, wantMsg: "QUARRY_LLM_API_KEY"},
 		{name: "OllamaNeedsNoKey", cfg: llm.Config{Provider: "openai", BaseURL: "http://localhost:11434/v1", Model: "llama3.1"}, wantName: "openai/llama3.1"},
 		{name: "DefaultOpenAIModel", cfg: llm.Config{Provider: "OpenAI", APIKey: "k"}, wantName: "openai/" + llm.DefaultOpenAIModel},
 		{name: "DefaultAnthropicModel", cfg: llm.Config{Provider: "anthropic", APIKey: "k"}, wantName: "anthropic/" + llm.DefaultAnthropicModel},
-		{name: "NegativeRetries", cfg: llm.Config{Provider: "openai", APIKey: "k", MaxRetries: -1}, wantCode: engine.EInvalid, wantMsg: "retries"},
-		{name: "NegativeTimeout", cfg: llm.Config{Provider: "openai", APIKey: "k", Timeout: -time.Second}, wantCode: engine.EInvalid, wantMsg: "timeout"},
-		{name: "BadBaseURL", cfg: llm.Config{Provider: "anthropic", APIKey: "k", BaseURL: "localhost:8080"}, wantCode: engine.EInvalid, wantMsg: "base URL"},
+		{name: "NegativeRetries", cfg: llm.Config{Provider: "openai", APIKey: "k", MaxRetries: -1}, wantCode: fault.EInvalid, wantMsg: "retries"},
+		{name: "NegativeTimeout", cfg: llm.Config{Provider: "openai", APIKey: "k", Timeout: -time.Second}, wantCode: fault.EInvalid, wantMsg: "timeout"},
+		{name: "BadBaseURL", cfg: llm.Config{Provider: "anthropic", APIKey: "k", BaseURL: "localhost:8080"}, wantCode: fault.EInvalid, wantMsg: "base URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p, err := llm.New(tt.cfg)
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err), "err: %v", err)
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err), "err: %v", err)
 			if tt.wantMsg != "" {
 				require.Contains(t, err.Error(), tt.wantMsg)
 			}
@@ -159,18 +159,18 @@ func TestConfigFromEnv(t *testing.T) {
 			want: llm.Config{Provider: "openai", Model: llm.DefaultOpenAIModel, APIKey: "sk-q", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}},
 		{name: "Ollama", env: map[string]string{"QUARRY_LLM_PROVIDER": "openai", "QUARRY_LLM_MODEL": "qwen2.5:7b", "QUARRY_LLM_BASE_URL": "http://localhost:11434/v1", "QUARRY_LLM_TIMEOUT": "3m", "QUARRY_LLM_MAX_RETRIES": "0"},
 			want: llm.Config{Provider: "openai", Model: "qwen2.5:7b", BaseURL: "http://localhost:11434/v1", Timeout: 3 * time.Minute, MaxRetries: 0}},
-		{name: "BadTimeout", env: map[string]string{"QUARRY_LLM_TIMEOUT": "soon"}, wantCode: engine.EInvalid, wantField: "QUARRY_LLM_TIMEOUT"},
-		{name: "BadRetries", env: map[string]string{"QUARRY_LLM_MAX_RETRIES": "-2"}, wantCode: engine.EInvalid, wantField: "QUARRY_LLM_MAX_RETRIES"},
-		{name: "UnknownProvider", env: map[string]string{"QUARRY_LLM_PROVIDER": "gemini"}, wantCode: engine.EInvalid, wantField: "QUARRY_LLM_PROVIDER"},
-		{name: "BadBaseURL", env: map[string]string{"QUARRY_LLM_BASE_URL": "localhost:8080"}, wantCode: engine.EInvalid, wantField: "QUARRY_LLM_BASE_URL"},
+		{name: "BadTimeout", env: map[string]string{"QUARRY_LLM_TIMEOUT": "soon"}, wantCode: fault.EInvalid, wantField: "QUARRY_LLM_TIMEOUT"},
+		{name: "BadRetries", env: map[string]string{"QUARRY_LLM_MAX_RETRIES": "-2"}, wantCode: fault.EInvalid, wantField: "QUARRY_LLM_MAX_RETRIES"},
+		{name: "UnknownProvider", env: map[string]string{"QUARRY_LLM_PROVIDER": "gemini"}, wantCode: fault.EInvalid, wantField: "QUARRY_LLM_PROVIDER"},
+		{name: "BadBaseURL", env: map[string]string{"QUARRY_LLM_BASE_URL": "localhost:8080"}, wantCode: fault.EInvalid, wantField: "QUARRY_LLM_BASE_URL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cfg, err := llm.ConfigFromEnv(func(k string) string { return tt.env[k] })
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err), "err: %v", err)
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err), "err: %v", err)
 			if tt.wantField != "" {
-				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				require.Contains(t, fault.ErrorFields(err), tt.wantField)
 			}
 			if tt.wantCode == "" {
 				require.Equal(t, tt.want, cfg)
@@ -221,8 +221,8 @@ func TestConfigFrom(t *testing.T) {
 			t.Parallel()
 			cfg, err := llm.ConfigFrom(tt.file, func(k string) string { return tt.env[k] })
 			if tt.wantField != "" {
-				require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "err: %v", err)
-				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "err: %v", err)
+				require.Contains(t, fault.ErrorFields(err), tt.wantField)
 				require.Contains(t, err.Error(), tt.wantField, "the message names the field to fix")
 				return
 			}
@@ -243,6 +243,6 @@ func TestProviderSelfHostedWithoutKey(t *testing.T) {
 	// The Anthropic SDK cannot send a request without credentials, so a
 	// custom Anthropic base URL still needs a key, reported at start-up.
 	_, err = llm.New(llm.Config{Provider: llm.ProviderAnthropic, BaseURL: f.srv.URL})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.Contains(t, err.Error(), "ANTHROPIC_API_KEY")
 }

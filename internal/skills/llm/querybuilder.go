@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
 	"quarry/internal/skills/text"
@@ -161,15 +161,15 @@ func checkQueries(a *queryAnswer, base skills.SearchStrategy, seen map[string]in
 	}
 	switch {
 	case len(s.Queries) == 0:
-		return engine.Errorf(engine.EInvalid, "queries: at least one query is required")
+		return fault.Errorf(fault.EInvalid, "queries: at least one query is required")
 	case len(s.Queries) > maxQueries:
-		return engine.Errorf(engine.EInvalid, "queries: %d queries given, at most %d allowed", len(s.Queries), maxQueries)
+		return fault.Errorf(fault.EInvalid, "queries: %d queries given, at most %d allowed", len(s.Queries), maxQueries)
 	}
 	if err := s.Validate(); err != nil {
 		return err
 	}
 	if it, ok := seen[skills.StrategyKey(s)]; ok {
-		return engine.Errorf(engine.EConflict, "these queries were already searched in iteration %d; propose different queries", it)
+		return fault.Errorf(fault.EConflict, "these queries were already searched in iteration %d; propose different queries", it)
 	}
 	a.strategy = s
 	return nil

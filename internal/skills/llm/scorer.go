@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -66,7 +66,7 @@ func (s *Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]skills.Scor
 		return out, nil
 	}
 	if len(out) != len(in.Papers) {
-		return nil, engine.Errorf(engine.EInternal, "fallback scorer returned %d papers for %d", len(out), len(in.Papers))
+		return nil, fault.Errorf(fault.EInternal, "fallback scorer returned %d papers for %d", len(out), len(in.Papers))
 	}
 	header := scoreHeader(in)
 	type result struct {
@@ -135,7 +135,7 @@ func (s *Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]skills.Scor
 // answer leaves out are allowed (they keep the fallback's score), but an
 // answer that scores none is rejected.
 func checkScores(a *scoreAnswer, n int) error {
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	seen := map[int]bool{}
 	for i, it := range a.Scores {
 		field := fmt.Sprintf("scores[%d]", i)

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strconv"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/text"
 )
@@ -32,7 +32,7 @@ var _ skills.Organizer = Organizer{}
 // groups.
 func (Organizer) Organize(ctx context.Context, papers []skills.ScoredPaper) ([]skills.Group, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, engine.Errorf(engine.EInternal, "organize: %v", err)
+		return nil, fault.Errorf(fault.EInternal, "organize: %v", err)
 	}
 	groups := []skills.Group{}
 	if len(papers) == 0 {

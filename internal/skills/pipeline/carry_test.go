@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/store"
@@ -39,9 +40,9 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	b, err := json.Marshal(edited)
 	require.NoError(t, err)
 	err = eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: engine.Edit, DecidedBy: "test", RevisedData: b})
-	var ee *engine.Error
+	var ee *fault.Error
 	require.ErrorAs(t, err, &ee)
-	require.Equal(t, engine.EInvalid, ee.Code)
+	require.Equal(t, fault.EInvalid, ee.Code)
 	require.Contains(t, ee.Fields["filters.fields_of_study"], `"Neuroscience": not a field of study`)
 	require.Contains(t, ee.Fields["filters.fields_of_study"], "Computer Science, Medicine")
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/dedup"
 	"quarry/internal/skills/llm"
@@ -90,13 +91,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if path := strings.TrimSpace(getenv("QUARRY_CONFIG")); path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return Config{}, &engine.Error{Code: engine.EInvalid, Message: "cannot read the QUARRY_CONFIG file", Err: err,
+			return Config{}, &fault.Error{Code: fault.EInvalid, Message: "cannot read the QUARRY_CONFIG file", Err: err,
 				Fields: map[string]string{"QUARRY_CONFIG": err.Error()}}
 		}
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&file); err != nil {
-			return Config{}, &engine.Error{Code: engine.EInvalid, Message: "the QUARRY_CONFIG file is not a valid configuration",
+			return Config{}, &fault.Error{Code: fault.EInvalid, Message: "the QUARRY_CONFIG file is not a valid configuration",
 				Fields: map[string]string{"QUARRY_CONFIG": fmt.Sprintf("%s: %v", path, err)}}
 		}
 	}
@@ -134,7 +135,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		f := false
 		cfg.StrategyCheckpoint = &f
 	default:
-		return Config{}, &engine.Error{Code: engine.EInvalid, Message: "invalid configuration",
+		return Config{}, &fault.Error{Code: fault.EInvalid, Message: "invalid configuration",
 			Fields: map[string]string{"QUARRY_STRATEGY_CHECKPOINT": fmt.Sprintf("%q is not true or false", v)}}
 	}
 	for _, name := range knownSources() {
@@ -154,7 +155,7 @@ func (c Config) enabled() ([]string, error) {
 	if len(names) == 0 {
 		names = []string{skills.SourceLocal}
 	}
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	var out []string
 	for i, n := range names {
 		n = strings.TrimSpace(n)
@@ -213,7 +214,7 @@ func (c Config) buildSources() ([]skills.Source, error) {
 		out = append(out, src)
 	}
 	if len(out) == 0 {
-		return nil, &engine.Error{Code: engine.EInvalid, Message: "no source can be searched", Err: ErrNoSources,
+		return nil, &fault.Error{Code: fault.EInvalid, Message: "no source can be searched", Err: ErrNoSources,
 			Fields: map[string]string{"sources": "only the local library is enabled and it is not available; enable an online source with QUARRY_SOURCES"}}
 	}
 	return out, nil

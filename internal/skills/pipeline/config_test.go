@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/pipeline"
 )
@@ -72,8 +72,8 @@ func TestConfigFromEnv(t *testing.T) {
 			t.Parallel()
 			got, err := pipeline.ConfigFromEnv(env(tt.env))
 			if tt.wantField != "" {
-				require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+				require.Contains(t, fault.ErrorFields(err), tt.wantField)
 				require.Contains(t, err.Error(), tt.wantField, "the message names the field to fix")
 				return
 			}
@@ -108,7 +108,7 @@ func TestFromConfigRejectsHostedLLMWithoutKey(t *testing.T) {
 	t.Parallel()
 	cfg := pipeline.Config{Sources: []string{"arxiv"}, LLM: llm.Config{Provider: llm.ProviderAnthropic, Model: "m"}}
 	_, err := pipeline.FromConfig(cfg, nil, 0)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.Contains(t, err.Error(), "ANTHROPIC_API_KEY")
 }
 
@@ -134,8 +134,8 @@ func TestFromConfig(t *testing.T) {
 			t.Parallel()
 			sw, err := pipeline.FromConfig(tt.cfg, nil, 0)
 			if tt.wantField != "" {
-				require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
-				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
+				require.Contains(t, fault.ErrorFields(err), tt.wantField)
 				require.Equal(t, tt.name == "LocalUnavailable", errors.Is(err, pipeline.ErrNoSources))
 				return
 			}

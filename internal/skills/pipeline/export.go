@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"quarry/internal/biblio"
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -44,7 +44,7 @@ func ExportRecords(rs RunState, set string) ([]biblio.Record, error) {
 	switch set {
 	case ExportFinal:
 		if rs.Final == nil {
-			return nil, &engine.Error{Code: engine.EInvalid,
+			return nil, &fault.Error{Code: fault.EInvalid,
 				Message: fmt.Sprintf("the run has no final collection yet (it is still in progress); export %q or %q instead", ExportAccumulated, ExportReview),
 				Fields:  map[string]string{"set": "the final collection exists once the run has completed"}}
 		}
@@ -55,12 +55,12 @@ func ExportRecords(rs RunState, set string) ([]biblio.Record, error) {
 		papers = rs.Workflow.AccumulatedPapers
 	case ExportReview:
 		if rs.Collection == nil {
-			return nil, &engine.Error{Code: engine.EInvalid, Message: "the run has no review list yet: nothing has been searched",
+			return nil, &fault.Error{Code: fault.EInvalid, Message: "the run has no review list yet: nothing has been searched",
 				Fields: map[string]string{"set": "the review list exists once the first search has run"}}
 		}
 		papers = rs.Collection.Papers
 	default:
-		return nil, &engine.Error{Code: engine.EInvalid, Message: fmt.Sprintf("unknown export set %q", set),
+		return nil, &fault.Error{Code: fault.EInvalid, Message: fmt.Sprintf("unknown export set %q", set),
 			Fields: map[string]string{"set": "must be one of " + strings.Join(ExportSets(), ", ")}}
 	}
 	out := make([]biblio.Record, 0, len(papers))

@@ -10,6 +10,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library/demo"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
@@ -44,23 +45,23 @@ func TestExportRecords(t *testing.T) {
 	}{
 		{"FinalLeavesOutIrrelevant", done, pipeline.ExportFinal, []row{
 			{"a", biblio.Relevant, "fits; check n", biblio.Preprint}, {"c", "", "", biblio.Article}, {"d", biblio.Relevant, "", biblio.Article}}, ""},
-		{"FinalWhileRunning", running, pipeline.ExportFinal, nil, engine.EInvalid},
+		{"FinalWhileRunning", running, pipeline.ExportFinal, nil, fault.EInvalid},
 		{"Accumulated", running, pipeline.ExportAccumulated, []row{
 			{"a", biblio.Relevant, "fits; check n", biblio.Preprint}, {"d", biblio.Relevant, "", biblio.Article}}, ""},
 		{"AccumulatedNone", fresh, pipeline.ExportAccumulated, []row{}, ""},
 		{"Review", running, pipeline.ExportReview, []row{
 			{"a", biblio.Relevant, "fits; check n", biblio.Preprint}, {"b", biblio.Irrelevant, "wrong population", biblio.Article}, {"c", "", "", biblio.Article}}, ""},
-		{"ReviewBeforeSearch", fresh, pipeline.ExportReview, nil, engine.EInvalid},
-		{"UnknownSet", done, "everything", nil, engine.EInvalid},
+		{"ReviewBeforeSearch", fresh, pipeline.ExportReview, nil, fault.EInvalid},
+		{"UnknownSet", done, "everything", nil, fault.EInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			recs, err := pipeline.ExportRecords(tt.rs, tt.set)
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err), "%v", err)
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err), "%v", err)
 			if tt.wantCode != "" {
-				require.NotEmpty(t, engine.ErrorMessage(err))
-				require.Contains(t, engine.ErrorFields(err), "set")
+				require.NotEmpty(t, fault.ErrorMessage(err))
+				require.Contains(t, fault.ErrorFields(err), "set")
 				return
 			}
 			got := make([]row, 0, len(recs))

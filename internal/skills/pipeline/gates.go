@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
 )
@@ -97,7 +98,7 @@ func revises(d engine.Decision) bool {
 func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (skills.SearchStrategy, error) {
 	var s skills.SearchStrategy
 	if len(bytes.TrimSpace(d.RevisedData)) == 0 {
-		return s, &engine.Error{Code: engine.EInvalid, Message: "an edit needs the revised strategy",
+		return s, &fault.Error{Code: fault.EInvalid, Message: "an edit needs the revised strategy",
 			Fields: map[string]string{"revised_data": "the revised strategy is missing"}}
 	}
 	if err := decodeRevised(d.RevisedData, &s, "invalid search strategy"); err != nil {
@@ -173,7 +174,7 @@ func fieldsOfStudy(fs []string) ([]string, error) {
 		for i, f := range unknown {
 			quoted[i] = strconv.Quote(strings.TrimSpace(f))
 		}
-		return nil, &engine.Error{Code: engine.EInvalid, Message: "invalid search strategy",
+		return nil, &fault.Error{Code: fault.EInvalid, Message: "invalid search strategy",
 			Fields: map[string]string{"filters.fields_of_study": fmt.Sprintf("%s: not a field of study Semantic Scholar (the only source that filters by field) knows; use %s",
 				strings.Join(quoted, ", "), strings.Join(query.FieldsOfStudy(), ", "))}}
 	}
@@ -194,13 +195,13 @@ func Rerender(s, proposed skills.SearchStrategy) (skills.SearchStrategy, error) 
 	addIncl := missingFold(s.Filters.IncludeTerms, proposed.Filters.IncludeTerms)
 	addExcl := missingFold(s.Filters.ExcludeTerms, proposed.Filters.ExcludeTerms)
 	dropExcl := missingFold(proposed.Filters.ExcludeTerms, s.Filters.ExcludeTerms)
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	out := s
 	out.Queries = slices.Clone(s.Queries)
 	for i, q := range out.Queries {
 		ast, err := query.Parse(q.Text)
 		if err != nil {
-			fe.Add(fmt.Sprintf("queries[%d].text", i), engine.ErrorMessage(err))
+			fe.Add(fmt.Sprintf("queries[%d].text", i), fault.ErrorMessage(err))
 			continue
 		}
 		if len(addIncl)+len(addExcl)+len(dropExcl) > 0 {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 )
@@ -81,8 +81,8 @@ func TestRerenderNamesAnUnparseableQuery(t *testing.T) {
 	edited.Queries = append([]skills.Query{}, s.Queries...)
 	edited.Queries[1] = skills.Query{Text: "sleep AND"}
 	_, err := pipeline.Rerender(edited, s)
-	var e *engine.Error
+	var e *fault.Error
 	require.ErrorAs(t, err, &e)
-	require.Equal(t, engine.EInvalid, e.Code)
+	require.Equal(t, fault.EInvalid, e.Code)
 	require.Contains(t, e.Fields, "queries[1].text")
 }

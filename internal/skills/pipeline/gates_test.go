@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/skills/query"
@@ -60,31 +61,31 @@ func TestStrategyGateValidate(t *testing.T) {
 		wantField string
 	}{
 		{"OK", with(func(*skills.SearchStrategy) {}), "", ""},
-		{"Missing", nil, engine.EInvalid, "revised_data"},
-		{"NotAStrategy", json.RawMessage(`[1,2]`), engine.EInvalid, "revised_data"},
-		{"NoQueries", with(func(s *skills.SearchStrategy) { s.Queries = nil }), engine.EInvalid, "queries"},
-		{"EmptyQuery", with(func(s *skills.SearchStrategy) { s.Queries = []skills.Query{{Text: " "}} }), engine.EInvalid, "queries[0].text"},
-		{"Unparseable", with(func(s *skills.SearchStrategy) { s.Queries = []skills.Query{{Text: `"unbalanced`}} }), engine.EInvalid, "queries[0].text"},
-		{"UnknownSource", with(func(s *skills.SearchStrategy) { s.Sources = []string{"alpha", "nowhere"} }), engine.EInvalid, "sources[1]"},
-		{"TooMany", with(func(s *skills.SearchStrategy) { s.MaxResultsPerSource = skills.MaxResultsLimit + 1 }), engine.EInvalid, "max_results_per_source"},
+		{"Missing", nil, fault.EInvalid, "revised_data"},
+		{"NotAStrategy", json.RawMessage(`[1,2]`), fault.EInvalid, "revised_data"},
+		{"NoQueries", with(func(s *skills.SearchStrategy) { s.Queries = nil }), fault.EInvalid, "queries"},
+		{"EmptyQuery", with(func(s *skills.SearchStrategy) { s.Queries = []skills.Query{{Text: " "}} }), fault.EInvalid, "queries[0].text"},
+		{"Unparseable", with(func(s *skills.SearchStrategy) { s.Queries = []skills.Query{{Text: `"unbalanced`}} }), fault.EInvalid, "queries[0].text"},
+		{"UnknownSource", with(func(s *skills.SearchStrategy) { s.Sources = []string{"alpha", "nowhere"} }), fault.EInvalid, "sources[1]"},
+		{"TooMany", with(func(s *skills.SearchStrategy) { s.MaxResultsPerSource = skills.MaxResultsLimit + 1 }), fault.EInvalid, "max_results_per_source"},
 		// Keys the strategy does not have are refused, named by their path,
 		// rather than dropped: the search would not be what was sent.
-		{"UnknownField", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5,"max_results":9}`), engine.EInvalid, "max_results"},
-		{"UnknownNestedField", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5,"filters":{"exclude":["x"]}}`), engine.EInvalid, "filters.exclude"},
-		{"UnknownQueryField", json.RawMessage(`{"queries":[{"text":"raft"},{"txt":"paxos"}],"sources":["alpha"],"max_results_per_source":5}`), engine.EInvalid, "queries[1].txt"},
-		{"FeedbackSentToStrategy", json.RawMessage(`{"marked_relevant":["x"],"free_text_feedback":"more"}`), engine.EInvalid, "marked_relevant"},
-		{"WrongType", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":"5"}`), engine.EInvalid, "max_results_per_source"},
-		{"WrongNestedType", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5,"filters":{"include_terms":"adults"}}`), engine.EInvalid, "filters.include_terms"},
-		{"NotAWholeNumber", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5.5}`), engine.EInvalid, "max_results_per_source"},
+		{"UnknownField", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5,"max_results":9}`), fault.EInvalid, "max_results"},
+		{"UnknownNestedField", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5,"filters":{"exclude":["x"]}}`), fault.EInvalid, "filters.exclude"},
+		{"UnknownQueryField", json.RawMessage(`{"queries":[{"text":"raft"},{"txt":"paxos"}],"sources":["alpha"],"max_results_per_source":5}`), fault.EInvalid, "queries[1].txt"},
+		{"FeedbackSentToStrategy", json.RawMessage(`{"marked_relevant":["x"],"free_text_feedback":"more"}`), fault.EInvalid, "marked_relevant"},
+		{"WrongType", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":"5"}`), fault.EInvalid, "max_results_per_source"},
+		{"WrongNestedType", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5,"filters":{"include_terms":"adults"}}`), fault.EInvalid, "filters.include_terms"},
+		{"NotAWholeNumber", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5.5}`), fault.EInvalid, "max_results_per_source"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			eng, st, run, cp := waitAt(t, engine.KindStrategyConfirmation)
 			err := eng.Decide(context.Background(), run.ID, cp.ID, engine.Decision{Action: engine.Edit, DecidedBy: "test", RevisedData: tt.revised})
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err), "%v", err)
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err), "%v", err)
 			if tt.wantField != "" {
-				require.Contains(t, engine.ErrorFields(err), tt.wantField)
+				require.Contains(t, fault.ErrorFields(err), tt.wantField)
 				requireUndecided(t, st, cp)
 				return
 			}
@@ -109,28 +110,28 @@ func TestReviewGateValidate(t *testing.T) {
 		wantField string
 	}{
 		{"MarkShown", engine.Edit, func(id string) string { return `{"marked_relevant":["` + id + `"]}` }, "", ""},
-		{"MarkUnknown", engine.Edit, func(string) string { return `{"marked_relevant":["doi:10.1/nope"]}` }, engine.EInvalid, "marked_relevant[0]"},
-		{"IrrelevantUnknown", engine.Reject, func(string) string { return `{"marked_irrelevant":["x"]}` }, engine.EInvalid, "marked_irrelevant[0]"},
+		{"MarkUnknown", engine.Edit, func(string) string { return `{"marked_relevant":["doi:10.1/nope"]}` }, fault.EInvalid, "marked_relevant[0]"},
+		{"IrrelevantUnknown", engine.Reject, func(string) string { return `{"marked_irrelevant":["x"]}` }, fault.EInvalid, "marked_irrelevant[0]"},
 		{"BothWays", engine.Edit, func(id string) string {
 			return `{"marked_relevant":["` + id + `"],"marked_irrelevant":["` + id + `"]}`
-		}, engine.EInvalid, "marked_irrelevant[0]"},
+		}, fault.EInvalid, "marked_irrelevant[0]"},
 		{"NoData", engine.Reject, func(string) string { return "" }, "", ""},
 		{"Empty", engine.Edit, func(string) string { return `{}` }, "", ""},
 		// Revised data that is not feedback is refused, naming the field,
 		// not coerced to the note: the marks in it would be lost.
 		{"TypoInKey", engine.Edit, func(id string) string {
 			return `{"marked_relevent":["` + id + `"],"free_text_feedback":"focus on trials"}`
-		}, engine.EInvalid, "marked_relevent"},
-		{"TypoOnApprove", engine.Approve, func(id string) string { return `{"marked_relevent":["` + id + `"]}` }, engine.EInvalid, "marked_relevent"},
-		{"UnknownField", engine.Edit, func(string) string { return `{"bogus":1}` }, engine.EInvalid, "bogus"},
+		}, fault.EInvalid, "marked_relevent"},
+		{"TypoOnApprove", engine.Approve, func(id string) string { return `{"marked_relevent":["` + id + `"]}` }, fault.EInvalid, "marked_relevent"},
+		{"UnknownField", engine.Edit, func(string) string { return `{"bogus":1}` }, fault.EInvalid, "bogus"},
 		{"StrategySentToReview", engine.Edit, func(string) string {
 			return `{"queries":[{"text":"raft"}],"sources":["alpha"],"max_results_per_source":5}`
-		}, engine.EInvalid, "queries"},
-		{"NotAnObject", engine.Reject, func(string) string { return `"free text"` }, engine.EInvalid, "revised_data"},
-		{"MarksNotAList", engine.Edit, func(id string) string { return `{"marked_relevant":"` + id + `"}` }, engine.EInvalid, "marked_relevant"},
-		{"MarkNotAString", engine.Edit, func(string) string { return `{"marked_irrelevant":[7]}` }, engine.EInvalid, "marked_irrelevant[0]"},
-		{"NoteNotAString", engine.Edit, func(id string) string { return `{"paper_notes":{"` + id + `":true}}` }, engine.EInvalid, "paper_notes[doi:"},
-		{"TextNotAString", engine.Edit, func(string) string { return `{"free_text_feedback":["a"]}` }, engine.EInvalid, "free_text_feedback"},
+		}, fault.EInvalid, "queries"},
+		{"NotAnObject", engine.Reject, func(string) string { return `"free text"` }, fault.EInvalid, "revised_data"},
+		{"MarksNotAList", engine.Edit, func(id string) string { return `{"marked_relevant":"` + id + `"}` }, fault.EInvalid, "marked_relevant"},
+		{"MarkNotAString", engine.Edit, func(string) string { return `{"marked_irrelevant":[7]}` }, fault.EInvalid, "marked_irrelevant[0]"},
+		{"NoteNotAString", engine.Edit, func(id string) string { return `{"paper_notes":{"` + id + `":true}}` }, fault.EInvalid, "paper_notes[doi:"},
+		{"TextNotAString", engine.Edit, func(string) string { return `{"free_text_feedback":["a"]}` }, fault.EInvalid, "free_text_feedback"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,7 +145,7 @@ func TestReviewGateValidate(t *testing.T) {
 				d.RevisedData = json.RawMessage(r)
 			}
 			err = eng.Decide(context.Background(), run.ID, cp.ID, d)
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err), "%v", err)
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err), "%v", err)
 			if tt.wantField != "" {
 				requireField(t, err, tt.wantField)
 				requireUndecided(t, st, cp)
@@ -165,12 +166,12 @@ func TestReviewGateValidate(t *testing.T) {
 // paper's ID is part of its note's field name).
 func requireField(t *testing.T, err error, prefix string) {
 	t.Helper()
-	for f := range engine.ErrorFields(err) {
+	for f := range fault.ErrorFields(err) {
 		if strings.HasPrefix(f, prefix) {
 			return
 		}
 	}
-	require.Failf(t, "no such field", "%q not in %v", prefix, engine.ErrorFields(err))
+	require.Failf(t, "no such field", "%q not in %v", prefix, fault.ErrorFields(err))
 }
 
 // requireUndecided checks that a refused decision left nothing behind: the
@@ -235,7 +236,7 @@ func TestRunWaitsForAPerson(t *testing.T) {
 	require.NoError(t, err)
 	_, ws, err := sw.Run(context.Background(), st, "sqlite durability")
 	require.True(t, errors.Is(err, pipeline.ErrWaiting), "%v", err)
-	require.Equal(t, engine.EConflict, engine.ErrorCode(err))
+	require.Equal(t, fault.EConflict, fault.ErrorCode(err))
 	require.Contains(t, err.Error(), pipeline.StepConfirmStrategy)
 	require.False(t, ws.IsComplete)
 }
@@ -262,8 +263,8 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 			s, o := sk, pipeline.Options{}
 			tt.mutate(&s, &o)
 			_, err := pipeline.New(s, o)
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-			require.Contains(t, engine.ErrorFields(err), tt.wantField)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+			require.Contains(t, fault.ErrorFields(err), tt.wantField)
 		})
 	}
 }
@@ -283,7 +284,7 @@ func TestStrategyApproveWithRevisedDataIsAnEdit(t *testing.T) {
 	require.NoError(t, err)
 	eng, st, run, cp := waitAt(t, engine.KindStrategyConfirmation)
 	bad := engine.Decision{Action: engine.Approve, DecidedBy: "test", RevisedData: json.RawMessage(`{"queries":[],"sources":["alpha"],"max_results_per_source":5}`)}
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(eng.Decide(context.Background(), run.ID, cp.ID, bad)), "validated like an edit")
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(eng.Decide(context.Background(), run.ID, cp.ID, bad)), "validated like an edit")
 	require.NoError(t, eng.Decide(context.Background(), run.ID, cp.ID, engine.Decision{Action: engine.Approve, DecidedBy: "test", RevisedData: revised}))
 	require.NoError(t, eng.Advance(context.Background(), run.ID))
 	rs := stateOf(t, st, run.ID)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -102,7 +103,7 @@ func New(sk Skills, opts Options) (*engine.Workflow, error) {
 }
 
 func newPipe(sk Skills, opts Options) (*pipe, error) {
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	if sk.Intent == nil {
 		fe.Add("intent", "an intent parser is required")
 	}
@@ -130,7 +131,7 @@ func newPipe(sk Skills, opts Options) (*pipe, error) {
 	default:
 		s, err := skills.NewSearcher(sk.Sources, sk.SearchOptions)
 		if err != nil {
-			fe.Add("sources", engine.ErrorMessage(err))
+			fe.Add("sources", fault.ErrorMessage(err))
 		} else {
 			names = s.Names()
 		}
@@ -248,7 +249,7 @@ func need[T any](s engine.State, key string) (T, error) {
 		return v, err
 	}
 	if !ok {
-		return v, engine.Errorf(engine.EInternal, "state has no %q (a previous step did not record it)", key)
+		return v, fault.Errorf(fault.EInternal, "state has no %q (a previous step did not record it)", key)
 	}
 	return v, nil
 }
@@ -434,7 +435,7 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcom
 	kept := res.Papers[:0:0]
 	for _, paper := range res.Papers {
 		if err := paper.Validate(); err != nil {
-			nb.add(skills.Note{Skill: "search", Message: fmt.Sprintf("dropped a record from %s: %s", paper.Source, engine.ErrorMessage(err))})
+			nb.add(skills.Note{Skill: "search", Message: fmt.Sprintf("dropped a record from %s: %s", paper.Source, fault.ErrorMessage(err))})
 			continue
 		}
 		kept = append(kept, paper)
@@ -463,8 +464,8 @@ func (p *pipe) addFiles(ctx context.Context, sc engine.StepContext, strategy ski
 		}
 		papers, err := p.sk.Files.RunFilePapers(ctx, sc.RunID, f.ID)
 		if err != nil {
-			res.Sources[name] = skills.SourceResult{Error: engine.ErrorMessage(err)}
-			sc.Progress(name+": "+engine.ErrorMessage(err), skills.Event{Source: name, Kind: skills.EventError, Error: engine.ErrorMessage(err)})
+			res.Sources[name] = skills.SourceResult{Error: fault.ErrorMessage(err)}
+			sc.Progress(name+": "+fault.ErrorMessage(err), skills.Event{Source: name, Kind: skills.EventError, Error: fault.ErrorMessage(err)})
 			continue
 		}
 		n := 0
@@ -497,7 +498,7 @@ func (p *pipe) dedup(ctx context.Context, sc engine.StepContext) (engine.Outcome
 			return "", nil, fmt.Errorf("the deduplicator returned an invalid paper: %w", err)
 		}
 		if seen[paper.ID] {
-			return "", nil, engine.Errorf(engine.EInternal, "the deduplicator returned paper %s twice", paper.ID)
+			return "", nil, fault.Errorf(fault.EInternal, "the deduplicator returned paper %s twice", paper.ID)
 		}
 		seen[paper.ID] = true
 	}
@@ -531,7 +532,7 @@ func (p *pipe) score(ctx context.Context, sc engine.StepContext) (engine.Outcome
 		return "", nil, fmt.Errorf("score: %w", err)
 	}
 	if len(scored) != len(papers) {
-		return "", nil, engine.Errorf(engine.EInternal, "the scorer returned %d papers for %d", len(scored), len(papers))
+		return "", nil, fault.Errorf(fault.EInternal, "the scorer returned %d papers for %d", len(scored), len(papers))
 	}
 	for _, paper := range scored {
 		if err := paper.Validate(); err != nil {

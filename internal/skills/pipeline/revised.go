@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"quarry/internal/fault"
 	"reflect"
 	"slices"
 	"strings"
-
-	"quarry/internal/engine"
 )
 
 // fieldRevisedData names the decision's revised data as a whole in field
@@ -31,18 +30,18 @@ func decodeRevised(raw json.RawMessage, v any, message string) error {
 	dec.UseNumber()
 	var doc any
 	if err := dec.Decode(&doc); err != nil {
-		return &engine.Error{Code: engine.EInvalid, Message: message, Fields: map[string]string{fieldRevisedData: "not JSON: " + err.Error()}}
+		return &fault.Error{Code: fault.EInvalid, Message: message, Fields: map[string]string{fieldRevisedData: "not JSON: " + err.Error()}}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &engine.Error{Code: engine.EInvalid, Message: message, Fields: map[string]string{fieldRevisedData: "more than one JSON value"}}
+		return &fault.Error{Code: fault.EInvalid, Message: message, Fields: map[string]string{fieldRevisedData: "more than one JSON value"}}
 	}
-	fe := engine.FieldErrors{}
+	fe := fault.FieldErrors{}
 	checkShape(doc, reflect.TypeOf(v).Elem(), "", fe)
 	if err := fe.Err(message); err != nil {
 		return err
 	}
 	if err := json.Unmarshal(raw, v); err != nil { // the shape is checked: not expected
-		return &engine.Error{Code: engine.EInvalid, Message: message, Fields: map[string]string{fieldRevisedData: err.Error()}}
+		return &fault.Error{Code: fault.EInvalid, Message: message, Fields: map[string]string{fieldRevisedData: err.Error()}}
 	}
 	return nil
 }
@@ -51,7 +50,7 @@ func decodeRevised(raw json.RawMessage, v any, message string) error {
 // with UseNumber) does not fit t: an unknown key, or a value of another
 // JSON type. A null fits anything, as encoding/json leaves the field
 // zero.
-func checkShape(doc any, t reflect.Type, path string, fe engine.FieldErrors) {
+func checkShape(doc any, t reflect.Type, path string, fe fault.FieldErrors) {
 	if doc == nil {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -108,16 +109,16 @@ func (w *SearchWorkflow) Run(ctx context.Context, st engine.Store, question stri
 	switch run.Status {
 	case engine.StatusCompleted:
 		if rs.Final == nil {
-			return skills.PaperCollection{}, rs.Workflow, engine.Errorf(engine.EInternal, "run %s completed without a final collection", run.ID)
+			return skills.PaperCollection{}, rs.Workflow, fault.Errorf(fault.EInternal, "run %s completed without a final collection", run.ID)
 		}
 		return *rs.Final, rs.Workflow, nil
 	case engine.StatusWaiting:
-		return skills.PaperCollection{}, rs.Workflow, &engine.Error{Code: engine.EConflict, Err: ErrWaiting,
+		return skills.PaperCollection{}, rs.Workflow, &fault.Error{Code: fault.EConflict, Err: ErrWaiting,
 			Message: "run " + run.ID + " is waiting for a decision at step " + run.Step + " (checkpoint " + run.CheckpointID + ")"}
 	case engine.StatusEscalated:
-		return skills.PaperCollection{}, rs.Workflow, engine.Errorf(engine.EInternal,
+		return skills.PaperCollection{}, rs.Workflow, fault.Errorf(fault.EInternal,
 			"run %s stopped at step %s and needs a person to retry, skip or abort it: %s", run.ID, run.Step, run.Error)
 	default:
-		return skills.PaperCollection{}, rs.Workflow, engine.Errorf(engine.EInternal, "run %s ended %s: %s", run.ID, run.Status, run.Error)
+		return skills.PaperCollection{}, rs.Workflow, fault.Errorf(fault.EInternal, "run %s ended %s: %s", run.ID, run.Status, run.Error)
 	}
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -82,7 +83,7 @@ type RunState struct {
 // another workflow and with EInternal when a stored value cannot be decoded.
 func StateOf(run engine.Run) (RunState, error) {
 	if run.Workflow != "" && run.Workflow != Name {
-		return RunState{}, engine.Errorf(engine.EInvalid, "run %s is a %q run, not a %q run", run.ID, run.Workflow, Name)
+		return RunState{}, fault.Errorf(fault.EInvalid, "run %s is a %q run, not a %q run", run.ID, run.Workflow, Name)
 	}
 	var rs RunState
 	rs.Question = run.Params.String(ParamQuestion)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 )
@@ -32,15 +33,15 @@ func TestStateOf(t *testing.T) {
 		{"Full", engine.Run{Workflow: pipeline.Name, Params: engine.Params{"question": "q?"}, State: full},
 			pipeline.RunState{Question: "q?", Intent: &intent, Workflow: wf, Final: &skills.PaperCollection{},
 				Notes: []skills.Note{{Skill: "intent", Message: "fell back"}}}, ""},
-		{"OtherWorkflow", engine.Run{Workflow: "other"}, pipeline.RunState{}, engine.EInvalid},
+		{"OtherWorkflow", engine.Run{Workflow: "other"}, pipeline.RunState{}, fault.EInvalid},
 		{"Corrupt", engine.Run{Workflow: pipeline.Name, State: engine.State{"intent": json.RawMessage(`[1]`)}},
-			pipeline.RunState{}, engine.EInternal},
+			pipeline.RunState{}, fault.EInternal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			got, err := pipeline.StateOf(tt.run)
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err))
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err))
 			require.Equal(t, tt.want, got)
 		})
 	}

@@ -3,7 +3,7 @@ package query_test
 import (
 	"testing"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/query"
 )
 
@@ -22,8 +22,8 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		q, err := query.Parse(in)
 		if err != nil {
-			if code := engine.ErrorCode(err); code != engine.EInvalid {
-				t.Fatalf("Parse(%q) error code %q, want %q", in, code, engine.EInvalid)
+			if code := fault.ErrorCode(err); code != fault.EInvalid {
+				t.Fatalf("Parse(%q) error code %q, want %q", in, code, fault.EInvalid)
 			}
 			return
 		}

@@ -36,12 +36,11 @@
 package query
 
 import (
+	"quarry/internal/fault"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"quarry/internal/engine"
 )
 
 // MaxLength bounds the canonical text a researcher may submit, so a pasted
@@ -139,24 +138,24 @@ func (q AST) Positive() bool {
 // cleaned form (so String and Parse round-trip).
 func (q AST) Validate() error {
 	if len(q.Clauses) == 0 {
-		return engine.Errorf(engine.EInvalid, "the query is empty")
+		return fault.Errorf(fault.EInvalid, "the query is empty")
 	}
 	if !q.Positive() {
-		return engine.Errorf(engine.EInvalid, "the query only excludes; add at least one term to search for")
+		return fault.Errorf(fault.EInvalid, "the query only excludes; add at least one term to search for")
 	}
 	for i, c := range q.Clauses {
 		if len(c.Any) == 0 {
-			return engine.Errorf(engine.EInvalid, "clause %d is empty", i+1)
+			return fault.Errorf(fault.EInvalid, "clause %d is empty", i+1)
 		}
 		for _, t := range c.Any {
 			if t.Text == "" {
-				return engine.Errorf(engine.EInvalid, "clause %d has an empty term", i+1)
+				return fault.Errorf(fault.EInvalid, "clause %d has an empty term", i+1)
 			}
 			if !searchable(t.Text) {
-				return engine.Errorf(engine.EInvalid, "term %q has no letter or digit to search for", t.Text)
+				return fault.Errorf(fault.EInvalid, "term %q has no letter or digit to search for", t.Text)
 			}
 			if n := NewTerm(t.Text, t.Phrase); n != t {
-				return engine.Errorf(engine.EInvalid, "term %q is not in canonical form (want %q)", t.Text, n.Text)
+				return fault.Errorf(fault.EInvalid, "term %q is not in canonical form (want %q)", t.Text, n.Text)
 			}
 		}
 	}
@@ -229,16 +228,16 @@ func needsQuotes(text string) bool {
 
 func isOperator(w string) bool { return w == "AND" || w == "OR" || w == "NOT" }
 
-// Parse reads canonical query text. Errors are engine.EInvalid with a message
+// Parse reads canonical query text. Errors are fault.EInvalid with a message
 // a researcher can act on (unbalanced quotes or parentheses, a dangling OR or
 // NOT, a query that only excludes, a term with nothing to search, another
 // engine's syntax), naming the term and its position.
 func Parse(text string) (AST, error) {
 	if !utf8.ValidString(text) {
-		return AST{}, engine.Errorf(engine.EInvalid, "the query is not valid UTF-8 text")
+		return AST{}, fault.Errorf(fault.EInvalid, "the query is not valid UTF-8 text")
 	}
 	if len(text) > MaxLength {
-		return AST{}, engine.Errorf(engine.EInvalid, "the query is longer than %d characters", MaxLength)
+		return AST{}, fault.Errorf(fault.EInvalid, "the query is longer than %d characters", MaxLength)
 	}
 	toks, err := lex(text)
 	if err != nil {
@@ -286,7 +285,7 @@ func lex(s string) ([]token, error) {
 		case unicode.IsSpace(r):
 			i++
 		case unicode.IsControl(r):
-			return nil, engine.Errorf(engine.EInvalid, "the query contains a control character at position %d", i+1)
+			return nil, fault.Errorf(fault.EInvalid, "the query contains a control character at position %d", i+1)
 		case r == '(':
 			toks = append(toks, token{kind: tLParen, pos: i + 1})
 			i++
@@ -297,16 +296,16 @@ func lex(s string) ([]token, error) {
 			end := i + 1
 			for end < len(rs) && rs[end] != '"' {
 				if unicode.IsControl(rs[end]) && !unicode.IsSpace(rs[end]) {
-					return nil, engine.Errorf(engine.EInvalid, "the query contains a control character at position %d", end+1)
+					return nil, fault.Errorf(fault.EInvalid, "the query contains a control character at position %d", end+1)
 				}
 				end++
 			}
 			if end == len(rs) {
-				return nil, engine.Errorf(engine.EInvalid, "the quote opened at position %d is never closed", i+1)
+				return nil, fault.Errorf(fault.EInvalid, "the quote opened at position %d is never closed", i+1)
 			}
 			phrase := strings.Join(strings.Fields(string(rs[i+1:end])), " ")
 			if phrase == "" {
-				return nil, engine.Errorf(engine.EInvalid, "empty quotes at position %d; put a word or phrase between them", i+1)
+				return nil, fault.Errorf(fault.EInvalid, "empty quotes at position %d; put a word or phrase between them", i+1)
 			}
 			toks = append(toks, token{kind: tPhrase, text: phrase, pos: i + 1})
 			i = end + 1
@@ -316,7 +315,7 @@ func lex(s string) ([]token, error) {
 				i++
 				continue
 			}
-			return nil, engine.Errorf(engine.EInvalid, "'-' at position %d must be followed directly by a word, a phrase or a group to exclude", i+1)
+			return nil, fault.Errorf(fault.EInvalid, "'-' at position %d must be followed directly by a word, a phrase or a group to exclude", i+1)
 		default:
 			end := i
 			for end < len(rs) && isWordRune(rs[end]) {
@@ -325,7 +324,7 @@ func lex(s string) ([]token, error) {
 			w := string(rs[i:end])
 			for j, c := range rs[i:end] {
 				if why, ok := foreignSyntax[c]; ok {
-					return nil, engine.Errorf(engine.EInvalid, "%q in %s (position %d) is not query syntax: %s; remove it, or put the term in double quotes to search its words as text",
+					return nil, fault.Errorf(fault.EInvalid, "%q in %s (position %d) is not query syntax: %s; remove it, or put the term in double quotes to search its words as text",
 						string(c), w, i+j+1, why)
 				}
 			}
@@ -369,9 +368,9 @@ func checkSearchable(toks []token) error {
 		for _, t := range bad {
 			shown = append(shown, Term{Text: t.text, Phrase: t.kind == tPhrase}.String())
 		}
-		return engine.Errorf(engine.EInvalid, "the query has no word to search for, only punctuation and operators (%s); write at least one word", strings.Join(shown, " "))
+		return fault.Errorf(fault.EInvalid, "the query has no word to search for, only punctuation and operators (%s); write at least one word", strings.Join(shown, " "))
 	}
-	return engine.Errorf(engine.EInvalid, "%q at position %d has no letter or digit, so it matches nothing; remove it", bad[0].text, bad[0].pos)
+	return fault.Errorf(fault.EInvalid, "%q at position %d has no letter or digit, so it matches nothing; remove it", bad[0].text, bad[0].pos)
 }
 
 func isWordRune(r rune) bool {
@@ -402,11 +401,11 @@ func (p *parser) query() (AST, error) {
 		}
 		if t.kind == tAnd {
 			if len(q.Clauses) == 0 {
-				return AST{}, engine.Errorf(engine.EInvalid, "AND at position %d has nothing before it", t.pos)
+				return AST{}, fault.Errorf(fault.EInvalid, "AND at position %d has nothing before it", t.pos)
 			}
 			p.i++
 			if n, ok := p.peek(); !ok || n.kind == tAnd || n.kind == tOr || n.kind == tRParen {
-				return AST{}, engine.Errorf(engine.EInvalid, "AND at position %d must be followed by a term", t.pos)
+				return AST{}, fault.Errorf(fault.EInvalid, "AND at position %d must be followed by a term", t.pos)
 			}
 			continue
 		}
@@ -427,7 +426,7 @@ func (p *parser) item() (Clause, error) {
 		p.i++
 		n, ok := p.peek()
 		if !ok || n.kind == tAnd || n.kind == tOr || n.kind == tNot || n.kind == tMinus || n.kind == tRParen {
-			return Clause{}, engine.Errorf(engine.EInvalid, "the exclusion at position %d must be followed by a word, a phrase or a group", t.pos)
+			return Clause{}, fault.Errorf(fault.EInvalid, "the exclusion at position %d must be followed by a word, a phrase or a group", t.pos)
 		}
 	}
 	for {
@@ -441,15 +440,15 @@ func (p *parser) item() (Clause, error) {
 			return c, nil
 		}
 		if c.Not {
-			return Clause{}, engine.Errorf(engine.EInvalid, "OR after an exclusion at position %d is ambiguous; write -(a OR b) to exclude alternatives", n.pos)
+			return Clause{}, fault.Errorf(fault.EInvalid, "OR after an exclusion at position %d is ambiguous; write -(a OR b) to exclude alternatives", n.pos)
 		}
 		p.i++
 		n, ok = p.peek()
 		if !ok {
-			return Clause{}, engine.Errorf(engine.EInvalid, "OR at the end of the query has nothing after it")
+			return Clause{}, fault.Errorf(fault.EInvalid, "OR at the end of the query has nothing after it")
 		}
 		if n.kind == tMinus || n.kind == tNot {
-			return Clause{}, engine.Errorf(engine.EInvalid, "an exclusion cannot be one side of OR (position %d); exclude it separately", n.pos)
+			return Clause{}, fault.Errorf(fault.EInvalid, "an exclusion cannot be one side of OR (position %d); exclude it separately", n.pos)
 		}
 	}
 }
@@ -458,7 +457,7 @@ func (p *parser) item() (Clause, error) {
 func (p *parser) atom() ([]Term, error) {
 	t, ok := p.peek()
 	if !ok {
-		return nil, engine.Errorf(engine.EInvalid, "the query ends where a term was expected")
+		return nil, fault.Errorf(fault.EInvalid, "the query ends where a term was expected")
 	}
 	switch t.kind {
 	case tWord:
@@ -473,7 +472,7 @@ func (p *parser) atom() ([]Term, error) {
 		for {
 			a, ok := p.peek()
 			if !ok {
-				return nil, engine.Errorf(engine.EInvalid, "the parenthesis opened at position %d is never closed", t.pos)
+				return nil, fault.Errorf(fault.EInvalid, "the parenthesis opened at position %d is never closed", t.pos)
 			}
 			switch a.kind {
 			case tWord:
@@ -481,16 +480,16 @@ func (p *parser) atom() ([]Term, error) {
 			case tPhrase:
 				alts = append(alts, NewTerm(a.text, true))
 			case tRParen:
-				return nil, engine.Errorf(engine.EInvalid, "empty or unfinished group at position %d", a.pos)
+				return nil, fault.Errorf(fault.EInvalid, "empty or unfinished group at position %d", a.pos)
 			case tLParen:
-				return nil, engine.Errorf(engine.EInvalid, "groups cannot be nested (position %d); list alternatives with OR inside one group", a.pos)
+				return nil, fault.Errorf(fault.EInvalid, "groups cannot be nested (position %d); list alternatives with OR inside one group", a.pos)
 			default:
-				return nil, engine.Errorf(engine.EInvalid, "inside a group only words and phrases joined by OR are allowed (position %d)", a.pos)
+				return nil, fault.Errorf(fault.EInvalid, "inside a group only words and phrases joined by OR are allowed (position %d)", a.pos)
 			}
 			p.i++
 			a, ok = p.peek()
 			if !ok {
-				return nil, engine.Errorf(engine.EInvalid, "the parenthesis opened at position %d is never closed", t.pos)
+				return nil, fault.Errorf(fault.EInvalid, "the parenthesis opened at position %d is never closed", t.pos)
 			}
 			p.i++
 			switch a.kind {
@@ -500,17 +499,17 @@ func (p *parser) atom() ([]Term, error) {
 				continue
 			default:
 				p.i--
-				return nil, engine.Errorf(engine.EInvalid, "inside a group, separate alternatives with OR (position %d)", a.pos)
+				return nil, fault.Errorf(fault.EInvalid, "inside a group, separate alternatives with OR (position %d)", a.pos)
 			}
 		}
 	case tRParen:
-		return nil, engine.Errorf(engine.EInvalid, "the parenthesis at position %d closes nothing", t.pos)
+		return nil, fault.Errorf(fault.EInvalid, "the parenthesis at position %d closes nothing", t.pos)
 	case tOr:
-		return nil, engine.Errorf(engine.EInvalid, "OR at position %d needs a term on each side", t.pos)
+		return nil, fault.Errorf(fault.EInvalid, "OR at position %d needs a term on each side", t.pos)
 	case tAnd:
-		return nil, engine.Errorf(engine.EInvalid, "AND at position %d needs a term on each side", t.pos)
+		return nil, fault.Errorf(fault.EInvalid, "AND at position %d needs a term on each side", t.pos)
 	default:
-		return nil, engine.Errorf(engine.EInvalid, "unexpected exclusion at position %d", t.pos)
+		return nil, fault.Errorf(fault.EInvalid, "unexpected exclusion at position %d", t.pos)
 	}
 }
 

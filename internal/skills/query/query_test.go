@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/query"
 )
 
@@ -110,8 +110,8 @@ func TestParseErrors(t *testing.T) {
 			t.Parallel()
 			_, err := query.Parse(tt.in)
 			require.Error(t, err)
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-			require.Contains(t, engine.ErrorMessage(err), tt.message)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+			require.Contains(t, fault.ErrorMessage(err), tt.message)
 		})
 	}
 }
@@ -181,7 +181,7 @@ func TestValidateRejectsHandBuiltTrees(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(tt.q.Validate()))
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(tt.q.Validate()))
 		})
 	}
 }
@@ -236,7 +236,7 @@ func TestCanonicalIsAFixedPointProperty(t *testing.T) {
 		in := rapid.StringMatching(`([a-z]{1,5}|"[a-z ]{0,6}"|\(|\)| OR | AND | NOT |-| ){1,12}`).Draw(t, "in")
 		q, err := query.Parse(in)
 		if err != nil {
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 			return
 		}
 		back, err := query.Parse(q.String())

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/text"
 )
 
@@ -29,18 +29,18 @@ func Sources() []string {
 }
 
 // Render returns q exactly as source receives it (before URL encoding).
-// Unknown sources and invalid queries are engine.EInvalid.
+// Unknown sources and invalid queries are fault.EInvalid.
 func Render(source string, q AST) (string, error) {
 	if err := q.Validate(); err != nil {
 		return "", err
 	}
 	st, ok := style(source)
 	if !ok {
-		return "", engine.Errorf(engine.EInvalid, "no query renderer for source %q", source)
+		return "", fault.Errorf(fault.EInvalid, "no query renderer for source %q", source)
 	}
 	out := st(q)
 	if out == "" {
-		return "", engine.Errorf(engine.EInvalid, "the query has no term that %s can search", source)
+		return "", fault.Errorf(fault.EInvalid, "the query has no term that %s can search", source)
 	}
 	return out, nil
 }

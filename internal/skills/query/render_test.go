@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills/query"
 )
 
@@ -56,19 +56,19 @@ func TestRenderErrors(t *testing.T) {
 	q, err := query.Parse("sepsis")
 	require.NoError(t, err)
 	_, err = query.Render("altavista", q)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 
 	_, err = query.Render(query.Local, query.AST{})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 
 	// Nothing searchable is an error, not an empty query, and not a local
 	// phrase of no words that matches nothing.
 	_, err = query.Parse(`"&&"`)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	punct := query.AST{Clauses: []query.Clause{{Any: []query.Term{{Text: "&&", Phrase: true}}}}}
 	for _, src := range query.Sources() {
 		_, err = query.Render(src, punct)
-		require.Equal(t, engine.EInvalid, engine.ErrorCode(err), src)
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), src)
 	}
 }
 
@@ -117,24 +117,24 @@ func checkFTS5(s string) error {
 			i++
 		case s[i] == '(':
 			if !expectOperand {
-				return engine.Errorf(engine.EInvalid, "'(' where an operator was expected at %d in %s", i, s)
+				return fault.Errorf(fault.EInvalid, "'(' where an operator was expected at %d in %s", i, s)
 			}
 			depth++
 			i++
 		case s[i] == ')':
 			if expectOperand || depth == 0 {
-				return engine.Errorf(engine.EInvalid, "unexpected ')' at %d in %s", i, s)
+				return fault.Errorf(fault.EInvalid, "unexpected ')' at %d in %s", i, s)
 			}
 			depth--
 			i++
 		case s[i] == '"':
 			if !expectOperand {
-				return engine.Errorf(engine.EInvalid, "literal where an operator was expected at %d in %s", i, s)
+				return fault.Errorf(fault.EInvalid, "literal where an operator was expected at %d in %s", i, s)
 			}
 			i++
 			for {
 				if i >= len(s) {
-					return engine.Errorf(engine.EInvalid, "unclosed literal in %s", s)
+					return fault.Errorf(fault.EInvalid, "unclosed literal in %s", s)
 				}
 				if s[i] == '"' {
 					if i+1 < len(s) && s[i+1] == '"' {
@@ -155,14 +155,14 @@ func checkFTS5(s string) error {
 				}
 			}
 			if op == "" || expectOperand {
-				return engine.Errorf(engine.EInvalid, "bare text at %d in %s", i, s)
+				return fault.Errorf(fault.EInvalid, "bare text at %d in %s", i, s)
 			}
 			i += len(op)
 			expectOperand = true
 		}
 	}
 	if depth != 0 || expectOperand {
-		return engine.Errorf(engine.EInvalid, "unbalanced or incomplete expression %s", s)
+		return fault.Errorf(fault.EInvalid, "unbalanced or incomplete expression %s", s)
 	}
 	return nil
 }

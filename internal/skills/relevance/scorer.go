@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/text"
 )
@@ -26,7 +26,7 @@ var _ skills.Scorer = Scorer{}
 // across iterations while each search returns a new set of papers.
 func (Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]skills.ScoredPaper, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, engine.Errorf(engine.EInternal, "relevance: %v", err)
+		return nil, fault.Errorf(fault.EInternal, "relevance: %v", err)
 	}
 	all := make([]skills.RawPaper, 0, len(in.Papers)+len(in.Relevant)+len(in.Irrelevant))
 	pos := map[string]int{}

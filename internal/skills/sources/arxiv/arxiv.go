@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 )
@@ -102,7 +102,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 		if errors.As(err, &qe) {
 			// Said in arXiv's terms: the limit is arXiv's, shared by every
 			// search here, and waiting a while is the remedy.
-			return nil, engine.Errorf(engine.EInternal, "no turn within %s under arXiv's rate limit (one request every %s, shared by every search on this server); try again later",
+			return nil, fault.Errorf(fault.EInternal, "no turn within %s under arXiv's rate limit (one request every %s, shared by every search on this server); try again later",
 				qe.MaxQueueWait, qe.Limit.Every)
 		}
 		return nil, err
@@ -110,7 +110,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	papers := []skills.RawPaper{}
 	for _, e := range f.Entries {
 		if strings.Contains(e.ID, "arxiv.org/api/errors") {
-			return nil, engine.Errorf(engine.EInvalid, "arxiv rejected the query: %s", clean(e.Summary))
+			return nil, fault.Errorf(fault.EInvalid, "arxiv rejected the query: %s", clean(e.Summary))
 		}
 		p, ok := e.paper()
 		if !ok || !req.YearRange.Contains(p.Year) || len(papers) >= req.MaxResults {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/arxiv"
 	"quarry/internal/skills/sources/httpclient"
@@ -123,7 +123,7 @@ func TestAPIErrorFeed(t *testing.T) {
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/error.xml")}, atom)
 	hc, _ := sourcetest.NewClient("")
 	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "max_results must be non-negative")
 	require.Nil(t, papers)
 }

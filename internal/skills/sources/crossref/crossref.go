@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 )
@@ -97,7 +97,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 		return nil, err
 	}
 	if resp.Status != "ok" || resp.Message.Items == nil {
-		return nil, engine.Errorf(engine.EInternal, "crossref: unexpected response: status %q, message-type %q", resp.Status, resp.MessageType)
+		return nil, fault.Errorf(fault.EInternal, "crossref: unexpected response: status %q, message-type %q", resp.Status, resp.MessageType)
 	}
 	papers := []skills.RawPaper{}
 	for _, it := range resp.Message.Items {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/crossref"
 	"quarry/internal/skills/sources/httpclient"
@@ -112,7 +112,7 @@ func TestValidationFailure(t *testing.T) {
 	t.Cleanup(srv.Close)
 	hc, _ := sourcetest.NewClient("")
 	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "no such filter")
 }
 

@@ -23,7 +23,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
@@ -244,20 +244,20 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) ([]
 			return nil, contextError(ctx, where, lastErr)
 		}
 		if attempt >= c.maxAttempts {
-			return nil, &engine.Error{Code: engine.ErrorCode(err), Message: fmt.Sprintf("GET %s: giving up after %d attempts", where, attempt), Err: err}
+			return nil, &fault.Error{Code: fault.ErrorCode(err), Message: fmt.Sprintf("GET %s: giving up after %d attempts", where, attempt), Err: err}
 		}
 		wait := c.jitter(c.backoff(attempt))
 		if retryAfter >= 0 {
 			if retryAfter > c.maxWait {
-				return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: server asks to retry after %s, longer than the %s this client waits", where, retryAfter, c.maxWait), Err: err}
+				return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: server asks to retry after %s, longer than the %s this client waits", where, retryAfter, c.maxWait), Err: err}
 			}
 			wait = retryAfter
 		}
 		if deadline, ok := ctx.Deadline(); ok && c.now().Add(wait).After(deadline) {
-			return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the deadline", where, wait), Err: err}
+			return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the deadline", where, wait), Err: err}
 		}
 		if left, ok := skills.CallTimeLeft(ctx); ok && wait > left {
-			return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the search's timeout", where, wait), Err: err}
+			return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the search's timeout", where, wait), Err: err}
 		}
 		if err := c.sleep(ctx, wait); err != nil {
 			return nil, contextError(ctx, where, lastErr)
@@ -273,7 +273,7 @@ func (c *Client) GetJSON(ctx context.Context, rawURL string, header http.Header,
 		return err
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: response is not the JSON expected", redact(rawURL)), Err: err}
+		return &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: response is not the JSON expected", redact(rawURL)), Err: err}
 	}
 	return nil
 }
@@ -285,7 +285,7 @@ func (c *Client) GetXML(ctx context.Context, rawURL string, header http.Header, 
 		return err
 	}
 	if err := xml.Unmarshal(body, v); err != nil {
-		return &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: response is not the XML expected", redact(rawURL)), Err: err}
+		return &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: response is not the XML expected", redact(rawURL)), Err: err}
 	}
 	return nil
 }
@@ -347,7 +347,7 @@ func (c *Client) acquire(ctx context.Context, where string, lastErr error, queue
 	if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
 		r.CancelAt(now)
 		release()
-		return nil, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: this API's rate limit allows the next request in %s, after the deadline", where, wait), Err: lastErr}
+		return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: this API's rate limit allows the next request in %s, after the deadline", where, wait), Err: lastErr}
 	}
 	if bounded && now.Add(wait).Sub(start) > *queueLeft {
 		r.CancelAt(now)
@@ -367,7 +367,7 @@ func (c *Client) acquire(ctx context.Context, where string, lastErr error, queue
 // known to come too late fails before the bound is waited out.
 func (c *Client) queueError(where string, lastErr error) error {
 	qe := &QueueError{MaxQueueWait: c.limit.MaxQueueWait, Limit: c.limit}
-	return &engine.Error{Code: engine.EInternal, Message: "GET " + where, Err: errors.Join(qe, lastErr)}
+	return &fault.Error{Code: fault.EInternal, Message: "GET " + where, Err: errors.Join(qe, lastErr)}
 }
 
 // try performs one attempt. retryAfter is negative when the server gave none.
@@ -375,7 +375,7 @@ func (c *Client) try(ctx context.Context, rawURL string, header http.Header, whe
 	retryAfter = -1
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, retryAfter, false, engine.Errorf(engine.EInvalid, "GET %s: bad request: %v", where, unwrapURLError(err))
+		return nil, retryAfter, false, fault.Errorf(fault.EInvalid, "GET %s: bad request: %v", where, unwrapURLError(err))
 	}
 	for k, vs := range header {
 		for _, v := range vs {
@@ -388,7 +388,7 @@ func (c *Client) try(ctx context.Context, rawURL string, header http.Header, whe
 		if ctx.Err() != nil {
 			return nil, retryAfter, false, contextError(ctx, where, unwrapURLError(err))
 		}
-		return nil, retryAfter, true, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: network error", where), Err: unwrapURLError(err)}
+		return nil, retryAfter, true, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: network error", where), Err: unwrapURLError(err)}
 	}
 	defer resp.Body.Close()
 	body, readErr := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
@@ -397,28 +397,28 @@ func (c *Client) try(ctx context.Context, rawURL string, header http.Header, whe
 			if ctx.Err() != nil {
 				return nil, retryAfter, false, contextError(ctx, where, readErr)
 			}
-			return nil, retryAfter, true, &engine.Error{Code: engine.EInternal, Message: fmt.Sprintf("GET %s: reading response", where), Err: readErr}
+			return nil, retryAfter, true, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: reading response", where), Err: readErr}
 		}
 		if int64(len(body)) > c.maxBody {
-			return nil, retryAfter, false, engine.Errorf(engine.EInternal, "GET %s: response larger than %d bytes", where, c.maxBody)
+			return nil, retryAfter, false, fault.Errorf(fault.EInternal, "GET %s: response larger than %d bytes", where, c.maxBody)
 		}
 		return body, retryAfter, false, nil
 	}
 	se := &StatusError{Status: resp.StatusCode, Body: snippet(body)}
-	code := engine.EInternal
+	code := fault.EInternal
 	switch resp.StatusCode {
 	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		code = engine.EInvalid
+		code = fault.EInvalid
 	case http.StatusUnauthorized, http.StatusForbidden:
-		code = engine.EUnauthorized
+		code = fault.EUnauthorized
 	case http.StatusNotFound:
-		code = engine.ENotFound
+		code = fault.ENotFound
 	}
 	retry = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
 	if retry {
 		retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
 	}
-	return nil, retryAfter, retry, &engine.Error{Code: code, Message: fmt.Sprintf("GET %s: %s", where, http.StatusText(resp.StatusCode)), Err: se}
+	return nil, retryAfter, retry, &fault.Error{Code: code, Message: fmt.Sprintf("GET %s: %s", where, http.StatusText(resp.StatusCode)), Err: se}
 }
 
 // backoff is BaseDelay doubled per failed attempt, capped at MaxWait.
@@ -458,7 +458,7 @@ func contextError(ctx context.Context, where string, last error) error {
 	if errors.Is(cause, context.DeadlineExceeded) {
 		msg = fmt.Sprintf("GET %s: deadline exceeded", where)
 	}
-	return &engine.Error{Code: engine.EInternal, Message: msg, Err: errors.Join(cause, last)}
+	return &fault.Error{Code: fault.EInternal, Message: msg, Err: errors.Join(cause, last)}
 }
 
 // unwrapURLError drops *url.Error's wrapper, whose text repeats the full URL
@@ -547,7 +547,7 @@ func BaseURL(source, s, def string) (string, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil || u.Scheme == "" || u.Host == "" {
-		return "", engine.Errorf(engine.EInvalid, "%s: base URL %q is not an absolute URL", source, s)
+		return "", fault.Errorf(fault.EInvalid, "%s: base URL %q is not an absolute URL", source, s)
 	}
 	return strings.TrimRight(s, "/"), nil
 }

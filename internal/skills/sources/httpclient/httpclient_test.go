@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 )
@@ -108,14 +108,14 @@ func TestGetRetries(t *testing.T) {
 		{"RetryAfterGarbageFallsBackToBackoff", httpclient.Options{}, []reply{{status: 429, header: map[string]string{"Retry-After": "soon"}}, ok}, "", 2, []time.Duration{100 * time.Millisecond}},
 		{"500ThenSuccess", httpclient.Options{}, []reply{{status: 500}, ok}, "", 2, []time.Duration{100 * time.Millisecond}},
 		{"NetworkErrorThenSuccess", httpclient.Options{}, []reply{{hangup: true}, ok}, "", 2, []time.Duration{100 * time.Millisecond}},
-		{"Persistent503ExponentialBackoff", httpclient.Options{MaxAttempts: 4}, []reply{{status: 503}}, engine.EInternal, 4, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
-		{"BackoffCappedAtMaxWait", httpclient.Options{MaxAttempts: 4, MaxWait: 250 * time.Millisecond}, []reply{{status: 502}}, engine.EInternal, 4, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond}},
-		{"RetryAfterLongerThanMaxWaitGivesUp", httpclient.Options{MaxWait: time.Minute}, []reply{{status: 429, header: map[string]string{"Retry-After": "3600"}}, ok}, engine.EInternal, 1, nil},
-		{"400NotRetried", httpclient.Options{}, []reply{{status: 400, body: "bad filter"}, ok}, engine.EInvalid, 1, nil},
-		{"401NotRetried", httpclient.Options{}, []reply{{status: 401}, ok}, engine.EUnauthorized, 1, nil},
-		{"403NotRetried", httpclient.Options{}, []reply{{status: 403}, ok}, engine.EUnauthorized, 1, nil},
-		{"404NotRetried", httpclient.Options{}, []reply{{status: 404}, ok}, engine.ENotFound, 1, nil},
-		{"BodyTooLarge", httpclient.Options{MaxBodyBytes: 8}, []reply{{status: 200, body: strings.Repeat("x", 9)}}, engine.EInternal, 1, nil},
+		{"Persistent503ExponentialBackoff", httpclient.Options{MaxAttempts: 4}, []reply{{status: 503}}, fault.EInternal, 4, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}},
+		{"BackoffCappedAtMaxWait", httpclient.Options{MaxAttempts: 4, MaxWait: 250 * time.Millisecond}, []reply{{status: 502}}, fault.EInternal, 4, []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 250 * time.Millisecond}},
+		{"RetryAfterLongerThanMaxWaitGivesUp", httpclient.Options{MaxWait: time.Minute}, []reply{{status: 429, header: map[string]string{"Retry-After": "3600"}}, ok}, fault.EInternal, 1, nil},
+		{"400NotRetried", httpclient.Options{}, []reply{{status: 400, body: "bad filter"}, ok}, fault.EInvalid, 1, nil},
+		{"401NotRetried", httpclient.Options{}, []reply{{status: 401}, ok}, fault.EUnauthorized, 1, nil},
+		{"403NotRetried", httpclient.Options{}, []reply{{status: 403}, ok}, fault.EUnauthorized, 1, nil},
+		{"404NotRetried", httpclient.Options{}, []reply{{status: 404}, ok}, fault.ENotFound, 1, nil},
+		{"BodyTooLarge", httpclient.Options{MaxBodyBytes: 8}, []reply{{status: 200, body: strings.Repeat("x", 9)}}, fault.EInternal, 1, nil},
 		{"BodyAtLimit", httpclient.Options{MaxBodyBytes: 8}, []reply{{status: 200, body: strings.Repeat("x", 8)}}, "", 1, nil},
 	}
 	for _, tt := range tests {
@@ -123,7 +123,7 @@ func TestGetRetries(t *testing.T) {
 			t.Parallel()
 			b := setup(t, tt.opts, tt.script...)
 			body, err := b.client.Get(context.Background(), b.srv.URL+"/works?q=x", nil)
-			require.Equal(t, tt.wantErr, engine.ErrorCode(err), "err: %v", err)
+			require.Equal(t, tt.wantErr, fault.ErrorCode(err), "err: %v", err)
 			if tt.wantErr == "" {
 				require.NotEmpty(t, body)
 			}
@@ -230,7 +230,7 @@ func TestGetJSONMalformed(t *testing.T) {
 	b := setup(t, httpclient.Options{}, reply{status: 200, body: `{"results": [`})
 	var v map[string]any
 	err := b.client.GetJSON(context.Background(), b.srv.URL, nil, &v)
-	require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+	require.Equal(t, fault.EInternal, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "not the JSON expected")
 	var se *httpclient.StatusError
 	require.False(t, errors.As(err, &se))
@@ -251,14 +251,14 @@ func TestBaseURL(t *testing.T) {
 	}{
 		{"", "https://api.example.org", ""},
 		{"http://127.0.0.1:9/api/", "http://127.0.0.1:9/api", ""},
-		{"api.example.org", "", engine.EInvalid},
-		{"::", "", engine.EInvalid},
+		{"api.example.org", "", fault.EInvalid},
+		{"::", "", fault.EInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			t.Parallel()
 			got, err := httpclient.BaseURL("demo", tt.in, "https://api.example.org/")
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err))
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err))
 			require.Equal(t, tt.want, got)
 		})
 	}
@@ -406,7 +406,7 @@ func TestLimitWaitHonoursContext(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		_, err := c.Get(ctx, srv.URL, nil)
-		require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+		require.Equal(t, fault.EInternal, fault.ErrorCode(err))
 		require.ErrorContains(t, err, "after the deadline")
 	})
 }
@@ -550,7 +550,7 @@ func TestMaxQueueWaitOnAFakeClock(t *testing.T) {
 				require.ErrorAs(t, err, &qe)
 				require.Equal(t, time.Minute, qe.MaxQueueWait)
 				require.Equal(t, tt.limit.Every, qe.Limit.Every)
-				require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+				require.Equal(t, fault.EInternal, fault.ErrorCode(err))
 				require.ErrorContains(t, err, "no turn within 1m0s under this API's rate limit; try again later")
 			}
 			require.Equal(t, tt.wantCalls, int(b.calls.Load()))

@@ -7,14 +7,14 @@ package local
 import (
 	"context"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 )
 
 // Library is what the source needs from the store: a full-text search that
 // takes an FTS5 MATCH expression (the query package's local rendering),
 // returns papers best match first, and reports a malformed expression as
-// engine.EInvalid.
+// fault.EInvalid.
 type Library interface {
 	SearchLibrary(ctx context.Context, match string, years skills.YearRange, limit int) ([]skills.RawPaper, error)
 }
@@ -30,7 +30,7 @@ var _ skills.Source = (*Source)(nil)
 // a panic at the first search, so a wiring mistake shows at start-up.
 func New(lib Library) (*Source, error) {
 	if lib == nil {
-		return nil, engine.Errorf(engine.EInvalid, "local source: no library")
+		return nil, fault.Errorf(fault.EInvalid, "local source: no library")
 	}
 	return &Source{lib: lib}, nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
@@ -106,7 +106,7 @@ func TestSearchRejectsBadRequests(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			_, err := src.Search(context.Background(), req)
-			require.Equal(t, engine.EInvalid, engine.ErrorCode(err), "%v", err)
+			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 		})
 	}
 }
@@ -114,5 +114,5 @@ func TestSearchRejectsBadRequests(t *testing.T) {
 func TestNewNeedsALibrary(t *testing.T) {
 	t.Parallel()
 	_, err := local.New(nil)
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }

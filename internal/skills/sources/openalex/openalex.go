@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 )
@@ -79,7 +79,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 			return nil, err
 		}
 		if resp.Results == nil {
-			return nil, engine.Errorf(engine.EInternal, "openalex: unexpected response: no results field")
+			return nil, fault.Errorf(fault.EInternal, "openalex: unexpected response: no results field")
 		}
 		for _, w := range resp.Results {
 			if p, ok := w.paper(); ok && len(papers) < req.MaxResults {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/openalex"
@@ -187,10 +187,10 @@ func TestAbstract(t *testing.T) {
 func TestNewAndSearchValidate(t *testing.T) {
 	t.Parallel()
 	_, err := openalex.New(openalex.Options{BaseURL: "not a url"})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	c, err := openalex.New(openalex.Options{})
 	require.NoError(t, err)
 	require.Equal(t, skills.SourceOpenAlex, c.Name())
 	_, err = c.Search(context.Background(), skills.SourceRequest{Query: " ", MaxResults: 5})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 )
@@ -165,11 +165,11 @@ func (c *Client) esearch(ctx context.Context, req skills.SourceRequest) ([]strin
 	}
 	switch {
 	case resp.Error != "":
-		return nil, nil, engine.Errorf(engine.EInternal, "pubmed esearch: %s", resp.Error)
+		return nil, nil, fault.Errorf(fault.EInternal, "pubmed esearch: %s", resp.Error)
 	case resp.Result == nil:
-		return nil, nil, engine.Errorf(engine.EInternal, "pubmed esearch: unexpected response: no esearchresult")
+		return nil, nil, fault.Errorf(fault.EInternal, "pubmed esearch: unexpected response: no esearchresult")
 	case resp.Result.Error != "":
-		return nil, nil, engine.Errorf(engine.EInvalid, "pubmed esearch: %s", resp.Result.Error)
+		return nil, nil, fault.Errorf(fault.EInvalid, "pubmed esearch: %s", resp.Result.Error)
 	}
 	r := resp.Result
 	w := &QueryWarning{

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/pubmed"
@@ -146,9 +146,9 @@ func TestESearchErrors(t *testing.T) {
 	tests := []struct {
 		name, body, wantCode, wantText string
 	}{
-		{"QueryError", `{"header":{"type":"esearch","version":"0.3"},"esearchresult":{"ERROR":"Invalid query syntax near ["}}`, engine.EInvalid, "Invalid query syntax"},
-		{"TopLevelError", `{"error":"API key invalid","api-key":"x","type":"api-key"}`, engine.EInternal, "API key invalid"},
-		{"NoResult", `{"header":{"type":"esearch"}}`, engine.EInternal, "no esearchresult"},
+		{"QueryError", `{"header":{"type":"esearch","version":"0.3"},"esearchresult":{"ERROR":"Invalid query syntax near ["}}`, fault.EInvalid, "Invalid query syntax"},
+		{"TopLevelError", `{"error":"API key invalid","api-key":"x","type":"api-key"}`, fault.EInternal, "API key invalid"},
+		{"NoResult", `{"header":{"type":"esearch"}}`, fault.EInternal, "no esearchresult"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,7 +156,7 @@ func TestESearchErrors(t *testing.T) {
 			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/esearch.fcgi": tt.body}, "application/json")
 			hc, _ := sourcetest.NewClient("")
 			_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err))
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err))
 			require.ErrorContains(t, err, tt.wantText)
 		})
 	}

@@ -33,7 +33,7 @@ import (
 	"time"
 	"unicode"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
 	"quarry/internal/skills/sources/httpclient"
@@ -113,7 +113,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	}
 	query, fos := PlainQuery(req.Query), FieldsOfStudy(req.Filters.FieldsOfStudy)
 	if query == "" {
-		return nil, engine.Errorf(engine.EInvalid, "semantic_scholar: the query %q has no word to search for once the syntax the relevance search does not support is removed", req.Query)
+		return nil, fault.Errorf(fault.EInvalid, "semantic_scholar: the query %q has no word to search for once the syntax the relevance search does not support is removed", req.Query)
 	}
 	var header http.Header
 	if c.apiKey != "" {
@@ -132,7 +132,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 			return nil, err
 		}
 		if resp.Data == nil {
-			return nil, engine.Errorf(engine.EInternal, "semantic_scholar: unexpected response: no data (total %d)", resp.Total)
+			return nil, fault.Errorf(fault.EInternal, "semantic_scholar: unexpected response: no data (total %d)", resp.Total)
 		}
 		for _, d := range resp.Data {
 			if p, ok := d.paper(); ok && len(papers) < want {
@@ -144,7 +144,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 			break
 		}
 		if *resp.Next <= offset {
-			return nil, engine.Errorf(engine.EInternal, "semantic_scholar: unexpected response: next page %d does not follow offset %d", *resp.Next, offset)
+			return nil, fault.Errorf(fault.EInternal, "semantic_scholar: unexpected response: next page %d does not follow offset %d", *resp.Next, offset)
 		}
 		offset = *resp.Next
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
 	"quarry/internal/skills/sources/httpclient"
@@ -211,7 +211,7 @@ func TestPastTheEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, papers, 2)
 	_, err = newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "first", MaxResults: 25})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
 
 func TestUnexpectedResponses(t *testing.T) {
@@ -228,7 +228,7 @@ func TestUnexpectedResponses(t *testing.T) {
 			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": tt.body}, "application/json")
 			hc, _ := sourcetest.NewClient("")
 			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 25})
-			require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+			require.Equal(t, fault.EInternal, fault.ErrorCode(err))
 			require.ErrorContains(t, err, tt.want)
 			require.Empty(t, papers)
 		})
@@ -245,7 +245,7 @@ func TestBadRequestIsInvalid(t *testing.T) {
 	t.Cleanup(srv.Close)
 	hc, _ := sourcetest.NewClient("")
 	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 3})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "Unrecognized or unsupported fields")
 }
 
@@ -308,7 +308,7 @@ func TestNothingLeftToSearchIsInvalid(t *testing.T) {
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
 	hc, _ := sourcetest.NewClient("")
 	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "-mice", MaxResults: 3})
-	require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.Empty(t, srv.Requests())
 }
 

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 )
@@ -57,7 +57,7 @@ func New(opts Options) (*Client, error) {
 		return nil, err
 	}
 	if ep.APIKey == "" {
-		return nil, &engine.Error{Code: engine.EInvalid, Message: "serpapi_scholar: an API key is required", Fields: map[string]string{"api_key": "SerpAPI needs an API key (https://serpapi.com/manage-api-key)"}}
+		return nil, &fault.Error{Code: fault.EInvalid, Message: "serpapi_scholar: an API key is required", Fields: map[string]string{"api_key": "SerpAPI needs an API key (https://serpapi.com/manage-api-key)"}}
 	}
 	pages := opts.MaxPages
 	if pages <= 0 {
@@ -92,10 +92,10 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 			if strings.Contains(resp.Error, "hasn't returned any results") {
 				break
 			}
-			return nil, engine.Errorf(engine.EInternal, "serpapi_scholar: %s", resp.Error)
+			return nil, fault.Errorf(fault.EInternal, "serpapi_scholar: %s", resp.Error)
 		}
 		if resp.Metadata.Status != "" && resp.Metadata.Status != "Success" {
-			return nil, engine.Errorf(engine.EInternal, "serpapi_scholar: search status %q", resp.Metadata.Status)
+			return nil, fault.Errorf(fault.EInternal, "serpapi_scholar: search status %q", resp.Metadata.Status)
 		}
 		for _, r := range resp.Organic {
 			if p, ok := r.paper(); ok && len(papers) < limit {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/serpapi"
@@ -41,8 +41,8 @@ func TestNewRequiresAPIKey(t *testing.T) {
 	t.Parallel()
 	for _, key := range []string{"", "   "} {
 		_, err := serpapi.New(serpapi.Options{APIKey: key})
-		require.Equal(t, engine.EInvalid, engine.ErrorCode(err))
-		require.Contains(t, engine.ErrorFields(err), "api_key")
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+		require.Contains(t, fault.ErrorFields(err), "api_key")
 	}
 }
 
@@ -174,9 +174,9 @@ func TestAPIErrors(t *testing.T) {
 		wantCode string
 		wantText string
 	}{
-		{"InvalidKey", http.StatusUnauthorized, `{"error": "Invalid API key. Your API key should be here: https://serpapi.com/manage-api-key"}`, engine.EUnauthorized, "Invalid API key"},
-		{"OutOfSearches", http.StatusOK, `{"error": "Your account has run out of searches."}`, engine.EInternal, "run out of searches"},
-		{"StatusError", http.StatusOK, `{"search_metadata": {"status": "Error"}, "organic_results": []}`, engine.EInternal, `status "Error"`},
+		{"InvalidKey", http.StatusUnauthorized, `{"error": "Invalid API key. Your API key should be here: https://serpapi.com/manage-api-key"}`, fault.EUnauthorized, "Invalid API key"},
+		{"OutOfSearches", http.StatusOK, `{"error": "Your account has run out of searches."}`, fault.EInternal, "run out of searches"},
+		{"StatusError", http.StatusOK, `{"search_metadata": {"status": "Error"}, "organic_results": []}`, fault.EInternal, `status "Error"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,7 +188,7 @@ func TestAPIErrors(t *testing.T) {
 			t.Cleanup(srv.Close)
 			hc, _ := sourcetest.NewClient("")
 			_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
-			require.Equal(t, tt.wantCode, engine.ErrorCode(err))
+			require.Equal(t, tt.wantCode, fault.ErrorCode(err))
 			require.ErrorContains(t, err, tt.wantText)
 			require.NotContains(t, err.Error(), "serp-secret")
 		})

@@ -18,7 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/engine"
+	"quarry/internal/fault"
 	"quarry/internal/skills"
 	"quarry/internal/skills/sources/httpclient"
 )
@@ -210,7 +210,7 @@ func Conformance(t *testing.T, newSource NewSource, fx Fixture) {
 		r := Reply{Status: http.StatusServiceUnavailable}
 		papers, srv, _, err := run(t, fx.OK, r, r, r, r, r, r)
 		require.Error(t, err)
-		require.Equal(t, engine.EInternal, engine.ErrorCode(err))
+		require.Equal(t, fault.EInternal, fault.ErrorCode(err))
 		require.Contains(t, err.Error(), "giving up after 3 attempts")
 		require.Empty(t, papers)
 		require.Equal(t, int32(3), srv.calls.Load())

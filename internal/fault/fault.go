@@ -1,4 +1,7 @@
-package engine
+// Package fault is the error vocabulary every layer speaks: a small, closed set
+// of codes, a human message and per-field problems for forms. The HTTP layer
+// maps each code to one status in one place; nothing else decides statuses.
+package fault
 
 import (
 	"errors"
