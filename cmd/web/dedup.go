@@ -16,7 +16,7 @@ import (
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/biblio/csvfile"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/dedup"
 )
 
@@ -68,7 +68,7 @@ func dedupCmd(ctx context.Context, args []string, stdout io.Writer) error {
 		recs = append(recs, got...)
 		problems += bad
 	}
-	papers := make([]skills.RawPaper, len(recs))
+	papers := make([]research.RawPaper, len(recs))
 	for i := range recs {
 		papers[i] = recs[i].rec.Paper
 	}
@@ -141,7 +141,7 @@ func readFileRecords(path string, opts codecs.Options, stdout io.Writer) ([]file
 // mergeRecords is one output record for a cluster: the deduplicator's
 // merged paper plus what only files carry — the first type given, every
 // keyword, the notes of all members, and a mark if the members agree.
-func mergeRecords(recs []fileRecord, members []int, paper skills.RawPaper) biblio.Record {
+func mergeRecords(recs []fileRecord, members []int, paper research.RawPaper) biblio.Record {
 	out := biblio.Record{Paper: paper}
 	var notes []string
 	marks := map[string]bool{}

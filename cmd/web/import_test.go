@@ -22,7 +22,7 @@ import (
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
 	"quarry/internal/library"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/store"
 )
 
@@ -58,7 +58,7 @@ func TestImportCommandEndToEnd(t *testing.T) {
 	n, err := st.LibraryCount(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 5, n)
-	got, err := st.SearchLibrary(ctx, `"retrieval-augmented generation"`, skills.YearRange{}, 5)
+	got, err := st.SearchLibrary(ctx, `"retrieval-augmented generation"`, research.YearRange{}, 5)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Equal(t, "arxiv:2504.00112", got[0].ID)
@@ -92,16 +92,16 @@ func TestImportCommandReadsEveryFormat(t *testing.T) {
 	st, err := store.Open(ctx, db, store.Options{})
 	require.NoError(t, err)
 	defer st.Close()
-	got, err := st.SearchLibrary(ctx, `"culture"`, skills.YearRange{}, 5)
+	got, err := st.SearchLibrary(ctx, `"culture"`, research.YearRange{}, 5)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Equal(t, "Café culture and DNA repair", got[0].Title, "LaTeX accents and protective braces decoded")
 	require.Equal(t, []string{"John Smith", "Ana Müller"}, got[0].Authors)
-	got, err = st.SearchLibrary(ctx, `"sleep"`, skills.YearRange{}, 5)
+	got, err = st.SearchLibrary(ctx, `"sleep"`, research.YearRange{}, 5)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Equal(t, "doi:10.1000/sleep", got[0].ID)
-	got, err = st.SearchLibrary(ctx, `"depression"`, skills.YearRange{}, 5)
+	got, err = st.SearchLibrary(ctx, `"depression"`, research.YearRange{}, 5)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Equal(t, "31234567", got[0].PMID)
@@ -126,7 +126,7 @@ func TestImportCommandUnclosedCSVQuote(t *testing.T) {
 	defer st.Close()
 	var titles []string
 	for _, q := range []string{`"first"`, `"third"`, `"fourth"`, `"unclosed"`} {
-		got, err := st.SearchLibrary(ctx, q, skills.YearRange{}, 5)
+		got, err := st.SearchLibrary(ctx, q, research.YearRange{}, 5)
 		require.NoError(t, err)
 		for _, p := range got {
 			titles = append(titles, p.Title)

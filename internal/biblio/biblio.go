@@ -13,10 +13,9 @@ package biblio
 import (
 	"encoding/json"
 	"fmt"
+	"quarry/internal/research"
 	"regexp"
 	"strings"
-
-	"quarry/internal/skills"
 )
 
 // Format names, as the --format flag, the export API and Detect spell them.
@@ -61,7 +60,7 @@ type Record struct {
 	// Line is the 1-based line where the record starts in its file, so an
 	// error report points the user at it.
 	Line  int
-	Paper skills.RawPaper
+	Paper research.RawPaper
 	// Type is one of the publication-type constants ("" when unknown).
 	Type     string
 	Keywords []string
@@ -232,7 +231,7 @@ func Finish(r *Record) {
 	p.URL = strings.TrimSpace(p.URL)
 	p.PMID = strings.TrimSpace(p.PMID)
 	if d := strings.TrimSpace(p.DOI); d != "" {
-		if n := skills.NormalizeDOI(d); n != "" {
+		if n := research.NormalizeDOI(d); n != "" {
 			p.DOI = trimResolver(d)
 		} else {
 			p.DOI = d
@@ -269,7 +268,7 @@ func Finish(r *Record) {
 	case p.Year < 0 || p.Year > 3000:
 		r.Problem = fmt.Sprintf("year %d out of range", p.Year)
 	default:
-		p.ID = skills.StableID(*p)
+		p.ID = research.StableID(*p)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 func TestNoteFieldRoundTrip(t *testing.T) {
@@ -72,7 +72,7 @@ func TestDisplayNameIsIdempotent(t *testing.T) {
 
 func TestFinish(t *testing.T) {
 	t.Parallel()
-	r := biblio.Record{Paper: skills.RawPaper{
+	r := biblio.Record{Paper: research.RawPaper{
 		Title:   "  Deep   learning ",
 		Authors: []string{"LeCun, Yann", " ", "Bengio, Yoshua"},
 		DOI:     "https://doi.org/10.1038/nature14539",
@@ -88,10 +88,10 @@ func TestFinish(t *testing.T) {
 	require.Equal(t, "seminal review", r.Note)
 	require.Equal(t, []string{"deep learning"}, r.Keywords)
 
-	bad := biblio.Record{Paper: skills.RawPaper{Title: " "}}
+	bad := biblio.Record{Paper: research.RawPaper{Title: " "}}
 	biblio.Finish(&bad)
 	require.Equal(t, "missing title", bad.Problem)
-	old := biblio.Record{Paper: skills.RawPaper{Title: "x", Year: 30000}}
+	old := biblio.Record{Paper: research.RawPaper{Title: "x", Year: 30000}}
 	biblio.Finish(&old)
 	require.Contains(t, old.Problem, "out of range")
 }

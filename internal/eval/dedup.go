@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/dedup"
 )
 
@@ -64,7 +64,7 @@ type DedupSummary struct {
 // own ID when it has no duplicate); files without groups leave it empty and
 // set Flagged instead.
 type DedupRecord struct {
-	Paper   skills.RawPaper
+	Paper   research.RawPaper
 	Group   string
 	Flagged bool
 }
@@ -112,7 +112,7 @@ func Dedup(ctx context.Context, dir string, out io.Writer) (DedupSummary, error)
 // DedupScore runs the deduplicator on recs and scores its clusters against
 // their labels: pairwise when recs carry groups, per record otherwise.
 func DedupScore(ctx context.Context, name string, recs []DedupRecord) (DedupDataset, error) {
-	papers := make([]skills.RawPaper, len(recs))
+	papers := make([]research.RawPaper, len(recs))
 	grouped := false
 	for i, r := range recs {
 		papers[i] = r.Paper
@@ -265,7 +265,7 @@ func ReadDedupRecords(path string) ([]DedupRecord, error) {
 			}
 			return ""
 		}
-		p := skills.RawPaper{
+		p := research.RawPaper{
 			ID:       get("id", "rec_number"),
 			Title:    get("title"),
 			Authors:  dedupSplitAuthors(get("author", "authors")),

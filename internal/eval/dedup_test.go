@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/eval"
+	"quarry/internal/research"
 	"quarry/internal/shareddata"
-	"quarry/internal/skills"
 )
 
 // dedupDataDir is the shared benchmark data; see its README section 1.
@@ -49,7 +49,7 @@ func TestDedupSharedData(t *testing.T) {
 
 // dedupRec is a labelled record for the metric tests.
 func dedupRec(id, group, title string, year int, author string) eval.DedupRecord {
-	return eval.DedupRecord{Group: group, Paper: skills.RawPaper{ID: id, Title: title, Year: year, Authors: []string{author}}}
+	return eval.DedupRecord{Group: group, Paper: research.RawPaper{ID: id, Title: title, Year: year, Authors: []string{author}}}
 }
 
 func TestDedupScorePairwise(t *testing.T) {

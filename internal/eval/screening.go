@@ -18,7 +18,8 @@ import (
 	"unicode"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/intent"
 	"quarry/internal/skills/relevance"
 )
 
@@ -63,7 +64,7 @@ type ScreeningSummary struct {
 
 // ScreeningRecord is one candidate paper of a review with its label.
 type ScreeningRecord struct {
-	Paper    skills.RawPaper
+	Paper    research.RawPaper
 	Included bool
 }
 
@@ -276,7 +277,7 @@ func screeningReadCSV(dir, name string) ([]ScreeningRecord, error) {
 			id = fmt.Sprint(line)
 		}
 		recs = append(recs, ScreeningRecord{
-			Paper: skills.RawPaper{
+			Paper: research.RawPaper{
 				ID:       id,
 				Title:    get(row, "title"),
 				Abstract: get(row, "abstract"),
@@ -298,10 +299,10 @@ type ScreeningRanker interface {
 // ScreeningMethod builds a review's ranker from the parsed question, its
 // raw text and the records. Methods are pluggable so that a reference
 // baseline runs through exactly the same simulation as the app's scorer.
-type ScreeningMethod func(intent skills.ParsedIntent, question string, papers []skills.RawPaper) ScreeningRanker
+type ScreeningMethod func(intent research.ParsedIntent, question string, papers []research.RawPaper) ScreeningRanker
 
 // ScreeningScorer is the app's relevance scorer (the default method).
-func ScreeningScorer(intent skills.ParsedIntent, _ string, papers []skills.RawPaper) ScreeningRanker {
+func ScreeningScorer(intent research.ParsedIntent, _ string, papers []research.RawPaper) ScreeningRanker {
 	return relevance.NewIndex(intent, papers)
 }
 
@@ -332,7 +333,7 @@ func SimulateScreening(ctx context.Context, rev ScreeningReview) (ScreeningResul
 func SimulateScreeningWith(ctx context.Context, rev ScreeningReview, opt ScreeningOptions) (ScreeningResult, error) {
 	n := len(rev.Records)
 	res := ScreeningResult{Review: rev.Name, Records: n}
-	papers := make([]skills.RawPaper, n)
+	papers := make([]research.RawPaper, n)
 	for i, r := range rev.Records {
 		papers[i] = r.Paper
 		if r.Included {
@@ -449,11 +450,11 @@ func wssInsights(labels []bool, n, pos int) float64 {
 // screeningIntent parses the question with the app's offline intent
 // parser, as the pipeline's first step would, with a fixed clock so
 // relative years cannot make two runs differ.
-func screeningIntent(ctx context.Context, question string) (skills.ParsedIntent, error) {
+func screeningIntent(ctx context.Context, question string) (research.ParsedIntent, error) {
 	clock := func() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
-	intent, err := skills.NewIntentParser(clock).ParseIntent(ctx, question)
+	intent, err := intent.New(clock).ParseIntent(ctx, question)
 	if err != nil {
-		return skills.ParsedIntent{}, fmt.Errorf("screening: parse question: %w", err)
+		return research.ParsedIntent{}, fmt.Errorf("screening: parse question: %w", err)
 	}
 	return intent, nil
 }

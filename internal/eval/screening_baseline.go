@@ -3,7 +3,7 @@ package eval
 import (
 	"math"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/text"
 )
 
@@ -25,7 +25,7 @@ const baselineNBAlpha = 3.822
 // Keeping stop words is what brings it to the published figures' level:
 // with our stop-word list dropped it scored mean WSS@95 45.0 and ACE 69.5,
 // with sklearn's default 47.7 and 71.3 (published: 47 and 74).
-func ScreeningBaseline(_ skills.ParsedIntent, question string, papers []skills.RawPaper) ScreeningRanker {
+func ScreeningBaseline(_ research.ParsedIntent, question string, papers []research.RawPaper) ScreeningRanker {
 	return newBaseline(false, question, papers)
 }
 
@@ -37,11 +37,11 @@ func ScreeningBaseline(_ skills.ParsedIntent, question string, papers []skills.R
 // of the gap is in the protocol (the reference starts from one random
 // relevant and one random irrelevant record and averages many runs; this
 // harness starts from the question alone).
-func ScreeningBaselineDouble(_ skills.ParsedIntent, question string, papers []skills.RawPaper) ScreeningRanker {
+func ScreeningBaselineDouble(_ research.ParsedIntent, question string, papers []research.RawPaper) ScreeningRanker {
 	return newBaseline(true, question, papers)
 }
 
-func newBaseline(double bool, question string, papers []skills.RawPaper) ScreeningRanker {
+func newBaseline(double bool, question string, papers []research.RawPaper) ScreeningRanker {
 	docs := make([][]string, len(papers))
 	for i, p := range papers {
 		docs[i] = text.PlainAll(p.Title + " " + p.Abstract)

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/research"
 	"quarry/internal/shareddata"
-	"quarry/internal/skills"
 )
 
 var screeningDataDir = shareddata.Dir("screening")
@@ -109,10 +109,10 @@ func TestSimulateScreeningMetrics(t *testing.T) {
 	t.Parallel()
 	rev := ScreeningReview{Name: "synthetic", Question: "emicizumab pharmacokinetics"}
 	for i := range 100 {
-		r := ScreeningRecord{Paper: skills.RawPaper{ID: fmt.Sprint(i), Title: fmt.Sprintf("Unrelated topic number %d", i),
+		r := ScreeningRecord{Paper: research.RawPaper{ID: fmt.Sprint(i), Title: fmt.Sprintf("Unrelated topic number %d", i),
 			Abstract: "Soil bacteria and weather."}}
 		if i%20 == 7 {
-			r = ScreeningRecord{Included: true, Paper: skills.RawPaper{ID: fmt.Sprint(i),
+			r = ScreeningRecord{Included: true, Paper: research.RawPaper{ID: fmt.Sprint(i),
 				Title: "Emicizumab pharmacokinetics in adults", Abstract: "Pharmacokinetics of emicizumab."}}
 		}
 		rev.Records = append(rev.Records, r)

@@ -11,7 +11,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -39,20 +39,20 @@ type CheckpointJSON struct {
 
 // RunJSON is GET /api/runs/:id.
 type RunJSON struct {
-	ID                string                  `json:"id"`
-	Question          string                  `json:"question"`
-	Status            string                  `json:"status"`
-	Iteration         int                     `json:"iteration"`
-	MaxIterations     int                     `json:"max_iterations"`
-	Checkpoint        *CheckpointJSON         `json:"checkpoint"`
-	Collection        *skills.PaperCollection `json:"collection"`
-	AccumulatedPapers []skills.ScoredPaper    `json:"accumulated_papers"`
-	History           []IterationJSON         `json:"history"`
+	ID                string                    `json:"id"`
+	Question          string                    `json:"question"`
+	Status            string                    `json:"status"`
+	Iteration         int                       `json:"iteration"`
+	MaxIterations     int                       `json:"max_iterations"`
+	Checkpoint        *CheckpointJSON           `json:"checkpoint"`
+	Collection        *research.PaperCollection `json:"collection"`
+	AccumulatedPapers []research.ScoredPaper    `json:"accumulated_papers"`
+	History           []IterationJSON           `json:"history"`
 	// Notes are what the skills reported about how they worked, such as
 	// an LLM skill falling back to the offline heuristics (and why), so a
 	// script can tell the model's answer from the fallback's.
-	Notes []skills.Note `json:"notes"`
-	Error string        `json:"error"`
+	Notes []research.Note `json:"notes"`
+	Error string          `json:"error"`
 }
 
 // IterationJSON is one iteration of a run's history: the recorded
@@ -61,7 +61,7 @@ type RunJSON struct {
 // checkpoint has result_count 0 like a search that found nothing; searched
 // tells the two apart, and not_searched_reason says why not.
 type IterationJSON struct {
-	skills.IterationRecord
+	research.IterationRecord
 	Searched          bool   `json:"searched"`
 	NotSearchedReason string `json:"not_searched_reason,omitempty"`
 }
@@ -79,7 +79,7 @@ const (
 // the strategy is rejected; an iteration not recorded is still on its way
 // (or its run stopped on the way). For another workflow, reviewed holds
 // the iterations that reached a result review, which only a search does.
-func iterationsJSON(run engine.Run, history []skills.IterationRecord, recorded, reviewed map[int]bool) []IterationJSON {
+func iterationsJSON(run engine.Run, history []research.IterationRecord, recorded, reviewed map[int]bool) []IterationJSON {
 	out := make([]IterationJSON, 0, len(history))
 	for _, h := range history {
 		it := IterationJSON{IterationRecord: h, Searched: h.Searched()}
@@ -154,9 +154,9 @@ func (a *API) GetRun(c echo.Context) error {
 		AccumulatedPapers: v.accumulated, Error: run.Error,
 	}
 	if out.AccumulatedPapers == nil {
-		out.AccumulatedPapers = []skills.ScoredPaper{}
+		out.AccumulatedPapers = []research.ScoredPaper{}
 	}
-	out.Notes = []skills.Note{}
+	out.Notes = []research.Note{}
 	recorded := map[int]bool{}
 	if run.Workflow == pipeline.Name {
 		rs, err := pipeline.StateOf(run)

@@ -16,11 +16,15 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/handlers"
 	"quarry/internal/handlers/testapp"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/dedup"
+	"quarry/internal/skills/intent"
 	"quarry/internal/skills/organize"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/skills/querybuilder"
 	"quarry/internal/skills/relevance"
+	"quarry/internal/skills/sources"
 )
 
 // fallbackBuilder is a query builder that, like an LLM builder whose model
@@ -29,8 +33,8 @@ type fallbackBuilder struct{ skills.QueryBuilder }
 
 const fallbackNote = "openai could not be used (401 unauthorized); the offline query builder was used instead"
 
-func (b fallbackBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput) (skills.SearchStrategy, error) {
-	skills.AddNote(ctx, skills.Note{Skill: "query_builder", Message: fallbackNote})
+func (b fallbackBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput) (research.SearchStrategy, error) {
+	research.AddNote(ctx, research.Note{Skill: "query_builder", Message: fallbackNote})
 	return b.QueryBuilder.BuildStrategy(ctx, in)
 }
 
@@ -39,7 +43,7 @@ type librarySource struct{}
 
 func (librarySource) Name() string { return "library" }
 
-func (librarySource) Search(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+func (librarySource) Search(context.Context, sources.SourceRequest) ([]research.RawPaper, error) {
 	return testapp.Library(), nil
 }
 
@@ -70,9 +74,9 @@ func (w *web) startAPIRun(t *testing.T, params map[string]any) handlers.RunCreat
 func TestGetRunNotes(t *testing.T) {
 	t.Parallel()
 	wf, err := pipeline.New(pipeline.Skills{
-		Intent:    skills.NewIntentParser(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }),
-		Queries:   fallbackBuilder{skills.NewQueryBuilder()},
-		Sources:   []skills.Source{librarySource{}},
+		Intent:    intent.New(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }),
+		Queries:   fallbackBuilder{querybuilder.New()},
+		Sources:   []sources.Source{librarySource{}},
 		Dedup:     dedup.New(),
 		Scorer:    relevance.Scorer{},
 		Organizer: organize.Organizer{},
@@ -86,7 +90,7 @@ func TestGetRunNotes(t *testing.T) {
 
 	created := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "strategy_checkpoint": false})
 	st := w.waitFor(t, created.ID, "waiting")
-	require.Equal(t, []skills.Note{{Skill: "query_builder", Message: fallbackNote}}, st.Notes)
+	require.Equal(t, []research.Note{{Skill: "query_builder", Message: fallbackNote}}, st.Notes)
 
 	_, md := w.download(t, "/runs/"+created.ID+"/report.md")
 	require.Contains(t, md, "## Notes from the run\n")
@@ -212,7 +216,7 @@ func TestAPIFeedbackAtLastIterationIsNoted(t *testing.T) {
 			require.Equal(t, http.StatusAccepted, res.StatusCode)
 			done := w.waitFor(t, created.ID, "completed")
 			require.Equal(t, 1, done.Iteration, "iterations never exceed max_iterations")
-			require.Contains(t, done.Notes, skills.Note{Skill: "review", Message: "the feedback of iteration 1 (" + action + ") was recorded but not searched: " +
+			require.Contains(t, done.Notes, research.Note{Skill: "review", Message: "the feedback of iteration 1 (" + action + ") was recorded but not searched: " +
 				"the run had reached max_iterations (1), so the decision finished it"})
 			require.Len(t, done.History, 1)
 			require.NotNil(t, done.History[0].Feedback)

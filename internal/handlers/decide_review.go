@@ -13,7 +13,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/views"
 )
@@ -27,7 +27,7 @@ const (
 
 // reviewFormOf fills the review form from a checkpoint's payload and the
 // notes kept from earlier reviews.
-func reviewFormOf(runID string, cp engine.Checkpoint, p skills.ResultPayload, notes map[string]string) views.ReviewForm {
+func reviewFormOf(runID string, cp engine.Checkpoint, p pipeline.ResultPayload, notes map[string]string) views.ReviewForm {
 	it := p.Iteration
 	if it == 0 {
 		it = cp.Iteration
@@ -55,8 +55,8 @@ func paperNotesOf(run engine.Run) (map[string]string, error) {
 // expects, in the order the papers are shown so the result is stable. A
 // note goes into the feedback when it says something or clears one of
 // prev, the notes kept so far; it returns the marks and notes as posted.
-func feedbackOf(p skills.ResultPayload, form url.Values, prev map[string]string) (skills.UserFeedback, map[string]string, map[string]string) {
-	fb := skills.UserFeedback{MarkedRelevant: []string{}, MarkedIrrelevant: []string{}, FreeTextFeedback: strings.TrimSpace(form.Get("free_text_feedback"))}
+func feedbackOf(p pipeline.ResultPayload, form url.Values, prev map[string]string) (research.UserFeedback, map[string]string, map[string]string) {
+	fb := research.UserFeedback{MarkedRelevant: []string{}, MarkedIrrelevant: []string{}, FreeTextFeedback: strings.TrimSpace(form.Get("free_text_feedback"))}
 	marks, notes := map[string]string{}, map[string]string{}
 	for k, vs := range form {
 		if len(vs) == 0 {
@@ -115,7 +115,7 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	if fault.ErrorCode(err) == fault.EConflict {
 		// Decided meanwhile: what this submit carried is shown with the
 		// conflict, from the checkpoint's papers where it can be read.
-		p, _ := engine.PayloadAs[skills.ResultPayload](cp)
+		p, _ := engine.PayloadAs[pipeline.ResultPayload](cp)
 		form, _ := c.FormParams()
 		_, marks, notes := feedbackOf(p, form, nil)
 		return h.conflictPageWith(c, run.ID, err, submittedReview(p, marks, notes, form.Get("free_text_feedback")))
@@ -123,7 +123,7 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := engine.PayloadAs[skills.ResultPayload](cp)
+	p, err := engine.PayloadAs[pipeline.ResultPayload](cp)
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (h *Runs) DecideReview(c echo.Context) error {
 // badMarks names every posted mark that is not one of the three the form
 // offers, keyed by its form field ("mark:<paper id>"), so a tampered or
 // garbled value is refused instead of silently counting as unsure.
-func badMarks(p skills.ResultPayload, marks map[string]string) map[string]string {
+func badMarks(p pipeline.ResultPayload, marks map[string]string) map[string]string {
 	errs := map[string]string{}
 	for id, m := range marks {
 		switch m {
@@ -194,7 +194,7 @@ func badMarks(p skills.ResultPayload, marks map[string]string) map[string]string
 // submittedReview is what a review submit carried that a person typed or
 // chose — the feedback, the relevant and irrelevant marks, the notes — for
 // the conflict page; nil when it carried none of that.
-func submittedReview(p skills.ResultPayload, marks, notes map[string]string, feedback string) *views.SubmittedReview {
+func submittedReview(p pipeline.ResultPayload, marks, notes map[string]string, feedback string) *views.SubmittedReview {
 	s := views.SubmittedReview{Feedback: strings.TrimSpace(feedback)}
 	add := func(id, title string) {
 		mark := marks[id]

@@ -10,7 +10,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -57,7 +57,7 @@ func TestReviewNotes(t *testing.T) {
 
 	// A note that is too long comes back with every value kept.
 	bad := url.Values{"_csrf": {csrf(doc)}, "action": {"edit"}, "mark:" + ids[0]: {"relevant"},
-		"note:" + ids[0]: {"fits; check n"}, "note:" + ids[1]: {strings.Repeat("x", skills.MaxPaperNote+1)}}
+		"note:" + ids[0]: {"fits; check n"}, "note:" + ids[1]: {strings.Repeat("x", research.MaxPaperNote+1)}}
 	res, doc := w.post(t, w.client, action, bad)
 	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
 	require.NotEmpty(t, doc.Find(`[data-field="paper_notes[`+ids[1]+`]"]`).Text())

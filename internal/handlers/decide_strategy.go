@@ -17,14 +17,15 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/library"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/pipeline"
 	"quarry/internal/skills/query"
 	"quarry/internal/store"
 	"quarry/internal/views"
 )
 
 // strategyFormOf fills the strategy form from a checkpoint's payload.
-func strategyFormOf(runID string, cp engine.Checkpoint, p skills.StrategyPayload, known []string) views.StrategyForm {
+func strategyFormOf(runID string, cp engine.Checkpoint, p pipeline.StrategyPayload, known []string) views.StrategyForm {
 	f := views.StrategyForm{
 		RunID: runID, CheckpointID: cp.ID, Iteration: p.Iteration, Intent: p.Intent,
 		YearFrom: itoaOrEmpty(p.Strategy.YearRange.From), YearTo: itoaOrEmpty(p.Strategy.YearRange.To),
@@ -56,7 +57,7 @@ func strategyFormOf(runID string, cp engine.Checkpoint, p skills.StrategyPayload
 // description so the form can be re-rendered without a store lookup. Only
 // the ID matters for the search, and the store reads a file only for its
 // own run, so a tampered value cannot reach another run's records.
-func fileChoice(f skills.AttachedFile, checked bool) views.AttachedFileChoice {
+func fileChoice(f research.AttachedFile, checked bool) views.AttachedFileChoice {
 	b, _ := json.Marshal(f)
 	return views.AttachedFileChoice{File: f, Value: string(b), Checked: checked}
 }
@@ -93,7 +94,7 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 	if fault.ErrorCode(err) == fault.EConflict {
 		// Decided meanwhile: the form as this submit carried it is shown
 		// with the conflict, so the edits can be copied.
-		p, _ := engine.PayloadAs[skills.StrategyPayload](cp)
+		p, _ := engine.PayloadAs[pipeline.StrategyPayload](cp)
 		form, _ := c.FormParams()
 		f := strategyFormFromPost(run.ID, cp, p, knownSources(h.engine), form)
 		return h.conflictPageWithStrategy(c, run.ID, err, submittedStrategy(f))
@@ -101,7 +102,7 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := engine.PayloadAs[skills.StrategyPayload](cp)
+	p, err := engine.PayloadAs[pipeline.StrategyPayload](cp)
 	if err != nil {
 		return err
 	}
@@ -251,7 +252,7 @@ func (h *Runs) renderStrategy(c echo.Context, run engine.Run, status int, f view
 }
 
 // strategyFormFromPost is the form as the person submitted it.
-func strategyFormFromPost(runID string, cp engine.Checkpoint, p skills.StrategyPayload, known []string, form url.Values) views.StrategyForm {
+func strategyFormFromPost(runID string, cp engine.Checkpoint, p pipeline.StrategyPayload, known []string, form url.Values) views.StrategyForm {
 	f := strategyFormOf(runID, cp, p, known)
 	f.Queries = slices.Clone(form["query"])
 	f.Sources = sourceChoices(known, p.Strategy.Sources, form["sources"])
@@ -270,7 +271,7 @@ func strategyFormFromPost(runID string, cp engine.Checkpoint, p skills.StrategyP
 	f.Files = nil
 	posted := map[string]bool{}
 	for _, v := range form["file"] {
-		var af skills.AttachedFile
+		var af research.AttachedFile
 		if json.Unmarshal([]byte(v), &af) == nil && af.ID != "" && !posted[af.ID] {
 			posted[af.ID] = true
 			f.Files = append(f.Files, fileChoice(af, true))
@@ -291,7 +292,7 @@ const maxAttachedRecords = 20000
 // attachUpload stores a file posted with the strategy form, if any, as a
 // file of the run and adds it (ticked) to the form. A file Quarry cannot
 // read leaves the form's FileError set and returns nil.
-func (h *Runs) attachUpload(c echo.Context, runID string, f *views.StrategyForm) (*skills.AttachedFile, error) {
+func (h *Runs) attachUpload(c echo.Context, runID string, f *views.StrategyForm) (*research.AttachedFile, error) {
 	fh, err := c.FormFile("attach")
 	if err != nil || fh.Size == 0 && fh.Filename == "" {
 		if c.FormValue("op") == "attach" {
@@ -325,7 +326,7 @@ func (h *Runs) attachUpload(c echo.Context, runID string, f *views.StrategyForm)
 	if err != nil {
 		return nil, err
 	}
-	af := skills.AttachedFile{ID: stored.ID, Name: stored.Name, Format: stored.Format, Records: len(contents.Papers)}
+	af := research.AttachedFile{ID: stored.ID, Name: stored.Name, Format: stored.Format, Records: len(contents.Papers)}
 	f.Files = append(f.Files, fileChoice(af, true))
 	f.FileMessage = fmt.Sprintf("Attached %s: %d records", fh.Filename, len(contents.Papers))
 	if n := len(contents.Skipped); n > 0 {
@@ -337,8 +338,8 @@ func (h *Runs) attachUpload(c echo.Context, runID string, f *views.StrategyForm)
 }
 
 // chosenFiles are the attached files the form keeps ticked.
-func chosenFiles(f views.StrategyForm) []skills.AttachedFile {
-	var out []skills.AttachedFile
+func chosenFiles(f views.StrategyForm) []research.AttachedFile {
+	var out []research.AttachedFile
 	for _, fc := range f.Files {
 		if fc.Checked {
 			out = append(out, fc.File)
@@ -359,19 +360,19 @@ func carriesStrategy(form url.Values) bool {
 // sameStrategy reports whether the form's strategy a says what the
 // proposal b says, in everything the form can change. Sources and files
 // are compared as sets, because the form lists them in its own order.
-func sameStrategy(a, b skills.SearchStrategy) bool {
-	text := func(q skills.Query) string { return strings.TrimSpace(q.Text) }
+func sameStrategy(a, b research.SearchStrategy) bool {
+	text := func(q research.Query) string { return strings.TrimSpace(q.Text) }
 	sameSet := func(x, y []string) bool {
 		return slices.Equal(slices.Sorted(slices.Values(x)), slices.Sorted(slices.Values(y)))
 	}
-	fileIDs := func(fs []skills.AttachedFile) []string {
+	fileIDs := func(fs []research.AttachedFile) []string {
 		ids := make([]string, 0, len(fs))
 		for _, f := range fs {
 			ids = append(ids, f.ID)
 		}
 		return ids
 	}
-	return slices.EqualFunc(a.Queries, b.Queries, func(x, y skills.Query) bool { return text(x) == text(y) }) &&
+	return slices.EqualFunc(a.Queries, b.Queries, func(x, y research.Query) bool { return text(x) == text(y) }) &&
 		sameSet(a.Sources, b.Sources) && a.YearRange == b.YearRange && a.MaxResultsPerSource == b.MaxResultsPerSource &&
 		slices.Equal(a.Filters.IncludeTerms, b.Filters.IncludeTerms) && slices.Equal(a.Filters.ExcludeTerms, b.Filters.ExcludeTerms) &&
 		slices.Equal(a.Filters.FieldsOfStudy, b.Filters.FieldsOfStudy) &&
@@ -380,11 +381,11 @@ func sameStrategy(a, b skills.SearchStrategy) bool {
 
 // strategyOf turns the form into a SearchStrategy. A query whose text is
 // unchanged keeps the per-source forms the builder wrote for it.
-func strategyOf(f views.StrategyForm, orig skills.SearchStrategy) (skills.SearchStrategy, fault.FieldErrors) {
+func strategyOf(f views.StrategyForm, orig research.SearchStrategy) (research.SearchStrategy, fault.FieldErrors) {
 	fe := fault.FieldErrors{}
-	s := skills.SearchStrategy{Filters: orig.Filters, Sources: []string{}}
+	s := research.SearchStrategy{Filters: orig.Filters, Sources: []string{}}
 	for _, text := range f.Queries {
-		q := skills.Query{Text: strings.TrimSpace(text)}
+		q := research.Query{Text: strings.TrimSpace(text)}
 		for _, o := range orig.Queries {
 			if o.Text == q.Text {
 				q.PerSource = o.PerSource

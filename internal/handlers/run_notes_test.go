@@ -17,21 +17,22 @@ import (
 	"quarry/internal/app"
 	"quarry/internal/engine"
 	"quarry/internal/handlers/testapp"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/skills/sources"
 )
 
 // notesLibrary is the local library as the search sees it: every test
 // library paper, whatever the query.
 type notesLibrary struct{}
 
-func (notesLibrary) Name() string { return skills.SourceLocal }
+func (notesLibrary) Name() string { return research.SourceLocal }
 
-func (notesLibrary) Search(_ context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (notesLibrary) Search(_ context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	papers := testapp.Library()
 	for i := range papers {
-		papers[i].Source = skills.SourceLocal
+		papers[i].Source = research.SourceLocal
 	}
 	return papers[:min(len(papers), req.MaxResults)], nil
 }
@@ -66,7 +67,7 @@ func TestRunPageShowsSkillNotes(t *testing.T) {
 	t.Parallel()
 	model, asked := garbledLLM(t)
 	search, err := pipeline.FromConfig(pipeline.Config{
-		Sources: []string{skills.SourceLocal}, Local: notesLibrary{},
+		Sources: []string{research.SourceLocal}, Local: notesLibrary{},
 		LLM: llm.Config{Provider: llm.ProviderOpenAI, BaseURL: model.URL + "/v1", Model: "garbled"},
 	}, nil, 0)
 	require.NoError(t, err)
@@ -79,7 +80,7 @@ func TestRunPageShowsSkillNotes(t *testing.T) {
 	w.signIn(t, w.client, "Ada")
 	_, home := w.get(t, w.client, "/")
 	res, _ := w.post(t, w.client, "/runs", url.Values{"_csrf": {csrf(home)}, "question": {"sleep and memory consolidation"},
-		"max_iterations": {"2"}, "strategy_checkpoint": {"true"}, "sources": {skills.SourceLocal}})
+		"max_iterations": {"2"}, "strategy_checkpoint": {"true"}, "sources": {research.SourceLocal}})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	runID := strings.TrimPrefix(res.Request.URL.Path, "/runs/")
 	st := w.waitFor(t, runID, "waiting")

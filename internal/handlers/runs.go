@@ -18,7 +18,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/report"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/store"
 	"quarry/internal/views"
@@ -324,21 +324,21 @@ func statusOf(run engine.Run) views.RunStatus {
 type runView struct {
 	run         engine.Run
 	pending     *engine.Checkpoint
-	lastResult  *skills.ResultPayload
-	accumulated []skills.ScoredPaper
-	history     []skills.IterationRecord
+	lastResult  *pipeline.ResultPayload
+	accumulated []research.ScoredPaper
+	history     []research.IterationRecord
 	decisions   []views.DecisionRow
 	// final is the run's final collection once it ended (nil before).
-	final *skills.PaperCollection
+	final *research.PaperCollection
 	// searched holds the iterations whose search has run.
 	searched map[int]bool
 	// rejected are the papers whose latest mark is irrelevant; notes the
 	// researcher's notes on papers (search runs only).
-	rejected []skills.ScoredPaper
+	rejected []research.ScoredPaper
 	notes    map[string]string
 	// skillNotes are what the skills reported about how they worked,
 	// such as an LLM skill falling back to its offline variant.
-	skillNotes []skills.Note
+	skillNotes []research.Note
 }
 
 // loadRunView reads a run's checkpoints and decisions and derives its
@@ -351,15 +351,15 @@ func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, err
 	if err != nil {
 		return v, err
 	}
-	byIter := map[int]*skills.IterationRecord{}
-	rec := func(i int) *skills.IterationRecord {
+	byIter := map[int]*research.IterationRecord{}
+	rec := func(i int) *research.IterationRecord {
 		if r, ok := byIter[i]; ok {
 			return r
 		}
-		byIter[i] = &skills.IterationRecord{Iteration: i}
+		byIter[i] = &research.IterationRecord{Iteration: i}
 		return byIter[i]
 	}
-	var lastFeedback *skills.UserFeedback
+	var lastFeedback *research.UserFeedback
 	for _, cd := range cps {
 		cp, dec := cd.Checkpoint, cd.Decision
 		if cp.ID == run.CheckpointID && cp.Status == engine.CheckpointPending {
@@ -374,20 +374,20 @@ func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, err
 		}
 		switch cp.Kind {
 		case engine.KindStrategyConfirmation:
-			p, err := engine.PayloadAs[skills.StrategyPayload](cp)
+			p, err := engine.PayloadAs[pipeline.StrategyPayload](cp)
 			if err != nil {
 				return v, err
 			}
 			r := rec(cp.Iteration)
 			r.Strategy = p.Strategy
 			if dec != nil && dec.Action == engine.Edit && len(dec.RevisedData) > 0 {
-				var s skills.SearchStrategy
+				var s research.SearchStrategy
 				if json.Unmarshal(dec.RevisedData, &s) == nil {
 					r.Strategy = s
 				}
 			}
 		case engine.KindResultReview:
-			p, err := engine.PayloadAs[skills.ResultPayload](cp)
+			p, err := engine.PayloadAs[pipeline.ResultPayload](cp)
 			if err != nil {
 				return v, err
 			}
@@ -397,7 +397,7 @@ func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, err
 			r.ResultCount = len(p.Collection.Papers)
 			lastFeedback = nil
 			if dec != nil && len(dec.RevisedData) > 0 {
-				var fb skills.UserFeedback
+				var fb research.UserFeedback
 				if json.Unmarshal(dec.RevisedData, &fb) == nil {
 					r.Feedback = &fb
 					lastFeedback = &fb
@@ -411,7 +411,7 @@ func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, err
 		}
 	}
 	if v.lastResult != nil {
-		st := skills.WorkflowState{AccumulatedPapers: slices.Clone(v.lastResult.AccumulatedPapers)}
+		st := research.WorkflowState{AccumulatedPapers: slices.Clone(v.lastResult.AccumulatedPapers)}
 		if lastFeedback != nil {
 			for _, id := range lastFeedback.MarkedRelevant {
 				if p, ok := v.lastResult.Collection.Paper(id); ok {
@@ -439,7 +439,7 @@ func loadRunView(ctx context.Context, rs RunStore, run engine.Run) (runView, err
 				merged = append(merged, h)
 			}
 		}
-		slices.SortStableFunc(merged, func(a, b skills.IterationRecord) int { return a.Iteration - b.Iteration })
+		slices.SortStableFunc(merged, func(a, b research.IterationRecord) int { return a.Iteration - b.Iteration })
 		v.history = merged
 		if rs.Workflow.AccumulatedPapers != nil || v.accumulated == nil {
 			v.accumulated = rs.Workflow.AccumulatedPapers
@@ -491,7 +491,7 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 	if v.pending != nil {
 		switch v.pending.Kind {
 		case engine.KindStrategyConfirmation:
-			p, err := engine.PayloadAs[skills.StrategyPayload](*v.pending)
+			p, err := engine.PayloadAs[pipeline.StrategyPayload](*v.pending)
 			if err != nil {
 				return d, err
 			}
@@ -499,7 +499,7 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 			f.MaxIterations = bound
 			d.Strategy = &f
 		case engine.KindResultReview:
-			p, err := engine.PayloadAs[skills.ResultPayload](*v.pending)
+			p, err := engine.PayloadAs[pipeline.ResultPayload](*v.pending)
 			if err != nil {
 				return d, err
 			}
@@ -527,7 +527,7 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 		for _, p := range v.rejected {
 			rejected[p.ID] = true
 		}
-		final.Papers = slices.DeleteFunc(slices.Clone(final.Papers), func(p skills.ScoredPaper) bool { return rejected[p.ID] })
+		final.Papers = slices.DeleteFunc(slices.Clone(final.Papers), func(p research.ScoredPaper) bool { return rejected[p.ID] })
 		d.Final = &views.PaperGroupSet{Groups: groupsOf(final), Rejected: v.rejected, Notes: v.notes}
 	}
 	return d, nil
@@ -567,7 +567,7 @@ func knownSources(e *engine.Engine) []string {
 
 // groupsOf lays a collection out by the organizer's groups, with papers no
 // group names gathered under "Other".
-func groupsOf(c skills.PaperCollection) []views.PaperGroup {
+func groupsOf(c research.PaperCollection) []views.PaperGroup {
 	placed := map[string]bool{}
 	var out []views.PaperGroup
 	for _, g := range c.Groups {

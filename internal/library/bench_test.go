@@ -13,8 +13,8 @@ import (
 
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/library"
+	"quarry/internal/research"
 	"quarry/internal/shareddata"
-	"quarry/internal/skills"
 	"quarry/internal/skills/query"
 	"quarry/internal/store"
 )
@@ -39,24 +39,24 @@ var benchTopics = []string{
 
 func benchQueries() []struct {
 	text  string
-	years skills.YearRange
+	years research.YearRange
 } {
 	var out []struct {
 		text  string
-		years skills.YearRange
+		years research.YearRange
 	}
-	add := func(text string, years skills.YearRange) {
+	add := func(text string, years research.YearRange) {
 		out = append(out, struct {
 			text  string
-			years skills.YearRange
+			years research.YearRange
 		}{text, years})
 	}
 	for _, t := range benchTopics {
-		add(t, skills.YearRange{})
-		add(t+` (survey OR benchmark)`, skills.YearRange{})
-		add(t+` -medical`, skills.YearRange{})
-		add(t, skills.YearRange{From: 2018})
-		add(t+` (efficient OR scalable OR fast)`, skills.YearRange{To: 2019})
+		add(t, research.YearRange{})
+		add(t+` (survey OR benchmark)`, research.YearRange{})
+		add(t+` -medical`, research.YearRange{})
+		add(t, research.YearRange{From: 2018})
+		add(t+` (efficient OR scalable OR fast)`, research.YearRange{To: 2019})
 	}
 	return out
 }

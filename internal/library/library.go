@@ -8,11 +8,10 @@ package library
 import (
 	"context"
 	"encoding/json"
+	"quarry/internal/research"
 	"sort"
 	"strconv"
 	"strings"
-
-	"quarry/internal/skills"
 )
 
 // Record is one record of an import stream, already mapped. Exactly one of
@@ -23,7 +22,7 @@ import (
 type Record struct {
 	// Line is the 1-based line number in the input file, for error reports.
 	Line  int
-	Paper skills.RawPaper
+	Paper research.RawPaper
 	// Extra holds the corpus-specific fields (categories, track, keywords,
 	// ...) as a JSON object, kept so nothing of the source is lost.
 	Extra json.RawMessage

@@ -17,7 +17,7 @@ import (
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
 	"quarry/internal/library"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/store"
 )
 
@@ -125,19 +125,19 @@ func TestImportFilesIntoStore(t *testing.T) {
 	}, stats.Errors)
 	require.True(t, last.Indexing)
 
-	got, err := st.SearchLibrary(ctx, `"fraud"`, skills.YearRange{}, 10)
+	got, err := st.SearchLibrary(ctx, `"fraud"`, research.YearRange{}, 10)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Equal(t, "doi:10.1145/3292500.3330000", got[0].ID)
-	got, err = st.SearchLibrary(ctx, `"unsafe" AND "weights"`, skills.YearRange{}, 10)
+	got, err = st.SearchLibrary(ctx, `"unsafe" AND "weights"`, research.YearRange{}, 10)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Equal(t, "ACL", got[0].Venue, "the later record's venue wins")
 	require.NotEmpty(t, got[0].Abstract, "its empty abstract keeps the arXiv one")
-	got, err = st.SearchLibrary(ctx, `"rejected"`, skills.YearRange{}, 10)
+	got, err = st.SearchLibrary(ctx, `"rejected"`, research.YearRange{}, 10)
 	require.NoError(t, err)
 	require.Empty(t, got)
-	got, err = st.SearchLibrary(ctx, `"muller"`, skills.YearRange{}, 10)
+	got, err = st.SearchLibrary(ctx, `"muller"`, research.YearRange{}, 10)
 	require.NoError(t, err)
 	require.Len(t, got, 1, "author names are indexed without diacritics")
 

@@ -6,14 +6,14 @@ import (
 
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // FileContents is a whole file read into memory: its readable papers and
 // the records left out, with their lines and reasons.
 type FileContents struct {
 	Format  string
-	Papers  []skills.RawPaper
+	Papers  []research.RawPaper
 	Skipped []RecordError
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/report"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -17,23 +17,23 @@ import (
 // none.
 func TestNoSourceSearchedSaysWhy(t *testing.T) {
 	t.Parallel()
-	rejected := skills.IterationRecord{Iteration: 1,
-		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep"}}, Sources: []string{"openalex"}},
-		Feedback: &skills.UserFeedback{FreeTextFeedback: "wrong population"}}
-	fileOnly := skills.IterationRecord{Iteration: 1, SearchedAt: at1, ResultCount: 2,
-		Strategy: skills.SearchStrategy{Files: []skills.AttachedFile{{ID: "f1", Name: "t1.ris", Records: 2}}},
-		Sources:  map[string]skills.SourceResult{skills.FileSourceName(skills.AttachedFile{ID: "f1", Name: "t1.ris"}): {Count: 2}}}
+	rejected := research.IterationRecord{Iteration: 1,
+		Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "sleep"}}, Sources: []string{"openalex"}},
+		Feedback: &research.UserFeedback{FreeTextFeedback: "wrong population"}}
+	fileOnly := research.IterationRecord{Iteration: 1, SearchedAt: at1, ResultCount: 2,
+		Strategy: research.SearchStrategy{Files: []research.AttachedFile{{ID: "f1", Name: "t1.ris", Records: 2}}},
+		Sources:  map[string]research.SourceResult{research.FileSourceName(research.AttachedFile{ID: "f1", Name: "t1.ris"}): {Count: 2}}}
 	tests := []struct {
 		name   string
 		status string
-		state  skills.WorkflowState
+		state  research.WorkflowState
 		want   string
 	}{
-		{"Waiting", "waiting", skills.WorkflowState{}, "none yet"},
-		{"RejectedThenEnded", "completed", skills.WorkflowState{History: []skills.IterationRecord{rejected}, IsComplete: true}, "none: the run ended before searching"},
-		{"CanceledBeforeSearching", "canceled", skills.WorkflowState{}, "none: the run ended before searching"},
-		{"EndedNoStatusGiven", "", skills.WorkflowState{History: []skills.IterationRecord{rejected}, IsComplete: true}, "none: the run ended before searching"},
-		{"OnlyAFileSearched", "completed", skills.WorkflowState{History: []skills.IterationRecord{fileOnly}, IsComplete: true}, "none"},
+		{"Waiting", "waiting", research.WorkflowState{}, "none yet"},
+		{"RejectedThenEnded", "completed", research.WorkflowState{History: []research.IterationRecord{rejected}, IsComplete: true}, "none: the run ended before searching"},
+		{"CanceledBeforeSearching", "canceled", research.WorkflowState{}, "none: the run ended before searching"},
+		{"EndedNoStatusGiven", "", research.WorkflowState{History: []research.IterationRecord{rejected}, IsComplete: true}, "none: the run ended before searching"},
+		{"OnlyAFileSearched", "completed", research.WorkflowState{History: []research.IterationRecord{fileOnly}, IsComplete: true}, "none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"quarry/internal/engine"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -52,12 +52,12 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 	if len(files) > 0 {
 		names := make([]string, len(files))
 		for i, f := range files {
-			names[i] = strings.TrimPrefix(f, skills.FileSourceName(skills.AttachedFile{}))
+			names[i] = strings.TrimPrefix(f, research.FileSourceName(research.AttachedFile{}))
 		}
 		p("- Files attached (their records joined the results; not queried): %s\n", inline(strings.Join(names, ", ")))
 	}
 	if rs.Intent != nil && len(rs.Intent.Concepts) > 0 {
-		p("- Concepts: %s\n", inline(skills.ConceptList(rs.Intent.Concepts)))
+		p("- Concepts: %s\n", inline(research.ConceptList(rs.Intent.Concepts)))
 	}
 	p("\nTimes are UTC (RFC 3339). Queries are shown exactly as each source received them. ")
 	p("A query's results are the records it returned; a source's records merge its queries' results, ")
@@ -207,7 +207,7 @@ func writeWarnings(p func(string, ...any), warnings []string) {
 }
 
 // writeFeedback writes what the researcher marked and said at a review.
-func writeFeedback(p func(string, ...any), fb *skills.UserFeedback, titles map[string]string) {
+func writeFeedback(p func(string, ...any), fb *research.UserFeedback, titles map[string]string) {
 	if fb == nil {
 		p("\nNo review decision recorded.\n")
 		return
@@ -241,7 +241,7 @@ func paperList(ids []string, titles map[string]string) string {
 // paperTitles maps the IDs of every paper the state holds to its title.
 func paperTitles(rs pipeline.RunState) map[string]string {
 	out := map[string]string{}
-	add := func(ps []skills.ScoredPaper) {
+	add := func(ps []research.ScoredPaper) {
 		for _, p := range ps {
 			out[p.ID] = p.Title
 		}
@@ -262,7 +262,7 @@ func paperTitles(rs pipeline.RunState) map[string]string {
 // shows (include and exclude terms as query clauses, fields of study as
 // Semantic Scholar's fieldsOfStudy), so the report lists them once per
 // iteration and never beside a query.
-func filtersText(f skills.Filters) string {
+func filtersText(f research.Filters) string {
 	var parts []string
 	for _, l := range []struct {
 		label string
@@ -277,7 +277,7 @@ func filtersText(f skills.Filters) string {
 
 // yearsText is the publication-year range every source was sent, "any"
 // when open at both ends.
-func yearsText(y skills.YearRange) string {
+func yearsText(y research.YearRange) string {
 	if y.From == 0 && y.To == 0 {
 		return "any"
 	}
@@ -298,11 +298,11 @@ func capitalize(s string) string {
 // that ended without reaching a search (its strategy rejected at the last
 // iteration, or canceled first) says so, since a reader of the report
 // must not take it for one still in progress.
-func noneSearched(info RunInfo, rs pipeline.RunState, hist []skills.IterationRecord) string {
+func noneSearched(info RunInfo, rs pipeline.RunState, hist []research.IterationRecord) string {
 	if !rs.Workflow.IsComplete && !engine.Status(info.Status).IsComplete() {
 		return "none yet"
 	}
-	if slices.ContainsFunc(hist, skills.IterationRecord.Searched) {
+	if slices.ContainsFunc(hist, research.IterationRecord.Searched) {
 		return "none" // searched, but only attached files or unconfigured sources
 	}
 	return "none: the run ended before searching"

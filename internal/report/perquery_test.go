@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/report"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -49,14 +49,14 @@ func section(md, heading string) string {
 // before merging, and source_records says what the source contributed.
 func TestPerQueryResults(t *testing.T) {
 	t.Parallel()
-	rs := pipeline.RunState{Question: "sleep spindles", Workflow: skills.WorkflowState{History: []skills.IterationRecord{{
+	rs := pipeline.RunState{Question: "sleep spindles", Workflow: research.WorkflowState{History: []research.IterationRecord{{
 		Iteration: 2, SearchedAt: at1, ResultCount: 24,
-		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "spindles"}, {Text: "sleep"}, {Text: "memory"}, {Text: "eeg"}},
+		Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "spindles"}, {Text: "sleep"}, {Text: "memory"}, {Text: "eeg"}},
 			Sources: []string{"local"}, MaxResultsPerSource: 25},
-		Sources: map[string]skills.SourceResult{"local": {Count: 24, Error: "query 4: locked",
+		Sources: map[string]research.SourceResult{"local": {Count: 24, Error: "query 4: locked",
 			Queries:      []string{"spindles", "sleep", "memory", "eeg"},
-			QueryResults: []skills.QueryResult{{Count: 1}, {Count: 20}, {Count: 12}, {Count: 2, Error: "locked"}}}},
-		Dedup: skills.DedupStats{Input: 24, Output: 24},
+			QueryResults: []research.QueryResult{{Count: 1}, {Count: 20}, {Count: 12}, {Count: 2, Error: "locked"}}}},
+		Dedup: research.DedupStats{Input: 24, Output: 24},
 	}}}}
 
 	var buf bytes.Buffer
@@ -102,9 +102,9 @@ func TestOldFormatRun(t *testing.T) {
 		`"sources":{"local":{"count":24,"error":"query 2: disk I/O error; retry later","queries":["spindles","sleep","memory"]},` +
 		`"pubmed":{"count":6,"warnings":["query 3: PubMed did not run the query as written; left out: zzz"],"queries":["spindles[tiab]","sleep[tiab]","memory[tiab]"]}},` +
 		`"dedup":{"input":30,"output":29,"merged":1}}`
-	var h skills.IterationRecord
+	var h research.IterationRecord
 	require.NoError(t, json.Unmarshal([]byte(stored), &h))
-	rs := pipeline.RunState{Question: "sleep spindles", Workflow: skills.WorkflowState{History: []skills.IterationRecord{h}}}
+	rs := pipeline.RunState{Question: "sleep spindles", Workflow: research.WorkflowState{History: []research.IterationRecord{h}}}
 
 	var buf bytes.Buffer
 	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
@@ -141,10 +141,10 @@ func TestOldFormatRun(t *testing.T) {
 // which has no other place for it, keeps it on each of the source's rows.
 func TestOldFormatErrorNamingNoQuery(t *testing.T) {
 	t.Parallel()
-	rs := pipeline.RunState{Question: "q", Workflow: skills.WorkflowState{History: []skills.IterationRecord{{
+	rs := pipeline.RunState{Question: "q", Workflow: research.WorkflowState{History: []research.IterationRecord{{
 		Iteration: 1, SearchedAt: at1, ResultCount: 0,
-		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "a"}, {Text: "b"}}, Sources: []string{"crossref"}, MaxResultsPerSource: 5},
-		Sources:  map[string]skills.SourceResult{"crossref": {Error: "503 service unavailable", Queries: []string{"a", "b"}}},
+		Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "a"}, {Text: "b"}}, Sources: []string{"crossref"}, MaxResultsPerSource: 5},
+		Sources:  map[string]research.SourceResult{"crossref": {Error: "503 service unavailable", Queries: []string{"a", "b"}}},
 	}}}}
 	var buf bytes.Buffer
 	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
@@ -162,11 +162,11 @@ func TestOldFormatErrorNamingNoQuery(t *testing.T) {
 func TestCancelledQueryNotSent(t *testing.T) {
 	t.Parallel()
 	const why = "internal: search cancelled before it was sent: context canceled"
-	rs := pipeline.RunState{Question: "q", Workflow: skills.WorkflowState{History: []skills.IterationRecord{{
+	rs := pipeline.RunState{Question: "q", Workflow: research.WorkflowState{History: []research.IterationRecord{{
 		Iteration: 1, SearchedAt: at1,
-		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "a"}, {Text: "b"}}, Sources: []string{"arxiv"}, MaxResultsPerSource: 5},
-		Sources: map[string]skills.SourceResult{"arxiv": {Count: 3, Error: "query 2: " + why, Queries: []string{"a", ""},
-			QueryResults: []skills.QueryResult{{Count: 3}, {Error: why}}}},
+		Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "a"}, {Text: "b"}}, Sources: []string{"arxiv"}, MaxResultsPerSource: 5},
+		Sources: map[string]research.SourceResult{"arxiv": {Count: 3, Error: "query 2: " + why, Queries: []string{"a", ""},
+			QueryResults: []research.QueryResult{{Count: 3}, {Error: why}}}},
 	}}}}
 	var buf bytes.Buffer
 	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -64,7 +64,7 @@ type sent struct {
 type sourceRow struct {
 	Name    string
 	Queries []sent
-	Result  skills.SourceResult
+	Result  research.SourceResult
 	// Known is false for iterations recorded before per-source results
 	// were kept: the queries come from the strategy, counts are unknown.
 	Known bool
@@ -80,7 +80,7 @@ type sourceRow struct {
 	// File is set for a file attached to the run: its records joined the
 	// search's, but nothing was queried, so it has no queries, years or
 	// limit to report.
-	File *skills.AttachedFile
+	File *research.AttachedFile
 	// NotQueried is why a source of the strategy was sent nothing at all
 	// (it is not configured), "" for a source that was queried. Such a
 	// source has no queries, years or limit to report either.
@@ -92,7 +92,7 @@ type sourceRow struct {
 // source it plans calls for (one per strategy query, "" for one it
 // skips), so a result without any failed before a request was made; its
 // error says why.
-func notQueried(r skills.SourceResult) string {
+func notQueried(r research.SourceResult) string {
 	if r.Queries != nil {
 		return ""
 	}
@@ -109,17 +109,17 @@ func notQueriedText(src sourceRow) string {
 }
 
 // attachedFile returns the strategy's file recorded under the source name
-// (see skills.FileSourceName). A name with the file prefix that the
+// (see research.FileSourceName). A name with the file prefix that the
 // strategy does not list (it cannot be a searchable source's) is still a
 // file, known only by its name.
-func attachedFile(s skills.SearchStrategy, name string) (*skills.AttachedFile, bool) {
+func attachedFile(s research.SearchStrategy, name string) (*research.AttachedFile, bool) {
 	for _, f := range s.Files {
-		if skills.FileSourceName(f) == name {
+		if research.FileSourceName(f) == name {
 			return &f, true
 		}
 	}
-	if n, ok := strings.CutPrefix(name, skills.FileSourceName(skills.AttachedFile{})); ok {
-		return &skills.AttachedFile{Name: n}, true
+	if n, ok := strings.CutPrefix(name, research.FileSourceName(research.AttachedFile{})); ok {
+		return &research.AttachedFile{Name: n}, true
 	}
 	return nil, false
 }
@@ -147,7 +147,7 @@ func plural(n int, noun string) string {
 
 // sourcesOf lists what each source of a searched iteration was sent and
 // returned, in the strategy's source order.
-func sourcesOf(h skills.IterationRecord) []sourceRow {
+func sourcesOf(h research.IterationRecord) []sourceRow {
 	names := slices.Clone(h.Strategy.Sources)
 	var extra []string
 	for name := range h.Sources {
@@ -289,7 +289,7 @@ func joinTexts(a, b string) string {
 // sourceNames lists every source any searched iteration asked, every
 // file attached to one, and every source a strategy named that no
 // iteration queried, each in the order they first appear.
-func sourceNames(history []skills.IterationRecord) (searched, files, unqueried []string) {
+func sourceNames(history []research.IterationRecord) (searched, files, unqueried []string) {
 	for _, h := range history {
 		if !h.Searched() {
 			continue
@@ -312,7 +312,7 @@ func sourceNames(history []skills.IterationRecord) (searched, files, unqueried [
 }
 
 // marks counts an iteration's marks (0, 0 without feedback).
-func marks(h skills.IterationRecord) (relevant, irrelevant int) {
+func marks(h research.IterationRecord) (relevant, irrelevant int) {
 	if h.Feedback == nil {
 		return 0, 0
 	}
@@ -320,9 +320,9 @@ func marks(h skills.IterationRecord) (relevant, irrelevant int) {
 }
 
 // history is the run's iterations in order.
-func history(rs pipeline.RunState) []skills.IterationRecord {
+func history(rs pipeline.RunState) []research.IterationRecord {
 	h := slices.Clone(rs.Workflow.History)
-	slices.SortStableFunc(h, func(a, b skills.IterationRecord) int { return cmp.Compare(a.Iteration, b.Iteration) })
+	slices.SortStableFunc(h, func(a, b research.IterationRecord) int { return cmp.Compare(a.Iteration, b.Iteration) })
 	return h
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/report"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -22,40 +22,40 @@ var at1 = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
 // (a pipe, back ticks, a line break), plus an iteration recorded before
 // per-source results were kept.
 func runState() pipeline.RunState {
-	paper := func(id, title string) skills.ScoredPaper {
-		return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: title}}
+	paper := func(id, title string) research.ScoredPaper {
+		return research.ScoredPaper{RawPaper: research.RawPaper{ID: id, Title: title}}
 	}
 	a, b, c := paper("doi:10.1/a", "Sleep and memory"), paper("doi:10.1/b", "Caffeine"), paper("doi:10.1/c", "Naps")
 	return pipeline.RunState{
 		Question:         "sleep and memory consolidation",
-		Intent:           &skills.ParsedIntent{Topic: "sleep", Concepts: []skills.Concept{{Term: "sleep", Synonyms: []string{"nap"}}, {Term: "memory"}}},
-		Collection:       &skills.PaperCollection{Papers: []skills.ScoredPaper{a, c}},
-		Final:            &skills.PaperCollection{Papers: []skills.ScoredPaper{a, c}},
-		MarkedIrrelevant: []skills.ScoredPaper{b},
-		Workflow: skills.WorkflowState{AccumulatedPapers: []skills.ScoredPaper{a}, History: []skills.IterationRecord{
+		Intent:           &research.ParsedIntent{Topic: "sleep", Concepts: []research.Concept{{Term: "sleep", Synonyms: []string{"nap"}}, {Term: "memory"}}},
+		Collection:       &research.PaperCollection{Papers: []research.ScoredPaper{a, c}},
+		Final:            &research.PaperCollection{Papers: []research.ScoredPaper{a, c}},
+		MarkedIrrelevant: []research.ScoredPaper{b},
+		Workflow: research.WorkflowState{AccumulatedPapers: []research.ScoredPaper{a}, History: []research.IterationRecord{
 			{Iteration: 1, ResultCount: 5, SearchedAt: at1,
-				Strategy: skills.SearchStrategy{
-					Queries: []skills.Query{{Text: "sleep AND memory", PerSource: map[string]string{"openalex": "sleep memory", "pubmed": `sleep[tiab] AND memory[tiab]`}},
+				Strategy: research.SearchStrategy{
+					Queries: []research.Query{{Text: "sleep AND memory", PerSource: map[string]string{"openalex": "sleep memory", "pubmed": `sleep[tiab] AND memory[tiab]`}},
 						{Text: "nap*", PerSource: map[string]string{"openalex": "", "pubmed": "nap*[tiab]"}}},
-					Sources: []string{"openalex", "pubmed"}, YearRange: skills.YearRange{From: 2010, To: 2020}, MaxResultsPerSource: 25,
-					Filters: skills.Filters{IncludeTerms: []string{"adults", "humans"}, ExcludeTerms: []string{"rats"}}},
-				Sources: map[string]skills.SourceResult{
-					"openalex": {Count: 6, Queries: []string{"sleep memory", ""}, QueryResults: []skills.QueryResult{{Count: 6}, {}}},
+					Sources: []string{"openalex", "pubmed"}, YearRange: research.YearRange{From: 2010, To: 2020}, MaxResultsPerSource: 25,
+					Filters: research.Filters{IncludeTerms: []string{"adults", "humans"}, ExcludeTerms: []string{"rats"}}},
+				Sources: map[string]research.SourceResult{
+					"openalex": {Count: 6, Queries: []string{"sleep memory", ""}, QueryResults: []research.QueryResult{{Count: 6}, {}}},
 					"pubmed": {Count: 0, Error: "query 1: 503 service unavailable", Queries: []string{`sleep[tiab] AND memory[tiab]`, "nap*[tiab]"},
-						QueryResults: []skills.QueryResult{{Error: "503 service unavailable"}, {}}}},
-				Dedup: skills.DedupStats{Input: 6, Output: 5, Merged: 1},
-				Feedback: &skills.UserFeedback{MarkedRelevant: []string{a.ID}, MarkedIrrelevant: []string{b.ID},
+						QueryResults: []research.QueryResult{{Error: "503 service unavailable"}, {}}}},
+				Dedup: research.DedupStats{Input: 6, Output: 5, Merged: 1},
+				Feedback: &research.UserFeedback{MarkedRelevant: []string{a.ID}, MarkedIrrelevant: []string{b.ID},
 					FreeTextFeedback: "more on naps\nfewer animal studies"}},
-			{Iteration: 2, Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "naps"}}, Sources: []string{"openalex"}},
-				Feedback: &skills.UserFeedback{FreeTextFeedback: "too narrow"}},
+			{Iteration: 2, Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "naps"}}, Sources: []string{"openalex"}},
+				Feedback: &research.UserFeedback{FreeTextFeedback: "too narrow"}},
 			{Iteration: 3, ResultCount: 2, SearchedAt: at1.Add(time.Hour),
-				Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "a | b"}, {Text: "x ``y`` z"}, {Text: "line\nbreak"}},
+				Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "a | b"}, {Text: "x ``y`` z"}, {Text: "line\nbreak"}},
 					Sources: []string{"openalex"}, MaxResultsPerSource: 10},
-				Sources: map[string]skills.SourceResult{"openalex": {Count: 2, Queries: []string{"a | b", "x ``y`` z", "line\nbreak"},
-					QueryResults: []skills.QueryResult{{Count: 2}, {Count: 1}, {}}}},
-				Dedup: skills.DedupStats{Input: 2, Output: 2}},
+				Sources: map[string]research.SourceResult{"openalex": {Count: 2, Queries: []string{"a | b", "x ``y`` z", "line\nbreak"},
+					QueryResults: []research.QueryResult{{Count: 2}, {Count: 1}, {}}}},
+				Dedup: research.DedupStats{Input: 2, Output: 2}},
 			{Iteration: 4, ResultCount: 3, // recorded before searched_at and sources existed
-				Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "old", PerSource: map[string]string{"pubmed": "old[tiab]"}}},
+				Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "old", PerSource: map[string]string{"pubmed": "old[tiab]"}}},
 					Sources: []string{"pubmed"}, MaxResultsPerSource: 10}},
 		}},
 	}
@@ -196,17 +196,17 @@ func TestSearchStrategyMarkdownEmpty(t *testing.T) {
 // limit borrowed from the strategy.
 func TestAttachedFiles(t *testing.T) {
 	t.Parallel()
-	rs := pipeline.RunState{Question: "sleep spindles", Workflow: skills.WorkflowState{History: []skills.IterationRecord{{
+	rs := pipeline.RunState{Question: "sleep spindles", Workflow: research.WorkflowState{History: []research.IterationRecord{{
 		Iteration: 1, SearchedAt: at1, ResultCount: 5,
-		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep spindles"}}, Sources: []string{"openalex"},
-			YearRange: skills.YearRange{From: 2000}, MaxResultsPerSource: 10,
-			Filters: skills.Filters{ExcludeTerms: []string{"rats"}},
-			Files:   []skills.AttachedFile{{ID: "f1", Name: "t1.ris", Format: "ris", Records: 3}, {ID: "f2", Name: "bad.bib", Format: "bibtex", Records: 4}}},
-		Sources: map[string]skills.SourceResult{
-			"openalex":      {Count: 2, Queries: []string{"sleep spindles"}, QueryResults: []skills.QueryResult{{Count: 2}}},
+		Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "sleep spindles"}}, Sources: []string{"openalex"},
+			YearRange: research.YearRange{From: 2000}, MaxResultsPerSource: 10,
+			Filters: research.Filters{ExcludeTerms: []string{"rats"}},
+			Files:   []research.AttachedFile{{ID: "f1", Name: "t1.ris", Format: "ris", Records: 3}, {ID: "f2", Name: "bad.bib", Format: "bibtex", Records: 4}}},
+		Sources: map[string]research.SourceResult{
+			"openalex":      {Count: 2, Queries: []string{"sleep spindles"}, QueryResults: []research.QueryResult{{Count: 2}}},
 			"file: t1.ris":  {Count: 3},
 			"file: bad.bib": {Error: "the attached file is gone"}},
-		Dedup: skills.DedupStats{Input: 5, Output: 5},
+		Dedup: research.DedupStats{Input: 5, Output: 5},
 	}}}}
 
 	var buf bytes.Buffer
@@ -255,15 +255,15 @@ func TestAttachedFiles(t *testing.T) {
 func TestSourceNotQueried(t *testing.T) {
 	t.Parallel()
 	notConfigured := `source "scopus" is not configured`
-	iteration := func(n int, sources map[string]skills.SourceResult) skills.IterationRecord {
-		return skills.IterationRecord{Iteration: n, SearchedAt: at1, ResultCount: 2,
-			Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep spindles"}}, Sources: []string{"openalex", "scopus"},
-				YearRange: skills.YearRange{From: 2000}, MaxResultsPerSource: 10},
-			Sources: sources, Dedup: skills.DedupStats{Input: 2, Output: 2}}
+	iteration := func(n int, sources map[string]research.SourceResult) research.IterationRecord {
+		return research.IterationRecord{Iteration: n, SearchedAt: at1, ResultCount: 2,
+			Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "sleep spindles"}}, Sources: []string{"openalex", "scopus"},
+				YearRange: research.YearRange{From: 2000}, MaxResultsPerSource: 10},
+			Sources: sources, Dedup: research.DedupStats{Input: 2, Output: 2}}
 	}
-	rs := pipeline.RunState{Question: "sleep spindles", Workflow: skills.WorkflowState{History: []skills.IterationRecord{
-		iteration(1, map[string]skills.SourceResult{
-			"openalex": {Count: 2, Queries: []string{"sleep spindles"}, QueryResults: []skills.QueryResult{{Count: 2}}},
+	rs := pipeline.RunState{Question: "sleep spindles", Workflow: research.WorkflowState{History: []research.IterationRecord{
+		iteration(1, map[string]research.SourceResult{
+			"openalex": {Count: 2, Queries: []string{"sleep spindles"}, QueryResults: []research.QueryResult{{Count: 2}}},
 			"scopus":   {Error: notConfigured}}),
 	}}}
 
@@ -296,9 +296,9 @@ func TestSourceNotQueried(t *testing.T) {
 		"dedup_input": "2", "dedup_output": "2", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, got)
 
 	// Queried in a later iteration, it is a source searched.
-	rs.Workflow.History = append(rs.Workflow.History, iteration(2, map[string]skills.SourceResult{
-		"openalex": {Count: 1, Queries: []string{"sleep spindles"}, QueryResults: []skills.QueryResult{{Count: 1}}},
-		"scopus":   {Count: 1, Queries: []string{"sleep spindles"}, QueryResults: []skills.QueryResult{{Count: 1}}}}))
+	rs.Workflow.History = append(rs.Workflow.History, iteration(2, map[string]research.SourceResult{
+		"openalex": {Count: 1, Queries: []string{"sleep spindles"}, QueryResults: []research.QueryResult{{Count: 1}}},
+		"scopus":   {Count: 1, Queries: []string{"sleep spindles"}, QueryResults: []research.QueryResult{{Count: 1}}}}))
 	buf.Reset()
 	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
 	require.Contains(t, buf.String(), "- Databases and sources searched: openalex, scopus\n")
@@ -311,7 +311,7 @@ func TestSourceNotQueried(t *testing.T) {
 // report lists it.
 func TestNotes(t *testing.T) {
 	t.Parallel()
-	rs := pipeline.RunState{Question: "q", Notes: []skills.Note{
+	rs := pipeline.RunState{Question: "q", Notes: []research.Note{
 		{Skill: "query_builder", Message: "openai could not be used (401 unauthorized); the offline query builder was used instead"},
 		{Skill: "search", Message: "dropped a record from openalex: title is required"},
 	}}

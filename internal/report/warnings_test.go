@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/report"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -22,14 +22,14 @@ func TestSourceWarnings(t *testing.T) {
 	t.Parallel()
 	const own = "PubMed did not run the query as written; the 3 papers are for the query it ran: terms not found, left out: qqqqzzzz"
 	const warning = "query 1: " + own
-	rs := pipeline.RunState{Question: "sleep spindles", Workflow: skills.WorkflowState{History: []skills.IterationRecord{{
+	rs := pipeline.RunState{Question: "sleep spindles", Workflow: research.WorkflowState{History: []research.IterationRecord{{
 		Iteration: 1, SearchedAt: at1, ResultCount: 3,
-		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep qqqqzzzz"}, {Text: "spindles"}},
+		Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "sleep qqqqzzzz"}, {Text: "spindles"}},
 			Sources: []string{"pubmed"}, MaxResultsPerSource: 10},
-		Sources: map[string]skills.SourceResult{"pubmed": {Count: 3, Warnings: []string{warning},
+		Sources: map[string]research.SourceResult{"pubmed": {Count: 3, Warnings: []string{warning},
 			Queries:      []string{"sleep[tiab] AND qqqqzzzz[tiab]", "spindles[tiab]"},
-			QueryResults: []skills.QueryResult{{Count: 3, Warning: own}, {}}}},
-		Dedup: skills.DedupStats{Input: 3, Output: 3}}}}}
+			QueryResults: []research.QueryResult{{Count: 3, Warning: own}, {}}}},
+		Dedup: research.DedupStats{Input: 3, Output: 3}}}}}
 
 	var buf bytes.Buffer
 	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))

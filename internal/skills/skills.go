@@ -1,6 +1,14 @@
+// Package skills names the six skills of the search pipeline as interfaces,
+// with the inputs they take. Each implementation lives in its own package
+// beside this one (intent, querybuilder, searcher, dedup, relevance,
+// organize; llm for the model-backed variants), so the pipeline depends on
+// what a skill does, never on how.
 package skills
 
-import "context"
+import (
+	"context"
+	"quarry/internal/research"
+)
 
 // The six skills of the search pipeline. Each has an offline default (pure
 // heuristics, no network) and, where it helps, an LLM-backed variant; the
@@ -8,21 +16,21 @@ import "context"
 
 // IntentParser turns a research question into a ParsedIntent.
 type IntentParser interface {
-	ParseIntent(ctx context.Context, question string) (ParsedIntent, error)
+	ParseIntent(ctx context.Context, question string) (research.ParsedIntent, error)
 }
 
 // QueryInput is everything the query builder may use: the intent, what was
 // tried before and what the researcher said about it.
 type QueryInput struct {
-	Intent ParsedIntent `json:"intent"`
+	Intent research.ParsedIntent `json:"intent"`
 	// Previous holds the strategies of earlier iterations, oldest first; the
 	// builder must not return a strategy identical to any of them.
-	Previous []SearchStrategy `json:"previous,omitempty"`
+	Previous []research.SearchStrategy `json:"previous,omitempty"`
 	// Feedback holds the researcher's feedback of earlier iterations, oldest first.
-	Feedback []UserFeedback `json:"feedback,omitempty"`
+	Feedback []research.UserFeedback `json:"feedback,omitempty"`
 	// Marked holds the papers named in Feedback's marks, so the builder can
 	// take terms from relevant papers and negate terms of irrelevant ones.
-	Marked []ScoredPaper `json:"marked,omitempty"`
+	Marked []research.ScoredPaper `json:"marked,omitempty"`
 	// Sources to search and the per-source result cap the run asked for.
 	Sources             []string `json:"sources"`
 	MaxResultsPerSource int      `json:"max_results_per_source"`
@@ -48,43 +56,43 @@ type QueryInput struct {
 // QueryBuilder builds a SearchStrategy, recording each query exactly as each
 // source will receive it.
 type QueryBuilder interface {
-	BuildStrategy(ctx context.Context, in QueryInput) (SearchStrategy, error)
+	BuildStrategy(ctx context.Context, in QueryInput) (research.SearchStrategy, error)
 }
 
 // SearchResult is what a search over several sources returned. Sources maps
 // each source to its count or error: one failing source never fails a search.
 type SearchResult struct {
-	Papers  []RawPaper              `json:"papers"`
-	Sources map[string]SourceResult `json:"sources"`
+	Papers  []research.RawPaper              `json:"papers"`
+	Sources map[string]research.SourceResult `json:"sources"`
 }
 
 // Searcher runs a strategy against its sources in parallel.
 type Searcher interface {
-	Search(ctx context.Context, s SearchStrategy) (SearchResult, error)
+	Search(ctx context.Context, s research.SearchStrategy) (SearchResult, error)
 }
 
 // Deduplicator merges records of the same paper and marks likely versions of
 // one another (preprint vs. publication) as related instead of merging them.
 type Deduplicator interface {
-	Dedup(ctx context.Context, papers []RawPaper) ([]RawPaper, DedupStats, error)
+	Dedup(ctx context.Context, papers []research.RawPaper) ([]research.RawPaper, research.DedupStats, error)
 }
 
 // ScoreInput is what the relevance scorer sees: the intent, the papers to
 // score and the researcher's marks so far (across iterations).
 type ScoreInput struct {
-	Intent     ParsedIntent `json:"intent"`
-	Papers     []RawPaper   `json:"papers"`
-	Relevant   []RawPaper   `json:"relevant,omitempty"`
-	Irrelevant []RawPaper   `json:"irrelevant,omitempty"`
+	Intent     research.ParsedIntent `json:"intent"`
+	Papers     []research.RawPaper   `json:"papers"`
+	Relevant   []research.RawPaper   `json:"relevant,omitempty"`
+	Irrelevant []research.RawPaper   `json:"irrelevant,omitempty"`
 }
 
 // Scorer gives every paper a score in [0,1] with reasons a person can read.
 type Scorer interface {
-	Score(ctx context.Context, in ScoreInput) ([]ScoredPaper, error)
+	Score(ctx context.Context, in ScoreInput) ([]research.ScoredPaper, error)
 }
 
 // Organizer groups scored papers into labelled themes, sorted by score
 // within each group.
 type Organizer interface {
-	Organize(ctx context.Context, papers []ScoredPaper) ([]Group, error)
+	Organize(ctx context.Context, papers []research.ScoredPaper) ([]research.Group, error)
 }

@@ -19,7 +19,7 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/library"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/text"
 )
 
@@ -102,7 +102,7 @@ const mergeStagedSQL = `INSERT INTO papers (` + importColumns + `)
 var _ library.Store = (*Store)(nil)
 
 // ImportPapers stores every record next yields, idempotently: a paper is
-// keyed by its skills.StableID, so importing the same file twice updates
+// keyed by its research.StableID, so importing the same file twice updates
 // rows instead of duplicating them (fields missing from the newer record
 // keep their old values).
 //
@@ -170,7 +170,7 @@ func (s *Store) ImportPapers(ctx context.Context, next library.Next, opts librar
 // UpsertPaper stores one paper and updates its full-text entry in the same
 // transaction, so a single change is searchable at once without a rebuild.
 // It reports whether the paper was new.
-func (s *Store) UpsertPaper(ctx context.Context, p skills.RawPaper, origin string, extra json.RawMessage) (bool, error) {
+func (s *Store) UpsertPaper(ctx context.Context, p research.RawPaper, origin string, extra json.RawMessage) (bool, error) {
 	done := false
 	stats, err := s.ImportPapers(ctx, func() (library.Record, error) {
 		if done {
@@ -283,23 +283,23 @@ func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *l
 
 // admit counts a record in b and returns the paper to store, or false if
 // the record is skipped (unreadable, deliberately left out, or invalid).
-func admit(b *library.ImportStats, rec library.Record) (skills.RawPaper, bool) {
+func admit(b *library.ImportStats, rec library.Record) (research.RawPaper, bool) {
 	b.Read++
 	switch {
 	case rec.Problem != "":
 		b.Skip(rec.Origin, rec.Line, rec.Problem, true)
-		return skills.RawPaper{}, false
+		return research.RawPaper{}, false
 	case rec.Skip != "":
 		b.Skip(rec.Origin, rec.Line, rec.Skip, false)
-		return skills.RawPaper{}, false
+		return research.RawPaper{}, false
 	}
 	p := rec.Paper
 	if p.ID == "" {
-		p.ID = skills.StableID(p)
+		p.ID = research.StableID(p)
 	}
 	if err := p.Validate(); err != nil {
 		b.Skip(rec.Origin, rec.Line, "invalid record: "+fault.ErrorMessage(err)+fieldSummary(err), true)
-		return skills.RawPaper{}, false
+		return research.RawPaper{}, false
 	}
 	return p, true
 }
@@ -524,20 +524,20 @@ const searchLibrarySQL = `SELECT ` + paperColumns + `
 // papers inside years (and those of unknown year, as YearRange.Contains
 // does). A match expression FTS5 cannot parse is fault.EInvalid: the text
 // may come from a researcher, and their typo is not our failure.
-func (s *Store) SearchLibrary(ctx context.Context, match string, years skills.YearRange, limit int) ([]skills.RawPaper, error) {
+func (s *Store) SearchLibrary(ctx context.Context, match string, years research.YearRange, limit int) ([]research.RawPaper, error) {
 	if strings.TrimSpace(match) == "" {
 		return nil, fault.Errorf(fault.EInvalid, "the library search query is empty")
 	}
 	if limit <= 0 {
 		return nil, fault.Errorf(fault.EInvalid, "the library search limit must be positive, not %d", limit)
 	}
-	limit = min(limit, skills.MaxResultsLimit)
+	limit = min(limit, research.MaxResultsLimit)
 	rows, err := s.read.QueryContext(ctx, searchLibrarySQL, match, years.From, years.To, limit)
 	if err != nil {
 		return nil, searchError(ctx, match, err)
 	}
 	defer rows.Close()
-	var out []skills.RawPaper
+	var out []research.RawPaper
 	for rows.Next() {
 		p, err := scanPaper(rows)
 		if err != nil {
@@ -610,8 +610,8 @@ func nonNil(s []string) []string {
 }
 
 // scanPaper reads one row of paperColumns.
-func scanPaper(rows *sql.Rows) (skills.RawPaper, error) {
-	var p skills.RawPaper
+func scanPaper(rows *sql.Rows) (research.RawPaper, error) {
+	var p research.RawPaper
 	var authors string
 	if err := rows.Scan(&p.ID, &p.Title, &authors, &p.Year, &p.Venue, &p.Abstract, &p.DOI, &p.ArxivID, &p.PMID, &p.URL, &p.Volume, &p.Issue, &p.Pages); err != nil {
 		return p, err
@@ -624,7 +624,7 @@ func scanPaper(rows *sql.Rows) (skills.RawPaper, error) {
 
 // LibraryPaper is a stored paper with what an import kept beside it.
 type LibraryPaper struct {
-	skills.RawPaper
+	research.RawPaper
 	// Extra is the papers.extra JSON object (type, keywords, corpus fields).
 	Extra json.RawMessage
 }

@@ -13,7 +13,7 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/library"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/query"
 	"quarry/internal/store"
 	"quarry/migrations"
@@ -44,14 +44,14 @@ func stream(recs ...library.Record) library.Next {
 }
 
 func paper(title, abstract string, year int, doi string) library.Record {
-	p := skills.RawPaper{Title: title, Abstract: abstract, Year: year, DOI: doi, Authors: []string{"Ada Lovelace", "Alan Turing"}, Venue: "NeurIPS"}
-	p.ID = skills.StableID(p)
+	p := research.RawPaper{Title: title, Abstract: abstract, Year: year, DOI: doi, Authors: []string{"Ada Lovelace", "Alan Turing"}, Venue: "NeurIPS"}
+	p.ID = research.StableID(p)
 	return library.Record{Paper: p, Origin: "test.jsonl"}
 }
 
 func search(t *testing.T, st *store.Store, q string) []string {
 	t.Helper()
-	ps, err := st.SearchLibrary(context.Background(), q, skills.YearRange{}, 50)
+	ps, err := st.SearchLibrary(context.Background(), q, research.YearRange{}, 50)
 	require.NoError(t, err)
 	ids := make([]string, len(ps))
 	for i, p := range ps {
@@ -123,7 +123,7 @@ func TestImportSameIDTwiceInOneBatchCountsOneInsert(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, stats.Inserted)
 	require.Equal(t, 1, stats.Updated)
-	got, err := st.SearchLibrary(context.Background(), `"title"`, skills.YearRange{}, 10)
+	got, err := st.SearchLibrary(context.Background(), `"title"`, research.YearRange{}, 10)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Equal(t, "New title", got[0].Title)
@@ -179,17 +179,17 @@ func TestSearchLibraryRanksFiltersAndLimits(t *testing.T) {
 	tests := []struct {
 		name  string
 		match string
-		years skills.YearRange
+		years research.YearRange
 		limit int
 		want  []string
 	}{
-		{"TitleBeatsAbstract", `"protein" AND "transformers"`, skills.YearRange{}, 10, []string{inTitle.Paper.ID, inAbstract.Paper.ID}},
-		{"PorterStemming", `"folded"`, skills.YearRange{}, 10, []string{inTitle.Paper.ID}},
-		{"YearRangeKeepsUnknownYear", `"transformers"`, skills.YearRange{From: 2020, To: 2022}, 10, []string{inTitle.Paper.ID, inAbstract.Paper.ID, noYear.Paper.ID}},
-		{"YearTo", `"transformers"`, skills.YearRange{To: 2000}, 10, []string{old.Paper.ID, noYear.Paper.ID}},
-		{"Limit", `"protein" AND "transformers"`, skills.YearRange{}, 1, []string{inTitle.Paper.ID}},
-		{"Not", `"transformers" NOT "protein" NOT "proteins"`, skills.YearRange{From: 2000}, 10, []string{noYear.Paper.ID}},
-		{"NoMatch", `"nothing-here-at-all"`, skills.YearRange{}, 10, nil},
+		{"TitleBeatsAbstract", `"protein" AND "transformers"`, research.YearRange{}, 10, []string{inTitle.Paper.ID, inAbstract.Paper.ID}},
+		{"PorterStemming", `"folded"`, research.YearRange{}, 10, []string{inTitle.Paper.ID}},
+		{"YearRangeKeepsUnknownYear", `"transformers"`, research.YearRange{From: 2020, To: 2022}, 10, []string{inTitle.Paper.ID, inAbstract.Paper.ID, noYear.Paper.ID}},
+		{"YearTo", `"transformers"`, research.YearRange{To: 2000}, 10, []string{old.Paper.ID, noYear.Paper.ID}},
+		{"Limit", `"protein" AND "transformers"`, research.YearRange{}, 1, []string{inTitle.Paper.ID}},
+		{"Not", `"transformers" NOT "protein" NOT "proteins"`, research.YearRange{From: 2000}, 10, []string{noYear.Paper.ID}},
+		{"NoMatch", `"nothing-here-at-all"`, research.YearRange{}, 10, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,7 +207,7 @@ func TestSearchLibraryRanksFiltersAndLimits(t *testing.T) {
 			require.Equal(t, tt.want, ids)
 		})
 	}
-	got, err := st.SearchLibrary(ctx, `"folding"`, skills.YearRange{}, 10)
+	got, err := st.SearchLibrary(ctx, `"folding"`, research.YearRange{}, 10)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.Equal(t, inTitle.Paper, got[0], "every stored field comes back")
@@ -221,12 +221,12 @@ func TestSearchLibraryRejectsBadSyntaxAsInvalid(t *testing.T) {
 	for _, match := range []string{`"unclosed`, `a AND`, `(a OR b`, `title:`, `nosuchcol:x`, `NEAR(`, `*`, ``, `   `, `a) OR (b`, `^`} {
 		t.Run(match, func(t *testing.T) {
 			t.Parallel()
-			_, err := st.SearchLibrary(context.Background(), match, skills.YearRange{}, 10)
+			_, err := st.SearchLibrary(context.Background(), match, research.YearRange{}, 10)
 			require.Error(t, err)
 			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 		})
 	}
-	_, err = st.SearchLibrary(context.Background(), `"anything"`, skills.YearRange{}, 0)
+	_, err = st.SearchLibrary(context.Background(), `"anything"`, research.YearRange{}, 0)
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
 
@@ -343,7 +343,7 @@ func FuzzSearchLibrary(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in string) {
 		ctx := context.Background()
-		if _, err := st.SearchLibrary(ctx, in, skills.YearRange{}, 5); err != nil {
+		if _, err := st.SearchLibrary(ctx, in, research.YearRange{}, 5); err != nil {
 			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "direct %q: %v", in, err)
 		}
 		q, err := query.Parse(in)
@@ -354,7 +354,7 @@ func FuzzSearchLibrary(f *testing.F) {
 		if match == "" {
 			return
 		}
-		_, err = st.SearchLibrary(ctx, match, skills.YearRange{}, 5)
+		_, err = st.SearchLibrary(ctx, match, research.YearRange{}, 5)
 		require.NoError(t, err, "rendered %q from %q", match, in)
 	})
 }

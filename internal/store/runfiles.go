@@ -12,7 +12,7 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/library"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // RunFile is a file attached to a run: an export from another database
@@ -24,7 +24,7 @@ type RunFile struct {
 	Format string
 	// Papers are the file's readable records; Skipped the ones left out,
 	// with their line and why.
-	Papers     []skills.RawPaper
+	Papers     []research.RawPaper
 	Skipped    []library.RecordError
 	UploadedBy string
 	UploadedAt time.Time
@@ -70,7 +70,7 @@ func (s *Store) AttachRunFile(ctx context.Context, f RunFile) (RunFile, error) {
 // RunFilePapers returns the papers of the attached file id of run runID
 // (ENotFound if the run has no such file: a strategy naming a file of
 // another run must not read it).
-func (s *Store) RunFilePapers(ctx context.Context, runID, id string) ([]skills.RawPaper, error) {
+func (s *Store) RunFilePapers(ctx context.Context, runID, id string) ([]research.RawPaper, error) {
 	var raw string
 	err := s.read.QueryRowContext(ctx, `SELECT papers FROM run_files WHERE id = ? AND run_id = ?`, id, runID).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -79,16 +79,16 @@ func (s *Store) RunFilePapers(ctx context.Context, runID, id string) ([]skills.R
 	if err != nil {
 		return nil, fmt.Errorf("store: attached file: %w", err)
 	}
-	var papers []skills.RawPaper
+	var papers []research.RawPaper
 	if err := json.Unmarshal([]byte(raw), &papers); err != nil {
 		return nil, fmt.Errorf("store: attached file %s: %w", id, err)
 	}
 	return papers, nil
 }
 
-func nonNilPapers(p []skills.RawPaper) []skills.RawPaper {
+func nonNilPapers(p []research.RawPaper) []research.RawPaper {
 	if p == nil {
-		return []skills.RawPaper{}
+		return []research.RawPaper{}
 	}
 	return p
 }

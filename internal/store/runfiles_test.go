@@ -11,7 +11,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/library"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/store"
 )
 
@@ -25,7 +25,7 @@ func TestRunFilesBelongToTheirRun(t *testing.T) {
 	for _, id := range []string{"run-a", "run-b"} {
 		require.NoError(t, s.CreateRun(ctx, engine.Run{ID: id, Workflow: "search", Status: engine.StatusPending, Iteration: 1, CreatedAt: now, UpdatedAt: now, State: engine.State{}}))
 	}
-	papers := []skills.RawPaper{{ID: "doi:10.1/x", Title: "X", Authors: []string{"A B"}, Year: 2020, DOI: "10.1/x", Source: "embase.ris"}}
+	papers := []research.RawPaper{{ID: "doi:10.1/x", Title: "X", Authors: []string{"A B"}, Year: 2020, DOI: "10.1/x", Source: "embase.ris"}}
 	f, err := s.AttachRunFile(ctx, store.RunFile{RunID: "run-a", Name: "embase.ris", Format: "ris", Papers: papers,
 		Skipped: []library.RecordError{{Line: 12, Reason: "missing title"}}, UploadedBy: "Ada"})
 	require.NoError(t, err)

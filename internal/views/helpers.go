@@ -2,16 +2,15 @@ package views
 
 import (
 	"net/url"
+	"quarry/internal/research"
 	"sort"
 	"strings"
-
-	"quarry/internal/skills"
 )
 
 // paperLink picks the most durable link for a paper: DOI, then arXiv, then
 // the source's URL. Only http(s) URLs are linked, so a record cannot smuggle
 // a javascript: link into the page.
-func paperLink(p skills.ScoredPaper) string {
+func paperLink(p research.ScoredPaper) string {
 	switch {
 	case p.DOI != "":
 		return "https://doi.org/" + url.PathEscape(strings.TrimSpace(p.DOI))
@@ -26,7 +25,7 @@ func paperLink(p skills.ScoredPaper) string {
 }
 
 // paperSources lists the sources a paper was found in.
-func paperSources(p skills.ScoredPaper) []string {
+func paperSources(p research.ScoredPaper) []string {
 	if len(p.Sources) > 0 {
 		return p.Sources
 	}
@@ -36,7 +35,7 @@ func paperSources(p skills.ScoredPaper) []string {
 	return nil
 }
 
-func sortedKeys(m map[string]skills.SourceResult) []string {
+func sortedKeys(m map[string]research.SourceResult) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -56,4 +55,4 @@ func sortedErrKeys(m map[string]string) []string {
 
 // conceptsText lists concepts with their synonyms, "a (x, y); b", built in
 // Go because templ would put white space between loop items.
-func conceptsText(cs []skills.Concept) string { return skills.ConceptList(cs) }
+func conceptsText(cs []research.Concept) string { return research.ConceptList(cs) }

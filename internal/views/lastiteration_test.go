@@ -10,7 +10,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/views"
 )
 
@@ -33,14 +33,14 @@ func actions(doc *goquery.Document) map[string]string {
 }
 
 func reviewPage(iteration, maxIterations int, enterNotice string) views.RunData {
-	paper := skills.ScoredPaper{RawPaper: skills.RawPaper{ID: "p1", Title: "Sleep and memory"}}
+	paper := research.ScoredPaper{RawPaper: research.RawPaper{ID: "p1", Title: "Sleep and memory"}}
 	return views.RunData{
 		MaxIterations: maxIterations,
 		Status:        views.RunStatus{ID: "r1", Status: "waiting", Iteration: iteration},
 		// The decision handlers build the form from its checkpoint alone
 		// (no bound): the page's bound must reach it.
 		Review: &views.ReviewForm{RunID: "r1", CheckpointID: "c1", Iteration: iteration, EnterNotice: enterNotice,
-			Groups: []views.PaperGroup{{Label: "Papers", Papers: []skills.ScoredPaper{paper}}}},
+			Groups: []views.PaperGroup{{Label: "Papers", Papers: []research.ScoredPaper{paper}}}},
 	}
 }
 

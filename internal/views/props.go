@@ -1,9 +1,8 @@
 package views
 
 import (
+	"quarry/internal/research"
 	"time"
-
-	"quarry/internal/skills"
 )
 
 // Page is what every full page needs from the request: the CSRF token its
@@ -64,7 +63,7 @@ type StrategyForm struct {
 	RunID        string
 	CheckpointID string
 	Iteration    int
-	Intent       skills.ParsedIntent
+	Intent       research.ParsedIntent
 	Queries      []string
 	Sources      []Choice
 	YearFrom     string
@@ -104,7 +103,7 @@ type StrategyForm struct {
 // AttachedFileChoice is one attached file in the strategy form; Value is
 // what its checkbox posts back.
 type AttachedFileChoice struct {
-	File    skills.AttachedFile
+	File    research.AttachedFile
 	Value   string
 	Checked bool
 }
@@ -112,7 +111,7 @@ type AttachedFileChoice struct {
 // PaperGroup is one of the organizer's themes with its papers in order.
 type PaperGroup struct {
 	Label  string
-	Papers []skills.ScoredPaper
+	Papers []research.ScoredPaper
 }
 
 // Mark values of the review form's radio buttons.
@@ -129,13 +128,13 @@ type ReviewForm struct {
 	CheckpointID string
 	Iteration    int
 	Groups       []PaperGroup
-	Sources      map[string]skills.SourceResult
+	Sources      map[string]research.SourceResult
 	Marks        map[string]string
 	// Notes are the per-paper notes (paper ID → note): those kept from
 	// earlier reviews, or what was typed when the form comes back.
 	Notes       map[string]string
 	Feedback    string
-	Accumulated []skills.ScoredPaper
+	Accumulated []research.ScoredPaper
 	Errors      map[string]string
 	// EnterNotice is set when the form came back because Enter was pressed
 	// in a field: it says that nothing was decided and how to decide.
@@ -252,7 +251,7 @@ type RunData struct {
 	Decisions  []DecisionRow
 	// Final is the last reviewed collection, shown once the run ended.
 	Final       *PaperGroupSet
-	Accumulated []skills.ScoredPaper
+	Accumulated []research.ScoredPaper
 	// HasReport is true for search runs, which offer the search-strategy
 	// report (Markdown and CSV) for download.
 	HasReport bool
@@ -262,7 +261,7 @@ type RunData struct {
 	HasAccumulated bool
 	// Notes are what the skills reported about how they worked, above all
 	// an LLM skill that fell back to its offline variant (and why).
-	Notes []skills.Note
+	Notes []research.Note
 }
 
 // PaperGroupSet is a collection laid out by group for reading.
@@ -270,7 +269,7 @@ type PaperGroupSet struct {
 	Groups []PaperGroup
 	// Rejected are the papers marked irrelevant, left out of the groups
 	// and listed apart so the researcher sees what was excluded.
-	Rejected []skills.ScoredPaper
+	Rejected []research.ScoredPaper
 	// Notes are the researcher's notes by paper ID, shown with each paper.
 	Notes map[string]string
 }

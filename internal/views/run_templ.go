@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // RunPage is a run's page: the share link, live status, whatever checkpoint
@@ -773,7 +773,7 @@ func submittedTitle(p SubmittedPaper) string {
 // all an LLM skill that fell back to its offline variant, so the researcher
 // knows which answers are not the model's. It sits above the checkpoints
 // because it bears on the strategy and scores they show.
-func SkillNotes(notes []skills.Note) templ.Component {
+func SkillNotes(notes []research.Note) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1563,7 +1563,7 @@ func lastStrategyText(iteration int) string {
 	return s + "rejecting this strategy ends the run without searching again, and the final collection is the last search's results with your marks applied."
 }
 
-func yearText(y skills.YearRange) string {
+func yearText(y research.YearRange) string {
 	from, to := "…", "…"
 	if y.From != 0 {
 		from = strconv.Itoa(y.From)
@@ -2127,7 +2127,7 @@ func StrategyFormFields(p Page, f StrategyForm) templ.Component {
 // what it said about papers it did return (a warning, such as terms
 // PubMed left out: shown plainly, since the source did not fail and its
 // papers are below).
-func SourceResults(sources map[string]skills.SourceResult) templ.Component {
+func SourceResults(sources map[string]research.SourceResult) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -2773,7 +2773,7 @@ func markRadio(paperID, value, label, current string) templ.Component {
 // paperNote is the optional note on one paper, posted as "note:<paper id>"
 // next to the paper's "mark:<paper id>" radios, so it works without
 // JavaScript; its label names the paper for screen readers.
-func paperNote(paper skills.ScoredPaper, note string) templ.Component {
+func paperNote(paper research.ScoredPaper, note string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -2869,7 +2869,7 @@ func paperNote(paper skills.ScoredPaper, note string) templ.Component {
 
 // PaperSummary shows one paper: linked title, authors, year, venue, sources,
 // score with reasons and the abstract behind a disclosure.
-func PaperSummary(p skills.ScoredPaper) templ.Component {
+func PaperSummary(p research.ScoredPaper) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -3070,7 +3070,7 @@ func PaperSummary(p skills.ScoredPaper) templ.Component {
 }
 
 // AccumulatedList shows the papers kept across iterations.
-func AccumulatedList(papers []skills.ScoredPaper) templ.Component {
+func AccumulatedList(papers []research.ScoredPaper) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

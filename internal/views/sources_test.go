@@ -9,7 +9,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/views"
 )
 
@@ -20,7 +20,7 @@ import (
 func TestSourceResultsShowsWarningsApartFromErrors(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	require.NoError(t, views.SourceResults(map[string]skills.SourceResult{
+	require.NoError(t, views.SourceResults(map[string]research.SourceResult{
 		"pubmed":   {Count: 3, Warnings: []string{"PubMed did not run the query as written: terms not found, left out: zzz"}},
 		"crossref": {Error: "internal: timed out after 20s"},
 		"openalex": {Count: 5},

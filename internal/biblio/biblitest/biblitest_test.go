@@ -9,7 +9,7 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/jsonl"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // endless is a broken reader that never reaches io.EOF.
@@ -72,7 +72,7 @@ func TestNamesInvertible(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.author, func(t *testing.T) {
 			t.Parallel()
-			rec := biblio.Record{Paper: skills.RawPaper{Authors: []string{tt.author}}}
+			rec := biblio.Record{Paper: research.RawPaper{Authors: []string{tt.author}}}
 			require.Equal(t, tt.want, namesInvertible(rec))
 		})
 	}

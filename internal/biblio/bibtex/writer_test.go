@@ -8,7 +8,7 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // format is BibTeX for the shared harness. BibTeX has no entry type for
@@ -27,9 +27,9 @@ func format() biblitest.Format {
 func records(t testing.TB) []biblio.Record {
 	t.Helper()
 	recs := []biblio.Record{
-		{Type: biblio.Article, Paper: skills.RawPaper{Title: "Only on arXiv but typed as an article", ArxivID: "2101.00001", Authors: []string{"Ada Lovelace"}}},
-		{Type: biblio.Article, Paper: skills.RawPaper{Title: "Minimal"}},
-		{Type: biblio.Book, Paper: skills.RawPaper{Title: "The TeXbook", Authors: []string{"Donald E. Knuth"}, Year: 1984, Venue: "Addison-Wesley"}, Note: "Quarry is mentioned nowhere"},
+		{Type: biblio.Article, Paper: research.RawPaper{Title: "Only on arXiv but typed as an article", ArxivID: "2101.00001", Authors: []string{"Ada Lovelace"}}},
+		{Type: biblio.Article, Paper: research.RawPaper{Title: "Minimal"}},
+		{Type: biblio.Book, Paper: research.RawPaper{Title: "The TeXbook", Authors: []string{"Donald E. Knuth"}, Year: 1984, Venue: "Addison-Wesley"}, Note: "Quarry is mentioned nowhere"},
 	}
 	for i := range recs {
 		biblio.Finish(&recs[i])
@@ -45,7 +45,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestRoundTripUnknownType(t *testing.T) {
 	t.Parallel()
-	out := format().Read(t, format().Write(t, []biblio.Record{{Paper: skills.RawPaper{Title: "Untyped"}}}))
+	out := format().Read(t, format().Write(t, []biblio.Record{{Paper: research.RawPaper{Title: "Untyped"}}}))
 	require.Len(t, out, 1)
 	require.Equal(t, biblio.Misc, out[0].Type)
 }
@@ -53,10 +53,10 @@ func TestRoundTripUnknownType(t *testing.T) {
 func TestWriterOutput(t *testing.T) {
 	t.Parallel()
 	text := string(format().Write(t, []biblio.Record{
-		{Type: biblio.Article, Paper: skills.RawPaper{Title: "Deep learning of DNA", Authors: []string{"Hans Müller", "World Health Organization"}, Year: 2020, Venue: "Nature", Pages: "1-10"}, Mark: biblio.Relevant, Note: "good"},
-		{Type: biblio.Conference, Paper: skills.RawPaper{Title: "The deep learning", Authors: []string{"Hans Müller"}, Year: 2020, Venue: "ICML"}},
-		{Type: biblio.Preprint, Paper: skills.RawPaper{Title: "Deep again", Authors: []string{"Hans Müller"}, Year: 2020, ArxivID: "2001.00001"}},
-		{Type: biblio.Thesis, Paper: skills.RawPaper{Title: "Über Alles", Venue: "TU Wien"}},
+		{Type: biblio.Article, Paper: research.RawPaper{Title: "Deep learning of DNA", Authors: []string{"Hans Müller", "World Health Organization"}, Year: 2020, Venue: "Nature", Pages: "1-10"}, Mark: biblio.Relevant, Note: "good"},
+		{Type: biblio.Conference, Paper: research.RawPaper{Title: "The deep learning", Authors: []string{"Hans Müller"}, Year: 2020, Venue: "ICML"}},
+		{Type: biblio.Preprint, Paper: research.RawPaper{Title: "Deep again", Authors: []string{"Hans Müller"}, Year: 2020, ArxivID: "2001.00001"}},
+		{Type: biblio.Thesis, Paper: research.RawPaper{Title: "Über Alles", Venue: "TU Wien"}},
 	}))
 	require.Equal(t, `@article{muller2020deep,
   title = {Deep learning of {DNA}},
@@ -102,7 +102,7 @@ func TestKeysUnique(t *testing.T) {
 	t.Parallel()
 	recs := make([]biblio.Record, 60)
 	for i := range recs {
-		recs[i] = biblio.Record{Paper: skills.RawPaper{Title: "Same title", Authors: []string{"Ann Lee"}, Year: 2000}}
+		recs[i] = biblio.Record{Paper: research.RawPaper{Title: "Same title", Authors: []string{"Ann Lee"}, Year: 2000}}
 	}
 	text := string(format().Write(t, recs))
 	seen := map[string]bool{}

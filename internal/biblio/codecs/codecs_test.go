@@ -13,7 +13,7 @@ import (
 	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // samples are records as a run exports them: marks and notes, every
@@ -21,13 +21,13 @@ import (
 func samples() []biblio.Record {
 	recs := []biblio.Record{
 		{Type: biblio.Article, Mark: biblio.Relevant, Note: "key trial; check dosage", Keywords: []string{"exercise", "depression"},
-			Paper: skills.RawPaper{Title: "Effect of exercise on depression: 50% fewer relapses & more", Authors: []string{"José Álvarez", "Ludwig van Beethoven"},
+			Paper: research.RawPaper{Title: "Effect of exercise on depression: 50% fewer relapses & more", Authors: []string{"José Álvarez", "Ludwig van Beethoven"},
 				Year: 2019, Venue: "Journal of Ageing Research", Volume: "12", Issue: "3", Pages: "101-110",
 				Abstract: "Background: we randomised 200 adults.\n\nResults: fewer relapses.", DOI: "10.1234/jar.2019.001", PMID: "31234567", URL: "https://example.org/a"}},
 		{Type: biblio.Preprint, Mark: biblio.Irrelevant,
-			Paper: skills.RawPaper{Title: "Attention is all you need", Authors: []string{"Ashish Vaswani", "Noam Shazeer"}, Year: 2017, Venue: "arXiv", ArxivID: "1706.03762", URL: "https://arxiv.org/abs/1706.03762"}},
+			Paper: research.RawPaper{Title: "Attention is all you need", Authors: []string{"Ashish Vaswani", "Noam Shazeer"}, Year: 2017, Venue: "arXiv", ArxivID: "1706.03762", URL: "https://arxiv.org/abs/1706.03762"}},
 		{Type: biblio.Conference,
-			Paper: skills.RawPaper{Title: "A paper with {braces} and a_b", Authors: []string{"Martin Luther King Jr."}, Year: 2020, Venue: "Proceedings of KDD"}},
+			Paper: research.RawPaper{Title: "A paper with {braces} and a_b", Authors: []string{"Martin Luther King Jr."}, Year: 2020, Venue: "Proceedings of KDD"}},
 	}
 	for i := range recs {
 		biblio.Finish(&recs[i])

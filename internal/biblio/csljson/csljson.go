@@ -22,7 +22,7 @@ import (
 	"strings"
 
 	"quarry/internal/biblio"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // Reader streams the items of one CSL-JSON file as records.
@@ -286,7 +286,7 @@ func mapItem(raw json.RawMessage) biblio.Record {
 		return biblio.Record{Problem: itemProblem(err)}
 	}
 	rec := biblio.Record{
-		Paper: skills.RawPaper{
+		Paper: research.RawPaper{
 			Title:    it.Title,
 			Venue:    it.ContainerTitle,
 			Volume:   string(it.Volume),

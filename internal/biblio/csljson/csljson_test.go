@@ -12,7 +12,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/csljson"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // format is CSL-JSON for the shared harness. Several items may share a
@@ -31,7 +31,7 @@ func TestReaderZoteroExport(t *testing.T) {
 
 	require.Equal(t, biblio.Record{
 		Line: 2,
-		Paper: skills.RawPaper{
+		Paper: research.RawPaper{
 			ID:       "doi:10.48550/arxiv.1706.03762",
 			Title:    "Attention Is All You Need",
 			Authors:  []string{"Ashish Vaswani", "Noam Shazeer"},
@@ -59,7 +59,7 @@ func TestReaderZoteroExport(t *testing.T) {
 
 	article := recs[3]
 	require.Equal(t, biblio.Article, article.Type)
-	require.Equal(t, skills.RawPaper{
+	require.Equal(t, research.RawPaper{
 		ID: "doi:10.1186/s13054-018-1999-1", Title: "Sepsis bundles in the ICU: a cohort study",
 		Authors: []string{"Ludwig van Beethoven", "Martin Luther King Jr."}, Year: 2018, Venue: "Critical Care",
 		Volume: "22", Issue: "1", Pages: "e12", DOI: "10.1186/s13054-018-1999-1", PMID: "29999999",

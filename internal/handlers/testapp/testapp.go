@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"quarry/internal/engine"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/dedup"
+	"quarry/internal/skills/intent"
 	"quarry/internal/skills/organize"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/skills/querybuilder"
 	"quarry/internal/skills/relevance"
+	"quarry/internal/skills/sources"
 )
 
 // ScriptTitle is the title of a library paper carrying markup, so tests can
@@ -23,7 +26,7 @@ import (
 const ScriptTitle = `Sleep <script>window.pwned=1</script> and memory consolidation`
 
 // Library is the fixed set of papers the fake sources search.
-func Library() []skills.RawPaper {
+func Library() []research.RawPaper {
 	topics := []struct{ title, abstract string }{
 		{"Sleep and memory consolidation in adults", "sleep memory consolidation study in adults"},
 		{"REM sleep supports emotional memory", "rem sleep emotional memory consolidation"},
@@ -34,13 +37,13 @@ func Library() []skills.RawPaper {
 		{"Caffeine, sleep and memory", "caffeine sleep memory"},
 		{"Memory reactivation during sleep", "targeted memory reactivation during sleep"},
 	}
-	out := make([]skills.RawPaper, 0, len(topics))
+	out := make([]research.RawPaper, 0, len(topics))
 	for i, t := range topics {
-		p := skills.RawPaper{
+		p := research.RawPaper{
 			Title: t.title, Abstract: t.abstract, Year: 2010 + i, Venue: "Journal of Sleep Research",
 			Authors: []string{fmt.Sprintf("Author %c", 'A'+i)}, DOI: fmt.Sprintf("10.5555/sleep.%d", i),
 		}
-		p.ID = skills.StableID(p)
+		p.ID = research.StableID(p)
 		out = append(out, p)
 	}
 	return out
@@ -50,17 +53,17 @@ func Library() []skills.RawPaper {
 // sharing a word with the query, in library order.
 type source struct {
 	name   string
-	papers []skills.RawPaper
+	papers []research.RawPaper
 }
 
 func (s source) Name() string { return s.name }
 
-func (s source) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (s source) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	words := strings.Fields(strings.ToLower(strings.NewReplacer(`"`, " ", "(", " ", ")", " ").Replace(req.Query)))
-	var out []skills.RawPaper
+	var out []research.RawPaper
 	for _, p := range s.papers {
 		text := strings.ToLower(p.Title + " " + p.Abstract)
 		for _, w := range words {
@@ -88,9 +91,9 @@ func Registry() (*engine.Registry, error) { return RegistryWithFiles(nil) }
 func RegistryWithFiles(files pipeline.FileSource) (*engine.Registry, error) {
 	lib := Library()
 	wf, err := pipeline.New(pipeline.Skills{
-		Intent:    skills.NewIntentParser(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }),
-		Queries:   skills.NewQueryBuilder(),
-		Sources:   []skills.Source{source{name: Sources[0], papers: lib}, source{name: Sources[1], papers: lib[:3]}},
+		Intent:    intent.New(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }),
+		Queries:   querybuilder.New(),
+		Sources:   []sources.Source{source{name: Sources[0], papers: lib}, source{name: Sources[1], papers: lib[:3]}},
 		Dedup:     dedup.New(),
 		Scorer:    relevance.Scorer{},
 		Organizer: organize.Organizer{},

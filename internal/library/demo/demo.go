@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // Source is the source name every demo paper carries, because the local
@@ -24,7 +24,7 @@ const Source = "local"
 var data []byte
 
 // Entry is one line of demo.jsonl as written. It keeps FieldsOfStudy, which
-// skills.RawPaper has no place for, so callers that group or filter by field
+// research.RawPaper has no place for, so callers that group or filter by field
 // can still use it.
 type Entry struct {
 	Title   string   `json:"title"`
@@ -33,7 +33,7 @@ type Entry struct {
 	// paper with a long byline (a trial with dozens of investigators).
 	// The list never ends in "et al.": that is not a person, and exported
 	// as one it would read "… and et al." in BibTeX and give the
-	// deduplicator the surname "al". skills.RawPaper has no field for a
+	// deduplicator the surname "al". research.RawPaper has no field for a
 	// truncated list, so a paper carries the first authors only.
 	AuthorsTruncated bool     `json:"authors_truncated,omitempty"`
 	Year             int      `json:"year"`
@@ -52,8 +52,8 @@ type Entry struct {
 // Paper maps the entry to the record the pipeline works with. The summary
 // becomes the abstract because that is the text local search and relevance
 // scoring read.
-func (e Entry) Paper() skills.RawPaper {
-	p := skills.RawPaper{
+func (e Entry) Paper() research.RawPaper {
+	p := research.RawPaper{
 		Title:    e.Title,
 		Authors:  append([]string(nil), e.Authors...),
 		Year:     e.Year,
@@ -65,7 +65,7 @@ func (e Entry) Paper() skills.RawPaper {
 		URL:      e.URL,
 		Source:   Source,
 	}
-	p.ID = skills.StableID(p)
+	p.ID = research.StableID(p)
 	return p
 }
 
@@ -77,12 +77,12 @@ func Entries() ([]Entry, error) {
 
 // Papers returns the embedded library as source records with stable IDs,
 // ready to be stored or searched.
-func Papers() ([]skills.RawPaper, error) {
+func Papers() ([]research.RawPaper, error) {
 	entries, err := Entries()
 	if err != nil {
 		return nil, err
 	}
-	papers := make([]skills.RawPaper, len(entries))
+	papers := make([]research.RawPaper, len(entries))
 	for i, e := range entries {
 		papers[i] = e.Paper()
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // notAPerson matches the words that stand for the rest of a truncated
@@ -69,7 +69,7 @@ func TestPapersMapsEntries(t *testing.T) {
 		require.Equal(t, e.Title, p.Title)
 		require.Equal(t, e.Summary, p.Abstract, "summary becomes the searchable abstract")
 		require.Equal(t, Source, p.Source)
-		require.Equal(t, skills.StableID(p), p.ID)
+		require.Equal(t, research.StableID(p), p.ID)
 		require.Equal(t, e.Year, p.Year)
 		require.Equal(t, e.Authors, p.Authors)
 	}
@@ -100,7 +100,7 @@ func TestEveryRecordIsWellFormed(t *testing.T) {
 		require.LessOrEqual(t, n, 900, where("summary too long"))
 		require.NotEmpty(t, e.FieldsOfStudy, where("fields_of_study"))
 		if e.DOI != "" {
-			require.NotEmpty(t, skills.NormalizeDOI(e.DOI), where("doi malformed"))
+			require.NotEmpty(t, research.NormalizeDOI(e.DOI), where("doi malformed"))
 			require.Equal(t, e.DOI, strings.TrimSpace(e.DOI), where("doi whitespace"))
 			require.Equal(t, "https://doi.org/"+e.DOI, e.URL, where("url derives from doi"))
 		}
@@ -145,12 +145,12 @@ func TestIDsAndTitlesAreUnique(t *testing.T) {
 		prev, dup := ids[p.ID]
 		require.False(t, dup, "id %s shared by %q and %q", p.ID, prev, e.Title)
 		ids[p.ID] = e.Title
-		nt := skills.NormalizeTitle(e.Title)
+		nt := research.NormalizeTitle(e.Title)
 		prev, dup = titles[nt]
 		require.False(t, dup, "title repeated: %q and %q", prev, e.Title)
 		titles[nt] = e.Title
 		if e.ArxivID != "" {
-			a := skills.NormalizeArxivID(e.ArxivID)
+			a := research.NormalizeArxivID(e.ArxivID)
 			prev, dup = arxiv[a]
 			require.False(t, dup, "arXiv %s shared by %q and %q", a, prev, e.Title)
 			arxiv[a] = e.Title

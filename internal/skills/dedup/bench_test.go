@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"quarry/internal/research"
 	"quarry/internal/shareddata"
-	"quarry/internal/skills"
 	"quarry/internal/skills/dedup"
 )
 
@@ -33,14 +33,14 @@ const benchDupShare = 0.10
 
 // benchCorpus reads title, authors, year and identifiers of every corpus
 // record, or skips the benchmark when the corpus is absent.
-func benchCorpus(b *testing.B) []skills.RawPaper {
+func benchCorpus(b *testing.B) []research.RawPaper {
 	b.Helper()
 	files, _ := filepath.Glob(filepath.Join(benchCorpusDir, "*.jsonl.gz"))
 	if len(files) == 0 {
 		b.Skipf("corpus not present in %s; the scale benchmark needs it", benchCorpusDir)
 	}
 	slices.Sort(files)
-	var out []skills.RawPaper
+	var out []research.RawPaper
 	for _, path := range files {
 		f, err := os.Open(path)
 		if err != nil {
@@ -76,7 +76,7 @@ func benchCorpus(b *testing.B) []skills.RawPaper {
 				authors = strings.Split(authors[0], ", ") // some venues list "A, B, C" as one name
 			}
 			year, _ := strconv.Atoi(strings.Trim(string(r.Year), `"`))
-			out = append(out, skills.RawPaper{
+			out = append(out, research.RawPaper{
 				Title: r.Title, Authors: authors, Year: year, Venue: r.Venue, DOI: r.DOI,
 				ArxivID: r.ArxivID + r.Arxiv, Source: filepath.Base(path),
 			})
@@ -94,7 +94,7 @@ func benchCorpus(b *testing.B) []skills.RawPaper {
 // year off by one, identifiers dropped), as several sources would return
 // them. When the corpus is too small, extra distinct papers are made by
 // splicing two papers. dupOf[i] is the original of an injected copy, or -1.
-func benchRecords(pool []skills.RawPaper, n int, seed uint64) (recs []skills.RawPaper, dupOf []int) {
+func benchRecords(pool []research.RawPaper, n int, seed uint64) (recs []research.RawPaper, dupOf []int) {
 	rng := rand.New(rand.NewPCG(seed, 42))
 	nDup := int(float64(n) * benchDupShare)
 	nBase := n - nDup
@@ -159,7 +159,7 @@ func benchRecords(pool []skills.RawPaper, n int, seed uint64) (recs []skills.Raw
 // the deduplication itself added (heap in use above what was live before it
 // started: input records and corpus excluded), and the share of injected
 // copies found.
-func benchRun(b *testing.B, recs []skills.RawPaper, dupOf []int) (time.Duration, uint64, float64) {
+func benchRun(b *testing.B, recs []research.RawPaper, dupOf []int) (time.Duration, uint64, float64) {
 	b.Helper()
 	runtime.GC()
 	base := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
@@ -237,7 +237,7 @@ func BenchmarkDedupScaling(b *testing.B) {
 	r100, d100 := benchRecords(pool, 100_000, 1)
 	r200, d200 := benchRecords(pool, 200_000, 1)
 	for b.Loop() {
-		best := func(recs []skills.RawPaper, dupOf []int) (time.Duration, uint64, float64) {
+		best := func(recs []research.RawPaper, dupOf []int) (time.Duration, uint64, float64) {
 			var bt time.Duration
 			var bp uint64
 			var rec float64

@@ -5,11 +5,10 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"quarry/internal/research"
 	"slices"
 	"strconv"
 	"strings"
-
-	"quarry/internal/skills"
 )
 
 // Link is one decision between two input records, kept so that a
@@ -55,14 +54,14 @@ const numKeys = 6
 
 // Clusters groups input indices into papers; see Analysis.Clusters. It is
 // the entry point for tools that only need the partition.
-func Clusters(papers []skills.RawPaper) [][]int {
+func Clusters(papers []research.RawPaper) [][]int {
 	a, _ := Analyze(context.Background(), papers)
 	return a.Clusters
 }
 
 // Analyze finds duplicates and versions among papers and says why for each.
 // It only fails when ctx is cancelled.
-func Analyze(ctx context.Context, papers []skills.RawPaper) (Analysis, error) {
+func Analyze(ctx context.Context, papers []research.RawPaper) (Analysis, error) {
 	if err := ctx.Err(); err != nil {
 		return Analysis{}, fmt.Errorf("dedup: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 
+	"quarry/internal/research"
 	"quarry/internal/skills"
 )
 
@@ -29,10 +30,10 @@ func New() Deduplicator { return Deduplicator{} }
 
 // Dedup merges duplicate records, keeping the richest metadata of each
 // cluster, and fills Related on both sides of every version pair.
-func (Deduplicator) Dedup(ctx context.Context, papers []skills.RawPaper) ([]skills.RawPaper, skills.DedupStats, error) {
+func (Deduplicator) Dedup(ctx context.Context, papers []research.RawPaper) ([]research.RawPaper, research.DedupStats, error) {
 	a, err := Analyze(ctx, papers)
 	if err != nil {
-		return nil, skills.DedupStats{}, err
+		return nil, research.DedupStats{}, err
 	}
 	out, stats := Merge(papers, a)
 	return out, stats, nil
@@ -41,19 +42,19 @@ func (Deduplicator) Dedup(ctx context.Context, papers []skills.RawPaper) ([]skil
 // Merge builds one record per cluster of a (see Analyze) and links related
 // clusters by ID. Exposed so a command can show the analysis, let a person
 // veto links, and merge what remains.
-func Merge(papers []skills.RawPaper, a Analysis) ([]skills.RawPaper, skills.DedupStats) {
-	out := make([]skills.RawPaper, len(a.Clusters))
+func Merge(papers []research.RawPaper, a Analysis) ([]research.RawPaper, research.DedupStats) {
+	out := make([]research.RawPaper, len(a.Clusters))
 	clusterOf := make([]int, len(papers))
 	taken := make(map[string]bool, len(a.Clusters))
 	inputID := map[string]string{} // input ID -> output ID, for carried-over Related
 	for c, members := range a.Clusters {
 		m := mergeCluster(papers, members)
-		id := skills.StableID(m)
+		id := research.StableID(m)
 		if taken[id] {
 			// Two works kept apart can share a DOI; IDs must stay unique.
 			id = cmp.Or(papers[members[0]].ID, id)
 			for k := 2; taken[id]; k++ {
-				id = skills.StableID(m) + "~" + strconv.Itoa(k)
+				id = research.StableID(m) + "~" + strconv.Itoa(k)
 			}
 		}
 		taken[id] = true
@@ -66,7 +67,7 @@ func Merge(papers []skills.RawPaper, a Analysis) ([]skills.RawPaper, skills.Dedu
 			}
 		}
 	}
-	stats := skills.DedupStats{Input: len(papers), Output: len(out), Merged: len(papers) - len(out), Related: len(a.Related)}
+	stats := research.DedupStats{Input: len(papers), Output: len(out), Merged: len(papers) - len(out), Related: len(a.Related)}
 	for c := range out {
 		var rel []string
 		for _, r := range out[c].Related {
@@ -94,7 +95,7 @@ func Merge(papers []skills.RawPaper, a Analysis) ([]skills.RawPaper, skills.Dedu
 
 // mergeCluster keeps the richest record as the base and fills its gaps from
 // the others: longest abstract, most authors, any identifier, every source.
-func mergeCluster(papers []skills.RawPaper, members []int) skills.RawPaper {
+func mergeCluster(papers []research.RawPaper, members []int) research.RawPaper {
 	best := members[0]
 	for _, i := range members[1:] {
 		if richness(papers[i]) > richness(papers[best]) {
@@ -140,7 +141,7 @@ func mergeCluster(papers []skills.RawPaper, members []int) skills.RawPaper {
 
 // richness counts filled metadata fields, so the base record of a merge is
 // the one that needs the least patching.
-func richness(p skills.RawPaper) int {
+func richness(p research.RawPaper) int {
 	n := len(p.Authors)
 	for _, s := range []string{p.DOI, p.ArxivID, p.PMID, p.Venue, p.Volume, p.Issue, p.Pages, p.Abstract, p.URL} {
 		if s != "" {

@@ -7,20 +7,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/dedup"
 )
 
 // art is a journal article with the fields the Rathbone sets carry.
-func art(title string, year int, venue, vol, pages string, authors ...string) skills.RawPaper {
-	return skills.RawPaper{Title: title, Year: year, Venue: venue, Volume: vol, Pages: pages, Authors: authors}
+func art(title string, year int, venue, vol, pages string, authors ...string) research.RawPaper {
+	return research.RawPaper{Title: title, Year: year, Venue: venue, Volume: vol, Pages: pages, Authors: authors}
 }
 
 func TestExplainPairs(t *testing.T) {
 	t.Parallel()
 	const long = "Human papillomavirus testing in the follow-up of women treated for cervical intraepithelial neoplasia"
 	base := art(long, 2010, "Journal of Clinical Virology", "48", "112-118", "Smith, J.", "Doe, A.", "Roe, R.")
-	with := func(f func(p *skills.RawPaper)) skills.RawPaper {
+	with := func(f func(p *research.RawPaper)) research.RawPaper {
 		p := base
 		p.Authors = append([]string(nil), base.Authors...)
 		f(&p)
@@ -28,24 +28,24 @@ func TestExplainPairs(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		a, b skills.RawPaper
+		a, b research.RawPaper
 		want string // verdict prefix of Explain
 	}{
 		// Same paper, spelt differently.
 		{"Identical", base, base, "duplicate"},
-		{"AllCaps", base, with(func(p *skills.RawPaper) { p.Title = strings.ToUpper(long) }), "duplicate"},
-		{"TrailingPeriod", base, with(func(p *skills.RawPaper) { p.Title = long + "." }), "duplicate"},
-		{"ThePrefix", base, with(func(p *skills.RawPaper) { p.Title = "The " + long }), "duplicate"},
-		{"DatabaseNotes", base, with(func(p *skills.RawPaper) { p.Title = long + ". [Review] [33 refs]" }), "duplicate"},
-		{"NestedErratumNote", base, with(func(p *skills.RawPaper) {
+		{"AllCaps", base, with(func(p *research.RawPaper) { p.Title = strings.ToUpper(long) }), "duplicate"},
+		{"TrailingPeriod", base, with(func(p *research.RawPaper) { p.Title = long + "." }), "duplicate"},
+		{"ThePrefix", base, with(func(p *research.RawPaper) { p.Title = "The " + long }), "duplicate"},
+		{"DatabaseNotes", base, with(func(p *research.RawPaper) { p.Title = long + ". [Review] [33 refs]" }), "duplicate"},
+		{"NestedErratumNote", base, with(func(p *research.RawPaper) {
 			p.Title = long + ".[Erratum appears in J Clin Virol. 2011;50(1):93 Note: Roe, R [added]]"
 		}), "duplicate"},
-		{"Typo", base, with(func(p *skills.RawPaper) { p.Title = strings.Replace(long, "intraepithelial", "intraepitelial", 1) }), "duplicate"},
-		{"AuthorFormats", base, with(func(p *skills.RawPaper) { p.Authors = []string{"John Smith", "Alice Doe", "R. Roe"} }), "duplicate"},
-		{"PubMedAuthorFormat", base, with(func(p *skills.RawPaper) { p.Authors = []string{"Smith J", "Doe A"} }), "duplicate"},
-		{"JournalAbbreviation", base, with(func(p *skills.RawPaper) { p.Venue = "J Clin Virol" }), "duplicate"},
-		{"YearOffByOneSameJournal", base, with(func(p *skills.RawPaper) { p.Year = 2011; p.Venue = "J Clin Virol" }), "duplicate"},
-		{"PageRangeAbbreviated", base, with(func(p *skills.RawPaper) { p.Pages = "112-8" }), "duplicate"},
+		{"Typo", base, with(func(p *research.RawPaper) { p.Title = strings.Replace(long, "intraepithelial", "intraepitelial", 1) }), "duplicate"},
+		{"AuthorFormats", base, with(func(p *research.RawPaper) { p.Authors = []string{"John Smith", "Alice Doe", "R. Roe"} }), "duplicate"},
+		{"PubMedAuthorFormat", base, with(func(p *research.RawPaper) { p.Authors = []string{"Smith J", "Doe A"} }), "duplicate"},
+		{"JournalAbbreviation", base, with(func(p *research.RawPaper) { p.Venue = "J Clin Virol" }), "duplicate"},
+		{"YearOffByOneSameJournal", base, with(func(p *research.RawPaper) { p.Year = 2011; p.Venue = "J Clin Virol" }), "duplicate"},
+		{"PageRangeAbbreviated", base, with(func(p *research.RawPaper) { p.Pages = "112-8" }), "duplicate"},
 		{"SubtitleMissing",
 			art("Unilateral neglect in stroke patients: a comparative study", 2013, "Hong Kong J Occup Ther", "29", "126-134", "Chan, D. Y. W."),
 			art("Unilateral Neglect in Stroke Patients", 2013, "Hong Kong Journal of Occupational Therapy", "29", "126-134", "Chan, Dick Y. W."),
@@ -71,36 +71,36 @@ func TestExplainPairs(t *testing.T) {
 			art("SOBOLEV GAN", 2018, "ICLR", "", "", "Mroueh, Y.", "Li, C."),
 			"duplicate"},
 		{"SameDOIDifferentSpelling",
-			skills.RawPaper{Title: long, DOI: "https://doi.org/10.1016/J.JCV.2010.03.001"},
-			skills.RawPaper{Title: long + ".", DOI: "doi:10.1016/j.jcv.2010.03.001"},
+			research.RawPaper{Title: long, DOI: "https://doi.org/10.1016/J.JCV.2010.03.001"},
+			research.RawPaper{Title: long + ".", DOI: "doi:10.1016/j.jcv.2010.03.001"},
 			"duplicate: same_doi"},
-		{"SamePMID", skills.RawPaper{Title: long, PMID: "123456"}, skills.RawPaper{Title: strings.ToLower(long), PMID: "123456"}, "duplicate: same_pmid"},
+		{"SamePMID", research.RawPaper{Title: long, PMID: "123456"}, research.RawPaper{Title: strings.ToLower(long), PMID: "123456"}, "duplicate: same_pmid"},
 
 		// Look alike, but are not the same record.
-		{"Erratum", base, with(func(p *skills.RawPaper) { p.Title = "Erratum: " + long }), "distinct"},
-		{"CorrectionTo", base, with(func(p *skills.RawPaper) { p.Title = "Correction to: " + long }), "distinct"},
-		{"ReplyTo", base, with(func(p *skills.RawPaper) { p.Title = "Reply to: " + long }), "distinct"},
-		{"CommentOn", base, with(func(p *skills.RawPaper) { p.Title = "Comment on \"" + long + "\"" }), "distinct"},
+		{"Erratum", base, with(func(p *research.RawPaper) { p.Title = "Erratum: " + long }), "distinct"},
+		{"CorrectionTo", base, with(func(p *research.RawPaper) { p.Title = "Correction to: " + long }), "distinct"},
+		{"ReplyTo", base, with(func(p *research.RawPaper) { p.Title = "Reply to: " + long }), "distinct"},
+		{"CommentOn", base, with(func(p *research.RawPaper) { p.Title = "Comment on \"" + long + "\"" }), "distinct"},
 		{"PartIvsPartII",
-			with(func(p *skills.RawPaper) { p.Title = long + ". Part I" }),
-			with(func(p *skills.RawPaper) { p.Title = long + ". Part II" }), "distinct"},
+			with(func(p *research.RawPaper) { p.Title = long + ". Part I" }),
+			with(func(p *research.RawPaper) { p.Title = long + ". Part II" }), "distinct"},
 		{"PartOneVsPartTwo",
-			with(func(p *skills.RawPaper) { p.Title = long + ", part one" }),
-			with(func(p *skills.RawPaper) { p.Title = long + ", part two" }), "distinct"},
+			with(func(p *research.RawPaper) { p.Title = long + ", part one" }),
+			with(func(p *research.RawPaper) { p.Title = long + ", part two" }), "distinct"},
 		{"PhaseNumbers",
-			with(func(p *skills.RawPaper) { p.Title = "A phase 2 trial of " + long }),
-			with(func(p *skills.RawPaper) { p.Title = "A phase 3 trial of " + long }), "distinct"},
-		{"AbstractVsArticle", base, with(func(p *skills.RawPaper) { p.Volume = "42"; p.Pages = "S79" }), "distinct"},
+			with(func(p *research.RawPaper) { p.Title = "A phase 2 trial of " + long }),
+			with(func(p *research.RawPaper) { p.Title = "A phase 3 trial of " + long }), "distinct"},
+		{"AbstractVsArticle", base, with(func(p *research.RawPaper) { p.Volume = "42"; p.Pages = "S79" }), "distinct"},
 		{"ConferenceVsJournal",
 			art("Cultural universality versus particularity in CMC", 2004, "Journal of Global Information Technology Management", "7", "47-65", "Stahl, Bernd Carsten"),
 			art("Cultural universality versus particularity in CMC", 2003, "Americas Conference on Information Systems", "", "", "Stahl, Bernd-Carsten"),
 			"distinct"},
 		{"DifferentDOIsSameTitle",
-			skills.RawPaper{Title: "Introduction to the Minitrack on Crowdsourcing and Digital Workforce", Year: 2021, DOI: "10.24251/HICSS.2021.510", Authors: []string{"Deng, Xuefei"}},
-			skills.RawPaper{Title: "Introduction to the Minitrack on Crowdsourcing and Digital Workforce", Year: 2022, DOI: "10.24251/HICSS.2022.544", Authors: []string{"Deng, Xuefei"}},
+			research.RawPaper{Title: "Introduction to the Minitrack on Crowdsourcing and Digital Workforce", Year: 2021, DOI: "10.24251/HICSS.2021.510", Authors: []string{"Deng, Xuefei"}},
+			research.RawPaper{Title: "Introduction to the Minitrack on Crowdsourcing and Digital Workforce", Year: 2022, DOI: "10.24251/HICSS.2022.544", Authors: []string{"Deng, Xuefei"}},
 			"distinct"},
-		{"YearsTwoApart", base, with(func(p *skills.RawPaper) { p.Year = 2012; p.Volume = ""; p.Pages = "" }), "distinct"},
-		{"DifferentAuthors", base, with(func(p *skills.RawPaper) { p.Authors = []string{"Kowalski, P", "Nowak, Z", "Wojcik, T"} }), "distinct"},
+		{"YearsTwoApart", base, with(func(p *research.RawPaper) { p.Year = 2012; p.Volume = ""; p.Pages = "" }), "distinct"},
+		{"DifferentAuthors", base, with(func(p *research.RawPaper) { p.Authors = []string{"Kowalski, P", "Nowak, Z", "Wojcik, T"} }), "distinct"},
 		{"ShortTitleEditorial",
 			art("Editorial", 2015, "Journal of Clinical Virology", "", "", "Smith, J."),
 			art("Editorial", 2015, "Journal of Clinical Virology", "", "", "Smith, J."), "distinct"},
@@ -110,16 +110,16 @@ func TestExplainPairs(t *testing.T) {
 		{"TwoAcronymVenues",
 			art("Continuous-time flows for efficient inference and density estimation", 2018, "ICLR", "", "", "Changyou Chen"),
 			art("Continuous-Time Flows for Efficient Inference and Density Estimation", 2018, "ICML", "", "", "Chen, C."), "distinct"},
-		{"NextYearOtherVenue", base, with(func(p *skills.RawPaper) { p.Year = 2011; p.Venue = "Lancet Oncology"; p.Volume = ""; p.Pages = "" }), "distinct"},
+		{"NextYearOtherVenue", base, with(func(p *research.RawPaper) { p.Year = 2011; p.Venue = "Lancet Oncology"; p.Volume = ""; p.Pages = "" }), "distinct"},
 
 		// Versions of one work, kept apart but linked.
 		{"SameDOIDifferentTitles",
-			skills.RawPaper{Title: long, DOI: "10.1000/book.1"},
-			skills.RawPaper{Title: "Chapter 3: Statistical methods for cohort studies", DOI: "10.1000/book.1"},
+			research.RawPaper{Title: long, DOI: "10.1000/book.1"},
+			research.RawPaper{Title: "Chapter 3: Statistical methods for cohort studies", DOI: "10.1000/book.1"},
 			"related"},
 		{"PreprintAndPublication",
-			skills.RawPaper{Title: "Attention is all you need", Year: 2017, ArxivID: "1706.03762v5", Authors: []string{"Ashish Vaswani"}, Venue: "arXiv"},
-			skills.RawPaper{Title: "Attention Is All You Need", Year: 2017, Venue: "NeurIPS", DOI: "10.5555/3295222.3295349", Authors: []string{"Vaswani, A."}},
+			research.RawPaper{Title: "Attention is all you need", Year: 2017, ArxivID: "1706.03762v5", Authors: []string{"Ashish Vaswani"}, Venue: "arXiv"},
+			research.RawPaper{Title: "Attention Is All You Need", Year: 2017, Venue: "NeurIPS", DOI: "10.5555/3295222.3295349", Authors: []string{"Vaswani, A."}},
 			"related"},
 	}
 	for _, tt := range tests {
@@ -135,7 +135,7 @@ func TestExplainPairs(t *testing.T) {
 func TestDedupMergesRichestMetadata(t *testing.T) {
 	t.Parallel()
 	title := "Deep residual learning for image recognition in medical imaging"
-	papers := []skills.RawPaper{
+	papers := []research.RawPaper{
 		{ID: "s2:1", Title: title, Year: 2016, Authors: []string{"He, K."}, Source: "semantic_scholar", Rank: 4,
 			Abstract: "Short."},
 		{ID: "oa:9", Title: strings.ToUpper(title) + ".", Year: 2016, Authors: []string{"Kaiming He", "Xiangyu Zhang", "Shaoqing Ren"},
@@ -146,12 +146,12 @@ func TestDedupMergesRichestMetadata(t *testing.T) {
 	}
 	out, stats, err := dedup.New().Dedup(context.Background(), papers)
 	require.NoError(t, err)
-	require.Equal(t, skills.DedupStats{Input: 4, Output: 2, Merged: 2, Related: 0}, stats)
+	require.Equal(t, research.DedupStats{Input: 4, Output: 2, Merged: 2, Related: 0}, stats)
 	require.Len(t, out, 2)
 
 	m := out[0]
 	require.Equal(t, "doi:10.1109/cvpr.2016.90", m.ID, "the merged record's ID is its StableID")
-	require.Equal(t, skills.StableID(m), m.ID)
+	require.Equal(t, research.StableID(m), m.ID)
 	require.Equal(t, "A much longer abstract that a reviewer would rather read.", m.Abstract)
 	require.Equal(t, []string{"Kaiming He", "Xiangyu Zhang", "Shaoqing Ren"}, m.Authors)
 	require.Equal(t, "999", m.PMID)
@@ -175,7 +175,7 @@ func TestDedupMergesRichestMetadata(t *testing.T) {
 
 func TestDedupMarksVersionsRelated(t *testing.T) {
 	t.Parallel()
-	papers := []skills.RawPaper{
+	papers := []research.RawPaper{
 		{ID: "arxiv:1706.03762", Title: "Attention is all you need", Year: 2017, ArxivID: "1706.03762", Authors: []string{"Ashish Vaswani"}, Source: "arxiv"},
 		{ID: "x", Title: "Attention Is All You Need.", Year: 2017, Venue: "Advances in Neural Information Processing Systems", Authors: []string{"Vaswani, A."}, Source: "openalex"},
 		// Two works filed under one DOI keep distinct IDs.
@@ -184,7 +184,7 @@ func TestDedupMarksVersionsRelated(t *testing.T) {
 	}
 	out, stats, err := dedup.Deduplicator{}.Dedup(context.Background(), papers)
 	require.NoError(t, err)
-	require.Equal(t, skills.DedupStats{Input: 4, Output: 4, Merged: 0, Related: 2}, stats)
+	require.Equal(t, research.DedupStats{Input: 4, Output: 4, Merged: 0, Related: 2}, stats)
 	ids := map[string]bool{}
 	for _, p := range out {
 		require.False(t, ids[p.ID], "duplicate output ID %s", p.ID)
@@ -195,7 +195,7 @@ func TestDedupMarksVersionsRelated(t *testing.T) {
 	require.Equal(t, []string{out[0].ID}, out[1].Related)
 	require.Equal(t, []string{out[3].ID}, out[2].Related)
 	require.Equal(t, []string{out[2].ID}, out[3].Related)
-	require.NoError(t, skills.PaperCollection{Papers: scored(out)}.Validate())
+	require.NoError(t, research.PaperCollection{Papers: scored(out)}.Validate())
 }
 
 func TestDedupChainCannotJoinConflictingDOIs(t *testing.T) {
@@ -203,7 +203,7 @@ func TestDedupChainCannotJoinConflictingDOIs(t *testing.T) {
 	// b matches both a and c by title, but a and c carry different DOIs:
 	// they must not end up in one cluster through b.
 	title := "Effect of cervical cytologic status on human papillomavirus type 16 DNA load"
-	papers := []skills.RawPaper{
+	papers := []research.RawPaper{
 		{Title: title, Year: 2008, DOI: "10.1/aaa", Authors: []string{"Xi, L F"}},
 		{Title: title, Year: 2008, Authors: []string{"Xi, L F"}},
 		{Title: title, Year: 2008, DOI: "10.1/ccc", Authors: []string{"Xi, L F"}},
@@ -218,22 +218,22 @@ func TestDedupEmptyAndCancelled(t *testing.T) {
 	out, stats, err := dedup.New().Dedup(context.Background(), nil)
 	require.NoError(t, err)
 	require.Empty(t, out)
-	require.Equal(t, skills.DedupStats{}, stats)
+	require.Equal(t, research.DedupStats{}, stats)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	many := make([]skills.RawPaper, 5000)
+	many := make([]research.RawPaper, 5000)
 	for i := range many {
-		many[i] = skills.RawPaper{Title: "Paper number " + strings.Repeat("x", i%50) + " on things", Year: 2000 + i%20}
+		many[i] = research.RawPaper{Title: "Paper number " + strings.Repeat("x", i%50) + " on things", Year: 2000 + i%20}
 	}
 	_, _, err = dedup.New().Dedup(ctx, many)
 	require.ErrorIs(t, err, context.Canceled)
 }
 
-func scored(ps []skills.RawPaper) []skills.ScoredPaper {
-	out := make([]skills.ScoredPaper, len(ps))
+func scored(ps []research.RawPaper) []research.ScoredPaper {
+	out := make([]research.ScoredPaper, len(ps))
 	for i, p := range ps {
-		out[i] = skills.ScoredPaper{RawPaper: p, Score: 0.5, Reasons: []string{"test score"}}
+		out[i] = research.ScoredPaper{RawPaper: p, Score: 0.5, Reasons: []string{"test score"}}
 	}
 	return out
 }

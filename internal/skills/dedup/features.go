@@ -2,11 +2,10 @@ package dedup
 
 import (
 	"html"
+	"quarry/internal/research"
 	"regexp"
 	"strings"
 	"unicode"
-
-	"quarry/internal/skills"
 )
 
 // features is what the matcher compares: every field of a RawPaper reduced
@@ -143,7 +142,7 @@ func stripTrailingBracket(s string) string {
 
 // normTitle normalises a cleaned title and drops a leading article.
 func normTitle(s string) string {
-	n := skills.NormalizeTitle(s)
+	n := research.NormalizeTitle(s)
 	for _, a := range []string{"the ", "a ", "an "} {
 		if strings.HasPrefix(n, a) {
 			return n[len(a):]
@@ -152,7 +151,7 @@ func normTitle(s string) string {
 	return n
 }
 
-func extract(p skills.RawPaper) features {
+func extract(p research.RawPaper) features {
 	var f features
 	clean := cleanTitle(p.Title)
 	f.title = normTitle(clean)
@@ -198,8 +197,8 @@ func extract(p skills.RawPaper) features {
 			f.surnames = append(f.surnames, name{compact: strings.ReplaceAll(s, " ", ""), last: lastWord(s)})
 		}
 	}
-	f.doi = skills.NormalizeDOI(p.DOI)
-	f.arxiv = skills.NormalizeArxivID(p.ArxivID)
+	f.doi = research.NormalizeDOI(p.DOI)
+	f.arxiv = research.NormalizeArxivID(p.ArxivID)
 	f.pmid = strings.TrimSpace(p.PMID)
 	f.volume = leadingNumber(p.Volume)
 	f.page = firstPage(p.Pages)
@@ -281,26 +280,26 @@ func surname(a string) string {
 		return ""
 	}
 	if i := strings.IndexByte(a, ','); i >= 0 {
-		s := dropSuffix(skills.NormalizeTitle(a[:i]))
+		s := dropSuffix(research.NormalizeTitle(a[:i]))
 		if s == "" {
-			return skills.NormalizeTitle(a[i+1:])
+			return research.NormalizeTitle(a[i+1:])
 		}
 		if isParticle(s) {
 			// "van, Hamont D": the rest of the family name follows the comma.
 			if rest := strings.Fields(a[i+1:]); len(rest) > 0 {
-				return s + " " + skills.NormalizeTitle(rest[0])
+				return s + " " + research.NormalizeTitle(rest[0])
 			}
 		}
 		return s
 	}
 	fields := strings.Fields(a)
 	if len(fields) == 1 {
-		return skills.NormalizeTitle(fields[0])
+		return research.NormalizeTitle(fields[0])
 	}
 	// PubMed style "Smith JA": the trailing token is all initials.
 	last := fields[len(fields)-1]
 	if isInitials(last) {
-		return skills.NormalizeTitle(strings.Join(fields[:len(fields)-1], " "))
+		return research.NormalizeTitle(strings.Join(fields[:len(fields)-1], " "))
 	}
 	// "John Smith", "J. Smith", "Ludwig van Beethoven": the last name token
 	// plus any lowercase particles before it.
@@ -308,7 +307,7 @@ func surname(a string) string {
 	for i > 0 && isParticle(fields[i-1]) {
 		i--
 	}
-	return skills.NormalizeTitle(strings.Join(fields[i:], " "))
+	return research.NormalizeTitle(strings.Join(fields[i:], " "))
 }
 
 // dropSuffix removes generational suffixes: "wright jr" -> "wright".
@@ -366,7 +365,7 @@ func firstPage(s string) string {
 }
 
 func normVenue(s string) string {
-	n := skills.NormalizeTitle(html.UnescapeString(s))
+	n := research.NormalizeTitle(html.UnescapeString(s))
 	if n == "" {
 		return ""
 	}

@@ -2,9 +2,8 @@ package dedup
 
 import (
 	"fmt"
+	"quarry/internal/research"
 	"strings"
-
-	"quarry/internal/skills"
 )
 
 // Reason says why two records were linked, so a reviewer can check each
@@ -387,7 +386,7 @@ func levenshtein(a, b string, limit int) int {
 // Explain compares two records the way Analyze does and says what it
 // decided and why ("duplicate: title 0.962, year gap 0", "distinct:
 // different volumes"), so a reviewer can question a single decision.
-func Explain(a, b skills.RawPaper) string {
+func Explain(a, b research.RawPaper) string {
 	fa, fb := extract(a), extract(b)
 	d := compare(&fa, &fb)
 	v := [...]string{distinct: "distinct", related: "related", duplicate: "duplicate"}[d.verdict]

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // maxFeedbackChars bounds how much of a rejected answer and its error is fed
@@ -88,7 +88,7 @@ func extractJSON(answer string) ([]byte, error) {
 // fellBack records that skill used its offline variant because of err, so
 // the run can show the researcher that the answer is not the model's.
 func fellBack(ctx context.Context, skill string, p Provider, err error) {
-	skills.AddNote(ctx, skills.Note{
+	research.AddNote(ctx, research.Note{
 		Skill:   skill,
 		Message: fmt.Sprintf("%s could not be used (%s); the offline %s was used instead", p.Name(), clip(err.Error(), 500), strings.ReplaceAll(skill, "_", " ")),
 	})

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/intent"
 	"quarry/internal/skills/llm"
+	"quarry/internal/skills/querybuilder"
 	"quarry/internal/skills/relevance"
 )
 
@@ -23,17 +25,17 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	parser := llm.NewIntentParser(p, skills.NewIntentParser(nil))
-	builder := llm.NewQueryBuilder(p, skills.NewQueryBuilder())
+	parser := llm.NewIntentParser(p, intent.New(nil))
+	builder := llm.NewQueryBuilder(p, querybuilder.New())
 	scorer := llm.NewScorer(p, relevance.Scorer{})
 
-	var notes []skills.Note
-	ctx := skills.WithNotes(context.Background(), func(n skills.Note) { notes = append(notes, n) })
+	var notes []research.Note
+	ctx := research.WithNotes(context.Background(), func(n research.Note) { notes = append(notes, n) })
 	intent, err := parser.ParseIntent(ctx, "sleep deprivation and memory consolidation")
 	if err != nil {
 		panic(err)
 	}
-	_, isOffline := builder.(*skills.OfflineQueryBuilder)
+	_, isOffline := builder.(*querybuilder.Builder)
 	fmt.Println(cfg.Provider, p == nil, isOffline, scorer == relevance.Scorer{}, len(intent.Concepts) > 0, len(notes))
 	// Output: offline true true true true 0
 }

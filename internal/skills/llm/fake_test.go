@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/llm"
 )
 
@@ -200,22 +200,22 @@ func systemPrompt(t *testing.T, kind string, body map[string]any) string {
 	return ""
 }
 
-// notes is a concurrency-safe recorder for skills.WithNotes.
+// notes is a concurrency-safe recorder for research.WithNotes.
 type notes struct {
 	mu  sync.Mutex
-	got []skills.Note
+	got []research.Note
 }
 
 func (n *notes) ctx() context.Context {
-	return skills.WithNotes(context.Background(), func(x skills.Note) {
+	return research.WithNotes(context.Background(), func(x research.Note) {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		n.got = append(n.got, x)
 	})
 }
 
-func (n *notes) all() []skills.Note {
+func (n *notes) all() []research.Note {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return append([]skills.Note(nil), n.got...)
+	return append([]research.Note(nil), n.got...)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 )
 
@@ -49,32 +50,32 @@ Reply with a JSON object with exactly these fields:
  "study_types": [string], e.g. "randomized controlled trial", "systematic review", only when asked for}.`
 
 // ParseIntent implements skills.IntentParser.
-func (ip *IntentParser) ParseIntent(ctx context.Context, question string) (skills.ParsedIntent, error) {
+func (ip *IntentParser) ParseIntent(ctx context.Context, question string) (research.ParsedIntent, error) {
 	q := strings.TrimSpace(question)
-	if q == "" || len(q) > skills.MaxQuestionLength {
+	if q == "" || len(q) > research.MaxQuestionLength {
 		return ip.fallback.ParseIntent(ctx, question) // the fallback words the input error
 	}
 	intent, err := askJSON(ctx, ip.p, Request{System: intentSystem, Prompt: "Research question: " + q, MaxTokens: 2048},
-		func(in *skills.ParsedIntent) error { return checkIntent(in, q) })
+		func(in *research.ParsedIntent) error { return checkIntent(in, q) })
 	if err == nil {
 		return intent, nil
 	}
 	if ctx.Err() != nil {
-		return skills.ParsedIntent{}, ctx.Err()
+		return research.ParsedIntent{}, ctx.Err()
 	}
 	fellBack(ctx, SkillIntentParser, ip.p, err)
 	return ip.fallback.ParseIntent(ctx, question)
 }
 
 // checkIntent cleans a model's intent in place and validates it: the
-// skills.ParsedIntent rules plus at least one concept, which the query
+// research.ParsedIntent rules plus at least one concept, which the query
 // builder needs.
-func checkIntent(in *skills.ParsedIntent, question string) error {
+func checkIntent(in *research.ParsedIntent, question string) error {
 	in.Topic = oneLine(in.Topic)
 	if in.Topic == "" {
 		in.Topic = question
 	}
-	var concepts []skills.Concept
+	var concepts []research.Concept
 	seen := map[string]bool{}
 	for _, c := range in.Concepts {
 		c.Term = oneLine(c.Term)
@@ -110,7 +111,7 @@ func checkIntent(in *skills.ParsedIntent, question string) error {
 }
 
 // describeIntent writes an intent for a prompt.
-func describeIntent(in skills.ParsedIntent) string {
+func describeIntent(in research.ParsedIntent) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Topic: %s\n", in.Topic)
 	for _, c := range in.Concepts {

@@ -7,27 +7,28 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/intent"
 	"quarry/internal/skills/llm"
 )
 
 const question = "Does mindfulness reduce anxiety in adolescents? Exclude adults. Since 2015"
 
-func offlineIntent(t *testing.T) *skills.OfflineIntentParser {
+func offlineIntent(t *testing.T) *intent.Parser {
 	t.Helper()
-	return skills.NewIntentParser(func() time.Time { return time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC) })
+	return intent.New(func() time.Time { return time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC) })
 }
 
 func TestIntentParser(t *testing.T) {
 	t.Parallel()
-	valid := skills.ParsedIntent{
+	valid := research.ParsedIntent{
 		Topic: "mindfulness interventions for anxiety in adolescents",
-		Concepts: []skills.Concept{
+		Concepts: []research.Concept{
 			{Term: "mindfulness", Synonyms: []string{"meditation", "mindfulness-based intervention"}},
 			{Term: "anxiety", Synonyms: []string{"anxiety disorders"}},
 			{Term: "adolescents", Synonyms: []string{"teenagers", "youth"}},
 		},
-		YearRange:     skills.YearRange{From: 2015},
+		YearRange:     research.YearRange{From: 2015},
 		ExcludeTerms:  []string{"adults"},
 		FieldsOfStudy: []string{"Psychology", "Medicine"},
 		StudyTypes:    []string{"randomized controlled trial"},
@@ -36,14 +37,14 @@ func TestIntentParser(t *testing.T) {
 		name         string
 		steps        []step
 		edit         func(*llm.Config)
-		want         *skills.ParsedIntent // nil: the offline parser's answer
+		want         *research.ParsedIntent // nil: the offline parser's answer
 		wantRequests int
 		wantRetryErr string // in the second prompt
 		wantNote     string // in the note; "" means no note
 	}{
 		{name: "Valid", steps: []step{answer("intent_valid.json")}, want: &valid, wantRequests: 1},
-		{name: "FencedAnswer", steps: []step{answer("fenced_intent.txt")}, wantRequests: 1, want: &skills.ParsedIntent{
-			Topic: "sleep and memory", Concepts: []skills.Concept{{Term: "sleep", Synonyms: []string{"slumber"}}, {Term: "memory consolidation"}}}},
+		{name: "FencedAnswer", steps: []step{answer("fenced_intent.txt")}, wantRequests: 1, want: &research.ParsedIntent{
+			Topic: "sleep and memory", Concepts: []research.Concept{{Term: "sleep", Synonyms: []string{"slumber"}}, {Term: "memory consolidation"}}}},
 		{name: "InvalidJSONThenValid", steps: []step{answer("not_json.txt"), answer("intent_valid.json")}, want: &valid, wantRequests: 2,
 			wantRetryErr: "the answer contains no JSON object"},
 		{name: "InvalidTwice", steps: []step{answer("intent_reversed_years.json")}, wantRequests: 2,

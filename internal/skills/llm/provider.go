@@ -2,7 +2,7 @@
 // interface with OpenAI-compatible and Anthropic implementations, and
 // LLM-backed variants of the intent parser, query builder and relevance
 // scorer. Every variant wraps an offline skill and falls back to it, with a
-// skills.Note, whenever the model errors or answers something that fails
+// research.Note, whenever the model errors or answers something that fails
 // validation twice, so a flaky or absent model never stops a search.
 package llm
 

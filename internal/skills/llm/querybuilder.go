@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
+	"quarry/internal/skills/querybuilder"
 	"quarry/internal/skills/text"
 )
 
@@ -52,18 +54,18 @@ Reply with a JSON object: {"queries": [string]}.`
 // queryAnswer is the model's answer; strategy is filled in by the check.
 type queryAnswer struct {
 	Queries  []string `json:"queries"`
-	strategy skills.SearchStrategy
+	strategy research.SearchStrategy
 }
 
 // BuildStrategy implements skills.QueryBuilder.
-func (qb *QueryBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput) (skills.SearchStrategy, error) {
+func (qb *QueryBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput) (research.SearchStrategy, error) {
 	base, err := baseStrategy(in)
 	if err != nil {
 		return qb.fallback.BuildStrategy(ctx, in) // the fallback words the input error
 	}
 	seen := map[string]int{}
 	for i, p := range in.Previous {
-		seen[skills.StrategyKey(p)] = i + 1
+		seen[querybuilder.StrategyKey(p)] = i + 1
 	}
 	ans, err := askJSON(ctx, qb.p, Request{System: querySystem, Prompt: queryPrompt(in), MaxTokens: 2048},
 		func(a *queryAnswer) error { return checkQueries(a, base, seen) })
@@ -71,7 +73,7 @@ func (qb *QueryBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput)
 		return ans.strategy, nil
 	}
 	if ctx.Err() != nil {
-		return skills.SearchStrategy{}, ctx.Err()
+		return research.SearchStrategy{}, ctx.Err()
 	}
 	fellBack(ctx, SkillQueryBuilder, qb.p, err)
 	return qb.fallback.BuildStrategy(ctx, in)
@@ -80,13 +82,13 @@ func (qb *QueryBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput)
 // baseStrategy is everything of the strategy but its queries, taken from the
 // input as the offline builder does; an input the builder cannot use at all
 // is an error.
-func baseStrategy(in skills.QueryInput) (skills.SearchStrategy, error) {
+func baseStrategy(in skills.QueryInput) (research.SearchStrategy, error) {
 	if err := in.Intent.Validate(); err != nil {
-		return skills.SearchStrategy{}, err
+		return research.SearchStrategy{}, err
 	}
 	for _, f := range in.Feedback {
 		if err := f.Validate(); err != nil {
-			return skills.SearchStrategy{}, err
+			return research.SearchStrategy{}, err
 		}
 	}
 	var sources []string
@@ -97,7 +99,7 @@ func baseStrategy(in skills.QueryInput) (skills.SearchStrategy, error) {
 	}
 	maxResults := in.MaxResultsPerSource
 	if maxResults == 0 {
-		maxResults = skills.DefaultMaxResultsPerSource
+		maxResults = research.DefaultMaxResultsPerSource
 	}
 	var add, excl []string
 	for _, f := range in.Feedback {
@@ -111,12 +113,12 @@ func baseStrategy(in skills.QueryInput) (skills.SearchStrategy, error) {
 			keptExcl = append(keptExcl, e)
 		}
 	}
-	s := skills.SearchStrategy{
-		Queries:             []skills.Query{{Text: "placeholder"}}, // lets Validate check the rest; replaced by the model's queries
+	s := research.SearchStrategy{
+		Queries:             []research.Query{{Text: "placeholder"}}, // lets Validate check the rest; replaced by the model's queries
 		Sources:             sources,
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
-		Filters: skills.Filters{
+		Filters: research.Filters{
 			IncludeTerms:  cleanList(append(append([]string(nil), in.Intent.IncludeTerms...), add...)),
 			ExcludeTerms:  keptExcl,
 			FieldsOfStudy: append([]string(nil), in.FieldsOfStudy...),
@@ -124,7 +126,7 @@ func baseStrategy(in skills.QueryInput) (skills.SearchStrategy, error) {
 		},
 	}
 	if err := s.Validate(); err != nil {
-		return skills.SearchStrategy{}, err
+		return research.SearchStrategy{}, err
 	}
 	return s, nil
 }
@@ -132,7 +134,7 @@ func baseStrategy(in skills.QueryInput) (skills.SearchStrategy, error) {
 // checkQueries parses and renders the model's queries into a strategy on
 // base and rejects an invalid or already-searched one, with an error the
 // model can act on.
-func checkQueries(a *queryAnswer, base skills.SearchStrategy, seen map[string]int) error {
+func checkQueries(a *queryAnswer, base research.SearchStrategy, seen map[string]int) error {
 	s := base
 	s.Queries = nil
 	texts := map[string]bool{}
@@ -157,7 +159,7 @@ func checkQueries(a *queryAnswer, base skills.SearchStrategy, seen map[string]in
 			continue
 		}
 		texts[text] = true
-		s.Queries = append(s.Queries, skills.Query{Text: text, PerSource: query.RenderAll(ast, s.Sources)})
+		s.Queries = append(s.Queries, research.Query{Text: text, PerSource: query.RenderAll(ast, s.Sources)})
 	}
 	switch {
 	case len(s.Queries) == 0:
@@ -168,7 +170,7 @@ func checkQueries(a *queryAnswer, base skills.SearchStrategy, seen map[string]in
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	if it, ok := seen[skills.StrategyKey(s)]; ok {
+	if it, ok := seen[querybuilder.StrategyKey(s)]; ok {
 		return fault.Errorf(fault.EConflict, "these queries were already searched in iteration %d; propose different queries", it)
 	}
 	a.strategy = s

@@ -6,9 +6,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/query"
+	"quarry/internal/skills/querybuilder"
 )
 
 var querySources = []string{query.OpenAlex, query.PubMed, query.Arxiv, query.Local}
@@ -22,13 +24,13 @@ func queryInput(t *testing.T) skills.QueryInput {
 
 // wantQueries is what the wrapper must make of the model's raw texts:
 // canonical text, rendered for each source, duplicates removed.
-func wantQueries(t *testing.T, raw ...string) []skills.Query {
+func wantQueries(t *testing.T, raw ...string) []research.Query {
 	t.Helper()
-	var out []skills.Query
+	var out []research.Query
 	for _, r := range raw {
 		a, err := query.Parse(r)
 		require.NoError(t, err)
-		out = append(out, skills.Query{Text: a.String(), PerSource: query.RenderAll(a, querySources)})
+		out = append(out, research.Query{Text: a.String(), PerSource: query.RenderAll(a, querySources)})
 	}
 	return out
 }
@@ -64,14 +66,14 @@ func TestQueryBuilder(t *testing.T) {
 				t.Parallel()
 				in := queryInput(t)
 				if tt.previous != nil {
-					prev := skills.SearchStrategy{Queries: wantQueries(t, tt.previous...), Sources: querySources, YearRange: in.Intent.YearRange,
-						MaxResultsPerSource: 30, Filters: skills.Filters{ExcludeTerms: in.Intent.ExcludeTerms, FieldsOfStudy: in.FieldsOfStudy, StudyTypes: in.Intent.StudyTypes}}
+					prev := research.SearchStrategy{Queries: wantQueries(t, tt.previous...), Sources: querySources, YearRange: in.Intent.YearRange,
+						MaxResultsPerSource: 30, Filters: research.Filters{ExcludeTerms: in.Intent.ExcludeTerms, FieldsOfStudy: in.FieldsOfStudy, StudyTypes: in.Intent.StudyTypes}}
 					require.NoError(t, prev.Validate())
-					in.Previous = []skills.SearchStrategy{prev}
+					in.Previous = []research.SearchStrategy{prev}
 				}
 				f := newFake(t, kind, tt.steps...)
 				var n notes
-				got, err := llm.NewQueryBuilder(f.provider(), skills.NewQueryBuilder()).BuildStrategy(n.ctx(), in)
+				got, err := llm.NewQueryBuilder(f.provider(), querybuilder.New()).BuildStrategy(n.ctx(), in)
 				require.NoError(t, err)
 				require.NoError(t, got.ValidateSources(querySources))
 				for _, p := range in.Previous {
@@ -84,7 +86,7 @@ func TestQueryBuilder(t *testing.T) {
 					require.Equal(t, in.Intent.YearRange, got.YearRange)
 					require.Equal(t, in.Intent.ExcludeTerms, got.Filters.ExcludeTerms)
 				} else {
-					off, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+					off, err := querybuilder.New().BuildStrategy(context.Background(), in)
 					require.NoError(t, err)
 					require.Equal(t, off, got)
 				}
@@ -116,19 +118,19 @@ func TestQueryBuilder(t *testing.T) {
 func TestQueryBuilderPromptCarriesFeedback(t *testing.T) {
 	t.Parallel()
 	in := queryInput(t)
-	in.Feedback = []skills.UserFeedback{{
+	in.Feedback = []research.UserFeedback{{
 		MarkedRelevant:   []string{"p1"},
 		MarkedIrrelevant: []string{"p2"},
 		FreeTextFeedback: "more on school-based programmes",
 		AddTerms:         []string{"school"},
 	}}
 	in.RemovedLearnedTerms = []string{"yoga"}
-	in.Marked = []skills.ScoredPaper{
-		{RawPaper: skills.RawPaper{ID: "p1", Title: "Mindfulness in schools: a cluster RCT"}},
-		{RawPaper: skills.RawPaper{ID: "p2", Title: "Yoga for older adults"}},
+	in.Marked = []research.ScoredPaper{
+		{RawPaper: research.RawPaper{ID: "p1", Title: "Mindfulness in schools: a cluster RCT"}},
+		{RawPaper: research.RawPaper{ID: "p2", Title: "Yoga for older adults"}},
 	}
 	f := newFake(t, llm.ProviderOpenAI, answer("query_valid.json"))
-	got, err := llm.NewQueryBuilder(f.provider(), skills.NewQueryBuilder()).BuildStrategy(context.Background(), in)
+	got, err := llm.NewQueryBuilder(f.provider(), querybuilder.New()).BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
 	require.Contains(t, got.Filters.IncludeTerms, "school", "an added term becomes an include filter, as offline")
 	p := f.prompts()[0]
@@ -144,13 +146,13 @@ func TestQueryBuilderBadInputIsFallbacksError(t *testing.T) {
 	in.Sources = nil
 	f := newFake(t, llm.ProviderOpenAI, answer("query_valid.json"))
 	var n notes
-	_, err := llm.NewQueryBuilder(f.provider(), skills.NewQueryBuilder()).BuildStrategy(n.ctx(), in)
-	_, offErr := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+	_, err := llm.NewQueryBuilder(f.provider(), querybuilder.New()).BuildStrategy(n.ctx(), in)
+	_, offErr := querybuilder.New().BuildStrategy(context.Background(), in)
 	require.Error(t, offErr)
 	require.Equal(t, offErr, err)
 	require.Empty(t, f.requests())
 	require.Empty(t, n.all())
 
-	off := skills.NewQueryBuilder()
+	off := querybuilder.New()
 	require.Same(t, off, llm.NewQueryBuilder(nil, off))
 }

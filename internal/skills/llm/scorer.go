@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 )
 
@@ -57,7 +58,7 @@ type scoreAnswer struct {
 }
 
 // Score implements skills.Scorer.
-func (s *Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]skills.ScoredPaper, error) {
+func (s *Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]research.ScoredPaper, error) {
 	out, err := s.fallback.Score(ctx, in)
 	if err != nil {
 		return nil, err
@@ -119,7 +120,7 @@ func (s *Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]skills.Scor
 		fellBack(ctx, SkillScorer, s.p, fmt.Errorf("%d of %d scoring batches failed, first: %w", failed, len(batches), firstErr))
 	}
 	if missing > 0 {
-		skills.AddNote(ctx, skills.Note{Skill: SkillScorer, Message: fmt.Sprintf(
+		research.AddNote(ctx, research.Note{Skill: SkillScorer, Message: fmt.Sprintf(
 			"%s left %d of %d papers unscored; they keep the offline scorer's score", s.p.Name(), missing, len(in.Papers))})
 	}
 	for _, p := range out {
@@ -168,7 +169,7 @@ func checkScores(a *scoreAnswer, n int) error {
 func scoreHeader(in skills.ScoreInput) string {
 	var b strings.Builder
 	b.WriteString(describeIntent(in.Intent))
-	marked := func(label string, ps []skills.RawPaper) {
+	marked := func(label string, ps []research.RawPaper) {
 		if len(ps) == 0 {
 			return
 		}
@@ -185,7 +186,7 @@ func scoreHeader(in skills.ScoreInput) string {
 
 // describePapers numbers the batch's papers from 1 for the prompt; numbers
 // are shorter and harder to mangle than the papers' IDs.
-func describePapers(ps []skills.RawPaper) string {
+func describePapers(ps []research.RawPaper) string {
 	var b strings.Builder
 	for i, p := range ps {
 		fmt.Fprintf(&b, "\n[%d] %s", i+1, oneLine(p.Title))

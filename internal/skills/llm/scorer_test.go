@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/relevance"
@@ -31,18 +32,18 @@ func scoreInput(t *testing.T, n int) skills.ScoreInput {
 	in, err := offlineIntent(t).ParseIntent(context.Background(), question)
 	require.NoError(t, err)
 	topics := []string{"mindfulness training for adolescent anxiety", "mindfulness for anxious adults", "school mindfulness and wellbeing", "meditation and stress", "crop yields under drought"}
-	var papers []skills.RawPaper
+	var papers []research.RawPaper
 	for i := range n {
-		papers = append(papers, skills.RawPaper{
+		papers = append(papers, research.RawPaper{
 			ID: fmt.Sprintf("doi:10.1/p%02d", i+1), Title: fmt.Sprintf("Paper %02d: %s", i+1, topics[i%len(topics)]),
 			Year: 2016 + i%8, Venue: "Journal of Tests", Abstract: strings.Repeat("We study "+topics[i%len(topics)]+". ", 3), Source: "openalex",
 		})
 	}
 	return skills.ScoreInput{Intent: in, Papers: papers,
-		Relevant: []skills.RawPaper{{ID: "r1", Title: "A marked relevant trial of mindfulness"}}}
+		Relevant: []research.RawPaper{{ID: "r1", Title: "A marked relevant trial of mindfulness"}}}
 }
 
-func offlineScores(t *testing.T, in skills.ScoreInput) []skills.ScoredPaper {
+func offlineScores(t *testing.T, in skills.ScoreInput) []research.ScoredPaper {
 	t.Helper()
 	out, err := relevance.Scorer{}.Score(context.Background(), in)
 	require.NoError(t, err)

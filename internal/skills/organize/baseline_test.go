@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/text"
 )
 
@@ -15,7 +15,7 @@ import (
 // collection's, stems shown as their commonest word. TestDemoLabels
 // prints it beside the current label so a change of labeller can be
 // judged on the same groups.
-func BaselineLabels(papers []skills.ScoredPaper, groups []skills.Group) []string {
+func BaselineLabels(papers []research.ScoredPaper, groups []research.Group) []string {
 	surface := map[string]map[string]int{}
 	feats := make([][]string, len(papers))
 	index := map[string]int{}

@@ -14,10 +14,15 @@ import (
 
 	"quarry/internal/library"
 	"quarry/internal/library/demo"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/dedup"
+	"quarry/internal/skills/intent"
 	"quarry/internal/skills/organize"
+	"quarry/internal/skills/querybuilder"
 	"quarry/internal/skills/relevance"
+	"quarry/internal/skills/searcher"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/local"
 	"quarry/internal/skills/text"
 	"quarry/internal/store"
@@ -43,15 +48,15 @@ var demoQuestions = []string{
 // demoRun runs one question through the offline pipeline the way a real
 // run's first iteration does (parse, build, search the local library,
 // dedup, score) and returns what the organizer is given.
-func demoRun(t *testing.T, src skills.Source, question string) []skills.ScoredPaper {
+func demoRun(t *testing.T, src sources.Source, question string) []research.ScoredPaper {
 	t.Helper()
 	ctx := context.Background()
 	now := func() time.Time { return time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC) }
-	intent, err := skills.NewIntentParser(now).ParseIntent(ctx, question)
+	intent, err := intent.New(now).ParseIntent(ctx, question)
 	require.NoError(t, err)
-	strategy, err := skills.NewQueryBuilder().BuildStrategy(ctx, skills.QueryInput{Intent: intent, Sources: []string{src.Name()}})
+	strategy, err := querybuilder.New().BuildStrategy(ctx, skills.QueryInput{Intent: intent, Sources: []string{src.Name()}})
 	require.NoError(t, err)
-	searcher, err := skills.NewSearcher([]skills.Source{src}, skills.SearcherOptions{})
+	searcher, err := searcher.New([]sources.Source{src}, searcher.Options{})
 	require.NoError(t, err)
 	res, err := searcher.Search(ctx, strategy)
 	require.NoError(t, err)
@@ -59,7 +64,7 @@ func demoRun(t *testing.T, src skills.Source, question string) []skills.ScoredPa
 	require.NoError(t, err)
 	scored, err := relevance.Scorer{}.Score(ctx, skills.ScoreInput{Intent: intent, Papers: papers})
 	require.NoError(t, err)
-	slices.SortStableFunc(scored, func(a, b skills.ScoredPaper) int {
+	slices.SortStableFunc(scored, func(a, b research.ScoredPaper) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
@@ -73,7 +78,7 @@ func demoRun(t *testing.T, src skills.Source, question string) []skills.ScoredPa
 
 // demoSource is the local source over a temporary library seeded with the
 // demo papers, as a fresh installation has.
-func demoSource(t *testing.T) skills.Source {
+func demoSource(t *testing.T) sources.Source {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "lib.db"), store.Options{Synchronous: "OFF"})
@@ -111,7 +116,7 @@ func TestDemoLabels(t *testing.T) {
 			groups, err := organize.Organizer{}.Organize(context.Background(), papers)
 			require.NoError(t, err)
 			checkPartition(t, papers, groups)
-			byID := map[string]skills.ScoredPaper{}
+			byID := map[string]research.ScoredPaper{}
 			for _, p := range papers {
 				byID[p.ID] = p
 			}
@@ -141,7 +146,7 @@ func TestDemoLabels(t *testing.T) {
 // labelProblems lists how a group's label breaks the rules listed on
 // TestDemoLabels, for the current labeller (which must break none) and
 // the baseline (to show the rules catch what the audit found).
-func labelProblems(label string, g skills.Group, byID map[string]skills.ScoredPaper) []string {
+func labelProblems(label string, g research.Group, byID map[string]research.ScoredPaper) []string {
 	problems := wordProblems(label)
 	if label == organize.OtherLabel {
 		return problems

@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/text"
 )
 
@@ -209,7 +209,7 @@ type labeler struct {
 }
 
 // newLabeler reads the candidate terms of every paper's title and abstract.
-func newLabeler(papers []skills.ScoredPaper) *labeler {
+func newLabeler(papers []research.ScoredPaper) *labeler {
 	l := &labeler{n: len(papers), terms: map[string]*termStats{}, cased: map[string]map[string]int{}, stems: map[string]string{}}
 	for i, p := range papers {
 		l.read(int32(i), p.Title, true)

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/text"
 )
@@ -30,11 +31,11 @@ var _ skills.Organizer = Organizer{}
 // score (then ID) within each group, groups ordered by their best paper.
 // The result depends only on the input, so a page reload shows the same
 // groups.
-func (Organizer) Organize(ctx context.Context, papers []skills.ScoredPaper) ([]skills.Group, error) {
+func (Organizer) Organize(ctx context.Context, papers []research.ScoredPaper) ([]research.Group, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fault.Errorf(fault.EInternal, "organize: %v", err)
 	}
-	groups := []skills.Group{}
+	groups := []research.Group{}
 	if len(papers) == 0 {
 		return groups, nil
 	}
@@ -96,7 +97,7 @@ func (Organizer) Organize(ctx context.Context, papers []skills.ScoredPaper) ([]s
 		if used[label] > 1 {
 			label += " (" + strconv.Itoa(used[label]) + ")"
 		}
-		g := skills.Group{Label: label}
+		g := research.Group{Label: label}
 		for _, i := range gr.members {
 			g.PaperIDs = append(g.PaperIDs, papers[i].ID)
 		}
@@ -117,7 +118,7 @@ func numGroups(n int) int {
 
 // kmeans is spherical k-means with farthest-first seeding from the
 // best-scored paper, so the same papers always give the same clusters.
-func kmeans(vecs []text.Vector, k int, papers []skills.ScoredPaper, dim int) []int {
+func kmeans(vecs []text.Vector, k int, papers []research.ScoredPaper, dim int) []int {
 	n := len(vecs)
 	assign := make([]int, n)
 	if k <= 1 {

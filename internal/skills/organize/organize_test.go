@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/organize"
 )
 
-func sp(id string, score float64, title, abstract string) skills.ScoredPaper {
-	return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: title, Abstract: abstract, Source: "t"}, Score: score, Reasons: []string{"test score"}}
+func sp(id string, score float64, title, abstract string) research.ScoredPaper {
+	return research.ScoredPaper{RawPaper: research.RawPaper{ID: id, Title: title, Abstract: abstract, Source: "t"}, Score: score, Reasons: []string{"test score"}}
 }
 
 // checkPartition asserts every paper is in exactly one group, groups are
@@ -24,7 +24,7 @@ func sp(id string, score float64, title, abstract string) skills.ScoredPaper {
 func checkPartition(t interface {
 	require.TestingT
 	Helper()
-}, papers []skills.ScoredPaper, groups []skills.Group) {
+}, papers []research.ScoredPaper, groups []research.Group) {
 	t.Helper()
 	score := map[string]float64{}
 	for _, p := range papers {
@@ -45,20 +45,20 @@ func checkPartition(t interface {
 	for id, n := range seen {
 		require.Equal(t, 1, n, "paper %s", id)
 	}
-	require.NoError(t, skills.PaperCollection{Papers: papers, Groups: groups}.Validate())
+	require.NoError(t, research.PaperCollection{Papers: papers, Groups: groups}.Validate())
 }
 
 func TestOrganizeSmall(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		papers []skills.ScoredPaper
+		papers []research.ScoredPaper
 		groups int
 	}{
 		{"Empty", nil, 0},
-		{"One", []skills.ScoredPaper{sp("a", 0.5, "Heart failure therapy", "")}, 1},
-		{"Two", []skills.ScoredPaper{sp("a", 0.2, "Heart failure", ""), sp("b", 0.9, "Soil bacteria", "")}, 1},
-		{"NoWords", []skills.ScoredPaper{sp("a", 0.2, "2019", ""), sp("b", 0.1, "the", "")}, 1},
+		{"One", []research.ScoredPaper{sp("a", 0.5, "Heart failure therapy", "")}, 1},
+		{"Two", []research.ScoredPaper{sp("a", 0.2, "Heart failure", ""), sp("b", 0.9, "Soil bacteria", "")}, 1},
+		{"NoWords", []research.ScoredPaper{sp("a", 0.2, "2019", ""), sp("b", 0.1, "the", "")}, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestOrganizeSmall(t *testing.T) {
 
 func TestOrganizeThemes(t *testing.T) {
 	t.Parallel()
-	var papers []skills.ScoredPaper
+	var papers []research.ScoredPaper
 	for i := range 6 {
 		papers = append(papers,
 			sp(fmt.Sprint("h", i), 0.9-float64(i)/100, fmt.Sprintf("Beta blockers in heart failure study %d", i),
@@ -105,7 +105,7 @@ func TestOrganizeProperties(t *testing.T) {
 		"proposed", "simple", "long", "short-term", "memory", "of", "BERT", "Heart", "risk", "bias", ","}
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(0, 40).Draw(t, "n")
-		var papers []skills.ScoredPaper
+		var papers []research.ScoredPaper
 		for i := range n {
 			ws := rapid.SliceOfN(rapid.SampledFrom(vocab), 1, 8).Draw(t, fmt.Sprint("w", i))
 			score := rapid.Float64Range(0, 1).Draw(t, fmt.Sprint("s", i))
@@ -136,7 +136,7 @@ func TestOrganizeProperties(t *testing.T) {
 // capitals, and no word only one paper writes outside its best title.
 func TestLabels(t *testing.T) {
 	t.Parallel()
-	soil := func(i int) skills.ScoredPaper {
+	soil := func(i int) research.ScoredPaper {
 		return sp(fmt.Sprint("s", i), 0.5-float64(i)/100, fmt.Sprintf("Soil bacteria diversity survey %d", i),
 			"We propose a novel, simple approach. Results show soil bacteria communities vary with soil moisture.")
 	}
@@ -168,7 +168,7 @@ func TestLabels(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var papers []skills.ScoredPaper
+			var papers []research.ScoredPaper
 			for i := range 4 {
 				papers = append(papers, sp(fmt.Sprint("a", i), 0.9-float64(i)/100, fmt.Sprintf(tt.title, i), tt.abstract(i)), soil(i))
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -21,13 +21,13 @@ func TestDecisionsAtTheBoundAreNoted(t *testing.T) {
 		name   string
 		kind   engine.CheckpointKind
 		action engine.DecisionAction
-		want   skills.Note
+		want   research.Note
 	}{
-		{"ReviewEdit", engine.KindResultReview, engine.Edit, skills.Note{Skill: "review", Message: "the feedback of iteration 2 (edit) was recorded but not searched: " +
+		{"ReviewEdit", engine.KindResultReview, engine.Edit, research.Note{Skill: "review", Message: "the feedback of iteration 2 (edit) was recorded but not searched: " +
 			"the run had reached max_iterations (2), so the decision finished it"}},
-		{"ReviewReject", engine.KindResultReview, engine.Reject, skills.Note{Skill: "review", Message: "the feedback of iteration 2 (reject) was recorded but not searched: " +
+		{"ReviewReject", engine.KindResultReview, engine.Reject, research.Note{Skill: "review", Message: "the feedback of iteration 2 (reject) was recorded but not searched: " +
 			"the run had reached max_iterations (2), so the decision finished it"}},
-		{"StrategyReject", engine.KindStrategyConfirmation, engine.Reject, skills.Note{Skill: "strategy", Message: "the strategy of iteration 2 was rejected and not rebuilt: " +
+		{"StrategyReject", engine.KindStrategyConfirmation, engine.Reject, research.Note{Skill: "strategy", Message: "the strategy of iteration 2 was rejected and not rebuilt: " +
 			"the run had reached max_iterations (2), so the decision finished it"}},
 	}
 	for _, tt := range tests {
@@ -66,13 +66,13 @@ func TestDecisionsAtTheBoundAreNoted(t *testing.T) {
 			require.Equal(t, 2, r.Iteration, "iterations never exceed max_iterations")
 			rs := stateOf(t, st, run.ID)
 			require.True(t, rs.Workflow.IsComplete)
-			var ours []skills.Note
+			var ours []research.Note
 			for _, n := range rs.Notes {
 				if n.Skill == "review" || n.Skill == "strategy" {
 					ours = append(ours, n)
 				}
 			}
-			require.Equal(t, []skills.Note{tt.want}, ours)
+			require.Equal(t, []research.Note{tt.want}, ours)
 			last := rs.Workflow.History[len(rs.Workflow.History)-1]
 			require.Equal(t, 2, last.Iteration)
 			require.NotNil(t, last.Feedback, "the feedback is recorded")

@@ -10,8 +10,11 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/intent"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/skills/querybuilder"
+	"quarry/internal/skills/sources"
 	"quarry/internal/store"
 )
 
@@ -25,12 +28,12 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	ctx := context.Background()
 
 	cp := waiting(engine.KindStrategyConfirmation)
-	proposed, err := engine.PayloadAs[skills.StrategyPayload](cp)
+	proposed, err := engine.PayloadAs[pipeline.StrategyPayload](cp)
 	require.NoError(t, err)
 	require.Equal(t, []string{"alpha", "beta"}, proposed.Strategy.Sources)
 	edited := proposed.Strategy
 	edited.Sources = []string{"beta"}
-	edited.YearRange = skills.YearRange{From: 2010, To: 2020}
+	edited.YearRange = research.YearRange{From: 2010, To: 2020}
 	edited.MaxResultsPerSource = 7
 	edited.Filters.ExcludeTerms = append(edited.Filters.ExcludeTerms, "rodents")
 	require.Empty(t, edited.Filters.FieldsOfStudy, "the parser's guessed fields are not a filter")
@@ -55,11 +58,11 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: engine.Reject, DecidedBy: "test", Note: "more on adults"}))
 
 	cp = waiting(engine.KindStrategyConfirmation)
-	next, err := engine.PayloadAs[skills.StrategyPayload](cp)
+	next, err := engine.PayloadAs[pipeline.StrategyPayload](cp)
 	require.NoError(t, err)
 	require.Equal(t, 2, next.Iteration)
 	require.Equal(t, []string{"beta"}, next.Strategy.Sources)
-	require.Equal(t, skills.YearRange{From: 2010, To: 2020}, next.Strategy.YearRange)
+	require.Equal(t, research.YearRange{From: 2010, To: 2020}, next.Strategy.YearRange)
 	require.Equal(t, 7, next.Strategy.MaxResultsPerSource)
 	require.Contains(t, next.Strategy.Filters.ExcludeTerms, "rodents")
 	require.Equal(t, []string{"Medicine"}, next.Strategy.Filters.FieldsOfStudy, "a field restriction the researcher set holds, spelled as listed")
@@ -69,11 +72,11 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 }
 
 // papersSource returns the given papers whatever it is asked.
-type papersSource []skills.RawPaper
+type papersSource []research.RawPaper
 
 func (papersSource) Name() string { return "papers" }
 
-func (s papersSource) Search(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+func (s papersSource) Search(context.Context, sources.SourceRequest) ([]research.RawPaper, error) {
 	return slices.Clone(s), nil
 }
 
@@ -106,7 +109,7 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 	}
 	idOf := func(cp engine.Checkpoint, doi string) string {
 		t.Helper()
-		p, err := engine.PayloadAs[skills.ResultPayload](cp)
+		p, err := engine.PayloadAs[pipeline.ResultPayload](cp)
 		require.NoError(t, err)
 		for _, paper := range p.Collection.Papers {
 			if paper.DOI == doi {
@@ -116,16 +119,16 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 		t.Fatalf("%s is not in the review", doi)
 		return ""
 	}
-	strategy := func(cp engine.Checkpoint) skills.SearchStrategy {
+	strategy := func(cp engine.Checkpoint) research.SearchStrategy {
 		t.Helper()
-		p, err := engine.PayloadAs[skills.StrategyPayload](cp)
+		p, err := engine.PayloadAs[pipeline.StrategyPayload](cp)
 		require.NoError(t, err)
 		return p.Strategy
 	}
 
 	decide(waiting(engine.KindStrategyConfirmation), engine.Approve, nil)
 	cp := waiting(engine.KindResultReview)
-	decide(cp, engine.Edit, skills.UserFeedback{MarkedIrrelevant: []string{idOf(cp, "10.1000/m1"), idOf(cp, "10.1000/m2")}})
+	decide(cp, engine.Edit, research.UserFeedback{MarkedIrrelevant: []string{idOf(cp, "10.1000/m1"), idOf(cp, "10.1000/m2")}})
 
 	cp = waiting(engine.KindStrategyConfirmation)
 	proposed := strategy(cp)
@@ -142,7 +145,7 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"endotoxin"}, rs.Strategy.Filters.LearnedExcludeTerms, "the removed word is no longer a learned exclusion")
 	require.NotContains(t, rs.Strategy.Queries[0].Text, "cytokine")
-	decide(cp, engine.Edit, skills.UserFeedback{MarkedRelevant: []string{idOf(cp, "10.1000/r1")}})
+	decide(cp, engine.Edit, research.UserFeedback{MarkedRelevant: []string{idOf(cp, "10.1000/r1")}})
 
 	next := strategy(waiting(engine.KindStrategyConfirmation))
 	for _, w := range []string{"cytokine", "endotoxin"} {
@@ -158,12 +161,12 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 // parser and query builder over sources (the other skills fakes), and
 // returns the store, the engine, the run and a function that advances it
 // to its next checkpoint, checks the checkpoint's kind and returns it.
-func startOffline(t *testing.T, question string, sources ...skills.Source) (*store.Store, *engine.Engine, engine.Run, func(engine.CheckpointKind) engine.Checkpoint) {
+func startOffline(t *testing.T, question string, sources ...sources.Source) (*store.Store, *engine.Engine, engine.Run, func(engine.CheckpointKind) engine.Checkpoint) {
 	t.Helper()
 	st := openStore(t)
 	sk, _ := fakeSkills(sources...)
-	sk.Intent = skills.NewIntentParser(nil)
-	sk.Queries = skills.NewQueryBuilder()
+	sk.Intent = intent.New(nil)
+	sk.Queries = querybuilder.New()
 	wf, err := pipeline.New(sk, pipeline.Options{})
 	require.NoError(t, err)
 	eng := newEngine(t, st, wf, engine.Pending())

@@ -11,11 +11,14 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/dedup"
+	"quarry/internal/skills/intent"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/organize"
+	"quarry/internal/skills/querybuilder"
 	"quarry/internal/skills/relevance"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/arxiv"
 	"quarry/internal/skills/sources/crossref"
 	"quarry/internal/skills/sources/openalex"
@@ -48,7 +51,7 @@ type Config struct {
 	StrategyCheckpoint *bool `json:"strategy_checkpoint,omitempty"`
 	// Local is the local library's source (local.New(lib)); nil means the
 	// local library is unavailable, and "local" is then left out.
-	Local skills.Source `json:"-"`
+	Local sources.Source `json:"-"`
 	// Files reads files attached to runs (the store); nil means runs
 	// cannot use attached files.
 	Files FileSource `json:"-"`
@@ -75,8 +78,8 @@ var ErrNoSources = errors.New("pipeline: no source can be searched")
 
 // knownSources lists every source FromConfig can build, in display order.
 func knownSources() []string {
-	return []string{skills.SourceLocal, skills.SourceOpenAlex, skills.SourceSemanticScholar, skills.SourceArxiv,
-		skills.SourceCrossref, skills.SourcePubMed, skills.SourceSerpAPIScholar}
+	return []string{research.SourceLocal, research.SourceOpenAlex, research.SourceSemanticScholar, research.SourceArxiv,
+		research.SourceCrossref, research.SourcePubMed, research.SourceSerpAPIScholar}
 }
 
 // ConfigFromEnv reads QUARRY_CONFIG (a JSON file with Config's keys and an
@@ -153,7 +156,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 func (c Config) enabled() ([]string, error) {
 	names := c.Sources
 	if len(names) == 0 {
-		names = []string{skills.SourceLocal}
+		names = []string{research.SourceLocal}
 	}
 	fe := fault.FieldErrors{}
 	var out []string
@@ -172,7 +175,7 @@ func (c Config) enabled() ([]string, error) {
 			fe.Add("base_urls."+name, fmt.Sprintf("unknown source %q", name))
 		}
 	}
-	if slices.Contains(out, skills.SourceSerpAPIScholar) && strings.TrimSpace(c.SerpAPIKey) == "" {
+	if slices.Contains(out, research.SourceSerpAPIScholar) && strings.TrimSpace(c.SerpAPIKey) == "" {
 		fe.Add("serpapi_key", "serpapi_scholar is enabled but has no API key: set QUARRY_SERPAPI_KEY or disable it")
 	}
 	return out, fe.Err("invalid search configuration")
@@ -180,32 +183,32 @@ func (c Config) enabled() ([]string, error) {
 
 // buildSources constructs the enabled sources, leaving out "local" when no
 // library was given.
-func (c Config) buildSources() ([]skills.Source, error) {
+func (c Config) buildSources() ([]sources.Source, error) {
 	names, err := c.enabled()
 	if err != nil {
 		return nil, err
 	}
-	var out []skills.Source
+	var out []sources.Source
 	for _, n := range names {
-		var src skills.Source
+		var src sources.Source
 		url := c.BaseURLs[n]
 		switch n {
-		case skills.SourceLocal:
+		case research.SourceLocal:
 			if c.Local == nil {
 				continue
 			}
 			src = c.Local
-		case skills.SourceOpenAlex:
+		case research.SourceOpenAlex:
 			src, err = openalex.New(openalex.Options{BaseURL: url, Contact: c.ContactEmail, APIKey: c.OpenAlexKey})
-		case skills.SourceSemanticScholar:
+		case research.SourceSemanticScholar:
 			src, err = semanticscholar.New(semanticscholar.Options{BaseURL: url, Contact: c.ContactEmail, APIKey: c.SemanticScholarKey})
-		case skills.SourceArxiv:
+		case research.SourceArxiv:
 			src, err = arxiv.New(arxiv.Options{BaseURL: url, Contact: c.ContactEmail})
-		case skills.SourceCrossref:
+		case research.SourceCrossref:
 			src, err = crossref.New(crossref.Options{BaseURL: url, Contact: c.ContactEmail})
-		case skills.SourcePubMed:
+		case research.SourcePubMed:
 			src, err = pubmed.New(pubmed.Options{BaseURL: url, Contact: c.ContactEmail, APIKey: c.PubMedKey})
-		case skills.SourceSerpAPIScholar:
+		case research.SourceSerpAPIScholar:
 			src, err = serpapi.New(serpapi.Options{BaseURL: url, Contact: c.ContactEmail, APIKey: c.SerpAPIKey})
 		}
 		if err != nil {
@@ -234,8 +237,8 @@ func FromConfig(cfg Config, handler engine.CheckpointHandler, maxIterations int)
 		return nil, err
 	}
 	sk := Skills{
-		Intent:    llm.NewIntentParser(provider, skills.NewIntentParser(nil)),
-		Queries:   llm.NewQueryBuilder(provider, skills.NewQueryBuilder()),
+		Intent:    llm.NewIntentParser(provider, intent.New(nil)),
+		Queries:   llm.NewQueryBuilder(provider, querybuilder.New()),
 		Sources:   srcs,
 		Dedup:     dedup.New(),
 		Scorer:    llm.NewScorer(provider, relevance.Scorer{}),

@@ -7,7 +7,7 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // The sets of papers a run can export, named as the export API and the
@@ -40,7 +40,7 @@ func ExportRecords(rs RunState, set string) ([]biblio.Record, error) {
 	for _, p := range rs.Workflow.AccumulatedPapers {
 		relevant[p.ID] = true
 	}
-	var papers []skills.ScoredPaper
+	var papers []research.ScoredPaper
 	switch set {
 	case ExportFinal:
 		if rs.Final == nil {
@@ -50,7 +50,7 @@ func ExportRecords(rs RunState, set string) ([]biblio.Record, error) {
 		}
 		// Runs finalised before rejected papers were left out of the
 		// final collection still had them: leave them out here too.
-		papers = slices.DeleteFunc(slices.Clone(rs.Final.Papers), func(p skills.ScoredPaper) bool { return irrelevant[p.ID] })
+		papers = slices.DeleteFunc(slices.Clone(rs.Final.Papers), func(p research.ScoredPaper) bool { return irrelevant[p.ID] })
 	case ExportAccumulated:
 		papers = rs.Workflow.AccumulatedPapers
 	case ExportReview:

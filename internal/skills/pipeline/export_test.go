@@ -12,12 +12,12 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/library/demo"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
 
-func paper(id, title string) skills.ScoredPaper {
-	return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: title, Venue: "Journal of Tests"}, Score: 0.5}
+func paper(id, title string) research.ScoredPaper {
+	return research.ScoredPaper{RawPaper: research.RawPaper{ID: id, Title: title, Venue: "Journal of Tests"}, Score: 0.5}
 }
 
 func TestExportRecords(t *testing.T) {
@@ -26,10 +26,10 @@ func TestExportRecords(t *testing.T) {
 	a.ArxivID, a.Venue = "2101.00001", "arXiv"
 	notes := map[string]string{"a": "fits; check n", "b": "wrong population", "x": "not exported"}
 	done := pipeline.RunState{
-		Collection:       &skills.PaperCollection{Papers: []skills.ScoredPaper{a, b, c}},
-		Final:            &skills.PaperCollection{Papers: []skills.ScoredPaper{a, b, c, d}},
-		Workflow:         skills.WorkflowState{AccumulatedPapers: []skills.ScoredPaper{a, d}, PaperNotes: notes},
-		MarkedIrrelevant: []skills.ScoredPaper{b},
+		Collection:       &research.PaperCollection{Papers: []research.ScoredPaper{a, b, c}},
+		Final:            &research.PaperCollection{Papers: []research.ScoredPaper{a, b, c, d}},
+		Workflow:         research.WorkflowState{AccumulatedPapers: []research.ScoredPaper{a, d}, PaperNotes: notes},
+		MarkedIrrelevant: []research.ScoredPaper{b},
 	}
 	running := done
 	running.Final = nil
@@ -77,70 +77,70 @@ func TestPaperType(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		p    skills.RawPaper
+		p    research.RawPaper
 		want string
 	}{
 		// Preprints: on a preprint server and nowhere else.
-		{"ArxivOnly", skills.RawPaper{ArxivID: "2101.00001"}, biblio.Preprint},
-		{"ArxivVenue", skills.RawPaper{Venue: "arXiv (Cornell University)"}, biblio.Preprint},
-		{"ArxivDOI", skills.RawPaper{DOI: "10.48550/arXiv.2101.00001", Venue: "arXiv"}, biblio.Preprint},
-		{"ArxivPreprintVenue", skills.RawPaper{Venue: "arXiv preprint", ArxivID: "1907.11692"}, biblio.Preprint},
-		{"BioRxiv", skills.RawPaper{DOI: "10.1101/2020.01.01.1", Venue: "bioRxiv"}, biblio.Preprint},
-		{"BioRxivDOIOnly", skills.RawPaper{DOI: "10.1101/2020.03.22.002386"}, biblio.Preprint},
-		{"BioRxivOldDOI", skills.RawPaper{DOI: "10.1101/645572"}, biblio.Preprint},
-		{"SSRN", skills.RawPaper{DOI: "10.2139/ssrn.3503207", Venue: "SSRN Electronic Journal"}, biblio.Preprint},
+		{"ArxivOnly", research.RawPaper{ArxivID: "2101.00001"}, biblio.Preprint},
+		{"ArxivVenue", research.RawPaper{Venue: "arXiv (Cornell University)"}, biblio.Preprint},
+		{"ArxivDOI", research.RawPaper{DOI: "10.48550/arXiv.2101.00001", Venue: "arXiv"}, biblio.Preprint},
+		{"ArxivPreprintVenue", research.RawPaper{Venue: "arXiv preprint", ArxivID: "1907.11692"}, biblio.Preprint},
+		{"BioRxiv", research.RawPaper{DOI: "10.1101/2020.01.01.1", Venue: "bioRxiv"}, biblio.Preprint},
+		{"BioRxivDOIOnly", research.RawPaper{DOI: "10.1101/2020.03.22.002386"}, biblio.Preprint},
+		{"BioRxivOldDOI", research.RawPaper{DOI: "10.1101/645572"}, biblio.Preprint},
+		{"SSRN", research.RawPaper{DOI: "10.2139/ssrn.3503207", Venue: "SSRN Electronic Journal"}, biblio.Preprint},
 		// Journals: by name, by a DOI of a journal publisher, by PubMed.
-		{"PublishedPreprint", skills.RawPaper{ArxivID: "2101.00001", DOI: "10.1000/x", Venue: "Journal of X"}, biblio.Article},
-		{"Journal", skills.RawPaper{Venue: "Journal of Sleep Research"}, biblio.Article},
-		{"VolumeOnly", skills.RawPaper{Venue: "Nature", Volume: "12"}, biblio.Article},
-		{"PubMed", skills.RawPaper{PMID: "123"}, biblio.Article},
-		{"AlphaFold", skills.RawPaper{Venue: "Nature", DOI: "10.1038/s41586-021-03819-2"}, biblio.Article},
-		{"Science", skills.RawPaper{Venue: "Science", DOI: "10.1126/science.aac4716"}, biblio.Article},
-		{"Cell", skills.RawPaper{Venue: "Cell", DOI: "10.1016/j.cell.2014.05.010"}, biblio.Article},
-		{"Lancet", skills.RawPaper{Venue: "The Lancet", DOI: "10.1016/S0140-6736(20)30752-2"}, biblio.Article},
-		{"BMJ", skills.RawPaper{Venue: "BMJ", DOI: "10.1136/bmj.c332"}, biblio.Article},
-		{"JAMA", skills.RawPaper{Venue: "JAMA", DOI: "10.1001/jama.2016.17216"}, biblio.Article},
-		{"Neuron", skills.RawPaper{Venue: "Neuron", DOI: "10.1016/j.neuron.2004.08.031"}, biblio.Article},
-		{"Sleep", skills.RawPaper{Venue: "Sleep", DOI: "10.1093/sleep/26.2.117"}, biblio.Article},
-		{"JournalDOIOnly", skills.RawPaper{DOI: "10.1038/nature14539"}, biblio.Article},
-		{"JournalBrandNoDOI", skills.RawPaper{Venue: "The Lancet Digital Health"}, biblio.Article},
-		{"PLOSNoDOI", skills.RawPaper{Venue: "PLOS Medicine"}, biblio.Article},
-		{"NatureJournalNoDOI", skills.RawPaper{Venue: "Nature Medicine"}, biblio.Article},
-		{"CACM", skills.RawPaper{Venue: "Communications of the ACM", DOI: "10.1145/362384.362685"}, biblio.Article},
-		{"ArxivRecordOfAJournalPaper", skills.RawPaper{Venue: "arXiv", ArxivID: "2107.00001", DOI: "10.1038/s41586-021-03819-2"}, biblio.Article},
-		{"JournalWithArxivCopy", skills.RawPaper{Venue: "Journal of Machine Learning Research", ArxivID: "1910.10683"}, biblio.Article},
-		{"PNAS", skills.RawPaper{Venue: "Proceedings of the National Academy of Sciences", DOI: "10.1073/pnas.1518393112"}, biblio.Article},
-		{"PNASAbbreviated", skills.RawPaper{Venue: "Proc. Natl. Acad. Sci. U.S.A."}, biblio.Article},
-		{"ProceedingsOfTheIEEE", skills.RawPaper{Venue: "Proceedings of the IEEE", DOI: "10.1109/5.726791"}, biblio.Article},
-		{"RoyalSociety", skills.RawPaper{Venue: "Proceedings of the Royal Society of London. Series A", DOI: "10.1098/rspa.1927.0118"}, biblio.Article},
-		{"PVLDB", skills.RawPaper{DOI: "10.14778/1", Venue: "Proceedings of the VLDB Endowment"}, biblio.Article},
-		{"PACMPL", skills.RawPaper{Venue: "Proceedings of the ACM on Programming Languages"}, biblio.Article},
-		{"TACL", skills.RawPaper{Venue: "Transactions of the Association for Computational Linguistics"}, biblio.Article},
-		{"CSHLJournal", skills.RawPaper{Venue: "Genome Research", DOI: "10.1101/gr.229202.117"}, biblio.Article},
+		{"PublishedPreprint", research.RawPaper{ArxivID: "2101.00001", DOI: "10.1000/x", Venue: "Journal of X"}, biblio.Article},
+		{"Journal", research.RawPaper{Venue: "Journal of Sleep Research"}, biblio.Article},
+		{"VolumeOnly", research.RawPaper{Venue: "Nature", Volume: "12"}, biblio.Article},
+		{"PubMed", research.RawPaper{PMID: "123"}, biblio.Article},
+		{"AlphaFold", research.RawPaper{Venue: "Nature", DOI: "10.1038/s41586-021-03819-2"}, biblio.Article},
+		{"Science", research.RawPaper{Venue: "Science", DOI: "10.1126/science.aac4716"}, biblio.Article},
+		{"Cell", research.RawPaper{Venue: "Cell", DOI: "10.1016/j.cell.2014.05.010"}, biblio.Article},
+		{"Lancet", research.RawPaper{Venue: "The Lancet", DOI: "10.1016/S0140-6736(20)30752-2"}, biblio.Article},
+		{"BMJ", research.RawPaper{Venue: "BMJ", DOI: "10.1136/bmj.c332"}, biblio.Article},
+		{"JAMA", research.RawPaper{Venue: "JAMA", DOI: "10.1001/jama.2016.17216"}, biblio.Article},
+		{"Neuron", research.RawPaper{Venue: "Neuron", DOI: "10.1016/j.neuron.2004.08.031"}, biblio.Article},
+		{"Sleep", research.RawPaper{Venue: "Sleep", DOI: "10.1093/sleep/26.2.117"}, biblio.Article},
+		{"JournalDOIOnly", research.RawPaper{DOI: "10.1038/nature14539"}, biblio.Article},
+		{"JournalBrandNoDOI", research.RawPaper{Venue: "The Lancet Digital Health"}, biblio.Article},
+		{"PLOSNoDOI", research.RawPaper{Venue: "PLOS Medicine"}, biblio.Article},
+		{"NatureJournalNoDOI", research.RawPaper{Venue: "Nature Medicine"}, biblio.Article},
+		{"CACM", research.RawPaper{Venue: "Communications of the ACM", DOI: "10.1145/362384.362685"}, biblio.Article},
+		{"ArxivRecordOfAJournalPaper", research.RawPaper{Venue: "arXiv", ArxivID: "2107.00001", DOI: "10.1038/s41586-021-03819-2"}, biblio.Article},
+		{"JournalWithArxivCopy", research.RawPaper{Venue: "Journal of Machine Learning Research", ArxivID: "1910.10683"}, biblio.Article},
+		{"PNAS", research.RawPaper{Venue: "Proceedings of the National Academy of Sciences", DOI: "10.1073/pnas.1518393112"}, biblio.Article},
+		{"PNASAbbreviated", research.RawPaper{Venue: "Proc. Natl. Acad. Sci. U.S.A."}, biblio.Article},
+		{"ProceedingsOfTheIEEE", research.RawPaper{Venue: "Proceedings of the IEEE", DOI: "10.1109/5.726791"}, biblio.Article},
+		{"RoyalSociety", research.RawPaper{Venue: "Proceedings of the Royal Society of London. Series A", DOI: "10.1098/rspa.1927.0118"}, biblio.Article},
+		{"PVLDB", research.RawPaper{DOI: "10.14778/1", Venue: "Proceedings of the VLDB Endowment"}, biblio.Article},
+		{"PACMPL", research.RawPaper{Venue: "Proceedings of the ACM on Programming Languages"}, biblio.Article},
+		{"TACL", research.RawPaper{Venue: "Transactions of the Association for Computational Linguistics"}, biblio.Article},
+		{"CSHLJournal", research.RawPaper{Venue: "Genome Research", DOI: "10.1101/gr.229202.117"}, biblio.Article},
 		// Conferences: by name or acronym, whether or not on arXiv too.
-		{"Proceedings", skills.RawPaper{DOI: "10.1145/1", Venue: "Proceedings of the ACM SIGMOD International Conference on Management of Data"}, biblio.Conference},
-		{"NeurIPSWithArxiv", skills.RawPaper{Venue: "Advances in Neural Information Processing Systems (NeurIPS)", ArxivID: "2005.14165"}, biblio.Conference},
-		{"NeurIPSSemanticScholar", skills.RawPaper{Venue: "Neural Information Processing Systems"}, biblio.Conference},
-		{"ICLRWithArxiv", skills.RawPaper{Venue: "International Conference on Learning Representations (ICLR)", ArxivID: "2010.11929"}, biblio.Conference},
-		{"ICMLAcronym", skills.RawPaper{Venue: "ICML"}, biblio.Conference},
-		{"CVPR", skills.RawPaper{Venue: "Computer Vision and Pattern Recognition", ArxivID: "1512.03385"}, biblio.Conference},
-		{"ACLProceedings", skills.RawPaper{Venue: "Proceedings of ACL", ArxivID: "1901.02860"}, biblio.Conference},
-		{"ACLMeeting", skills.RawPaper{Venue: "Annual Meeting of the Association for Computational Linguistics"}, biblio.Conference},
-		{"ACLAnthologyDOI", skills.RawPaper{DOI: "10.18653/v1/N19-1423"}, biblio.Conference},
-		{"MICCAI", skills.RawPaper{Venue: "Medical Image Computing and Computer-Assisted Intervention (MICCAI)", ArxivID: "1505.04597"}, biblio.Conference},
-		{"OSDI", skills.RawPaper{Venue: "USENIX Symposium on Operating Systems Design and Implementation (OSDI)"}, biblio.Conference},
-		{"SocietyMeeting", skills.RawPaper{Venue: "Proceedings of the Human Factors and Ergonomics Society Annual Meeting"}, biblio.Conference},
-		{"ConferenceSeries", skills.RawPaper{Venue: "Journal of Physics: Conference Series", DOI: "10.1088/1742-6596/1/1/012001"}, biblio.Conference},
-		{"LNCS", skills.RawPaper{Venue: "Lecture Notes in Computer Science", DOI: "10.1007/978-3-540-1"}, biblio.Conference},
+		{"Proceedings", research.RawPaper{DOI: "10.1145/1", Venue: "Proceedings of the ACM SIGMOD International Conference on Management of Data"}, biblio.Conference},
+		{"NeurIPSWithArxiv", research.RawPaper{Venue: "Advances in Neural Information Processing Systems (NeurIPS)", ArxivID: "2005.14165"}, biblio.Conference},
+		{"NeurIPSSemanticScholar", research.RawPaper{Venue: "Neural Information Processing Systems"}, biblio.Conference},
+		{"ICLRWithArxiv", research.RawPaper{Venue: "International Conference on Learning Representations (ICLR)", ArxivID: "2010.11929"}, biblio.Conference},
+		{"ICMLAcronym", research.RawPaper{Venue: "ICML"}, biblio.Conference},
+		{"CVPR", research.RawPaper{Venue: "Computer Vision and Pattern Recognition", ArxivID: "1512.03385"}, biblio.Conference},
+		{"ACLProceedings", research.RawPaper{Venue: "Proceedings of ACL", ArxivID: "1901.02860"}, biblio.Conference},
+		{"ACLMeeting", research.RawPaper{Venue: "Annual Meeting of the Association for Computational Linguistics"}, biblio.Conference},
+		{"ACLAnthologyDOI", research.RawPaper{DOI: "10.18653/v1/N19-1423"}, biblio.Conference},
+		{"MICCAI", research.RawPaper{Venue: "Medical Image Computing and Computer-Assisted Intervention (MICCAI)", ArxivID: "1505.04597"}, biblio.Conference},
+		{"OSDI", research.RawPaper{Venue: "USENIX Symposium on Operating Systems Design and Implementation (OSDI)"}, biblio.Conference},
+		{"SocietyMeeting", research.RawPaper{Venue: "Proceedings of the Human Factors and Ergonomics Society Annual Meeting"}, biblio.Conference},
+		{"ConferenceSeries", research.RawPaper{Venue: "Journal of Physics: Conference Series", DOI: "10.1088/1742-6596/1/1/012001"}, biblio.Conference},
+		{"LNCS", research.RawPaper{Venue: "Lecture Notes in Computer Science", DOI: "10.1007/978-3-540-1"}, biblio.Conference},
 		// Theses and reports say so in their venue.
-		{"Thesis", skills.RawPaper{Venue: "PhD thesis, Stanford University"}, biblio.Thesis},
-		{"Report", skills.RawPaper{Venue: "Keele University Technical Report TR/SE-0401"}, biblio.Report},
+		{"Thesis", research.RawPaper{Venue: "PhD thesis, Stanford University"}, biblio.Thesis},
+		{"Report", research.RawPaper{Venue: "Keele University Technical Report TR/SE-0401"}, biblio.Report},
 		// Nothing tells: a book chapter of a journal publisher, an arXiv
 		// paper published somewhere unknown, no venue at all.
-		{"PublisherBook", skills.RawPaper{Venue: "Handbook of Sleep Research", DOI: "10.1016/B978-0-12-813743-7.00001-1"}, ""},
-		{"SpringerBook", skills.RawPaper{Venue: "Algorithms", DOI: "10.1007/3-540-12345-6_1"}, ""},
-		{"ArxivPublishedSomewhere", skills.RawPaper{Venue: "arXiv", ArxivID: "2101.00001", DOI: "10.1145/3292500.3330701"}, ""},
-		{"Unknown", skills.RawPaper{Title: "x"}, ""},
+		{"PublisherBook", research.RawPaper{Venue: "Handbook of Sleep Research", DOI: "10.1016/B978-0-12-813743-7.00001-1"}, ""},
+		{"SpringerBook", research.RawPaper{Venue: "Algorithms", DOI: "10.1007/3-540-12345-6_1"}, ""},
+		{"ArxivPublishedSomewhere", research.RawPaper{Venue: "arXiv", ArxivID: "2101.00001", DOI: "10.1145/3292500.3330701"}, ""},
+		{"Unknown", research.RawPaper{Title: "x"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,7 +158,7 @@ func TestExportTypesOfDemoPapers(t *testing.T) {
 	t.Parallel()
 	papers, err := demo.Papers()
 	require.NoError(t, err)
-	byTitle := map[string]skills.RawPaper{}
+	byTitle := map[string]research.RawPaper{}
 	for _, p := range papers {
 		byTitle[p.Title] = p
 	}
@@ -182,7 +182,7 @@ func TestExportTypesOfDemoPapers(t *testing.T) {
 			t.Parallel()
 			p, ok := byTitle[tt.title]
 			require.True(t, ok, "not in the demo library")
-			rs := pipeline.RunState{Collection: &skills.PaperCollection{Papers: []skills.ScoredPaper{{RawPaper: p}}}}
+			rs := pipeline.RunState{Collection: &research.PaperCollection{Papers: []research.ScoredPaper{{RawPaper: p}}}}
 			recs, err := pipeline.ExportRecords(rs, pipeline.ExportReview)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, recs[0].Type)
@@ -234,12 +234,12 @@ func TestFinalCollectionLeavesOutIrrelevant(t *testing.T) {
 	t.Parallel()
 	sk, _ := fakeSkills(fixedSource{"alpha"})
 	var a, b string
-	rs := drive(t, sk, pipeline.Options{}, func(_ engine.Checkpoint, p *skills.ResultPayload) engine.Decision {
+	rs := drive(t, sk, pipeline.Options{}, func(_ engine.Checkpoint, p *pipeline.ResultPayload) engine.Decision {
 		if p == nil {
 			return engine.Decision{Action: engine.Approve}
 		}
 		a, b = p.Collection.Papers[0].ID, p.Collection.Papers[1].ID
-		return engine.Decision{Action: engine.Approve, RevisedData: mustJSON(t, skills.UserFeedback{
+		return engine.Decision{Action: engine.Approve, RevisedData: mustJSON(t, research.UserFeedback{
 			MarkedRelevant: []string{a}, MarkedIrrelevant: []string{b}, PaperNotes: map[string]string{a: "keep", b: "off topic"}})}
 	})
 	require.NotNil(t, rs.Final)

@@ -15,8 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/skills/sources"
 	"quarry/internal/store"
 )
 
@@ -25,12 +27,12 @@ import (
 // pipeline's wiring and not the heuristics of the offline skills.
 
 // pool is the fixed set of papers every fake source draws from.
-var pool = func() []skills.RawPaper {
+var pool = func() []research.RawPaper {
 	words := []string{"sqlite", "durability", "wal", "crash", "recovery", "fsync", "btree", "journal",
 		"replication", "consensus", "raft", "paxos", "storage", "index", "query", "latency"}
-	out := make([]skills.RawPaper, 0, 16)
+	out := make([]research.RawPaper, 0, 16)
 	for i := range 16 {
-		out = append(out, skills.RawPaper{
+		out = append(out, research.RawPaper{
 			Title:    fmt.Sprintf("%s and %s in practice", words[i], words[(i*7+3)%16]),
 			Authors:  []string{fmt.Sprintf("Author %d", i%5)},
 			Year:     2000 + i,
@@ -52,10 +54,10 @@ type poolSource struct{ name string }
 
 func (s poolSource) Name() string { return s.name }
 
-func (s poolSource) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (s poolSource) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	h := int(hash(s.name + "|" + req.Query))
 	start, n := h%len(pool), 1+h/len(pool)%6
-	var out []skills.RawPaper
+	var out []research.RawPaper
 	for i := range min(n, req.MaxResults) {
 		out = append(out, pool[(start+i)%len(pool)])
 	}
@@ -67,7 +69,7 @@ type failingSource struct{ name string }
 
 func (s failingSource) Name() string { return s.name }
 
-func (s failingSource) Search(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+func (s failingSource) Search(context.Context, sources.SourceRequest) ([]research.RawPaper, error) {
 	return nil, errors.New("503 service unavailable")
 }
 
@@ -76,7 +78,7 @@ type emptySource struct{ name string }
 
 func (s emptySource) Name() string { return s.name }
 
-func (s emptySource) Search(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+func (s emptySource) Search(context.Context, sources.SourceRequest) ([]research.RawPaper, error) {
 	return nil, nil
 }
 
@@ -103,24 +105,24 @@ func (c *chain) violations() []string {
 
 type fakeIntent struct{ c *chain }
 
-func (f fakeIntent) ParseIntent(ctx context.Context, q string) (skills.ParsedIntent, error) {
-	var concepts []skills.Concept
+func (f fakeIntent) ParseIntent(ctx context.Context, q string) (research.ParsedIntent, error) {
+	var concepts []research.Concept
 	for _, w := range strings.Fields(strings.ToLower(q)) {
 		w = strings.Trim(w, "?.,!")
 		if len(w) > 2 && len(concepts) < 3 {
-			concepts = append(concepts, skills.Concept{Term: w})
+			concepts = append(concepts, research.Concept{Term: w})
 		}
 	}
 	if len(concepts) == 0 {
-		concepts = []skills.Concept{{Term: "papers"}}
+		concepts = []research.Concept{{Term: "papers"}}
 	}
-	skills.AddNote(ctx, skills.Note{Skill: "intent", Message: "parsed offline"})
-	return skills.ParsedIntent{Topic: q, Concepts: concepts}, nil
+	research.AddNote(ctx, research.Note{Skill: "intent", Message: "parsed offline"})
+	return research.ParsedIntent{Topic: q, Concepts: concepts}, nil
 }
 
 type fakeBuilder struct{ c *chain }
 
-func (f fakeBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput) (skills.SearchStrategy, error) {
+func (f fakeBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput) (research.SearchStrategy, error) {
 	f.c.check("intent→build", in.Intent.Validate())
 	for _, fb := range in.Feedback {
 		f.c.check("feedback→build", fb.Validate())
@@ -134,17 +136,17 @@ func (f fakeBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput) (s
 	}
 	// Each iteration's strategy differs from the previous ones.
 	text := strings.Join(terms, " ") + fmt.Sprintf(" v%d", len(in.Previous)+1)
-	skills.AddNote(ctx, skills.Note{Skill: "queries", Message: "built " + text})
-	return skills.SearchStrategy{
-		Queries: []skills.Query{{Text: text}}, Sources: slices.Clone(in.Sources), MaxResultsPerSource: 5,
+	research.AddNote(ctx, research.Note{Skill: "queries", Message: "built " + text})
+	return research.SearchStrategy{
+		Queries: []research.Query{{Text: text}}, Sources: slices.Clone(in.Sources), MaxResultsPerSource: 5,
 	}, nil
 }
 
 type fakeDedup struct{ c *chain }
 
-func (f fakeDedup) Dedup(_ context.Context, papers []skills.RawPaper) ([]skills.RawPaper, skills.DedupStats, error) {
+func (f fakeDedup) Dedup(_ context.Context, papers []research.RawPaper) ([]research.RawPaper, research.DedupStats, error) {
 	seen := map[string]int{}
-	var out []skills.RawPaper
+	var out []research.RawPaper
 	for _, p := range papers {
 		f.c.check("search→dedup", p.Validate())
 		if i, ok := seen[p.ID]; ok {
@@ -155,32 +157,32 @@ func (f fakeDedup) Dedup(_ context.Context, papers []skills.RawPaper) ([]skills.
 		p.Sources = []string{p.Source}
 		out = append(out, p)
 	}
-	return out, skills.DedupStats{Input: len(papers), Output: len(out), Merged: len(papers) - len(out)}, nil
+	return out, research.DedupStats{Input: len(papers), Output: len(out), Merged: len(papers) - len(out)}, nil
 }
 
 type fakeScorer struct{ c *chain }
 
-func (f fakeScorer) Score(_ context.Context, in skills.ScoreInput) ([]skills.ScoredPaper, error) {
+func (f fakeScorer) Score(_ context.Context, in skills.ScoreInput) ([]research.ScoredPaper, error) {
 	f.c.check("intent→score", in.Intent.Validate())
 	rel := map[string]bool{}
 	for _, p := range in.Relevant {
 		rel[p.ID] = true
 	}
-	out := make([]skills.ScoredPaper, 0, len(in.Papers))
+	out := make([]research.ScoredPaper, 0, len(in.Papers))
 	for _, p := range in.Papers {
 		f.c.check("dedup→score", p.Validate())
 		s := float64(hash(p.ID)%90) / 100
 		if rel[p.ID] {
 			s += 0.1
 		}
-		out = append(out, skills.ScoredPaper{RawPaper: p, Score: s, Reasons: []string{"fake"}})
+		out = append(out, research.ScoredPaper{RawPaper: p, Score: s, Reasons: []string{"fake"}})
 	}
 	return out, nil
 }
 
 type fakeOrganizer struct{ c *chain }
 
-func (f fakeOrganizer) Organize(_ context.Context, papers []skills.ScoredPaper) ([]skills.Group, error) {
+func (f fakeOrganizer) Organize(_ context.Context, papers []research.ScoredPaper) ([]research.Group, error) {
 	var even, odd []string
 	for _, p := range papers {
 		f.c.check("score→organize", p.Validate())
@@ -190,19 +192,19 @@ func (f fakeOrganizer) Organize(_ context.Context, papers []skills.ScoredPaper) 
 			odd = append(odd, p.ID)
 		}
 	}
-	var out []skills.Group
+	var out []research.Group
 	if len(even) > 0 {
-		out = append(out, skills.Group{Label: "even years", PaperIDs: even})
+		out = append(out, research.Group{Label: "even years", PaperIDs: even})
 	}
 	if len(odd) > 0 {
-		out = append(out, skills.Group{Label: "odd years", PaperIDs: odd})
+		out = append(out, research.Group{Label: "odd years", PaperIDs: odd})
 	}
 	return out, nil
 }
 
 // fakeSkills returns the fakes over the given sources, and the chain they
 // report violations to.
-func fakeSkills(sources ...skills.Source) (pipeline.Skills, *chain) {
+func fakeSkills(sources ...sources.Source) (pipeline.Skills, *chain) {
 	c := &chain{}
 	return pipeline.Skills{
 		Intent: fakeIntent{c}, Queries: fakeBuilder{c}, Sources: sources,

@@ -12,7 +12,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/query"
 )
 
@@ -23,15 +23,15 @@ func (p *pipe) strategyGate() *engine.Gate {
 		Kind:    engine.KindStrategyConfirmation,
 		Enabled: func(sc engine.StepContext) bool { return sc.Params.Bool(ParamStrategyCheckpoint) },
 		Payload: func(_ context.Context, sc engine.StepContext) (engine.Payload, error) {
-			intent, err := need[skills.ParsedIntent](sc.State, keyIntent)
+			intent, err := need[research.ParsedIntent](sc.State, keyIntent)
 			if err != nil {
 				return nil, err
 			}
-			strategy, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+			strategy, err := need[research.SearchStrategy](sc.State, keyStrategy)
 			if err != nil {
 				return nil, err
 			}
-			return skills.StrategyPayload{Intent: intent, Strategy: strategy, Iteration: sc.Iteration}, nil
+			return StrategyPayload{Intent: intent, Strategy: strategy, Iteration: sc.Iteration}, nil
 		},
 		Validate: func(sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) error {
 			if !revises(d) {
@@ -56,23 +56,23 @@ func (p *pipe) strategyGate() *engine.Gate {
 			case d.Action == engine.Reject:
 				// The rejected strategy joins the history, so the next build
 				// knows not to propose it again; the note is kept as feedback.
-				strategy, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+				strategy, err := need[research.SearchStrategy](sc.State, keyStrategy)
 				if err != nil {
 					return "", nil, err
 				}
-				wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+				wfs, _, err := engine.Get[research.WorkflowState](sc.State, keyWorkflow)
 				if err != nil {
 					return "", nil, err
 				}
-				var fb *skills.UserFeedback
+				var fb *research.UserFeedback
 				if note := strings.TrimSpace(d.Note); note != "" {
-					fb = &skills.UserFeedback{FreeTextFeedback: note}
+					fb = &research.UserFeedback{FreeTextFeedback: note}
 				}
 				wfs.CurrentIteration = sc.Iteration
 				wfs.RecordIteration(strategy, 0, fb)
 				u, err := set(keyWorkflow, wfs)
 				if bound, last := p.lastIteration(sc); last && err == nil { // the run ends here: say so
-					err = noteNow(sc, u, skills.Note{Skill: "strategy", Message: fmt.Sprintf(
+					err = noteNow(sc, u, research.Note{Skill: "strategy", Message: fmt.Sprintf(
 						"the strategy of iteration %d was rejected and not rebuilt: the run had reached max_iterations (%d), so the decision finished it",
 						sc.Iteration, bound)})
 				}
@@ -95,8 +95,8 @@ func revises(d engine.Decision) bool {
 // revisedStrategy decodes and checks an edit's strategy and re-renders each
 // query for its sources against the proposed one, so what is recorded as
 // sent is what is sent.
-func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (skills.SearchStrategy, error) {
-	var s skills.SearchStrategy
+func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (research.SearchStrategy, error) {
+	var s research.SearchStrategy
 	if len(bytes.TrimSpace(d.RevisedData)) == 0 {
 		return s, &fault.Error{Code: fault.EInvalid, Message: "an edit needs the revised strategy",
 			Fields: map[string]string{"revised_data": "the revised strategy is missing"}}
@@ -112,7 +112,7 @@ func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (skills
 		return s, err
 	}
 	s.Filters.FieldsOfStudy = fields
-	proposed, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+	proposed, err := need[research.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
 		return s, err
 	}
@@ -127,7 +127,7 @@ func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (skills
 // keeping it in exclude_terms and leaving it out of learned_exclude_terms.
 // An edit that sends no learned_exclude_terms at all (a script writing the
 // filters itself) keeps the proposal's; the strategy form sends them.
-func keptLearned(edited, proposed skills.Filters) []string {
+func keptLearned(edited, proposed research.Filters) []string {
 	var out []string
 	for _, t := range proposed.LearnedExcludeTerms {
 		if !slices.ContainsFunc(edited.ExcludeTerms, func(e string) bool { return sameTerm(e, t) }) {
@@ -146,8 +146,8 @@ func keptLearned(edited, proposed skills.Filters) []string {
 // build of the run learns them again (skills.QueryInput.RemovedLearnedTerms):
 // otherwise the same marks would propose the word the researcher just
 // took out at every iteration.
-func recordRemovedLearned(sc engine.StepContext, u engine.Update, s skills.SearchStrategy) error {
-	proposed, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+func recordRemovedLearned(sc engine.StepContext, u engine.Update, s research.SearchStrategy) error {
+	proposed, err := need[research.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func fieldsOfStudy(fs []string) ([]string, error) {
 // they removed loses its NOT clause. Query texts are rewritten to match,
 // so the strategy shown is the strategy sent. Unparseable queries are
 // EInvalid with a field error per query.
-func Rerender(s, proposed skills.SearchStrategy) (skills.SearchStrategy, error) {
+func Rerender(s, proposed research.SearchStrategy) (research.SearchStrategy, error) {
 	addIncl := missingFold(s.Filters.IncludeTerms, proposed.Filters.IncludeTerms)
 	addExcl := missingFold(s.Filters.ExcludeTerms, proposed.Filters.ExcludeTerms)
 	dropExcl := missingFold(proposed.Filters.ExcludeTerms, s.Filters.ExcludeTerms)
@@ -225,19 +225,19 @@ func (p *pipe) reviewGate() *engine.Gate {
 		// results as they are.
 		Auto: engine.OK,
 		Payload: func(_ context.Context, sc engine.StepContext) (engine.Payload, error) {
-			coll, err := need[skills.PaperCollection](sc.State, keyCollection)
+			coll, err := need[research.PaperCollection](sc.State, keyCollection)
 			if err != nil {
 				return nil, err
 			}
-			wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+			wfs, _, err := engine.Get[research.WorkflowState](sc.State, keyWorkflow)
 			if err != nil {
 				return nil, err
 			}
 			acc := wfs.AccumulatedPapers
 			if acc == nil {
-				acc = []skills.ScoredPaper{}
+				acc = []research.ScoredPaper{}
 			}
-			return skills.ResultPayload{Collection: coll, AccumulatedPapers: acc, Iteration: sc.Iteration}, nil
+			return ResultPayload{Collection: coll, AccumulatedPapers: acc, Iteration: sc.Iteration}, nil
 		},
 		// Validate refuses revised data that is not feedback on the papers
 		// shown — a misspelt or unknown key, a value of the wrong type, a
@@ -249,7 +249,7 @@ func (p *pipe) reviewGate() *engine.Gate {
 			if len(bytes.TrimSpace(d.RevisedData)) == 0 {
 				return nil // no revised data: the note is the feedback
 			}
-			coll, err := need[skills.PaperCollection](sc.State, keyCollection)
+			coll, err := need[research.PaperCollection](sc.State, keyCollection)
 			if err != nil {
 				return err
 			}
@@ -260,7 +260,7 @@ func (p *pipe) reviewGate() *engine.Gate {
 			if d.Action == engine.Approve && len(bytes.TrimSpace(d.RevisedData)) == 0 {
 				return engine.OK, nil, nil
 			}
-			coll, err := need[skills.PaperCollection](sc.State, keyCollection)
+			coll, err := need[research.PaperCollection](sc.State, keyCollection)
 			if err != nil {
 				return "", nil, err
 			}
@@ -282,7 +282,7 @@ func (p *pipe) reviewGate() *engine.Gate {
 			// offers); a note says so, so nobody takes the feedback for
 			// searched.
 			if bound, last := p.lastIteration(sc); last {
-				err = noteNow(sc, u, skills.Note{Skill: "review", Message: fmt.Sprintf(
+				err = noteNow(sc, u, research.Note{Skill: "review", Message: fmt.Sprintf(
 					"the feedback of iteration %d (%s) was recorded but not searched: the run had reached max_iterations (%d), so the decision finished it",
 					sc.Iteration, d.Action, bound)})
 			}
@@ -304,7 +304,7 @@ func (p *pipe) lastIteration(sc engine.StepContext) (bound int, last bool) {
 
 // noteNow adds a note of the pipeline's own (not a skill's) to the run's
 // notes in u, where the run page, the report and the API show them.
-func noteNow(sc engine.StepContext, u engine.Update, n skills.Note) error {
+func noteNow(sc engine.StepContext, u engine.Update, n research.Note) error {
 	nb := &notebook{}
 	nb.add(n)
 	return nb.flush(sc, u)
@@ -313,7 +313,7 @@ func noteNow(sc engine.StepContext, u engine.Update, n skills.Note) error {
 // reviewFeedback reads a review decision's revised data as feedback on
 // coll: strictly (decodeRevised), and with every mark and note naming a
 // paper of coll. No revised data is no feedback (ok false) and no error.
-func reviewFeedback(raw json.RawMessage, coll skills.PaperCollection) (fb skills.UserFeedback, ok bool, err error) {
+func reviewFeedback(raw json.RawMessage, coll research.PaperCollection) (fb research.UserFeedback, ok bool, err error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return fb, false, nil
 	}
@@ -334,11 +334,11 @@ func reviewFeedback(raw json.RawMessage, coll skills.PaperCollection) (fb skills
 // revised data before a decision is recorded, and ReviewCoercer drops it
 // from in-process handlers' decisions; this is the safety net for
 // decisions recorded before Validate was strict, which still resume.)
-func CoerceFeedback(d engine.Decision, coll skills.PaperCollection) skills.UserFeedback {
+func CoerceFeedback(d engine.Decision, coll research.PaperCollection) research.UserFeedback {
 	note := strings.TrimSpace(d.Note)
 	fb, ok, err := reviewFeedback(d.RevisedData, coll)
 	if !ok || err != nil {
-		return skills.UserFeedback{FreeTextFeedback: note}
+		return research.UserFeedback{FreeTextFeedback: note}
 	}
 	if strings.TrimSpace(fb.FreeTextFeedback) == "" {
 		fb.FreeTextFeedback = note
@@ -350,8 +350,8 @@ func CoerceFeedback(d engine.Decision, coll skills.PaperCollection) skills.UserF
 // marked relevant accumulate (and stop being irrelevant), those marked
 // irrelevant are remembered for the scorer (and leave the accumulated set:
 // the researcher changed their mind). Notes on papers are kept per paper.
-func applyFeedback(wfs skills.WorkflowState, irrelevant []skills.ScoredPaper, coll skills.PaperCollection,
-	fb skills.UserFeedback, iteration int) (skills.WorkflowState, []skills.ScoredPaper) {
+func applyFeedback(wfs research.WorkflowState, irrelevant []research.ScoredPaper, coll research.PaperCollection,
+	fb research.UserFeedback, iteration int) (research.WorkflowState, []research.ScoredPaper) {
 	if n := len(wfs.History); n > 0 && wfs.History[n-1].Iteration == iteration {
 		f := fb
 		wfs.History[n-1].Feedback = &f
@@ -367,8 +367,8 @@ func applyFeedback(wfs skills.WorkflowState, irrelevant []skills.ScoredPaper, co
 	for _, id := range fb.MarkedIrrelevant {
 		irr[id] = true
 	}
-	wfs.AccumulatedPapers = slices.DeleteFunc(wfs.AccumulatedPapers, func(p skills.ScoredPaper) bool { return irr[p.ID] })
-	irrelevant = slices.DeleteFunc(irrelevant, func(p skills.ScoredPaper) bool { return rel[p.ID] })
+	wfs.AccumulatedPapers = slices.DeleteFunc(wfs.AccumulatedPapers, func(p research.ScoredPaper) bool { return irr[p.ID] })
+	irrelevant = slices.DeleteFunc(irrelevant, func(p research.ScoredPaper) bool { return rel[p.ID] })
 	have := map[string]bool{}
 	for _, p := range irrelevant {
 		have[p.ID] = true
@@ -380,7 +380,7 @@ func applyFeedback(wfs skills.WorkflowState, irrelevant []skills.ScoredPaper, co
 		}
 	}
 	if irrelevant == nil {
-		irrelevant = []skills.ScoredPaper{}
+		irrelevant = []research.ScoredPaper{}
 	}
 	wfs.PaperNotes = withPaperNotes(wfs.PaperNotes, fb.PaperNotes)
 	return wfs, irrelevant

@@ -8,17 +8,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills"
+	"quarry/internal/skills/intent"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/skills/querybuilder"
 )
 
 // proposedStrategy is what the offline builder proposes for a question
 // with a quoted (include) phrase and an exclusion, over two sources.
-func proposedStrategy(t *testing.T) skills.SearchStrategy {
+func proposedStrategy(t *testing.T) research.SearchStrategy {
 	t.Helper()
-	intent, err := skills.NewIntentParser(nil).ParseIntent(context.Background(), `"memory consolidation" during sleep, excluding rodent models`)
+	intent, err := intent.New(nil).ParseIntent(context.Background(), `"memory consolidation" during sleep, excluding rodent models`)
 	require.NoError(t, err)
-	s, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), skills.QueryInput{Intent: intent, Sources: []string{"local", "pubmed"}})
+	s, err := querybuilder.New().BuildStrategy(context.Background(), skills.QueryInput{Intent: intent, Sources: []string{"local", "pubmed"}})
 	require.NoError(t, err)
 	require.NotEmpty(t, s.Filters.IncludeTerms)
 	require.NotEmpty(t, s.Filters.ExcludeTerms)
@@ -34,7 +37,7 @@ func TestRerenderOfAnUnchangedStrategyChangesNothing(t *testing.T) {
 	edited := s
 	edited.Queries = nil
 	for _, q := range s.Queries {
-		edited.Queries = append(edited.Queries, skills.Query{Text: q.Text}) // the form sends texts only
+		edited.Queries = append(edited.Queries, research.Query{Text: q.Text}) // the form sends texts only
 	}
 	out, err := pipeline.Rerender(edited, s)
 	require.NoError(t, err)
@@ -78,8 +81,8 @@ func TestRerenderNamesAnUnparseableQuery(t *testing.T) {
 	t.Parallel()
 	s := proposedStrategy(t)
 	edited := s
-	edited.Queries = append([]skills.Query{}, s.Queries...)
-	edited.Queries[1] = skills.Query{Text: "sleep AND"}
+	edited.Queries = append([]research.Query{}, s.Queries...)
+	edited.Queries[1] = research.Query{Text: "sleep AND"}
 	_, err := pipeline.Rerender(edited, s)
 	var e *fault.Error
 	require.ErrorAs(t, err, &e)

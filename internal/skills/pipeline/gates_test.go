@@ -11,9 +11,11 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/skills/query"
+	"quarry/internal/skills/sources"
 	"quarry/internal/store"
 )
 
@@ -46,8 +48,8 @@ func waitAt(t *testing.T, kind engine.CheckpointKind) (*engine.Engine, *store.St
 
 func TestStrategyGateValidate(t *testing.T) {
 	t.Parallel()
-	good := skills.SearchStrategy{Queries: []skills.Query{{Text: "raft OR paxos"}}, Sources: []string{"alpha"}, MaxResultsPerSource: 5}
-	with := func(f func(*skills.SearchStrategy)) json.RawMessage {
+	good := research.SearchStrategy{Queries: []research.Query{{Text: "raft OR paxos"}}, Sources: []string{"alpha"}, MaxResultsPerSource: 5}
+	with := func(f func(*research.SearchStrategy)) json.RawMessage {
 		s := good
 		f(&s)
 		b, err := json.Marshal(s)
@@ -60,14 +62,14 @@ func TestStrategyGateValidate(t *testing.T) {
 		wantCode  string
 		wantField string
 	}{
-		{"OK", with(func(*skills.SearchStrategy) {}), "", ""},
+		{"OK", with(func(*research.SearchStrategy) {}), "", ""},
 		{"Missing", nil, fault.EInvalid, "revised_data"},
 		{"NotAStrategy", json.RawMessage(`[1,2]`), fault.EInvalid, "revised_data"},
-		{"NoQueries", with(func(s *skills.SearchStrategy) { s.Queries = nil }), fault.EInvalid, "queries"},
-		{"EmptyQuery", with(func(s *skills.SearchStrategy) { s.Queries = []skills.Query{{Text: " "}} }), fault.EInvalid, "queries[0].text"},
-		{"Unparseable", with(func(s *skills.SearchStrategy) { s.Queries = []skills.Query{{Text: `"unbalanced`}} }), fault.EInvalid, "queries[0].text"},
-		{"UnknownSource", with(func(s *skills.SearchStrategy) { s.Sources = []string{"alpha", "nowhere"} }), fault.EInvalid, "sources[1]"},
-		{"TooMany", with(func(s *skills.SearchStrategy) { s.MaxResultsPerSource = skills.MaxResultsLimit + 1 }), fault.EInvalid, "max_results_per_source"},
+		{"NoQueries", with(func(s *research.SearchStrategy) { s.Queries = nil }), fault.EInvalid, "queries"},
+		{"EmptyQuery", with(func(s *research.SearchStrategy) { s.Queries = []research.Query{{Text: " "}} }), fault.EInvalid, "queries[0].text"},
+		{"Unparseable", with(func(s *research.SearchStrategy) { s.Queries = []research.Query{{Text: `"unbalanced`}} }), fault.EInvalid, "queries[0].text"},
+		{"UnknownSource", with(func(s *research.SearchStrategy) { s.Sources = []string{"alpha", "nowhere"} }), fault.EInvalid, "sources[1]"},
+		{"TooMany", with(func(s *research.SearchStrategy) { s.MaxResultsPerSource = research.MaxResultsLimit + 1 }), fault.EInvalid, "max_results_per_source"},
 		// Keys the strategy does not have are refused, named by their path,
 		// rather than dropped: the search would not be what was sent.
 		{"UnknownField", json.RawMessage(`{"queries":[{"text":"raft OR paxos"}],"sources":["alpha"],"max_results_per_source":5,"max_results":9}`), fault.EInvalid, "max_results"},
@@ -137,7 +139,7 @@ func TestReviewGateValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			eng, st, run, cp := waitAt(t, engine.KindResultReview)
-			p, err := engine.PayloadAs[skills.ResultPayload](cp)
+			p, err := engine.PayloadAs[pipeline.ResultPayload](cp)
 			require.NoError(t, err)
 			require.NotEmpty(t, p.Collection.Papers)
 			d := engine.Decision{Action: tt.action, DecidedBy: "test", Note: "n"}
@@ -157,7 +159,7 @@ func TestReviewGateValidate(t *testing.T) {
 			require.Len(t, rs.Workflow.History, 1)
 			require.NotNil(t, rs.Workflow.History[0].Feedback)
 			require.Equal(t, 2, rs.Workflow.CurrentIteration)
-			require.Equal(t, []skills.Note{{Skill: "intent", Message: "parsed offline"}}, rs.Notes[:1], "parse runs once")
+			require.Equal(t, []research.Note{{Skill: "intent", Message: "parsed offline"}}, rs.Notes[:1], "parse runs once")
 		})
 	}
 }
@@ -195,26 +197,26 @@ func stateOf(t *testing.T, st *store.Store, runID string) pipeline.RunState {
 
 func TestCoerceFeedback(t *testing.T) {
 	t.Parallel()
-	coll := skills.PaperCollection{Papers: []skills.ScoredPaper{
-		{RawPaper: skills.RawPaper{ID: "a", Title: "A"}, Score: 0.5},
-		{RawPaper: skills.RawPaper{ID: "b", Title: "B"}, Score: 0.4},
+	coll := research.PaperCollection{Papers: []research.ScoredPaper{
+		{RawPaper: research.RawPaper{ID: "a", Title: "A"}, Score: 0.5},
+		{RawPaper: research.RawPaper{ID: "b", Title: "B"}, Score: 0.4},
 	}}
 	tests := []struct {
 		name    string
 		revised string
 		note    string
-		want    skills.UserFeedback
+		want    research.UserFeedback
 	}{
 		{"Valid", `{"marked_relevant":["a"],"marked_irrelevant":["b"],"free_text_feedback":"ok"}`, "n",
-			skills.UserFeedback{MarkedRelevant: []string{"a"}, MarkedIrrelevant: []string{"b"}, FreeTextFeedback: "ok"}},
+			research.UserFeedback{MarkedRelevant: []string{"a"}, MarkedIrrelevant: []string{"b"}, FreeTextFeedback: "ok"}},
 		{"NoteFillsEmptyText", `{"marked_relevant":["a"]}`, " more ",
-			skills.UserFeedback{MarkedRelevant: []string{"a"}, FreeTextFeedback: "more"}},
-		{"UnknownPaper", `{"marked_relevant":["zzz"]}`, "n", skills.UserFeedback{FreeTextFeedback: "n"}},
-		{"BothWays", `{"marked_relevant":["a"],"marked_irrelevant":["a"]}`, "n", skills.UserFeedback{FreeTextFeedback: "n"}},
-		{"UnknownField", `{"relevant":["a"]}`, "n", skills.UserFeedback{FreeTextFeedback: "n"}},
-		{"NotAnObject", `"just text"`, "n", skills.UserFeedback{FreeTextFeedback: "n"}},
-		{"Trailing", `{"marked_relevant":["a"]} {}`, "n", skills.UserFeedback{FreeTextFeedback: "n"}},
-		{"Empty", ``, "", skills.UserFeedback{}},
+			research.UserFeedback{MarkedRelevant: []string{"a"}, FreeTextFeedback: "more"}},
+		{"UnknownPaper", `{"marked_relevant":["zzz"]}`, "n", research.UserFeedback{FreeTextFeedback: "n"}},
+		{"BothWays", `{"marked_relevant":["a"],"marked_irrelevant":["a"]}`, "n", research.UserFeedback{FreeTextFeedback: "n"}},
+		{"UnknownField", `{"relevant":["a"]}`, "n", research.UserFeedback{FreeTextFeedback: "n"}},
+		{"NotAnObject", `"just text"`, "n", research.UserFeedback{FreeTextFeedback: "n"}},
+		{"Trailing", `{"marked_relevant":["a"]} {}`, "n", research.UserFeedback{FreeTextFeedback: "n"}},
+		{"Empty", ``, "", research.UserFeedback{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -252,7 +254,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 		{"NoIntent", func(s *pipeline.Skills, _ *pipeline.Options) { s.Intent = nil }, "intent"},
 		{"NoSources", func(s *pipeline.Skills, _ *pipeline.Options) { s.Sources = nil }, "sources"},
 		{"DuplicateSource", func(s *pipeline.Skills, _ *pipeline.Options) {
-			s.Sources = []skills.Source{poolSource{"a"}, poolSource{"a"}}
+			s.Sources = []sources.Source{poolSource{"a"}, poolSource{"a"}}
 		}, "sources"},
 		{"SearcherWithoutNames", func(s *pipeline.Skills, _ *pipeline.Options) { s.Searcher = namelessSearcher{} }, "searcher"},
 		{"TooManyIterations", func(_ *pipeline.Skills, o *pipeline.Options) { o.MaxIterations = pipeline.MaxIterationsLimit + 1 }, "max_iterations"},
@@ -271,7 +273,7 @@ func TestNewRejectsBadConfiguration(t *testing.T) {
 
 type namelessSearcher struct{}
 
-func (namelessSearcher) Search(context.Context, skills.SearchStrategy) (skills.SearchResult, error) {
+func (namelessSearcher) Search(context.Context, research.SearchStrategy) (skills.SearchResult, error) {
 	return skills.SearchResult{}, nil
 }
 
@@ -280,7 +282,7 @@ func (namelessSearcher) Search(context.Context, skills.SearchStrategy) (skills.S
 // edit), not the proposal it changed away from.
 func TestStrategyApproveWithRevisedDataIsAnEdit(t *testing.T) {
 	t.Parallel()
-	revised, err := json.Marshal(skills.SearchStrategy{Queries: []skills.Query{{Text: "coffee"}}, Sources: []string{"alpha"}, MaxResultsPerSource: 5})
+	revised, err := json.Marshal(research.SearchStrategy{Queries: []research.Query{{Text: "coffee"}}, Sources: []string{"alpha"}, MaxResultsPerSource: 5})
 	require.NoError(t, err)
 	eng, st, run, cp := waitAt(t, engine.KindStrategyConfirmation)
 	bad := engine.Decision{Action: engine.Approve, DecidedBy: "test", RevisedData: json.RawMessage(`{"queries":[],"sources":["alpha"],"max_results_per_source":5}`)}
@@ -313,7 +315,7 @@ func TestInProcessReviewDecisionsAreCoerced(t *testing.T) {
 			st := openStore(t)
 			sk, _ := fakeSkills(poolSource{"alpha"})
 			h := engine.HandlerFunc(func(_ context.Context, cp engine.Checkpoint) (engine.Decision, error) {
-				p, ok := cp.Payload.(skills.ResultPayload)
+				p, ok := cp.Payload.(pipeline.ResultPayload)
 				if !ok || cp.Iteration > 1 || len(p.Collection.Papers) == 0 {
 					return engine.Decision{Action: engine.Approve, DecidedBy: "test"}, nil
 				}
@@ -325,7 +327,7 @@ func TestInProcessReviewDecisionsAreCoerced(t *testing.T) {
 			_, ws, err := sw.Run(context.Background(), st, "sqlite durability")
 			require.NoError(t, err)
 			require.Len(t, ws.History, 2)
-			require.Equal(t, &skills.UserFeedback{FreeTextFeedback: "focus on trials"}, ws.History[0].Feedback)
+			require.Equal(t, &research.UserFeedback{FreeTextFeedback: "focus on trials"}, ws.History[0].Feedback)
 			require.Empty(t, ws.AccumulatedPapers)
 		})
 	}

@@ -7,7 +7,7 @@ import (
 	"unicode"
 
 	"quarry/internal/biblio"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // PaperType guesses a paper's publication type, so an export lands in the
@@ -32,7 +32,7 @@ import (
 // "" when nothing tells (the writers then say misc / GEN): a guess from a
 // publisher that prints both journals and proceedings (ACM, IEEE) would be
 // wrong as often as right.
-func PaperType(p skills.RawPaper) string {
+func PaperType(p research.RawPaper) string {
 	doi := strings.ToLower(strings.TrimSpace(p.DOI))
 	if preprintDOI(doi) {
 		return biblio.Preprint

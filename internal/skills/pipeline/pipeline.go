@@ -16,7 +16,10 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills"
+	"quarry/internal/skills/searcher"
+	"quarry/internal/skills/sources"
 )
 
 // DefaultMaxIterations is how many search iterations a run may take when
@@ -34,16 +37,16 @@ type Skills struct {
 	Intent  skills.IntentParser
 	Queries skills.QueryBuilder
 	// Searcher runs strategies; it must list its sources with a
-	// Names() []string method (as *skills.SourceSearcher does), because the
+	// Names() []string method (as *searcher.Searcher does), because the
 	// run's sources parameter offers exactly those. Leave it nil and set
 	// Sources instead to get per-source progress on the run page.
 	Searcher skills.Searcher
 	// Sources, used when Searcher is nil, are searched by a
-	// skills.SourceSearcher built for each search step with an OnEvent
+	// searcher.Searcher built for each search step with an OnEvent
 	// callback that streams per-source progress to the run's watchers.
-	Sources []skills.Source
+	Sources []sources.Source
 	// SearchOptions tune that per-step searcher (OnEvent is set by the step).
-	SearchOptions skills.SearcherOptions
+	SearchOptions searcher.Options
 	Dedup         skills.Deduplicator
 	Scorer        skills.Scorer
 	Organizer     skills.Organizer
@@ -57,7 +60,7 @@ type Skills struct {
 // implements it. It takes the run's ID so a strategy cannot read another
 // run's file.
 type FileSource interface {
-	RunFilePapers(ctx context.Context, runID, fileID string) ([]skills.RawPaper, error)
+	RunFilePapers(ctx context.Context, runID, fileID string) ([]research.RawPaper, error)
 }
 
 // Options tune the workflow's defaults; runs may override them with params.
@@ -129,7 +132,7 @@ func newPipe(sk Skills, opts Options) (*pipe, error) {
 			names = n.Names()
 		}
 	default:
-		s, err := skills.NewSearcher(sk.Sources, sk.SearchOptions)
+		s, err := searcher.New(sk.Sources, sk.SearchOptions)
 		if err != nil {
 			fe.Add("sources", fault.ErrorMessage(err))
 		} else {
@@ -145,8 +148,8 @@ func newPipe(sk Skills, opts Options) (*pipe, error) {
 	if opts.MaxIterations < 1 || opts.MaxIterations > MaxIterationsLimit {
 		fe.Add("max_iterations", fmt.Sprintf("must be between 1 and %d", MaxIterationsLimit))
 	}
-	if opts.MaxResultsPerSource < 0 || opts.MaxResultsPerSource > skills.MaxResultsLimit {
-		fe.Add("max_results_per_source", fmt.Sprintf("must be between 0 and %d", skills.MaxResultsLimit))
+	if opts.MaxResultsPerSource < 0 || opts.MaxResultsPerSource > research.MaxResultsLimit {
+		fe.Add("max_results_per_source", fmt.Sprintf("must be between 0 and %d", research.MaxResultsLimit))
 	}
 	if err := fe.Err("cannot build the search workflow"); err != nil {
 		return nil, err
@@ -213,10 +216,10 @@ func (p *pipe) workflow() *engine.Workflow {
 // keep them in the run's state next to its output.
 type notebook struct {
 	mu    sync.Mutex
-	notes []skills.Note
+	notes []research.Note
 }
 
-func (n *notebook) add(note skills.Note) {
+func (n *notebook) add(note research.Note) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.notes = append(n.notes, note)
@@ -225,7 +228,7 @@ func (n *notebook) add(note skills.Note) {
 // withNotes attaches a recorder to ctx for the step's skills.
 func withNotes(ctx context.Context) (context.Context, *notebook) {
 	nb := &notebook{}
-	return skills.WithNotes(ctx, nb.add), nb
+	return research.WithNotes(ctx, nb.add), nb
 }
 
 // flush appends the step's notes to those already in the run's state.
@@ -235,7 +238,7 @@ func (n *notebook) flush(sc engine.StepContext, u engine.Update) error {
 	if len(n.notes) == 0 {
 		return nil
 	}
-	prev, _, err := engine.Get[[]skills.Note](sc.State, keyNotes)
+	prev, _, err := engine.Get[[]research.Note](sc.State, keyNotes)
 	if err != nil {
 		return err
 	}
@@ -256,12 +259,12 @@ func need[T any](s engine.State, key string) (T, error) {
 
 // marks reads the loop's memory of the researcher's marks: the workflow
 // state (relevant papers accumulate there) and the papers marked irrelevant.
-func marks(s engine.State) (skills.WorkflowState, []skills.ScoredPaper, error) {
-	wfs, _, err := engine.Get[skills.WorkflowState](s, keyWorkflow)
+func marks(s engine.State) (research.WorkflowState, []research.ScoredPaper, error) {
+	wfs, _, err := engine.Get[research.WorkflowState](s, keyWorkflow)
 	if err != nil {
 		return wfs, nil, err
 	}
-	irrelevant, _, err := engine.Get[[]skills.ScoredPaper](s, keyIrrelevant)
+	irrelevant, _, err := engine.Get[[]research.ScoredPaper](s, keyIrrelevant)
 	return wfs, irrelevant, err
 }
 
@@ -285,7 +288,7 @@ func (p *pipe) parse(ctx context.Context, sc engine.StepContext) (engine.Outcome
 	if err := intent.Validate(); err != nil {
 		return "", nil, fmt.Errorf("the intent parser returned an invalid intent: %w", err)
 	}
-	u, err := set(keyIntent, intent, keyWorkflow, skills.WorkflowState{CurrentIteration: sc.Iteration})
+	u, err := set(keyIntent, intent, keyWorkflow, research.WorkflowState{CurrentIteration: sc.Iteration})
 	if err == nil {
 		err = nb.flush(sc, u)
 	}
@@ -294,10 +297,10 @@ func (p *pipe) parse(ctx context.Context, sc engine.StepContext) (engine.Outcome
 
 // queryInput gathers what the builder may learn from: earlier strategies,
 // all feedback so far and the papers it named.
-func (p *pipe) queryInput(sc engine.StepContext) (skills.QueryInput, skills.WorkflowState, error) {
-	intent, err := need[skills.ParsedIntent](sc.State, keyIntent)
+func (p *pipe) queryInput(sc engine.StepContext) (skills.QueryInput, research.WorkflowState, error) {
+	intent, err := need[research.ParsedIntent](sc.State, keyIntent)
 	if err != nil {
-		return skills.QueryInput{}, skills.WorkflowState{}, err
+		return skills.QueryInput{}, research.WorkflowState{}, err
 	}
 	wfs, irrelevant, err := marks(sc.State)
 	if err != nil {
@@ -311,7 +314,7 @@ func (p *pipe) queryInput(sc engine.StepContext) (skills.QueryInput, skills.Work
 	if len(in.Sources) == 0 {
 		in.Sources = slices.Clone(p.sources)
 	}
-	var last *skills.SearchStrategy
+	var last *research.SearchStrategy
 	for _, h := range wfs.History {
 		in.Previous = append(in.Previous, h.Strategy)
 		if h.Feedback != nil {
@@ -340,7 +343,7 @@ func (p *pipe) queryInput(sc engine.StepContext) (skills.QueryInput, skills.Work
 // a builder learned from irrelevant papers are not carried: they are not
 // the researcher's, and the next build learns them again from all marks
 // so far, so one that a paper marked relevant since uses is dropped.
-func carryForward(in *skills.QueryInput, last skills.SearchStrategy) {
+func carryForward(in *skills.QueryInput, last research.SearchStrategy) {
 	in.Sources = slices.Clone(last.Sources)
 	in.MaxResultsPerSource = last.MaxResultsPerSource
 	in.Intent.YearRange = last.YearRange
@@ -365,7 +368,7 @@ func (p *pipe) build(ctx context.Context, sc engine.StepContext) (engine.Outcome
 	}
 	// Files attached at an earlier checkpoint stay attached: they are part
 	// of what the researcher searches, like a source.
-	prev, err := optional[skills.SearchStrategy](sc.State, keyStrategy)
+	prev, err := optional[research.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
 		return "", nil, err
 	}
@@ -387,12 +390,12 @@ func (p *pipe) searcher(sc engine.StepContext) (skills.Searcher, bool, error) {
 		return p.sk.Searcher, false, nil
 	}
 	opts := p.sk.SearchOptions
-	opts.OnEvent = func(ev skills.Event) {
+	opts.OnEvent = func(ev searcher.Event) {
 		msg := fmt.Sprintf("%s: %s", ev.Source, ev.Kind)
 		switch ev.Kind {
-		case skills.EventDone:
+		case searcher.EventDone:
 			msg = fmt.Sprintf("%s: %d papers", ev.Source, ev.Count)
-		case skills.EventError:
+		case searcher.EventError:
 			msg = fmt.Sprintf("%s: %s", ev.Source, ev.Error)
 		}
 		if ev.Warning != "" { // e.g. PubMed left terms out: say so while it runs
@@ -400,13 +403,13 @@ func (p *pipe) searcher(sc engine.StepContext) (skills.Searcher, bool, error) {
 		}
 		sc.Progress(msg, ev)
 	}
-	s, err := skills.NewSearcher(p.sk.Sources, opts)
+	s, err := searcher.New(p.sk.Sources, opts)
 	return s, true, err
 }
 
 func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
 	ctx, nb := withNotes(ctx)
-	strategy, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+	strategy, err := need[research.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
 		return "", nil, err
 	}
@@ -422,9 +425,9 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcom
 	if !streams { // report what the searcher could not stream as it went
 		for _, name := range strategy.Sources {
 			if r, ok := res.Sources[name]; ok {
-				ev := skills.Event{Source: name, Kind: skills.EventDone, Count: r.Count, Error: r.Error}
+				ev := searcher.Event{Source: name, Kind: searcher.EventDone, Count: r.Count, Error: r.Error}
 				if r.Error != "" {
-					ev.Kind = skills.EventError
+					ev.Kind = searcher.EventError
 				}
 				sc.Progress(fmt.Sprintf("%s: %d papers", name, r.Count), ev)
 			}
@@ -435,14 +438,14 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcom
 	kept := res.Papers[:0:0]
 	for _, paper := range res.Papers {
 		if err := paper.Validate(); err != nil {
-			nb.add(skills.Note{Skill: "search", Message: fmt.Sprintf("dropped a record from %s: %s", paper.Source, fault.ErrorMessage(err))})
+			nb.add(research.Note{Skill: "search", Message: fmt.Sprintf("dropped a record from %s: %s", paper.Source, fault.ErrorMessage(err))})
 			continue
 		}
 		kept = append(kept, paper)
 	}
 	res.Papers = kept
 	if res.Sources == nil {
-		res.Sources = map[string]skills.SourceResult{}
+		res.Sources = map[string]research.SourceResult{}
 	}
 	p.addFiles(ctx, sc, strategy, &res)
 	u, err := set(keySearch, res, keySearchedAt, searchedAt)
@@ -455,17 +458,17 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcom
 // addFiles adds the records of the strategy's attached files to a search
 // result, each file counted as a source of its own. A file that cannot be
 // read is that file's error, as a failing source would be, not the run's.
-func (p *pipe) addFiles(ctx context.Context, sc engine.StepContext, strategy skills.SearchStrategy, res *skills.SearchResult) {
+func (p *pipe) addFiles(ctx context.Context, sc engine.StepContext, strategy research.SearchStrategy, res *skills.SearchResult) {
 	for _, f := range strategy.Files {
-		name := skills.FileSourceName(f)
+		name := research.FileSourceName(f)
 		if p.sk.Files == nil {
-			res.Sources[name] = skills.SourceResult{Error: "attached files are not available in this configuration"}
+			res.Sources[name] = research.SourceResult{Error: "attached files are not available in this configuration"}
 			continue
 		}
 		papers, err := p.sk.Files.RunFilePapers(ctx, sc.RunID, f.ID)
 		if err != nil {
-			res.Sources[name] = skills.SourceResult{Error: fault.ErrorMessage(err)}
-			sc.Progress(name+": "+fault.ErrorMessage(err), skills.Event{Source: name, Kind: skills.EventError, Error: fault.ErrorMessage(err)})
+			res.Sources[name] = research.SourceResult{Error: fault.ErrorMessage(err)}
+			sc.Progress(name+": "+fault.ErrorMessage(err), searcher.Event{Source: name, Kind: searcher.EventError, Error: fault.ErrorMessage(err)})
 			continue
 		}
 		n := 0
@@ -477,8 +480,8 @@ func (p *pipe) addFiles(ctx context.Context, sc engine.StepContext, strategy ski
 			res.Papers = append(res.Papers, paper)
 			n++
 		}
-		res.Sources[name] = skills.SourceResult{Count: n}
-		sc.Progress(fmt.Sprintf("%s: %d papers", name, n), skills.Event{Source: name, Kind: skills.EventDone, Count: n})
+		res.Sources[name] = research.SourceResult{Count: n}
+		sc.Progress(fmt.Sprintf("%s: %d papers", name, n), searcher.Event{Source: name, Kind: searcher.EventDone, Count: n})
 	}
 }
 
@@ -503,7 +506,7 @@ func (p *pipe) dedup(ctx context.Context, sc engine.StepContext) (engine.Outcome
 		seen[paper.ID] = true
 	}
 	if papers == nil {
-		papers = []skills.RawPaper{}
+		papers = []research.RawPaper{}
 	}
 	u, err := set(keyDeduped, papers, keyDedupStats, stats)
 	if err == nil {
@@ -514,11 +517,11 @@ func (p *pipe) dedup(ctx context.Context, sc engine.StepContext) (engine.Outcome
 
 func (p *pipe) score(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
 	ctx, nb := withNotes(ctx)
-	intent, err := need[skills.ParsedIntent](sc.State, keyIntent)
+	intent, err := need[research.ParsedIntent](sc.State, keyIntent)
 	if err != nil {
 		return "", nil, err
 	}
-	papers, err := need[[]skills.RawPaper](sc.State, keyDeduped)
+	papers, err := need[[]research.RawPaper](sc.State, keyDeduped)
 	if err != nil {
 		return "", nil, err
 	}
@@ -540,9 +543,9 @@ func (p *pipe) score(ctx context.Context, sc engine.StepContext) (engine.Outcome
 		}
 	}
 	// Best first, ties in the order the sources ranked them.
-	slices.SortStableFunc(scored, func(a, b skills.ScoredPaper) int { return cmp.Compare(b.Score, a.Score) })
+	slices.SortStableFunc(scored, func(a, b research.ScoredPaper) int { return cmp.Compare(b.Score, a.Score) })
 	if scored == nil {
-		scored = []skills.ScoredPaper{}
+		scored = []research.ScoredPaper{}
 	}
 	u, err := set(keyScored, scored)
 	if err == nil {
@@ -551,8 +554,8 @@ func (p *pipe) score(ctx context.Context, sc engine.StepContext) (engine.Outcome
 	return engine.OK, u, err
 }
 
-func raw(ps []skills.ScoredPaper) []skills.RawPaper {
-	out := make([]skills.RawPaper, 0, len(ps))
+func raw(ps []research.ScoredPaper) []research.RawPaper {
+	out := make([]research.RawPaper, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, p.RawPaper)
 	}
@@ -561,7 +564,7 @@ func raw(ps []skills.ScoredPaper) []skills.RawPaper {
 
 func (p *pipe) organize(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
 	ctx, nb := withNotes(ctx)
-	scored, err := need[[]skills.ScoredPaper](sc.State, keyScored)
+	scored, err := need[[]research.ScoredPaper](sc.State, keyScored)
 	if err != nil {
 		return "", nil, err
 	}
@@ -569,15 +572,15 @@ func (p *pipe) organize(ctx context.Context, sc engine.StepContext) (engine.Outc
 	if err != nil {
 		return "", nil, err
 	}
-	stats, _, err := engine.Get[skills.DedupStats](sc.State, keyDedupStats)
+	stats, _, err := engine.Get[research.DedupStats](sc.State, keyDedupStats)
 	if err != nil {
 		return "", nil, err
 	}
-	strategy, err := need[skills.SearchStrategy](sc.State, keyStrategy)
+	strategy, err := need[research.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
 		return "", nil, err
 	}
-	wfs, _, err := engine.Get[skills.WorkflowState](sc.State, keyWorkflow)
+	wfs, _, err := engine.Get[research.WorkflowState](sc.State, keyWorkflow)
 	if err != nil {
 		return "", nil, err
 	}
@@ -590,9 +593,9 @@ func (p *pipe) organize(ctx context.Context, sc engine.StepContext) (engine.Outc
 		return "", nil, fmt.Errorf("organise: %w", err)
 	}
 	if groups == nil {
-		groups = []skills.Group{}
+		groups = []research.Group{}
 	}
-	coll := skills.PaperCollection{Papers: scored, Groups: groups, Sources: res.Sources, Dedup: stats}
+	coll := research.PaperCollection{Papers: scored, Groups: groups, Sources: res.Sources, Dedup: stats}
 	if err := coll.Validate(); err != nil {
 		return "", nil, fmt.Errorf("the organised collection is invalid: %w", err)
 	}
@@ -608,7 +611,7 @@ func (p *pipe) organize(ctx context.Context, sc engine.StepContext) (engine.Outc
 }
 
 func (p *pipe) finalize(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	coll, _, err := engine.Get[skills.PaperCollection](sc.State, keyCollection)
+	coll, _, err := engine.Get[research.PaperCollection](sc.State, keyCollection)
 	if err != nil {
 		return "", nil, err
 	}
@@ -629,7 +632,7 @@ func (p *pipe) finalize(ctx context.Context, sc engine.StepContext) (engine.Outc
 // withoutPapers leaves papers out of a collection and its groups: the
 // final collection is what the researcher keeps, so papers they marked
 // irrelevant are not in it (the run's state still lists them apart).
-func withoutPapers(c skills.PaperCollection, drop []skills.ScoredPaper) skills.PaperCollection {
+func withoutPapers(c research.PaperCollection, drop []research.ScoredPaper) research.PaperCollection {
 	if len(drop) == 0 {
 		return c
 	}
@@ -638,7 +641,7 @@ func withoutPapers(c skills.PaperCollection, drop []skills.ScoredPaper) skills.P
 		ids[p.ID] = true
 	}
 	out := c
-	out.Papers = slices.DeleteFunc(slices.Clone(c.Papers), func(p skills.ScoredPaper) bool { return ids[p.ID] })
+	out.Papers = slices.DeleteFunc(slices.Clone(c.Papers), func(p research.ScoredPaper) bool { return ids[p.ID] })
 	out.Groups = nil
 	for _, g := range c.Groups {
 		g.PaperIDs = slices.DeleteFunc(slices.Clone(g.PaperIDs), func(id string) bool { return ids[id] })
@@ -657,8 +660,8 @@ const AccumulatedGroup = "Marked relevant in earlier iterations"
 // Finalize merges the accumulated papers into the last iteration's
 // collection (by ID: a paper found again keeps its latest score), so that
 // nothing the researcher marked relevant is lost when the loop ends.
-func Finalize(last skills.PaperCollection, accumulated []skills.ScoredPaper) skills.PaperCollection {
-	out := skills.PaperCollection{
+func Finalize(last research.PaperCollection, accumulated []research.ScoredPaper) research.PaperCollection {
+	out := research.PaperCollection{
 		Papers:  slices.Clone(last.Papers),
 		Groups:  slices.Clone(last.Groups),
 		Sources: last.Sources,
@@ -668,7 +671,7 @@ func Finalize(last skills.PaperCollection, accumulated []skills.ScoredPaper) ski
 	for _, p := range out.Papers {
 		have[p.ID] = true
 	}
-	var extra []skills.ScoredPaper
+	var extra []research.ScoredPaper
 	for _, p := range accumulated {
 		if !have[p.ID] {
 			have[p.ID] = true
@@ -679,23 +682,23 @@ func Finalize(last skills.PaperCollection, accumulated []skills.ScoredPaper) ski
 	if len(extra) > 0 {
 		// Like every group, best score first (ties by ID, so the order is
 		// stable), not in the order they were marked.
-		slices.SortStableFunc(extra, func(a, b skills.ScoredPaper) int {
+		slices.SortStableFunc(extra, func(a, b research.ScoredPaper) int {
 			return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.ID, b.ID))
 		})
 		ids := make([]string, len(extra))
 		for i, p := range extra {
 			ids[i] = p.ID
 		}
-		out.Groups = append(out.Groups, skills.Group{Label: AccumulatedGroup, PaperIDs: ids})
+		out.Groups = append(out.Groups, research.Group{Label: AccumulatedGroup, PaperIDs: ids})
 	}
 	if out.Papers == nil {
-		out.Papers = []skills.ScoredPaper{}
+		out.Papers = []research.ScoredPaper{}
 	}
 	if out.Groups == nil {
-		out.Groups = []skills.Group{}
+		out.Groups = []research.Group{}
 	}
 	if out.Sources == nil {
-		out.Sources = map[string]skills.SourceResult{}
+		out.Sources = map[string]research.SourceResult{}
 	}
 	return out
 }

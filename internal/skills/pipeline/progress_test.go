@@ -8,20 +8,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/skills/sources"
 )
 
 // warningSource returns its papers with a warning, as PubMed does when
 // esearch leaves terms out.
 type warningSource struct{ poolSource }
 
-func (s warningSource) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (s warningSource) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	papers, err := s.poolSource.Search(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return papers, &skills.Warning{Message: "terms left out: zzyzx"}
+	return papers, &sources.Warning{Message: "terms left out: zzyzx"}
 }
 
 // TestSearchProgressNamesWarnings: the live progress line of a source that

@@ -12,17 +12,19 @@ import (
 	"pgregory.net/rapid"
 
 	"quarry/internal/engine"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/skills/query"
+	"quarry/internal/skills/sources"
 )
 
 // drawSources draws a configuration of one to four sources, some of which
 // may fail or find nothing.
-func drawSources(t *rapid.T) []skills.Source {
+func drawSources(t *rapid.T) []sources.Source {
 	kinds := rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"alpha", "beta", "gamma", "down", "void"}), 1, 4,
 		func(s string) string { return s }).Draw(t, "sources")
-	out := make([]skills.Source, 0, len(kinds))
+	out := make([]sources.Source, 0, len(kinds))
 	for _, k := range kinds {
 		switch k {
 		case "down":
@@ -77,7 +79,7 @@ func TestPropNoHandlerEqualsAlwaysApprove(t *testing.T) {
 
 // withoutSearchTimes clears when each iteration searched, for comparing
 // the paths of runs that ran at different times.
-func withoutSearchTimes(ws skills.WorkflowState) skills.WorkflowState {
+func withoutSearchTimes(ws research.WorkflowState) research.WorkflowState {
 	ws.History = slices.Clone(ws.History)
 	for i := range ws.History {
 		ws.History[i].SearchedAt = time.Time{}
@@ -90,8 +92,8 @@ func withoutSearchTimes(ws skills.WorkflowState) skills.WorkflowState {
 type recorder struct {
 	t           *rapid.T
 	seq         []string // "strategy@1", "review@1", …
-	collections []skills.PaperCollection
-	edits       map[int]skills.SearchStrategy // iteration → edited strategy
+	collections []research.PaperCollection
+	edits       map[int]research.SearchStrategy // iteration → edited strategy
 	// coerced maps an iteration whose feedback named a paper outside the
 	// collection (or marked one both ways) to the note it must become.
 	coerced map[int]string
@@ -103,12 +105,12 @@ func (r *recorder) Handle(_ context.Context, cp engine.Checkpoint) (engine.Decis
 	action := rapid.SampledFrom(engine.DecisionActions()).Draw(r.t, "action")
 	d := engine.Decision{Action: action, DecidedBy: "prop", Note: rapid.SampledFrom([]string{"", "more on raft", "exclude latency"}).Draw(r.t, "note")}
 	switch p := cp.Payload.(type) {
-	case skills.StrategyPayload:
+	case pipeline.StrategyPayload:
 		require.NoError(r.t, p.Intent.Validate(), "build→checkpoint 1: intent")
 		require.NoError(r.t, p.Strategy.ValidateSources(r.sources), "build→checkpoint 1: strategy")
 		if action == engine.Edit {
 			s := p.Strategy
-			s.Queries = []skills.Query{{Text: rapid.SampledFrom([]string{"raft OR paxos", `"crash recovery" NOT fsync`, "wal index"}).Draw(r.t, "edited query"),
+			s.Queries = []research.Query{{Text: rapid.SampledFrom([]string{"raft OR paxos", `"crash recovery" NOT fsync`, "wal index"}).Draw(r.t, "edited query"),
 				PerSource: map[string]string{"alpha": "stale text"}}}
 			s.Sources = s.Sources[:1+rapid.IntRange(0, len(s.Sources)-1).Draw(r.t, "keep sources")]
 			b, err := json.Marshal(s)
@@ -116,11 +118,11 @@ func (r *recorder) Handle(_ context.Context, cp engine.Checkpoint) (engine.Decis
 			d.RevisedData = b
 			r.edits[cp.Iteration] = s
 		}
-	case skills.ResultPayload:
+	case pipeline.ResultPayload:
 		require.NoError(r.t, p.Collection.Validate(), "organize→checkpoint 2: collection")
 		r.collections = append(r.collections, p.Collection)
 		if action != engine.Approve {
-			var fb skills.UserFeedback
+			var fb research.UserFeedback
 			for _, paper := range p.Collection.Papers {
 				switch rapid.IntRange(0, 2).Draw(r.t, "mark") {
 				case 1:
@@ -167,7 +169,7 @@ func TestPropRandomDecisions(t *testing.T) {
 		for _, s := range srcs {
 			names = append(names, s.Name())
 		}
-		rec := &recorder{t: t, edits: map[int]skills.SearchStrategy{}, coerced: map[int]string{}, sources: names}
+		rec := &recorder{t: t, edits: map[int]research.SearchStrategy{}, coerced: map[int]string{}, sources: names}
 		wf, err := pipeline.New(sk, pipeline.Options{MaxIterations: maxIter})
 		require.NoError(t, err)
 		eng := newEngine(t, st, wf, pipeline.ReviewCoercer(rec)) // as NewSearchWorkflow wraps its handler
@@ -235,7 +237,7 @@ func TestPropRandomDecisions(t *testing.T) {
 				continue
 			}
 			require.NotNil(t, h.Feedback, "iteration %d", h.Iteration)
-			require.Equal(t, skills.UserFeedback{FreeTextFeedback: note}, *h.Feedback, "iteration %d", h.Iteration)
+			require.Equal(t, research.UserFeedback{FreeTextFeedback: note}, *h.Feedback, "iteration %d", h.Iteration)
 		}
 
 		// An edited strategy is recorded with per-source text rendered from
@@ -288,21 +290,21 @@ func TestEdgeSources(t *testing.T) {
 	st := openStore(t)
 	tests := []struct {
 		name      string
-		sources   []skills.Source
+		sources   []sources.Source
 		wantEmpty bool
 		wantError string // source whose error must be recorded
 	}{
-		{"Empty", []skills.Source{emptySource{"void"}}, true, ""},
-		{"OnlyFailing", []skills.Source{failingSource{"down"}}, true, "down"},
-		{"OneFailing", []skills.Source{poolSource{"alpha"}, failingSource{"down"}}, false, "down"},
+		{"Empty", []sources.Source{emptySource{"void"}}, true, ""},
+		{"OnlyFailing", []sources.Source{failingSource{"down"}}, true, "down"},
+		{"OneFailing", []sources.Source{poolSource{"alpha"}, failingSource{"down"}}, false, "down"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			sk, c := fakeSkills(tt.sources...)
-			var reviewed []skills.PaperCollection
+			var reviewed []research.PaperCollection
 			h := engine.HandlerFunc(func(_ context.Context, cp engine.Checkpoint) (engine.Decision, error) {
-				if p, ok := cp.Payload.(skills.ResultPayload); ok {
+				if p, ok := cp.Payload.(pipeline.ResultPayload); ok {
 					reviewed = append(reviewed, p.Collection)
 				}
 				return engine.Decision{Action: engine.Approve, DecidedBy: "test"}, nil
@@ -333,18 +335,18 @@ func TestFeedbackLoop(t *testing.T) {
 	sk, _ := fakeSkills(poolSource{"alpha"}, poolSource{"beta"})
 	var seen []skills.QueryInput
 	builder := sk.Queries
-	sk.Queries = builderFunc(func(ctx context.Context, in skills.QueryInput) (skills.SearchStrategy, error) {
+	sk.Queries = builderFunc(func(ctx context.Context, in skills.QueryInput) (research.SearchStrategy, error) {
 		seen = append(seen, in)
 		return builder.BuildStrategy(ctx, in)
 	})
 	var marked string
 	h := engine.HandlerFunc(func(_ context.Context, cp engine.Checkpoint) (engine.Decision, error) {
-		p, ok := cp.Payload.(skills.ResultPayload)
+		p, ok := cp.Payload.(pipeline.ResultPayload)
 		if !ok || cp.Iteration > 1 || len(p.Collection.Papers) == 0 {
 			return engine.Decision{Action: engine.Approve, DecidedBy: "test"}, nil
 		}
 		marked = p.Collection.Papers[0].ID
-		b, _ := json.Marshal(skills.UserFeedback{MarkedRelevant: []string{marked}, AddTerms: []string{"raft"}})
+		b, _ := json.Marshal(research.UserFeedback{MarkedRelevant: []string{marked}, AddTerms: []string{"raft"}})
 		return engine.Decision{Action: engine.Edit, DecidedBy: "test", RevisedData: b, Note: "more like this"}, nil
 	})
 	sw, err := pipeline.NewSearchWorkflow(sk, h, 3, false)
@@ -354,7 +356,7 @@ func TestFeedbackLoop(t *testing.T) {
 	require.NotEmpty(t, marked)
 	require.Len(t, seen, 2)
 	require.Len(t, seen[1].Previous, 1)
-	require.Equal(t, []skills.UserFeedback{{MarkedRelevant: []string{marked}, AddTerms: []string{"raft"}, FreeTextFeedback: "more like this"}}, seen[1].Feedback)
+	require.Equal(t, []research.UserFeedback{{MarkedRelevant: []string{marked}, AddTerms: []string{"raft"}, FreeTextFeedback: "more like this"}}, seen[1].Feedback)
 	require.Len(t, seen[1].Marked, 1)
 	require.Equal(t, marked, seen[1].Marked[0].ID)
 	require.Len(t, ws.History, 2)
@@ -364,8 +366,8 @@ func TestFeedbackLoop(t *testing.T) {
 	require.NoError(t, coll.Validate())
 }
 
-type builderFunc func(ctx context.Context, in skills.QueryInput) (skills.SearchStrategy, error)
+type builderFunc func(ctx context.Context, in skills.QueryInput) (research.SearchStrategy, error)
 
-func (f builderFunc) BuildStrategy(ctx context.Context, in skills.QueryInput) (skills.SearchStrategy, error) {
+func (f builderFunc) BuildStrategy(ctx context.Context, in skills.QueryInput) (research.SearchStrategy, error) {
 	return f(ctx, in)
 }

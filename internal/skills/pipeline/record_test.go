@@ -10,8 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/skills/sources"
 )
 
 // ticker is an injectable clock that moves one minute per call, so each
@@ -28,7 +29,7 @@ func ticker(start time.Time) func() time.Time {
 // every checkpoint with decide (given the checkpoint and its review payload,
 // if any), until the run completes. It returns the run's final state.
 func drive(t *testing.T, sk pipeline.Skills, opts pipeline.Options,
-	decide func(cp engine.Checkpoint, p *skills.ResultPayload) engine.Decision) pipeline.RunState {
+	decide func(cp engine.Checkpoint, p *pipeline.ResultPayload) engine.Decision) pipeline.RunState {
 	t.Helper()
 	st := openStore(t)
 	wf, err := pipeline.New(sk, opts)
@@ -47,9 +48,9 @@ func drive(t *testing.T, sk pipeline.Skills, opts pipeline.Options,
 		require.Equal(t, engine.StatusWaiting, run.Status, run.Error)
 		cp, _, err := st.Checkpoint(ctx, run.CheckpointID)
 		require.NoError(t, err)
-		var p *skills.ResultPayload
+		var p *pipeline.ResultPayload
 		if cp.Kind == engine.KindResultReview {
-			rp, err := engine.PayloadAs[skills.ResultPayload](cp)
+			rp, err := engine.PayloadAs[pipeline.ResultPayload](cp)
 			require.NoError(t, err)
 			p = &rp
 		}
@@ -66,7 +67,7 @@ func TestIterationRecordsTheSearch(t *testing.T) {
 	start := time.Date(2025, 3, 4, 5, 6, 7, 0, time.FixedZone("CET", 3600))
 	sk, _ := fakeSkills(poolSource{"alpha"}, failingSource{"down"})
 	reviews := 0
-	rs := drive(t, sk, pipeline.Options{Now: ticker(start)}, func(cp engine.Checkpoint, p *skills.ResultPayload) engine.Decision {
+	rs := drive(t, sk, pipeline.Options{Now: ticker(start)}, func(cp engine.Checkpoint, p *pipeline.ResultPayload) engine.Decision {
 		switch {
 		case cp.Kind == engine.KindStrategyConfirmation && cp.Iteration == 2:
 			return engine.Decision{Action: engine.Reject, Note: "too broad"}
@@ -75,7 +76,7 @@ func TestIterationRecordsTheSearch(t *testing.T) {
 		}
 		reviews++
 		if reviews == 1 {
-			return engine.Decision{Action: engine.Edit, RevisedData: mustJSON(t, skills.UserFeedback{
+			return engine.Decision{Action: engine.Edit, RevisedData: mustJSON(t, research.UserFeedback{
 				MarkedRelevant: []string{p.Collection.Papers[0].ID}, FreeTextFeedback: "more"})}
 		}
 		return engine.Decision{Action: engine.Approve}
@@ -122,7 +123,7 @@ type fixedSource struct{ name string }
 
 func (s fixedSource) Name() string { return s.name }
 
-func (s fixedSource) Search(ctx context.Context, _ skills.SourceRequest) ([]skills.RawPaper, error) {
+func (s fixedSource) Search(ctx context.Context, _ sources.SourceRequest) ([]research.RawPaper, error) {
 	return slices.Clone(pool[:6]), ctx.Err()
 }
 
@@ -133,13 +134,13 @@ func TestPaperNotesPersist(t *testing.T) {
 	sk, _ := fakeSkills(fixedSource{"alpha"})
 	reviews := 0
 	var a, b, c string
-	rs := drive(t, sk, pipeline.Options{}, func(_ engine.Checkpoint, p *skills.ResultPayload) engine.Decision {
+	rs := drive(t, sk, pipeline.Options{}, func(_ engine.Checkpoint, p *pipeline.ResultPayload) engine.Decision {
 		if p == nil {
 			return engine.Decision{Action: engine.Approve}
 		}
 		reviews++
 		a, b, c = p.Collection.Papers[0].ID, p.Collection.Papers[1].ID, p.Collection.Papers[2].ID
-		fb := skills.UserFeedback{MarkedRelevant: []string{a}, MarkedIrrelevant: []string{b}}
+		fb := research.UserFeedback{MarkedRelevant: []string{a}, MarkedIrrelevant: []string{b}}
 		switch reviews {
 		case 1:
 			fb.PaperNotes = map[string]string{a: "  method fits; check n  ", b: "wrong population", c: "maybe"}

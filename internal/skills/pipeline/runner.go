@@ -6,7 +6,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // ErrWaiting is wrapped by the error SearchWorkflow.Run returns when a
@@ -60,7 +60,7 @@ func (h reviewCoercer) Handle(ctx context.Context, cp engine.Checkpoint) (engine
 	if err != nil || cp.Kind != engine.KindResultReview {
 		return d, err
 	}
-	p, perr := engine.PayloadAs[skills.ResultPayload](cp)
+	p, perr := engine.PayloadAs[ResultPayload](cp)
 	if _, _, ferr := reviewFeedback(d.RevisedData, p.Collection); perr == nil && ferr != nil {
 		d.RevisedData = nil
 	}
@@ -79,14 +79,14 @@ func (w *SearchWorkflow) Handler() engine.CheckpointHandler { return w.handler }
 // in-process until it rests. A completed run returns its final collection
 // and loop state; a run left at a checkpoint returns an error wrapping
 // ErrWaiting that names the run, so it can be decided and resumed later.
-func (w *SearchWorkflow) Run(ctx context.Context, st engine.Store, question string) (skills.PaperCollection, skills.WorkflowState, error) {
+func (w *SearchWorkflow) Run(ctx context.Context, st engine.Store, question string) (research.PaperCollection, research.WorkflowState, error) {
 	reg, err := engine.NewRegistry(w.wf)
 	if err != nil {
-		return skills.PaperCollection{}, skills.WorkflowState{}, err
+		return research.PaperCollection{}, research.WorkflowState{}, err
 	}
 	eng, err := engine.New(engine.Config{Store: st, Registry: reg, Handler: w.handler})
 	if err != nil {
-		return skills.PaperCollection{}, skills.WorkflowState{}, err
+		return research.PaperCollection{}, research.WorkflowState{}, err
 	}
 	run, err := eng.Start(ctx, Name, map[string]any{
 		ParamQuestion:           question,
@@ -94,31 +94,31 @@ func (w *SearchWorkflow) Run(ctx context.Context, st engine.Store, question stri
 		ParamStrategyCheckpoint: w.enableStrategyCheckpoint,
 	})
 	if err != nil {
-		return skills.PaperCollection{}, skills.WorkflowState{}, err
+		return research.PaperCollection{}, research.WorkflowState{}, err
 	}
 	if err := eng.Advance(ctx, run.ID); err != nil {
-		return skills.PaperCollection{}, skills.WorkflowState{}, err
+		return research.PaperCollection{}, research.WorkflowState{}, err
 	}
 	if run, err = st.Run(ctx, run.ID); err != nil {
-		return skills.PaperCollection{}, skills.WorkflowState{}, err
+		return research.PaperCollection{}, research.WorkflowState{}, err
 	}
 	rs, err := StateOf(run)
 	if err != nil {
-		return skills.PaperCollection{}, skills.WorkflowState{}, err
+		return research.PaperCollection{}, research.WorkflowState{}, err
 	}
 	switch run.Status {
 	case engine.StatusCompleted:
 		if rs.Final == nil {
-			return skills.PaperCollection{}, rs.Workflow, fault.Errorf(fault.EInternal, "run %s completed without a final collection", run.ID)
+			return research.PaperCollection{}, rs.Workflow, fault.Errorf(fault.EInternal, "run %s completed without a final collection", run.ID)
 		}
 		return *rs.Final, rs.Workflow, nil
 	case engine.StatusWaiting:
-		return skills.PaperCollection{}, rs.Workflow, &fault.Error{Code: fault.EConflict, Err: ErrWaiting,
+		return research.PaperCollection{}, rs.Workflow, &fault.Error{Code: fault.EConflict, Err: ErrWaiting,
 			Message: "run " + run.ID + " is waiting for a decision at step " + run.Step + " (checkpoint " + run.CheckpointID + ")"}
 	case engine.StatusEscalated:
-		return skills.PaperCollection{}, rs.Workflow, fault.Errorf(fault.EInternal,
+		return research.PaperCollection{}, rs.Workflow, fault.Errorf(fault.EInternal,
 			"run %s stopped at step %s and needs a person to retry, skip or abort it: %s", run.ID, run.Step, run.Error)
 	default:
-		return skills.PaperCollection{}, rs.Workflow, fault.Errorf(fault.EInternal, "run %s ended %s: %s", run.ID, run.Status, run.Error)
+		return research.PaperCollection{}, rs.Workflow, fault.Errorf(fault.EInternal, "run %s ended %s: %s", run.ID, run.Status, run.Error)
 	}
 }

@@ -3,7 +3,7 @@ package pipeline
 import (
 	"quarry/internal/engine"
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // Name is the search workflow's registry name; pages and the API start runs
@@ -63,20 +63,20 @@ type RunState struct {
 	// Question is the research question the run was started with.
 	Question string `json:"question"`
 	// Intent is the parsed question (nil before the parse step ran).
-	Intent *skills.ParsedIntent `json:"intent,omitempty"`
+	Intent *research.ParsedIntent `json:"intent,omitempty"`
 	// Strategy is the current iteration's strategy, as confirmed or edited.
-	Strategy *skills.SearchStrategy `json:"strategy,omitempty"`
+	Strategy *research.SearchStrategy `json:"strategy,omitempty"`
 	// Collection is the current iteration's organised result (nil until
 	// the organize step ran).
-	Collection *skills.PaperCollection `json:"collection,omitempty"`
+	Collection *research.PaperCollection `json:"collection,omitempty"`
 	// Final is the run's final collection (nil until finalize ran).
-	Final *skills.PaperCollection `json:"final,omitempty"`
+	Final *research.PaperCollection `json:"final,omitempty"`
 	// Workflow is the loop's memory: history, accumulated papers, completion.
-	Workflow skills.WorkflowState `json:"workflow"`
+	Workflow research.WorkflowState `json:"workflow"`
 	// MarkedIrrelevant holds the papers marked irrelevant so far.
-	MarkedIrrelevant []skills.ScoredPaper `json:"marked_irrelevant,omitempty"`
+	MarkedIrrelevant []research.ScoredPaper `json:"marked_irrelevant,omitempty"`
 	// Notes are what skills reported about how they worked (e.g. fallbacks).
-	Notes []skills.Note `json:"notes,omitempty"`
+	Notes []research.Note `json:"notes,omitempty"`
 }
 
 // StateOf decodes a search run's state. It fails with EInvalid for a run of
@@ -88,25 +88,25 @@ func StateOf(run engine.Run) (RunState, error) {
 	var rs RunState
 	rs.Question = run.Params.String(ParamQuestion)
 	var err error
-	if rs.Intent, err = optional[skills.ParsedIntent](run.State, keyIntent); err != nil {
+	if rs.Intent, err = optional[research.ParsedIntent](run.State, keyIntent); err != nil {
 		return RunState{}, err
 	}
-	if rs.Strategy, err = optional[skills.SearchStrategy](run.State, keyStrategy); err != nil {
+	if rs.Strategy, err = optional[research.SearchStrategy](run.State, keyStrategy); err != nil {
 		return RunState{}, err
 	}
-	if rs.Collection, err = optional[skills.PaperCollection](run.State, keyCollection); err != nil {
+	if rs.Collection, err = optional[research.PaperCollection](run.State, keyCollection); err != nil {
 		return RunState{}, err
 	}
-	if rs.Final, err = optional[skills.PaperCollection](run.State, keyFinal); err != nil {
+	if rs.Final, err = optional[research.PaperCollection](run.State, keyFinal); err != nil {
 		return RunState{}, err
 	}
-	if rs.Workflow, _, err = engine.Get[skills.WorkflowState](run.State, keyWorkflow); err != nil {
+	if rs.Workflow, _, err = engine.Get[research.WorkflowState](run.State, keyWorkflow); err != nil {
 		return RunState{}, err
 	}
-	if rs.MarkedIrrelevant, _, err = engine.Get[[]skills.ScoredPaper](run.State, keyIrrelevant); err != nil {
+	if rs.MarkedIrrelevant, _, err = engine.Get[[]research.ScoredPaper](run.State, keyIrrelevant); err != nil {
 		return RunState{}, err
 	}
-	if rs.Notes, _, err = engine.Get[[]skills.Note](run.State, keyNotes); err != nil {
+	if rs.Notes, _, err = engine.Get[[]research.Note](run.State, keyNotes); err != nil {
 		return RunState{}, err
 	}
 	return rs, nil

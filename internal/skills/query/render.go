@@ -6,27 +6,25 @@ import (
 	"unicode"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills/text"
 )
 
 // Source names the renderers know. They are the names strategies, the
 // searcher and the settings use, so one constant serves all of them.
 const (
-	Local           = "local"            // SQLite FTS5 over the local library
-	OpenAlex        = "openalex"         // api.openalex.org/works?search=
-	SemanticScholar = "semantic_scholar" // api.semanticscholar.org/graph/v1/paper/search?query=
-	Arxiv           = "arxiv"            // export.arxiv.org/api/query?search_query=
-	Crossref        = "crossref"         // api.crossref.org/works?query.bibliographic=
-	PubMed          = "pubmed"           // eutils.ncbi.nlm.nih.gov/entrez/eutils/esearch.fcgi?term=
-	SerpAPIScholar  = "serpapi_scholar"  // serpapi.com/search?engine=google_scholar&q=
+	Local           = research.SourceLocal           // SQLite FTS5 over the local library
+	OpenAlex        = research.SourceOpenAlex        // api.openalex.org/works?search=
+	SemanticScholar = research.SourceSemanticScholar // api.semanticscholar.org/graph/v1/paper/search?query=
+	Arxiv           = research.SourceArxiv           // export.arxiv.org/api/query?search_query=
+	Crossref        = research.SourceCrossref        // api.crossref.org/works?query.bibliographic=
+	PubMed          = research.SourcePubMed          // eutils.ncbi.nlm.nih.gov/entrez/eutils/esearch.fcgi?term=
+	SerpAPIScholar  = research.SourceSerpAPIScholar  // serpapi.com/search?engine=google_scholar&q=
 )
 
-// Sources returns the source names that have a renderer, in a fixed order.
-// It is a function returning a fresh slice so no caller can change the list
-// for everyone.
-func Sources() []string {
-	return []string{Local, OpenAlex, SemanticScholar, Arxiv, Crossref, PubMed, SerpAPIScholar}
-}
+// Sources returns the source names that have a renderer, in a fixed order:
+// every source Quarry knows.
+func Sources() []string { return research.Sources() }
 
 // Render returns q exactly as source receives it (before URL encoding).
 // Unknown sources and invalid queries are fault.EInvalid.

@@ -3,22 +3,21 @@ package relevance
 import (
 	"fmt"
 	"math/rand/v2"
+	"quarry/internal/research"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"quarry/internal/skills"
 )
 
 // classifierCorpus is a small collection in which every paper says
 // "patients", the relevant topic is captopril after infarction and the
 // irrelevant one is asthma inhalers.
-func classifierCorpus() []skills.RawPaper {
-	var out []skills.RawPaper
+func classifierCorpus() []research.RawPaper {
+	var out []research.RawPaper
 	add := func(n int, title, abstract string) {
 		for k := range n {
-			out = append(out, skills.RawPaper{ID: fmt.Sprintf("%d", len(out)), Title: fmt.Sprintf("%s %d", title, k), Abstract: abstract})
+			out = append(out, research.RawPaper{ID: fmt.Sprintf("%d", len(out)), Title: fmt.Sprintf("%s %d", title, k), Abstract: abstract})
 		}
 	}
 	add(4, "Captopril after myocardial infarction", "Patients given captopril after infarction lived longer.")
@@ -31,7 +30,7 @@ func classifierCorpus() []skills.RawPaper {
 
 func TestSVMSeparatesMarks(t *testing.T) {
 	t.Parallel()
-	x := NewIndex(skills.ParsedIntent{Topic: "captopril"}, classifierCorpus())
+	x := NewIndex(research.ParsedIntent{Topic: "captopril"}, classifierCorpus())
 	rel, irr := []int{0, 1, 2, 3}, []int{4, 5, 6, 7}
 	w, b := x.svm(rel, irr)
 	for _, i := range rel {
@@ -56,7 +55,7 @@ func TestBackgroundDiscountsCommonWords(t *testing.T) {
 	for i := 4; i < 8; i++ {
 		papers[i].Abstract = "Asthma inhalers were used daily."
 	}
-	x := NewIndex(skills.ParsedIntent{Topic: "captopril"}, papers)
+	x := NewIndex(research.ParsedIntent{Topic: "captopril"}, papers)
 	weight := func(nb []float64, term string) float64 {
 		i, ok := x.tfidf.Index(term)
 		require.True(t, ok, term)
@@ -87,11 +86,11 @@ func BenchmarkRank(b *testing.B) {
 		}
 		return strings.Join(s, " ")
 	}
-	papers := make([]skills.RawPaper, 3000)
+	papers := make([]research.RawPaper, 3000)
 	for i := range papers {
-		papers[i] = skills.RawPaper{ID: fmt.Sprint(i), Title: words(12), Abstract: words(200)}
+		papers[i] = research.RawPaper{ID: fmt.Sprint(i), Title: words(12), Abstract: words(200)}
 	}
-	x := NewIndex(skills.ParsedIntent{Topic: words(5)}, papers)
+	x := NewIndex(research.ParsedIntent{Topic: words(5)}, papers)
 	var rel, irr []int
 	for i := range 1000 {
 		if i%10 == 0 {
@@ -112,10 +111,10 @@ func BenchmarkRank(b *testing.B) {
 func TestIrrelevantMarksCountBeforeFirstRelevant(t *testing.T) {
 	t.Parallel()
 	// Two topics written alike, so only the marks can tell them apart.
-	var papers []skills.RawPaper
+	var papers []research.RawPaper
 	for _, topic := range [][2]string{{"Captopril", "infarction"}, {"Asthma", "inhalers"}} {
 		for k := range 4 {
-			papers = append(papers, skills.RawPaper{
+			papers = append(papers, research.RawPaper{
 				ID:       fmt.Sprintf("%s%d", topic[0], k),
 				Title:    fmt.Sprintf("%s after %s %d", topic[0], topic[1], k),
 				Abstract: fmt.Sprintf("Patients given %s after %s.", topic[0], topic[1]),
@@ -123,14 +122,14 @@ func TestIrrelevantMarksCountBeforeFirstRelevant(t *testing.T) {
 		}
 	}
 	for k := range 8 {
-		papers = append(papers, skills.RawPaper{ID: fmt.Sprintf("salt%d", k), Title: fmt.Sprintf("Dietary salt %d", k), Abstract: "Salt intake for a year."})
+		papers = append(papers, research.RawPaper{ID: fmt.Sprintf("salt%d", k), Title: fmt.Sprintf("Dietary salt %d", k), Abstract: "Salt intake for a year."})
 	}
 	papers = append(papers,
-		skills.RawPaper{ID: "a", Title: "Captopril in patients", Abstract: "Captopril trial in patients."},
-		skills.RawPaper{ID: "b", Title: "Asthma in patients", Abstract: "Asthma trial in patients."},
+		research.RawPaper{ID: "a", Title: "Captopril in patients", Abstract: "Captopril trial in patients."},
+		research.RawPaper{ID: "b", Title: "Asthma in patients", Abstract: "Asthma trial in patients."},
 	)
 	a, b := len(papers)-2, len(papers)-1
-	x := NewIndex(skills.ParsedIntent{Topic: "patients trial"}, papers)
+	x := NewIndex(research.ParsedIntent{Topic: "patients trial"}, papers)
 	lex := x.Lexical()
 	require.Positive(t, lex[a])
 	require.InDelta(t, lex[a], lex[b], 1e-12, "the two papers match the question equally")

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/text"
 )
 
@@ -118,7 +118,7 @@ func (f field) contains(seq []string) bool {
 // training and one pass over the papers, not a re-tokenisation.
 type Index struct {
 	p      params
-	intent skills.ParsedIntent
+	intent research.ParsedIntent
 	docs   []doc
 	tfidf  *text.TFIDF
 	query  []queryTerm
@@ -144,7 +144,7 @@ type queryTerm struct {
 }
 
 // NewIndex tokenises papers and computes their lexical match with intent.
-func NewIndex(intent skills.ParsedIntent, papers []skills.RawPaper) *Index {
+func NewIndex(intent research.ParsedIntent, papers []research.RawPaper) *Index {
 	x := &Index{intent: intent, docs: make([]doc, len(papers)), p: defaultParams()}
 	features := make([][]string, len(papers))
 	var total float64
@@ -238,7 +238,7 @@ func docFeatures(title, abstract string) []string {
 }
 
 // queryText is everything in the intent that describes what is wanted.
-func queryText(in skills.ParsedIntent) string {
+func queryText(in research.ParsedIntent) string {
 	parts := []string{wantedTopic(in)}
 	for _, c := range in.Concepts {
 		parts = append(parts, c.Term)
@@ -253,7 +253,7 @@ func queryText(in skills.ParsedIntent) string {
 // children" holds "children": counted as wanted, it made a paper about
 // children match better, with "matches children" among its reasons beside
 // "contains excluded term children".
-func wantedTopic(in skills.ParsedIntent) string {
+func wantedTopic(in research.ParsedIntent) string {
 	excluded := map[string]bool{}
 	for _, e := range in.ExcludeTerms {
 		for _, t := range text.Terms(e) {

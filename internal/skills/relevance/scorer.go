@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/text"
 )
@@ -24,13 +25,13 @@ var _ skills.Scorer = Scorer{}
 // Score scores in.Papers in [0,1] with reasons. Marked papers that are not
 // among in.Papers still train the classifier, because marks accumulate
 // across iterations while each search returns a new set of papers.
-func (Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]skills.ScoredPaper, error) {
+func (Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]research.ScoredPaper, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fault.Errorf(fault.EInternal, "relevance: %v", err)
 	}
-	all := make([]skills.RawPaper, 0, len(in.Papers)+len(in.Relevant)+len(in.Irrelevant))
+	all := make([]research.RawPaper, 0, len(in.Papers)+len(in.Relevant)+len(in.Irrelevant))
 	pos := map[string]int{}
-	add := func(p skills.RawPaper) int {
+	add := func(p research.RawPaper) int {
 		if i, ok := pos[p.ID]; ok && p.ID != "" {
 			return i
 		}
@@ -54,10 +55,10 @@ func (Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]skills.ScoredP
 	}
 	x := NewIndex(in.Intent, all)
 	scores := x.Rank(rel, irr)
-	out := make([]skills.ScoredPaper, len(in.Papers))
+	out := make([]research.ScoredPaper, len(in.Papers))
 	for k, p := range in.Papers {
 		i := own[k]
-		out[k] = skills.ScoredPaper{RawPaper: p, Score: scores[i], Reasons: x.reasons(i, rel, irr)}
+		out[k] = research.ScoredPaper{RawPaper: p, Score: scores[i], Reasons: x.reasons(i, rel, irr)}
 	}
 	return out, nil
 }

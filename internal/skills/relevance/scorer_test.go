@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"quarry/internal/research"
 	"quarry/internal/skills/text"
 	"slices"
 	"strings"
@@ -16,12 +17,12 @@ import (
 	"quarry/internal/skills/relevance"
 )
 
-func paper(id, title, abstract string) skills.RawPaper {
-	return skills.RawPaper{ID: id, Title: title, Abstract: abstract, Source: "test"}
+func paper(id, title, abstract string) research.RawPaper {
+	return research.RawPaper{ID: id, Title: title, Abstract: abstract, Source: "test"}
 }
 
-func corpus() []skills.RawPaper {
-	return []skills.RawPaper{
+func corpus() []research.RawPaper {
+	return []research.RawPaper{
 		paper("bb", "Beta blockers after myocardial infarction", "Beta blockers reduce mortality in adults after myocardial infarction."),
 		paper("hf", "Heart failure outcomes", "We studied beta blockers in heart failure patients."),
 		paper("kids", "Beta blockers in children", "A trial of beta blockers in children with hypertension."),
@@ -30,7 +31,7 @@ func corpus() []skills.RawPaper {
 	}
 }
 
-func scoreOf(t *testing.T, out []skills.ScoredPaper, id string) skills.ScoredPaper {
+func scoreOf(t *testing.T, out []research.ScoredPaper, id string) research.ScoredPaper {
 	t.Helper()
 	for _, p := range out {
 		if p.ID == id {
@@ -38,14 +39,14 @@ func scoreOf(t *testing.T, out []skills.ScoredPaper, id string) skills.ScoredPap
 		}
 	}
 	t.Fatalf("paper %s not scored", id)
-	return skills.ScoredPaper{}
+	return research.ScoredPaper{}
 }
 
 func TestScoreLexical(t *testing.T) {
 	t.Parallel()
-	intent := skills.ParsedIntent{
+	intent := research.ParsedIntent{
 		Topic:        "beta blockers after myocardial infarction",
-		Concepts:     []skills.Concept{{Term: "beta blockers", Synonyms: []string{"beta-adrenergic antagonists"}}},
+		Concepts:     []research.Concept{{Term: "beta blockers", Synonyms: []string{"beta-adrenergic antagonists"}}},
 		ExcludeTerms: []string{"children"},
 	}
 	out, err := relevance.Scorer{}.Score(context.Background(), skills.ScoreInput{Intent: intent, Papers: corpus()})
@@ -72,14 +73,14 @@ func TestScoreLexical(t *testing.T) {
 // about adults, and its reasons do not say it matches "children".
 func TestScoreExcludedTopicWords(t *testing.T) {
 	t.Parallel()
-	papers := []skills.RawPaper{
+	papers := []research.RawPaper{
 		paper("adults", "Exercise and depression in adults", "A trial of exercise for depression in adults."),
 		paper("kids", "Exercise and depression in children", "A trial of exercise for depression in children."),
 		paper("soil", "Soil bacteria diversity", "Microbial communities in agricultural soil."),
 	}
-	intent := skills.ParsedIntent{
+	intent := research.ParsedIntent{
 		Topic:        "exercise and depression not in children",
-		Concepts:     []skills.Concept{{Term: "exercise"}, {Term: "depression"}},
+		Concepts:     []research.Concept{{Term: "exercise"}, {Term: "depression"}},
 		ExcludeTerms: []string{"children"},
 	}
 	out, err := relevance.Scorer{}.Score(context.Background(), skills.ScoreInput{Intent: intent, Papers: papers})
@@ -97,12 +98,12 @@ func TestScoreExcludedTopicWords(t *testing.T) {
 // search does, and says so in the reasons.
 func TestScoreMatchesHyphenatedSpelling(t *testing.T) {
 	t.Parallel()
-	papers := []skills.RawPaper{
+	papers := []research.RawPaper{
 		paper("bert", "Pre-training of deep bidirectional transformers", "Language understanding."),
 		paper("vit", "Transformers for image recognition", "Images as words."),
 		paper("soil", "Soil bacteria diversity", "Microbial communities."),
 	}
-	intent := skills.ParsedIntent{Topic: "pretraining transformers"}
+	intent := research.ParsedIntent{Topic: "pretraining transformers"}
 	out, err := relevance.Scorer{}.Score(context.Background(), skills.ScoreInput{Intent: intent, Papers: papers})
 	require.NoError(t, err)
 	bert, vit := scoreOf(t, out, "bert"), scoreOf(t, out, "vit")
@@ -112,7 +113,7 @@ func TestScoreMatchesHyphenatedSpelling(t *testing.T) {
 
 func TestScoreLearnsFromMarks(t *testing.T) {
 	t.Parallel()
-	papers := []skills.RawPaper{
+	papers := []research.RawPaper{
 		paper("a1", "Gut microbiome and depression", "Microbiome composition differs in patients with depression."),
 		paper("a2", "Microbiome and mood disorders", "Gut bacteria are linked to mood and depression."),
 		paper("b1", "Exercise therapy for depression", "Running reduces depression symptoms in adults."),
@@ -120,7 +121,7 @@ func TestScoreLearnsFromMarks(t *testing.T) {
 		paper("c1", "Gut microbiome in depression", "The gut microbiome of depressed patients was sequenced."),
 		paper("c2", "Exercise programmes for depression", "Exercise programmes improve mood and depression."),
 	}
-	intent := skills.ParsedIntent{Topic: "depression"}
+	intent := research.ParsedIntent{Topic: "depression"}
 	in := skills.ScoreInput{Intent: intent, Papers: papers, Relevant: papers[:2], Irrelevant: papers[2:4]}
 	out, err := relevance.Scorer{}.Score(context.Background(), in)
 	require.NoError(t, err)
@@ -136,9 +137,9 @@ func TestScoreLearnsFromMarks(t *testing.T) {
 // calibration keeps the order of the raw ranking.
 func TestScoreCalibrated(t *testing.T) {
 	t.Parallel()
-	intent := skills.ParsedIntent{
+	intent := research.ParsedIntent{
 		Topic: "beta blockers after myocardial infarction in adults, randomised trials of mortality and reinfarction",
-		Concepts: []skills.Concept{
+		Concepts: []research.Concept{
 			{Term: "beta blockers", Synonyms: []string{"beta-adrenergic antagonists", "propranolol", "metoprolol"}},
 			{Term: "myocardial infarction", Synonyms: []string{"heart attack"}},
 		},
@@ -182,12 +183,12 @@ func TestScoreEdgeCases(t *testing.T) {
 		in   skills.ScoreInput
 		want int
 	}{
-		{"NoPapers", skills.ScoreInput{Intent: skills.ParsedIntent{Topic: "x"}}, 0},
+		{"NoPapers", skills.ScoreInput{Intent: research.ParsedIntent{Topic: "x"}}, 0},
 		{"EmptyIntent", skills.ScoreInput{Papers: corpus()}, 5},
-		{"EmptyTexts", skills.ScoreInput{Intent: skills.ParsedIntent{Topic: "beta"}, Papers: []skills.RawPaper{paper("e", "", "")}}, 1},
-		{"MarksOutsidePapers", skills.ScoreInput{Intent: skills.ParsedIntent{Topic: "beta"}, Papers: corpus()[:2],
+		{"EmptyTexts", skills.ScoreInput{Intent: research.ParsedIntent{Topic: "beta"}, Papers: []research.RawPaper{paper("e", "", "")}}, 1},
+		{"MarksOutsidePapers", skills.ScoreInput{Intent: research.ParsedIntent{Topic: "beta"}, Papers: corpus()[:2],
 			Relevant: corpus()[2:3], Irrelevant: corpus()[3:]}, 2},
-		{"MarkedBothWays", skills.ScoreInput{Intent: skills.ParsedIntent{Topic: "beta"}, Papers: corpus(),
+		{"MarkedBothWays", skills.ScoreInput{Intent: research.ParsedIntent{Topic: "beta"}, Papers: corpus(),
 			Relevant: corpus()[:1], Irrelevant: corpus()[:1]}, 5},
 	}
 	for _, tt := range tests {
@@ -215,8 +216,8 @@ func TestScoreCancelled(t *testing.T) {
 
 var vocabulary = []string{"beta", "blocker", "heart", "failure", "soil", "bacteria", "image", "network", "trial", "children", "mortality", "gene"}
 
-func genPaper(id string) *rapid.Generator[skills.RawPaper] {
-	return rapid.Custom(func(t *rapid.T) skills.RawPaper {
+func genPaper(id string) *rapid.Generator[research.RawPaper] {
+	return rapid.Custom(func(t *rapid.T) research.RawPaper {
 		words := func(label string, n int) string {
 			ws := rapid.SliceOfN(rapid.SampledFrom(vocabulary), 0, n).Draw(t, label)
 			return fmt.Sprint(ws)
@@ -227,12 +228,12 @@ func genPaper(id string) *rapid.Generator[skills.RawPaper] {
 
 func genInput(t *rapid.T) skills.ScoreInput {
 	n := rapid.IntRange(0, 8).Draw(t, "n")
-	var papers []skills.RawPaper
+	var papers []research.RawPaper
 	for i := range n {
 		papers = append(papers, genPaper(fmt.Sprint("p", i)).Draw(t, fmt.Sprint("paper", i)))
 	}
 	in := skills.ScoreInput{
-		Intent:   skills.ParsedIntent{Topic: rapid.StringMatching(`[a-z ]{0,30}`).Draw(t, "topic")},
+		Intent:   research.ParsedIntent{Topic: rapid.StringMatching(`[a-z ]{0,30}`).Draw(t, "topic")},
 		Papers:   papers,
 		Relevant: nil,
 	}
@@ -256,7 +257,7 @@ func TestScoreProperties(t *testing.T) {
 			t.Fatal(err)
 		}
 		b, _ := relevance.Scorer{}.Score(context.Background(), in)
-		if !slices.EqualFunc(a, b, func(x, y skills.ScoredPaper) bool {
+		if !slices.EqualFunc(a, b, func(x, y research.ScoredPaper) bool {
 			return x.ID == y.ID && x.Score == y.Score && slices.Equal(x.Reasons, y.Reasons)
 		}) {
 			t.Fatalf("not deterministic")
@@ -281,7 +282,7 @@ func TestScoreCopiesOfMarksProperty(t *testing.T) {
 		// all. The same words in title versus abstract are the same
 		// evidence, and so can the same words in other numbers be: "blocker"
 		// and "blocker blocker" are one L2-normalised TF-IDF vector.
-		bag := func(p skills.RawPaper) string {
+		bag := func(p research.RawPaper) string {
 			ws := text.Tokenize(p.Title + " " + p.Abstract)
 			slices.Sort(ws)
 			return strings.Join(slices.Compact(ws), " ")
@@ -292,8 +293,8 @@ func TestScoreCopiesOfMarksProperty(t *testing.T) {
 		in.Intent.Topic = ""
 		// Only these two marks: other random marks could contradict them
 		// (the same words marked both ways), and then no order is "right".
-		in.Relevant = []skills.RawPaper{r}
-		in.Irrelevant = []skills.RawPaper{i}
+		in.Relevant = []research.RawPaper{r}
+		in.Irrelevant = []research.RawPaper{i}
 		rc, ic := r, i
 		rc.ID, ic.ID = "rel-copy", "irr-copy"
 		in.Papers = append(in.Papers, rc, ic)

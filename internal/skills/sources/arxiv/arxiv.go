@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 )
 
@@ -54,8 +55,8 @@ type Client struct {
 }
 
 var (
-	_ skills.Source      = (*Client)(nil)
-	_ skills.QueryFolder = (*Client)(nil)
+	_ sources.Source      = (*Client)(nil)
+	_ sources.QueryFolder = (*Client)(nil)
 )
 
 // New returns a Client.
@@ -67,7 +68,7 @@ func New(opts Options) (*Client, error) {
 		}
 		return l
 	}
-	ep, err := httpclient.NewEndpoint(skills.SourceArxiv, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, limit)
+	ep, err := httpclient.NewEndpoint(research.SourceArxiv, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -82,13 +83,13 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 	return httpclient.Limit{Every: 3 * time.Second, Burst: 1, Concurrent: 1, MaxQueueWait: DefaultMaxQueueWait}
 }
 
-// Name implements skills.Source.
-func (c *Client) Name() string { return skills.SourceArxiv }
+// Name implements sources.Source.
+func (c *Client) Name() string { return research.SourceArxiv }
 
-// Search implements skills.Source. The year range is applied the way arXiv
+// Search implements sources.Source. The year range is applied the way arXiv
 // supports it, as a submittedDate clause ANDed to the query, and checked
 // again on the results.
-func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	if err := req.Check(c.Name()); err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 		}
 		return nil, err
 	}
-	papers := []skills.RawPaper{}
+	papers := []research.RawPaper{}
 	for _, e := range f.Entries {
 		if strings.Contains(e.ID, "arxiv.org/api/errors") {
 			return nil, fault.Errorf(fault.EInvalid, "arxiv rejected the query: %s", clean(e.Summary))
@@ -122,10 +123,10 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	return papers, nil
 }
 
-// SentQuery implements skills.QueryFolder: the search_query arXiv receives
+// SentQuery implements sources.QueryFolder: the search_query arXiv receives
 // is the rendered query, parenthesised and ANDed with a submittedDate range
 // when years are set.
-func (c *Client) SentQuery(req skills.SourceRequest) string {
+func (c *Client) SentQuery(req sources.SourceRequest) string {
 	q, y := req.Query, req.YearRange
 	if y.From == 0 && y.To == 0 {
 		return q
@@ -164,20 +165,20 @@ type entry struct {
 
 var absID = regexp.MustCompile(`arxiv\.org/abs/(.+)$`)
 
-func (e entry) paper() (skills.RawPaper, bool) {
+func (e entry) paper() (research.RawPaper, bool) {
 	title := clean(e.Title)
 	if title == "" {
-		return skills.RawPaper{}, false
+		return research.RawPaper{}, false
 	}
-	p := skills.RawPaper{
+	p := research.RawPaper{
 		Title:    title,
 		Abstract: clean(e.Summary),
 		Venue:    "arXiv",
-		DOI:      skills.NormalizeDOI(e.DOI),
+		DOI:      research.NormalizeDOI(e.DOI),
 		URL:      strings.TrimSpace(e.ID),
 	}
 	if m := absID.FindStringSubmatch(strings.TrimSpace(e.ID)); m != nil {
-		p.ArxivID = skills.NormalizeArxivID(m[1])
+		p.ArxivID = research.NormalizeArxivID(m[1])
 	}
 	if len(e.Published) >= 4 {
 		p.Year, _ = strconv.Atoi(e.Published[:4])

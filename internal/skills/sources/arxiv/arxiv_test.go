@@ -10,13 +10,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills"
+	"quarry/internal/skills/searcher"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/arxiv"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/sourcetest"
 )
 
-func newSource(t *testing.T, base string, hc *httpclient.Client) skills.Source {
+func newSource(t *testing.T, base string, hc *httpclient.Client) sources.Source {
 	t.Helper()
 	c, err := arxiv.New(arxiv.Options{BaseURL: base, HTTP: hc})
 	require.NoError(t, err)
@@ -40,11 +43,11 @@ func TestSearchMapsEntries(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
 	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{
-		Query: "all:sleep AND all:memory", YearRange: skills.YearRange{From: 2015, To: 2023}, MaxResults: 25,
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{
+		Query: "all:sleep AND all:memory", YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 25,
 	})
 	require.NoError(t, err)
-	require.Equal(t, []skills.RawPaper{
+	require.Equal(t, []research.RawPaper{
 		{
 			Title:    "Replay in artificial agents: consolidation without sleep?",
 			Authors:  []string{"Jane Q. Doe", "Jürgen Schmidhüber"},
@@ -80,30 +83,30 @@ func TestSearcherRecordsTheQueryAsSent(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		years skills.YearRange
+		years research.YearRange
 		want  string
 	}{
-		{"Open", skills.YearRange{}, "ti:sleep OR abs:dream"},
-		{"From", skills.YearRange{From: 2015}, "(ti:sleep OR abs:dream) AND submittedDate:[201501010000 TO 999912312359]"},
-		{"To", skills.YearRange{To: 2001}, "(ti:sleep OR abs:dream) AND submittedDate:[000001010000 TO 200112312359]"},
-		{"Both", skills.YearRange{From: 1999, To: 2001}, "(ti:sleep OR abs:dream) AND submittedDate:[199901010000 TO 200112312359]"},
+		{"Open", research.YearRange{}, "ti:sleep OR abs:dream"},
+		{"From", research.YearRange{From: 2015}, "(ti:sleep OR abs:dream) AND submittedDate:[201501010000 TO 999912312359]"},
+		{"To", research.YearRange{To: 2001}, "(ti:sleep OR abs:dream) AND submittedDate:[000001010000 TO 200112312359]"},
+		{"Both", research.YearRange{From: 1999, To: 2001}, "(ti:sleep OR abs:dream) AND submittedDate:[199901010000 TO 200112312359]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/empty.xml")}, atom)
 			hc, _ := sourcetest.NewClient("")
-			s, err := skills.NewSearcher([]skills.Source{newSource(t, srv.URL, hc)}, skills.SearcherOptions{})
+			s, err := searcher.New([]sources.Source{newSource(t, srv.URL, hc)}, searcher.Options{})
 			require.NoError(t, err)
-			res, err := s.Search(context.Background(), skills.SearchStrategy{
-				Queries:             []skills.Query{{Text: "sleep OR dream", PerSource: map[string]string{skills.SourceArxiv: "ti:sleep OR abs:dream"}}},
-				Sources:             []string{skills.SourceArxiv},
+			res, err := s.Search(context.Background(), research.SearchStrategy{
+				Queries:             []research.Query{{Text: "sleep OR dream", PerSource: map[string]string{research.SourceArxiv: "ti:sleep OR abs:dream"}}},
+				Sources:             []string{research.SourceArxiv},
 				YearRange:           tt.years,
 				MaxResultsPerSource: 5,
 			})
 			require.NoError(t, err)
 			require.Equal(t, tt.want, srv.Requests()[0].URL.Query().Get("search_query"))
-			require.Equal(t, []string{tt.want}, res.Sources[skills.SourceArxiv].Queries)
+			require.Equal(t, []string{tt.want}, res.Sources[research.SourceArxiv].Queries)
 		})
 	}
 }
@@ -112,7 +115,7 @@ func TestMaxResultsCapsEntries(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
 	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 1})
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 1})
 	require.NoError(t, err)
 	require.Len(t, papers, 1)
 	require.Equal(t, "1", srv.Requests()[0].URL.Query().Get("max_results"))
@@ -122,7 +125,7 @@ func TestAPIErrorFeed(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/error.xml")}, atom)
 	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "max_results must be non-negative")
 	require.Nil(t, papers)
@@ -132,7 +135,7 @@ func TestHTMLInsteadOfAtom(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": "<html><body>Service temporarily unavailable</body></html>"}, "text/html")
 	hc, _ := sourcetest.NewClient("")
-	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+	_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 	require.ErrorContains(t, err, "not the XML expected")
 }
 
@@ -143,11 +146,11 @@ func TestHTMLInsteadOfAtom(t *testing.T) {
 func searchUnderLimit(t *testing.T, ctx context.Context, srv *sourcetest.Server, every, queue, timeout time.Duration, queries ...string) (skills.SearchResult, error) {
 	t.Helper()
 	hc := httpclient.New(httpclient.Options{MaxAttempts: 1, Limit: httpclient.Limit{Every: every, Burst: 1, Concurrent: 1, MaxQueueWait: queue}})
-	s, err := skills.NewSearcher([]skills.Source{newSource(t, srv.URL, hc)}, skills.SearcherOptions{Timeout: timeout})
+	s, err := searcher.New([]sources.Source{newSource(t, srv.URL, hc)}, searcher.Options{Timeout: timeout})
 	require.NoError(t, err)
-	st := skills.SearchStrategy{Sources: []string{skills.SourceArxiv}, MaxResultsPerSource: 5}
+	st := research.SearchStrategy{Sources: []string{research.SourceArxiv}, MaxResultsPerSource: 5}
 	for _, q := range queries {
-		st.Queries = append(st.Queries, skills.Query{Text: q})
+		st.Queries = append(st.Queries, research.Query{Text: q})
 	}
 	return s.Search(ctx, st)
 }
@@ -168,7 +171,7 @@ func TestQueuedQueriesDoNotTimeOut(t *testing.T) {
 	start := time.Now()
 	res, err := searchUnderLimit(t, context.Background(), srv, every, time.Minute, timeout, queries...)
 	require.NoError(t, err)
-	sr := res.Sources[skills.SourceArxiv]
+	sr := res.Sources[research.SourceArxiv]
 	require.Empty(t, sr.Error)
 	require.Len(t, srv.Requests(), n)
 	require.GreaterOrEqual(t, time.Since(start), (n-1)*every, "the limit spaced the requests out")
@@ -184,7 +187,7 @@ func TestSlowArxivStillTimesOut(t *testing.T) {
 	srv.Hang()
 	res, err := searchUnderLimit(t, context.Background(), srv, 10*time.Millisecond, 0, 100*time.Millisecond, "all:a", "all:b")
 	require.NoError(t, err)
-	sr := res.Sources[skills.SourceArxiv]
+	sr := res.Sources[research.SourceArxiv]
 	require.Regexp(t, `^query 1: internal: timed out after 100ms\b.*; query 2: internal: timed out after 100ms\b`, sr.Error)
 	require.Len(t, srv.Requests(), 2, "the queued query was sent, then timed out on its own")
 }
@@ -210,10 +213,10 @@ func TestCancelStopsTheQueue(t *testing.T) {
 	// Only the query arXiv received is recorded as sent; the one still
 	// queued is recorded as not sent, and says why.
 	sent := srv.Requests()[0].URL.Query().Get("search_query")
-	queries := res.Sources[skills.SourceArxiv].Queries
+	queries := res.Sources[research.SourceArxiv].Queries
 	require.ElementsMatch(t, []string{sent, ""}, queries)
 	notSent := 1 + slices.Index(queries, "")
-	require.Contains(t, res.Sources[skills.SourceArxiv].Error, fmt.Sprintf("query %d: internal: search cancelled before it was sent", notSent))
+	require.Contains(t, res.Sources[research.SourceArxiv].Error, fmt.Sprintf("query %d: internal: search cancelled before it was sent", notSent))
 }
 
 // TestQueueWaitIsBounded: a query whose turn under arXiv's limit would
@@ -227,7 +230,7 @@ func TestQueueWaitIsBounded(t *testing.T) {
 	res, err := searchUnderLimit(t, context.Background(), srv, time.Hour, 50*time.Millisecond, time.Hour, "all:a", "all:b")
 	require.NoError(t, err)
 	require.Less(t, time.Since(start), time.Minute, "the search did not wait for the hour")
-	sr := res.Sources[skills.SourceArxiv]
+	sr := res.Sources[research.SourceArxiv]
 	require.Regexp(t, `^query [12]: internal: no turn within 50ms under arXiv's rate limit \(one request every 1h0m0s, shared by every search on this server\); try again later$`, sr.Error)
 	require.Positive(t, sr.Count, "the query that was sent kept its papers")
 	require.Len(t, srv.Requests(), 1)
@@ -242,7 +245,7 @@ func TestQueueWaitBehindASlowQuery(t *testing.T) {
 	srv.Hang()
 	res, err := searchUnderLimit(t, context.Background(), srv, time.Millisecond, 100*time.Millisecond, 2*time.Second, "all:a", "all:b")
 	require.NoError(t, err)
-	sr := res.Sources[skills.SourceArxiv]
+	sr := res.Sources[research.SourceArxiv]
 	require.Regexp(t, `^query [12]: internal: (timed out after 2s\b.*; query [12]: internal: no turn within 100ms under arXiv's rate limit|no turn within 100ms under arXiv's rate limit .*; query [12]: internal: timed out after 2s\b)`, sr.Error)
 	require.Len(t, srv.Requests(), 1, "the queued query was never sent")
 }

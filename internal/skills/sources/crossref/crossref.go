@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 )
 
@@ -43,11 +44,11 @@ type Client struct {
 	http    *httpclient.Client
 }
 
-var _ skills.Source = (*Client)(nil)
+var _ sources.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceCrossref, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, RateLimit)
+	ep, err := httpclient.NewEndpoint(research.SourceCrossref, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +68,11 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 	return httpclient.Limit{Every: 334 * time.Millisecond, Burst: 1, Concurrent: 3}
 }
 
-// Name implements skills.Source.
-func (c *Client) Name() string { return skills.SourceCrossref }
+// Name implements sources.Source.
+func (c *Client) Name() string { return research.SourceCrossref }
 
-// Search implements skills.Source.
-func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+// Search implements sources.Source.
+func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	if err := req.Check(c.Name()); err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	if resp.Status != "ok" || resp.Message.Items == nil {
 		return nil, fault.Errorf(fault.EInternal, "crossref: unexpected response: status %q, message-type %q", resp.Status, resp.MessageType)
 	}
-	papers := []skills.RawPaper{}
+	papers := []research.RawPaper{}
 	for _, it := range resp.Message.Items {
 		if p, ok := it.paper(); ok && len(papers) < req.MaxResults {
 			p.Rank = len(papers) + 1
@@ -149,18 +150,18 @@ type item struct {
 	Page            string `json:"page"`
 }
 
-func (it item) paper() (skills.RawPaper, bool) {
+func (it item) paper() (research.RawPaper, bool) {
 	title := ""
 	if len(it.Title) > 0 {
 		title = StripMarkup(it.Title[0])
 	}
 	if title == "" {
-		return skills.RawPaper{}, false
+		return research.RawPaper{}, false
 	}
-	p := skills.RawPaper{
+	p := research.RawPaper{
 		Title:    title,
 		Abstract: StripMarkup(jatsTitle.ReplaceAllString(it.Abstract, " ")),
-		DOI:      skills.NormalizeDOI(it.DOI),
+		DOI:      research.NormalizeDOI(it.DOI),
 		URL:      it.URL,
 		Volume:   it.Volume,
 		Issue:    it.Issue,

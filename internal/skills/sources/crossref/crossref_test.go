@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/crossref"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/sourcetest"
 )
 
-func newSource(t *testing.T, base string, hc *httpclient.Client) skills.Source {
+func newSource(t *testing.T, base string, hc *httpclient.Client) sources.Source {
 	t.Helper()
 	c, err := crossref.New(crossref.Options{BaseURL: base, Contact: "ada@example.org", HTTP: hc})
 	require.NoError(t, err)
@@ -37,11 +38,11 @@ func TestSearchMapsItems(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/works": sourcetest.ReadFile(t, "testdata/works.json")}, "application/json")
 	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{
-		Query: "sleep memory consolidation", YearRange: skills.YearRange{From: 2015, To: 2021}, MaxResults: 25,
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{
+		Query: "sleep memory consolidation", YearRange: research.YearRange{From: 2015, To: 2021}, MaxResults: 25,
 	})
 	require.NoError(t, err)
-	require.Equal(t, []skills.RawPaper{
+	require.Equal(t, []research.RawPaper{
 		{
 			Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
 			Authors:  []string{"Søren Ødegård", "María José García-López", "李"},
@@ -111,7 +112,7 @@ func TestValidationFailure(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	hc, _ := sourcetest.NewClient("")
-	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+	_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "no such filter")
 }
@@ -120,6 +121,6 @@ func TestUnexpectedStatus(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/works": `{"status":"failed","message-type":"exception","message":{}}`}, "application/json")
 	hc, _ := sourcetest.NewClient("")
-	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+	_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 	require.ErrorContains(t, err, "unexpected response")
 }

@@ -24,7 +24,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/skills/sources"
 )
 
 // Defaults are chosen for interactive literature search: a few quick retries,
@@ -256,7 +256,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) ([]
 		if deadline, ok := ctx.Deadline(); ok && c.now().Add(wait).After(deadline) {
 			return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the deadline", where, wait), Err: err}
 		}
-		if left, ok := skills.CallTimeLeft(ctx); ok && wait > left {
+		if left, ok := sources.CallTimeLeft(ctx); ok && wait > left {
 			return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the search's timeout", where, wait), Err: err}
 		}
 		if err := c.sleep(ctx, wait); err != nil {
@@ -297,7 +297,7 @@ func (c *Client) GetXML(ctx context.Context, rawURL string, header http.Header, 
 // (the request's share of Limit.MaxQueueWait) allows, fails at once, and
 // a turn not taken is given back, so a request that gives up does not slow
 // the others. The wait is our own queue, not the API being slow, so it is
-// marked with skills.WaitingForTurn: a searcher's per-call timeout does not
+// marked with sources.WaitingForTurn: a searcher's per-call timeout does not
 // run during it; ctx's cancellation and deadline and Limit.MaxQueueWait
 // bound it.
 func (c *Client) acquire(ctx context.Context, where string, lastErr error, queueLeft *time.Duration) (release func(), err error) {
@@ -305,7 +305,7 @@ func (c *Client) acquire(ctx context.Context, where string, lastErr error, queue
 	if c.slots == nil && c.limiter == nil {
 		return release, nil
 	}
-	defer skills.WaitingForTurn(ctx)()
+	defer sources.WaitingForTurn(ctx)()
 	bounded := c.limit.MaxQueueWait > 0
 	start := c.now()
 	if bounded {

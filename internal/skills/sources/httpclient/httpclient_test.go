@@ -17,7 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/searcher"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 )
 
@@ -463,11 +465,11 @@ type getSource struct {
 }
 
 func (getSource) Name() string { return "api" }
-func (s getSource) Search(ctx context.Context, _ skills.SourceRequest) ([]skills.RawPaper, error) {
+func (s getSource) Search(ctx context.Context, _ sources.SourceRequest) ([]research.RawPaper, error) {
 	if _, err := s.c.Get(ctx, s.url, nil); err != nil {
 		return nil, err
 	}
-	return []skills.RawPaper{{Title: "ok"}}, nil
+	return []research.RawPaper{{Title: "ok"}}, nil
 }
 
 // TestSearcherTimeoutUnderLimit: under a searcher, the wait for a turn
@@ -476,13 +478,13 @@ func (s getSource) Search(ctx context.Context, _ skills.SourceRequest) ([]skills
 // before a deadline.
 func TestSearcherTimeoutUnderLimit(t *testing.T) {
 	t.Parallel()
-	search := func(t *testing.T, c *httpclient.Client, url string, timeout time.Duration, queries int) skills.SourceResult {
+	search := func(t *testing.T, c *httpclient.Client, url string, timeout time.Duration, queries int) research.SourceResult {
 		t.Helper()
-		s, err := skills.NewSearcher([]skills.Source{getSource{c, url}}, skills.SearcherOptions{Timeout: timeout})
+		s, err := searcher.New([]sources.Source{getSource{c, url}}, searcher.Options{Timeout: timeout})
 		require.NoError(t, err)
-		st := skills.SearchStrategy{Sources: []string{"api"}, MaxResultsPerSource: 1}
+		st := research.SearchStrategy{Sources: []string{"api"}, MaxResultsPerSource: 1}
 		for i := range queries {
-			st.Queries = append(st.Queries, skills.Query{Text: fmt.Sprint("q", i)})
+			st.Queries = append(st.Queries, research.Query{Text: fmt.Sprint("q", i)})
 		}
 		res, err := s.Search(context.Background(), st)
 		require.NoError(t, err)

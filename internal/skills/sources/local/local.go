@@ -8,7 +8,8 @@ import (
 	"context"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/sources"
 )
 
 // Library is what the source needs from the store: a full-text search that
@@ -16,7 +17,7 @@ import (
 // returns papers best match first, and reports a malformed expression as
 // fault.EInvalid.
 type Library interface {
-	SearchLibrary(ctx context.Context, match string, years skills.YearRange, limit int) ([]skills.RawPaper, error)
+	SearchLibrary(ctx context.Context, match string, years research.YearRange, limit int) ([]research.RawPaper, error)
 }
 
 // Source searches the local library.
@@ -24,7 +25,7 @@ type Source struct {
 	lib Library
 }
 
-var _ skills.Source = (*Source)(nil)
+var _ sources.Source = (*Source)(nil)
 
 // New returns the local source over lib. A nil lib is EInvalid rather than
 // a panic at the first search, so a wiring mistake shows at start-up.
@@ -35,21 +36,21 @@ func New(lib Library) (*Source, error) {
 	return &Source{lib: lib}, nil
 }
 
-// Name implements skills.Source.
-func (s *Source) Name() string { return skills.SourceLocal }
+// Name implements sources.Source.
+func (s *Source) Name() string { return research.SourceLocal }
 
-// Search implements skills.Source: req.Query is the FTS5 expression, the
+// Search implements sources.Source: req.Query is the FTS5 expression, the
 // year range is applied by the library (papers of unknown year are kept, as
 // YearRange.Contains does), and Rank follows the library's bm25 order.
-func (s *Source) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (s *Source) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	if err := req.Check(s.Name()); err != nil {
 		return nil, err
 	}
-	papers, err := s.lib.SearchLibrary(ctx, req.Query, req.YearRange, min(req.MaxResults, skills.MaxResultsLimit))
+	papers, err := s.lib.SearchLibrary(ctx, req.Query, req.YearRange, min(req.MaxResults, research.MaxResultsLimit))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]skills.RawPaper, 0, len(papers))
+	out := make([]research.RawPaper, 0, len(papers))
 	for _, p := range papers {
 		p.Source = s.Name()
 		p.Rank = len(out) + 1

@@ -10,8 +10,9 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/library"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/query"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/local"
 	"quarry/internal/store"
 )
@@ -22,7 +23,7 @@ func setup(t *testing.T) (*local.Source, map[string]string) {
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "lib.db"), store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	papers := []skills.RawPaper{
+	papers := []research.RawPaper{
 		{Title: "Machine learning for early sepsis detection", Abstract: "Septic shock in adults.", Year: 2021, DOI: "10.1/s1", Authors: []string{"A. Author"}},
 		{Title: "Sepsis in mice", Abstract: "An animal model of sepsis and machine learning.", Year: 2020, DOI: "10.1/s2"},
 		{Title: "Deep learning review", Abstract: "Includes sepsis among many tasks of machine learning.", Year: 2015, DOI: "10.1/s3"},
@@ -35,7 +36,7 @@ func setup(t *testing.T) (*local.Source, map[string]string) {
 			return library.Record{}, io.EOF
 		}
 		p := papers[i]
-		p.ID = skills.StableID(p)
+		p.ID = research.StableID(p)
 		ids[p.Title] = p.ID
 		i++
 		return library.Record{Line: i, Paper: p, Origin: "fixture"}, nil
@@ -56,36 +57,36 @@ func render(t *testing.T, text string) string {
 func TestSearch(t *testing.T) {
 	t.Parallel()
 	src, ids := setup(t)
-	require.Equal(t, skills.SourceLocal, src.Name())
+	require.Equal(t, research.SourceLocal, src.Name())
 	tests := []struct {
 		name  string
 		query string
-		years skills.YearRange
+		years research.YearRange
 		max   int
 		want  []string
 	}{
-		{"RankedTitleFirst", `sepsis "machine learning"`, skills.YearRange{}, 10,
+		{"RankedTitleFirst", `sepsis "machine learning"`, research.YearRange{}, 10,
 			[]string{"Machine learning for early sepsis detection", "Sepsis in mice", "Deep learning review"}},
-		{"Exclusion", `sepsis -mice`, skills.YearRange{}, 10,
+		{"Exclusion", `sepsis -mice`, research.YearRange{}, 10,
 			[]string{"Machine learning for early sepsis detection", "Deep learning review"}},
 		// "sepsis" twice in a short record outranks it once in a longer title.
-		{"Years", `sepsis`, skills.YearRange{From: 2016}, 10,
+		{"Years", `sepsis`, research.YearRange{From: 2016}, 10,
 			[]string{"Sepsis in mice", "Machine learning for early sepsis detection"}},
-		{"MaxResults", `sepsis "machine learning"`, skills.YearRange{}, 1,
+		{"MaxResults", `sepsis "machine learning"`, research.YearRange{}, 1,
 			[]string{"Machine learning for early sepsis detection"}},
-		{"SyntaxCharactersAreLiteral", `splatting NEAR title:x*`, skills.YearRange{}, 10, nil},
-		{"Nothing", `zebrafish`, skills.YearRange{}, 10, nil},
+		{"SyntaxCharactersAreLiteral", `splatting NEAR title:x*`, research.YearRange{}, 10, nil},
+		{"Nothing", `zebrafish`, research.YearRange{}, 10, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := src.Search(context.Background(), skills.SourceRequest{Query: render(t, tt.query), YearRange: tt.years, MaxResults: tt.max})
+			got, err := src.Search(context.Background(), sources.SourceRequest{Query: render(t, tt.query), YearRange: tt.years, MaxResults: tt.max})
 			require.NoError(t, err)
 			require.Len(t, got, len(tt.want))
 			for i, p := range got {
 				require.Equal(t, ids[tt.want[i]], p.ID)
 				require.Equal(t, tt.want[i], p.Title)
-				require.Equal(t, skills.SourceLocal, p.Source)
+				require.Equal(t, research.SourceLocal, p.Source)
 				require.Equal(t, i+1, p.Rank)
 				require.NoError(t, p.Validate())
 			}
@@ -96,7 +97,7 @@ func TestSearch(t *testing.T) {
 func TestSearchRejectsBadRequests(t *testing.T) {
 	t.Parallel()
 	src, _ := setup(t)
-	for name, req := range map[string]skills.SourceRequest{
+	for name, req := range map[string]sources.SourceRequest{
 		"EmptyQuery":    {Query: "  ", MaxResults: 10},
 		"NoMaxResults":  {Query: `"sepsis"`},
 		"BrokenFTS":     {Query: `"sepsis`, MaxResults: 10},

@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 )
 
@@ -43,11 +44,11 @@ type Client struct {
 	http    *httpclient.Client
 }
 
-var _ skills.Source = (*Client)(nil)
+var _ sources.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceOpenAlex, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
+	ep, err := httpclient.NewEndpoint(research.SourceOpenAlex, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -62,17 +63,17 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 	return httpclient.Limit{Every: 100 * time.Millisecond, Burst: 1}
 }
 
-// Name implements skills.Source.
-func (c *Client) Name() string { return skills.SourceOpenAlex }
+// Name implements sources.Source.
+func (c *Client) Name() string { return research.SourceOpenAlex }
 
-// Search implements skills.Source, paging until req.MaxResults works or the
+// Search implements sources.Source, paging until req.MaxResults works or the
 // results run out.
-func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	if err := req.Check(c.Name()); err != nil {
 		return nil, err
 	}
 	perPage := min(req.MaxResults, perPageMax)
-	papers := []skills.RawPaper{}
+	papers := []research.RawPaper{}
 	for page := 1; len(papers) < req.MaxResults; page++ {
 		var resp response
 		if err := c.http.GetJSON(ctx, c.url(req, perPage, page), nil, &resp); err != nil {
@@ -100,7 +101,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 // Semantic Scholar names strategies use ("Biology" spreads over several,
 // "Sociology", "Education" and "Law" share "Social Sciences"), so a name
 // would have to be guessed into IDs and would drop papers it should keep.
-func (c *Client) url(req skills.SourceRequest, perPage, page int) string {
+func (c *Client) url(req sources.SourceRequest, perPage, page int) string {
 	v := url.Values{}
 	v.Set("search", req.Query)
 	var filters []string
@@ -171,19 +172,19 @@ var (
 	pmidInURL = regexp.MustCompile(`(\d+)/?$`)
 )
 
-func (w work) paper() (skills.RawPaper, bool) {
+func (w work) paper() (research.RawPaper, bool) {
 	title := strings.TrimSpace(w.Title)
 	if title == "" {
 		title = strings.TrimSpace(w.DisplayName)
 	}
 	if title == "" {
-		return skills.RawPaper{}, false
+		return research.RawPaper{}, false
 	}
-	p := skills.RawPaper{
+	p := research.RawPaper{
 		Title:    title,
 		Year:     w.Year,
 		Abstract: Abstract(w.Abstract),
-		DOI:      skills.NormalizeDOI(w.DOI),
+		DOI:      research.NormalizeDOI(w.DOI),
 		Volume:   w.Biblio.Volume,
 		Issue:    w.Biblio.Issue,
 		Pages:    pages(w.Biblio.FirstPage, w.Biblio.LastPage),
@@ -207,14 +208,14 @@ func (w work) paper() (skills.RawPaper, bool) {
 		}
 	}
 	if m := arxivDOI.FindStringSubmatch(p.DOI); m != nil {
-		p.ArxivID = skills.NormalizeArxivID(m[1])
+		p.ArxivID = research.NormalizeArxivID(m[1])
 	}
 	for _, l := range w.Locations {
 		if p.ArxivID != "" {
 			break
 		}
 		if m := arxivURL.FindStringSubmatch(l.LandingPageURL); m != nil {
-			p.ArxivID = skills.NormalizeArxivID(m[1])
+			p.ArxivID = research.NormalizeArxivID(m[1])
 		}
 	}
 	if m := pmidInURL.FindStringSubmatch(w.IDs.PMID); m != nil {

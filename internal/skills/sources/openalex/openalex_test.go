@@ -13,13 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/openalex"
 	"quarry/internal/skills/sources/sourcetest"
 )
 
-func newSource(t *testing.T, base string, hc *httpclient.Client) skills.Source {
+func newSource(t *testing.T, base string, hc *httpclient.Client) sources.Source {
 	t.Helper()
 	c, err := openalex.New(openalex.Options{BaseURL: base, Contact: "ada@example.org", HTTP: hc})
 	require.NoError(t, err)
@@ -41,11 +42,11 @@ func TestSearchMapsWorks(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/works": sourcetest.ReadFile(t, "testdata/works.json")}, "application/json")
 	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{
-		Query: `"sleep spindles" AND memory`, YearRange: skills.YearRange{From: 2015, To: 2020}, MaxResults: 25,
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{
+		Query: `"sleep spindles" AND memory`, YearRange: research.YearRange{From: 2015, To: 2020}, MaxResults: 25,
 	})
 	require.NoError(t, err)
-	require.Equal(t, []skills.RawPaper{
+	require.Equal(t, []research.RawPaper{
 		{
 			Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
 			Authors:  []string{"Søren Ødegård", "María José García-López", "李明"},
@@ -98,12 +99,12 @@ func TestSearchFilters(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		years skills.YearRange
+		years research.YearRange
 		want  string
 	}{
-		{"Open", skills.YearRange{}, ""},
-		{"FromOnly", skills.YearRange{From: 2010}, "from_publication_date:2010-01-01"},
-		{"ToOnly", skills.YearRange{To: 1999}, "to_publication_date:1999-12-31"},
+		{"Open", research.YearRange{}, ""},
+		{"FromOnly", research.YearRange{From: 2010}, "from_publication_date:2010-01-01"},
+		{"ToOnly", research.YearRange{To: 1999}, "to_publication_date:1999-12-31"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,7 +113,7 @@ func TestSearchFilters(t *testing.T) {
 			hc, _ := sourcetest.NewClient("")
 			c, err := openalex.New(openalex.Options{BaseURL: srv.URL + "/", APIKey: "k1", HTTP: hc})
 			require.NoError(t, err)
-			_, err = c.Search(context.Background(), skills.SourceRequest{Query: "x", YearRange: tt.years, MaxResults: 5})
+			_, err = c.Search(context.Background(), sources.SourceRequest{Query: "x", YearRange: tt.years, MaxResults: 5})
 			require.NoError(t, err)
 			q := srv.Requests()[0].URL.Query()
 			require.Equal(t, tt.want, q.Get("filter"))
@@ -155,7 +156,7 @@ func TestSearchPages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		calls.Store(0)
-		papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: tt.max})
+		papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: tt.max})
 		require.NoError(t, err)
 		require.Len(t, papers, tt.wantLen)
 		require.Equal(t, tt.wantCalls, calls.Load())
@@ -190,7 +191,7 @@ func TestNewAndSearchValidate(t *testing.T) {
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	c, err := openalex.New(openalex.Options{})
 	require.NoError(t, err)
-	require.Equal(t, skills.SourceOpenAlex, c.Name())
-	_, err = c.Search(context.Background(), skills.SourceRequest{Query: " ", MaxResults: 5})
+	require.Equal(t, research.SourceOpenAlex, c.Name())
+	_, err = c.Search(context.Background(), sources.SourceRequest{Query: " ", MaxResults: 5})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }

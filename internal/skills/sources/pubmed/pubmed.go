@@ -7,7 +7,7 @@
 // cannot find as separate words, or ignores stop words, and says so only in
 // its errorlist and warninglist. Such a search ran a different, usually
 // wider, query than the one written, so Search returns its papers together
-// with a *skills.Warning wrapping a *QueryWarning that names what changed;
+// with a *sources.Warning wrapping a *QueryWarning that names what changed;
 // the searcher keeps the papers and records the warning for the source,
 // which is not a failure: the papers are good, for the query PubMed ran.
 package pubmed
@@ -24,7 +24,8 @@ import (
 	"time"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 )
 
@@ -58,11 +59,11 @@ type Client struct {
 	http    *httpclient.Client
 }
 
-var _ skills.Source = (*Client)(nil)
+var _ sources.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourcePubMed, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
+	ep, err := httpclient.NewEndpoint(research.SourcePubMed, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -80,15 +81,15 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 	return httpclient.Limit{Every: 334 * time.Millisecond, Burst: 1}
 }
 
-// Name implements skills.Source.
-func (c *Client) Name() string { return skills.SourcePubMed }
+// Name implements sources.Source.
+func (c *Client) Name() string { return research.SourcePubMed }
 
-// Search implements skills.Source: esearch, then efetch in batches, ranked
+// Search implements sources.Source: esearch, then efetch in batches, ranked
 // in esearch's relevance order. When esearch reports that it did not run the
 // query as written and found papers anyway, they are returned with a
-// *skills.Warning wrapping a *QueryWarning (see the package doc); a search
+// *sources.Warning wrapping a *QueryWarning (see the package doc); a search
 // that found nothing is an empty result, as for any source.
-func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	if err := req.Check(c.Name()); err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	if err != nil {
 		return nil, err
 	}
-	byPMID := map[string]skills.RawPaper{}
+	byPMID := map[string]research.RawPaper{}
 	for start := 0; start < len(ids); start += fetchBatch {
 		batch := ids[start:min(start+fetchBatch, len(ids))]
 		var set articleSet
@@ -109,7 +110,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 			}
 		}
 	}
-	papers := []skills.RawPaper{}
+	papers := []research.RawPaper{}
 	for _, id := range ids {
 		if p, ok := byPMID[id]; ok {
 			p.Rank = len(papers) + 1
@@ -117,12 +118,12 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 		}
 	}
 	if warning != nil && len(papers) > 0 {
-		return papers, &skills.Warning{Message: fmt.Sprintf("PubMed did not run the query as written; the %d papers are for the query it ran", len(papers)), Err: warning}
+		return papers, &sources.Warning{Message: fmt.Sprintf("PubMed did not run the query as written; the %d papers are for the query it ran", len(papers)), Err: warning}
 	}
 	return papers, nil
 }
 
-func (c *Client) esearch(ctx context.Context, req skills.SourceRequest) ([]string, *QueryWarning, error) {
+func (c *Client) esearch(ctx context.Context, req sources.SourceRequest) ([]string, *QueryWarning, error) {
 	v := url.Values{
 		"term":    {req.Query},
 		"retmax":  {strconv.Itoa(req.MaxResults)},
@@ -322,9 +323,9 @@ func text(s string) string {
 	return strings.Join(strings.Fields(html.UnescapeString(s)), " ")
 }
 
-func (a article) paper() (skills.RawPaper, bool) {
+func (a article) paper() (research.RawPaper, bool) {
 	art := a.Article
-	p := skills.RawPaper{
+	p := research.RawPaper{
 		Title:  strings.TrimSuffix(text(art.Title.Inner), "."),
 		Venue:  text(art.Journal.Title),
 		Volume: strings.TrimSpace(art.Journal.Issue.Volume),
@@ -337,7 +338,7 @@ func (a article) paper() (skills.RawPaper, bool) {
 		p.Title = strings.TrimSuffix(strings.TrimPrefix(p.Title, "["), "]")
 	}
 	if p.Title == "" || p.PMID == "" {
-		return skills.RawPaper{}, false
+		return research.RawPaper{}, false
 	}
 	p.URL = "https://pubmed.ncbi.nlm.nih.gov/" + p.PMID + "/"
 	var parts []string
@@ -372,12 +373,12 @@ func (a article) paper() (skills.RawPaper, bool) {
 	}
 	for _, id := range a.IDs {
 		if id.Type == "doi" {
-			p.DOI = skills.NormalizeDOI(id.Value)
+			p.DOI = research.NormalizeDOI(id.Value)
 		}
 	}
 	for _, el := range art.ELocations {
 		if p.DOI == "" && el.Type == "doi" {
-			p.DOI = skills.NormalizeDOI(el.Value)
+			p.DOI = research.NormalizeDOI(el.Value)
 		}
 	}
 	return p, true

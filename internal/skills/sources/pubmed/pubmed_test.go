@@ -9,13 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/searcher"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/pubmed"
 	"quarry/internal/skills/sources/sourcetest"
 )
 
-func newSource(t *testing.T, base string, hc *httpclient.Client) skills.Source {
+func newSource(t *testing.T, base string, hc *httpclient.Client) sources.Source {
 	t.Helper()
 	c, err := pubmed.New(pubmed.Options{BaseURL: base, Contact: "ada@example.org", HTTP: hc})
 	require.NoError(t, err)
@@ -44,11 +46,11 @@ func TestSearchMapsArticlesInRelevanceOrder(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, okBodies(t), "text/xml")
 	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{
-		Query: `sleep[tiab] AND "memory consolidation"[MeSH]`, YearRange: skills.YearRange{From: 2015, To: 2023}, MaxResults: 4,
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{
+		Query: `sleep[tiab] AND "memory consolidation"[MeSH]`, YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 4,
 	})
 	require.NoError(t, err)
-	require.Equal(t, []skills.RawPaper{
+	require.Equal(t, []research.RawPaper{
 		{
 			Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
 			Authors:  []string{"Søren Ødegård", "María José García-López"},
@@ -110,13 +112,13 @@ func TestOpenYearRangeAndAPIKey(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name              string
-		years             skills.YearRange
+		years             research.YearRange
 		wantMin, wantMax  string
 		wantDateTypeIsSet bool
 	}{
-		{"Open", skills.YearRange{}, "", "", false},
-		{"FromOnly", skills.YearRange{From: 2010}, "2010", "3000", true},
-		{"ToOnly", skills.YearRange{To: 1999}, "1000", "1999", true},
+		{"Open", research.YearRange{}, "", "", false},
+		{"FromOnly", research.YearRange{From: 2010}, "2010", "3000", true},
+		{"ToOnly", research.YearRange{To: 1999}, "1000", "1999", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,7 +127,7 @@ func TestOpenYearRangeAndAPIKey(t *testing.T) {
 			hc, _ := sourcetest.NewClient("")
 			c, err := pubmed.New(pubmed.Options{BaseURL: srv.URL, APIKey: "ncbi-key", HTTP: hc})
 			require.NoError(t, err)
-			papers, err := c.Search(context.Background(), skills.SourceRequest{Query: "x", YearRange: tt.years, MaxResults: 5})
+			papers, err := c.Search(context.Background(), sources.SourceRequest{Query: "x", YearRange: tt.years, MaxResults: 5})
 			require.NoError(t, err)
 			require.Empty(t, papers)
 			reqs := srv.Requests()
@@ -155,7 +157,7 @@ func TestESearchErrors(t *testing.T) {
 			t.Parallel()
 			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/esearch.fcgi": tt.body}, "application/json")
 			hc, _ := sourcetest.NewClient("")
-			_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+			_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 			require.Equal(t, tt.wantCode, fault.ErrorCode(err))
 			require.ErrorContains(t, err, tt.wantText)
 		})
@@ -169,7 +171,7 @@ func TestMalformedEFetch(t *testing.T) {
 		"/efetch.fcgi":  `<?xml version="1.0" ?><eFetchResult><ERROR>Cannot retrieve history data.</ERROR></eFetchResult>`,
 	}, "text/xml")
 	hc, _ := sourcetest.NewClient("")
-	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+	_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 	require.ErrorContains(t, err, "not the XML expected")
 }
 
@@ -183,12 +185,12 @@ func TestQueryNotRunAsWritten(t *testing.T) {
 		"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
 	}, "application/json")
 	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{
 		Query: `sleep[tiab] AND qqqqzzzz[tiab] AND "spindle burst oscillations"[tiab] AND of[tiab] AND x[tiabx]`, MaxResults: 4,
 	})
 	require.Len(t, papers, 3)
 	require.Equal(t, "31451801", papers[0].PMID)
-	var sw *skills.Warning
+	var sw *sources.Warning
 	require.ErrorAs(t, err, &sw, "a warning, not a failure")
 	var w *pubmed.QueryWarning
 	require.ErrorAs(t, err, &w)
@@ -233,7 +235,7 @@ func TestQueryWarningNeedsPapers(t *testing.T) {
 				"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
 			}, "application/json")
 			hc, _ := sourcetest.NewClient("")
-			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 			require.Len(t, papers, tt.wantPapers)
 			if tt.wantErr == "" {
 				require.NoError(t, err)
@@ -242,7 +244,7 @@ func TestQueryWarningNeedsPapers(t *testing.T) {
 			require.ErrorContains(t, err, tt.wantErr)
 			var w *pubmed.QueryWarning
 			require.True(t, errors.As(err, &w))
-			var sw *skills.Warning
+			var sw *sources.Warning
 			require.True(t, errors.As(err, &sw))
 		})
 	}
@@ -260,14 +262,14 @@ func TestSearcherKeepsPapersAndShowsTheWarning(t *testing.T) {
 		"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
 	}, "application/json")
 	hc, _ := sourcetest.NewClient("")
-	s, err := skills.NewSearcher([]skills.Source{newSource(t, srv.URL, hc)}, skills.SearcherOptions{})
+	s, err := searcher.New([]sources.Source{newSource(t, srv.URL, hc)}, searcher.Options{})
 	require.NoError(t, err)
-	res, err := s.Search(context.Background(), skills.SearchStrategy{
-		Queries: []skills.Query{{Text: "sleep[tiab] AND qqqqzzzz[tiab]"}}, Sources: []string{skills.SourcePubMed}, MaxResultsPerSource: 4,
+	res, err := s.Search(context.Background(), research.SearchStrategy{
+		Queries: []research.Query{{Text: "sleep[tiab] AND qqqqzzzz[tiab]"}}, Sources: []string{research.SourcePubMed}, MaxResultsPerSource: 4,
 	})
 	require.NoError(t, err)
 	require.Len(t, res.Papers, 3)
-	sr := res.Sources[skills.SourcePubMed]
+	sr := res.Sources[research.SourcePubMed]
 	require.Equal(t, 3, sr.Count)
 	require.Empty(t, sr.Error, "PubMed did not fail")
 	require.Len(t, sr.Warnings, 1)

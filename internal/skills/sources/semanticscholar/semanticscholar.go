@@ -34,8 +34,9 @@ import (
 	"unicode"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/query"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 )
 
@@ -50,7 +51,7 @@ const (
 	pageSize = 100
 	// maxRanked is how deep the relevance search ranks: it "can only return
 	// up to 1,000 relevance-ranked results", so offset+limit stays within it
-	// (skills.MaxResultsLimit is the same 1000).
+	// (research.MaxResultsLimit is the same 1000).
 	maxRanked = 1000
 	// pastTheEnd is the 400 the live API answers for a page beyond the
 	// matches (observed, not documented); on a later page it means the
@@ -79,13 +80,13 @@ type Client struct {
 }
 
 var (
-	_ skills.Source      = (*Client)(nil)
-	_ skills.QueryFolder = (*Client)(nil)
+	_ sources.Source      = (*Client)(nil)
+	_ sources.QueryFolder = (*Client)(nil)
 )
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceSemanticScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
+	ep, err := httpclient.NewEndpoint(research.SourceSemanticScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -101,13 +102,13 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 	return httpclient.Limit{Every: time.Second, Burst: 1}
 }
 
-// Name implements skills.Source.
-func (c *Client) Name() string { return skills.SourceSemanticScholar }
+// Name implements sources.Source.
+func (c *Client) Name() string { return research.SourceSemanticScholar }
 
-// Search implements skills.Source: pages of up to 100 papers in relevance
+// Search implements sources.Source: pages of up to 100 papers in relevance
 // order, following next until req.MaxResults papers (at most 1000) are in
 // hand or the results run out.
-func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	if err := req.Check(c.Name()); err != nil {
 		return nil, err
 	}
@@ -120,7 +121,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 		header = http.Header{"x-api-key": {c.apiKey}}
 	}
 	want := min(req.MaxResults, maxRanked)
-	papers := []skills.RawPaper{}
+	papers := []research.RawPaper{}
 	for offset := 0; len(papers) < want && offset < maxRanked; {
 		limit := min(pageSize, want-len(papers), maxRanked-offset)
 		var resp response
@@ -151,14 +152,14 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	return papers, nil
 }
 
-// SentQuery implements skills.QueryFolder: the relevance search receives
+// SentQuery implements sources.QueryFolder: the relevance search receives
 // the query as plain text (PlainQuery), so that is what the report records,
 // followed by " [fieldsOfStudy=Medicine,Psychology]" when the request also
 // carries that filter. The years are a parameter too, but every source
 // receives them and the report lists them in a column of their own; the
 // fields of study only Semantic Scholar receives, so without this the
 // report would not show that its results were restricted.
-func (c *Client) SentQuery(req skills.SourceRequest) string {
+func (c *Client) SentQuery(req sources.SourceRequest) string {
 	q := PlainQuery(req.Query)
 	if fos := FieldsOfStudy(req.Filters.FieldsOfStudy); len(fos) > 0 && q != "" {
 		q += " [fieldsOfStudy=" + strings.Join(fos, ",") + "]"
@@ -166,7 +167,7 @@ func (c *Client) SentQuery(req skills.SourceRequest) string {
 	return q
 }
 
-func (c *Client) url(query string, fos []string, y skills.YearRange, offset, limit int) string {
+func (c *Client) url(query string, fos []string, y research.YearRange, offset, limit int) string {
 	v := url.Values{}
 	v.Set("query", query)
 	v.Set("fields", fields)
@@ -292,7 +293,7 @@ func skipTerm(rs []rune, i int) int {
 }
 
 // years renders the documented year filter: "2015-2020", "2015-", "-2020".
-func years(y skills.YearRange) string {
+func years(y research.YearRange) string {
 	switch {
 	case y.From == 0 && y.To == 0:
 		return ""
@@ -333,18 +334,18 @@ type paper struct {
 	} `json:"externalIds"`
 }
 
-func (d paper) paper() (skills.RawPaper, bool) {
+func (d paper) paper() (research.RawPaper, bool) {
 	title := strings.Join(strings.Fields(d.Title), " ")
 	if title == "" {
-		return skills.RawPaper{}, false
+		return research.RawPaper{}, false
 	}
-	p := skills.RawPaper{
+	p := research.RawPaper{
 		Title:    title,
 		Year:     d.Year,
 		Venue:    strings.TrimSpace(d.Venue),
 		Abstract: strings.TrimSpace(d.Abstract),
-		DOI:      skills.NormalizeDOI(d.ExternalIDs.DOI),
-		ArxivID:  skills.NormalizeArxivID(d.ExternalIDs.ArXiv),
+		DOI:      research.NormalizeDOI(d.ExternalIDs.DOI),
+		ArxivID:  research.NormalizeArxivID(d.ExternalIDs.ArXiv),
 		PMID:     strings.TrimSpace(d.ExternalIDs.PubMed),
 		URL:      d.URL,
 	}

@@ -13,14 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/query"
+	"quarry/internal/skills/searcher"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/semanticscholar"
 	"quarry/internal/skills/sources/sourcetest"
 )
 
-func newSource(t *testing.T, base string, hc *httpclient.Client) skills.Source {
+func newSource(t *testing.T, base string, hc *httpclient.Client) sources.Source {
 	t.Helper()
 	c, err := semanticscholar.New(semanticscholar.Options{BaseURL: base, HTTP: hc})
 	require.NoError(t, err)
@@ -44,10 +46,10 @@ func TestSearchMapsPapers(t *testing.T) {
 	hc, _ := sourcetest.NewClient("")
 	c, err := semanticscholar.New(semanticscholar.Options{BaseURL: srv.URL, APIKey: "s2-key", HTTP: hc})
 	require.NoError(t, err)
-	req := skills.SourceRequest{Query: `"sleep spindles" +memory -"rodent model"`, YearRange: skills.YearRange{From: 2015, To: 2020}, MaxResults: 10}
+	req := sources.SourceRequest{Query: `"sleep spindles" +memory -"rodent model"`, YearRange: research.YearRange{From: 2015, To: 2020}, MaxResults: 10}
 	papers, err := c.Search(context.Background(), req)
 	require.NoError(t, err)
-	require.Equal(t, []skills.RawPaper{
+	require.Equal(t, []research.RawPaper{
 		{
 			Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
 			Authors:  []string{"Søren Ødegård", "María José García-López", "李明"},
@@ -91,20 +93,20 @@ func TestYearParameter(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name  string
-		years skills.YearRange
+		years research.YearRange
 		want  string
 	}{
-		{"Open", skills.YearRange{}, ""},
-		{"From", skills.YearRange{From: 2015}, "2015-"},
-		{"To", skills.YearRange{To: 2020}, "-2020"},
-		{"Single", skills.YearRange{From: 2019, To: 2019}, "2019-2019"},
+		{"Open", research.YearRange{}, ""},
+		{"From", research.YearRange{From: 2015}, "2015-"},
+		{"To", research.YearRange{To: 2020}, "-2020"},
+		{"Single", research.YearRange{From: 2019, To: 2019}, "2019-2019"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
 			hc, _ := sourcetest.NewClient("")
-			_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", YearRange: tt.years, MaxResults: 3})
+			_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", YearRange: tt.years, MaxResults: 3})
 			require.NoError(t, err)
 			r := srv.Requests()[0]
 			require.Equal(t, tt.want, r.URL.Query().Get("year"))
@@ -179,7 +181,7 @@ func TestSearchPages(t *testing.T) {
 			ps := &pagedServer{}
 			srv := ps.start(t, tt.total)
 			hc, _ := sourcetest.NewClient("")
-			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: tt.max})
+			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: tt.max})
 			require.NoError(t, err)
 			require.Len(t, papers, tt.wantPapers)
 			for i, p := range papers {
@@ -207,10 +209,10 @@ func TestPastTheEnd(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 25})
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 25})
 	require.NoError(t, err)
 	require.Len(t, papers, 2)
-	_, err = newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "first", MaxResults: 25})
+	_, err = newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "first", MaxResults: 25})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
 
@@ -227,7 +229,7 @@ func TestUnexpectedResponses(t *testing.T) {
 			t.Parallel()
 			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": tt.body}, "application/json")
 			hc, _ := sourcetest.NewClient("")
-			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 25})
+			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 25})
 			require.Equal(t, fault.EInternal, fault.ErrorCode(err))
 			require.ErrorContains(t, err, tt.want)
 			require.Empty(t, papers)
@@ -244,7 +246,7 @@ func TestBadRequestIsInvalid(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	hc, _ := sourcetest.NewClient("")
-	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 3})
+	_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 3})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "Unrecognized or unsupported fields")
 }
@@ -307,7 +309,7 @@ func TestNothingLeftToSearchIsInvalid(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
 	hc, _ := sourcetest.NewClient("")
-	_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "-mice", MaxResults: 3})
+	_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "-mice", MaxResults: 3})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.Empty(t, srv.Requests())
 }
@@ -334,14 +336,14 @@ func TestSearcherSendsAndRecordsFieldsOfStudy(t *testing.T) {
 			t.Parallel()
 			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
 			hc, _ := sourcetest.NewClient("")
-			s, err := skills.NewSearcher([]skills.Source{newSource(t, srv.URL, hc)}, skills.SearcherOptions{})
+			s, err := searcher.New([]sources.Source{newSource(t, srv.URL, hc)}, searcher.Options{})
 			require.NoError(t, err)
-			res, err := s.Search(context.Background(), skills.SearchStrategy{
-				Queries: []skills.Query{{Text: `"sleep spindles" AND memory`,
-					PerSource: map[string]string{skills.SourceSemanticScholar: `"sleep spindles" +memory`}}},
-				Sources:             []string{skills.SourceSemanticScholar},
+			res, err := s.Search(context.Background(), research.SearchStrategy{
+				Queries: []research.Query{{Text: `"sleep spindles" AND memory`,
+					PerSource: map[string]string{research.SourceSemanticScholar: `"sleep spindles" +memory`}}},
+				Sources:             []string{research.SourceSemanticScholar},
 				MaxResultsPerSource: 5,
-				Filters:             skills.Filters{FieldsOfStudy: tt.fields},
+				Filters:             research.Filters{FieldsOfStudy: tt.fields},
 			})
 			require.NoError(t, err)
 			require.Len(t, srv.Requests(), 1)
@@ -349,7 +351,7 @@ func TestSearcherSendsAndRecordsFieldsOfStudy(t *testing.T) {
 			require.Equal(t, "sleep spindles memory", q.Get("query"))
 			require.Equal(t, tt.wantParam != "", q.Has("fieldsOfStudy"), "a filter naming nothing is not sent")
 			require.Equal(t, tt.wantParam, q.Get("fieldsOfStudy"))
-			require.Equal(t, []string{tt.wantRecord}, res.Sources[skills.SourceSemanticScholar].Queries)
+			require.Equal(t, []string{tt.wantRecord}, res.Sources[research.SourceSemanticScholar].Queries)
 		})
 	}
 }

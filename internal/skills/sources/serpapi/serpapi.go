@@ -12,7 +12,8 @@ import (
 	"strings"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 )
 
@@ -47,12 +48,12 @@ type Client struct {
 	http     *httpclient.Client
 }
 
-var _ skills.Source = (*Client)(nil)
+var _ sources.Source = (*Client)(nil)
 
 // New returns a Client, or EInvalid without an API key, so a missing key is
 // reported when the source is configured rather than as a search failure.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(skills.SourceSerpAPIScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
+	ep, err := httpclient.NewEndpoint(research.SourceSerpAPIScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -72,17 +73,17 @@ func New(opts Options) (*Client, error) {
 // the strategy's per-source cap, not a rate, is what bounds its cost.
 func RateLimit(contact, apiKey string) httpclient.Limit { return httpclient.Limit{} }
 
-// Name implements skills.Source.
-func (c *Client) Name() string { return skills.SourceSerpAPIScholar }
+// Name implements sources.Source.
+func (c *Client) Name() string { return research.SourceSerpAPIScholar }
 
-// Search implements skills.Source, paging 20 at a time up to
+// Search implements sources.Source, paging 20 at a time up to
 // min(req.MaxResults, 20 × MaxPages).
-func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	if err := req.Check(c.Name()); err != nil {
 		return nil, err
 	}
 	limit := min(req.MaxResults, perPage*c.maxPages)
-	papers := []skills.RawPaper{}
+	papers := []research.RawPaper{}
 	for start := 0; len(papers) < limit; start += perPage {
 		var resp response
 		if err := c.http.GetJSON(ctx, c.url(req, start, min(perPage, limit-len(papers))), nil, &resp); err != nil {
@@ -110,7 +111,7 @@ func (c *Client) Search(ctx context.Context, req skills.SourceRequest) ([]skills
 	return papers, nil
 }
 
-func (c *Client) url(req skills.SourceRequest, start, num int) string {
+func (c *Client) url(req sources.SourceRequest, start, num int) string {
 	v := url.Values{}
 	v.Set("engine", "google_scholar")
 	v.Set("q", req.Query)
@@ -158,13 +159,13 @@ var (
 	doiLink   = regexp.MustCompile(`(?i)(?:doi\.org/|/doi/(?:abs/|full/|pdf/|epdf/)?)(10\.\d{4,9}/[^?#\s]+)`)
 )
 
-func (r result) paper() (skills.RawPaper, bool) {
+func (r result) paper() (research.RawPaper, bool) {
 	title := strings.Join(strings.Fields(r.Title), " ")
 	if title == "" {
-		return skills.RawPaper{}, false
+		return research.RawPaper{}, false
 	}
 	authors, venue, year := ParseSummary(r.PubInfo.Summary)
-	p := skills.RawPaper{
+	p := research.RawPaper{
 		Title:    title,
 		Authors:  authors,
 		Venue:    venue,
@@ -178,10 +179,10 @@ func (r result) paper() (skills.RawPaper, bool) {
 	}
 	for _, l := range links {
 		if m := arxivLink.FindStringSubmatch(l); m != nil && p.ArxivID == "" {
-			p.ArxivID = skills.NormalizeArxivID(m[1])
+			p.ArxivID = research.NormalizeArxivID(m[1])
 		}
 		if m := doiLink.FindStringSubmatch(l); m != nil && p.DOI == "" {
-			p.DOI = skills.NormalizeDOI(strings.TrimSuffix(m[1], ".pdf"))
+			p.DOI = research.NormalizeDOI(strings.TrimSuffix(m[1], ".pdf"))
 		}
 	}
 	return p, true

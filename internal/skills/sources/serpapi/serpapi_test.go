@@ -13,13 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/serpapi"
 	"quarry/internal/skills/sources/sourcetest"
 )
 
-func newSource(t *testing.T, base string, hc *httpclient.Client) skills.Source {
+func newSource(t *testing.T, base string, hc *httpclient.Client) sources.Source {
 	t.Helper()
 	c, err := serpapi.New(serpapi.Options{BaseURL: base, APIKey: "serp-secret", HTTP: hc})
 	require.NoError(t, err)
@@ -50,11 +51,11 @@ func TestSearchMapsOrganicResults(t *testing.T) {
 	t.Parallel()
 	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/scholar.json")}, "application/json")
 	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{
-		Query: `"sleep" memory consolidation`, YearRange: skills.YearRange{From: 2015, To: 2023}, MaxResults: 10,
+	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{
+		Query: `"sleep" memory consolidation`, YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 10,
 	})
 	require.NoError(t, err)
-	require.Equal(t, []skills.RawPaper{
+	require.Equal(t, []research.RawPaper{
 		{
 			Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
 			Authors:  []string{"S Ødegård", "MJ García-López", "M Li"},
@@ -155,7 +156,7 @@ func TestSearchPages(t *testing.T) {
 	hc, _ := sourcetest.NewClient("")
 	c, err := serpapi.New(serpapi.Options{BaseURL: srv.URL, APIKey: "k", MaxPages: 2, HTTP: hc})
 	require.NoError(t, err)
-	papers, err := c.Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 500})
+	papers, err := c.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 500})
 	require.NoError(t, err)
 	require.Len(t, papers, 40)
 	require.Equal(t, "Result 21", papers[20].Title)
@@ -187,7 +188,7 @@ func TestAPIErrors(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 			hc, _ := sourcetest.NewClient("")
-			_, err := newSource(t, srv.URL, hc).Search(context.Background(), skills.SourceRequest{Query: "x", MaxResults: 5})
+			_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 			require.Equal(t, tt.wantCode, fault.ErrorCode(err))
 			require.ErrorContains(t, err, tt.wantText)
 			require.NotContains(t, err.Error(), "serp-secret")

@@ -19,7 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 )
 
@@ -42,7 +43,7 @@ type Fixture struct {
 }
 
 // NewSource builds the source under test against baseURL using hc.
-type NewSource func(t *testing.T, baseURL string, hc *httpclient.Client) skills.Source
+type NewSource func(t *testing.T, baseURL string, hc *httpclient.Client) sources.Source
 
 // Server is a fake API: it answers each request with the first queued
 // status (if any), then with the route's body.
@@ -160,12 +161,12 @@ func ReadFile(t *testing.T, path string) string {
 }
 
 // Request is a typical request the suite sends.
-var Request = skills.SourceRequest{Query: "sleep memory consolidation", YearRange: skills.YearRange{From: 2015, To: 2023}, MaxResults: 25}
+var Request = sources.SourceRequest{Query: "sleep memory consolidation", YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 25}
 
 // Conformance runs the shared error-handling checks against a source.
 func Conformance(t *testing.T, newSource NewSource, fx Fixture) {
 	t.Helper()
-	run := func(t *testing.T, bodies Bodies, queue ...Reply) ([]skills.RawPaper, *Server, *Sleeps, error) {
+	run := func(t *testing.T, bodies Bodies, queue ...Reply) ([]research.RawPaper, *Server, *Sleeps, error) {
 		t.Helper()
 		srv := NewServer(t, bodies, fx.ContentType)
 		srv.Queue(queue...)
@@ -174,7 +175,7 @@ func Conformance(t *testing.T, newSource NewSource, fx Fixture) {
 		papers, err := src.Search(context.Background(), Request)
 		return papers, srv, sl, err
 	}
-	checkOK := func(t *testing.T, papers []skills.RawPaper) {
+	checkOK := func(t *testing.T, papers []research.RawPaper) {
 		t.Helper()
 		require.Len(t, papers, fx.WantOK)
 		for i, p := range papers {

@@ -1,4 +1,4 @@
-package skills_test
+package research_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 )
 
 // TestIterationRecordJSON: runs stored before the search fields existed
@@ -18,7 +18,7 @@ func TestIterationRecordJSON(t *testing.T) {
 	t.Parallel()
 	old := `{"iteration":2,"strategy":{"queries":[{"text":"a"}],"sources":["x"],"year_range":{},"max_results_per_source":5,"filters":{}},` +
 		`"result_count":7,"feedback":{"marked_relevant":["p"],"marked_irrelevant":[],"free_text_feedback":"f"}}`
-	var r skills.IterationRecord
+	var r research.IterationRecord
 	require.NoError(t, json.Unmarshal([]byte(old), &r))
 	require.Equal(t, 2, r.Iteration)
 	require.Equal(t, 7, r.ResultCount)
@@ -26,19 +26,19 @@ func TestIterationRecordJSON(t *testing.T) {
 	require.True(t, r.Searched(), "an old record with results was searched")
 	require.Equal(t, []string{"p"}, r.Feedback.MarkedRelevant)
 
-	b, err := json.Marshal(skills.IterationRecord{Iteration: 1})
+	b, err := json.Marshal(research.IterationRecord{Iteration: 1})
 	require.NoError(t, err)
 	require.NotContains(t, string(b), "searched_at")
 	require.NotContains(t, string(b), "dedup")
-	require.False(t, skills.IterationRecord{Iteration: 1}.Searched())
+	require.False(t, research.IterationRecord{Iteration: 1}.Searched())
 
 	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	full := skills.IterationRecord{Iteration: 1, SearchedAt: at,
-		Sources: map[string]skills.SourceResult{"x": {Count: 3, Queries: []string{"a"}}}, Dedup: skills.DedupStats{Input: 3, Output: 2, Merged: 1}}
+	full := research.IterationRecord{Iteration: 1, SearchedAt: at,
+		Sources: map[string]research.SourceResult{"x": {Count: 3, Queries: []string{"a"}}}, Dedup: research.DedupStats{Input: 3, Output: 2, Merged: 1}}
 	b, err = json.Marshal(full)
 	require.NoError(t, err)
 	require.Contains(t, string(b), `"searched_at":"2025-01-02T03:04:05Z"`)
-	var back skills.IterationRecord
+	var back research.IterationRecord
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.Equal(t, full, back)
 }
@@ -48,23 +48,23 @@ func TestIterationRecordJSON(t *testing.T) {
 // were), and a state recording them is valid.
 func TestSourceResultWarnings(t *testing.T) {
 	t.Parallel()
-	b, err := json.Marshal(skills.SourceResult{Count: 2})
+	b, err := json.Marshal(research.SourceResult{Count: 2})
 	require.NoError(t, err)
 	require.JSONEq(t, `{"count":2}`, string(b))
 
-	sr := skills.SourceResult{Count: 3, Warnings: []string{"PubMed did not run the query as written: terms not found, left out: zzz"}, Queries: []string{"sleep zzz"}}
+	sr := research.SourceResult{Count: 3, Warnings: []string{"PubMed did not run the query as written: terms not found, left out: zzz"}, Queries: []string{"sleep zzz"}}
 	b, err = json.Marshal(sr)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"count":3,"warnings":["PubMed did not run the query as written: terms not found, left out: zzz"],"queries":["sleep zzz"]}`, string(b))
-	var back skills.SourceResult
+	var back research.SourceResult
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.Equal(t, sr, back)
 
-	st := skills.WorkflowState{CurrentIteration: 1, History: []skills.IterationRecord{{Iteration: 1, SearchedAt: time.Now(),
-		Strategy: skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep zzz"}}, Sources: []string{"pubmed"}, MaxResultsPerSource: 5},
-		Sources:  map[string]skills.SourceResult{"pubmed": sr}, ResultCount: 3}}}
+	st := research.WorkflowState{CurrentIteration: 1, History: []research.IterationRecord{{Iteration: 1, SearchedAt: time.Now(),
+		Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "sleep zzz"}}, Sources: []string{"pubmed"}, MaxResultsPerSource: 5},
+		Sources:  map[string]research.SourceResult{"pubmed": sr}, ResultCount: 3}}}
 	require.NoError(t, st.Validate())
-	require.NoError(t, skills.PaperCollection{Sources: map[string]skills.SourceResult{"pubmed": sr}}.Validate())
+	require.NoError(t, research.PaperCollection{Sources: map[string]research.SourceResult{"pubmed": sr}}.Validate())
 }
 
 // TestSourceResultQueryResults: each query's own result travels in
@@ -73,28 +73,28 @@ func TestSourceResultWarnings(t *testing.T) {
 // reads the source's count as a query's.
 func TestSourceResultQueryResults(t *testing.T) {
 	t.Parallel()
-	var old skills.SourceResult
+	var old research.SourceResult
 	require.NoError(t, json.Unmarshal([]byte(`{"count":24,"error":"query 2: boom","queries":["a","b"]}`), &old))
-	require.Equal(t, skills.SourceResult{Count: 24, Error: "query 2: boom", Queries: []string{"a", "b"}}, old)
+	require.Equal(t, research.SourceResult{Count: 24, Error: "query 2: boom", Queries: []string{"a", "b"}}, old)
 	require.False(t, old.HasQueryResults())
 
-	sr := skills.SourceResult{Count: 3, Error: "query 2: boom", Queries: []string{"a", "b"},
-		QueryResults: []skills.QueryResult{{Count: 3}, {Error: "boom"}}}
+	sr := research.SourceResult{Count: 3, Error: "query 2: boom", Queries: []string{"a", "b"},
+		QueryResults: []research.QueryResult{{Count: 3}, {Error: "boom"}}}
 	require.True(t, sr.HasQueryResults())
 	b, err := json.Marshal(sr)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"count":3,"error":"query 2: boom","queries":["a","b"],"query_results":[{"count":3},{"count":0,"error":"boom"}]}`, string(b))
-	var back skills.SourceResult
+	var back research.SourceResult
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.Equal(t, sr, back)
 
-	require.False(t, skills.SourceResult{Error: "not configured"}.HasQueryResults(), "a source sent nothing has no queries")
+	require.False(t, research.SourceResult{Error: "not configured"}.HasQueryResults(), "a source sent nothing has no queries")
 }
 
 func TestUserFeedbackPaperNotes(t *testing.T) {
 	t.Parallel()
-	coll := skills.PaperCollection{Papers: []skills.ScoredPaper{{RawPaper: skills.RawPaper{ID: "a", Title: "A"}}}}
-	long := strings.Repeat("é", skills.MaxPaperNote)
+	coll := research.PaperCollection{Papers: []research.ScoredPaper{{RawPaper: research.RawPaper{ID: "a", Title: "A"}}}}
+	long := strings.Repeat("é", research.MaxPaperNote)
 	tests := []struct {
 		name      string
 		notes     map[string]string
@@ -111,7 +111,7 @@ func TestUserFeedbackPaperNotes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := skills.UserFeedback{PaperNotes: tt.notes}.ValidateAgainst(coll)
+			err := research.UserFeedback{PaperNotes: tt.notes}.ValidateAgainst(coll)
 			if tt.wantField == "" {
 				require.NoError(t, err)
 				return
@@ -124,7 +124,7 @@ func TestUserFeedbackPaperNotes(t *testing.T) {
 
 func TestScoredPaperNeedsAReason(t *testing.T) {
 	t.Parallel()
-	p := skills.ScoredPaper{RawPaper: skills.RawPaper{ID: "doi:10.1/a", Title: "A", Source: "local"}, Score: 0.5}
+	p := research.ScoredPaper{RawPaper: research.RawPaper{ID: "doi:10.1/a", Title: "A", Source: "local"}, Score: 0.5}
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(p.Validate()), "no reason")
 	p.Reasons = []string{"  "}
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(p.Validate()), "a blank reason")
@@ -134,22 +134,22 @@ func TestScoredPaperNeedsAReason(t *testing.T) {
 
 func TestWorkflowStateChecksItsHistory(t *testing.T) {
 	t.Parallel()
-	good := skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep"}}, Sources: []string{"local"}, MaxResultsPerSource: 5}
+	good := research.SearchStrategy{Queries: []research.Query{{Text: "sleep"}}, Sources: []string{"local"}, MaxResultsPerSource: 5}
 	tests := []struct {
 		name    string
-		history []skills.IterationRecord
+		history []research.IterationRecord
 		ok      bool
 	}{
-		{"InOrder", []skills.IterationRecord{{Iteration: 1, Strategy: good}, {Iteration: 2, Strategy: good}}, true},
-		{"ZeroIteration", []skills.IterationRecord{{Iteration: 0, Strategy: good}}, false},
-		{"OutOfOrder", []skills.IterationRecord{{Iteration: 2, Strategy: good}, {Iteration: 1, Strategy: good}}, false},
-		{"InvalidStrategy", []skills.IterationRecord{{Iteration: 1, Strategy: skills.SearchStrategy{Sources: []string{"local"}, MaxResultsPerSource: 5}}}, false},
-		{"InvalidFeedback", []skills.IterationRecord{{Iteration: 1, Strategy: good, Feedback: &skills.UserFeedback{MarkedRelevant: []string{"a"}, MarkedIrrelevant: []string{"a"}}}}, false},
+		{"InOrder", []research.IterationRecord{{Iteration: 1, Strategy: good}, {Iteration: 2, Strategy: good}}, true},
+		{"ZeroIteration", []research.IterationRecord{{Iteration: 0, Strategy: good}}, false},
+		{"OutOfOrder", []research.IterationRecord{{Iteration: 2, Strategy: good}, {Iteration: 1, Strategy: good}}, false},
+		{"InvalidStrategy", []research.IterationRecord{{Iteration: 1, Strategy: research.SearchStrategy{Sources: []string{"local"}, MaxResultsPerSource: 5}}}, false},
+		{"InvalidFeedback", []research.IterationRecord{{Iteration: 1, Strategy: good, Feedback: &research.UserFeedback{MarkedRelevant: []string{"a"}, MarkedIrrelevant: []string{"a"}}}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := skills.WorkflowState{CurrentIteration: 2, History: tt.history}.Validate()
+			err := research.WorkflowState{CurrentIteration: 2, History: tt.history}.Validate()
 			if tt.ok {
 				require.NoError(t, err)
 			} else {
@@ -164,18 +164,18 @@ func TestWorkflowStateChecksItsHistory(t *testing.T) {
 // before it decode with every exclusion the researcher's.
 func TestFiltersLearnedExcludeTerms(t *testing.T) {
 	t.Parallel()
-	var old skills.Filters
+	var old research.Filters
 	require.NoError(t, json.Unmarshal([]byte(`{"include_terms":["icu"],"exclude_terms":["children","mice"]}`), &old))
 	require.Nil(t, old.LearnedExcludeTerms)
 	require.Equal(t, []string{"children", "mice"}, old.ResearcherExcludeTerms())
 
-	f := skills.Filters{ExcludeTerms: []string{"children", "Cytokine", "endotoxin"}, LearnedExcludeTerms: []string{"cytokine", " endotoxin "}}
+	f := research.Filters{ExcludeTerms: []string{"children", "Cytokine", "endotoxin"}, LearnedExcludeTerms: []string{"cytokine", " endotoxin "}}
 	b, err := json.Marshal(f)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"exclude_terms":["children","Cytokine","endotoxin"],"learned_exclude_terms":["cytokine"," endotoxin "]}`, string(b))
 	require.Equal(t, []string{"children"}, f.ResearcherExcludeTerms(), "terms compare ignoring case and spacing")
 
-	b, err = json.Marshal(skills.Filters{ExcludeTerms: []string{"x"}})
+	b, err = json.Marshal(research.Filters{ExcludeTerms: []string{"x"}})
 	require.NoError(t, err)
 	require.NotContains(t, string(b), "learned")
 }
@@ -186,7 +186,7 @@ func TestFiltersLearnedExcludeTerms(t *testing.T) {
 // unknown.
 func TestValidateSourcesNamesDisabledSources(t *testing.T) {
 	t.Parallel()
-	s := skills.SearchStrategy{Queries: []skills.Query{{Text: "sleep"}}, Sources: []string{"local", "openalex", "nowhere"}, MaxResultsPerSource: 10}
+	s := research.SearchStrategy{Queries: []research.Query{{Text: "sleep"}}, Sources: []string{"local", "openalex", "nowhere"}, MaxResultsPerSource: 10}
 	err := s.ValidateSources([]string{"local"})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	fields := fault.ErrorFields(err)

@@ -1,4 +1,4 @@
-package skills
+package intent
 
 import (
 	"context"
@@ -11,23 +11,20 @@ import (
 	"unicode"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills/text"
 )
-
-// MaxQuestionLength bounds a research question; longer text is a document,
-// not a question, and keyphrase extraction on it is meaningless.
-const MaxQuestionLength = 2000
 
 // maxConcepts caps the concepts taken from one question: more than a handful
 // AND-ed together finds nothing.
 const maxConcepts = 6
 
-// OfflineIntentParser is the IntentParser that needs no network and no
+// Parser is the IntentParser that needs no network and no
 // model: regular expressions for years, exclusions and study types, a
 // keyword table for fields of study, stop-word-split keyphrase extraction
 // (RAKE) for concepts and a built-in synonym table. It is deterministic, so
 // the same question always gives the same intent.
-type OfflineIntentParser struct {
+type Parser struct {
 	now      func() time.Time
 	synonyms map[string][]string // lower-case term -> the other terms of its group
 	terms    [][]string          // table terms as words, longest first, for protected matching
@@ -43,11 +40,11 @@ type fieldMatcher struct {
 // NewIntentParser returns the offline parser. now is the clock relative
 // phrases ("last 5 years") are read against; it is injected so tests and
 // replays get the same years. A nil now means time.Now.
-func NewIntentParser(now func() time.Time) *OfflineIntentParser {
+func New(now func() time.Time) *Parser {
 	if now == nil {
 		now = time.Now
 	}
-	p := &OfflineIntentParser{now: now, synonyms: map[string][]string{}}
+	p := &Parser{now: now, synonyms: map[string][]string{}}
 	table := SynonymTable()
 	for _, key := range sortedKeys(table) {
 		group := append([]string{key}, table[key]...)
@@ -172,18 +169,18 @@ func SynonymTable() map[string][]string {
 }
 
 // ParseIntent implements IntentParser.
-func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) (ParsedIntent, error) {
+func (p *Parser) ParseIntent(ctx context.Context, question string) (research.ParsedIntent, error) {
 	if err := ctx.Err(); err != nil {
-		return ParsedIntent{}, err
+		return research.ParsedIntent{}, err
 	}
 	topic := cleanQuestion(question)
 	if topic == "" {
-		return ParsedIntent{}, fault.Errorf(fault.EInvalid, "the research question is empty")
+		return research.ParsedIntent{}, fault.Errorf(fault.EInvalid, "the research question is empty")
 	}
-	if len(topic) > MaxQuestionLength {
-		return ParsedIntent{}, fault.Errorf(fault.EInvalid, "the research question is longer than %d characters; shorten it to the question itself", MaxQuestionLength)
+	if len(topic) > research.MaxQuestionLength {
+		return research.ParsedIntent{}, fault.Errorf(fault.EInvalid, "the research question is longer than %d characters; shorten it to the question itself", research.MaxQuestionLength)
 	}
-	in := ParsedIntent{Topic: topic}
+	in := research.ParsedIntent{Topic: topic}
 	s := strings.ToLower(topic)
 	// Quoted phrases first: they are what the researcher insists on and
 	// must not be split by the rules below. A quoted phrase after an
@@ -202,7 +199,7 @@ func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) 
 	})
 	in.IncludeTerms = quoted
 	s, in.YearRange = yearRange(s, p.now())
-	if in.YearRange == (YearRange{}) {
+	if in.YearRange == (research.YearRange{}) {
 		s, in.YearRange = p.bareYear(topic, s, p.now())
 	}
 	s, excluded := exclusions(s)
@@ -216,17 +213,17 @@ func (p *OfflineIntentParser) ParseIntent(ctx context.Context, question string) 
 	s, in.StudyTypes = studyTypes(s)
 	in.Concepts = p.concepts(s, quoted, acronyms(topic))
 	if len(in.Concepts) == 0 {
-		return ParsedIntent{}, fault.Errorf(fault.EInvalid, "the research question has no searchable terms; say what the papers should be about")
+		return research.ParsedIntent{}, fault.Errorf(fault.EInvalid, "the research question has no searchable terms; say what the papers should be about")
 	}
 	if err := in.Validate(); err != nil {
-		return ParsedIntent{}, err
+		return research.ParsedIntent{}, err
 	}
 	return in, nil
 }
 
 // SynonymsOf returns the other terms for term from the synonym table,
 // trying the singular of a plural too; nil if the table has none.
-func (p *OfflineIntentParser) SynonymsOf(term string) []string {
+func (p *Parser) SynonymsOf(term string) []string {
 	t := strings.ToLower(strings.Join(strings.Fields(term), " "))
 	for _, v := range []string{t, singular(t)} {
 		if syn, ok := p.synonyms[v]; ok {
@@ -254,34 +251,34 @@ var (
 	numberWords  = map[string]int{"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20, "a": 1, "a couple of": 2, "a few": 3}
 	yearRules    = []struct {
 		re    *regexp.Regexp
-		apply func(m []string, now int, y *YearRange)
+		apply func(m []string, now int, y *research.YearRange)
 	}{
-		{regexp.MustCompile(`\b(?:(?:published\s+)?(?:between|from)\s+)?` + yearPat + dash + yearPat + `\b`), func(m []string, _ int, y *YearRange) {
+		{regexp.MustCompile(`\b(?:(?:published\s+)?(?:between|from)\s+)?` + yearPat + dash + yearPat + `\b`), func(m []string, _ int, y *research.YearRange) {
 			y.From, y.To = atoi(m[1]), atoi(m[2])
 		}},
-		{regexp.MustCompile(`\b(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|fifteen|twenty|a couple of|a few)\s+years?\b`), func(m []string, now int, y *YearRange) {
+		{regexp.MustCompile(`\b(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:last|past|previous|recent)\s+(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|fifteen|twenty|a couple of|a few)\s+years?\b`), func(m []string, now int, y *research.YearRange) {
 			n, ok := numberWords[m[1]]
 			if !ok {
 				n = atoi(m[1])
 			}
 			y.From, y.To = now-n, now
 		}},
-		{regexp.MustCompile(`\b(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:last|past|previous)\s+(decade|year)\b`), func(m []string, now int, y *YearRange) {
+		{regexp.MustCompile(`\b(?:(?:in|over|during|within)\s+)?(?:the\s+)?(?:last|past|previous)\s+(decade|year)\b`), func(m []string, now int, y *research.YearRange) {
 			n := 1
 			if m[1] == "decade" {
 				n = 10
 			}
 			y.From, y.To = now-n, now
 		}},
-		{regexp.MustCompile(`\b(?:(?:in|during)\s+)?(?:the\s+)?((?:19|20)\d)0s\b`), func(m []string, _ int, y *YearRange) {
+		{regexp.MustCompile(`\b(?:(?:in|during)\s+)?(?:the\s+)?((?:19|20)\d)0s\b`), func(m []string, _ int, y *research.YearRange) {
 			y.From = atoi(m[1]) * 10
 			y.To = y.From + 9
 		}},
-		{regexp.MustCompile(`\b(?:published\s+)?(?:since|from|starting(?:\s+in)?|as\s+of)\s+` + yearPat + `\b`), func(m []string, _ int, y *YearRange) { y.From = atoi(m[1]) }},
-		{regexp.MustCompile(`\b(?:published\s+)?(?:after|post)\s+` + yearPat + `\b`), func(m []string, _ int, y *YearRange) { y.From = atoi(m[1]) + 1 }},
-		{regexp.MustCompile(`\b(?:published\s+)?(?:before|prior\s+to|pre)\s+` + yearPat + `\b`), func(m []string, _ int, y *YearRange) { y.To = atoi(m[1]) - 1 }},
-		{regexp.MustCompile(`\b(?:published\s+)?(?:until|till|up\s+to|through|by)\s+` + yearPat + `\b`), func(m []string, _ int, y *YearRange) { y.To = atoi(m[1]) }},
-		{regexp.MustCompile(`\b(?:published\s+)?(?:in|during)\s+` + yearPat + `\b`), func(m []string, _ int, y *YearRange) { y.From, y.To = atoi(m[1]), atoi(m[1]) }},
+		{regexp.MustCompile(`\b(?:published\s+)?(?:since|from|starting(?:\s+in)?|as\s+of)\s+` + yearPat + `\b`), func(m []string, _ int, y *research.YearRange) { y.From = atoi(m[1]) }},
+		{regexp.MustCompile(`\b(?:published\s+)?(?:after|post)\s+` + yearPat + `\b`), func(m []string, _ int, y *research.YearRange) { y.From = atoi(m[1]) + 1 }},
+		{regexp.MustCompile(`\b(?:published\s+)?(?:before|prior\s+to|pre)\s+` + yearPat + `\b`), func(m []string, _ int, y *research.YearRange) { y.To = atoi(m[1]) - 1 }},
+		{regexp.MustCompile(`\b(?:published\s+)?(?:until|till|up\s+to|through|by)\s+` + yearPat + `\b`), func(m []string, _ int, y *research.YearRange) { y.To = atoi(m[1]) }},
+		{regexp.MustCompile(`\b(?:published\s+)?(?:in|during)\s+` + yearPat + `\b`), func(m []string, _ int, y *research.YearRange) { y.From, y.To = atoi(m[1]), atoi(m[1]) }},
 	}
 )
 
@@ -290,8 +287,8 @@ var (
 // 2015" excludes 2015 and "before 2010" excludes 2010; "last 5 years" is the
 // current year and the five before it, whole years being the finest grain
 // sources filter on.
-func yearRange(s string, now time.Time) (string, YearRange) {
-	var y YearRange
+func yearRange(s string, now time.Time) (string, research.YearRange) {
+	var y research.YearRange
 	for _, r := range yearRules {
 		s = replaceAll(r.re, s, func(m []string) { r.apply(m, now.Year(), &y) })
 	}
@@ -318,20 +315,20 @@ var (
 // target or a name ("Vision 2030"), a year after a count word is a number
 // ("more than 2000"), and a synonym-table term ending in a year
 // ("coronavirus disease 2019") is a term.
-func (p *OfflineIntentParser) bareYear(topic, s string, now time.Time) (string, YearRange) {
+func (p *Parser) bareYear(topic, s string, now time.Time) (string, research.YearRange) {
 	m := bareYearAtEnd.FindStringSubmatchIndex(topic)
 	if m == nil {
-		return s, YearRange{}
+		return s, research.YearRange{}
 	}
 	year := atoi(topic[m[2]:m[3]])
 	before := strings.Fields(topic[:m[0]])
 	if year > now.Year() {
-		return s, YearRange{}
+		return s, research.YearRange{}
 	}
 	if len(before) > 0 {
 		prev := strings.TrimRight(before[len(before)-1], ",;")
 		if countWords[strings.ToLower(prev)] || isNumber(prev) || len(before) > 1 && isTitleCase(prev) {
-			return s, YearRange{}
+			return s, research.YearRange{}
 		}
 	}
 	low := strings.ToLower(strings.TrimRight(topic, ") "))
@@ -339,13 +336,13 @@ func (p *OfflineIntentParser) bareYear(topic, s string, now time.Time) (string, 
 		term := strings.Join(tw, " ")
 		if len(tw) > 1 && tw[len(tw)-1] == topic[m[2]:m[3]] && strings.HasSuffix(low, term) &&
 			(len(low) == len(term) || !unicode.IsLetter(rune(low[len(low)-len(term)-1]))) {
-			return s, YearRange{}
+			return s, research.YearRange{}
 		}
 	}
 	if loc := bareYearAtEnd.FindStringIndex(s); loc != nil {
 		s = s[:loc[0]] + " , "
 	}
-	return s, YearRange{From: year, To: year}
+	return s, research.YearRange{From: year, To: year}
 }
 
 // isTitleCase reports whether w starts with an upper-case letter followed
@@ -588,7 +585,7 @@ var fieldRules = []struct {
 // fieldsOfStudy returns up to three fields whose keywords the question uses
 // (a weak keyword counting half, a field needing one whole), most first,
 // table order breaking ties.
-func (p *OfflineIntentParser) fieldsOfStudy(s string) []string {
+func (p *Parser) fieldsOfStudy(s string) []string {
 	type hit struct {
 		field string
 		n     int
@@ -657,7 +654,7 @@ var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+(?:['’.\-][\p{L}\p{N}]+)*|[^\s\p
 // filler and punctuation; each word scores degree/frequency and a phrase
 // the sum of its words. Terms of the synonym table are kept whole even when
 // they contain stop words ("quality of life"), and quoted phrases come first.
-func (p *OfflineIntentParser) concepts(s string, quoted []string, acronyms map[string]bool) []Concept {
+func (p *Parser) concepts(s string, quoted []string, acronyms map[string]bool) []research.Concept {
 	toks := wordRE.FindAllString(s, -1)
 	type cand struct {
 		words     []string
@@ -741,15 +738,15 @@ func (p *OfflineIntentParser) concepts(s string, quoted []string, acronyms map[s
 		}
 		return ranked[i].pos < ranked[j].pos
 	})
-	var out []Concept
+	var out []research.Concept
 	for _, q := range quoted {
-		out = append(out, Concept{Term: q, Synonyms: p.SynonymsOf(q)})
+		out = append(out, research.Concept{Term: q, Synonyms: p.SynonymsOf(q)})
 	}
 	for _, r := range ranked {
 		if len(out) == maxConcepts {
 			break
 		}
-		out = append(out, Concept{Term: r.text, Synonyms: p.SynonymsOf(r.text)})
+		out = append(out, research.Concept{Term: r.text, Synonyms: p.SynonymsOf(r.text)})
 	}
 	return out
 }
@@ -912,7 +909,7 @@ func qualifies(toks []string, start int, words []string) bool {
 
 // tableMatch reports how many tokens at the start of toks spell a synonym
 // table term (the longest one), and that term's lower-case text.
-func (p *OfflineIntentParser) tableMatch(toks []string) (int, string) {
+func (p *Parser) tableMatch(toks []string) (int, string) {
 	for _, tw := range p.terms {
 		if len(tw) > len(toks) {
 			continue
@@ -993,4 +990,26 @@ func sortedKeys(m map[string][]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// CutPhrase reads the phrase a cue such as "more on" or "exclude" points
+// at: up to four words, stopping at a conjunction or comma, without leading
+// question filler and trailing stopwords. The query builder reads the
+// researcher's feedback with it, so a question and feedback are cut alike.
+// keep is how many words the phrase spanned.
+func CutPhrase(words []string) (phrase string, keep int) { return cutPhrase(words) }
+
+// VagueWords are the words that frame a question ("effect", "review") or
+// are too vague to be a concept alone: other skills never read them as
+// content either.
+func VagueWords() []string {
+	out := make([]string, 0, len(questionFiller)+len(genericAlone))
+	for w := range questionFiller {
+		out = append(out, w)
+	}
+	for w := range genericAlone {
+		out = append(out, w)
+	}
+	sort.Strings(out)
+	return out
 }

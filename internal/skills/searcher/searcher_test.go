@@ -1,4 +1,4 @@
-package skills_test
+package searcher_test
 
 import (
 	"context"
@@ -14,51 +14,53 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
 	"quarry/internal/skills/dedup"
+	"quarry/internal/skills/searcher"
+	"quarry/internal/skills/sources"
 )
 
 // fakeSource is a real, tiny Source whose behaviour each test writes.
 type fakeSource struct {
 	name string
-	fn   func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error)
+	fn   func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error)
 }
 
 func (f fakeSource) Name() string { return f.name }
-func (f fakeSource) Search(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+func (f fakeSource) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	return f.fn(ctx, req)
 }
 
 // echoSource returns one paper per call whose title is the query it got.
 func echoSource(name string) fakeSource {
-	return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-		return []skills.RawPaper{{Title: req.Query}}, nil
+	return fakeSource{name: name, fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+		return []research.RawPaper{{Title: req.Query}}, nil
 	}}
 }
 
-func strategy(sources []string, queries ...skills.Query) skills.SearchStrategy {
-	return skills.SearchStrategy{Queries: queries, Sources: sources, MaxResultsPerSource: 10}
+func strategy(sources []string, queries ...research.Query) research.SearchStrategy {
+	return research.SearchStrategy{Queries: queries, Sources: sources, MaxResultsPerSource: 10}
 }
 
-func q(text string) skills.Query { return skills.Query{Text: text} }
+func q(text string) research.Query { return research.Query{Text: text} }
 
 // recorder collects events; OnEvent calls are serialised by the searcher,
 // the mutex only protects reads from the test goroutine.
 type recorder struct {
 	mu     sync.Mutex
-	events []skills.Event
+	events []searcher.Event
 }
 
-func (r *recorder) on(e skills.Event) {
+func (r *recorder) on(e searcher.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
 }
 
-func (r *recorder) forSource(name string) []skills.Event {
+func (r *recorder) forSource(name string) []searcher.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []skills.Event
+	var out []searcher.Event
 	for _, e := range r.events {
 		if e.Source == name {
 			out = append(out, e)
@@ -67,9 +69,9 @@ func (r *recorder) forSource(name string) []skills.Event {
 	return out
 }
 
-func newSearcher(t *testing.T, opts skills.SearcherOptions, sources ...skills.Source) *skills.SourceSearcher {
+func newSearcher(t *testing.T, opts searcher.Options, sources ...sources.Source) *searcher.Searcher {
 	t.Helper()
-	s, err := skills.NewSearcher(sources, opts)
+	s, err := searcher.New(sources, opts)
 	require.NoError(t, err)
 	return s
 }
@@ -77,32 +79,32 @@ func newSearcher(t *testing.T, opts skills.SearcherOptions, sources ...skills.So
 func TestSearcherQueriesRanksAndIDs(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	got := map[string]skills.SourceRequest{}
-	ranked := fakeSource{name: skills.SourceOpenAlex, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	got := map[string]sources.SourceRequest{}
+	ranked := fakeSource{name: research.SourceOpenAlex, fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 		mu.Lock()
 		got[req.Query] = req
 		mu.Unlock()
-		return []skills.RawPaper{
+		return []research.RawPaper{
 			{Title: req.Query + " one", DOI: "https://doi.org/10.1000/" + strings.ReplaceAll(req.Query, " ", "-")},
 			{Title: req.Query + " two", Year: 2020, Authors: []string{"Ada Lovelace"}},
 		}, nil
 	}}
-	s := newSearcher(t, skills.SearcherOptions{}, ranked, echoSource(skills.SourceArxiv))
-	st := strategy([]string{skills.SourceArxiv, skills.SourceOpenAlex},
-		skills.Query{Text: "sleep memory", PerSource: map[string]string{skills.SourceOpenAlex: "sleep AND memory", skills.SourceCrossref: "other"}},
+	s := newSearcher(t, searcher.Options{}, ranked, echoSource(research.SourceArxiv))
+	st := strategy([]string{research.SourceArxiv, research.SourceOpenAlex},
+		research.Query{Text: "sleep memory", PerSource: map[string]string{research.SourceOpenAlex: "sleep AND memory", research.SourceCrossref: "other"}},
 		q("dream recall"),
 	)
-	st.YearRange = skills.YearRange{From: 2015, To: 2021}
-	st.Filters = skills.Filters{ExcludeTerms: []string{"mice"}}
+	st.YearRange = research.YearRange{From: 2015, To: 2021}
+	st.Filters = research.Filters{ExcludeTerms: []string{"mice"}}
 
 	res, err := s.Search(context.Background(), st)
 	require.NoError(t, err)
 
-	require.Equal(t, skills.SourceResult{Count: 4, Queries: []string{"sleep AND memory", "dream recall"},
-		QueryResults: []skills.QueryResult{{Count: 2}, {Count: 2}}}, res.Sources[skills.SourceOpenAlex])
-	require.Equal(t, skills.SourceResult{Count: 2, Queries: []string{"sleep memory", "dream recall"},
-		QueryResults: []skills.QueryResult{{Count: 1}, {Count: 1}}}, res.Sources[skills.SourceArxiv])
-	require.Equal(t, skills.SourceRequest{Query: "sleep AND memory", YearRange: st.YearRange, MaxResults: 10, Filters: st.Filters}, got["sleep AND memory"])
+	require.Equal(t, research.SourceResult{Count: 4, Queries: []string{"sleep AND memory", "dream recall"},
+		QueryResults: []research.QueryResult{{Count: 2}, {Count: 2}}}, res.Sources[research.SourceOpenAlex])
+	require.Equal(t, research.SourceResult{Count: 2, Queries: []string{"sleep memory", "dream recall"},
+		QueryResults: []research.QueryResult{{Count: 1}, {Count: 1}}}, res.Sources[research.SourceArxiv])
+	require.Equal(t, sources.SourceRequest{Query: "sleep AND memory", YearRange: st.YearRange, MaxResults: 10, Filters: st.Filters}, got["sleep AND memory"])
 
 	type row struct {
 		Source, Title string
@@ -111,15 +113,15 @@ func TestSearcherQueriesRanksAndIDs(t *testing.T) {
 	var rows []row
 	for _, p := range res.Papers {
 		rows = append(rows, row{p.Source, p.Title, p.Rank})
-		require.Equal(t, skills.StableID(p), p.ID)
+		require.Equal(t, research.StableID(p), p.ID)
 	}
 	require.Equal(t, []row{
-		{skills.SourceArxiv, "sleep memory", 1},
-		{skills.SourceArxiv, "dream recall", 1},
-		{skills.SourceOpenAlex, "sleep AND memory one", 1},
-		{skills.SourceOpenAlex, "sleep AND memory two", 2},
-		{skills.SourceOpenAlex, "dream recall one", 1},
-		{skills.SourceOpenAlex, "dream recall two", 2},
+		{research.SourceArxiv, "sleep memory", 1},
+		{research.SourceArxiv, "dream recall", 1},
+		{research.SourceOpenAlex, "sleep AND memory one", 1},
+		{research.SourceOpenAlex, "sleep AND memory two", 2},
+		{research.SourceOpenAlex, "dream recall one", 1},
+		{research.SourceOpenAlex, "dream recall two", 2},
 	}, rows)
 	require.Equal(t, "doi:10.1000/sleep-and-memory", res.Papers[2].ID)
 }
@@ -127,33 +129,33 @@ func TestSearcherQueriesRanksAndIDs(t *testing.T) {
 func TestSearcherSkipsQueriesRenderedToNothing(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int32
-	counting := fakeSource{name: "pubmed", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	counting := fakeSource{name: "pubmed", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 		calls.Add(1)
-		return []skills.RawPaper{{Title: req.Query}}, nil
+		return []research.RawPaper{{Title: req.Query}}, nil
 	}}
 	rec := &recorder{}
-	s := newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, counting, echoSource("arxiv"))
+	s := newSearcher(t, searcher.Options{OnEvent: rec.on}, counting, echoSource("arxiv"))
 	res, err := s.Search(context.Background(), strategy([]string{"pubmed", "arxiv"},
-		skills.Query{Text: "!!", PerSource: map[string]string{"pubmed": "", "arxiv": ""}},
-		skills.Query{Text: "ok", PerSource: map[string]string{"arxiv": ""}},
+		research.Query{Text: "!!", PerSource: map[string]string{"pubmed": "", "arxiv": ""}},
+		research.Query{Text: "ok", PerSource: map[string]string{"arxiv": ""}},
 	))
 	require.NoError(t, err)
 	require.Equal(t, int32(1), calls.Load())
-	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"", "ok"}, QueryResults: []skills.QueryResult{{}, {Count: 1}}}, res.Sources["pubmed"])
-	require.Equal(t, skills.SourceResult{Queries: []string{"", ""}, QueryResults: []skills.QueryResult{{}, {}}}, res.Sources["arxiv"])
-	require.Equal(t, []skills.Event{{Source: "arxiv", Kind: skills.EventDone}}, rec.forSource("arxiv"))
+	require.Equal(t, research.SourceResult{Count: 1, Queries: []string{"", "ok"}, QueryResults: []research.QueryResult{{}, {Count: 1}}}, res.Sources["pubmed"])
+	require.Equal(t, research.SourceResult{Queries: []string{"", ""}, QueryResults: []research.QueryResult{{}, {}}}, res.Sources["arxiv"])
+	require.Equal(t, []searcher.Event{{Source: "arxiv", Kind: searcher.EventDone}}, rec.forSource("arxiv"))
 }
 
 func TestSearcherKeepsSourceRankAndCapsResults(t *testing.T) {
 	t.Parallel()
-	many := fakeSource{name: "local", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-		var out []skills.RawPaper
+	many := fakeSource{name: "local", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+		var out []research.RawPaper
 		for i := range 5 {
-			out = append(out, skills.RawPaper{Title: fmt.Sprint("p", i), Rank: 10 + i})
+			out = append(out, research.RawPaper{Title: fmt.Sprint("p", i), Rank: 10 + i})
 		}
 		return out, nil
 	}}
-	s := newSearcher(t, skills.SearcherOptions{}, many)
+	s := newSearcher(t, searcher.Options{}, many)
 	st := strategy([]string{"local"}, q("x"))
 	st.MaxResultsPerSource = 3
 	res, err := s.Search(context.Background(), st)
@@ -184,11 +186,11 @@ func TestSearcherRunsSourcesInParallel(t *testing.T) {
 			allHere := make(chan struct{})
 			go func() { arrived.Wait(); close(allHere) }()
 			barrier := func(name string) fakeSource {
-				return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+				return fakeSource{name: name, fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 					arrived.Done()
 					select {
 					case <-allHere:
-						return []skills.RawPaper{{Title: name}}, nil
+						return []research.RawPaper{{Title: name}}, nil
 					case <-ctx.Done():
 						return nil, ctx.Err()
 					}
@@ -198,7 +200,7 @@ func TestSearcherRunsSourcesInParallel(t *testing.T) {
 			if tt.wantErr {
 				timeout = 50 * time.Millisecond
 			}
-			s := newSearcher(t, skills.SearcherOptions{Timeout: timeout, Concurrency: tt.concurrency}, barrier("a"), barrier("b"))
+			s := newSearcher(t, searcher.Options{Timeout: timeout, Concurrency: tt.concurrency}, barrier("a"), barrier("b"))
 			res, err := s.Search(context.Background(), strategy([]string{"a", "b"}, q("x")))
 			require.NoError(t, err)
 			failed := res.Sources["a"].Error != "" || res.Sources["b"].Error != ""
@@ -211,7 +213,7 @@ func TestSearcherBoundsConcurrency(t *testing.T) {
 	t.Parallel()
 	var inflight, peak atomic.Int32
 	slow := func(name string) fakeSource {
-		return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		return fakeSource{name: name, fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 			n := inflight.Add(1)
 			defer inflight.Add(-1)
 			for {
@@ -221,10 +223,10 @@ func TestSearcherBoundsConcurrency(t *testing.T) {
 				}
 			}
 			time.Sleep(5 * time.Millisecond) // only to give calls a chance to overlap
-			return []skills.RawPaper{{Title: req.Query}}, nil
+			return []research.RawPaper{{Title: req.Query}}, nil
 		}}
 	}
-	s := newSearcher(t, skills.SearcherOptions{Concurrency: 2}, slow("a"), slow("b"), slow("c"))
+	s := newSearcher(t, searcher.Options{Concurrency: 2}, slow("a"), slow("b"), slow("c"))
 	res, err := s.Search(context.Background(), strategy([]string{"a", "b", "c"}, q("x"), q("y"), q("z")))
 	require.NoError(t, err)
 	require.Len(t, res.Papers, 9)
@@ -235,59 +237,59 @@ func TestSearcherRecordsFailuresPerSource(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	sources := []skills.Source{
+	sources := []sources.Source{
 		echoSource("good"),
-		fakeSource{name: "broken", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		fakeSource{name: "broken", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 			return nil, fault.Errorf(fault.EUnauthorized, "bad api key")
 		}},
-		fakeSource{name: "slow", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		fakeSource{name: "slow", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}},
-		fakeSource{name: "deaf", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		fakeSource{name: "deaf", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 			<-release // ignores its context entirely
 			return nil, nil
 		}},
-		fakeSource{name: "panics", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		fakeSource{name: "panics", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 			panic("nil map")
 		}},
 	}
 	rec := &recorder{}
-	s := newSearcher(t, skills.SearcherOptions{Timeout: 50 * time.Millisecond, OnEvent: rec.on}, sources...)
+	s := newSearcher(t, searcher.Options{Timeout: 50 * time.Millisecond, OnEvent: rec.on}, sources...)
 	res, err := s.Search(context.Background(), strategy([]string{"good", "broken", "slow", "deaf", "panics", "nowhere"}, q("x")))
 	require.NoError(t, err)
 
 	require.Len(t, res.Papers, 1)
 	require.Equal(t, "good", res.Papers[0].Source)
-	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"x"}, QueryResults: []skills.QueryResult{{Count: 1}}}, res.Sources["good"])
+	require.Equal(t, research.SourceResult{Count: 1, Queries: []string{"x"}, QueryResults: []research.QueryResult{{Count: 1}}}, res.Sources["good"])
 	require.Equal(t, "unauthorized: bad api key", res.Sources["broken"].Error)
 	require.Contains(t, res.Sources["slow"].Error, "timed out after 50ms")
 	require.Contains(t, res.Sources["deaf"].Error, "timed out after 50ms")
 	require.Contains(t, res.Sources["panics"].Error, "source panicked: nil map")
-	require.Equal(t, skills.SourceResult{Error: `source "nowhere" is not configured`}, res.Sources["nowhere"])
+	require.Equal(t, research.SourceResult{Error: `source "nowhere" is not configured`}, res.Sources["nowhere"])
 
-	require.Equal(t, []skills.Event{{Source: "good", Kind: skills.EventStart}, {Source: "good", Kind: skills.EventDone, Count: 1}}, rec.forSource("good"))
-	require.Equal(t, []skills.Event{{Source: "broken", Kind: skills.EventStart}, {Source: "broken", Kind: skills.EventError, Error: "unauthorized: bad api key"}}, rec.forSource("broken"))
-	require.Equal(t, []skills.Event{{Source: "nowhere", Kind: skills.EventError, Error: `source "nowhere" is not configured`}}, rec.forSource("nowhere"))
+	require.Equal(t, []searcher.Event{{Source: "good", Kind: searcher.EventStart}, {Source: "good", Kind: searcher.EventDone, Count: 1}}, rec.forSource("good"))
+	require.Equal(t, []searcher.Event{{Source: "broken", Kind: searcher.EventStart}, {Source: "broken", Kind: searcher.EventError, Error: "unauthorized: bad api key"}}, rec.forSource("broken"))
+	require.Equal(t, []searcher.Event{{Source: "nowhere", Kind: searcher.EventError, Error: `source "nowhere" is not configured`}}, rec.forSource("nowhere"))
 }
 
 func TestSearcherOneFailingQueryKeepsTheOthers(t *testing.T) {
 	t.Parallel()
-	flaky := fakeSource{name: "crossref", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	flaky := fakeSource{name: "crossref", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 		if req.Query == "bad" {
 			return nil, errors.New("boom")
 		}
-		return []skills.RawPaper{{Title: req.Query}}, nil
+		return []research.RawPaper{{Title: req.Query}}, nil
 	}}
 	rec := &recorder{}
-	s := newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, flaky)
+	s := newSearcher(t, searcher.Options{OnEvent: rec.on}, flaky)
 	res, err := s.Search(context.Background(), strategy([]string{"crossref"}, q("good"), q("bad"), q("also good")))
 	require.NoError(t, err)
-	require.Equal(t, skills.SourceResult{Count: 2, Error: "query 2: boom", Queries: []string{"good", "bad", "also good"},
-		QueryResults: []skills.QueryResult{{Count: 1}, {Error: "boom"}, {Count: 1}}}, res.Sources["crossref"])
+	require.Equal(t, research.SourceResult{Count: 2, Error: "query 2: boom", Queries: []string{"good", "bad", "also good"},
+		QueryResults: []research.QueryResult{{Count: 1}, {Error: "boom"}, {Count: 1}}}, res.Sources["crossref"])
 	events := rec.forSource("crossref")
 	require.Len(t, events, 2)
-	require.Equal(t, skills.Event{Source: "crossref", Kind: skills.EventError, Count: 2, Error: "boom"}, events[1])
+	require.Equal(t, searcher.Event{Source: "crossref", Kind: searcher.EventError, Count: 2, Error: "boom"}, events[1])
 }
 
 // TestSearcherProgressCountsMergedRecords: two queries of one source that
@@ -295,29 +297,29 @@ func TestSearcherOneFailingQueryKeepsTheOthers(t *testing.T) {
 // source's "N found" does afterwards, while each query keeps its own count.
 func TestSearcherProgressCountsMergedRecords(t *testing.T) {
 	t.Parallel()
-	src := fakeSource{name: "openalex", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-		return []skills.RawPaper{{Title: "Shared paper", DOI: "10.1/shared"}, {Title: "Only " + req.Query}}, nil
+	src := fakeSource{name: "openalex", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+		return []research.RawPaper{{Title: "Shared paper", DOI: "10.1/shared"}, {Title: "Only " + req.Query}}, nil
 	}}
 	rec := &recorder{}
-	s := newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, src)
+	s := newSearcher(t, searcher.Options{OnEvent: rec.on}, src)
 	res, err := s.Search(context.Background(), strategy([]string{"openalex"}, q("one"), q("two")))
 	require.NoError(t, err)
 	require.Equal(t, 3, res.Sources["openalex"].Count)
-	require.Equal(t, []skills.QueryResult{{Count: 2}, {Count: 2}}, res.Sources["openalex"].QueryResults)
-	require.Equal(t, []skills.Event{{Source: "openalex", Kind: skills.EventStart}, {Source: "openalex", Kind: skills.EventDone, Count: 3}}, rec.forSource("openalex"))
+	require.Equal(t, []research.QueryResult{{Count: 2}, {Count: 2}}, res.Sources["openalex"].QueryResults)
+	require.Equal(t, []searcher.Event{{Source: "openalex", Kind: searcher.EventStart}, {Source: "openalex", Kind: searcher.EventDone, Count: 3}}, rec.forSource("openalex"))
 }
 
 func TestSearcherCancellation(t *testing.T) {
 	t.Parallel()
 	started := make(chan struct{}, 10)
 	blocking := func(name string) fakeSource {
-		return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		return fakeSource{name: name, fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 			started <- struct{}{}
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}}
 	}
-	s := newSearcher(t, skills.SearcherOptions{Timeout: time.Hour, Concurrency: 1}, blocking("a"), blocking("b"))
+	s := newSearcher(t, searcher.Options{Timeout: time.Hour, Concurrency: 1}, blocking("a"), blocking("b"))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	res, err := s.Search(ctx, strategy([]string{"a", "b"}, q("x"), q("y")))
@@ -331,8 +333,8 @@ func TestSearcherCancellation(t *testing.T) {
 
 func TestSearcherRejectsInvalidStrategy(t *testing.T) {
 	t.Parallel()
-	s := newSearcher(t, skills.SearcherOptions{}, echoSource("a"))
-	_, err := s.Search(context.Background(), skills.SearchStrategy{Sources: []string{"a"}, MaxResultsPerSource: 10})
+	s := newSearcher(t, searcher.Options{}, echoSource("a"))
+	_, err := s.Search(context.Background(), research.SearchStrategy{Sources: []string{"a"}, MaxResultsPerSource: 10})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
 
@@ -340,20 +342,20 @@ func TestNewSearcher(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		sources  []skills.Source
+		sources  []sources.Source
 		wantCode string
 		want     []string
 	}{
-		{"OK", []skills.Source{echoSource("b"), echoSource("a")}, "", []string{"b", "a"}},
+		{"OK", []sources.Source{echoSource("b"), echoSource("a")}, "", []string{"b", "a"}},
 		{"None", nil, "", nil},
-		{"Duplicate", []skills.Source{echoSource("a"), echoSource("a")}, fault.EInvalid, nil},
-		{"Unnamed", []skills.Source{echoSource(" ")}, fault.EInvalid, nil},
-		{"Nil", []skills.Source{nil}, fault.EInvalid, nil},
+		{"Duplicate", []sources.Source{echoSource("a"), echoSource("a")}, fault.EInvalid, nil},
+		{"Unnamed", []sources.Source{echoSource(" ")}, fault.EInvalid, nil},
+		{"Nil", []sources.Source{nil}, fault.EInvalid, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := skills.NewSearcher(tt.sources, skills.SearcherOptions{})
+			s, err := searcher.New(tt.sources, searcher.Options{})
 			require.Equal(t, tt.wantCode, fault.ErrorCode(err))
 			if err == nil {
 				require.Equal(t, tt.want, s.Names())
@@ -364,11 +366,11 @@ func TestNewSearcher(t *testing.T) {
 
 func TestSearcherKeepsARecordOncePerSource(t *testing.T) {
 	t.Parallel()
-	both := []skills.RawPaper{{Title: "Raft consensus", DOI: "10.1/raft", Year: 2014}, {Title: "Paxos made simple", Year: 2001}}
-	src := fakeSource{name: "local", fn: func(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+	both := []research.RawPaper{{Title: "Raft consensus", DOI: "10.1/raft", Year: 2014}, {Title: "Paxos made simple", Year: 2001}}
+	src := fakeSource{name: "local", fn: func(context.Context, sources.SourceRequest) ([]research.RawPaper, error) {
 		return both, nil
 	}}
-	s, err := skills.NewSearcher([]skills.Source{src}, skills.SearcherOptions{})
+	s, err := searcher.New([]sources.Source{src}, searcher.Options{})
 	require.NoError(t, err)
 	res, err := s.Search(context.Background(), strategy([]string{"local"}, q("raft"), q("consensus")))
 	require.NoError(t, err)
@@ -383,26 +385,26 @@ func TestSearcherKeepsARecordOncePerSource(t *testing.T) {
 // total was kept, and the report printed it on every query's row.
 func TestSearcherRecordsEachQuerysOwnResult(t *testing.T) {
 	t.Parallel()
-	paper := func(id string) skills.RawPaper { return skills.RawPaper{Title: "Paper " + id, DOI: "10.1/" + id} }
-	src := fakeSource{name: "local", fn: func(_ context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	paper := func(id string) research.RawPaper { return research.RawPaper{Title: "Paper " + id, DOI: "10.1/" + id} }
+	src := fakeSource{name: "local", fn: func(_ context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 		switch req.Query {
 		case "narrow":
-			return []skills.RawPaper{paper("a")}, nil
+			return []research.RawPaper{paper("a")}, nil
 		case "broad":
-			return []skills.RawPaper{paper("a"), paper("b"), paper("c")}, nil
+			return []research.RawPaper{paper("a"), paper("b"), paper("c")}, nil
 		case "partial":
-			return []skills.RawPaper{paper("c"), paper("d")}, errors.New("page 2 failed")
+			return []research.RawPaper{paper("c"), paper("d")}, errors.New("page 2 failed")
 		case "altered":
-			return []skills.RawPaper{paper("e")}, &skills.Warning{Message: "left out: zzz"}
+			return []research.RawPaper{paper("e")}, &sources.Warning{Message: "left out: zzz"}
 		}
 		return nil, errors.New("boom")
 	}}
-	s := newSearcher(t, skills.SearcherOptions{}, src)
+	s := newSearcher(t, searcher.Options{}, src)
 	res, err := s.Search(context.Background(), strategy([]string{"local"}, q("narrow"), q("broad"), q("partial"), q("altered"), q("failing")))
 	require.NoError(t, err)
 	sr := res.Sources["local"]
 	require.Equal(t, 5, sr.Count, "a, b, c, d, e: each once although two queries returned a and c")
-	require.Equal(t, []skills.QueryResult{
+	require.Equal(t, []research.QueryResult{
 		{Count: 1},
 		{Count: 3},
 		{Count: 2, Error: "page 2 failed"},
@@ -423,14 +425,14 @@ func TestSearcherRecordsEachQuerysOwnResult(t *testing.T) {
 // under unique IDs, and the deduplicator marks them related.
 func TestSearcherKeepsWorksThatShareADOI(t *testing.T) {
 	t.Parallel()
-	chapters := []skills.RawPaper{
+	chapters := []research.RawPaper{
 		{Title: "Sleep and memory consolidation", DOI: "10.1007/978-3-319-12345-6", Year: 2016, Authors: []string{"Rasch, B."}},
 		{Title: "Circadian rhythms in shift workers", DOI: "10.1007/978-3-319-12345-6", Year: 2016, Authors: []string{"Folkard, S."}},
 	}
-	src := fakeSource{name: "serpapi_scholar", fn: func(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
+	src := fakeSource{name: "serpapi_scholar", fn: func(context.Context, sources.SourceRequest) ([]research.RawPaper, error) {
 		return chapters, nil
 	}}
-	s, err := skills.NewSearcher([]skills.Source{src}, skills.SearcherOptions{})
+	s, err := searcher.New([]sources.Source{src}, searcher.Options{})
 	require.NoError(t, err)
 	res, err := s.Search(context.Background(), strategy([]string{"serpapi_scholar"}, q("sleep"), q("memory")))
 	require.NoError(t, err)
@@ -449,10 +451,10 @@ func TestSearcherKeepsWorksThatShareADOI(t *testing.T) {
 // neither the papers nor the error is lost.
 func TestSearcherKeepsPapersReturnedWithAnError(t *testing.T) {
 	t.Parallel()
-	src := fakeSource{name: "crossref", fn: func(context.Context, skills.SourceRequest) ([]skills.RawPaper, error) {
-		return []skills.RawPaper{{Title: "Sleep spindles", DOI: "10.1/s"}}, errors.New("page 2 failed")
+	src := fakeSource{name: "crossref", fn: func(context.Context, sources.SourceRequest) ([]research.RawPaper, error) {
+		return []research.RawPaper{{Title: "Sleep spindles", DOI: "10.1/s"}}, errors.New("page 2 failed")
 	}}
-	s := newSearcher(t, skills.SearcherOptions{}, src)
+	s := newSearcher(t, searcher.Options{}, src)
 	res, err := s.Search(context.Background(), strategy([]string{"crossref"}, q("sleep")))
 	require.NoError(t, err)
 	require.Len(t, res.Papers, 1)
@@ -467,32 +469,32 @@ func TestSearcherKeepsPapersReturnedWithAnError(t *testing.T) {
 // query still goes to Error.
 func TestSearcherRecordsWarningsApart(t *testing.T) {
 	t.Parallel()
-	src := fakeSource{name: "pubmed", fn: func(_ context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+	src := fakeSource{name: "pubmed", fn: func(_ context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 		switch req.Query {
 		case "bad":
 			return nil, errors.New("boom")
 		case "sleep zzz":
-			return []skills.RawPaper{{Title: "Sleep spindles", PMID: "1"}, {Title: "Naps", PMID: "2"}},
-				&skills.Warning{Message: "PubMed did not run the query as written", Err: errors.New("terms not found, left out: zzz")}
+			return []research.RawPaper{{Title: "Sleep spindles", PMID: "1"}, {Title: "Naps", PMID: "2"}},
+				&sources.Warning{Message: "PubMed did not run the query as written", Err: errors.New("terms not found, left out: zzz")}
 		}
-		return []skills.RawPaper{{Title: req.Query, PMID: "3"}}, nil
+		return []research.RawPaper{{Title: req.Query, PMID: "3"}}, nil
 	}}
 	rec := &recorder{}
-	s := newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, src)
+	s := newSearcher(t, searcher.Options{OnEvent: rec.on}, src)
 
 	st := strategy([]string{"pubmed"}, q("sleep zzz"))
 	st.MaxResultsPerSource = 1
 	res, err := s.Search(context.Background(), st)
 	require.NoError(t, err)
 	require.Len(t, res.Papers, 1, "the cap holds for papers that come with a warning")
-	require.Equal(t, skills.SourceResult{Count: 1, Warnings: []string{"PubMed did not run the query as written: terms not found, left out: zzz"},
-		Queries: []string{"sleep zzz"}, QueryResults: []skills.QueryResult{{Count: 1, Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}}},
+	require.Equal(t, research.SourceResult{Count: 1, Warnings: []string{"PubMed did not run the query as written: terms not found, left out: zzz"},
+		Queries: []string{"sleep zzz"}, QueryResults: []research.QueryResult{{Count: 1, Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}}},
 		res.Sources["pubmed"])
-	require.Equal(t, skills.Event{Source: "pubmed", Kind: skills.EventDone, Count: 1,
+	require.Equal(t, searcher.Event{Source: "pubmed", Kind: searcher.EventDone, Count: 1,
 		Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}, rec.forSource("pubmed")[1])
 
 	rec = &recorder{}
-	s = newSearcher(t, skills.SearcherOptions{OnEvent: rec.on}, src)
+	s = newSearcher(t, searcher.Options{OnEvent: rec.on}, src)
 	res, err = s.Search(context.Background(), strategy([]string{"pubmed"}, q("sleep zzz"), q("bad"), q("ok")))
 	require.NoError(t, err)
 	sr := res.Sources["pubmed"]
@@ -500,7 +502,7 @@ func TestSearcherRecordsWarningsApart(t *testing.T) {
 	require.Equal(t, "query 2: boom", sr.Error)
 	require.Equal(t, []string{"query 1: PubMed did not run the query as written: terms not found, left out: zzz"}, sr.Warnings)
 	events := rec.forSource("pubmed")
-	require.Equal(t, skills.EventError, events[len(events)-1].Kind)
+	require.Equal(t, searcher.EventError, events[len(events)-1].Kind)
 	require.Equal(t, "boom", events[len(events)-1].Error)
 }
 
@@ -512,8 +514,8 @@ func TestSearcherTimeoutSkipsWaitsForTurn(t *testing.T) {
 	t.Parallel()
 	const timeout = 60 * time.Millisecond
 	queued := func(name string, wait, work time.Duration) fakeSource {
-		return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-			turn := skills.WaitingForTurn(ctx)
+		return fakeSource{name: name, fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+			turn := sources.WaitingForTurn(ctx)
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
@@ -522,7 +524,7 @@ func TestSearcherTimeoutSkipsWaitsForTurn(t *testing.T) {
 			}
 			turn()
 			turn() // a second call does nothing
-			left, ok := skills.CallTimeLeft(ctx)
+			left, ok := sources.CallTimeLeft(ctx)
 			if !ok || left <= timeout/2 {
 				return nil, fmt.Errorf("time left after the wait: %s, %v", left, ok)
 			}
@@ -531,21 +533,21 @@ func TestSearcherTimeoutSkipsWaitsForTurn(t *testing.T) {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			return []skills.RawPaper{{Title: name}}, nil
+			return []research.RawPaper{{Title: name}}, nil
 		}}
 	}
-	s := newSearcher(t, skills.SearcherOptions{Timeout: timeout},
+	s := newSearcher(t, searcher.Options{Timeout: timeout},
 		queued("queued", 4*timeout, time.Millisecond), queued("slow", time.Millisecond, 4*timeout))
 	res, err := s.Search(context.Background(), strategy([]string{"queued", "slow"}, q("x")))
 	require.NoError(t, err)
-	require.Equal(t, skills.SourceResult{Count: 1, Queries: []string{"x"}, QueryResults: []skills.QueryResult{{Count: 1}}}, res.Sources["queued"],
+	require.Equal(t, research.SourceResult{Count: 1, Queries: []string{"x"}, QueryResults: []research.QueryResult{{Count: 1}}}, res.Sources["queued"],
 		"a long wait for a turn is not a timeout")
 	require.Contains(t, res.Sources["slow"].Error, "timed out after 60ms")
 
-	left, ok := skills.CallTimeLeft(context.Background())
+	left, ok := sources.CallTimeLeft(context.Background())
 	require.False(t, ok, "outside a searcher call")
 	require.Zero(t, left)
-	skills.WaitingForTurn(context.Background())() // outside a call: does nothing
+	sources.WaitingForTurn(context.Background())() // outside a call: does nothing
 }
 
 // TestSearcherCancelStopsAWaitForTurn: the wait for a turn is bounded by
@@ -553,13 +555,13 @@ func TestSearcherTimeoutSkipsWaitsForTurn(t *testing.T) {
 func TestSearcherCancelStopsAWaitForTurn(t *testing.T) {
 	t.Parallel()
 	waiting := make(chan struct{})
-	src := fakeSource{name: "arxiv", fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-		defer skills.WaitingForTurn(ctx)()
+	src := fakeSource{name: "arxiv", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+		defer sources.WaitingForTurn(ctx)()
 		close(waiting)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}
-	s := newSearcher(t, skills.SearcherOptions{Timeout: time.Hour}, src)
+	s := newSearcher(t, searcher.Options{Timeout: time.Hour}, src)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-waiting; cancel() }()
 	res, err := s.Search(ctx, strategy([]string{"arxiv"}, q("x")))
@@ -578,7 +580,7 @@ func TestSearcherCancelRecordsOnlyWhatWasSent(t *testing.T) {
 	started := map[string]string{} // source → the query it was sent
 	ready := make(chan struct{}, 10)
 	blocking := func(name string) fakeSource {
-		return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
+		return fakeSource{name: name, fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 			mu.Lock()
 			started[name] = req.Query
 			mu.Unlock()
@@ -587,7 +589,7 @@ func TestSearcherCancelRecordsOnlyWhatWasSent(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 	}
-	s := newSearcher(t, skills.SearcherOptions{Timeout: time.Hour, Concurrency: 1}, blocking("a"), blocking("b"))
+	s := newSearcher(t, searcher.Options{Timeout: time.Hour, Concurrency: 1}, blocking("a"), blocking("b"))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-ready; cancel() }()
 	res, err := s.Search(ctx, strategy([]string{"a", "b"}, q("x"), q("y")))
@@ -598,17 +600,17 @@ func TestSearcherCancelRecordsOnlyWhatWasSent(t *testing.T) {
 	for _, name := range []string{"a", "b"} {
 		sent, ok := started[name]
 		if !ok {
-			require.Equal(t, skills.SourceResult{Error: "internal: search cancelled before any query was sent: context canceled"}, res.Sources[name], name)
+			require.Equal(t, research.SourceResult{Error: "internal: search cancelled before any query was sent: context canceled"}, res.Sources[name], name)
 			continue
 		}
-		want := skills.SourceResult{Queries: []string{"x", ""},
+		want := research.SourceResult{Queries: []string{"x", ""},
 			Error: "query 1: internal: search cancelled: context canceled; query 2: internal: search cancelled before it was sent: context canceled",
-			QueryResults: []skills.QueryResult{{Error: "internal: search cancelled: context canceled"},
+			QueryResults: []research.QueryResult{{Error: "internal: search cancelled: context canceled"},
 				{Error: "internal: search cancelled before it was sent: context canceled"}}}
 		if sent == "y" {
-			want = skills.SourceResult{Queries: []string{"", "y"},
+			want = research.SourceResult{Queries: []string{"", "y"},
 				Error: "query 1: internal: search cancelled before it was sent: context canceled; query 2: internal: search cancelled: context canceled",
-				QueryResults: []skills.QueryResult{{Error: "internal: search cancelled before it was sent: context canceled"},
+				QueryResults: []research.QueryResult{{Error: "internal: search cancelled before it was sent: context canceled"},
 					{Error: "internal: search cancelled: context canceled"}}}
 		}
 		require.Equal(t, want, res.Sources[name], name)
@@ -625,8 +627,8 @@ func TestSearcherCancelRecordsQueuedCallsAsNotSent(t *testing.T) {
 	var inPlace sync.WaitGroup
 	inPlace.Add(4)
 	src := func(name string) fakeSource {
-		return fakeSource{name: name, fn: func(ctx context.Context, req skills.SourceRequest) ([]skills.RawPaper, error) {
-			turn := skills.WaitingForTurn(ctx)
+		return fakeSource{name: name, fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+			turn := sources.WaitingForTurn(ctx)
 			if req.Query == "turned" {
 				turn() // its turn came: the request leaves
 			}
@@ -636,16 +638,16 @@ func TestSearcherCancelRecordsQueuedCallsAsNotSent(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 	}
-	s := newSearcher(t, skills.SearcherOptions{Timeout: time.Hour}, src("one"), src("two"))
+	s := newSearcher(t, searcher.Options{Timeout: time.Hour}, src("one"), src("two"))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { inPlace.Wait(); cancel() }()
 	st := strategy([]string{"one", "two"}, q("turned"), q("queued"))
 	st.Queries[0].PerSource = map[string]string{"two": "queued"}
 	res, err := s.Search(ctx, st)
 	require.ErrorIs(t, err, context.Canceled)
-	require.Equal(t, skills.SourceResult{Queries: []string{"turned", ""},
+	require.Equal(t, research.SourceResult{Queries: []string{"turned", ""},
 		Error: "query 1: internal: search cancelled: context canceled; query 2: internal: search cancelled before it was sent: context canceled",
-		QueryResults: []skills.QueryResult{{Error: "internal: search cancelled: context canceled"},
+		QueryResults: []research.QueryResult{{Error: "internal: search cancelled: context canceled"},
 			{Error: "internal: search cancelled before it was sent: context canceled"}}}, res.Sources["one"])
-	require.Equal(t, skills.SourceResult{Error: "internal: search cancelled before any query was sent: context canceled"}, res.Sources["two"])
+	require.Equal(t, research.SourceResult{Error: "internal: search cancelled before any query was sent: context canceled"}, res.Sources["two"])
 }

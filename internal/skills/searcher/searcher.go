@@ -1,106 +1,18 @@
-package skills
+package searcher
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"quarry/internal/fault"
+	"quarry/internal/research"
+	"quarry/internal/skills"
+	"quarry/internal/skills/sources"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
-
-// Source names, as strategies list them and SearchResult.Sources reports
-// them. They are constants so the query renderers, the sources and the UI
-// cannot drift apart on a spelling.
-const (
-	SourceLocal           = "local"
-	SourceOpenAlex        = "openalex"
-	SourceSemanticScholar = "semantic_scholar"
-	SourceArxiv           = "arxiv"
-	SourceCrossref        = "crossref"
-	SourcePubMed          = "pubmed"
-	SourceSerpAPIScholar  = "serpapi_scholar"
-)
-
-// SourceRequest is one call to one source: a single query already rendered
-// in that source's syntax, plus the limits every source understands.
-type SourceRequest struct {
-	// Query is the text exactly as the source receives it: the query's
-	// PerSource entry for the source, or its Text when there is none.
-	Query     string
-	YearRange YearRange
-	// MaxResults caps how many records the source returns for this query.
-	MaxResults int
-	Filters    Filters
-}
-
-// Check rejects a request no source can answer; sources call it first so
-// every source words these errors the same way.
-func (r SourceRequest) Check(source string) error {
-	if strings.TrimSpace(r.Query) == "" {
-		return fault.Errorf(fault.EInvalid, "%s: empty query", source)
-	}
-	if r.MaxResults < 1 {
-		return fault.Errorf(fault.EInvalid, "%s: max results must be positive", source)
-	}
-	return nil
-}
-
-// Source is one place papers come from (an online API or the local
-// library). The searcher treats them all alike, so adding a database means
-// writing one Source, not touching the pipeline.
-type Source interface {
-	// Name is the source's strategy name, e.g. SourceOpenAlex.
-	Name() string
-	// Search returns at most req.MaxResults records in the source's own
-	// ranking order. It must honour ctx; an empty result is not an error.
-	// A source may return papers together with an error, to say they are
-	// partial; the searcher keeps both. Papers that are good but were found
-	// by a query the source altered (PubMed leaving out terms it cannot
-	// use) come with a *Warning instead, which is not a failure.
-	//
-	// A source whose client waits in a queue of its own (an API's rate
-	// limit) marks that wait with WaitingForTurn, so the searcher's
-	// per-call timeout measures the remote call and not the queue.
-	Search(ctx context.Context, req SourceRequest) ([]RawPaper, error)
-}
-
-// Warning is the error a Source returns together with papers that are
-// good, to tell the researcher something about how they were found:
-// PubMed leaving out a term it does not know, searching a phrase as
-// separate words. The searcher records it in SourceResult.Warnings, not
-// Error, so the page and the report do not show the source as failed.
-type Warning struct {
-	// Message says what happened, in the researcher's terms.
-	Message string
-	// Err is the detail (e.g. the terms left out), reachable with errors.As.
-	Err error
-}
-
-// Error implements error: the message, then the detail.
-func (w *Warning) Error() string {
-	switch {
-	case w.Err == nil:
-		return w.Message
-	case w.Message == "":
-		return w.Err.Error()
-	}
-	return w.Message + ": " + w.Err.Error()
-}
-
-// Unwrap returns the detail.
-func (w *Warning) Unwrap() error { return w.Err }
-
-// QueryFolder is a Source whose API receives other text than the rendered
-// query: arXiv folds the year range into it (a submittedDate clause),
-// Semantic Scholar takes plain words. The searcher records SentQuery
-// instead of the rendered query, so the search report shows the query
-// exactly as the source received it.
-type QueryFolder interface {
-	SentQuery(req SourceRequest) string
-}
 
 // EventKind says what happened to a source during a search.
 type EventKind string
@@ -125,14 +37,14 @@ type Event struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// Defaults for SearcherOptions.
+// Defaults for Options.
 const (
 	DefaultSourceTimeout     = 20 * time.Second
 	DefaultSearchConcurrency = 8
 )
 
-// SearcherOptions tune a SourceSearcher; the zero value uses the defaults.
-type SearcherOptions struct {
+// Options tune a Searcher; the zero value uses the defaults.
+type Options struct {
 	// Timeout bounds each single source call, so one slow API cannot hold
 	// the whole search hostage. It does not run while the source waits
 	// its turn under its own API's rate limit (see WaitingForTurn): a
@@ -148,25 +60,25 @@ type SearcherOptions struct {
 	OnEvent func(Event)
 }
 
-// SourceSearcher is the Searcher that fans a strategy out over Sources:
+// Searcher is the Searcher that fans a strategy out over Sources:
 // every source × every query in parallel, each call with its own timeout,
 // and a failing source recorded in the result instead of failing the search
 // (a source's warnings recorded beside its papers).
-type SourceSearcher struct {
-	byName      map[string]Source
+type Searcher struct {
+	byName      map[string]sources.Source
 	names       []string
 	timeout     time.Duration
 	concurrency int
 	onEvent     func(Event)
 }
 
-var _ Searcher = (*SourceSearcher)(nil)
+var _ skills.Searcher = (*Searcher)(nil)
 
-// NewSearcher returns a SourceSearcher over sources. Names must be unique
+// New returns a Searcher over srcs. Names must be unique
 // and non-empty, because results are keyed by them.
-func NewSearcher(sources []Source, opts SearcherOptions) (*SourceSearcher, error) {
-	s := &SourceSearcher{
-		byName:      make(map[string]Source, len(sources)),
+func New(srcs []sources.Source, opts Options) (*Searcher, error) {
+	s := &Searcher{
+		byName:      make(map[string]sources.Source, len(srcs)),
 		timeout:     opts.Timeout,
 		concurrency: opts.Concurrency,
 		onEvent:     opts.OnEvent,
@@ -177,7 +89,7 @@ func NewSearcher(sources []Source, opts SearcherOptions) (*SourceSearcher, error
 	if s.concurrency <= 0 {
 		s.concurrency = DefaultSearchConcurrency
 	}
-	for i, src := range sources {
+	for i, src := range srcs {
 		if src == nil {
 			return nil, fault.Errorf(fault.EInvalid, "source %d is nil", i)
 		}
@@ -196,7 +108,7 @@ func NewSearcher(sources []Source, opts SearcherOptions) (*SourceSearcher, error
 
 // Names lists the configured sources in configuration order, for
 // SearchStrategy.ValidateSources and for offering choices in the UI.
-func (s *SourceSearcher) Names() []string {
+func (s *Searcher) Names() []string {
 	return append([]string(nil), s.names...)
 }
 
@@ -222,11 +134,11 @@ func (s *SourceSearcher) Names() []string {
 // before it was sent", and a source that was sent none of its queries has
 // no queries recorded at all, only the error "search cancelled before any
 // query was sent", as a source that was never queried has.
-func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchResult, error) {
+func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skills.SearchResult, error) {
 	if err := st.Validate(); err != nil {
-		return SearchResult{}, err
+		return skills.SearchResult{}, err
 	}
-	res := SearchResult{Sources: make(map[string]SourceResult, len(st.Sources))}
+	res := skills.SearchResult{Sources: make(map[string]research.SourceResult, len(st.Sources))}
 	outcomes := make([][]callOutcome, len(st.Sources))
 	progress := &progress{onEvent: s.onEvent, pending: map[string]*sourceProgress{}}
 	// Plan every call before starting any, so goroutines never see the
@@ -234,15 +146,15 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 	type plannedCall struct {
 		si, qi int
 		name   string
-		src    Source
-		req    SourceRequest
+		src    sources.Source
+		req    sources.SourceRequest
 	}
 	var calls []plannedCall
 	for si, name := range st.Sources {
 		src, ok := s.byName[name]
 		if !ok {
 			msg := fmt.Sprintf("source %q is not configured", name)
-			res.Sources[name] = SourceResult{Error: msg}
+			res.Sources[name] = research.SourceResult{Error: msg}
 			progress.emit(Event{Source: name, Kind: EventError, Error: msg})
 			continue
 		}
@@ -258,13 +170,13 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 				continue // rendered to nothing this source can search: skip, as the renderer asks
 			}
 			left++
-			req := SourceRequest{Query: text, YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters}
-			if f, ok := src.(QueryFolder); ok {
+			req := sources.SourceRequest{Query: text, YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters}
+			if f, ok := src.(sources.QueryFolder); ok {
 				texts[qi] = f.SentQuery(req)
 			}
 			calls = append(calls, plannedCall{si: si, qi: qi, name: name, src: src, req: req})
 		}
-		res.Sources[name] = SourceResult{Queries: texts}
+		res.Sources[name] = research.SourceResult{Queries: texts}
 		outcomes[si] = make([]callOutcome, len(texts))
 		progress.pending[name] = &sourceProgress{left: left}
 		if left == 0 {
@@ -321,7 +233,7 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 		// Each query's own count is what it returned, before that
 		// merging, so the report can say what each query found.
 		seen, ids := map[string]bool{}, map[string]bool{}
-		sr.QueryResults = make([]QueryResult, len(outcomes[si]))
+		sr.QueryResults = make([]research.QueryResult, len(outcomes[si]))
 		for qi, o := range outcomes[si] {
 			qr := &sr.QueryResults[qi]
 			qr.Count = len(o.papers)
@@ -345,7 +257,7 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 				if p.Rank == 0 {
 					p.Rank = i + 1
 				}
-				p.ID = StableID(p)
+				p.ID = research.StableID(p)
 				key := sourceRecordKey(p)
 				if seen[key] {
 					continue
@@ -369,7 +281,7 @@ func (s *SourceSearcher) Search(ctx context.Context, st SearchStrategy) (SearchR
 }
 
 type callOutcome struct {
-	papers []RawPaper
+	papers []research.RawPaper
 	err    error
 	// unsent is set for a call the search's cancellation caught before
 	// anything was sent: its query is not recorded as sent.
@@ -396,14 +308,13 @@ func plannedUnsent(outcomes []callOutcome, texts []string) (planned, unsent int)
 // ignores its context, and turns a panic in a source into that source's
 // error rather than the server's crash. A call cancelled before its
 // source's first turn came comes back unsent.
-func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest) callOutcome {
+func (s *Searcher) call(ctx context.Context, src sources.Source, req sources.SourceRequest) callOutcome {
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	clock := startCallClock(s.timeout, func() { cancel(callTimeout{}) })
-	defer clock.stop()
-	cctx = context.WithValue(cctx, callClockKey{}, clock)
+	cctx, clock := sources.StartCall(cctx, s.timeout, func() { cancel(callTimeout{}) })
+	defer clock.Stop()
 	type reply struct {
-		papers []RawPaper
+		papers []research.RawPaper
 		err    error
 	}
 	ch := make(chan reply, 1)
@@ -425,7 +336,7 @@ func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest
 	if r.err != nil {
 		var to callTimeout
 		switch {
-		case ctx.Err() != nil && clock.sentNothing():
+		case ctx.Err() != nil && clock.SentNothing():
 			return callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
 		case ctx.Err() != nil:
 			return callOutcome{err: cancelled(ctx)}
@@ -442,7 +353,7 @@ func (s *SourceSearcher) call(ctx context.Context, src Source, req SourceRequest
 // isWarning reports whether a source's error is a *Warning: its papers
 // stand, and the source did not fail.
 func isWarning(err error) bool {
-	var w *Warning
+	var w *sources.Warning
 	return errors.As(err, &w)
 }
 
@@ -453,145 +364,6 @@ type callTimeout struct{}
 
 func (callTimeout) Error() string        { return context.DeadlineExceeded.Error() }
 func (callTimeout) Is(target error) bool { return target == context.DeadlineExceeded }
-
-// callClockKey finds a call's clock in its context.
-type callClockKey struct{}
-
-// callClock is a source call's timeout that can pause: it runs while the
-// call talks to its API and stops while the call waits its turn in its
-// own client's queue, so it measures the remote service, not how many
-// queries are queued before this one. A context deadline cannot do this
-// (it never moves), hence a timer that cancels the call when the time
-// not spent waiting reaches the timeout.
-type callClock struct {
-	mu     sync.Mutex
-	left   time.Duration // time the call still has, as of since
-	since  time.Time     // when the clock last started running
-	waits  int           // turns being waited for; the clock runs only at 0
-	waited bool          // a wait for a turn began
-	turned bool          // a wait ended while the call was live: a request may have left
-	timer  *time.Timer   // nil while paused
-	over   bool          // fired or stopped: never runs again
-	expire func()
-}
-
-func startCallClock(d time.Duration, expire func()) *callClock {
-	c := &callClock{left: d, since: time.Now(), expire: expire}
-	c.timer = time.AfterFunc(d, c.fire)
-	return c
-}
-
-func (c *callClock) fire() {
-	c.mu.Lock()
-	if c.over {
-		c.mu.Unlock()
-		return
-	}
-	c.over = true
-	c.mu.Unlock()
-	c.expire()
-}
-
-// pause stops the clock for a wait; a timer that already fired still
-// expires the call.
-func (c *callClock) pause() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.waits++
-	c.waited = true
-	if c.waits > 1 || c.over || c.timer == nil {
-		return
-	}
-	if c.timer.Stop() {
-		c.left -= time.Since(c.since)
-	}
-	c.timer = nil
-}
-
-// resume restarts the clock when the last wait ends; live says the
-// call's context was not done then, so the turn can be used.
-func (c *callClock) resume(live bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.waits--
-	if c.waits > 0 {
-		return
-	}
-	if live {
-		c.turned = true
-	}
-	if c.over {
-		return
-	}
-	c.since = time.Now()
-	c.timer = time.AfterFunc(max(c.left, 0), c.fire)
-}
-
-func (c *callClock) timeLeft() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.over:
-		return 0
-	case c.timer == nil:
-		return max(c.left, 0)
-	}
-	return max(c.left-time.Since(c.since), 0)
-}
-
-// sentNothing reports whether the call waited for a turn and has not had
-// one it could use: it is still waiting, or its wait ended with its
-// context done. A source that waits for turns sends nothing before its
-// first, and nothing with a done context, so such a call reached no API.
-func (c *callClock) sentNothing() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.waited && !c.turned
-}
-
-// stop ends the clock when the call returns, so a source that outlives its
-// call cannot restart it.
-func (c *callClock) stop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.over = true
-	if c.timer != nil {
-		c.timer.Stop()
-	}
-}
-
-// WaitingForTurn tells the searcher that the calling source now waits its
-// turn in a queue of its own: its API client holding requests back to keep
-// to the API's documented rate or concurrency limit. The call's timeout
-// (SearcherOptions.Timeout) stops until the returned function is called,
-// which the source must do when the turn comes or the wait is abandoned;
-// calling it again does nothing. Without this, queries queued behind a
-// strict limit (arXiv: one request every 3 s, one at a time) would fail
-// for their place in the queue although the API answers each one quickly.
-// The wait stays bounded by ctx's cancellation and any deadline of the
-// search itself, and by whatever bound the source's client puts on its
-// own queue. Outside a searcher call it does nothing.
-func WaitingForTurn(ctx context.Context) (turnCame func()) {
-	c, ok := ctx.Value(callClockKey{}).(*callClock)
-	if !ok {
-		return func() {}
-	}
-	c.pause()
-	return sync.OnceFunc(func() { c.resume(ctx.Err() == nil) })
-}
-
-// CallTimeLeft is how much of its timeout the searcher call running under
-// ctx has left (not counting waits for turns, which do not use it), so a
-// source can give up at once on a wait it could not finish, such as a
-// retry the server asks to come after that. ok is false outside a
-// searcher call.
-func CallTimeLeft(ctx context.Context) (left time.Duration, ok bool) {
-	c, ok := ctx.Value(callClockKey{}).(*callClock)
-	if !ok {
-		return 0, false
-	}
-	return c.timeLeft(), true
-}
 
 func cancelled(ctx context.Context) error {
 	return &fault.Error{Code: fault.EInternal, Message: "search cancelled", Err: ctx.Err()}
@@ -623,8 +395,8 @@ type sourceProgress struct {
 // sourceRecordKey is what makes two records of one source the same record
 // (the merge in Search): the same stable ID and title. The live progress
 // counts by it too, so "N papers" while searching is the "N found" after.
-func sourceRecordKey(p RawPaper) string {
-	return p.ID + "\x00" + NormalizeTitle(p.Title)
+func sourceRecordKey(p research.RawPaper) string {
+	return p.ID + "\x00" + research.NormalizeTitle(p.Title)
 }
 
 func (p *progress) emit(e Event) {
@@ -649,7 +421,7 @@ func (p *progress) start(name string) {
 	}
 }
 
-func (p *progress) finish(name string, papers []RawPaper, err error) {
+func (p *progress) finish(name string, papers []research.RawPaper, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sp := p.pending[name]
@@ -659,7 +431,7 @@ func (p *progress) finish(name string, papers []RawPaper, err error) {
 	}
 	for _, r := range papers {
 		r.Source = name
-		r.ID = StableID(r)
+		r.ID = research.StableID(r)
 		if k := sourceRecordKey(r); !sp.seen[k] {
 			sp.seen[k] = true
 			sp.count++

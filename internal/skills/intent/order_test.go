@@ -1,12 +1,11 @@
-package skills_test
+package intent_test
 
 import (
 	"context"
+	"quarry/internal/skills/intent"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"quarry/internal/skills"
 )
 
 // TestParseIntentPopulationRanksLast checks that who or where a question
@@ -27,7 +26,7 @@ func TestParseIntentPopulationRanksLast(t *testing.T) {
 		{"mortality of sepsis in the intensive care unit", []string{"mortality", "sepsis"}, "intensive care unit"},
 		{"vitamin d supplementation for pregnant women", []string{"vitamin d supplementation"}, "pregnant women"},
 	}
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	for _, tt := range tests {
 		got, err := p.ParseIntent(context.Background(), tt.question)
 		require.NoError(t, err)
@@ -43,7 +42,7 @@ func TestParseIntentPopulationRanksLast(t *testing.T) {
 // segmentation" is the subject, not who it is about.
 func TestParseIntentSubjectNotDemoted(t *testing.T) {
 	t.Parallel()
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	got, err := p.ParseIntent(context.Background(), "transformers in image segmentation")
 	require.NoError(t, err)
 	require.Equal(t, []string{"image segmentation", "transformers"}, conceptTerms(got))

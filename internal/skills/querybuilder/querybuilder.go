@@ -1,4 +1,4 @@
-package skills
+package querybuilder
 
 import (
 	"context"
@@ -10,13 +10,12 @@ import (
 	"strings"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
+	"quarry/internal/skills"
+	"quarry/internal/skills/intent"
 	"quarry/internal/skills/query"
 	"quarry/internal/skills/text"
 )
-
-// DefaultMaxResultsPerSource is used when the run does not say how many
-// results to ask each source for: enough to review, few enough to read.
-const DefaultMaxResultsPerSource = 25
 
 const (
 	maxCoreConcepts  = 4 // concepts AND-ed in the focused query
@@ -29,54 +28,54 @@ const (
 	negationShare = 3
 )
 
-// OfflineQueryBuilder is the QueryBuilder that needs no network: it turns
+// Builder is the QueryBuilder that needs no network: it turns
 // concepts into a focused and a broad query, and on later iterations applies
 // the researcher's feedback (Rocchio-style relevance feedback from marked
 // papers, explicit add/exclude terms, and simple patterns in free text). It
 // never returns a strategy identical to an earlier one, so "search again"
 // always searches something new. It needs no clock: nothing it does depends
 // on time.
-type OfflineQueryBuilder struct {
-	syn *OfflineIntentParser // only its synonym table is used
+type Builder struct {
+	syn *intent.Parser // only its synonym table is used
 }
 
 // NewQueryBuilder returns the offline query builder.
-func NewQueryBuilder() *OfflineQueryBuilder {
-	return &OfflineQueryBuilder{syn: NewIntentParser(nil)}
+func New() *Builder {
+	return &Builder{syn: intent.New(nil)}
 }
 
 // BuildStrategy implements QueryBuilder.
-func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) (SearchStrategy, error) {
+func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (research.SearchStrategy, error) {
 	if err := ctx.Err(); err != nil {
-		return SearchStrategy{}, err
+		return research.SearchStrategy{}, err
 	}
 	if err := in.Intent.Validate(); err != nil {
-		return SearchStrategy{}, err
+		return research.SearchStrategy{}, err
 	}
 	if len(in.Intent.Concepts) == 0 {
-		return SearchStrategy{}, fault.Errorf(fault.EInvalid, "the intent has no concepts to search for")
+		return research.SearchStrategy{}, fault.Errorf(fault.EInvalid, "the intent has no concepts to search for")
 	}
 	for i, f := range in.Feedback {
 		if err := f.Validate(); err != nil {
-			return SearchStrategy{}, fmt.Errorf("feedback %d: %w", i+1, err)
+			return research.SearchStrategy{}, fmt.Errorf("feedback %d: %w", i+1, err)
 		}
 	}
 	sources := uniqueTrimmed(in.Sources)
 	if len(sources) == 0 {
-		return SearchStrategy{}, fault.Errorf(fault.EInvalid, "no sources to search")
+		return research.SearchStrategy{}, fault.Errorf(fault.EInvalid, "no sources to search")
 	}
 	maxResults := in.MaxResultsPerSource
 	if maxResults == 0 {
-		maxResults = DefaultMaxResultsPerSource
+		maxResults = research.DefaultMaxResultsPerSource
 	}
-	if maxResults < 0 || maxResults > MaxResultsLimit {
-		return SearchStrategy{}, fault.Errorf(fault.EInvalid, "max results per source must be between 1 and %d", MaxResultsLimit)
+	if maxResults < 0 || maxResults > research.MaxResultsLimit {
+		return research.SearchStrategy{}, fault.Errorf(fault.EInvalid, "max results per source must be between 1 and %d", research.MaxResultsLimit)
 	}
 
 	fb := b.feedback(in)
 	concepts := b.conceptClauses(in.Intent, fb.exclude)
 	if len(concepts) == 0 {
-		return SearchStrategy{}, fault.Errorf(fault.EInvalid, "the question has no word to search for")
+		return research.SearchStrategy{}, fault.Errorf(fault.EInvalid, "the question has no word to search for")
 	}
 	var core []query.Clause
 	core = append(core, concepts[:min(len(concepts), maxCoreConcepts)]...)
@@ -123,11 +122,11 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 		asts = append(asts, withClauses([]query.Clause{concepts[0], exp}, query.Clause{}, excl))
 	}
 
-	base := SearchStrategy{
+	base := research.SearchStrategy{
 		Sources:             sources,
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
-		Filters: Filters{
+		Filters: research.Filters{
 			IncludeTerms:        text.UniqueFold(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...)),
 			ExcludeTerms:        text.UniqueFold(fb.exclude),
 			LearnedExcludeTerms: fb.learned,
@@ -154,7 +153,7 @@ func (b *OfflineQueryBuilder) BuildStrategy(ctx context.Context, in QueryInput) 
 // what was sent), the last way left to differ from every earlier strategy.
 // The sequence is deterministic, so the same input always gives the same
 // strategy.
-func (b *OfflineQueryBuilder) distinct(base SearchStrategy, asts []query.AST, top query.Clause, excl []query.Clause, previous []SearchStrategy) (SearchStrategy, error) {
+func (b *Builder) distinct(base research.SearchStrategy, asts []query.AST, top query.Clause, excl []query.Clause, previous []research.SearchStrategy) (research.SearchStrategy, error) {
 	seen := map[string]bool{}
 	for _, p := range previous {
 		seen[StrategyKey(p)] = true
@@ -175,15 +174,15 @@ func (b *OfflineQueryBuilder) distinct(base SearchStrategy, asts []query.AST, to
 			return s, nil
 		}
 		switch {
-		case m >= base.MaxResultsPerSource && m+DefaultMaxResultsPerSource <= MaxResultsLimit:
-			m += DefaultMaxResultsPerSource
+		case m >= base.MaxResultsPerSource && m+research.DefaultMaxResultsPerSource <= research.MaxResultsLimit:
+			m += research.DefaultMaxResultsPerSource
 		case m >= base.MaxResultsPerSource:
 			m = base.MaxResultsPerSource - 1
 		default:
 			m--
 		}
 		if m < 1 {
-			return SearchStrategy{}, fault.Errorf(fault.EConflict, "every variant of this strategy has been searched already; change the question or the feedback")
+			return research.SearchStrategy{}, fault.Errorf(fault.EConflict, "every variant of this strategy has been searched already; change the question or the feedback")
 		}
 	}
 }
@@ -194,7 +193,7 @@ func (b *OfflineQueryBuilder) distinct(base SearchStrategy, asts []query.AST, to
 // already found. Previous also holds strategies the researcher rejected at
 // the strategy checkpoint, never searched; their queries count as sent
 // too, since proposing them again repeats what was turned down.
-func sentBefore(s SearchStrategy, previous []SearchStrategy) bool {
+func sentBefore(s research.SearchStrategy, previous []research.SearchStrategy) bool {
 	filters := filtersKey(s.Filters)
 	for _, q := range s.Queries {
 		want := canonicalQuery(q.Text)
@@ -203,7 +202,7 @@ func sentBefore(s SearchStrategy, previous []SearchStrategy) bool {
 			for _, p := range previous {
 				sent = sent || p.MaxResultsPerSource >= s.MaxResultsPerSource && p.YearRange == s.YearRange &&
 					slices.Contains(p.Sources, src) && filtersKey(p.Filters) == filters &&
-					slices.ContainsFunc(p.Queries, func(pq Query) bool { return canonicalQuery(pq.Text) == want })
+					slices.ContainsFunc(p.Queries, func(pq research.Query) bool { return canonicalQuery(pq.Text) == want })
 			}
 			if !sent {
 				return false
@@ -224,7 +223,7 @@ func canonicalQuery(t string) string {
 
 // filtersKey compares filters by what they search: whether an exclusion
 // was learned or typed does not change what a source is sent.
-func filtersKey(f Filters) string {
+func filtersKey(f research.Filters) string {
 	f.LearnedExcludeTerms = nil
 	out, _ := json.Marshal(f) // plain strings: cannot fail
 	return string(out)
@@ -232,8 +231,8 @@ func filtersKey(f Filters) string {
 
 // renderQueries writes each distinct query in canonical text and rendered
 // for exactly the strategy's sources.
-func renderQueries(asts []query.AST, sources []string) []Query {
-	var out []Query
+func renderQueries(asts []query.AST, sources []string) []research.Query {
+	var out []research.Query
 	seen := map[string]bool{}
 	for _, a := range asts {
 		t := a.String()
@@ -241,7 +240,7 @@ func renderQueries(asts []query.AST, sources []string) []Query {
 			continue
 		}
 		seen[t] = true
-		out = append(out, Query{Text: t, PerSource: query.RenderAll(a, sources)})
+		out = append(out, research.Query{Text: t, PerSource: query.RenderAll(a, sources)})
 	}
 	return out
 }
@@ -251,11 +250,11 @@ func renderQueries(asts []query.AST, sources []string) []Query {
 // texts re-parsed into canonical form (so an edit that only changed spacing
 // is the same query), sources as a set, filters by what they search
 // (filtersKey), and everything else as is.
-func StrategyKey(s SearchStrategy) string {
+func StrategyKey(s research.SearchStrategy) string {
 	k := struct {
 		Queries []string
 		Sources []string
-		Years   YearRange
+		Years   research.YearRange
 		Max     int
 		Filters json.RawMessage
 	}{Years: s.YearRange, Max: s.MaxResultsPerSource, Filters: json.RawMessage(filtersKey(s.Filters))}
@@ -340,7 +339,7 @@ func anyOf(clauses []query.Clause) (query.Clause, bool) {
 // the query syntax refuses) is dropped too; when none is left, the
 // topic's content words stand in, and when it has none either the result
 // is empty and the caller refuses the question.
-func (b *OfflineQueryBuilder) conceptClauses(intent ParsedIntent, exclude []string) []query.Clause {
+func (b *Builder) conceptClauses(intent research.ParsedIntent, exclude []string) []query.Clause {
 	concepts := intent.Concepts
 	var out []query.Clause
 	for _, c := range concepts {
@@ -367,7 +366,7 @@ func (b *OfflineQueryBuilder) conceptClauses(intent ParsedIntent, exclude []stri
 	return out
 }
 
-func (b *OfflineQueryBuilder) clause(term string, synonyms []string) query.Clause {
+func (b *Builder) clause(term string, synonyms []string) query.Clause {
 	if len(synonyms) == 0 {
 		synonyms = b.syn.SynonymsOf(term)
 	}
@@ -420,7 +419,7 @@ var (
 	notAPhrase = map[string]bool{"relevant": true, "useful": true, "helpful": true, "good": true, "enough": true, "what": true, "sure": true, "really": true, "very": true, "quite": true, "related": true, "interested": true, "interesting": true, "bad": true, "more": true, "much": true, "many": true, "so": true, "too": true, "all": true}
 )
 
-func (b *OfflineQueryBuilder) feedback(in QueryInput) mined {
+func (b *Builder) feedback(in skills.QueryInput) mined {
 	var m mined
 	// The intent's include terms are required like the researcher's added
 	// terms: a quoted phrase is usually a concept already (and so not
@@ -450,7 +449,7 @@ func (b *OfflineQueryBuilder) feedback(in QueryInput) mined {
 	}
 	m.exclude = keptExcl
 
-	var rel, irr []RawPaper
+	var rel, irr []research.RawPaper
 	seen := map[string]bool{}
 	for _, p := range in.Marked {
 		if seen[p.ID] {
@@ -514,7 +513,7 @@ func excludesWord(exclude []string, w string) bool {
 // collection's other papers are not in the input, so there is no
 // document-frequency guard over them: the title, share and relevant-paper
 // rules stand in for it.
-func (b *OfflineQueryBuilder) negations(in ParsedIntent, m mined, irr, rel []RawPaper) []string {
+func (b *Builder) negations(in research.ParsedIntent, m mined, irr, rel []research.RawPaper) []string {
 	if len(irr) < 2 {
 		return nil
 	}
@@ -537,7 +536,7 @@ func (b *OfflineQueryBuilder) negations(in ParsedIntent, m mined, irr, rel []Raw
 // no topic. withExcluded adds the excluded terms: an expansion term must
 // not be one, while negations are recomputed whatever is excluded
 // already (see negations).
-func (b *OfflineQueryBuilder) knownWords(in ParsedIntent, m mined, withExcluded bool) []string {
+func (b *Builder) knownWords(in research.ParsedIntent, m mined, withExcluded bool) []string {
 	var all []string
 	for _, c := range in.Concepts {
 		all = append(all, c.Term)
@@ -554,10 +553,7 @@ func (b *OfflineQueryBuilder) knownWords(in ParsedIntent, m mined, withExcluded 
 	for _, s := range all {
 		stems = append(stems, text.Tokenize(s)...)
 	}
-	for w := range questionFiller {
-		stems = append(stems, text.Stem(w))
-	}
-	for w := range genericAlone {
+	for _, w := range intent.VagueWords() {
 		stems = append(stems, text.Stem(w))
 	}
 	return stems
@@ -581,7 +577,7 @@ func expansionEvidence(relevant int) evidence {
 // each paper's words (titles count double) minus half their mean share in
 // the "away" papers, the Rocchio update restricted to new terms, and
 // returns the best limit words that have the evidence ev asks for.
-func rocchio(toward, away []RawPaper, known map[string]bool, limit int, ev evidence) []string {
+func rocchio(toward, away []research.RawPaper, known map[string]bool, limit int, ev evidence) []string {
 	if len(toward) == 0 {
 		return nil
 	}
@@ -593,7 +589,7 @@ func rocchio(toward, away []RawPaper, known map[string]bool, limit int, ev evide
 		words   map[string]int
 	}
 	stats := map[string]*stat{}
-	share := func(p RawPaper, sign float64, n int, isAway bool) {
+	share := func(p research.RawPaper, sign float64, n int, isAway bool) {
 		title := text.Terms(p.Title)
 		terms := slices.Concat(title, title, text.Terms(p.Abstract))
 		if len(terms) == 0 {
@@ -675,7 +671,7 @@ func mostUsed(words map[string]int) string {
 func mineFreeText(s string) (add, exclude []string) {
 	s = strings.ToLower(s)
 	for _, m := range moreCue.FindAllStringSubmatch(s, -1) {
-		if p, _ := cutPhrase(strings.Fields(m[1])); p != "" {
+		if p, _ := intent.CutPhrase(strings.Fields(m[1])); p != "" {
 			add = append(add, p)
 		}
 	}
@@ -687,7 +683,7 @@ func mineFreeText(s string) (add, exclude []string) {
 		if words[0] == "about" || words[0] == "on" {
 			words = words[1:]
 		}
-		if p, _ := cutPhrase(words); p != "" {
+		if p, _ := intent.CutPhrase(words); p != "" {
 			exclude = append(exclude, p)
 		}
 	}

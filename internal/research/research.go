@@ -1,9 +1,10 @@
-// Package skills holds the literature-search domain: the types that flow
-// between the pipeline's steps and the six skills (intent parser, query
-// builder, searcher, deduplicator, relevance scorer, result organizer).
-// It knows nothing of HTTP, HTML or SQL; sources that talk to the network
-// live in their own small packages below it.
-package skills
+// Package research is the domain centre: what a literature search is about
+// (intent, concepts, years), how it searches (strategy, queries, filters),
+// what it finds (papers, collections, groups) and what the researcher says
+// of it (feedback), each with its validation. It imports nothing of Quarry's
+// but fault, so file formats, skills, the store and the web layer can all
+// share these types without depending on one another.
+package research
 
 import (
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"unicode/utf8"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills/query"
 )
 
 // YearRange bounds publication years; zero on either side means open.
@@ -182,7 +182,7 @@ func (s SearchStrategy) ValidateSources(known []string) error {
 	for i, src := range s.Sources {
 		switch {
 		case contains(known, src):
-		case slices.Contains(query.Sources(), src):
+		case slices.Contains(Sources(), src):
 			// Known to Quarry, but the operator has not enabled it: say so,
 			// or the researcher hunts for a typo that is not there.
 			fe.Add(fmt.Sprintf("sources[%d]", i), fmt.Sprintf("source %q is not enabled on this server (enabled: %s; an operator enables it in QUARRY_SOURCES or the config file's \"sources\")", src, strings.Join(known, ", ")))
@@ -599,3 +599,31 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Source names, as strategies list them and SearchResult.Sources reports
+// them. They are constants so the query renderers, the sources and the UI
+// cannot drift apart on a spelling.
+const (
+	SourceLocal           = "local"
+	SourceOpenAlex        = "openalex"
+	SourceSemanticScholar = "semantic_scholar"
+	SourceArxiv           = "arxiv"
+	SourceCrossref        = "crossref"
+	SourcePubMed          = "pubmed"
+	SourceSerpAPIScholar  = "serpapi_scholar"
+)
+
+// Sources returns every source name Quarry knows, enabled or not, in a fixed
+// order. It is a function returning a fresh slice so no caller can change the
+// list for everyone.
+func Sources() []string {
+	return []string{SourceLocal, SourceOpenAlex, SourceSemanticScholar, SourceArxiv, SourceCrossref, SourcePubMed, SourceSerpAPIScholar}
+}
+
+// MaxQuestionLength bounds a research question; longer text is a document,
+// not a question, and keyphrase extraction on it is meaningless.
+const MaxQuestionLength = 2000
+
+// DefaultMaxResultsPerSource is used when the run does not say how many
+// results to ask each source for: enough to review, few enough to read.
+const DefaultMaxResultsPerSource = 25

@@ -1,4 +1,4 @@
-package skills
+package research
 
 import (
 	"crypto/sha256"

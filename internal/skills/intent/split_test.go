@@ -1,12 +1,11 @@
-package skills_test
+package intent_test
 
 import (
 	"context"
+	"quarry/internal/skills/intent"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"quarry/internal/skills"
 )
 
 // TestParseIntentSplitsLongPhrases checks that a run of three or more
@@ -34,7 +33,7 @@ func TestParseIntentSplitsLongPhrases(t *testing.T) {
 		{"chronic obstructive pulmonary disease", []string{"chronic obstructive pulmonary disease"}},
 		{"technical debt in open source software", []string{"technical debt", "open source software"}},
 	}
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	for _, tt := range tests {
 		got, err := p.ParseIntent(context.Background(), tt.question)
 		require.NoError(t, err)

@@ -1,4 +1,4 @@
-package skills_test
+package intent_test
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"pgregory.net/rapid"
 
 	"quarry/internal/fault"
-	"quarry/internal/skills"
+	"quarry/internal/research"
+	"quarry/internal/skills/intent"
 )
 
 // june2025 is the fixed clock relative years are read against.
 func june2025() time.Time { return time.Date(2025, 6, 15, 12, 0, 0, 0, time.UTC) }
 
-func conceptTerms(in skills.ParsedIntent) []string {
+func conceptTerms(in research.ParsedIntent) []string {
 	var out []string
 	for _, c := range in.Concepts {
 		out = append(out, c.Term)
@@ -24,7 +25,7 @@ func conceptTerms(in skills.ParsedIntent) []string {
 	return out
 }
 
-func synonymsOf(in skills.ParsedIntent, term string) []string {
+func synonymsOf(in research.ParsedIntent, term string) []string {
 	for _, c := range in.Concepts {
 		if c.Term == term {
 			return c.Synonyms
@@ -40,7 +41,7 @@ func TestParseIntentQuestions(t *testing.T) {
 		question     string
 		concepts     []string // must be present (order is by rank, not tested)
 		absent       []string // must not be concepts
-		years        skills.YearRange
+		years        research.YearRange
 		exclude      []string
 		studyTypes   []string
 		firstField   string
@@ -51,14 +52,14 @@ func TestParseIntentQuestions(t *testing.T) {
 			name:     "MedicineACEInhibitors",
 			question: "What is the effect of ACE inhibitors on mortality in elderly patients with heart failure since 2018?",
 			concepts: []string{"ace inhibitors", "heart failure"}, absent: []string{"patients", "effect", "2018"},
-			years: skills.YearRange{From: 2018}, firstField: "Medicine",
+			years: research.YearRange{From: 2018}, firstField: "Medicine",
 			synonymsFor: "elderly", wantSynonyms: []string{"older adults", "older people", "geriatric"},
 		},
 		{
 			name:     "MedicineSepsisDeepLearning",
 			question: "Deep learning for sepsis prediction in the ICU, excluding animal studies, 2015–2020",
 			concepts: []string{"deep learning", "sepsis", "icu"}, absent: []string{"animal studies", "2015"},
-			years: skills.YearRange{From: 2015, To: 2020}, exclude: []string{"animal studies"}, firstField: "Medicine",
+			years: research.YearRange{From: 2015, To: 2020}, exclude: []string{"animal studies"}, firstField: "Medicine",
 			synonymsFor: "icu", wantSynonyms: []string{"intensive care unit", "critical care"},
 		},
 		{
@@ -71,21 +72,21 @@ func TestParseIntentQuestions(t *testing.T) {
 			name:     "MedicineHeartAttackPlural",
 			question: "Do statins reduce heart attacks in women? Meta-analysis of cohort studies before 2010",
 			concepts: []string{"statins", "heart attacks", "women"},
-			years:    skills.YearRange{To: 2009}, studyTypes: []string{"meta-analysis", "cohort study"}, firstField: "Medicine",
+			years:    research.YearRange{To: 2009}, studyTypes: []string{"meta-analysis", "cohort study"}, firstField: "Medicine",
 			synonymsFor: "heart attacks", wantSynonyms: []string{"myocardial infarction", "acute myocardial infarction"},
 		},
 		{
 			name:     "MedicineCovidQuoted",
 			question: `Long-term "quality of life" after COVID-19 hospitalisation in the last 3 years`,
 			concepts: []string{"quality of life", "covid-19"},
-			years:    skills.YearRange{From: 2022, To: 2025}, firstField: "Medicine",
+			years:    research.YearRange{From: 2022, To: 2025}, firstField: "Medicine",
 			synonymsFor: "covid-19", wantSynonyms: []string{"sars-cov-2", "coronavirus disease 2019", "covid"},
 		},
 		{
 			name:     "CSLLMCodeReview",
 			question: "large language models for code review published after 2021",
 			concepts: []string{"large language models", "code review"},
-			years:    skills.YearRange{From: 2022}, firstField: "Computer Science",
+			years:    research.YearRange{From: 2022}, firstField: "Computer Science",
 			synonymsFor: "large language models", wantSynonyms: []string{"llm", "foundation model"},
 		},
 		{
@@ -98,38 +99,38 @@ func TestParseIntentQuestions(t *testing.T) {
 			name:     "CSFederatedBetween",
 			question: "Federated learning privacy attacks between 2019 and 2023 except surveys",
 			concepts: []string{"federated learning", "privacy attacks"},
-			years:    skills.YearRange{From: 2019, To: 2023}, exclude: []string{"surveys"}, firstField: "Computer Science",
+			years:    research.YearRange{From: 2019, To: 2023}, exclude: []string{"surveys"}, firstField: "Computer Science",
 		},
 		{
 			name:     "CSDecade",
 			question: "How has technical debt in open source software been measured in the 2010s?",
 			concepts: []string{"technical debt", "open source software"},
-			years:    skills.YearRange{From: 2010, To: 2019}, firstField: "Computer Science",
+			years:    research.YearRange{From: 2010, To: 2019}, firstField: "Computer Science",
 		},
 		{
 			name:     "SocialMinimumWage",
 			question: "impact of minimum wage increases on unemployment between 2000 and 2010",
 			concepts: []string{"minimum wage", "unemployment"}, absent: []string{"impact", "increases"},
-			years: skills.YearRange{From: 2000, To: 2010}, firstField: "Economics",
+			years: research.YearRange{From: 2000, To: 2010}, firstField: "Economics",
 		},
 		{
 			name:     "SocialRemoteWork",
 			question: "Does remote work affect employee productivity? Systematic reviews from the past decade",
 			concepts: []string{"remote work", "employee productivity"},
-			years:    skills.YearRange{From: 2015, To: 2025}, studyTypes: []string{"systematic review"}, firstField: "Business",
+			years:    research.YearRange{From: 2015, To: 2025}, studyTypes: []string{"systematic review"}, firstField: "Business",
 			synonymsFor: "remote work", wantSynonyms: []string{"telework", "working from home", "telecommuting"},
 		},
 		{
 			name:     "SocialBullyingQualitative",
 			question: "Qualitative interviews on cyberbullying among teenagers in 2019",
 			concepts: []string{"cyberbullying", "teenagers"},
-			years:    skills.YearRange{From: 2019, To: 2019}, studyTypes: []string{"qualitative study"},
+			years:    research.YearRange{From: 2019, To: 2019}, studyTypes: []string{"qualitative study"},
 		},
 		{
 			name:     "EducationOnline",
 			question: "Effectiveness of online learning for university students, other than MOOCs, since 2020",
 			concepts: []string{"online learning", "university", "students"},
-			years:    skills.YearRange{From: 2020}, exclude: []string{"moocs"}, firstField: "Education",
+			years:    research.YearRange{From: 2020}, exclude: []string{"moocs"}, firstField: "Education",
 		},
 		{
 			name:       "EnvironmentClimate",
@@ -138,7 +139,7 @@ func TestParseIntentQuestions(t *testing.T) {
 			studyTypes: []string{"case-control study", "cross-sectional study"}, firstField: "Environmental Science",
 		},
 	}
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -172,32 +173,32 @@ func TestParseIntentYearRanges(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		phrase string
-		want   skills.YearRange
+		want   research.YearRange
 	}{
-		{"since 2018", skills.YearRange{From: 2018}},
-		{"from 2018", skills.YearRange{From: 2018}},
-		{"after 2015", skills.YearRange{From: 2016}},
-		{"published after 2015", skills.YearRange{From: 2016}},
-		{"before 2010", skills.YearRange{To: 2009}},
-		{"prior to 2010", skills.YearRange{To: 2009}},
-		{"until 2012", skills.YearRange{To: 2012}},
-		{"2015–2020", skills.YearRange{From: 2015, To: 2020}},
-		{"2015-2020", skills.YearRange{From: 2015, To: 2020}},
-		{"2015 - 2020", skills.YearRange{From: 2015, To: 2020}},
-		{"from 2015 to 2020", skills.YearRange{From: 2015, To: 2020}},
-		{"between 2015 and 2020", skills.YearRange{From: 2015, To: 2020}},
-		{"between 2020 and 2015", skills.YearRange{From: 2015, To: 2020}},
-		{"in 2019", skills.YearRange{From: 2019, To: 2019}},
-		{"in the last 5 years", skills.YearRange{From: 2020, To: 2025}},
-		{"over the past five years", skills.YearRange{From: 2020, To: 2025}},
-		{"in the last decade", skills.YearRange{From: 2015, To: 2025}},
-		{"in the past year", skills.YearRange{From: 2024, To: 2025}},
-		{"in the 1990s", skills.YearRange{From: 1990, To: 1999}},
-		{"since 2015 and before 2020", skills.YearRange{From: 2015, To: 2019}},
-		{"", skills.YearRange{}},
-		{"with 2000 participants", skills.YearRange{}},
+		{"since 2018", research.YearRange{From: 2018}},
+		{"from 2018", research.YearRange{From: 2018}},
+		{"after 2015", research.YearRange{From: 2016}},
+		{"published after 2015", research.YearRange{From: 2016}},
+		{"before 2010", research.YearRange{To: 2009}},
+		{"prior to 2010", research.YearRange{To: 2009}},
+		{"until 2012", research.YearRange{To: 2012}},
+		{"2015–2020", research.YearRange{From: 2015, To: 2020}},
+		{"2015-2020", research.YearRange{From: 2015, To: 2020}},
+		{"2015 - 2020", research.YearRange{From: 2015, To: 2020}},
+		{"from 2015 to 2020", research.YearRange{From: 2015, To: 2020}},
+		{"between 2015 and 2020", research.YearRange{From: 2015, To: 2020}},
+		{"between 2020 and 2015", research.YearRange{From: 2015, To: 2020}},
+		{"in 2019", research.YearRange{From: 2019, To: 2019}},
+		{"in the last 5 years", research.YearRange{From: 2020, To: 2025}},
+		{"over the past five years", research.YearRange{From: 2020, To: 2025}},
+		{"in the last decade", research.YearRange{From: 2015, To: 2025}},
+		{"in the past year", research.YearRange{From: 2024, To: 2025}},
+		{"in the 1990s", research.YearRange{From: 1990, To: 1999}},
+		{"since 2015 and before 2020", research.YearRange{From: 2015, To: 2019}},
+		{"", research.YearRange{}},
+		{"with 2000 participants", research.YearRange{}},
 	}
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	for _, tt := range tests {
 		t.Run(tt.phrase, func(t *testing.T) {
 			t.Parallel()
@@ -214,10 +215,10 @@ func TestParseIntentYearRanges(t *testing.T) {
 
 func TestParseIntentClockIsInjected(t *testing.T) {
 	t.Parallel()
-	p := skills.NewIntentParser(func() time.Time { return time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC) })
+	p := intent.New(func() time.Time { return time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC) })
 	got, err := p.ParseIntent(context.Background(), "battery recycling in the last 2 years")
 	require.NoError(t, err)
-	require.Equal(t, skills.YearRange{From: 2029, To: 2031}, got.YearRange)
+	require.Equal(t, research.YearRange{From: 2029, To: 2031}, got.YearRange)
 }
 
 func TestParseIntentExclusions(t *testing.T) {
@@ -262,7 +263,7 @@ func TestParseIntentExclusions(t *testing.T) {
 		{"deep learning without labels and its use in medicine", []string{"labels"}},
 		{"sepsis excluding children, mortality in adults", []string{"children"}},
 	}
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	for _, tt := range tests {
 		t.Run(tt.question, func(t *testing.T) {
 			t.Parallel()
@@ -289,7 +290,7 @@ func TestParseIntentErrors(t *testing.T) {
 		{"OnlyYears", "since 2018"},
 		{"TooLong", strings.Repeat("sepsis ", 400)},
 	}
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -305,23 +306,23 @@ func TestParseIntentErrors(t *testing.T) {
 
 func TestSynonymTable(t *testing.T) {
 	t.Parallel()
-	table := skills.SynonymTable()
+	table := intent.SynonymTable()
 	require.GreaterOrEqual(t, len(table), 40)
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	// Lookups work from any member of a group, in any case.
 	require.Equal(t, []string{"machine learning", "statistical learning"}, p.SynonymsOf("ML"))
 	require.Contains(t, p.SynonymsOf("pediatric"), "children")
 	require.Contains(t, p.SynonymsOf("randomised controlled trial"), "rct")
 	require.Nil(t, p.SynonymsOf("zebrafish"))
 	table["machine learning"] = nil
-	require.NotEmpty(t, skills.SynonymTable()["machine learning"], "the table is a fresh map each call")
+	require.NotEmpty(t, intent.SynonymTable()["machine learning"], "the table is a fresh map each call")
 }
 
 // Whatever the question, the parser either returns an intent that
 // validates or an EInvalid error, and never panics.
 func TestParseIntentProperty(t *testing.T) {
 	t.Parallel()
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	words := []string{"sepsis", "children", "not", "in", "since", "2018", "excluding", "the", "of", "RCT", "deep", "learning", "between", "and", "2030", "\"", "last", "5", "years", ",", "?", "without", "machine", "meta-analysis", "1999s", "–"}
 	rapid.Check(t, func(t *rapid.T) {
 		q := strings.Join(rapid.SliceOfN(rapid.SampledFrom(words), 0, 15).Draw(t, "words"), " ")
@@ -358,7 +359,7 @@ func TestParseIntentFieldGuesses(t *testing.T) {
 		{"software evolution", []string{"Computer Science"}},
 		{"heart failure in patients", []string{"Medicine"}},
 	}
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	for _, tt := range tests {
 		got, err := p.ParseIntent(context.Background(), tt.question)
 		require.NoError(t, err)
@@ -380,7 +381,7 @@ func TestParseIntentExclusionListKeepsTheRest(t *testing.T) {
 		{"deep learning without labels and its use in medicine", []string{"deep learning", "medicine"}},
 		{"sepsis excluding children, mortality in adults", []string{"sepsis", "mortality", "adults"}},
 	}
-	p := skills.NewIntentParser(june2025)
+	p := intent.New(june2025)
 	for _, tt := range tests {
 		got, err := p.ParseIntent(context.Background(), tt.question)
 		require.NoError(t, err)

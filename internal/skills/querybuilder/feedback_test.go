@@ -1,4 +1,4 @@
-package skills_test
+package querybuilder_test
 
 import (
 	"context"
@@ -8,15 +8,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
+	"quarry/internal/skills/querybuilder"
 )
 
 // nextInput is the input of the build after s, as the search pipeline
 // makes it: s joins the previous strategies, its filters are carried into
 // the intent (as pipeline.carryForward does: the researcher's exclusions,
 // not the learned ones) and the review's feedback is appended.
-func nextInput(in skills.QueryInput, s skills.SearchStrategy, fb skills.UserFeedback) skills.QueryInput {
+func nextInput(in skills.QueryInput, s research.SearchStrategy, fb research.UserFeedback) skills.QueryInput {
 	in.Previous = append(slices.Clone(in.Previous), s)
 	in.Feedback = append(slices.Clone(in.Feedback), fb)
 	in.Sources = slices.Clone(s.Sources)
@@ -29,12 +31,12 @@ func nextInput(in skills.QueryInput, s skills.SearchStrategy, fb skills.UserFeed
 
 // iterate builds the first strategy of in and then one more per feedback,
 // each from the input the pipeline would give it.
-func iterate(t *testing.T, in skills.QueryInput, feedback ...skills.UserFeedback) []skills.SearchStrategy {
+func iterate(t *testing.T, in skills.QueryInput, feedback ...research.UserFeedback) []research.SearchStrategy {
 	t.Helper()
-	b := skills.NewQueryBuilder()
+	b := querybuilder.New()
 	s, err := b.BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
-	out := []skills.SearchStrategy{s}
+	out := []research.SearchStrategy{s}
 	for _, fb := range feedback {
 		in = nextInput(in, s, fb)
 		s, err = b.BuildStrategy(context.Background(), in)
@@ -46,7 +48,7 @@ func iterate(t *testing.T, in skills.QueryInput, feedback ...skills.UserFeedback
 }
 
 // negated lists every term a strategy's queries exclude, lower-cased.
-func negated(t *testing.T, s skills.SearchStrategy) []string {
+func negated(t *testing.T, s research.SearchStrategy) []string {
 	t.Helper()
 	var out []string
 	for _, q := range s.Queries {
@@ -82,14 +84,14 @@ var (
 		"Endotoxin-treated mice show cytokine release within hours.")
 )
 
-func sleepIntent() skills.ParsedIntent {
-	return skills.ParsedIntent{Topic: "sleep and memory consolidation",
-		Concepts: []skills.Concept{{Term: "memory consolidation"}, {Term: "sleep"}}}
+func sleepIntent() research.ParsedIntent {
+	return research.ParsedIntent{Topic: "sleep and memory consolidation",
+		Concepts: []research.Concept{{Term: "memory consolidation"}, {Term: "sleep"}}}
 }
 
-func proteinIntent() skills.ParsedIntent {
-	return skills.ParsedIntent{Topic: "protein structure prediction",
-		Concepts: []skills.Concept{{Term: "protein structure prediction"}}}
+func proteinIntent() research.ParsedIntent {
+	return research.ParsedIntent{Topic: "protein structure prediction",
+		Concepts: []research.Concept{{Term: "protein structure prediction"}}}
 }
 
 // TestLearnedNegations pins what irrelevant marks may teach the builder:
@@ -98,12 +100,12 @@ func proteinIntent() skills.ParsedIntent {
 // researcher's own exclusions hold regardless.
 func TestLearnedNegations(t *testing.T) {
 	t.Parallel()
-	irrelevant := func(ids ...string) skills.UserFeedback { return skills.UserFeedback{MarkedIrrelevant: ids} }
+	irrelevant := func(ids ...string) research.UserFeedback { return research.UserFeedback{MarkedIrrelevant: ids} }
 	tests := []struct {
 		name     string
-		intent   skills.ParsedIntent
-		marked   []skills.ScoredPaper
-		feedback []skills.UserFeedback // one per review, oldest first
+		intent   research.ParsedIntent
+		marked   []research.ScoredPaper
+		feedback []research.UserFeedback // one per review, oldest first
 		// want is the last strategy's exclusions, in order.
 		want []string
 		// never are words no query of any iteration may exclude.
@@ -115,8 +117,8 @@ func TestLearnedNegations(t *testing.T) {
 			// Walker & Stickgold, whose abstract says "rather".
 			name:     "UnrelatedPapersShareNoTopic",
 			intent:   sleepIntent(),
-			marked:   []skills.ScoredPaper{flashAttention, econometrics},
-			feedback: []skills.UserFeedback{irrelevant("flash", "econ"), {}},
+			marked:   []research.ScoredPaper{flashAttention, econometrics},
+			feedback: []research.UserFeedback{irrelevant("flash", "econ"), {}},
 			never:    append(strings.Fields(strings.ToLower(walker.Title+" "+walker.Abstract)), "rather", "computing", "computes"),
 		},
 		{
@@ -124,15 +126,15 @@ func TestLearnedNegations(t *testing.T) {
 			// "conformation" marks what the researcher does not want.
 			name:     "OnePaperTeachesNothing",
 			intent:   proteinIntent(),
-			marked:   []skills.ScoredPaper{cryoSpike},
-			feedback: []skills.UserFeedback{irrelevant("cryo"), {}, {}},
+			marked:   []research.ScoredPaper{cryoSpike},
+			feedback: []research.UserFeedback{irrelevant("cryo"), {}, {}},
 			never:    []string{"spike", "prefusion", "cryo", "conformation", "structure"},
 		},
 		{
 			name:     "TwoPapersOnOneTopic",
 			intent:   sepsisIntent(),
-			marked:   []skills.ScoredPaper{mice1, mice2},
-			feedback: []skills.UserFeedback{irrelevant("mice1", "mice2")},
+			marked:   []research.ScoredPaper{mice1, mice2},
+			feedback: []research.UserFeedback{irrelevant("mice1", "mice2")},
 			want:     []string{"children", "cytokine", "endotoxin"},
 		},
 		{
@@ -140,8 +142,8 @@ func TestLearnedNegations(t *testing.T) {
 			// is still two mouse papers.
 			name:     "EvidenceAcrossReviews",
 			intent:   sepsisIntent(),
-			marked:   []skills.ScoredPaper{mice1, mice2},
-			feedback: []skills.UserFeedback{irrelevant("mice1"), irrelevant("mice2")},
+			marked:   []research.ScoredPaper{mice1, mice2},
+			feedback: []research.UserFeedback{irrelevant("mice1"), irrelevant("mice2")},
 			want:     []string{"children", "cytokine", "endotoxin"},
 		},
 		{
@@ -150,32 +152,32 @@ func TestLearnedNegations(t *testing.T) {
 			// from all marks, so the form shown is the one they favour.
 			name:   "OneExclusionPerStem",
 			intent: sepsisIntent(),
-			marked: []skills.ScoredPaper{mice1, mice2,
+			marked: []research.ScoredPaper{mice1, mice2,
 				paper("m3", "Cytokines and endotoxins", "Cytokines cytokines cytokines cytokines cytokines endotoxins endotoxins endotoxins endotoxins."),
 				paper("m4", "Endotoxins and cytokines", "Cytokines cytokines cytokines cytokines cytokines endotoxins endotoxins endotoxins endotoxins."),
 			},
-			feedback: []skills.UserFeedback{irrelevant("mice1", "mice2"), irrelevant("m3", "m4")},
+			feedback: []research.UserFeedback{irrelevant("mice1", "mice2"), irrelevant("m3", "m4")},
 			want:     []string{"children", "cytokines", "endotoxins"},
 		},
 		{
 			name:   "NeverAWordOfARelevantPaper",
 			intent: sepsisIntent(),
-			marked: []skills.ScoredPaper{mice1, mice2,
+			marked: []research.ScoredPaper{mice1, mice2,
 				paper("rel", "Sepsis in the ICU", "Cytokine findings from animals carried over to patients in intensive care.")},
-			feedback: []skills.UserFeedback{{MarkedIrrelevant: []string{"mice1", "mice2"}, MarkedRelevant: []string{"rel"}}},
+			feedback: []research.UserFeedback{{MarkedIrrelevant: []string{"mice1", "mice2"}, MarkedRelevant: []string{"rel"}}},
 			want:     []string{"children", "endotoxin", "mice"},
 			never:    []string{"cytokine"},
 		},
 		{
 			// "adolescents" is in the question, though not a concept.
 			name: "NeverAWordOfTheQuestion",
-			intent: skills.ParsedIntent{Topic: "sleep and memory consolidation in adolescents",
-				Concepts: []skills.Concept{{Term: "memory consolidation"}, {Term: "sleep"}}},
-			marked: []skills.ScoredPaper{
+			intent: research.ParsedIntent{Topic: "sleep and memory consolidation in adolescents",
+				Concepts: []research.Concept{{Term: "memory consolidation"}, {Term: "sleep"}}},
+			marked: []research.ScoredPaper{
 				paper("a", "Screen time and obesity in adolescents", "Adolescents who watch more television show more obesity."),
 				paper("b", "Obesity among adolescents using smartphones", "Smartphone use and obesity in adolescents."),
 			},
-			feedback: []skills.UserFeedback{irrelevant("a", "b")},
+			feedback: []research.UserFeedback{irrelevant("a", "b")},
 			want:     []string{"obesity"},
 			never:    []string{"adolescents"},
 		},
@@ -184,14 +186,14 @@ func TestLearnedNegations(t *testing.T) {
 			// the researcher rejected: each negation removes papers.
 			name:   "ARealShareOfTheIrrelevantPapers",
 			intent: sepsisIntent(),
-			marked: []skills.ScoredPaper{mice1, mice2,
+			marked: []research.ScoredPaper{mice1, mice2,
 				paper("c", "Blockchain consensus protocols", "Byzantine agreement among validators."),
 				paper("d", "Wheat yield under drought", "Irrigation schedules for arid farms."),
 				paper("e", "Galaxy rotation curves", "Dark halo profiles from spectroscopy."),
 				paper("f", "Medieval trade routes", "Venetian merchants and silk."),
 				paper("g", "Jazz harmony pedagogy", "Teaching chord voicings to students."),
 			},
-			feedback: []skills.UserFeedback{irrelevant("mice1", "mice2", "c", "d", "e", "f", "g")},
+			feedback: []research.UserFeedback{irrelevant("mice1", "mice2", "c", "d", "e", "f", "g")},
 			want:     []string{"children"},
 			never:    []string{"mice", "cytokine", "murine", "endotoxin"},
 		},
@@ -200,9 +202,9 @@ func TestLearnedNegations(t *testing.T) {
 			// uses the word and one irrelevant paper is all there is.
 			name:   "ResearcherExclusionsAlwaysHold",
 			intent: sepsisIntent(),
-			marked: []skills.ScoredPaper{cryoSpike,
+			marked: []research.ScoredPaper{cryoSpike,
 				paper("rel", "Sepsis after pneumonia in children", "Case report series of pneumonia in the ICU.")},
-			feedback: []skills.UserFeedback{{
+			feedback: []research.UserFeedback{{
 				MarkedIrrelevant: []string{"cryo"}, MarkedRelevant: []string{"rel"},
 				ExcludeTerms: []string{"case report"}, FreeTextFeedback: "exclude pneumonia",
 			}},
@@ -237,8 +239,8 @@ func TestLearnedNegations(t *testing.T) {
 // iteration, with no new marks.
 func TestLearnedNegationsDoNotGrowWithoutMarks(t *testing.T) {
 	t.Parallel()
-	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []skills.ScoredPaper{mice1, mice2}}
-	got := iterate(t, in, skills.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, skills.UserFeedback{}, skills.UserFeedback{FreeTextFeedback: "search again"})
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2}}
+	got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, research.UserFeedback{}, research.UserFeedback{FreeTextFeedback: "search again"})
 	require.Equal(t, []string{"children", "cytokine", "endotoxin"}, got[1].Filters.ExcludeTerms)
 	for i, s := range got[2:] {
 		require.Equal(t, got[1].Filters.ExcludeTerms, s.Filters.ExcludeTerms, "iteration %d, no new marks", i+3)
@@ -254,28 +256,28 @@ func TestLearnedNegationsDoNotGrowWithoutMarks(t *testing.T) {
 // found, so each later strategy sends a new query or asks for more.
 func TestSearchAgainNeverNarrowsToASearchedQuery(t *testing.T) {
 	t.Parallel()
-	crispr := skills.ParsedIntent{Topic: "CRISPR genome editing therapies",
-		Concepts: []skills.Concept{{Term: "crispr genome editing therapies"}}}
+	crispr := research.ParsedIntent{Topic: "CRISPR genome editing therapies",
+		Concepts: []research.Concept{{Term: "crispr genome editing therapies"}}}
 	tests := []struct {
 		name   string
-		intent skills.ParsedIntent
+		intent research.ParsedIntent
 	}{
 		{"OnePhrase", crispr},
 		{"TwoConcepts", sleepIntent()},
 		{"ThreeConcepts", sepsisIntent()},
-		{"OneWord", skills.ParsedIntent{Topic: "zebrafish", Concepts: []skills.Concept{{Term: "zebrafish"}}}},
+		{"OneWord", research.ParsedIntent{Topic: "zebrafish", Concepts: []research.Concept{{Term: "zebrafish"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			in := skills.QueryInput{Intent: tt.intent, Sources: []string{query.Local, query.OpenAlex}}
-			got := iterate(t, in, skills.UserFeedback{}, skills.UserFeedback{}, skills.UserFeedback{}, skills.UserFeedback{})
+			got := iterate(t, in, research.UserFeedback{}, research.UserFeedback{}, research.UserFeedback{}, research.UserFeedback{})
 			for i := 1; i < len(got); i++ {
 				s, before := got[i], got[:i]
 				newQuery := false
 				for _, q := range s.Queries {
-					newQuery = newQuery || !slices.ContainsFunc(before, func(p skills.SearchStrategy) bool {
-						return p.MaxResultsPerSource >= s.MaxResultsPerSource && slices.ContainsFunc(p.Queries, func(pq skills.Query) bool { return pq.Text == q.Text })
+					newQuery = newQuery || !slices.ContainsFunc(before, func(p research.SearchStrategy) bool {
+						return p.MaxResultsPerSource >= s.MaxResultsPerSource && slices.ContainsFunc(p.Queries, func(pq research.Query) bool { return pq.Text == q.Text })
 					})
 				}
 				require.True(t, newQuery, "iteration %d sends only queries already sent: %v (max %d)", i+1, texts(s), s.MaxResultsPerSource)
@@ -284,9 +286,9 @@ func TestSearchAgainNeverNarrowsToASearchedQuery(t *testing.T) {
 	}
 	t.Run("OnePhraseAsksForMore", func(t *testing.T) {
 		t.Parallel()
-		got := iterate(t, skills.QueryInput{Intent: crispr, Sources: []string{query.Local}}, skills.UserFeedback{})
+		got := iterate(t, skills.QueryInput{Intent: crispr, Sources: []string{query.Local}}, research.UserFeedback{})
 		require.Equal(t, texts(got[0]), texts(got[1]), "the phrase alone is already among the first queries; the any-of query found the papers")
-		require.Equal(t, 2*skills.DefaultMaxResultsPerSource, got[1].MaxResultsPerSource)
+		require.Equal(t, 2*research.DefaultMaxResultsPerSource, got[1].MaxResultsPerSource)
 	})
 }
 
@@ -300,8 +302,8 @@ func TestSearchAgainNeverNarrowsToASearchedQuery(t *testing.T) {
 func TestLearnedExclusionsStayLearned(t *testing.T) {
 	t.Parallel()
 	rel := paper("rel", "Sepsis in the ICU", "Cytokine findings from animals carried over to patients in intensive care.")
-	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []skills.ScoredPaper{mice1, mice2, rel}}
-	got := iterate(t, in, skills.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, skills.UserFeedback{MarkedRelevant: []string{"rel"}})
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2, rel}}
+	got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, research.UserFeedback{MarkedRelevant: []string{"rel"}})
 
 	learned := got[1].Filters
 	require.Equal(t, []string{"children", "cytokine", "endotoxin"}, learned.ExcludeTerms)
@@ -315,9 +317,9 @@ func TestLearnedExclusionsStayLearned(t *testing.T) {
 
 	t.Run("RemovedAtTheCheckpoint", func(t *testing.T) {
 		t.Parallel()
-		in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []skills.ScoredPaper{mice1, mice2},
+		in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2},
 			RemovedLearnedTerms: []string{"Cytokines"}}
-		got := iterate(t, in, skills.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, skills.UserFeedback{})
+		got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, research.UserFeedback{})
 		for i, s := range got {
 			require.Equal(t, []string{"children", "endotoxin"}[:min(i+1, 2)], s.Filters.ExcludeTerms, "iteration %d", i+1)
 			require.NotContains(t, negated(t, s), "cytokine", "iteration %d", i+1)
@@ -325,9 +327,9 @@ func TestLearnedExclusionsStayLearned(t *testing.T) {
 	})
 	t.Run("TheResearchersOwnWordStaysTheirs", func(t *testing.T) {
 		t.Parallel()
-		in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []skills.ScoredPaper{mice1, mice2, rel}}
-		got := iterate(t, in, skills.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}, ExcludeTerms: []string{"cytokine"}},
-			skills.UserFeedback{MarkedRelevant: []string{"rel"}})
+		in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2, rel}}
+		got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}, ExcludeTerms: []string{"cytokine"}},
+			research.UserFeedback{MarkedRelevant: []string{"rel"}})
 		require.Equal(t, []string{"endotoxin"}, got[1].Filters.LearnedExcludeTerms)
 		require.Contains(t, got[2].Filters.ExcludeTerms, "cytokine", "the researcher asked for it; a relevant paper does not undo that")
 		require.Contains(t, negated(t, got[2]), "cytokine")

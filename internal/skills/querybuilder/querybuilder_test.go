@@ -1,4 +1,4 @@
-package skills_test
+package querybuilder_test
 
 import (
 	"context"
@@ -11,25 +11,27 @@ import (
 	"pgregory.net/rapid"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills"
 	"quarry/internal/skills/query"
+	"quarry/internal/skills/querybuilder"
 )
 
-func sepsisIntent() skills.ParsedIntent {
-	return skills.ParsedIntent{
+func sepsisIntent() research.ParsedIntent {
+	return research.ParsedIntent{
 		Topic: "deep learning for sepsis prediction in the ICU, not in children, since 2018",
-		Concepts: []skills.Concept{
+		Concepts: []research.Concept{
 			{Term: "deep learning", Synonyms: []string{"neural network"}},
 			{Term: "sepsis", Synonyms: []string{"septic shock"}},
 			{Term: "icu"},
 		},
-		YearRange:     skills.YearRange{From: 2018},
+		YearRange:     research.YearRange{From: 2018},
 		ExcludeTerms:  []string{"children"},
 		FieldsOfStudy: []string{"Medicine"},
 	}
 }
 
-func texts(s skills.SearchStrategy) []string {
+func texts(s research.SearchStrategy) []string {
 	var out []string
 	for _, q := range s.Queries {
 		out = append(out, q.Text)
@@ -42,7 +44,7 @@ func texts(s skills.SearchStrategy) []string {
 // never from the intent's guess.
 func TestBuildStrategyFieldsOfStudy(t *testing.T) {
 	t.Parallel()
-	b := skills.NewQueryBuilder()
+	b := querybuilder.New()
 	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.SemanticScholar}}
 	got, err := b.BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
@@ -55,7 +57,7 @@ func TestBuildStrategyFieldsOfStudy(t *testing.T) {
 
 func TestBuildStrategyFirstIteration(t *testing.T) {
 	t.Parallel()
-	b := skills.NewQueryBuilder()
+	b := querybuilder.New()
 	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local, query.PubMed, " ", query.Local}}
 	got, err := b.BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
@@ -65,8 +67,8 @@ func TestBuildStrategyFirstIteration(t *testing.T) {
 		`("deep learning" OR "neural network") (sepsis OR "septic shock") -(children OR paediatric OR pediatric OR child OR childhood)`,
 	}, texts(got), "a focused query with every concept and a broad one with the top two; the exclusion takes its synonyms")
 	require.Equal(t, []string{query.Local, query.PubMed}, got.Sources, "sources trimmed and de-duplicated in order")
-	require.Equal(t, skills.YearRange{From: 2018}, got.YearRange)
-	require.Equal(t, skills.DefaultMaxResultsPerSource, got.MaxResultsPerSource)
+	require.Equal(t, research.YearRange{From: 2018}, got.YearRange)
+	require.Equal(t, research.DefaultMaxResultsPerSource, got.MaxResultsPerSource)
 	require.Equal(t, []string{"children"}, got.Filters.ExcludeTerms)
 	require.Empty(t, got.Filters.FieldsOfStudy, "the intent's guessed fields never filter by themselves")
 	require.Equal(t,
@@ -82,12 +84,12 @@ func TestBuildStrategyFirstIteration(t *testing.T) {
 
 func TestBuildStrategyStudyTypesOnlyInFocused(t *testing.T) {
 	t.Parallel()
-	in := skills.QueryInput{Intent: skills.ParsedIntent{
+	in := skills.QueryInput{Intent: research.ParsedIntent{
 		Topic:      "statins and stroke, RCTs",
-		Concepts:   []skills.Concept{{Term: "statins"}, {Term: "stroke"}},
+		Concepts:   []research.Concept{{Term: "statins"}, {Term: "stroke"}},
 		StudyTypes: []string{"randomized controlled trial"},
 	}, Sources: []string{query.OpenAlex}, MaxResultsPerSource: 50}
-	got, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+	got, err := querybuilder.New().BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
 	require.Equal(t, []string{
 		`(statins OR statin OR "hmg-coa reductase inhibitors") (stroke OR "cerebrovascular accident") ("randomized controlled trial" OR rct OR "randomised controlled trial" OR "randomized clinical trial")`,
@@ -107,9 +109,9 @@ func TestBuildStrategyErrors(t *testing.T) {
 		{"NoConcepts", func(in *skills.QueryInput) { in.Intent.Concepts = nil }},
 		{"NoSources", func(in *skills.QueryInput) { in.Sources = []string{" "} }},
 		{"NegativeMax", func(in *skills.QueryInput) { in.MaxResultsPerSource = -1 }},
-		{"MaxTooLarge", func(in *skills.QueryInput) { in.MaxResultsPerSource = skills.MaxResultsLimit + 1 }},
+		{"MaxTooLarge", func(in *skills.QueryInput) { in.MaxResultsPerSource = research.MaxResultsLimit + 1 }},
 		{"BadFeedback", func(in *skills.QueryInput) {
-			in.Feedback = []skills.UserFeedback{{MarkedRelevant: []string{"a"}, MarkedIrrelevant: []string{"a"}}}
+			in.Feedback = []research.UserFeedback{{MarkedRelevant: []string{"a"}, MarkedIrrelevant: []string{"a"}}}
 		}},
 	}
 	for _, tt := range tests {
@@ -118,19 +120,19 @@ func TestBuildStrategyErrors(t *testing.T) {
 			in := ok
 			in.Intent = sepsisIntent()
 			tt.edit(&in)
-			_, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+			_, err := querybuilder.New().BuildStrategy(context.Background(), in)
 			require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 		})
 	}
 }
 
-func paper(id, title, abstract string) skills.ScoredPaper {
-	return skills.ScoredPaper{RawPaper: skills.RawPaper{ID: id, Title: title, Abstract: abstract, Source: query.Local}, Score: 0.5}
+func paper(id, title, abstract string) research.ScoredPaper {
+	return research.ScoredPaper{RawPaper: research.RawPaper{ID: id, Title: title, Abstract: abstract, Source: query.Local}, Score: 0.5}
 }
 
 func TestBuildStrategyRelevanceFeedback(t *testing.T) {
 	t.Parallel()
-	marked := []skills.ScoredPaper{
+	marked := []research.ScoredPaper{
 		paper("r1", "Early sepsis detection with recurrent neural networks", "We train a recurrent model on vital signs and lactate to detect sepsis early in the ICU."),
 		paper("r2", "Recurrent deep learning on vital signs predicts septic shock", "Vital signs and lactate feed a recurrent network; early warning improves."),
 		paper("r3", "Sepsis in the ICU: a recurrent approach", "Vital signs time series."),
@@ -141,7 +143,7 @@ func TestBuildStrategyRelevanceFeedback(t *testing.T) {
 		Intent:  sepsisIntent(),
 		Sources: []string{query.Local, query.Crossref},
 		Marked:  marked,
-		Feedback: []skills.UserFeedback{{
+		Feedback: []research.UserFeedback{{
 			MarkedRelevant:   []string{"r1", "r2", "r3"},
 			MarkedIrrelevant: []string{"x1", "x2"},
 			AddTerms:         []string{"early warning"},
@@ -149,11 +151,11 @@ func TestBuildStrategyRelevanceFeedback(t *testing.T) {
 			FreeTextFeedback: "More about lactate monitoring, please. Exclude pneumonia; these are not relevant.",
 		}},
 	}
-	first, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), skills.QueryInput{Intent: sepsisIntent(), Sources: in.Sources})
+	first, err := querybuilder.New().BuildStrategy(context.Background(), skills.QueryInput{Intent: sepsisIntent(), Sources: in.Sources})
 	require.NoError(t, err)
-	in.Previous = []skills.SearchStrategy{first}
+	in.Previous = []research.SearchStrategy{first}
 
-	got, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+	got, err := querybuilder.New().BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
 	require.NoError(t, got.Validate())
 	require.Len(t, got.Queries, 3)
@@ -174,12 +176,12 @@ func TestBuildStrategyRelevanceFeedback(t *testing.T) {
 
 func TestBuildStrategyLaterMarkWins(t *testing.T) {
 	t.Parallel()
-	marked := []skills.ScoredPaper{
+	marked := []research.ScoredPaper{
 		paper("a", "Lactate clearance in septic shock", "Lactate clearance guides resuscitation."),
 	}
 	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: marked,
-		Feedback: []skills.UserFeedback{{MarkedIrrelevant: []string{"a"}}, {MarkedRelevant: []string{"a"}}}}
-	got, err := skills.NewQueryBuilder().BuildStrategy(context.Background(), in)
+		Feedback: []research.UserFeedback{{MarkedIrrelevant: []string{"a"}}, {MarkedRelevant: []string{"a"}}}}
+	got, err := querybuilder.New().BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
 	require.NotContains(t, got.Filters.ExcludeTerms, "lactate")
 	require.Contains(t, got.Queries[len(got.Queries)-1].Text, "lactate")
@@ -187,8 +189,8 @@ func TestBuildStrategyLaterMarkWins(t *testing.T) {
 
 func TestBuildStrategyNeverRepeats(t *testing.T) {
 	t.Parallel()
-	b := skills.NewQueryBuilder()
-	in := skills.QueryInput{Intent: skills.ParsedIntent{Topic: "zebrafish", Concepts: []skills.Concept{{Term: "zebrafish"}}}, Sources: []string{query.Arxiv}}
+	b := querybuilder.New()
+	in := skills.QueryInput{Intent: research.ParsedIntent{Topic: "zebrafish", Concepts: []research.Concept{{Term: "zebrafish"}}}, Sources: []string{query.Arxiv}}
 	seen := map[string]bool{}
 	for i := 0; i < 60; i++ {
 		got, err := b.BuildStrategy(context.Background(), in)
@@ -206,34 +208,34 @@ func TestBuildStrategyNeverRepeats(t *testing.T) {
 
 func TestBuildStrategyRepeatWithEditedSpacingIsStillARepeat(t *testing.T) {
 	t.Parallel()
-	b := skills.NewQueryBuilder()
+	b := querybuilder.New()
 	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}}
 	first, err := b.BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
 	edited := first
 	edited.Queries = nil
 	for _, q := range first.Queries {
-		edited.Queries = append(edited.Queries, skills.Query{Text: strings.ReplaceAll(q.Text, " ", "   ")})
+		edited.Queries = append(edited.Queries, research.Query{Text: strings.ReplaceAll(q.Text, " ", "   ")})
 	}
-	in.Previous = []skills.SearchStrategy{edited}
+	in.Previous = []research.SearchStrategy{edited}
 	got, err := b.BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
 	require.Equal(t, len(first.Queries)+1, len(got.Queries), "broadened with the top concept alone")
 	require.Equal(t, `("deep learning" OR "neural network") -(children OR paediatric OR pediatric OR child OR childhood)`, got.Queries[len(got.Queries)-1].Text)
 }
 
-func genIntent() *rapid.Generator[skills.ParsedIntent] {
+func genIntent() *rapid.Generator[research.ParsedIntent] {
 	vocab := []string{"sepsis", "deep learning", "children", "covid-19", "heart attack", "ml", "OR", "-x", `a"b`, "title:x", "zebrafish", "quality of life", "NOT", "(", "lactate"}
-	return rapid.Custom(func(t *rapid.T) skills.ParsedIntent {
-		in := skills.ParsedIntent{Topic: "topic"}
+	return rapid.Custom(func(t *rapid.T) research.ParsedIntent {
+		in := research.ParsedIntent{Topic: "topic"}
 		for _, c := range rapid.SliceOfN(rapid.SampledFrom(vocab), 1, 5).Draw(t, "concepts") {
-			in.Concepts = append(in.Concepts, skills.Concept{Term: c, Synonyms: rapid.SliceOfN(rapid.SampledFrom(vocab), 0, 3).Draw(t, "syn")})
+			in.Concepts = append(in.Concepts, research.Concept{Term: c, Synonyms: rapid.SliceOfN(rapid.SampledFrom(vocab), 0, 3).Draw(t, "syn")})
 		}
 		in.ExcludeTerms = rapid.SliceOfN(rapid.SampledFrom(vocab), 0, 3).Draw(t, "excl")
 		in.StudyTypes = rapid.SliceOfN(rapid.SampledFrom([]string{"randomized controlled trial", "survey", "benchmark"}), 0, 2).Draw(t, "studies")
 		if rapid.Bool().Draw(t, "years") {
 			from := rapid.IntRange(1990, 2025).Draw(t, "from")
-			in.YearRange = skills.YearRange{From: from, To: rapid.IntRange(from, 2030).Draw(t, "to")}
+			in.YearRange = research.YearRange{From: from, To: rapid.IntRange(from, 2030).Draw(t, "to")}
 		}
 		return in
 	})
@@ -241,7 +243,7 @@ func genIntent() *rapid.Generator[skills.ParsedIntent] {
 
 func TestBuildStrategyProperty(t *testing.T) {
 	t.Parallel()
-	b := skills.NewQueryBuilder()
+	b := querybuilder.New()
 	vocab := []string{"lactate", "vital signs", "mice", "cytokine", "recurrent", "sepsis", "children"}
 	rapid.Check(t, func(t *rapid.T) {
 		in := skills.QueryInput{
@@ -283,7 +285,7 @@ func TestBuildStrategyProperty(t *testing.T) {
 			in.Previous = append(in.Previous, got)
 			if len(ids) > 0 && rapid.Bool().Draw(t, "feedback") {
 				split := rapid.IntRange(0, len(ids)).Draw(t, "split")
-				in.Feedback = append(in.Feedback, skills.UserFeedback{
+				in.Feedback = append(in.Feedback, research.UserFeedback{
 					MarkedRelevant: ids[:split], MarkedIrrelevant: ids[split:],
 					FreeTextFeedback: rapid.SampledFrom([]string{"", "more about lactate", "exclude mice", "not relevant"}).Draw(t, "free"),
 				})
@@ -294,9 +296,9 @@ func TestBuildStrategyProperty(t *testing.T) {
 
 func TestBroadQueryLoosensALonePhrase(t *testing.T) {
 	t.Parallel()
-	b := skills.NewQueryBuilder()
+	b := querybuilder.New()
 	in := skills.QueryInput{
-		Intent: skills.ParsedIntent{Topic: "statins for cardiovascular prevention", Concepts: []skills.Concept{
+		Intent: research.ParsedIntent{Topic: "statins for cardiovascular prevention", Concepts: []research.Concept{
 			{Term: "cardiovascular prevention"},
 			{Term: "statins", Synonyms: []string{"statin"}},
 		}},
@@ -320,10 +322,10 @@ func TestBroadQueryLoosensALonePhrase(t *testing.T) {
 // match; exclusions still apply to it.
 func TestAnyOfQueryWhenBroadRequiresThreeTerms(t *testing.T) {
 	t.Parallel()
-	b := skills.NewQueryBuilder()
+	b := querybuilder.New()
 	s, err := b.BuildStrategy(context.Background(), skills.QueryInput{
-		Intent: skills.ParsedIntent{Topic: "transformer language models pretraining",
-			Concepts:     []skills.Concept{{Term: "transformer language models pretraining"}},
+		Intent: research.ParsedIntent{Topic: "transformer language models pretraining",
+			Concepts:     []research.Concept{{Term: "transformer language models pretraining"}},
 			ExcludeTerms: []string{"vision"}},
 		Sources: []string{query.Local},
 	})
@@ -336,7 +338,7 @@ func TestAnyOfQueryWhenBroadRequiresThreeTerms(t *testing.T) {
 	require.Equal(t, `("transformer" OR "language" OR "models" OR "pretraining") NOT "vision"`, s.Queries[2].PerSource[query.Local])
 
 	two, err := b.BuildStrategy(context.Background(), skills.QueryInput{
-		Intent:  skills.ParsedIntent{Topic: "sleep memory", Concepts: []skills.Concept{{Term: "sleep"}, {Term: "memory"}}},
+		Intent:  research.ParsedIntent{Topic: "sleep memory", Concepts: []research.Concept{{Term: "sleep"}, {Term: "memory"}}},
 		Sources: []string{query.Local},
 	})
 	require.NoError(t, err)

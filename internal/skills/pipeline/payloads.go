@@ -1,14 +1,17 @@
-package skills
+package pipeline
 
-import "quarry/internal/engine"
+import (
+	"quarry/internal/engine"
+	"quarry/internal/research"
+)
 
 // StrategyPayload is what the researcher sees at checkpoint 1 (strategy
 // confirmation): the parsed intent and the proposed strategy. An edit
 // decision's revised data is a SearchStrategy.
 type StrategyPayload struct {
-	Intent    ParsedIntent   `json:"intent"`
-	Strategy  SearchStrategy `json:"strategy"`
-	Iteration int            `json:"iteration"`
+	Intent    research.ParsedIntent   `json:"intent"`
+	Strategy  research.SearchStrategy `json:"strategy"`
+	Iteration int                     `json:"iteration"`
 }
 
 // CheckpointKind pairs this payload with its kind.
@@ -20,9 +23,9 @@ func (StrategyPayload) CheckpointKind() engine.CheckpointKind {
 // review): this iteration's organised collection and the papers accumulated
 // so far. An edit or reject decision's revised data is a UserFeedback.
 type ResultPayload struct {
-	Collection        PaperCollection `json:"collection"`
-	AccumulatedPapers []ScoredPaper   `json:"accumulated_papers"`
-	Iteration         int             `json:"iteration"`
+	Collection        research.PaperCollection `json:"collection"`
+	AccumulatedPapers []research.ScoredPaper   `json:"accumulated_papers"`
+	Iteration         int                      `json:"iteration"`
 }
 
 // CheckpointKind pairs this payload with its kind.
