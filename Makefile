@@ -46,7 +46,8 @@ lint: ## go vet, gofmt and staticcheck
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) tool staticcheck ./...
 
-check: generate ## Regenerate, fail if generated files changed, then lint
+check: generate ## Regenerate, fail if generated files or go.mod are stale, then lint
 	@out=$$(git status --porcelain -- '*_templ.go'); \
 	if [ -n "$$out" ]; then echo "generated files are out of date or uncommitted; run make generate and commit:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy; run go mod tidy and commit"; exit 1; }
 	$(MAKE) --no-print-directory lint
