@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"quarry/internal/engine"
+	"quarry/internal/runview"
 	"quarry/internal/store"
 )
 
@@ -30,4 +31,18 @@ type Runs struct {
 	engine *engine.Engine
 	// done ends event streams when the server shuts down.
 	done <-chan struct{}
+}
+
+// loadView reads run's checkpoints and builds what the run page and the
+// JSON API show of it.
+func loadView(ctx context.Context, rs RunStore, run engine.Run) (runview.View, error) {
+	cps, err := rs.Checkpoints(ctx, run.ID)
+	if err != nil {
+		return runview.View{}, err
+	}
+	in := make([]runview.Checkpoint, len(cps))
+	for i, cd := range cps {
+		in[i] = runview.Checkpoint(cd)
+	}
+	return runview.Build(run, in)
 }
