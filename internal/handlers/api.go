@@ -12,7 +12,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/research"
-	"quarry/internal/skills/pipeline"
+	"quarry/internal/runview"
 )
 
 // API is the JSON API for scripts and tests. It speaks snake_case and the
@@ -66,36 +66,11 @@ type IterationJSON struct {
 	NotSearchedReason string `json:"not_searched_reason,omitempty"`
 }
 
-// Reasons an iteration was not searched, as not_searched_reason says them.
-const (
-	reasonRejected   = "the strategy was rejected at the strategy checkpoint"
-	reasonNotYet     = "not searched yet"
-	reasonRunStopped = "the run ended before this iteration's search was recorded"
-)
-
-// iterationsJSON says of each iteration of history whether it was searched.
-// For a search run, recorded holds the iterations the pipeline's state has
-// recorded, which is done when the search's results are organised or when
-// the strategy is rejected; an iteration not recorded is still on its way
-// (or its run stopped on the way). For another workflow, reviewed holds
-// the iterations that reached a result review, which only a search does.
-func iterationsJSON(run engine.Run, history []research.IterationRecord, recorded, reviewed map[int]bool) []IterationJSON {
-	out := make([]IterationJSON, 0, len(history))
-	for _, h := range history {
-		it := IterationJSON{IterationRecord: h, Searched: h.Searched()}
-		if run.Workflow != pipeline.Name {
-			it.Searched = it.Searched || reviewed[h.Iteration]
-		}
-		switch {
-		case it.Searched:
-		case recorded[h.Iteration]:
-			it.NotSearchedReason = reasonRejected
-		case run.IsComplete():
-			it.NotSearchedReason = reasonRunStopped
-		default:
-			it.NotSearchedReason = reasonNotYet
-		}
-		out = append(out, it)
+// iterationsJSON is the run's history as the API answers it.
+func iterationsJSON(its []runview.Iteration) []IterationJSON {
+	out := make([]IterationJSON, 0, len(its))
+	for _, it := range its {
+		out = append(out, IterationJSON{IterationRecord: it.IterationRecord, Searched: it.Searched, NotSearchedReason: it.NotSearchedReason})
 	}
 	return out
 }
@@ -144,46 +119,28 @@ func (a *API) GetRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err := loadRunView(ctx, a.runs, run)
+	v, err := loadView(ctx, a.runs, run)
 	if err != nil {
 		return err
 	}
 	out := RunJSON{
-		ID: run.ID, Question: run.Params.String(paramQuestion), Status: string(run.Status),
+		ID: run.ID, Question: v.Question, Status: string(run.Status),
 		Iteration: run.Iteration, MaxIterations: run.Params.Int(paramMaxIterations),
-		AccumulatedPapers: v.accumulated, Error: run.Error,
+		AccumulatedPapers: v.Accumulated, Collection: v.Collection(), History: iterationsJSON(v.History),
+		Notes: v.Notes, Error: run.Error,
 	}
 	if out.AccumulatedPapers == nil {
 		out.AccumulatedPapers = []research.ScoredPaper{}
 	}
-	out.Notes = []research.Note{}
-	recorded := map[int]bool{}
-	if run.Workflow == pipeline.Name {
-		rs, err := pipeline.StateOf(run)
+	if out.Notes == nil {
+		out.Notes = []research.Note{}
+	}
+	if v.Pending != nil {
+		raw, err := json.Marshal(v.Pending.Payload)
 		if err != nil {
 			return err
 		}
-		if rs.Notes != nil {
-			out.Notes = rs.Notes
-		}
-		for _, h := range rs.Workflow.History {
-			recorded[h.Iteration] = true
-		}
-	}
-	out.History = iterationsJSON(run, v.history, recorded, v.searched)
-	switch {
-	case v.final != nil:
-		out.Collection = v.final
-	case v.lastResult != nil:
-		col := v.lastResult.Collection
-		out.Collection = &col
-	}
-	if v.pending != nil {
-		raw, err := json.Marshal(v.pending.Payload)
-		if err != nil {
-			return err
-		}
-		out.Checkpoint = &CheckpointJSON{ID: v.pending.ID, Kind: string(v.pending.Kind), Iteration: v.pending.Iteration, Payload: raw}
+		out.Checkpoint = &CheckpointJSON{ID: v.Pending.ID, Kind: string(v.Pending.Kind), Iteration: v.Pending.Iteration, Payload: raw}
 	}
 	return c.JSON(http.StatusOK, out)
 }

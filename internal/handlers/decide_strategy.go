@@ -429,32 +429,11 @@ func splitTerms(s string) []string {
 	return out
 }
 
-// pendingCheckpoint loads the run and the checkpoint named in the URL. A
-// checkpoint that is no longer pending is a conflict naming who decided.
-func (h *Runs) pendingCheckpoint(c echo.Context, kind engine.CheckpointKind) (engine.Run, engine.Checkpoint, error) {
-	ctx := c.Request().Context()
-	run, err := h.runs.Run(ctx, c.Param("id"))
-	if err != nil {
-		return run, engine.Checkpoint{}, err
+// itoaOrEmpty shows a number the strategy leaves unset (0) as an empty
+// input rather than "0".
+func itoaOrEmpty(n int) string {
+	if n == 0 {
+		return ""
 	}
-	cps, err := h.runs.Checkpoints(ctx, run.ID)
-	if err != nil {
-		return run, engine.Checkpoint{}, err
-	}
-	for _, cd := range cps {
-		if cd.Checkpoint.ID != c.Param("cp") {
-			continue
-		}
-		if cd.Checkpoint.Kind != kind {
-			return run, cd.Checkpoint, fault.Errorf(fault.EInvalid, "checkpoint %s is a %s, not a %s", cd.Checkpoint.ID, cd.Checkpoint.Kind, kind)
-		}
-		if cd.Decision != nil {
-			return run, cd.Checkpoint, engine.ConflictDecided(*cd.Decision)
-		}
-		if cd.Checkpoint.Status != engine.CheckpointPending {
-			return run, cd.Checkpoint, fault.Errorf(fault.EConflict, "this checkpoint is %s; the run has moved on", cd.Checkpoint.Status)
-		}
-		return run, cd.Checkpoint, nil
-	}
-	return run, engine.Checkpoint{}, fault.Errorf(fault.ENotFound, "run %s has no checkpoint %s", run.ID, c.Param("cp"))
+	return strconv.Itoa(n)
 }

@@ -2,9 +2,9 @@ package views
 
 import (
 	"net/url"
-	"quarry/internal/research"
-	"sort"
 	"strings"
+
+	"quarry/internal/research"
 )
 
 // paperLink picks the most durable link for a paper: DOI, then arXiv, then
@@ -34,25 +34,3 @@ func paperSources(p research.ScoredPaper) []string {
 	}
 	return nil
 }
-
-func sortedKeys(m map[string]research.SourceResult) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedErrKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// conceptsText lists concepts with their synonyms, "a (x, y); b", built in
-// Go because templ would put white space between loop items.
-func conceptsText(cs []research.Concept) string { return research.ConceptList(cs) }

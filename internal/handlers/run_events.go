@@ -1,0 +1,108 @@
+package handlers
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/engine"
+	"quarry/internal/views"
+)
+
+// keepAlive is how often an idle event stream sends a comment, so proxies
+// and browsers do not drop it.
+const keepAlive = 15 * time.Second
+
+// Events handles GET /runs/:id/events: a text/event-stream of rendered
+// progress lines ("progress") and status pings ("status") for the htmx SSE
+// extension. It ends when the client goes or the server stops.
+func (h *Runs) Events(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := h.runs.Run(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	events, stop := h.engine.Events().Subscribe(run.ID)
+	defer stop()
+	res := c.Response()
+	res.Header().Set(echo.HeaderContentType, "text/event-stream")
+	res.Header().Set(echo.HeaderCacheControl, "no-cache")
+	res.Header().Set("X-Accel-Buffering", "no")
+	res.WriteHeader(http.StatusOK)
+	if _, err := fmt.Fprint(res, ": connected\n\n"); err != nil {
+		return nil
+	}
+	res.Flush()
+	tick := time.NewTicker(keepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-h.done:
+			return nil
+		case <-tick.C:
+			if _, err := fmt.Fprint(res, ": keep-alive\n\n"); err != nil {
+				return nil
+			}
+		case ev, ok := <-events:
+			if !ok {
+				return nil
+			}
+			var buf bytes.Buffer
+			if err := views.ProgressLine(eventText(ev)).Render(ctx, &buf); err != nil {
+				return nil
+			}
+			if err := writeSSE(res, "progress", buf.String()); err != nil {
+				return nil
+			}
+			switch ev.Type {
+			case engine.EventStatus, engine.EventCheckpoint, engine.EventDecision:
+				if err := writeSSE(res, "status", ""); err != nil {
+					return nil
+				}
+			}
+		}
+		res.Flush()
+	}
+}
+
+// writeSSE writes one event; every line of data gets its own "data:" field.
+func writeSSE(w http.ResponseWriter, event, data string) error {
+	var b strings.Builder
+	b.WriteString("event: " + event + "\n")
+	for line := range strings.SplitSeq(data, "\n") {
+		b.WriteString("data: " + line + "\n")
+	}
+	b.WriteString("\n")
+	_, err := w.Write([]byte(b.String()))
+	return err
+}
+
+// eventText is one event as a line a person can read.
+func eventText(ev engine.Event) string {
+	parts := []string{ev.At.UTC().Format("15:04:05")}
+	if ev.Step != "" {
+		parts = append(parts, ev.Step)
+	}
+	switch ev.Type {
+	case engine.EventStatus:
+		parts = append(parts, "status "+string(ev.Status))
+	case engine.EventStepStarted:
+		parts = append(parts, "started")
+	case engine.EventStepFinished:
+		parts = append(parts, "finished "+string(ev.Outcome))
+	case engine.EventCheckpoint:
+		parts = append(parts, "waiting for a decision ("+string(ev.Kind)+")")
+	default:
+		parts = append(parts, string(ev.Type))
+	}
+	if ev.Message != "" {
+		parts = append(parts, "— "+ev.Message)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,182 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/engine"
+	"quarry/internal/research"
+	"quarry/internal/runview"
+	"quarry/internal/skills/pipeline"
+	"quarry/internal/views"
+)
+
+// Show handles GET /runs/:id: the share link. Opening it remembers the run
+// in this browser's list.
+func (h *Runs) Show(c echo.Context) error {
+	ctx := c.Request().Context()
+	run, err := h.runs.Run(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if err := h.people.remember(c, run.ID); err != nil {
+		return err
+	}
+	d, err := runData(ctx, h.runs, h.engine, run, h.people.page(c))
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.RunPage(d))
+}
+
+// runData builds the run page's props from the run's view.
+func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run, page views.Page) (views.RunData, error) {
+	v, err := loadView(ctx, rs, run)
+	if err != nil {
+		return views.RunData{}, err
+	}
+	bound := loopBound(e, run)
+	d := views.RunData{
+		Page: page, Question: v.Question, MaxIterations: bound,
+		Status: statusOf(run), Decisions: decisionRows(v.Decisions), History: historyRows(v.History),
+		Accumulated: v.Accumulated, HasReport: run.Workflow == pipeline.Name,
+		HasPapers: run.Workflow == pipeline.Name && v.LastResult != nil, HasAccumulated: len(v.Accumulated) > 0,
+		Notes: v.Notes,
+	}
+	if err := pendingForm(&d, e, v, bound); err != nil {
+		return d, err
+	}
+	if final, ok := v.FinalCollection(); ok {
+		d.Final = &views.PaperGroupSet{Groups: groupsOf(final), Rejected: v.MarkedIrrelevant, Notes: v.PaperNotes}
+	}
+	return d, nil
+}
+
+// pendingForm puts the form of the checkpoint the run waits at, if any,
+// into the page.
+func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) error {
+	cp, run := v.Pending, v.Run
+	if cp == nil {
+		return nil
+	}
+	switch cp.Kind {
+	case engine.KindStrategyConfirmation:
+		p, err := engine.PayloadAs[pipeline.StrategyPayload](*cp)
+		if err != nil {
+			return err
+		}
+		f := strategyFormOf(run.ID, *cp, p, knownSources(e))
+		f.MaxIterations = bound
+		d.Strategy = &f
+	case engine.KindResultReview:
+		p, err := engine.PayloadAs[pipeline.ResultPayload](*cp)
+		if err != nil {
+			return err
+		}
+		f := reviewFormOf(run.ID, *cp, p, v.PaperNotes)
+		f.MaxIterations = bound
+		d.Review = &f
+	case engine.KindEscalation:
+		p, err := engine.PayloadAs[engine.EscalationPayload](*cp)
+		if err != nil {
+			return err
+		}
+		d.Escalation = &views.EscalationForm{RunID: run.ID, CheckpointID: cp.ID, Step: p.Step, Error: p.Error,
+			Attempts: p.Attempts, CanSkip: skippable(e, run.Workflow, p.Step)}
+	}
+	return nil
+}
+
+// historyRows lays the run's iterations out as the history table's rows.
+func historyRows(its []runview.Iteration) []views.IterationRow {
+	var out []views.IterationRow
+	for _, h := range its {
+		row := views.IterationRow{Iteration: h.Iteration, ResultCount: h.ResultCount, Sources: h.Strategy.Sources,
+			Searched: h.Done, StrategyRejected: h.StrategyRejected}
+		for _, q := range h.Strategy.Queries {
+			row.Queries = append(row.Queries, q.Text)
+		}
+		if h.Feedback != nil {
+			row.Relevant, row.Irrelevant, row.Feedback = len(h.Feedback.MarkedRelevant), len(h.Feedback.MarkedIrrelevant), h.Feedback.FreeTextFeedback
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// decisionRows lays the run's decisions out for the read-only list.
+func decisionRows(ds []runview.Decision) []views.DecisionRow {
+	var out []views.DecisionRow
+	for _, d := range ds {
+		out = append(out, views.DecisionRow{Kind: string(d.Kind), Iteration: d.Iteration, Action: string(d.Action),
+			By: d.By, At: d.At, Note: d.Note})
+	}
+	return out
+}
+
+// loopBound is the run's max_iterations as the engine applies it: the
+// run's parameter, else its workflow's bound (0 when neither is known).
+// The checkpoint forms need it to say when a decision ends the run.
+func loopBound(e *engine.Engine, run engine.Run) int {
+	if n := run.Params.Int(paramMaxIterations); n > 0 {
+		return n
+	}
+	if wf, err := e.Registry().Get(run.Workflow); err == nil {
+		return wf.MaxIterations
+	}
+	return 0
+}
+
+// skippable reports whether the workflow lets a person skip step.
+func skippable(e *engine.Engine, workflow, step string) bool {
+	wf, err := e.Registry().Get(workflow)
+	if err != nil {
+		return false
+	}
+	s, ok := wf.Step(step)
+	return ok && s.Skippable()
+}
+
+// knownSources are the sources the search workflow accepts.
+func knownSources(e *engine.Engine) []string {
+	params, ok := searchParams(e)
+	if !ok {
+		return nil
+	}
+	return params[paramSources].Choices
+}
+
+// groupsOf lays a collection out by the organizer's groups, with papers no
+// group names gathered under "Other".
+func groupsOf(c research.PaperCollection) []views.PaperGroup {
+	placed := map[string]bool{}
+	var out []views.PaperGroup
+	for _, g := range c.Groups {
+		pg := views.PaperGroup{Label: g.Label}
+		for _, id := range g.PaperIDs {
+			if p, ok := c.Paper(id); ok && !placed[id] {
+				pg.Papers = append(pg.Papers, p)
+				placed[id] = true
+			}
+		}
+		if len(pg.Papers) > 0 {
+			out = append(out, pg)
+		}
+	}
+	var rest views.PaperGroup
+	rest.Label = "Other"
+	if len(out) == 0 {
+		rest.Label = "Papers"
+	}
+	for _, p := range c.Papers {
+		if !placed[p.ID] {
+			rest.Papers = append(rest.Papers, p)
+		}
+	}
+	if len(rest.Papers) > 0 {
+		out = append(out, rest)
+	}
+	return out
+}

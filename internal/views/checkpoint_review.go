@@ -1,0 +1,21 @@
+package views
+
+// reviewEnterNotice is the review form's Enter notice. The handler that
+// sets it does not know the run's bound and names the three usual buttons;
+// at the last iteration only "Finish the run" is there, so the notice
+// names that one instead.
+func reviewEnterNotice(f ReviewForm) string {
+	if f.EnterNotice == "" || !lastIteration(f.Iteration, f.MaxIterations) {
+		return f.EnterNotice
+	}
+	return "Nothing was decided: Enter keeps your marks and notes on the page. Use Finish the run to decide."
+}
+
+// submittedTitle names a submitted paper by its title, or by its ID when
+// the paper is not in the reviewed collection.
+func submittedTitle(p SubmittedPaper) string {
+	if p.Title != "" {
+		return p.Title
+	}
+	return p.ID
+}
