@@ -96,6 +96,20 @@ func rules() []rule {
 			to: []string{"quarry/internal/engine"},
 		},
 		{
+			// The run's view model is built from a run and its
+			// checkpoints, so the page and the API share it and it is
+			// tested without a request, a template or the database.
+			name: "the run view model reaches no web, HTML or SQL package",
+			from: under("quarry/internal/runview"),
+			to:   slices.Concat([]string{"github.com/labstack/echo", "quarry/internal/handlers"}, html, sqlDriver),
+		},
+		{
+			name:   "the run view model imports net/http nowhere itself (the pipeline's sources are HTTP clients)",
+			from:   under("quarry/internal/runview"),
+			to:     []string{"net/http"},
+			direct: true,
+		},
+		{
 			name: "file formats import no skill, store or engine",
 			from: under("quarry/internal/biblio"),
 			to:   []string{"quarry/internal/skills", "quarry/internal/engine", "quarry/internal/store", "quarry/internal/library", "quarry/internal/handlers"},
