@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/skills/pipeline"
 	"quarry/internal/store"
 )
 
@@ -72,7 +73,7 @@ func startAt(t *testing.T, s *server, page playwright.Page, expect playwright.Pl
 func waitForCheckpoint(t *testing.T, s *server, page playwright.Page, expect playwright.PlaywrightAssertions, js bool, runID, testID string) {
 	t.Helper()
 	if !js {
-		kind := map[string]engine.CheckpointKind{"checkpoint-strategy": engine.KindStrategyConfirmation, "checkpoint-review": engine.KindResultReview}[testID]
+		kind := map[string]engine.CheckpointKind{"checkpoint-strategy": pipeline.KindStrategyConfirmation, "checkpoint-review": pipeline.KindResultReview}[testID]
 		require.Eventually(t, func() bool {
 			ctx := context.Background()
 			run, err := s.app.Store().Run(ctx, runID)

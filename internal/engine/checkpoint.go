@@ -15,14 +15,10 @@ import (
 // set: a workflow may define its own kinds.
 type CheckpointKind string
 
-// The kinds the search pipeline and the engine itself use.
-const (
-	KindStrategyConfirmation CheckpointKind = "strategy_confirmation"
-	KindResultReview         CheckpointKind = "result_review"
-	// KindEscalation is raised by the engine when a step's retries are
-	// exhausted; its decision means approve = retry, edit = skip, reject = abort.
-	KindEscalation CheckpointKind = "escalation"
-)
+// KindEscalation is the one kind the engine raises itself, when a step's
+// retries are exhausted; its decision means approve = retry, edit = skip,
+// reject = abort. Every other kind belongs to the workflow that asks it.
+const KindEscalation CheckpointKind = "escalation"
 
 // DecisionAction is what a human (or a programmatic handler) decided.
 type DecisionAction string

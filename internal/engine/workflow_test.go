@@ -167,7 +167,7 @@ func TestResolveParams(t *testing.T) {
 
 func TestCheckpointKindPayloadPairing(t *testing.T) {
 	t.Parallel()
-	_, err := engine.NewCheckpoint(engine.KindResultReview, notePayload{}, "r", 1, time.Time{})
+	_, err := engine.NewCheckpoint(engine.CheckpointKind("result_review"), notePayload{}, "r", 1, time.Time{})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.Contains(t, err.Error(), `cannot carry a "note" payload`)
 	_, err = engine.NewCheckpoint(kindNote, nil, "r", 1, time.Time{})

@@ -111,7 +111,7 @@ func feedbackOf(p pipeline.ResultPayload, form url.Values, prev map[string]strin
 // checkpoint decided meanwhile shows the new state, who decided and what
 // this submit carried (409).
 func (h *Runs) DecideReview(c echo.Context) error {
-	run, cp, err := h.pendingCheckpoint(c, engine.KindResultReview)
+	run, cp, err := h.pendingCheckpoint(c, pipeline.KindResultReview)
 	if fault.ErrorCode(err) == fault.EConflict {
 		// Decided meanwhile: what this submit carried is shown with the
 		// conflict, from the checkpoint's papers where it can be read.

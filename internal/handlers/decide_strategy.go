@@ -90,7 +90,7 @@ var removeOp = regexp.MustCompile(`^remove:(\d+)$`)
 // decided (409).
 func (h *Runs) DecideStrategy(c echo.Context) error {
 	ctx := c.Request().Context()
-	run, cp, err := h.pendingCheckpoint(c, engine.KindStrategyConfirmation)
+	run, cp, err := h.pendingCheckpoint(c, pipeline.KindStrategyConfirmation)
 	if fault.ErrorCode(err) == fault.EConflict {
 		// Decided meanwhile: the form as this submit carried it is shown
 		// with the conflict, so the edits can be copied.

@@ -62,7 +62,7 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 		return nil
 	}
 	switch cp.Kind {
-	case engine.KindStrategyConfirmation:
+	case pipeline.KindStrategyConfirmation:
 		p, err := engine.PayloadAs[pipeline.StrategyPayload](*cp)
 		if err != nil {
 			return err
@@ -70,7 +70,7 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 		f := strategyFormOf(run.ID, *cp, p, knownSources(e))
 		f.MaxIterations = bound
 		d.Strategy = &f
-	case engine.KindResultReview:
+	case pipeline.KindResultReview:
 		p, err := engine.PayloadAs[pipeline.ResultPayload](*cp)
 		if err != nil {
 			return err

@@ -123,7 +123,7 @@ func Build(run engine.Run, checkpoints []Checkpoint) (View, error) {
 			})
 		}
 		switch cp.Kind {
-		case engine.KindStrategyConfirmation:
+		case pipeline.KindStrategyConfirmation:
 			p, err := engine.PayloadAs[pipeline.StrategyPayload](cp)
 			if err != nil {
 				return v, err
@@ -136,7 +136,7 @@ func Build(run engine.Run, checkpoints []Checkpoint) (View, error) {
 					r.Strategy = s
 				}
 			}
-		case engine.KindResultReview:
+		case pipeline.KindResultReview:
 			p, err := engine.PayloadAs[pipeline.ResultPayload](cp)
 			if err != nil {
 				return v, err
@@ -216,7 +216,7 @@ func iterations(run engine.Run, history []research.IterationRecord, decisions []
 	// that found nothing.
 	rejected := map[int]bool{}
 	for _, d := range decisions {
-		if d.Kind == engine.KindStrategyConfirmation && d.Action == engine.Reject {
+		if d.Kind == pipeline.KindStrategyConfirmation && d.Action == engine.Reject {
 			rejected[d.Iteration] = true
 		}
 	}

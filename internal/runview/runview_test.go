@@ -32,14 +32,14 @@ func strategy(queries ...string) research.SearchStrategy {
 
 // strategyCP is a pending strategy checkpoint proposing queries.
 func strategyCP(id string, iteration int, queries ...string) runview.Checkpoint {
-	return runview.Checkpoint{Checkpoint: engine.Checkpoint{ID: id, Kind: engine.KindStrategyConfirmation, Iteration: iteration,
+	return runview.Checkpoint{Checkpoint: engine.Checkpoint{ID: id, Kind: pipeline.KindStrategyConfirmation, Iteration: iteration,
 		Status: engine.CheckpointPending, Payload: pipeline.StrategyPayload{Strategy: strategy(queries...), Iteration: iteration}}}
 }
 
 // reviewCP is a pending result review of papers, with accumulated papers
 // kept from earlier iterations.
 func reviewCP(id string, iteration int, papers, accumulated []research.ScoredPaper) runview.Checkpoint {
-	return runview.Checkpoint{Checkpoint: engine.Checkpoint{ID: id, Kind: engine.KindResultReview, Iteration: iteration,
+	return runview.Checkpoint{Checkpoint: engine.Checkpoint{ID: id, Kind: pipeline.KindResultReview, Iteration: iteration,
 		Status: engine.CheckpointPending, Payload: pipeline.ResultPayload{Collection: research.PaperCollection{Papers: papers},
 			AccumulatedPapers: accumulated, Iteration: iteration}}}
 }
@@ -271,8 +271,8 @@ func TestBuildCarriesTheRunsOwnRecords(t *testing.T) {
 		"workflow", research.WorkflowState{PaperNotes: map[string]string{"a": "read later"}})
 	raw, err := json.Marshal(pipeline.StrategyPayload{Strategy: strategy("stored"), Iteration: 1})
 	require.NoError(t, err)
-	cp := runview.Checkpoint{Checkpoint: engine.Checkpoint{ID: "s1", Kind: engine.KindStrategyConfirmation, Iteration: 1,
-		Status: engine.CheckpointPending, Payload: engine.RawPayload{Kind: engine.KindStrategyConfirmation, JSON: raw}}}
+	cp := runview.Checkpoint{Checkpoint: engine.Checkpoint{ID: "s1", Kind: pipeline.KindStrategyConfirmation, Iteration: 1,
+		Status: engine.CheckpointPending, Payload: engine.RawPayload{Kind: pipeline.KindStrategyConfirmation, JSON: raw}}}
 
 	v, err := runview.Build(run, []runview.Checkpoint{cp})
 	require.NoError(t, err)
@@ -292,8 +292,8 @@ func TestBuildRefusesWhatItCannotRead(t *testing.T) {
 		wantCode string
 	}{
 		{"PayloadOfAnotherShape", engine.Run{ID: "r1", Workflow: "screen"},
-			[]runview.Checkpoint{{Checkpoint: engine.Checkpoint{ID: "s1", Kind: engine.KindStrategyConfirmation,
-				Payload: engine.RawPayload{Kind: engine.KindStrategyConfirmation, JSON: json.RawMessage(`[1]`)}}}},
+			[]runview.Checkpoint{{Checkpoint: engine.Checkpoint{ID: "s1", Kind: pipeline.KindStrategyConfirmation,
+				Payload: engine.RawPayload{Kind: pipeline.KindStrategyConfirmation, JSON: json.RawMessage(`[1]`)}}}},
 			fault.EInvalid},
 		{"CorruptSearchState", engine.Run{ID: "r1", Workflow: pipeline.Name, State: engine.State{"workflow": json.RawMessage(`[1]`)}},
 			nil, fault.EInternal},

@@ -23,11 +23,11 @@ func TestDecisionsAtTheBoundAreNoted(t *testing.T) {
 		action engine.DecisionAction
 		want   research.Note
 	}{
-		{"ReviewEdit", engine.KindResultReview, engine.Edit, research.Note{Skill: "review", Message: "the feedback of iteration 2 (edit) was recorded but not searched: " +
+		{"ReviewEdit", pipeline.KindResultReview, engine.Edit, research.Note{Skill: "review", Message: "the feedback of iteration 2 (edit) was recorded but not searched: " +
 			"the run had reached max_iterations (2), so the decision finished it"}},
-		{"ReviewReject", engine.KindResultReview, engine.Reject, research.Note{Skill: "review", Message: "the feedback of iteration 2 (reject) was recorded but not searched: " +
+		{"ReviewReject", pipeline.KindResultReview, engine.Reject, research.Note{Skill: "review", Message: "the feedback of iteration 2 (reject) was recorded but not searched: " +
 			"the run had reached max_iterations (2), so the decision finished it"}},
-		{"StrategyReject", engine.KindStrategyConfirmation, engine.Reject, research.Note{Skill: "strategy", Message: "the strategy of iteration 2 was rejected and not rebuilt: " +
+		{"StrategyReject", pipeline.KindStrategyConfirmation, engine.Reject, research.Note{Skill: "strategy", Message: "the strategy of iteration 2 was rejected and not rebuilt: " +
 			"the run had reached max_iterations (2), so the decision finished it"}},
 	}
 	for _, tt := range tests {
@@ -52,10 +52,10 @@ func TestDecisionsAtTheBoundAreNoted(t *testing.T) {
 				require.Equal(t, kind, cp.Kind)
 				require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: action, DecidedBy: "test", Note: note}))
 			}
-			decide(engine.KindStrategyConfirmation, engine.Approve, "")
-			decide(engine.KindResultReview, engine.Reject, "more on wal") // below the bound: iterates, no note
-			if tt.kind == engine.KindResultReview {
-				decide(engine.KindStrategyConfirmation, engine.Approve, "")
+			decide(pipeline.KindStrategyConfirmation, engine.Approve, "")
+			decide(pipeline.KindResultReview, engine.Reject, "more on wal") // below the bound: iterates, no note
+			if tt.kind == pipeline.KindResultReview {
+				decide(pipeline.KindStrategyConfirmation, engine.Approve, "")
 			}
 			decide(tt.kind, tt.action, "fewer btree papers")
 			require.NoError(t, eng.Advance(ctx, run.ID))

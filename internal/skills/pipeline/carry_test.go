@@ -27,7 +27,7 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	_, eng, run, waiting := startOffline(t, "sleep and memory consolidation", poolSource{"alpha"}, poolSource{"beta"})
 	ctx := context.Background()
 
-	cp := waiting(engine.KindStrategyConfirmation)
+	cp := waiting(pipeline.KindStrategyConfirmation)
 	proposed, err := engine.PayloadAs[pipeline.StrategyPayload](cp)
 	require.NoError(t, err)
 	require.Equal(t, []string{"alpha", "beta"}, proposed.Strategy.Sources)
@@ -54,10 +54,10 @@ func TestCheckpointEditsHoldForLaterIterations(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: engine.Edit, DecidedBy: "test", RevisedData: b}))
 
-	cp = waiting(engine.KindResultReview)
+	cp = waiting(pipeline.KindResultReview)
 	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: engine.Reject, DecidedBy: "test", Note: "more on adults"}))
 
-	cp = waiting(engine.KindStrategyConfirmation)
+	cp = waiting(pipeline.KindStrategyConfirmation)
 	next, err := engine.PayloadAs[pipeline.StrategyPayload](cp)
 	require.NoError(t, err)
 	require.Equal(t, 2, next.Iteration)
@@ -126,11 +126,11 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 		return p.Strategy
 	}
 
-	decide(waiting(engine.KindStrategyConfirmation), engine.Approve, nil)
-	cp := waiting(engine.KindResultReview)
+	decide(waiting(pipeline.KindStrategyConfirmation), engine.Approve, nil)
+	cp := waiting(pipeline.KindResultReview)
 	decide(cp, engine.Edit, research.UserFeedback{MarkedIrrelevant: []string{idOf(cp, "10.1000/m1"), idOf(cp, "10.1000/m2")}})
 
-	cp = waiting(engine.KindStrategyConfirmation)
+	cp = waiting(pipeline.KindStrategyConfirmation)
 	proposed := strategy(cp)
 	require.Equal(t, []string{"cytokine", "endotoxin"}, proposed.Filters.LearnedExcludeTerms)
 	require.Subset(t, proposed.Filters.ExcludeTerms, proposed.Filters.LearnedExcludeTerms)
@@ -138,7 +138,7 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 	edited.Filters.ExcludeTerms = slices.DeleteFunc(slices.Clone(proposed.Filters.ExcludeTerms), func(e string) bool { return e == "cytokine" })
 	decide(cp, engine.Edit, edited)
 
-	cp = waiting(engine.KindResultReview)
+	cp = waiting(pipeline.KindResultReview)
 	r, err := st.Run(ctx, run.ID)
 	require.NoError(t, err)
 	rs, err := pipeline.StateOf(r)
@@ -147,7 +147,7 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 	require.NotContains(t, rs.Strategy.Queries[0].Text, "cytokine")
 	decide(cp, engine.Edit, research.UserFeedback{MarkedRelevant: []string{idOf(cp, "10.1000/r1")}})
 
-	next := strategy(waiting(engine.KindStrategyConfirmation))
+	next := strategy(waiting(pipeline.KindStrategyConfirmation))
 	for _, w := range []string{"cytokine", "endotoxin"} {
 		require.NotContains(t, next.Filters.ExcludeTerms, w, "cytokine was removed; a relevant paper uses endotoxin")
 		for i, q := range next.Queries {

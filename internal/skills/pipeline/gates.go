@@ -20,7 +20,7 @@ import (
 // the strategy before any source is asked.
 func (p *pipe) strategyGate() *engine.Gate {
 	return &engine.Gate{
-		Kind:    engine.KindStrategyConfirmation,
+		Kind:    KindStrategyConfirmation,
 		Enabled: func(sc engine.StepContext) bool { return sc.Params.Bool(ParamStrategyCheckpoint) },
 		Payload: func(_ context.Context, sc engine.StepContext) (engine.Payload, error) {
 			intent, err := need[research.ParsedIntent](sc.State, keyIntent)
@@ -220,7 +220,7 @@ func Rerender(s, proposed research.SearchStrategy) (research.SearchStrategy, err
 // marks papers and says what to change for another iteration.
 func (p *pipe) reviewGate() *engine.Gate {
 	return &engine.Gate{
-		Kind: engine.KindResultReview,
+		Kind: KindResultReview,
 		// Without a handler nobody can review: take the first iteration's
 		// results as they are.
 		Auto: engine.OK,

@@ -83,7 +83,7 @@ func TestStrategyGateValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			eng, st, run, cp := waitAt(t, engine.KindStrategyConfirmation)
+			eng, st, run, cp := waitAt(t, pipeline.KindStrategyConfirmation)
 			err := eng.Decide(context.Background(), run.ID, cp.ID, engine.Decision{Action: engine.Edit, DecidedBy: "test", RevisedData: tt.revised})
 			require.Equal(t, tt.wantCode, fault.ErrorCode(err), "%v", err)
 			if tt.wantField != "" {
@@ -138,7 +138,7 @@ func TestReviewGateValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			eng, st, run, cp := waitAt(t, engine.KindResultReview)
+			eng, st, run, cp := waitAt(t, pipeline.KindResultReview)
 			p, err := engine.PayloadAs[pipeline.ResultPayload](cp)
 			require.NoError(t, err)
 			require.NotEmpty(t, p.Collection.Papers)
@@ -284,7 +284,7 @@ func TestStrategyApproveWithRevisedDataIsAnEdit(t *testing.T) {
 	t.Parallel()
 	revised, err := json.Marshal(research.SearchStrategy{Queries: []research.Query{{Text: "coffee"}}, Sources: []string{"alpha"}, MaxResultsPerSource: 5})
 	require.NoError(t, err)
-	eng, st, run, cp := waitAt(t, engine.KindStrategyConfirmation)
+	eng, st, run, cp := waitAt(t, pipeline.KindStrategyConfirmation)
 	bad := engine.Decision{Action: engine.Approve, DecidedBy: "test", RevisedData: json.RawMessage(`{"queries":[],"sources":["alpha"],"max_results_per_source":5}`)}
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(eng.Decide(context.Background(), run.ID, cp.ID, bad)), "validated like an edit")
 	require.NoError(t, eng.Decide(context.Background(), run.ID, cp.ID, engine.Decision{Action: engine.Approve, DecidedBy: "test", RevisedData: revised}))

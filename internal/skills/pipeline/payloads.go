@@ -5,6 +5,13 @@ import (
 	"quarry/internal/research"
 )
 
+// The search workflow's two checkpoints. They are the workflow's, not the
+// engine's: the engine knows only that a person is asked something.
+const (
+	KindStrategyConfirmation engine.CheckpointKind = "strategy_confirmation"
+	KindResultReview         engine.CheckpointKind = "result_review"
+)
+
 // StrategyPayload is what the researcher sees at checkpoint 1 (strategy
 // confirmation): the parsed intent and the proposed strategy. An edit
 // decision's revised data is a SearchStrategy.
@@ -16,7 +23,7 @@ type StrategyPayload struct {
 
 // CheckpointKind pairs this payload with its kind.
 func (StrategyPayload) CheckpointKind() engine.CheckpointKind {
-	return engine.KindStrategyConfirmation
+	return KindStrategyConfirmation
 }
 
 // ResultPayload is what the researcher sees at checkpoint 2 (result
@@ -29,4 +36,4 @@ type ResultPayload struct {
 }
 
 // CheckpointKind pairs this payload with its kind.
-func (ResultPayload) CheckpointKind() engine.CheckpointKind { return engine.KindResultReview }
+func (ResultPayload) CheckpointKind() engine.CheckpointKind { return KindResultReview }

@@ -195,10 +195,10 @@ func TestPropRandomDecisions(t *testing.T) {
 		// each fires at most once per iteration.
 		for i, s := range rec.seq {
 			var it int
-			for _, k := range []engine.CheckpointKind{engine.KindStrategyConfirmation, engine.KindResultReview} {
+			for _, k := range []engine.CheckpointKind{pipeline.KindStrategyConfirmation, pipeline.KindResultReview} {
 				if n, _ := fmt.Sscanf(s, string(k)+"@%d", &it); n == 1 {
-					if k == engine.KindResultReview && confirm {
-						require.Contains(t, rec.seq[:i], fmt.Sprintf("%s@%d", engine.KindStrategyConfirmation, it), "review before confirmation: %v", rec.seq)
+					if k == pipeline.KindResultReview && confirm {
+						require.Contains(t, rec.seq[:i], fmt.Sprintf("%s@%d", pipeline.KindStrategyConfirmation, it), "review before confirmation: %v", rec.seq)
 					}
 					require.NotContains(t, rec.seq[i+1:], s, "checkpoint fired twice: %v", rec.seq)
 					require.LessOrEqual(t, it, maxIter)
@@ -206,7 +206,7 @@ func TestPropRandomDecisions(t *testing.T) {
 			}
 		}
 		if !confirm {
-			require.NotContains(t, fmt.Sprint(rec.seq), string(engine.KindStrategyConfirmation))
+			require.NotContains(t, fmt.Sprint(rec.seq), string(pipeline.KindStrategyConfirmation))
 		}
 
 		// Every accumulated paper was in some iteration's collection, and

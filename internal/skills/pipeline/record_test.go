@@ -49,7 +49,7 @@ func drive(t *testing.T, sk pipeline.Skills, opts pipeline.Options,
 		cp, _, err := st.Checkpoint(ctx, run.CheckpointID)
 		require.NoError(t, err)
 		var p *pipeline.ResultPayload
-		if cp.Kind == engine.KindResultReview {
+		if cp.Kind == pipeline.KindResultReview {
 			rp, err := engine.PayloadAs[pipeline.ResultPayload](cp)
 			require.NoError(t, err)
 			p = &rp
@@ -69,7 +69,7 @@ func TestIterationRecordsTheSearch(t *testing.T) {
 	reviews := 0
 	rs := drive(t, sk, pipeline.Options{Now: ticker(start)}, func(cp engine.Checkpoint, p *pipeline.ResultPayload) engine.Decision {
 		switch {
-		case cp.Kind == engine.KindStrategyConfirmation && cp.Iteration == 2:
+		case cp.Kind == pipeline.KindStrategyConfirmation && cp.Iteration == 2:
 			return engine.Decision{Action: engine.Reject, Note: "too broad"}
 		case p == nil:
 			return engine.Decision{Action: engine.Approve}

@@ -57,7 +57,7 @@ type reviewCoercer struct{ inner engine.CheckpointHandler }
 // Handle implements engine.CheckpointHandler.
 func (h reviewCoercer) Handle(ctx context.Context, cp engine.Checkpoint) (engine.Decision, error) {
 	d, err := h.inner.Handle(ctx, cp)
-	if err != nil || cp.Kind != engine.KindResultReview {
+	if err != nil || cp.Kind != KindResultReview {
 		return d, err
 	}
 	p, perr := engine.PayloadAs[ResultPayload](cp)
