@@ -15,6 +15,14 @@ import (
 	"quarry/internal/skills/pipeline"
 )
 
+// markdown renders the Markdown report of rs for a run with ID "r".
+func markdown(t *testing.T, rs pipeline.RunState) string {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
+	return buf.String()
+}
+
 // csvRows reads the CSV report of rs into one map (column → value) per row.
 func csvRows(t *testing.T, rs pipeline.RunState) []map[string]string {
 	t.Helper()
@@ -59,9 +67,7 @@ func TestPerQueryResults(t *testing.T) {
 		Dedup: research.DedupStats{Input: 24, Output: 24},
 	}}}}
 
-	var buf bytes.Buffer
-	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
-	md := buf.String()
+	md := markdown(t, rs)
 	local := section(md, "### local")
 	for _, want := range []string{
 		"| 1 | `spindles` | 2025-03-04T05:06:07Z | any | 25 | 1 | — |\n",
@@ -106,9 +112,7 @@ func TestOldFormatRun(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stored), &h))
 	rs := pipeline.RunState{Question: "sleep spindles", Workflow: research.WorkflowState{History: []research.IterationRecord{h}}}
 
-	var buf bytes.Buffer
-	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
-	md := buf.String()
+	md := markdown(t, rs)
 	local := section(md, "### local")
 	for _, want := range []string{
 		"| 1 | `spindles` | 2025-03-04T05:06:07Z | any | 25 | not recorded | — |\n",
@@ -146,9 +150,7 @@ func TestOldFormatErrorNamingNoQuery(t *testing.T) {
 		Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "a"}, {Text: "b"}}, Sources: []string{"crossref"}, MaxResultsPerSource: 5},
 		Sources:  map[string]research.SourceResult{"crossref": {Error: "503 service unavailable", Queries: []string{"a", "b"}}},
 	}}}}
-	var buf bytes.Buffer
-	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
-	cr := section(buf.String(), "### crossref")
+	cr := section(markdown(t, rs), "### crossref")
 	require.Contains(t, cr, "| 1 | `a` | 2025-03-04T05:06:07Z | any | 5 | not recorded | see below |\n")
 	require.Contains(t, cr, "\nError (not recorded per query): 503 service unavailable\n")
 	for _, r := range csvRows(t, rs) {
@@ -168,9 +170,7 @@ func TestCancelledQueryNotSent(t *testing.T) {
 		Sources: map[string]research.SourceResult{"arxiv": {Count: 3, Error: "query 2: " + why, Queries: []string{"a", ""},
 			QueryResults: []research.QueryResult{{Count: 3}, {Error: why}}}},
 	}}}}
-	var buf bytes.Buffer
-	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
-	require.Contains(t, buf.String(), "| 2 | (not sent) | — | — | — | — | not sent: "+why+" |\n")
+	require.Contains(t, markdown(t, rs), "| 2 | (not sent) | — | — | — | — | not sent: "+why+" |\n")
 	rows := csvRows(t, rs)
 	require.Equal(t, "not sent: "+why, rows[1]["error"])
 	require.Equal(t, "", rows[1]["results"])

@@ -2,7 +2,6 @@ package report_test
 
 import (
 	"bytes"
-	"encoding/csv"
 	"strings"
 	"testing"
 	"time"
@@ -63,19 +62,7 @@ func runState() pipeline.RunState {
 
 func TestSearchStrategyCSV(t *testing.T) {
 	t.Parallel()
-	var buf bytes.Buffer
-	require.NoError(t, report.SearchStrategyCSV(&buf, runState()))
-	rows, err := csv.NewReader(&buf).ReadAll()
-	require.NoError(t, err)
-	require.Equal(t, report.CSVHeader(), rows[0])
-	var got []map[string]string
-	for _, r := range rows[1:] {
-		m := map[string]string{}
-		for i, col := range rows[0] {
-			m[col] = r[i]
-		}
-		got = append(got, m)
-	}
+	got := csvRows(t, runState())
 	require.Len(t, got, 8, "iteration 1: 2 sources × 2 queries; iteration 2 rejected: none; iteration 3: 3 queries; iteration 4: 1")
 	row := func(it, src, q string) map[string]string {
 		for _, m := range got {
@@ -209,9 +196,7 @@ func TestAttachedFiles(t *testing.T) {
 		Dedup: research.DedupStats{Input: 5, Output: 5},
 	}}}}
 
-	var buf bytes.Buffer
-	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
-	md := buf.String()
+	md := markdown(t, rs)
 	for _, want := range []string{
 		"- Databases and sources searched: openalex\n",
 		"- Files attached (their records joined the results; not queried): bad.bib, t1.ris\n",
@@ -221,21 +206,13 @@ func TestAttachedFiles(t *testing.T) {
 	} {
 		require.Contains(t, md, want)
 	}
-	fileSection := md[strings.Index(md, "### file: t1.ris"):strings.Index(md, "- Duplicates:")]
+	fileSection := section(md, "### file: t1.ris")
 	require.NotContains(t, fileSection, "sleep spindles", "no query invented for a file")
 	require.NotContains(t, fileSection, "| 10 |", "no limit for a file")
 	require.NotContains(t, fileSection, "2000", "no years for a file")
 
-	buf.Reset()
-	require.NoError(t, report.SearchStrategyCSV(&buf, rs))
-	rows, err := csv.NewReader(&buf).ReadAll()
-	require.NoError(t, err)
 	got := map[string]map[string]string{}
-	for _, r := range rows[1:] {
-		m := map[string]string{}
-		for i, col := range rows[0] {
-			m[col] = r[i]
-		}
+	for _, m := range csvRows(t, rs) {
 		got[m["source"]] = m
 	}
 	require.Len(t, got, 3, "one row per query of openalex, one per file")
@@ -267,9 +244,7 @@ func TestSourceNotQueried(t *testing.T) {
 			"scopus":   {Error: notConfigured}}),
 	}}}
 
-	var buf bytes.Buffer
-	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
-	md := buf.String()
+	md := markdown(t, rs)
 	for _, want := range []string{
 		"- Databases and sources searched: openalex\n",
 		"- Sources in the strategy but not queried (see each iteration for why): scopus\n",
@@ -277,33 +252,25 @@ func TestSourceNotQueried(t *testing.T) {
 	} {
 		require.Contains(t, md, want)
 	}
-	section := md[strings.Index(md, "### scopus"):strings.Index(md, "- Duplicates:")]
-	require.NotContains(t, section, "sleep spindles", "no query reported as sent to a source sent nothing")
-	require.NotContains(t, section, "| 10 |", "no limit for a source sent nothing")
-	require.NotContains(t, section, "2000", "no years for a source sent nothing")
+	scopus := section(md, "### scopus")
+	require.NotContains(t, scopus, "sleep spindles", "no query reported as sent to a source sent nothing")
+	require.NotContains(t, scopus, "| 10 |", "no limit for a source sent nothing")
+	require.NotContains(t, scopus, "2000", "no years for a source sent nothing")
 
-	buf.Reset()
-	require.NoError(t, report.SearchStrategyCSV(&buf, rs))
-	rows, err := csv.NewReader(&buf).ReadAll()
-	require.NoError(t, err)
-	require.Len(t, rows, 3, "header, openalex's query, scopus's one row")
-	got := map[string]string{}
-	for i, col := range rows[0] {
-		got[col] = rows[2][i]
-	}
+	rows := csvRows(t, rs)
+	require.Len(t, rows, 2, "openalex's query, scopus's one row")
 	require.Equal(t, map[string]string{"iteration": "1", "source": "scopus", "source_kind": "search", "query_as_sent": "",
 		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "0", "error": "not queried: " + notConfigured, "warnings": "", "source_records": "0",
-		"dedup_input": "2", "dedup_output": "2", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, got)
+		"dedup_input": "2", "dedup_output": "2", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, rows[1])
 
 	// Queried in a later iteration, it is a source searched.
 	rs.Workflow.History = append(rs.Workflow.History, iteration(2, map[string]research.SourceResult{
 		"openalex": {Count: 1, Queries: []string{"sleep spindles"}, QueryResults: []research.QueryResult{{Count: 1}}},
 		"scopus":   {Count: 1, Queries: []string{"sleep spindles"}, QueryResults: []research.QueryResult{{Count: 1}}}}))
-	buf.Reset()
-	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
-	require.Contains(t, buf.String(), "- Databases and sources searched: openalex, scopus\n")
-	require.NotContains(t, buf.String(), "but not queried (see")
-	require.Contains(t, buf.String(), "### scopus\n\nNot queried: source \"scopus\" is not configured.\n", "iteration 1 still says why")
+	md = markdown(t, rs)
+	require.Contains(t, md, "- Databases and sources searched: openalex, scopus\n")
+	require.NotContains(t, md, "but not queried (see")
+	require.Contains(t, md, "### scopus\n\nNot queried: source \"scopus\" is not configured.\n", "iteration 1 still says why")
 }
 
 // TestNotes: what the skills noted while working (an LLM skill falling back
@@ -315,13 +282,10 @@ func TestNotes(t *testing.T) {
 		{Skill: "query_builder", Message: "openai could not be used (401 unauthorized); the offline query builder was used instead"},
 		{Skill: "search", Message: "dropped a record from openalex: title is required"},
 	}}
-	var buf bytes.Buffer
-	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
-	require.Contains(t, buf.String(), "## Notes from the run\n\n")
-	require.Contains(t, buf.String(), "- query builder: openai could not be used (401 unauthorized); the offline query builder was used instead\n"+
+	md := markdown(t, rs)
+	require.Contains(t, md, "## Notes from the run\n\n")
+	require.Contains(t, md, "- query builder: openai could not be used (401 unauthorized); the offline query builder was used instead\n"+
 		"- search: dropped a record from openalex: title is required\n")
 
-	buf.Reset()
-	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, pipeline.RunState{Question: "q"}))
-	require.NotContains(t, buf.String(), "Notes from the run", "no section without notes")
+	require.NotContains(t, markdown(t, pipeline.RunState{Question: "q"}), "Notes from the run", "no section without notes")
 }

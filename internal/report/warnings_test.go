@@ -1,14 +1,10 @@
 package report_test
 
 import (
-	"bytes"
-	"encoding/csv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/report"
 	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 )
@@ -31,24 +27,14 @@ func TestSourceWarnings(t *testing.T) {
 			QueryResults: []research.QueryResult{{Count: 3, Warning: own}, {}}}},
 		Dedup: research.DedupStats{Input: 3, Output: 3}}}}}
 
-	var buf bytes.Buffer
-	require.NoError(t, report.SearchStrategyMarkdown(&buf, report.RunInfo{ID: "r"}, rs))
-	md := buf.String()
-	section := md[strings.Index(md, "### pubmed"):strings.Index(md, "- Duplicates:")]
-	require.Contains(t, section, "| 1 | `sleep[tiab] AND qqqqzzzz[tiab]` | 2025-03-04T05:06:07Z | any | 10 | 3 | — |\n", "no error")
-	require.Contains(t, section, "\nWarnings (not errors: the results above stand, for the query as the source ran it):\n\n- "+warning+"\n")
+	pubmed := section(markdown(t, rs), "### pubmed")
+	require.Contains(t, pubmed, "| 1 | `sleep[tiab] AND qqqqzzzz[tiab]` | 2025-03-04T05:06:07Z | any | 10 | 3 | — |\n", "no error")
+	require.Contains(t, pubmed, "\nWarnings (not errors: the results above stand, for the query as the source ran it):\n\n- "+warning+"\n")
 
-	buf.Reset()
-	require.NoError(t, report.SearchStrategyCSV(&buf, rs))
-	rows, err := csv.NewReader(&buf).ReadAll()
-	require.NoError(t, err)
-	require.Len(t, rows, 3)
+	rows := csvRows(t, rs)
+	require.Len(t, rows, 2)
 	var warnings []string
-	for _, r := range rows[1:] {
-		m := map[string]string{}
-		for i, col := range rows[0] {
-			m[col] = r[i]
-		}
+	for _, m := range rows {
 		require.Equal(t, "", m["error"])
 		warnings = append(warnings, m["warnings"])
 	}

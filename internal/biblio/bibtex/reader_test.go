@@ -10,131 +10,100 @@ import (
 	"quarry/internal/biblio/biblitest"
 )
 
-// want is the part of a record a sample test checks; zero fields are
-// checked too, so a missing field must really be missing.
-type want struct {
-	line                                  int
-	typ, title                            string
-	authors                               []string
-	year                                  int
-	venue, volume, issue, pages           string
-	doi, arxiv, pmid, url, abstract, note string
-	mark                                  string
-	keywords                              []string
-}
-
-func check(t *testing.T, w want, rec biblio.Record) {
-	t.Helper()
-	require.Empty(t, rec.Problem)
-	p := rec.Paper
-	got := want{
-		line: rec.Line, typ: rec.Type, title: p.Title, authors: p.Authors, year: p.Year,
-		venue: p.Venue, volume: p.Volume, issue: p.Issue, pages: p.Pages, doi: p.DOI,
-		arxiv: p.ArxivID, pmid: p.PMID, url: p.URL, abstract: p.Abstract, note: rec.Note,
-		mark: rec.Mark, keywords: rec.Keywords,
-	}
-	require.Equal(t, w, got)
-	require.NoError(t, p.Validate())
-}
-
 func TestReadSamples(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		file string
-		want []want
+		want []biblitest.Want
 	}{
-		{"zotero_bbt.bib", []want{
-			{line: 1, typ: biblio.Article, title: "Deep Learning for Protein Structure Prediction: A Review",
-				authors: []string{"John A. Smith", "Hans Müller", "World Health Organization"}, year: 2020,
-				venue: "Nature Methods", volume: "17", issue: "3", pages: "245-252", doi: "10.1038/s41592-020-0001-x",
-				url:      "https://www.nature.com/articles/s41592-020-0001-x",
-				abstract: "Proteins fold into 3D structures.\n\nHere we review deep learning approaches & their limits (about 50% accuracy).",
-				keywords: []string{"deep learning", "protein folding"}},
-			{line: 22, typ: biblio.Preprint, title: "Attention Is All You Need",
-				authors: []string{"Ashish Vaswani", "Noam Shazeer", "Niki Parmar"}, year: 2017,
-				doi: "10.48550/arXiv.1706.03762", arxiv: "1706.03762", url: "http://arxiv.org/abs/1706.03762",
-				mark: biblio.Relevant, note: "read the appendix first",
-				keywords: []string{"Computer Science - Computation and Language", "Computer Science - Machine Learning"}},
-			{line: 36, typ: biblio.Thesis, title: "Modelos estadísticos para datos ecológicos",
-				authors: []string{"José Luis García"}, year: 2019, venue: "Universidad de Sevilla"},
+		{"zotero_bbt.bib", []biblitest.Want{
+			{Line: 1, Type: biblio.Article, Title: "Deep Learning for Protein Structure Prediction: A Review",
+				Authors: []string{"John A. Smith", "Hans Müller", "World Health Organization"}, Year: 2020,
+				Venue: "Nature Methods", Volume: "17", Issue: "3", Pages: "245-252", DOI: "10.1038/s41592-020-0001-x",
+				URL:      "https://www.nature.com/articles/s41592-020-0001-x",
+				Abstract: "Proteins fold into 3D structures.\n\nHere we review deep learning approaches & their limits (about 50% accuracy).",
+				Keywords: []string{"deep learning", "protein folding"}},
+			{Line: 22, Type: biblio.Preprint, Title: "Attention Is All You Need",
+				Authors: []string{"Ashish Vaswani", "Noam Shazeer", "Niki Parmar"}, Year: 2017,
+				DOI: "10.48550/arXiv.1706.03762", ArxivID: "1706.03762", URL: "http://arxiv.org/abs/1706.03762",
+				Mark: biblio.Relevant, Note: "read the appendix first",
+				Keywords: []string{"Computer Science - Computation and Language", "Computer Science - Machine Learning"}},
+			{Line: 36, Type: biblio.Thesis, Title: "Modelos estadísticos para datos ecológicos",
+				Authors: []string{"José Luis García"}, Year: 2019, Venue: "Universidad de Sevilla"},
 		}},
-		{"zotero.bib", []want{
-			{line: 2, typ: biblio.Article, title: "Deep learning for Protein structure prediction",
-				authors: []string{"John A. Smith", "Hans Müller"}, year: 2020, venue: "Nature Methods",
-				volume: "17", issue: "3", pages: "245-252", doi: "10.1038/s41592-020-0001-x", pmid: "32123456",
-				url:      "https://www.nature.com/articles/s41592-020-0001-x",
-				abstract: "Proteins fold into 3D structures. Here we review deep learning approaches.",
-				keywords: []string{"deep learning", "protein folding"}},
+		{"zotero.bib", []biblitest.Want{
+			{Line: 2, Type: biblio.Article, Title: "Deep learning for Protein structure prediction",
+				Authors: []string{"John A. Smith", "Hans Müller"}, Year: 2020, Venue: "Nature Methods",
+				Volume: "17", Issue: "3", Pages: "245-252", DOI: "10.1038/s41592-020-0001-x", PMID: "32123456",
+				URL:      "https://www.nature.com/articles/s41592-020-0001-x",
+				Abstract: "Proteins fold into 3D structures. Here we review deep learning approaches.",
+				Keywords: []string{"deep learning", "protein folding"}},
 			// Zotero's plain export of an arXiv paper has no eprint field:
 			// it stays Misc, and the arXiv ID is only in the note.
-			{line: 22, typ: biblio.Misc, title: "Attention Is All You Need",
-				authors: []string{"Ashish Vaswani", "Noam Shazeer"}, year: 2017,
-				doi: "10.48550/arXiv.1706.03762", url: "http://arxiv.org/abs/1706.03762",
-				note: "arXiv:1706.03762 [cs]", keywords: []string{"Computer Science - Computation and Language"}},
-			{line: 34, typ: biblio.Chapter, title: "A chapter on things", authors: []string{"Jane Doe"},
-				year: 2015, venue: "Handbook of Things", pages: "1-20"},
+			{Line: 22, Type: biblio.Misc, Title: "Attention Is All You Need",
+				Authors: []string{"Ashish Vaswani", "Noam Shazeer"}, Year: 2017,
+				DOI: "10.48550/arXiv.1706.03762", URL: "http://arxiv.org/abs/1706.03762",
+				Note: "arXiv:1706.03762 [cs]", Keywords: []string{"Computer Science - Computation and Language"}},
+			{Line: 34, Type: biblio.Chapter, Title: "A chapter on things", Authors: []string{"Jane Doe"},
+				Year: 2015, Venue: "Handbook of Things", Pages: "1-20"},
 		}},
-		{"scholar.bib", []want{
-			{line: 1, typ: biblio.Article, title: "Attention is all you need",
-				authors: []string{"Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Jakob Uszkoreit", "Llion Jones", "Aidan N Gomez", "Łukasz Kaiser", "Illia Polosukhin"},
-				year:    2017, venue: "Advances in neural information processing systems", volume: "30"},
-			{line: 9, typ: biblio.Conference, title: "Deep residual learning for image recognition",
-				authors: []string{"Kaiming He", "Xiangyu Zhang", "Shaoqing Ren", "Jian Sun"}, year: 2016,
-				venue: "Proceedings of the IEEE conference on computer vision and pattern recognition", pages: "770-778"},
-			{line: 17, typ: biblio.Thesis, title: "Relaxation and its role in vision",
-				authors: []string{"Geoffrey E Hinton"}, year: 1977, venue: "University of Edinburgh"},
-			{line: 24, typ: biblio.Book, title: "Deep learning",
-				authors: []string{"Ian Goodfellow", "Yoshua Bengio", "Aaron Courville"}, year: 2016, venue: "MIT press"},
+		{"scholar.bib", []biblitest.Want{
+			{Line: 1, Type: biblio.Article, Title: "Attention is all you need",
+				Authors: []string{"Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Jakob Uszkoreit", "Llion Jones", "Aidan N Gomez", "Łukasz Kaiser", "Illia Polosukhin"},
+				Year:    2017, Venue: "Advances in neural information processing systems", Volume: "30"},
+			{Line: 9, Type: biblio.Conference, Title: "Deep residual learning for image recognition",
+				Authors: []string{"Kaiming He", "Xiangyu Zhang", "Shaoqing Ren", "Jian Sun"}, Year: 2016,
+				Venue: "Proceedings of the IEEE conference on computer vision and pattern recognition", Pages: "770-778"},
+			{Line: 17, Type: biblio.Thesis, Title: "Relaxation and its role in vision",
+				Authors: []string{"Geoffrey E Hinton"}, Year: 1977, Venue: "University of Edinburgh"},
+			{Line: 24, Type: biblio.Book, Title: "Deep learning",
+				Authors: []string{"Ian Goodfellow", "Yoshua Bengio", "Aaron Courville"}, Year: 2016, Venue: "MIT press"},
 		}},
-		{"dblp.bib", []want{
-			{line: 1, typ: biblio.Conference, title: "Attention is All you Need",
-				authors: []string{"Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Lukasz Kaiser", "Illia Polosukhin"},
-				year:    2017, venue: "Advances in Neural Information Processing Systems 30: Annual Conference on Neural Information Processing Systems 2017, December 4-9, 2017, Long Beach, CA, USA",
-				pages: "5998-6008", url: "https://proceedings.neurips.cc/paper/2017/hash/3f5ee243547dee91fbd053c1c4a845aa-Abstract.html"},
-			{line: 21, typ: biblio.Article, title: "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
-				authors: []string{"Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"}, year: 2018,
-				venue: "CoRR", volume: "abs/1810.04805", arxiv: "1810.04805", url: "http://arxiv.org/abs/1810.04805"},
-			{line: 39, typ: biblio.Report, title: "The TeX Book Errata", authors: []string{"Donald E. Knuth"},
-				year: 1989, venue: "Stanford University", issue: "STAN-CS-89-1245"},
+		{"dblp.bib", []biblitest.Want{
+			{Line: 1, Type: biblio.Conference, Title: "Attention is All you Need",
+				Authors: []string{"Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "Lukasz Kaiser", "Illia Polosukhin"},
+				Year:    2017, Venue: "Advances in Neural Information Processing Systems 30: Annual Conference on Neural Information Processing Systems 2017, December 4-9, 2017, Long Beach, CA, USA",
+				Pages: "5998-6008", URL: "https://proceedings.neurips.cc/paper/2017/hash/3f5ee243547dee91fbd053c1c4a845aa-Abstract.html"},
+			{Line: 21, Type: biblio.Article, Title: "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+				Authors: []string{"Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"}, Year: 2018,
+				Venue: "CoRR", Volume: "abs/1810.04805", ArxivID: "1810.04805", URL: "http://arxiv.org/abs/1810.04805"},
+			{Line: 39, Type: biblio.Report, Title: "The TeX Book Errata", Authors: []string{"Donald E. Knuth"},
+				Year: 1989, Venue: "Stanford University", Issue: "STAN-CS-89-1245"},
 		}},
-		{"jabref.bib", []want{
-			{line: 3, typ: biblio.Article, title: "Literate Programming", authors: []string{"Donald E. Knuth"},
-				year: 1984, venue: "The Computer Journal", volume: "27", issue: "2", pages: "97-111",
-				doi: "10.1093/comjnl/27.2.97", keywords: []string{"programming", "documentation"}},
-			{line: 19, typ: biblio.Conference, title: "On Interprocess Communication", authors: []string{"Leslie Lamport"},
-				year: 1986, venue: "Proceedings of the Fifth ACM Symposium on Principles of Distributed Computing",
-				pages: "1-15", url: "https://example.org/lamport_1986.pdf"},
+		{"jabref.bib", []biblitest.Want{
+			{Line: 3, Type: biblio.Article, Title: "Literate Programming", Authors: []string{"Donald E. Knuth"},
+				Year: 1984, Venue: "The Computer Journal", Volume: "27", Issue: "2", Pages: "97-111",
+				DOI: "10.1093/comjnl/27.2.97", Keywords: []string{"programming", "documentation"}},
+			{Line: 19, Type: biblio.Conference, Title: "On Interprocess Communication", Authors: []string{"Leslie Lamport"},
+				Year: 1986, Venue: "Proceedings of the Fifth ACM Symposium on Principles of Distributed Computing",
+				Pages: "1-15", URL: "https://example.org/lamport_1986.pdf"},
 		}},
-		{"handtyped.bib", []want{
-			{line: 10, typ: biblio.Article, title: "On random graphs I", authors: []string{"P. Erdős", "A. Rényi"},
-				year: 1959, venue: "IEEE Transactions on Pattern Analysis and Machine Intelligence", issue: "6", pages: "290-297"},
-			{line: 20, typ: biblio.Conference, title: "Naïve Bayes & SVMs: 50% better α-tuning with C# — a case study",
-				authors: []string{"François Dupont", "José García", "Øystein Åsen", "Stanisław Lem", "Ludwig van Beethoven", "John Smith Jr.", "Barnes and Noble"},
-				year:    2021, venue: "Proc. of the Int. Conf. on Straße Learning", pages: "10-20",
-				abstract: "Line one continues here.\n\nSecond paragraph with bold and “quotes”.",
-				keywords: []string{"bayes", "svm", "a, b"}},
-			{line: 33, typ: biblio.Book, title: "The TeXbook", authors: []string{"Donald E. Knuth"}, year: 1984,
-				venue: "Addison-Wesley", mark: biblio.Irrelevant},
-			{line: 41, typ: biblio.Misc, title: "Škoda, ą, å, ā, ż, ğ, ç, à, ñ, ô, ß, æ, œ, ø, ł, ı, å, Å, Æ, Ø, Ł",
-				authors: []string{"Émile Zola"}, year: 1880, url: "https://example.org/a_b~c"},
+		{"handtyped.bib", []biblitest.Want{
+			{Line: 10, Type: biblio.Article, Title: "On random graphs I", Authors: []string{"P. Erdős", "A. Rényi"},
+				Year: 1959, Venue: "IEEE Transactions on Pattern Analysis and Machine Intelligence", Issue: "6", Pages: "290-297"},
+			{Line: 20, Type: biblio.Conference, Title: "Naïve Bayes & SVMs: 50% better α-tuning with C# — a case study",
+				Authors: []string{"François Dupont", "José García", "Øystein Åsen", "Stanisław Lem", "Ludwig van Beethoven", "John Smith Jr.", "Barnes and Noble"},
+				Year:    2021, Venue: "Proc. of the Int. Conf. on Straße Learning", Pages: "10-20",
+				Abstract: "Line one continues here.\n\nSecond paragraph with bold and “quotes”.",
+				Keywords: []string{"bayes", "svm", "a, b"}},
+			{Line: 33, Type: biblio.Book, Title: "The TeXbook", Authors: []string{"Donald E. Knuth"}, Year: 1984,
+				Venue: "Addison-Wesley", Mark: biblio.Irrelevant},
+			{Line: 41, Type: biblio.Misc, Title: "Škoda, ą, å, ā, ż, ğ, ç, à, ñ, ô, ß, æ, œ, ø, ł, ı, å, Å, Æ, Ø, Ł",
+				Authors: []string{"Émile Zola"}, Year: 1880, URL: "https://example.org/a_b~c"},
 		}},
-		{"latin1.bib", []want{
-			{line: 1, typ: biblio.Article, title: "Études sur la qualité – une revue",
-				authors: []string{"Jürgen Müller", "René François"}, year: 1999, venue: "Revue française"},
+		{"latin1.bib", []biblitest.Want{
+			{Line: 1, Type: biblio.Article, Title: "Études sur la qualité – une revue",
+				Authors: []string{"Jürgen Müller", "René François"}, Year: 1999, Venue: "Revue française"},
 		}},
-		{"crlf_bom.bib", []want{
-			{line: 1, typ: biblio.Article, title: "Windows Line Endings", year: 2010,
-				abstract: "First line wraps.\n\nSecond para."},
+		{"crlf_bom.bib", []biblitest.Want{
+			{Line: 1, Type: biblio.Article, Title: "Windows Line Endings", Year: 2010,
+				Abstract: "First line wraps.\n\nSecond para."},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
-			recs := format().ReadFile(t, tt.file)
-			require.Len(t, recs, len(tt.want))
-			for i, w := range tt.want {
-				check(t, w, recs[i])
-			}
+			biblitest.CheckSamples(t, tt.want, format().ReadFile(t, tt.file))
 		})
 	}
 }

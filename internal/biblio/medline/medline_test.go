@@ -72,76 +72,43 @@ func TestRoundTrip(t *testing.T) {
 
 func TestSamples(t *testing.T) {
 	t.Parallel()
-	type want struct {
-		line                              int
-		typ, title, venue, pages, volume  string
-		issue, doi, pmid, abs, mark, note string
-		year                              int
-		authors, keywords                 []string
-		problem                           string
-	}
 	tests := []struct {
 		file string
-		want []want
+		want []biblitest.Want
 	}{
-		{"pubmed.nbib", []want{
-			{line: 1, typ: biblio.Article, pmid: "32015507", year: 2020, volume: "579", issue: "7798", pages: "270-273",
-				title: "A pneumonia outbreak associated with a new coronavirus of probable bat origin.",
-				venue: "Nature", doi: "10.1038/s41586-020-2012-7",
-				abs:     "Since the outbreak of severe acute respiratory syndrome (SARS) 18 years ago, a large number of SARS-related coronaviruses (SARSr-CoVs) have been discovered in their natural reservoir host, bats.",
-				authors: []string{"Peng Zhou", "Xing-Lou Yang", "Zheng-Li Shi"}, keywords: []string{"Animals", "Betacoronavirus", "Chiroptera", "zoonosis"}},
-			{line: 47, typ: biblio.Article, pmid: "33782057", year: 2021, volume: "372", pages: "n71",
-				title: "The PRISMA 2020 statement: an updated guideline for reporting systematic reviews.",
-				venue: "BMJ (Clinical research ed.)", doi: "10.1136/bmj.n71", note: "Erratum in: BMJ. 2021 Apr 7;373:n906.",
-				authors: []string{"Matthew J Page", "Joanne E McKenzie", "PRISMA 2020 Working Group"}},
-			{line: 69, typ: biblio.Article, pmid: "30000001", year: 2019, volume: "26", issue: "2", pages: "101-7",
-				title: "Évaluation des réseaux de neurones chez l'enfant: étude multicentrique.", venue: "Arch Pediatr",
-				authors:  []string{"Jürgen Müller", "Åse K Øverland", "José Ángel Gómez-Peña"},
-				keywords: []string{"Child", "Humans", "Neural Networks, Computer"}},
-			{line: 90, typ: biblio.Preprint, pmid: "38000002", year: 2023, title: "Large language models for screening in systematic reviews.",
-				venue: "medRxiv : the preprint server for health sciences", doi: "10.1101/2023.11.20.23298765",
-				abs:     "BACKGROUND: Screening is slow. METHODS: We used GPT-4. RESULTS: Recall was 0.95.",
-				authors: []string{"Kim Lee"}},
+		{"pubmed.nbib", []biblitest.Want{
+			{Line: 1, Type: biblio.Article, PMID: "32015507", Year: 2020, Volume: "579", Issue: "7798", Pages: "270-273",
+				Title: "A pneumonia outbreak associated with a new coronavirus of probable bat origin.",
+				Venue: "Nature", DOI: "10.1038/s41586-020-2012-7",
+				Abstract: "Since the outbreak of severe acute respiratory syndrome (SARS) 18 years ago, a large number of SARS-related coronaviruses (SARSr-CoVs) have been discovered in their natural reservoir host, bats.",
+				Authors:  []string{"Peng Zhou", "Xing-Lou Yang", "Zheng-Li Shi"}, Keywords: []string{"Animals", "Betacoronavirus", "Chiroptera", "zoonosis"}},
+			{Line: 47, Type: biblio.Article, PMID: "33782057", Year: 2021, Volume: "372", Pages: "n71",
+				Title: "The PRISMA 2020 statement: an updated guideline for reporting systematic reviews.",
+				Venue: "BMJ (Clinical research ed.)", DOI: "10.1136/bmj.n71", Note: "Erratum in: BMJ. 2021 Apr 7;373:n906.",
+				Authors: []string{"Matthew J Page", "Joanne E McKenzie", "PRISMA 2020 Working Group"}},
+			{Line: 69, Type: biblio.Article, PMID: "30000001", Year: 2019, Volume: "26", Issue: "2", Pages: "101-7",
+				Title: "Évaluation des réseaux de neurones chez l'enfant: étude multicentrique.", Venue: "Arch Pediatr",
+				Authors:  []string{"Jürgen Müller", "Åse K Øverland", "José Ángel Gómez-Peña"},
+				Keywords: []string{"Child", "Humans", "Neural Networks, Computer"}},
+			{Line: 90, Type: biblio.Preprint, PMID: "38000002", Year: 2023, Title: "Large language models for screening in systematic reviews.",
+				Venue: "medRxiv : the preprint server for health sciences", DOI: "10.1101/2023.11.20.23298765",
+				Abstract: "BACKGROUND: Screening is slow. METHODS: We used GPT-4. RESULTS: Recall was 0.95.",
+				Authors:  []string{"Kim Lee"}},
 		}},
-		{"latin1_crlf.txt", []want{
-			{line: 2, typ: biblio.Book, pmid: "11111111", year: 1999, title: "Hand-edited record in Latin-1: résumé of études.",
-				authors: []string{"René François"}, mark: biblio.Relevant, note: "keep"},
-			{line: 9, problem: "record does not start with a MEDLINE tag"},
-			{line: 12, typ: biblio.Conference, pmid: "22222222", title: "Only short author names and no year.",
-				authors: []string{"JA Smith", "A van der Berg"}},
-			{line: 17, problem: "missing title"},
-			{line: 20, pmid: "44444444", title: "Last record, no trailing newline", authors: []string{"World Health Organization"}},
+		{"latin1_crlf.txt", []biblitest.Want{
+			{Line: 2, Type: biblio.Book, PMID: "11111111", Year: 1999, Title: "Hand-edited record in Latin-1: résumé of études.",
+				Authors: []string{"René François"}, Mark: biblio.Relevant, Note: "keep"},
+			{Line: 9, Problem: "record does not start with a MEDLINE tag"},
+			{Line: 12, Type: biblio.Conference, PMID: "22222222", Title: "Only short author names and no year.",
+				Authors: []string{"JA Smith", "A van der Berg"}},
+			{Line: 17, Problem: "missing title"},
+			{Line: 20, PMID: "44444444", Title: "Last record, no trailing newline", Authors: []string{"World Health Organization"}},
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
-			got := format().ReadFile(t, tt.file)
-			require.Len(t, got, len(tt.want))
-			for i, w := range tt.want {
-				g, p := got[i], got[i].Paper
-				require.Equal(t, w.line, g.Line, "record %d", i)
-				require.Equal(t, w.problem, g.Problem, "record %d", i)
-				if w.problem != "" {
-					continue
-				}
-				require.Equal(t, w.typ, g.Type, "record %d", i)
-				require.Equal(t, w.title, p.Title, "record %d", i)
-				require.Equal(t, w.venue, p.Venue, "record %d", i)
-				require.Equal(t, w.pages, p.Pages, "record %d", i)
-				require.Equal(t, w.volume, p.Volume, "record %d", i)
-				require.Equal(t, w.issue, p.Issue, "record %d", i)
-				require.Equal(t, w.year, p.Year, "record %d", i)
-				require.Equal(t, w.authors, p.Authors, "record %d", i)
-				require.Equal(t, w.doi, p.DOI, "record %d", i)
-				require.Equal(t, w.pmid, p.PMID, "record %d", i)
-				require.Equal(t, w.abs, p.Abstract, "record %d", i)
-				require.Equal(t, w.keywords, g.Keywords, "record %d", i)
-				require.Equal(t, w.mark, g.Mark, "record %d", i)
-				require.Equal(t, w.note, g.Note, "record %d", i)
-				require.Empty(t, p.Source, "the caller sets Source")
-				require.NoError(t, p.Validate())
-			}
+			biblitest.CheckSamples(t, tt.want, format().ReadFile(t, tt.file))
 		})
 	}
 }

@@ -50,8 +50,7 @@ type Options struct {
 
 // Client is the arXiv Source.
 type Client struct {
-	base string
-	http *httpclient.Client
+	ep httpclient.Endpoint
 }
 
 var (
@@ -68,11 +67,12 @@ func New(opts Options) (*Client, error) {
 		}
 		return l
 	}
-	ep, err := httpclient.NewEndpoint(research.SourceArxiv, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, limit)
+	ep, err := httpclient.NewEndpoint(research.SourceArxiv, DefaultBaseURL,
+		httpclient.EndpointOptions{BaseURL: opts.BaseURL, Contact: opts.Contact, HTTP: opts.HTTP}, limit)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{base: ep.Base, http: ep.HTTP}, nil
+	return &Client{ep: ep}, nil
 }
 
 // RateLimit is what arXiv's API terms of use ask of every client: no more
@@ -98,7 +98,7 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 	v.Set("start", "0")
 	v.Set("max_results", strconv.Itoa(min(req.MaxResults, maxPerCall)))
 	var f feed
-	if err := c.http.GetXML(ctx, c.base+"/api/query?"+v.Encode(), nil, &f); err != nil {
+	if err := c.ep.HTTP.GetXML(ctx, c.ep.Base+"/api/query?"+v.Encode(), nil, &f); err != nil {
 		var qe *httpclient.QueueError
 		if errors.As(err, &qe) {
 			// Said in arXiv's terms: the limit is arXiv's, shared by every

@@ -3,6 +3,7 @@ package arxiv_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -19,11 +20,8 @@ import (
 	"quarry/internal/skills/sources/sourcetest"
 )
 
-func newSource(t *testing.T, base string, hc *httpclient.Client) sources.Source {
-	t.Helper()
-	c, err := arxiv.New(arxiv.Options{BaseURL: base, HTTP: hc})
-	require.NoError(t, err)
-	return c
+func newSource(base string, hc *httpclient.Client) (sources.Source, error) {
+	return arxiv.New(arxiv.Options{BaseURL: base, HTTP: hc})
 }
 
 const atom = "application/atom+xml; charset=utf-8"
@@ -31,49 +29,41 @@ const atom = "application/atom+xml; charset=utf-8"
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
-		OK:          sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")},
-		WantOK:      2,
+		OK:      sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")},
+		Request: sources.SourceRequest{Query: "all:sleep AND all:memory", YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 25},
+		Want: []research.RawPaper{
+			{
+				Title:    "Replay in artificial agents: consolidation without sleep?",
+				Authors:  []string{"Jane Q. Doe", "Jürgen Schmidhüber"},
+				Year:     2021,
+				Venue:    "arXiv",
+				Abstract: `We study experience replay as an analogue of hippocampal replay during sleep. Agents with "offline" replay retain 23% more (p < 0.01) — see Fig. 2.`,
+				DOI:      "10.1016/j.neunet.2022.01.001",
+				ArxivID:  "2106.01234",
+				URL:      "http://arxiv.org/abs/2106.01234v2",
+				Rank:     1,
+			},
+			{
+				Title:    "Sleep, σ-models and the ℏ → 0 limit",
+				Authors:  []string{"李明"},
+				Year:     2019,
+				Venue:    "arXiv",
+				Abstract: "An old-style identifier with no DOI.",
+				ArxivID:  "hep-th/9901001",
+				URL:      "http://arxiv.org/abs/hep-th/9901001v3",
+				Rank:     2,
+			},
+		},
+		Sent: func(t *testing.T, reqs []*http.Request) {
+			q := reqs[0].URL.Query()
+			require.Equal(t, "(all:sleep AND all:memory) AND submittedDate:[201501010000 TO 202312312359]", q.Get("search_query"))
+			require.Equal(t, "0", q.Get("start"))
+			require.Equal(t, "25", q.Get("max_results"))
+		},
 		Empty:       sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/empty.xml")},
 		Malformed:   sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/malformed.xml")},
 		ContentType: atom,
 	})
-}
-
-func TestSearchMapsEntries(t *testing.T) {
-	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
-	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{
-		Query: "all:sleep AND all:memory", YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 25,
-	})
-	require.NoError(t, err)
-	require.Equal(t, []research.RawPaper{
-		{
-			Title:    "Replay in artificial agents: consolidation without sleep?",
-			Authors:  []string{"Jane Q. Doe", "Jürgen Schmidhüber"},
-			Year:     2021,
-			Venue:    "arXiv",
-			Abstract: `We study experience replay as an analogue of hippocampal replay during sleep. Agents with "offline" replay retain 23% more (p < 0.01) — see Fig. 2.`,
-			DOI:      "10.1016/j.neunet.2022.01.001",
-			ArxivID:  "2106.01234",
-			URL:      "http://arxiv.org/abs/2106.01234v2",
-			Rank:     1,
-		},
-		{
-			Title:    "Sleep, σ-models and the ℏ → 0 limit",
-			Authors:  []string{"李明"},
-			Year:     2019,
-			Venue:    "arXiv",
-			Abstract: "An old-style identifier with no DOI.",
-			ArxivID:  "hep-th/9901001",
-			URL:      "http://arxiv.org/abs/hep-th/9901001v3",
-			Rank:     2,
-		},
-	}, papers)
-	q := srv.Requests()[0].URL.Query()
-	require.Equal(t, "(all:sleep AND all:memory) AND submittedDate:[201501010000 TO 202312312359]", q.Get("search_query"))
-	require.Equal(t, "0", q.Get("start"))
-	require.Equal(t, "25", q.Get("max_results"))
 }
 
 // TestSearcherRecordsTheQueryAsSent runs arXiv through the searcher: the
@@ -94,9 +84,8 @@ func TestSearcherRecordsTheQueryAsSent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/empty.xml")}, atom)
-			hc, _ := sourcetest.NewClient("")
-			s, err := searcher.New([]sources.Source{newSource(t, srv.URL, hc)}, searcher.Options{})
+			src, srv := sourcetest.Start(t, newSource, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/empty.xml")}, atom)
+			s, err := searcher.New([]sources.Source{src}, searcher.Options{})
 			require.NoError(t, err)
 			res, err := s.Search(context.Background(), research.SearchStrategy{
 				Queries:             []research.Query{{Text: "sleep OR dream", PerSource: map[string]string{research.SourceArxiv: "ti:sleep OR abs:dream"}}},
@@ -113,9 +102,8 @@ func TestSearcherRecordsTheQueryAsSent(t *testing.T) {
 
 func TestMaxResultsCapsEntries(t *testing.T) {
 	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
-	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 1})
+	src, srv := sourcetest.Start(t, newSource, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
+	papers, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 1})
 	require.NoError(t, err)
 	require.Len(t, papers, 1)
 	require.Equal(t, "1", srv.Requests()[0].URL.Query().Get("max_results"))
@@ -123,9 +111,8 @@ func TestMaxResultsCapsEntries(t *testing.T) {
 
 func TestAPIErrorFeed(t *testing.T) {
 	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/error.xml")}, atom)
-	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
+	src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/error.xml")}, atom)
+	papers, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "max_results must be non-negative")
 	require.Nil(t, papers)
@@ -133,9 +120,8 @@ func TestAPIErrorFeed(t *testing.T) {
 
 func TestHTMLInsteadOfAtom(t *testing.T) {
 	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/api/query": "<html><body>Service temporarily unavailable</body></html>"}, "text/html")
-	hc, _ := sourcetest.NewClient("")
-	_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
+	src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{"/api/query": "<html><body>Service temporarily unavailable</body></html>"}, "text/html")
+	_, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 	require.ErrorContains(t, err, "not the XML expected")
 }
 
@@ -146,7 +132,9 @@ func TestHTMLInsteadOfAtom(t *testing.T) {
 func searchUnderLimit(t *testing.T, ctx context.Context, srv *sourcetest.Server, every, queue, timeout time.Duration, queries ...string) (skills.SearchResult, error) {
 	t.Helper()
 	hc := httpclient.New(httpclient.Options{MaxAttempts: 1, Limit: httpclient.Limit{Every: every, Burst: 1, Concurrent: 1, MaxQueueWait: queue}})
-	s, err := searcher.New([]sources.Source{newSource(t, srv.URL, hc)}, searcher.Options{Timeout: timeout})
+	src, err := newSource(srv.URL, hc)
+	require.NoError(t, err)
+	s, err := searcher.New([]sources.Source{src}, searcher.Options{Timeout: timeout})
 	require.NoError(t, err)
 	st := research.SearchStrategy{Sources: []string{research.SourceArxiv}, MaxResultsPerSource: 5}
 	for _, q := range queries {

@@ -39,20 +39,19 @@ type Options struct {
 
 // Client is the Crossref Source.
 type Client struct {
-	base    string
-	contact string
-	http    *httpclient.Client
+	ep httpclient.Endpoint
 }
 
 var _ sources.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(research.SourceCrossref, opts.BaseURL, DefaultBaseURL, opts.Contact, "", opts.HTTP, RateLimit)
+	ep, err := httpclient.NewEndpoint(research.SourceCrossref, DefaultBaseURL,
+		httpclient.EndpointOptions{BaseURL: opts.BaseURL, Contact: opts.Contact, HTTP: opts.HTTP}, RateLimit)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{base: ep.Base, contact: ep.Contact, http: ep.HTTP}, nil
+	return &Client{ep: ep}, nil
 }
 
 // RateLimit keeps to Crossref's limits for list requests (queries), which
@@ -90,11 +89,11 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 		v.Set("filter", strings.Join(filters, ","))
 	}
 	v.Set("select", selectFields)
-	if c.contact != "" {
-		v.Set("mailto", c.contact)
+	if c.ep.Contact != "" {
+		v.Set("mailto", c.ep.Contact)
 	}
 	var resp response
-	if err := c.http.GetJSON(ctx, c.base+"/works?"+v.Encode(), nil, &resp); err != nil {
+	if err := c.ep.HTTP.GetJSON(ctx, c.ep.Base+"/works?"+v.Encode(), nil, &resp); err != nil {
 		return nil, err
 	}
 	if resp.Status != "ok" || resp.Message.Items == nil {

@@ -510,30 +510,50 @@ func equalJitter(d time.Duration) time.Duration {
 	return half + rand.N(d-half+1)
 }
 
+// EndpointOptions are the options every API source takes, as its caller
+// writes them; NewEndpoint resolves them into an Endpoint. A source whose
+// options are only these declares its Options as this type, and says in
+// its doc what Contact and APIKey mean to its API.
+type EndpointOptions struct {
+	// BaseURL defaults to the source's DefaultBaseURL; tests point it at
+	// httptest.
+	BaseURL string
+	// Contact is the e-mail address that names us: in User-Agent when HTTP
+	// is nil, and as a parameter to APIs that ask for one.
+	Contact string
+	// APIKey is the source's key, for an API that takes one.
+	APIKey string
+	// HTTP is the polite client; nil builds one with Contact and the
+	// source's RateLimit.
+	HTTP *Client
+}
+
 // Endpoint is what every API source is built from: a validated base URL,
-// the trimmed contact e-mail and API key, and the polite client.
+// the trimmed contact e-mail and API key, and the polite client. A source's
+// Client holds one rather than copies of its fields.
 type Endpoint struct {
 	Base, Contact, APIKey string
 	HTTP                  *Client
 }
 
-// NewEndpoint resolves a source's options: base (or def when blank) must be
-// an absolute URL, and a nil hc becomes a polite client that names contact
-// and keeps to the limit the source's API documents, which limit returns
-// for the trimmed contact and API key (a key or a contact address often
-// buys a higher rate). A given hc is used as it is, limit included.
-func NewEndpoint(source, base, def, contact, apiKey string, hc *Client, limit func(contact, apiKey string) Limit) (Endpoint, error) {
-	b, err := BaseURL(source, base, def)
+// NewEndpoint resolves a source's options: the base URL (or def when
+// blank) must be an absolute URL, and a nil HTTP becomes a polite client
+// that names the contact and keeps to the limit the source's API
+// documents, which limit returns for the trimmed contact and API key (a
+// key or a contact address often buys a higher rate). A given HTTP is used
+// as it is, limit included.
+func NewEndpoint(source, def string, opts EndpointOptions, limit func(contact, apiKey string) Limit) (Endpoint, error) {
+	b, err := BaseURL(source, opts.BaseURL, def)
 	if err != nil {
 		return Endpoint{}, err
 	}
-	contact, apiKey = strings.TrimSpace(contact), strings.TrimSpace(apiKey)
+	contact, apiKey, hc := strings.TrimSpace(opts.Contact), strings.TrimSpace(opts.APIKey), opts.HTTP
 	if hc == nil {
-		opts := Options{Contact: contact}
+		o := Options{Contact: contact}
 		if limit != nil {
-			opts.Limit = limit(contact, apiKey)
+			o.Limit = limit(contact, apiKey)
 		}
-		hc = New(opts)
+		hc = New(o)
 	}
 	return Endpoint{Base: b, Contact: contact, APIKey: apiKey, HTTP: hc}, nil
 }

@@ -442,16 +442,16 @@ func TestNewEndpointLimit(t *testing.T) {
 		}
 		return httpclient.Limit{Every: time.Second, Concurrent: 1}
 	}
-	ep, err := httpclient.NewEndpoint("demo", "", "https://api.example.org", " ada@example.org ", " key ", nil, limit)
+	ep, err := httpclient.NewEndpoint("demo", "https://api.example.org", httpclient.EndpointOptions{Contact: " ada@example.org ", APIKey: " key "}, limit)
 	require.NoError(t, err)
 	require.Equal(t, httpclient.Limit{Every: 100 * time.Millisecond, Burst: 1}, ep.HTTP.Limit())
 	require.Equal(t, "key", ep.APIKey)
-	ep, err = httpclient.NewEndpoint("demo", "", "https://api.example.org", "", "  ", nil, limit)
+	ep, err = httpclient.NewEndpoint("demo", "https://api.example.org", httpclient.EndpointOptions{APIKey: "  "}, limit)
 	require.NoError(t, err)
 	require.Equal(t, httpclient.Limit{Every: time.Second, Burst: 1, Concurrent: 1}, ep.HTTP.Limit())
 	// A client the caller built is used as it is.
 	hc := httpclient.New(httpclient.Options{})
-	ep, err = httpclient.NewEndpoint("demo", "", "https://api.example.org", "", "key", hc, limit)
+	ep, err = httpclient.NewEndpoint("demo", "https://api.example.org", httpclient.EndpointOptions{APIKey: "key", HTTP: hc}, limit)
 	require.NoError(t, err)
 	require.Same(t, hc, ep.HTTP)
 	require.Equal(t, httpclient.Limit{}, ep.HTTP.Limit())

@@ -24,35 +24,25 @@ const DefaultBaseURL = "https://api.openalex.org"
 // perPageMax is the largest page OpenAlex serves.
 const perPageMax = 200
 
-// Options configure a Client.
-type Options struct {
-	// BaseURL defaults to DefaultBaseURL; tests point it at httptest.
-	BaseURL string
-	// Contact is sent as mailto, which puts requests in the faster "polite pool".
-	Contact string
-	// APIKey is optional (premium or higher limits) and sent as api_key.
-	APIKey string
-	// HTTP is the polite client; nil builds one with Contact and RateLimit.
-	HTTP *httpclient.Client
-}
+// Options configure a Client. Contact is sent as mailto, which puts
+// requests in the faster "polite pool"; APIKey is optional (premium or
+// higher limits) and sent as api_key.
+type Options httpclient.EndpointOptions
 
 // Client is the OpenAlex Source.
 type Client struct {
-	base    string
-	contact string
-	apiKey  string
-	http    *httpclient.Client
+	ep httpclient.Endpoint
 }
 
 var _ sources.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(research.SourceOpenAlex, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
+	ep, err := httpclient.NewEndpoint(research.SourceOpenAlex, DefaultBaseURL, httpclient.EndpointOptions(opts), RateLimit)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{base: ep.Base, contact: ep.Contact, apiKey: ep.APIKey, http: ep.HTTP}, nil
+	return &Client{ep: ep}, nil
 }
 
 // RateLimit is 10 requests/s, OpenAlex's long-documented per-second limit
@@ -76,7 +66,7 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 	papers := []research.RawPaper{}
 	for page := 1; len(papers) < req.MaxResults; page++ {
 		var resp response
-		if err := c.http.GetJSON(ctx, c.url(req, perPage, page), nil, &resp); err != nil {
+		if err := c.ep.HTTP.GetJSON(ctx, c.url(req, perPage, page), nil, &resp); err != nil {
 			return nil, err
 		}
 		if resp.Results == nil {
@@ -117,13 +107,13 @@ func (c *Client) url(req sources.SourceRequest, perPage, page int) string {
 	v.Set("per-page", strconv.Itoa(perPage))
 	v.Set("page", strconv.Itoa(page))
 	v.Set("select", "id,doi,title,display_name,publication_year,authorships,primary_location,locations,abstract_inverted_index,ids,biblio")
-	if c.contact != "" {
-		v.Set("mailto", c.contact)
+	if c.ep.Contact != "" {
+		v.Set("mailto", c.ep.Contact)
 	}
-	if c.apiKey != "" {
-		v.Set("api_key", c.apiKey)
+	if c.ep.APIKey != "" {
+		v.Set("api_key", c.ep.APIKey)
 	}
-	return c.base + "/works?" + v.Encode()
+	return c.ep.Base + "/works?" + v.Encode()
 }
 
 type response struct {

@@ -26,7 +26,7 @@ func TestNewKeepsToNCBIRate(t *testing.T) {
 			t.Parallel()
 			c, err := New(Options{APIKey: tt.apiKey})
 			require.NoError(t, err)
-			require.Equal(t, tt.want, c.http.Limit())
+			require.Equal(t, tt.want, c.ep.HTTP.Limit())
 		})
 	}
 }

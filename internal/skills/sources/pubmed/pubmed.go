@@ -38,36 +38,26 @@ const Tool = "quarry"
 // fetchBatch keeps efetch URLs short; NCBI suggests POST beyond ~200 IDs.
 const fetchBatch = 200
 
-// Options configure a Client.
-type Options struct {
-	// BaseURL defaults to DefaultBaseURL.
-	BaseURL string
-	// Contact is sent as email (with tool=quarry), as NCBI requires so it
-	// can reach a developer before blocking an address.
-	Contact string
-	// APIKey is optional; it raises NCBI's limit from 3 to 10 requests/s.
-	APIKey string
-	// HTTP is the polite client; nil builds one with Contact and RateLimit.
-	HTTP *httpclient.Client
-}
+// Options configure a Client. Contact is sent as email (with
+// tool=quarry), as NCBI requires so it can reach a developer before
+// blocking an address; APIKey is optional and raises NCBI's limit from 3
+// to 10 requests/s.
+type Options httpclient.EndpointOptions
 
 // Client is the PubMed Source.
 type Client struct {
-	base    string
-	contact string
-	apiKey  string
-	http    *httpclient.Client
+	ep httpclient.Endpoint
 }
 
 var _ sources.Source = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(research.SourcePubMed, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
+	ep, err := httpclient.NewEndpoint(research.SourcePubMed, DefaultBaseURL, httpclient.EndpointOptions(opts), RateLimit)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{base: ep.Base, contact: ep.Contact, apiKey: ep.APIKey, http: ep.HTTP}, nil
+	return &Client{ep: ep}, nil
 }
 
 // RateLimit is NCBI's E-utilities policy: at most 3 requests/s without an
@@ -101,7 +91,7 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 	for start := 0; start < len(ids); start += fetchBatch {
 		batch := ids[start:min(start+fetchBatch, len(ids))]
 		var set articleSet
-		if err := c.http.GetXML(ctx, c.url("efetch.fcgi", url.Values{"id": {strings.Join(batch, ",")}, "retmode": {"xml"}}), nil, &set); err != nil {
+		if err := c.ep.HTTP.GetXML(ctx, c.url("efetch.fcgi", url.Values{"id": {strings.Join(batch, ",")}, "retmode": {"xml"}}), nil, &set); err != nil {
 			return nil, err
 		}
 		for _, a := range set.Articles {
@@ -161,7 +151,7 @@ func (c *Client) esearch(ctx context.Context, req sources.SourceRequest) ([]stri
 			} `json:"warninglist"`
 		} `json:"esearchresult"`
 	}
-	if err := c.http.GetJSON(ctx, c.url("esearch.fcgi", v), nil, &resp); err != nil {
+	if err := c.ep.HTTP.GetJSON(ctx, c.url("esearch.fcgi", v), nil, &resp); err != nil {
 		return nil, nil, err
 	}
 	switch {
@@ -257,13 +247,13 @@ func nonBlank(items []string) []string {
 func (c *Client) url(endpoint string, v url.Values) string {
 	v.Set("db", "pubmed")
 	v.Set("tool", Tool)
-	if c.contact != "" {
-		v.Set("email", c.contact)
+	if c.ep.Contact != "" {
+		v.Set("email", c.ep.Contact)
 	}
-	if c.apiKey != "" {
-		v.Set("api_key", c.apiKey)
+	if c.ep.APIKey != "" {
+		v.Set("api_key", c.ep.APIKey)
 	}
-	return c.base + "/" + endpoint + "?" + v.Encode()
+	return c.ep.Base + "/" + endpoint + "?" + v.Encode()
 }
 
 type articleSet struct {

@@ -3,6 +3,7 @@ package pubmed_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -17,95 +18,78 @@ import (
 	"quarry/internal/skills/sources/sourcetest"
 )
 
-func newSource(t *testing.T, base string, hc *httpclient.Client) sources.Source {
-	t.Helper()
-	c, err := pubmed.New(pubmed.Options{BaseURL: base, Contact: "ada@example.org", HTTP: hc})
-	require.NoError(t, err)
-	return c
-}
-
-func okBodies(t *testing.T) sourcetest.Bodies {
-	return sourcetest.Bodies{
-		"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch.json"),
-		"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
-	}
+func newSource(base string, hc *httpclient.Client) (sources.Source, error) {
+	return pubmed.New(pubmed.Options{BaseURL: base, Contact: "ada@example.org", HTTP: hc})
 }
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
-		OK:          okBodies(t),
-		WantOK:      3,
+		OK: sourcetest.Bodies{
+			"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch.json"),
+			"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
+		},
+		Request: sources.SourceRequest{Query: `sleep[tiab] AND "memory consolidation"[MeSH]`, YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 4},
+		Want: []research.RawPaper{
+			{
+				Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
+				Authors:  []string{"Søren Ødegård", "María José García-López"},
+				Year:     2019,
+				Venue:    "Nature neuroscience",
+				Volume:   "22",
+				Issue:    "10",
+				Pages:    "1598-1610",
+				Abstract: "BACKGROUND: Sleep spindles support memory consolidation.\nMETHODS: We recorded EEG in 42 adults (CO2 < 5%).\nRESULTS: Spindle density predicted recall.",
+				DOI:      "10.1038/s41593-019-0467-3",
+				PMID:     "31451801",
+				URL:      "https://pubmed.ncbi.nlm.nih.gov/31451801/",
+				Rank:     1,
+			},
+			{
+				Title:    "Schlaf und Gedächtnis bei Kindern",
+				Authors:  []string{"German Sleep Study Group", "K Müller"},
+				Year:     2018,
+				Venue:    "Sleep",
+				Volume:   "41",
+				Issue:    "12",
+				Pages:    "e201",
+				Abstract: "Unstructured abstract in one part.",
+				PMID:     "29999999",
+				URL:      "https://pubmed.ncbi.nlm.nih.gov/29999999/",
+				Rank:     2,
+			},
+			{
+				Title: "Targeted memory reactivation during slow-wave sleep",
+				Year:  2016,
+				Venue: "Frontiers in human neuroscience",
+				DOI:   "10.3389/fnhum.2016.00001",
+				PMID:  "27000001",
+				URL:   "https://pubmed.ncbi.nlm.nih.gov/27000001/",
+				Rank:  3,
+			},
+		},
+		Sent: func(t *testing.T, reqs []*http.Request) {
+			require.Len(t, reqs, 2)
+			es, ef := reqs[0].URL.Query(), reqs[1].URL.Query()
+			require.True(t, strings.HasSuffix(reqs[0].URL.Path, "/esearch.fcgi"))
+			require.Equal(t, `sleep[tiab] AND "memory consolidation"[MeSH]`, es.Get("term"))
+			require.Equal(t, "pubmed", es.Get("db"))
+			require.Equal(t, "4", es.Get("retmax"))
+			require.Equal(t, "json", es.Get("retmode"))
+			require.Equal(t, "pdat", es.Get("datetype"))
+			require.Equal(t, "2015", es.Get("mindate"))
+			require.Equal(t, "2023", es.Get("maxdate"))
+			require.Equal(t, "quarry", es.Get("tool"))
+			require.Equal(t, "ada@example.org", es.Get("email"))
+			require.True(t, strings.HasSuffix(reqs[1].URL.Path, "/efetch.fcgi"))
+			require.Equal(t, "31451801,29999999,27000001,25000002", ef.Get("id"))
+			require.Equal(t, "xml", ef.Get("retmode"))
+			require.Equal(t, "pubmed", ef.Get("db"))
+		},
 		Empty:       sourcetest.Bodies{"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_empty.json")},
 		Malformed:   sourcetest.Bodies{"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_malformed.json")},
 		ContentType: "application/json",
 	})
-}
-
-func TestSearchMapsArticlesInRelevanceOrder(t *testing.T) {
-	t.Parallel()
-	srv := sourcetest.NewServer(t, okBodies(t), "text/xml")
-	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{
-		Query: `sleep[tiab] AND "memory consolidation"[MeSH]`, YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 4,
-	})
-	require.NoError(t, err)
-	require.Equal(t, []research.RawPaper{
-		{
-			Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
-			Authors:  []string{"Søren Ødegård", "María José García-López"},
-			Year:     2019,
-			Venue:    "Nature neuroscience",
-			Volume:   "22",
-			Issue:    "10",
-			Pages:    "1598-1610",
-			Abstract: "BACKGROUND: Sleep spindles support memory consolidation.\nMETHODS: We recorded EEG in 42 adults (CO2 < 5%).\nRESULTS: Spindle density predicted recall.",
-			DOI:      "10.1038/s41593-019-0467-3",
-			PMID:     "31451801",
-			URL:      "https://pubmed.ncbi.nlm.nih.gov/31451801/",
-			Rank:     1,
-		},
-		{
-			Title:    "Schlaf und Gedächtnis bei Kindern",
-			Authors:  []string{"German Sleep Study Group", "K Müller"},
-			Year:     2018,
-			Venue:    "Sleep",
-			Volume:   "41",
-			Issue:    "12",
-			Pages:    "e201",
-			Abstract: "Unstructured abstract in one part.",
-			PMID:     "29999999",
-			URL:      "https://pubmed.ncbi.nlm.nih.gov/29999999/",
-			Rank:     2,
-		},
-		{
-			Title: "Targeted memory reactivation during slow-wave sleep",
-			Year:  2016,
-			Venue: "Frontiers in human neuroscience",
-			DOI:   "10.3389/fnhum.2016.00001",
-			PMID:  "27000001",
-			URL:   "https://pubmed.ncbi.nlm.nih.gov/27000001/",
-			Rank:  3,
-		},
-	}, papers)
-
-	reqs := srv.Requests()
-	require.Len(t, reqs, 2)
-	es, ef := reqs[0].URL.Query(), reqs[1].URL.Query()
-	require.True(t, strings.HasSuffix(reqs[0].URL.Path, "/esearch.fcgi"))
-	require.Equal(t, `sleep[tiab] AND "memory consolidation"[MeSH]`, es.Get("term"))
-	require.Equal(t, "pubmed", es.Get("db"))
-	require.Equal(t, "4", es.Get("retmax"))
-	require.Equal(t, "json", es.Get("retmode"))
-	require.Equal(t, "pdat", es.Get("datetype"))
-	require.Equal(t, "2015", es.Get("mindate"))
-	require.Equal(t, "2023", es.Get("maxdate"))
-	require.Equal(t, "quarry", es.Get("tool"))
-	require.Equal(t, "ada@example.org", es.Get("email"))
-	require.True(t, strings.HasSuffix(reqs[1].URL.Path, "/efetch.fcgi"))
-	require.Equal(t, "31451801,29999999,27000001,25000002", ef.Get("id"))
-	require.Equal(t, "xml", ef.Get("retmode"))
-	require.Equal(t, "pubmed", ef.Get("db"))
 }
 
 func TestOpenYearRangeAndAPIKey(t *testing.T) {
@@ -155,9 +139,8 @@ func TestESearchErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/esearch.fcgi": tt.body}, "application/json")
-			hc, _ := sourcetest.NewClient("")
-			_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
+			src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{"/esearch.fcgi": tt.body}, "application/json")
+			_, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 			require.Equal(t, tt.wantCode, fault.ErrorCode(err))
 			require.ErrorContains(t, err, tt.wantText)
 		})
@@ -166,12 +149,11 @@ func TestESearchErrors(t *testing.T) {
 
 func TestMalformedEFetch(t *testing.T) {
 	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{
+	src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{
 		"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch.json"),
 		"/efetch.fcgi":  `<?xml version="1.0" ?><eFetchResult><ERROR>Cannot retrieve history data.</ERROR></eFetchResult>`,
 	}, "text/xml")
-	hc, _ := sourcetest.NewClient("")
-	_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
+	_, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 	require.ErrorContains(t, err, "not the XML expected")
 }
 
@@ -180,12 +162,11 @@ func TestMalformedEFetch(t *testing.T) {
 // back, with a warning (not an error) naming what changed.
 func TestQueryNotRunAsWritten(t *testing.T) {
 	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{
+	src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{
 		"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_warnings.json"),
 		"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
 	}, "application/json")
-	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{
+	papers, err := src.Search(context.Background(), sources.SourceRequest{
 		Query: `sleep[tiab] AND qqqqzzzz[tiab] AND "spindle burst oscillations"[tiab] AND of[tiab] AND x[tiabx]`, MaxResults: 4,
 	})
 	require.Len(t, papers, 3)
@@ -230,12 +211,11 @@ func TestQueryWarningNeedsPapers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := sourcetest.NewServer(t, sourcetest.Bodies{
+			src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{
 				"/esearch.fcgi": tt.body,
 				"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
 			}, "application/json")
-			hc, _ := sourcetest.NewClient("")
-			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
+			papers, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 			require.Len(t, papers, tt.wantPapers)
 			if tt.wantErr == "" {
 				require.NoError(t, err)
@@ -257,12 +237,11 @@ func TestQueryWarningNeedsPapers(t *testing.T) {
 // behaviour this source relies on.
 func TestSearcherKeepsPapersAndShowsTheWarning(t *testing.T) {
 	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{
+	src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{
 		"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_warnings.json"),
 		"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
 	}, "application/json")
-	hc, _ := sourcetest.NewClient("")
-	s, err := searcher.New([]sources.Source{newSource(t, srv.URL, hc)}, searcher.Options{})
+	s, err := searcher.New([]sources.Source{src}, searcher.Options{})
 	require.NoError(t, err)
 	res, err := s.Search(context.Background(), research.SearchStrategy{
 		Queries: []research.Query{{Text: "sleep[tiab] AND qqqqzzzz[tiab]"}}, Sources: []string{research.SourcePubMed}, MaxResultsPerSource: 4,

@@ -59,24 +59,14 @@ const (
 	pastTheEnd = "Requested data for this limit and/or offset is not available"
 )
 
-// Options configure a Client.
-type Options struct {
-	// BaseURL defaults to DefaultBaseURL.
-	BaseURL string
-	// APIKey is optional; sent as x-api-key it gives a rate of our own
-	// instead of the pool every unauthenticated caller shares.
-	APIKey string
-	// Contact identifies us in User-Agent when HTTP is nil.
-	Contact string
-	// HTTP is the polite client; nil builds one with Contact and RateLimit.
-	HTTP *httpclient.Client
-}
+// Options configure a Client. APIKey is optional; sent as x-api-key it
+// gives a rate of our own instead of the pool every unauthenticated caller
+// shares. Contact only identifies us in User-Agent.
+type Options httpclient.EndpointOptions
 
 // Client is the Semantic Scholar Source.
 type Client struct {
-	base   string
-	apiKey string
-	http   *httpclient.Client
+	ep httpclient.Endpoint
 }
 
 var (
@@ -86,11 +76,11 @@ var (
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(research.SourceSemanticScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
+	ep, err := httpclient.NewEndpoint(research.SourceSemanticScholar, DefaultBaseURL, httpclient.EndpointOptions(opts), RateLimit)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{base: ep.Base, apiKey: ep.APIKey, http: ep.HTTP}, nil
+	return &Client{ep: ep}, nil
 }
 
 // RateLimit is one request per second. An API key's introductory rate is 1
@@ -117,15 +107,15 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 		return nil, fault.Errorf(fault.EInvalid, "semantic_scholar: the query %q has no word to search for once the syntax the relevance search does not support is removed", req.Query)
 	}
 	var header http.Header
-	if c.apiKey != "" {
-		header = http.Header{"x-api-key": {c.apiKey}}
+	if c.ep.APIKey != "" {
+		header = http.Header{"x-api-key": {c.ep.APIKey}}
 	}
 	want := min(req.MaxResults, maxRanked)
 	papers := []research.RawPaper{}
 	for offset := 0; len(papers) < want && offset < maxRanked; {
 		limit := min(pageSize, want-len(papers), maxRanked-offset)
 		var resp response
-		if err := c.http.GetJSON(ctx, c.url(query, fos, req.YearRange, offset, limit), header, &resp); err != nil {
+		if err := c.ep.HTTP.GetJSON(ctx, c.url(query, fos, req.YearRange, offset, limit), header, &resp); err != nil {
 			var se *httpclient.StatusError
 			if offset > 0 && errors.As(err, &se) && se.Status == http.StatusBadRequest && strings.Contains(se.Body, pastTheEnd) {
 				return papers, nil
@@ -179,7 +169,7 @@ func (c *Client) url(query string, fos []string, y research.YearRange, offset, l
 	if len(fos) > 0 {
 		v.Set("fieldsOfStudy", strings.Join(fos, ","))
 	}
-	return c.base + "/graph/v1/paper/search?" + v.Encode()
+	return c.ep.Base + "/graph/v1/paper/search?" + v.Encode()
 }
 
 // FieldsOfStudy returns the fields of fs that Semantic Scholar's

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
@@ -22,71 +21,67 @@ import (
 	"quarry/internal/skills/sources/sourcetest"
 )
 
-func newSource(t *testing.T, base string, hc *httpclient.Client) sources.Source {
-	t.Helper()
-	c, err := semanticscholar.New(semanticscholar.Options{BaseURL: base, HTTP: hc})
-	require.NoError(t, err)
-	return c
+func newSource(base string, hc *httpclient.Client) (sources.Source, error) {
+	return semanticscholar.New(semanticscholar.Options{BaseURL: base, HTTP: hc})
+}
+
+// withKey is newSource with an API key, which a search sends as x-api-key.
+func withKey(base string, hc *httpclient.Client) (sources.Source, error) {
+	return semanticscholar.New(semanticscholar.Options{BaseURL: base, APIKey: "s2-key", HTTP: hc})
 }
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
-		OK:          sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/search.json")},
-		WantOK:      3,
+	req := sources.SourceRequest{Query: `"sleep spindles" +memory -"rodent model"`, YearRange: research.YearRange{From: 2015, To: 2020}, MaxResults: 10}
+	c, err := semanticscholar.New(semanticscholar.Options{}) // for SentQuery
+	require.NoError(t, err)
+	sourcetest.Conformance(t, withKey, sourcetest.Fixture{
+		OK:      sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/search.json")},
+		Request: req,
+		Want: []research.RawPaper{
+			{
+				Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
+				Authors:  []string{"Søren Ødegård", "María José García-López", "李明"},
+				Year:     2019,
+				Venue:    "Nature Neuroscience",
+				Abstract: "Sleep spindles support memory consolidation — we show that thalamocortical spindles predict recall.",
+				DOI:      "10.1038/s41593-019-0467-3",
+				PMID:     "31451801",
+				URL:      "https://www.semanticscholar.org/paper/649def34f8be52c8b66281af98ae884c09aef38b",
+				Rank:     1,
+			},
+			{
+				Title:   "Replay in artificial agents: consolidation without sleep?",
+				Authors: []string{"Jane Q. Doe"},
+				Year:    2021,
+				Venue:   "arXiv.org",
+				DOI:     "10.48550/arxiv.2106.01234",
+				ArxivID: "2106.01234",
+				URL:     "https://www.semanticscholar.org/paper/8e2b3c1f0a7d9e6b5c4a3f2e1d0c9b8a7f6e5d4c",
+				Rank:    2,
+			},
+			{
+				Title: "Targeted memory reactivation during slow-wave sleep",
+				URL:   "https://www.semanticscholar.org/paper/1111aaaabbbbccccddddeeeeffff000011112222",
+				Rank:  3,
+			},
+		},
+		Sent: func(t *testing.T, reqs []*http.Request) {
+			require.Len(t, reqs, 1)
+			r := reqs[0]
+			require.Equal(t, "/graph/v1/paper/search", r.URL.Path)
+			require.Equal(t, "sleep spindles memory", r.URL.Query().Get("query"))
+			require.Equal(t, c.SentQuery(req), r.URL.Query().Get("query"), "the report records what was sent")
+			require.Equal(t, "0", r.URL.Query().Get("offset"))
+			require.Equal(t, "10", r.URL.Query().Get("limit"))
+			require.Equal(t, "title,authors,year,venue,abstract,externalIds,url", r.URL.Query().Get("fields"))
+			require.Equal(t, "2015-2020", r.URL.Query().Get("year"))
+			require.Equal(t, "s2-key", r.Header.Get("x-api-key"))
+		},
 		Empty:       sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/empty.json")},
 		Malformed:   sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/malformed.json")},
 		ContentType: "application/json",
 	})
-}
-
-func TestSearchMapsPapers(t *testing.T) {
-	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/search.json")}, "application/json")
-	hc, _ := sourcetest.NewClient("")
-	c, err := semanticscholar.New(semanticscholar.Options{BaseURL: srv.URL, APIKey: "s2-key", HTTP: hc})
-	require.NoError(t, err)
-	req := sources.SourceRequest{Query: `"sleep spindles" +memory -"rodent model"`, YearRange: research.YearRange{From: 2015, To: 2020}, MaxResults: 10}
-	papers, err := c.Search(context.Background(), req)
-	require.NoError(t, err)
-	require.Equal(t, []research.RawPaper{
-		{
-			Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
-			Authors:  []string{"Søren Ødegård", "María José García-López", "李明"},
-			Year:     2019,
-			Venue:    "Nature Neuroscience",
-			Abstract: "Sleep spindles support memory consolidation — we show that thalamocortical spindles predict recall.",
-			DOI:      "10.1038/s41593-019-0467-3",
-			PMID:     "31451801",
-			URL:      "https://www.semanticscholar.org/paper/649def34f8be52c8b66281af98ae884c09aef38b",
-			Rank:     1,
-		},
-		{
-			Title:   "Replay in artificial agents: consolidation without sleep?",
-			Authors: []string{"Jane Q. Doe"},
-			Year:    2021,
-			Venue:   "arXiv.org",
-			DOI:     "10.48550/arxiv.2106.01234",
-			ArxivID: "2106.01234",
-			URL:     "https://www.semanticscholar.org/paper/8e2b3c1f0a7d9e6b5c4a3f2e1d0c9b8a7f6e5d4c",
-			Rank:    2,
-		},
-		{
-			Title: "Targeted memory reactivation during slow-wave sleep",
-			URL:   "https://www.semanticscholar.org/paper/1111aaaabbbbccccddddeeeeffff000011112222",
-			Rank:  3,
-		},
-	}, papers)
-	require.Len(t, srv.Requests(), 1)
-	r := srv.Requests()[0]
-	require.Equal(t, "/graph/v1/paper/search", r.URL.Path)
-	require.Equal(t, "sleep spindles memory", r.URL.Query().Get("query"))
-	require.Equal(t, c.SentQuery(req), r.URL.Query().Get("query"), "the report records what was sent")
-	require.Equal(t, "0", r.URL.Query().Get("offset"))
-	require.Equal(t, "10", r.URL.Query().Get("limit"))
-	require.Equal(t, "title,authors,year,venue,abstract,externalIds,url", r.URL.Query().Get("fields"))
-	require.Equal(t, "2015-2020", r.URL.Query().Get("year"))
-	require.Equal(t, "s2-key", r.Header.Get("x-api-key"))
 }
 
 func TestYearParameter(t *testing.T) {
@@ -104,9 +99,8 @@ func TestYearParameter(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
-			hc, _ := sourcetest.NewClient("")
-			_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", YearRange: tt.years, MaxResults: 3})
+			src, srv := sourcetest.Start(t, newSource, sourcetest.Bodies{"/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
+			_, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", YearRange: tt.years, MaxResults: 3})
 			require.NoError(t, err)
 			r := srv.Requests()[0]
 			require.Equal(t, tt.want, r.URL.Query().Get("year"))
@@ -123,9 +117,10 @@ type pagedServer struct {
 	pages [][2]int
 }
 
-func (p *pagedServer) start(t *testing.T, total int) *httptest.Server {
+// start serves the search and returns the source under test built on it.
+func (p *pagedServer) start(t *testing.T, total int) sources.Source {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return sourcetest.StartFunc(t, newSource, func(w http.ResponseWriter, r *http.Request) {
 		offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
 		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
 		p.mu.Lock()
@@ -145,9 +140,7 @@ func (p *pagedServer) start(t *testing.T, total int) *httptest.Server {
 			resp["next"] = offset + len(data)
 		}
 		_ = json.NewEncoder(w).Encode(resp)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+	})
 }
 
 func (p *pagedServer) requested() [][2]int {
@@ -179,9 +172,7 @@ func TestSearchPages(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ps := &pagedServer{}
-			srv := ps.start(t, tt.total)
-			hc, _ := sourcetest.NewClient("")
-			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: tt.max})
+			papers, err := ps.start(t, tt.total).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: tt.max})
 			require.NoError(t, err)
 			require.Len(t, papers, tt.wantPapers)
 			for i, p := range papers {
@@ -198,7 +189,7 @@ func TestSearchPages(t *testing.T) {
 func TestPastTheEnd(t *testing.T) {
 	t.Parallel()
 	pastTheEnd := sourcetest.ReadFile(t, "testdata/past_the_end.json")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	src := sourcetest.StartFunc(t, newSource, func(w http.ResponseWriter, r *http.Request) {
 		offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
 		if offset > 0 || r.URL.Query().Get("query") == "first" {
 			w.WriteHeader(http.StatusBadRequest)
@@ -206,13 +197,11 @@ func TestPastTheEnd(t *testing.T) {
 			return
 		}
 		_, _ = w.Write([]byte(`{"total": 500, "offset": 0, "next": 2, "data": [{"paperId": "a", "title": "A"}, {"paperId": "b", "title": "B"}]}`))
-	}))
-	t.Cleanup(srv.Close)
-	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 25})
+	})
+	papers, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 25})
 	require.NoError(t, err)
 	require.Len(t, papers, 2)
-	_, err = newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "first", MaxResults: 25})
+	_, err = src.Search(context.Background(), sources.SourceRequest{Query: "first", MaxResults: 25})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
 
@@ -227,9 +216,8 @@ func TestUnexpectedResponses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": tt.body}, "application/json")
-			hc, _ := sourcetest.NewClient("")
-			papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 25})
+			src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{"/search": tt.body}, "application/json")
+			papers, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 25})
 			require.Equal(t, fault.EInternal, fault.ErrorCode(err))
 			require.ErrorContains(t, err, tt.want)
 			require.Empty(t, papers)
@@ -240,13 +228,11 @@ func TestUnexpectedResponses(t *testing.T) {
 func TestBadRequestIsInvalid(t *testing.T) {
 	t.Parallel()
 	body := sourcetest.ReadFile(t, "testdata/error.json")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	src := sourcetest.StartFunc(t, newSource, func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
-	hc, _ := sourcetest.NewClient("")
-	_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 3})
+	})
+	_, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 3})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.ErrorContains(t, err, "Unrecognized or unsupported fields")
 }
@@ -307,9 +293,8 @@ func FuzzPlainQueryKeepsRendererOutput(f *testing.F) {
 
 func TestNothingLeftToSearchIsInvalid(t *testing.T) {
 	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
-	hc, _ := sourcetest.NewClient("")
-	_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "-mice", MaxResults: 3})
+	src, srv := sourcetest.Start(t, newSource, sourcetest.Bodies{"/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
+	_, err := src.Search(context.Background(), sources.SourceRequest{Query: "-mice", MaxResults: 3})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.Empty(t, srv.Requests())
 }
@@ -334,9 +319,8 @@ func TestSearcherSendsAndRecordsFieldsOfStudy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := sourcetest.NewServer(t, sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
-			hc, _ := sourcetest.NewClient("")
-			s, err := searcher.New([]sources.Source{newSource(t, srv.URL, hc)}, searcher.Options{})
+			src, srv := sourcetest.Start(t, newSource, sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/empty.json")}, "application/json")
+			s, err := searcher.New([]sources.Source{src}, searcher.Options{})
 			require.NoError(t, err)
 			res, err := s.Search(context.Background(), research.SearchStrategy{
 				Queries: []research.Query{{Text: `"sleep spindles" AND memory`,

@@ -42,10 +42,8 @@ type Options struct {
 
 // Client is the SerpAPI Google Scholar Source.
 type Client struct {
-	base     string
-	apiKey   string
+	ep       httpclient.Endpoint
 	maxPages int
-	http     *httpclient.Client
 }
 
 var _ sources.Source = (*Client)(nil)
@@ -53,7 +51,8 @@ var _ sources.Source = (*Client)(nil)
 // New returns a Client, or EInvalid without an API key, so a missing key is
 // reported when the source is configured rather than as a search failure.
 func New(opts Options) (*Client, error) {
-	ep, err := httpclient.NewEndpoint(research.SourceSerpAPIScholar, opts.BaseURL, DefaultBaseURL, opts.Contact, opts.APIKey, opts.HTTP, RateLimit)
+	ep, err := httpclient.NewEndpoint(research.SourceSerpAPIScholar, DefaultBaseURL,
+		httpclient.EndpointOptions{BaseURL: opts.BaseURL, Contact: opts.Contact, APIKey: opts.APIKey, HTTP: opts.HTTP}, RateLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +63,7 @@ func New(opts Options) (*Client, error) {
 	if pages <= 0 {
 		pages = DefaultMaxPages
 	}
-	return &Client{base: ep.Base, apiKey: ep.APIKey, maxPages: pages, http: ep.HTTP}, nil
+	return &Client{ep: ep, maxPages: pages}, nil
 }
 
 // RateLimit imposes nothing: SerpAPI documents no per-second limit (a plan
@@ -86,7 +85,7 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 	papers := []research.RawPaper{}
 	for start := 0; len(papers) < limit; start += perPage {
 		var resp response
-		if err := c.http.GetJSON(ctx, c.url(req, start, min(perPage, limit-len(papers))), nil, &resp); err != nil {
+		if err := c.ep.HTTP.GetJSON(ctx, c.url(req, start, min(perPage, limit-len(papers))), nil, &resp); err != nil {
 			return nil, err
 		}
 		if resp.Error != "" {
@@ -115,7 +114,7 @@ func (c *Client) url(req sources.SourceRequest, start, num int) string {
 	v := url.Values{}
 	v.Set("engine", "google_scholar")
 	v.Set("q", req.Query)
-	v.Set("api_key", c.apiKey)
+	v.Set("api_key", c.ep.APIKey)
 	v.Set("num", strconv.Itoa(num))
 	if start > 0 {
 		v.Set("start", strconv.Itoa(start))
@@ -126,7 +125,7 @@ func (c *Client) url(req sources.SourceRequest, start, num int) string {
 	if req.YearRange.To != 0 {
 		v.Set("as_yhi", strconv.Itoa(req.YearRange.To))
 	}
-	return c.base + "/search.json?" + v.Encode()
+	return c.ep.Base + "/search.json?" + v.Encode()
 }
 
 type response struct {

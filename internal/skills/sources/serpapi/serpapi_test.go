@@ -20,18 +20,63 @@ import (
 	"quarry/internal/skills/sources/sourcetest"
 )
 
-func newSource(t *testing.T, base string, hc *httpclient.Client) sources.Source {
-	t.Helper()
-	c, err := serpapi.New(serpapi.Options{BaseURL: base, APIKey: "serp-secret", HTTP: hc})
-	require.NoError(t, err)
-	return c
+func newSource(base string, hc *httpclient.Client) (sources.Source, error) {
+	return serpapi.New(serpapi.Options{BaseURL: base, APIKey: "serp-secret", HTTP: hc})
 }
 
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
-		OK:          sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/scholar.json")},
-		WantOK:      4,
+		OK:      sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/scholar.json")},
+		Request: sources.SourceRequest{Query: `"sleep" memory consolidation`, YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 10},
+		Want: []research.RawPaper{
+			{
+				Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
+				Authors:  []string{"S Ødegård", "MJ García-López", "M Li"},
+				Year:     2019,
+				Venue:    "Nature neuroscience",
+				Abstract: "Sleep spindles support memory consolidation. We show that thalamocortical spindles predict recall …",
+				URL:      "https://www.nature.com/articles/s41593-019-0467-3",
+				Rank:     1,
+			},
+			{
+				Title:    "Replay in artificial agents: consolidation without sleep?",
+				Authors:  []string{"JQ Doe", "J Schmidhüber"},
+				Year:     2021,
+				Venue:    "arXiv preprint arXiv:2106.01234",
+				Abstract: "We study experience replay as an analogue of hippocampal replay during sleep.",
+				ArxivID:  "2106.01234",
+				URL:      "https://arxiv.org/abs/2106.01234",
+				Rank:     2,
+			},
+			{
+				Title:   "Memory consolidation during sleep: a handbook",
+				Authors: []string{"K Tanaka"},
+				Year:    2016,
+				Rank:    3,
+			},
+			{
+				Title:    "Schlaf und Gedächtnis",
+				Authors:  []string{"K Müller"},
+				Venue:    "Journal of sleep research",
+				Abstract: "Zusammenfassung …",
+				DOI:      "10.1111/jsr.12345",
+				URL:      "https://onlinelibrary.wiley.com/doi/abs/10.1111/jsr.12345",
+				Rank:     4,
+			},
+		},
+		Sent: func(t *testing.T, reqs []*http.Request) {
+			require.Len(t, reqs, 1, "a short page is the last page")
+			q := reqs[0].URL.Query()
+			require.Equal(t, "/search.json", reqs[0].URL.Path)
+			require.Equal(t, "google_scholar", q.Get("engine"))
+			require.Equal(t, `"sleep" memory consolidation`, q.Get("q"))
+			require.Equal(t, "serp-secret", q.Get("api_key"))
+			require.Equal(t, "10", q.Get("num"))
+			require.Equal(t, "2015", q.Get("as_ylo"))
+			require.Equal(t, "2023", q.Get("as_yhi"))
+			require.Empty(t, q.Get("start"))
+		},
 		Empty:       sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/empty.json")},
 		Malformed:   sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/malformed.json")},
 		ContentType: "application/json",
@@ -45,63 +90,6 @@ func TestNewRequiresAPIKey(t *testing.T) {
 		require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 		require.Contains(t, fault.ErrorFields(err), "api_key")
 	}
-}
-
-func TestSearchMapsOrganicResults(t *testing.T) {
-	t.Parallel()
-	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/scholar.json")}, "application/json")
-	hc, _ := sourcetest.NewClient("")
-	papers, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{
-		Query: `"sleep" memory consolidation`, YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 10,
-	})
-	require.NoError(t, err)
-	require.Equal(t, []research.RawPaper{
-		{
-			Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
-			Authors:  []string{"S Ødegård", "MJ García-López", "M Li"},
-			Year:     2019,
-			Venue:    "Nature neuroscience",
-			Abstract: "Sleep spindles support memory consolidation. We show that thalamocortical spindles predict recall …",
-			URL:      "https://www.nature.com/articles/s41593-019-0467-3",
-			Rank:     1,
-		},
-		{
-			Title:    "Replay in artificial agents: consolidation without sleep?",
-			Authors:  []string{"JQ Doe", "J Schmidhüber"},
-			Year:     2021,
-			Venue:    "arXiv preprint arXiv:2106.01234",
-			Abstract: "We study experience replay as an analogue of hippocampal replay during sleep.",
-			ArxivID:  "2106.01234",
-			URL:      "https://arxiv.org/abs/2106.01234",
-			Rank:     2,
-		},
-		{
-			Title:   "Memory consolidation during sleep: a handbook",
-			Authors: []string{"K Tanaka"},
-			Year:    2016,
-			Rank:    3,
-		},
-		{
-			Title:    "Schlaf und Gedächtnis",
-			Authors:  []string{"K Müller"},
-			Venue:    "Journal of sleep research",
-			Abstract: "Zusammenfassung …",
-			DOI:      "10.1111/jsr.12345",
-			URL:      "https://onlinelibrary.wiley.com/doi/abs/10.1111/jsr.12345",
-			Rank:     4,
-		},
-	}, papers)
-	reqs := srv.Requests()
-	require.Len(t, reqs, 1, "a short page is the last page")
-	q := reqs[0].URL.Query()
-	require.Equal(t, "/search.json", reqs[0].URL.Path)
-	require.Equal(t, "google_scholar", q.Get("engine"))
-	require.Equal(t, `"sleep" memory consolidation`, q.Get("q"))
-	require.Equal(t, "serp-secret", q.Get("api_key"))
-	require.Equal(t, "10", q.Get("num"))
-	require.Equal(t, "2015", q.Get("as_ylo"))
-	require.Equal(t, "2023", q.Get("as_yhi"))
-	require.Empty(t, q.Get("start"))
 }
 
 func TestParseSummary(t *testing.T) {
@@ -182,13 +170,11 @@ func TestAPIErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			src := sourcetest.StartFunc(t, newSource, func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(tt.status)
 				_, _ = w.Write([]byte(tt.body))
-			}))
-			t.Cleanup(srv.Close)
-			hc, _ := sourcetest.NewClient("")
-			_, err := newSource(t, srv.URL, hc).Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
+			})
+			_, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 			require.Equal(t, tt.wantCode, fault.ErrorCode(err))
 			require.ErrorContains(t, err, tt.wantText)
 			require.NotContains(t, err.Error(), "serp-secret")

@@ -1,8 +1,10 @@
 // Package sourcetest is a conformance suite for online Sources, in the
-// spirit of testing/fstest: every source must survive the same server
-// misbehaviour (rate limits, 5xx, garbage bodies, hangs) in the same way, so
-// the checks are written once and each source package runs them against its
-// own fixtures.
+// spirit of testing/fstest: every source must map a documented answer to
+// papers and survive the same server misbehaviour (rate limits, 5xx,
+// garbage bodies, hangs) in the same way, so the checks are written once
+// and each source package runs them against its own fixtures, stating only
+// its answers, the papers they make and the query it sends. Start and
+// StartFunc build a source against a fake API for a package's own tests.
 package sourcetest
 
 import (
@@ -29,11 +31,20 @@ import (
 // each.
 type Bodies map[string]string
 
-// Fixture describes one source's documented responses.
+// Fixture describes one source's documented responses and what the source
+// must make of them, so a source's test states only what is its own.
 type Fixture struct {
-	// OK holds realistic successful responses yielding WantOK papers.
-	OK     Bodies
-	WantOK int
+	// OK holds realistic successful responses to Request.
+	OK Bodies
+	// Request is the search the checks send; zero means the package's
+	// Request.
+	Request sources.SourceRequest
+	// Want is every paper the source must make of OK: mapped, in order,
+	// ranked from 1.
+	Want []research.RawPaper
+	// Sent, when set, checks the requests a search of OK sent, in order:
+	// the query as the API documents it.
+	Sent func(t *testing.T, sent []*http.Request)
 	// Empty holds successful responses with no results.
 	Empty Bodies
 	// Malformed holds bodies that are not the documented format.
@@ -42,8 +53,17 @@ type Fixture struct {
 	ContentType string
 }
 
-// NewSource builds the source under test against baseURL using hc.
-type NewSource func(t *testing.T, baseURL string, hc *httpclient.Client) sources.Source
+// NewSource builds the source under test against baseURL using hc; the
+// helpers below fail the test on its error.
+type NewSource func(baseURL string, hc *httpclient.Client) (sources.Source, error)
+
+// build is newSource, failing the test on its error.
+func build(t *testing.T, newSource NewSource, baseURL string, hc *httpclient.Client) sources.Source {
+	t.Helper()
+	src, err := newSource(baseURL, hc)
+	require.NoError(t, err)
+	return src
+}
 
 // Server is a fake API: it answers each request with the first queued
 // status (if any), then with the route's body.
@@ -152,6 +172,26 @@ func NewClient(contact string) (*httpclient.Client, *Sleeps) {
 	}), sl
 }
 
+// Start starts a fake API serving bodies and builds the source under test
+// against it with a client that does not really sleep; the Server tells
+// what the source sent.
+func Start(t *testing.T, newSource NewSource, bodies Bodies, contentType string) (sources.Source, *Server) {
+	t.Helper()
+	srv := NewServer(t, bodies, contentType)
+	hc, _ := NewClient("")
+	return build(t, newSource, srv.URL, hc), srv
+}
+
+// StartFunc is Start for an API that h scripts, for answers a fixed body
+// cannot give: an error status, or pages computed from the request.
+func StartFunc(t *testing.T, newSource NewSource, h http.HandlerFunc) sources.Source {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	hc, _ := NewClient("")
+	return build(t, newSource, srv.URL, hc)
+}
+
 // ReadFile returns a testdata file or fails the test.
 func ReadFile(t *testing.T, path string) string {
 	t.Helper()
@@ -163,25 +203,31 @@ func ReadFile(t *testing.T, path string) string {
 // Request is a typical request the suite sends.
 var Request = sources.SourceRequest{Query: "sleep memory consolidation", YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 25}
 
-// Conformance runs the shared error-handling checks against a source.
+// Conformance runs the shared checks against a source: that it maps OK to
+// Want, sending what Sent expects, and survives the same server
+// misbehaviour as every other source.
 func Conformance(t *testing.T, newSource NewSource, fx Fixture) {
 	t.Helper()
+	req := fx.Request
+	if req.Query == "" {
+		req = Request
+	}
 	run := func(t *testing.T, bodies Bodies, queue ...Reply) ([]research.RawPaper, *Server, *Sleeps, error) {
 		t.Helper()
 		srv := NewServer(t, bodies, fx.ContentType)
 		srv.Queue(queue...)
 		hc, sl := NewClient("ada@example.org")
-		src := newSource(t, srv.URL, hc)
-		papers, err := src.Search(context.Background(), Request)
+		papers, err := build(t, newSource, srv.URL, hc).Search(context.Background(), req)
 		return papers, srv, sl, err
 	}
 	checkOK := func(t *testing.T, papers []research.RawPaper) {
 		t.Helper()
-		require.Len(t, papers, fx.WantOK)
+		require.Len(t, papers, len(fx.Want))
 		for i, p := range papers {
 			require.NotEmpty(t, strings.TrimSpace(p.Title), "paper %d", i)
 			require.Equal(t, i+1, p.Rank, "paper %d", i)
 		}
+		require.Equal(t, fx.Want, papers)
 	}
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
@@ -190,6 +236,9 @@ func Conformance(t *testing.T, newSource NewSource, fx Fixture) {
 		checkOK(t, papers)
 		for _, r := range srv.Requests() {
 			require.Equal(t, "Quarry/0.1 (mailto:ada@example.org)", r.Header.Get("User-Agent"))
+		}
+		if fx.Sent != nil {
+			fx.Sent(t, srv.Requests())
 		}
 	})
 	t.Run("429WithRetryAfterThenSuccess", func(t *testing.T) {
@@ -232,13 +281,11 @@ func Conformance(t *testing.T, newSource NewSource, fx Fixture) {
 	})
 	t.Run("ContextTimeout", func(t *testing.T) {
 		t.Parallel()
-		srv := NewServer(t, fx.OK, fx.ContentType)
+		src, srv := Start(t, newSource, fx.OK, fx.ContentType)
 		srv.Hang()
-		hc, _ := NewClient("")
-		src := newSource(t, srv.URL, hc)
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
-		_, err := src.Search(ctx, Request)
+		_, err := src.Search(ctx, req)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 	})
 }
