@@ -37,10 +37,10 @@ const maxListedErrors = 20
 // stdout and finishing with one count line. Bad records are reported by line
 // number and skipped; the rest imports.
 func importCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
-	cfg := app.ConfigFromEnv(getenv)
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	fs.StringVar(&cfg.DB, "db", cfg.DB, "path of the SQLite database (env QUARRY_DB)")
+	flags := app.Flags{}
+	flags.Bind(fs, "QUARRY_DB")
 	format := fs.String("format", "", "input format: "+strings.Join(biblio.Formats, ", ")+" (default: detect from the content)")
 	columns := columnFlag{}
 	fs.Var(columns, "column", "CSV only: FIELD=HEADER maps a column to a field, overriding the guess (repeatable; fields: "+strings.Join(csvfile.Fields, ", ")+")")
@@ -59,6 +59,10 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	if *format != "" && !slices.Contains(biblio.Formats, *format) {
 		return codecs.UnknownFormat(*format)
+	}
+	cfg, err := app.Load(flags, getenv, "QUARRY_DB")
+	if err != nil {
+		return err
 	}
 	read := codecs.Options{Format: *format, CSVColumns: columns}
 

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -18,8 +17,6 @@ import (
 	"quarry/internal/app"
 	"quarry/internal/engine"
 	"quarry/internal/fault"
-	"quarry/internal/skills/pipeline"
-	"quarry/internal/skills/sources/local"
 	"quarry/internal/store"
 )
 
@@ -72,36 +69,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 }
 
-// workflows is the registry of what the server can run: the search pipeline
-// over the configured sources, the local library searching the store. With
-// no searchable source the server still starts, without search.
-func workflows(pcfg pipeline.Config, st *store.Store, logger *slog.Logger) (*engine.Registry, error) {
-	lib, err := local.New(st)
-	if err != nil {
-		return nil, err
-	}
-	pcfg.Local = lib
-	pcfg.Files = st
-	var wfs []*engine.Workflow
-	switch search, err := pipeline.FromConfig(pcfg, nil, 0); {
-	case err == nil:
-		wfs = append(wfs, search.Workflow())
-	case errors.Is(err, pipeline.ErrNoSources):
-		logger.Warn("search is disabled: no source can be searched; set QUARRY_SOURCES", "err", err)
-	default:
-		return nil, err
-	}
-	return engine.NewRegistry(wfs...)
-}
-
 // serve implements `quarry serve`: it listens on the configured address,
 // prints the real bound address (so --addr 127.0.0.1:0 is usable) and serves
 // until ctx is cancelled.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
-	cfg := app.ConfigFromEnv(getenv)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	cfg.BindFlags(fs)
+	flags := app.Flags{}
+	flags.Bind(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: quarry serve [flags]\n\nSettings (each from its flag, else its environment variable, else its QUARRY_CONFIG key, else its default):")
+		_ = app.WriteSettings(fs.Output())
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -112,13 +91,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fault.Errorf(fault.EInvalid, "serve: unexpected arguments %q", fs.Args())
 	}
 
-	logger := slog.New(slog.NewTextHandler(stdout, nil))
-	pcfg, err := pipeline.ConfigFromEnv(getenv)
+	cfg, err := app.Load(flags, getenv)
 	if err != nil {
 		return err
 	}
+	logger := app.NewLogger(cfg, stdout)
 	a, err := app.New(ctx, cfg, app.WithLogger(logger), app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
-		return workflows(pcfg, st, logger)
+		return app.Workflows(cfg.Search, st, logger)
 	}))
 	if err != nil {
 		return err
