@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,47 +20,63 @@ import (
 )
 
 // dedupCmd implements `quarry dedup FILE… --out merged.ris`: it reads
-// several exports (any format, mixed), runs the pipeline's deduplicator over
-// all their records, writes one record per distinct paper, and writes a CSV
-// report of every merge and every "related, kept apart" decision with its
-// reason and evidence, so a systematic reviewer can check each one.
-func dedupCmd(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("dedup", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	out := fs.String("out", "", "merged output file (required); its extension picks the format unless --out-format is given")
+// several exports (any format, mixed; "-" is standard input), runs the
+// pipeline's deduplicator over all their records, writes one record per
+// distinct paper, and writes a CSV report of every merge and every
+// "related, kept apart" decision with its reason and evidence, so a
+// systematic reviewer can check each one. --out - writes the records to
+// standard output, and the messages then go to standard error.
+func (c *cli) dedupCmd(ctx context.Context, args []string) error {
+	fs := newFlagSet("dedup", "quarry dedup [--format F] --out merged.ris [--out-format F] [--report merges.csv] FILE...",
+		"Merges several exports into one deduplicated file and reports every merge.\n"+
+			"The file - is standard input; --out - writes to standard output (with --out-format).")
+	out := fs.String("out", "", "merged output file (required; - for standard output); its extension picks the format unless --out-format is given")
 	outFormat := fs.String("out-format", "", "output format: "+strings.Join(biblio.Formats, ", "))
 	inFormat := fs.String("format", "", "input format for every FILE (default: detect each from its content)")
-	report := fs.String("report", "", "CSV report of merges (default: the output name with .merges.csv)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: quarry dedup [--format F] --out merged.ris [--out-format F] [--report merges.csv] FILE...\n\nMerges several exports into one deduplicated file and reports every merge.")
-		fs.PrintDefaults()
+	report := fs.String("report", "", "CSV report of merges (default: the output name with .merges.csv; none with --out -)")
+	files, err := c.parse(fs, args)
+	if err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fault.Errorf(fault.EInvalid, "dedup: %v", err)
-	}
-	if fs.NArg() == 0 {
-		return fault.Errorf(fault.EInvalid, "dedup: no input files")
+	if len(files) == 0 {
+		return fs.misuse("no input files")
 	}
 	if *out == "" {
-		return fault.Errorf(fault.EInvalid, "dedup: --out is required (e.g. --out merged.ris)")
+		return fs.misuse("--out is required (e.g. --out merged.ris)")
 	}
-	format := *outFormat
-	if format == "" {
-		if format = codecs.FormatForPath(*out); format == "" {
-			return fault.Errorf(fault.EInvalid, "dedup: cannot tell the output format from %q; pass --out-format (one of %s)", *out, strings.Join(biblio.Formats, ", "))
+	for _, f := range []string{*outFormat, *inFormat} {
+		if f != "" && !slices.Contains(biblio.Formats, f) {
+			return fs.misused(codecs.UnknownFormat(f))
 		}
 	}
-	if *report == "" {
+	format := *outFormat
+	switch {
+	case format != "":
+	case *out == "-":
+		return fs.misuse("--out - writes to standard output, which has no name to tell the format from; pass --out-format (one of %s)", strings.Join(biblio.Formats, ", "))
+	default:
+		if format = codecs.FormatForPath(*out); format == "" {
+			return fs.misuse("cannot tell the output format from %q; pass --out-format (one of %s)", *out, strings.Join(biblio.Formats, ", "))
+		}
+	}
+	if *report == "" && *out != "-" {
 		*report = strings.TrimSuffix(*out, filepath.Ext(*out)) + ".merges.csv"
+	}
+	if *out == "-" && *report == "-" {
+		return fs.misuse("--out and --report cannot both be standard output (-)")
+	}
+	if err := stdinOnce(fs, files); err != nil {
+		return err
+	}
+	msgs := c.stdout // what people read; standard error when stdout carries data
+	if *out == "-" || *report == "-" {
+		msgs = c.stderr
 	}
 
 	var recs []fileRecord
 	problems := 0
-	for _, path := range fs.Args() {
-		got, bad, err := readFileRecords(path, codecs.Options{Format: *inFormat}, stdout)
+	for _, path := range files {
+		got, bad, err := readFileRecords(path, codecs.Options{Format: *inFormat}, c.stdin, msgs)
 		if err != nil {
 			return err
 		}
@@ -78,18 +93,39 @@ func dedupCmd(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	merged, _ := dedup.Merge(papers, analysis)
 	records := make([]biblio.Record, len(merged))
-	for c, members := range analysis.Clusters {
-		records[c] = mergeRecords(recs, members, merged[c])
+	for i, members := range analysis.Clusters {
+		records[i] = mergeRecords(recs, members, merged[i])
 	}
-	if err := writeFileAtomically(*out, func(w io.Writer) error { return codecs.WriteAll(w, format, records) }); err != nil {
+	if err := c.writeOutput(*out, func(w io.Writer) error { return codecs.WriteAll(w, format, records) }); err != nil {
 		return err
 	}
-	if err := writeFileAtomically(*report, func(w io.Writer) error { return writeMergeReport(w, recs, analysis) }); err != nil {
-		return err
+	reportTo := "none (--report FILE writes one)"
+	if *report != "" {
+		if err := c.writeOutput(*report, func(w io.Writer) error { return writeMergeReport(w, recs, analysis) }); err != nil {
+			return err
+		}
+		reportTo = outputName(*report)
 	}
-	fmt.Fprintf(stdout, "read %d records from %d files (%d unreadable, skipped); wrote %d to %s; %d merged, %d related pairs kept apart; report: %s\n",
-		len(recs), fs.NArg(), problems, len(records), *out, len(recs)-len(records), len(analysis.Related), *report)
+	fmt.Fprintf(msgs, "read %d records from %d files (%d unreadable, skipped); wrote %d to %s; %d merged, %d related pairs kept apart; report: %s\n",
+		len(recs), len(files), problems, len(records), outputName(*out), len(recs)-len(records), len(analysis.Related), reportTo)
 	return nil
+}
+
+// outputName is how messages name an output: its path, or standard output
+// for "-".
+func outputName(path string) string {
+	if path == "-" {
+		return "standard output"
+	}
+	return path
+}
+
+// writeOutput writes to path atomically, or to stdout for "-".
+func (c *cli) writeOutput(path string, write func(io.Writer) error) error {
+	if path == "-" {
+		return write(c.stdout)
+	}
+	return writeFileAtomically(path, write)
 }
 
 // fileRecord is a readable record and where it came from.
@@ -98,17 +134,20 @@ type fileRecord struct {
 	rec  biblio.Record
 }
 
-// readFileRecords reads every readable record of path, tagging each with the
-// file name as its source; unreadable records are listed on stdout and
-// counted, not fatal.
-func readFileRecords(path string, opts codecs.Options, stdout io.Writer) ([]fileRecord, int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, fault.Errorf(fault.EInvalid, "open %s: %v", path, err)
+// readFileRecords reads every readable record of path ("-": stdin, named
+// "stdin"), tagging each with the file name as its source; unreadable
+// records are listed on msgs and counted, not fatal.
+func readFileRecords(path string, opts codecs.Options, stdin io.Reader, msgs io.Writer) ([]fileRecord, int, error) {
+	r, name := stdin, "stdin"
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, 0, fault.Errorf(fault.EInvalid, "open %s: %v", path, err)
+		}
+		defer f.Close()
+		r, name = f, filepath.Base(path)
 	}
-	defer f.Close()
-	name := filepath.Base(path)
-	in, err := codecs.NewReader(f, name, opts)
+	in, err := codecs.NewReader(r, name, opts)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -126,7 +165,7 @@ func readFileRecords(path string, opts codecs.Options, stdout io.Writer) ([]file
 		if r.Problem != "" {
 			bad++
 			if bad <= maxListedErrors {
-				fmt.Fprintf(stdout, "  %s:%d: %s (skipped)\n", name, r.Line, r.Problem)
+				fmt.Fprintf(msgs, "  %s:%d: %s (skipped)\n", name, r.Line, r.Problem)
 			}
 			continue
 		}

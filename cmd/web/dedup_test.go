@@ -60,24 +60,17 @@ func TestDedupCommandMergesFilesAndReportsEveryMerge(t *testing.T) {
 	out := filepath.Join(dir, "merged.ris")
 
 	var stdout bytes.Buffer
-	require.NoError(t, run(context.Background(), []string{"dedup", "--out", out, ris, csl}, func(string) string { return "" }, &stdout))
+	require.NoError(t, run(context.Background(), []string{"dedup", "--out", out, ris, csl}, func(string) string { return "" }, nil, &stdout, io.Discard))
 	require.Contains(t, stdout.String(), "read 6 records from 2 files")
 	require.Contains(t, stdout.String(), "wrote 4 to "+out)
 
 	f, err := os.Open(out)
 	require.NoError(t, err)
 	defer f.Close()
-	in, err := codecs.NewReader(f, "merged.ris", codecs.Options{})
-	require.NoError(t, err)
-	require.Equal(t, biblio.RIS, in.Format, "--out's extension picks the format")
+	format, recs := readMerged(t, f)
+	require.Equal(t, biblio.RIS, format, "--out's extension picks the format")
 	byTitle := map[string]biblio.Record{}
-	for {
-		r, err := in.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		require.Empty(t, r.Problem)
+	for _, r := range recs {
 		byTitle[r.Paper.Title] = r
 	}
 	require.Len(t, byTitle, 4)
@@ -110,6 +103,24 @@ func TestDedupCommandMergesFilesAndReportsEveryMerge(t *testing.T) {
 	require.NotEmpty(t, reasons["fuzzy"][3], "a fuzzy merge carries its evidence")
 }
 
+// readMerged reads dedup's output, detecting its format, and checks that
+// every record in it is readable.
+func readMerged(t *testing.T, r io.Reader) (string, []biblio.Record) {
+	t.Helper()
+	in, err := codecs.NewReader(r, "merged", codecs.Options{})
+	require.NoError(t, err)
+	var out []biblio.Record
+	for {
+		rec, err := in.Next()
+		if err == io.EOF {
+			return in.Format, out
+		}
+		require.NoError(t, err)
+		require.Empty(t, rec.Problem)
+		out = append(out, rec)
+	}
+}
+
 func TestDedupCommandRejectsBadInvocations(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -121,7 +132,7 @@ func TestDedupCommandRejectsBadInvocations(t *testing.T) {
 		"UnknownOut":   {"dedup", "--out", filepath.Join(dir, "m.docx"), ris},
 		"MissingInput": {"dedup", "--out", filepath.Join(dir, "m.ris"), filepath.Join(dir, "nope.ris")},
 	} {
-		err := run(context.Background(), args, func(string) string { return "" }, io.Discard)
+		err := run(context.Background(), args, func(string) string { return "" }, nil, io.Discard, io.Discard)
 		require.Error(t, err, name)
 		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), name)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/biblio/csvfile"
-	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/store"
 )
@@ -35,36 +33,39 @@ const maxListedErrors = 20
 // files in any format Quarry reads (detected from content, or --format)
 // into the local library of the configured database, reporting progress on
 // stdout and finishing with one count line. Bad records are reported by line
-// number and skipped; the rest imports.
-func importCmd(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) (err error) {
-	cfg := app.ConfigFromEnv(getenv)
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stdout)
-	fs.StringVar(&cfg.DB, "db", cfg.DB, "path of the SQLite database (env QUARRY_DB)")
+// number and skipped; the rest imports. The file "-" is standard input.
+func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
+	fs := newFlagSet("import", "quarry import [--db PATH] [--format FORMAT] [--column FIELD=HEADER]... FILE...",
+		"Imports bibliographic files (BibTeX/BibLaTeX, RIS, CSL-JSON, PubMed MEDLINE/.nbib,\n"+
+			"CSV, JSON Lines; plain or .gz) into the local library. Importing a file again\n"+
+			"updates its records instead of duplicating them. The file - is standard input.")
+	flags := app.Flags{}
+	flags.Bind(fs.FlagSet, "QUARRY_DB")
 	format := fs.String("format", "", "input format: "+strings.Join(biblio.Formats, ", ")+" (default: detect from the content)")
 	columns := columnFlag{}
 	fs.Var(columns, "column", "CSV only: FIELD=HEADER maps a column to a field, overriding the guess (repeatable; fields: "+strings.Join(csvfile.Fields, ", ")+")")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: quarry import [--db PATH] [--format FORMAT] [--column FIELD=HEADER]... FILE...\n\nImports bibliographic files (BibTeX/BibLaTeX, RIS, CSL-JSON, PubMed MEDLINE/.nbib,\nCSV, JSON Lines; plain or .gz) into the local library. Importing a file again\nupdates its records instead of duplicating them.")
-		fs.PrintDefaults()
+	files, err := c.parse(fs, args)
+	if err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fault.Errorf(fault.EInvalid, "import: %v", err)
-	}
-	if fs.NArg() == 0 {
-		return fault.Errorf(fault.EInvalid, "import: no input files (usage: quarry import [--db PATH] FILE...)")
+	if len(files) == 0 {
+		return fs.misuse("no input files")
 	}
 	if *format != "" && !slices.Contains(biblio.Formats, *format) {
-		return codecs.UnknownFormat(*format)
+		return fs.misused(codecs.UnknownFormat(*format))
+	}
+	if err := stdinOnce(fs, files); err != nil {
+		return err
+	}
+	cfg, err := app.Load(flags, c.getenv, "QUARRY_DB")
+	if err != nil {
+		return err
 	}
 	read := codecs.Options{Format: *format, CSVColumns: columns}
 
 	// The inputs are opened before the database, so a typo in a file name
 	// fails before anything is created or written.
-	in, err := openImport(fs.Args(), read)
+	in, err := openImport(files, read, c.stdin)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	defer func() { err = errors.Join(err, st.Close()) }()
 
 	start := time.Now()
-	p := newProgressPrinter(stdout, isTerminal(stdout), in, time.Now)
+	p := newProgressPrinter(c.stdout, isTerminal(c.stdout), in, time.Now)
 	stats, err := st.ImportPapers(ctx, in.next(ctx, p.tick), library.ImportOptions{Progress: p.report})
 	p.finish()
 	if err != nil && stats.Read == 0 {
@@ -86,10 +87,10 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	for i, e := range stats.Errors {
 		if i == maxListedErrors {
-			fmt.Fprintf(stdout, "  … and %d more bad records\n", len(stats.Errors)-maxListedErrors)
+			fmt.Fprintf(c.stdout, "  … and %d more bad records\n", len(stats.Errors)-maxListedErrors)
 			break
 		}
-		fmt.Fprintf(stdout, "  %s:%d: %s\n", e.Origin, e.Line, e.Reason)
+		fmt.Fprintf(c.stdout, "  %s:%d: %s\n", e.Origin, e.Line, e.Reason)
 	}
 	skipped := fmt.Sprintf("%d skipped", stats.Skipped)
 	if stats.Skipped > 0 {
@@ -100,7 +101,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 		// read as a partial success of an import that wrote nothing.
 		return fmt.Errorf("import stopped after reading %d records (%s); nothing was imported, the library is as it was: %w", stats.Read, skipped, err)
 	}
-	fmt.Fprintf(stdout, "imported %d new, %d updated, %d unchanged, %s in %.1f s\n", stats.Inserted, stats.Updated, stats.Unchanged, skipped, time.Since(start).Seconds())
+	fmt.Fprintf(c.stdout, "imported %d new, %d updated, %d unchanged, %s in %.1f s\n", stats.Inserted, stats.Updated, stats.Unchanged, skipped, time.Since(start).Seconds())
 	return nil
 }
 
@@ -115,18 +116,18 @@ type importInput struct {
 	size    int64 // their total size; 0 when unknown (a pipe, a device)
 }
 
-// openImport opens paths for import; the size is known only when every
-// input is a regular file.
-func openImport(paths []string, read codecs.Options) (*importInput, error) {
+// openImport opens paths for import, "-" reading stdin; the size is known
+// only when every input is a regular file.
+func openImport(paths []string, read codecs.Options, stdin io.Reader) (*importInput, error) {
 	in := &importInput{}
 	known := true
 	for _, path := range paths {
-		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
+		if fi, err := os.Stat(path); path != "-" && err == nil && fi.Mode().IsRegular() {
 			in.size += fi.Size()
 		} else {
 			known = false
 		}
-		r, err := library.OpenCounting(path, read, &in.done)
+		r, err := openInput(path, read, stdin, &in.done)
 		if err != nil {
 			in.close()
 			return nil, err
@@ -137,6 +138,15 @@ func openImport(paths []string, read codecs.Options) (*importInput, error) {
 		in.size = 0
 	}
 	return in, nil
+}
+
+// openInput opens one input for import, counting the bytes read into
+// *done: a file, or stdin for "-", named "stdin" as /dev/stdin would be.
+func openInput(path string, read codecs.Options, stdin io.Reader, done *int64) (*library.Reader, error) {
+	if path == "-" {
+		return library.NewReader(stdin, "stdin", read)
+	}
+	return library.OpenCounting(path, read, done)
 }
 
 // next streams the records of every file in turn; tick is called once per

@@ -39,7 +39,7 @@ func TestImportCommandEndToEnd(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	require.NoError(t, run(ctx, append([]string{"import"}, files...), env, &out))
+	require.NoError(t, run(ctx, append([]string{"import"}, files...), env, nil, &out, io.Discard))
 	text := out.String()
 	require.NotContains(t, text, "\r", "a non-terminal gets plain lines, not in-place updates")
 	require.Contains(t, text, "arxiv_sample.jsonl:3: malformed JSON\n")
@@ -49,7 +49,7 @@ func TestImportCommandEndToEnd(t *testing.T) {
 	// Again, with --db overriding the environment's database: two records
 	// are as stored; the arXiv listing's venue replaces the ACL record's.
 	out.Reset()
-	require.NoError(t, run(ctx, []string{"import", "--db", db, "--format", "jsonl", files[0]}, func(string) string { return "" }, &out))
+	require.NoError(t, run(ctx, []string{"import", "--db", db, "--format", "jsonl", files[0]}, func(string) string { return "" }, nil, &out, io.Discard))
 	require.Regexp(t, `(?m)^imported 0 new, 1 updated, 2 unchanged, 1 skipped \(1 malformed JSON\) in [0-9.]+ s$`, out.String())
 
 	st, err := store.Open(ctx, db, store.Options{})
@@ -85,7 +85,7 @@ func TestImportCommandReadsEveryFormat(t *testing.T) {
 	}
 	var out bytes.Buffer
 	args := append([]string{"import", "--db", db, "--column", "title=Heading"}, paths...)
-	require.NoError(t, run(ctx, args, func(string) string { return "" }, &out))
+	require.NoError(t, run(ctx, args, func(string) string { return "" }, nil, &out, io.Discard))
 	require.Contains(t, out.String(), "refs.txt:9: missing title")
 	require.Regexp(t, `(?m)^imported 3 new, 0 updated, 0 unchanged, 1 skipped \(1 missing title\) in [0-9.]+ s$`, out.String())
 
@@ -117,7 +117,7 @@ func TestImportCommandUnclosedCSVQuote(t *testing.T) {
 	db, path := filepath.Join(dir, "q.db"), filepath.Join(dir, "swallow.csv")
 	require.NoError(t, os.WriteFile(path, []byte("Title,Year,Authors\nFirst good paper,2020,Smith\n\"Unclosed title,2021,Doe\nThird good paper,2022,Lee\nFourth good paper,2023,Kim\n"), 0o644))
 	var out bytes.Buffer
-	require.NoError(t, run(ctx, []string{"import", "--db", db, path}, func(string) string { return "" }, &out))
+	require.NoError(t, run(ctx, []string{"import", "--db", db, path}, func(string) string { return "" }, nil, &out, io.Discard))
 	require.Contains(t, out.String(), "  swallow.csv:3: malformed CSV row: a quote opens a cell and is never closed\n")
 	require.Regexp(t, `(?m)^imported 3 new, 0 updated, 0 unchanged, 1 skipped \(1 malformed CSV row: a quote opens a cell and is never closed\) in [0-9.]+ s$`, out.String())
 
@@ -156,7 +156,7 @@ func TestImportCommandRefusesFilesWithoutRecords(t *testing.T) {
 			t.Parallel()
 			db := filepath.Join(t.TempDir(), "q.db")
 			var out bytes.Buffer
-			err := run(context.Background(), append([]string{"import", "--db", db}, tc.args...), func(string) string { return "" }, &out)
+			err := run(context.Background(), append([]string{"import", "--db", db}, tc.args...), func(string) string { return "" }, nil, &out, io.Discard)
 			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 			require.ErrorContains(t, err, tc.want)
 			if name == "EmptyAfterGood" {
@@ -188,7 +188,7 @@ func TestImportCommandRejectsBadInvocations(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var out bytes.Buffer
-			err := run(context.Background(), args, func(string) string { return "" }, &out)
+			err := run(context.Background(), args, func(string) string { return "" }, nil, &out, io.Discard)
 			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 		})
 	}
@@ -383,7 +383,7 @@ func TestOpenImportCountsCompressedBytes(t *testing.T) {
 	require.NoError(t, zw.Close())
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 
-	in, err := openImport([]string{path}, codecs.Options{})
+	in, err := openImport([]string{path}, codecs.Options{}, nil)
 	require.NoError(t, err)
 	defer in.close()
 	require.EqualValues(t, buf.Len(), in.size)
@@ -408,7 +408,7 @@ func TestImportCommandMissingFile(t *testing.T) {
 	dir := t.TempDir()
 	missing, db := filepath.Join(dir, "nope.jsonl"), filepath.Join(dir, "q.db")
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"import", "--db", db, missing}, func(string) string { return "" }, &out)
+	err := run(context.Background(), []string{"import", "--db", db, missing}, func(string) string { return "" }, nil, &out, io.Discard)
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 	require.Equal(t, "open "+missing+": no such file or directory", fault.ErrorMessage(err))
 	require.NoFileExists(t, db)

@@ -23,7 +23,7 @@ func TestRunServe(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, pw)
+		done <- run(ctx, []string{"serve", "--addr", "127.0.0.1:0"}, func(k string) string { return env[k] }, nil, pw, io.Discard)
 		_ = pw.Close()
 	}()
 
@@ -74,7 +74,8 @@ func TestRunDispatch(t *testing.T) {
 	}{
 		{"Help", []string{"help"}, "", "Subcommands:"},
 		{"ServeHelp", []string{"serve", "-h"}, "", "-addr"},
-		{"DefaultIsServeHelp", []string{"-h"}, "", "-db"},
+		{"ServeHelpListsTheDatabase", []string{"serve", "-h"}, "", "-db"},
+		{"DashHIsHelp", []string{"-h"}, "", "Subcommands:"},
 		{"Unknown", []string{"frobnicate"}, fault.EInvalid, ""},
 		{"BadFlag", []string{"serve", "--nope"}, fault.EInvalid, ""},
 		{"StrayArgument", []string{"serve", "extra"}, fault.EInvalid, ""},
@@ -84,7 +85,7 @@ func TestRunDispatch(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var out strings.Builder
-			err := run(t.Context(), tt.args, func(string) string { return "" }, &out)
+			err := run(t.Context(), tt.args, func(string) string { return "" }, nil, &out, io.Discard)
 			require.Equal(t, tt.wantCode, fault.ErrorCode(err), "err: %v", err)
 			require.Contains(t, out.String(), tt.wantOut)
 		})
@@ -93,7 +94,7 @@ func TestRunDispatch(t *testing.T) {
 
 func TestRunUnknownListsSubcommands(t *testing.T) {
 	t.Parallel()
-	err := run(t.Context(), []string{"frobnicate"}, func(string) string { return "" }, io.Discard)
+	err := run(t.Context(), []string{"frobnicate"}, func(string) string { return "" }, nil, io.Discard, io.Discard)
 	require.ErrorContains(t, err, `"frobnicate"`)
 	for _, sub := range []string{"serve", "eval", "help"} {
 		require.ErrorContains(t, err, sub)
@@ -112,11 +113,11 @@ func TestEvalArguments(t *testing.T) {
 		{"UnknownKind", []string{"eval", "speed", t.TempDir()}, `unknown kind "speed"`},
 	}
 	for _, tt := range tests {
-		err := run(t.Context(), tt.args, getenv, io.Discard)
+		err := run(t.Context(), tt.args, getenv, nil, io.Discard, io.Discard)
 		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), tt.name)
 		require.ErrorContains(t, err, tt.want, tt.name)
 	}
 	// An empty directory is an error that says what was expected, not a pass.
-	err := run(t.Context(), []string{"eval", "dedup", t.TempDir()}, getenv, io.Discard)
+	err := run(t.Context(), []string{"eval", "dedup", t.TempDir()}, getenv, nil, io.Discard, io.Discard)
 	require.Error(t, err)
 }

@@ -44,15 +44,25 @@ func TestConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := app.ConfigFromEnv(func(k string) string { return tt.env[k] })
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			cfg.BindFlags(fs)
-			require.NoError(t, fs.Parse(tt.args))
+			cfg, err := load(t, tt.env, tt.args...)
+			require.NoError(t, err)
+			tt.want.LogFormat, tt.want.Search = app.LogText, defaultSearch() // the settings this table does not set
 			require.Equal(t, tt.want, cfg)
 			require.NoError(t, cfg.Validate())
 		})
 	}
+}
+
+// load parses args as serve does and loads the configuration from them and
+// env.
+func load(t *testing.T, env map[string]string, args ...string) (app.Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	flags := app.Flags{}
+	flags.Bind(fs)
+	require.NoError(t, fs.Parse(args))
+	return app.Load(flags, func(k string) string { return env[k] })
 }
 
 func TestConfigValidate(t *testing.T) {

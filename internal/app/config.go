@@ -1,40 +1,91 @@
 package app
 
 import (
-	"flag"
+	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
-	"quarry/internal/fault"
+	"slices"
 	"strings"
+
+	"quarry/internal/fault"
+	"quarry/internal/research"
+	"quarry/internal/skills/llm"
 )
 
-// Defaults used when neither a flag nor the environment sets a value. The
-// address is loopback-only because Quarry is a single-user app with no login.
+// Defaults used when no flag, environment variable or file sets a value.
+// The address is loopback-only because Quarry is a single-user app with no
+// login.
 const (
 	DefaultAddr = "127.0.0.1:8080"
 	DefaultDB   = "./quarry.db"
 )
 
-// Config is everything the app needs to start. It is a plain value filled
-// from the environment and then from flags, never read from globals, so
-// tests can build one directly.
+// Log formats accepted by QUARRY_LOG_FORMAT and --log-format.
+const (
+	LogText = "text" // key=value lines, for people reading a terminal or a journal
+	LogJSON = "json" // one JSON object a line, for log collectors
+)
+
+// Config is every setting of a Quarry server: the one struct Load fills
+// from flags, the environment, the QUARRY_CONFIG file and the defaults
+// (settings.go lists each setting with its flag, variable, file key and
+// default). It is a plain value, never read from globals, so tests build
+// one directly; the zero value of every field but Addr and DB is its
+// default.
 type Config struct {
-	// Addr is the TCP address to listen on (QUARRY_ADDR, --addr); port 0
-	// picks a free port, which tests use.
+	// Addr is the TCP address to listen on; port 0 picks a free port,
+	// which tests use.
 	Addr string
-	// DB is the SQLite database path (QUARRY_DB, --db).
+	// DB is the SQLite database path.
 	DB string
-	// SessionKey is the secret behind session cookies (QUARRY_SESSION_KEY,
-	// environment only, so it never shows in a process list). Empty means
-	// a key generated on first start and kept in the database.
+	// SessionKey is the secret behind session cookies (environment only,
+	// so it never shows in a process list). Empty means a key generated on
+	// first start and kept in the database.
 	SessionKey string
-	// PublicURL is the address people reach Quarry at (QUARRY_PUBLIC_URL,
-	// --public-url), e.g. https://quarry.example.org when a proxy in front
-	// terminates TLS. Quarry itself only sees plain HTTP then, so it cannot
-	// tell that browsers use HTTPS; an https public URL is how the operator
-	// says so, and the session and CSRF cookies are then marked Secure
-	// (sent over HTTPS only). Empty means Quarry is reached directly.
+	// PublicURL is the address people reach Quarry at, e.g.
+	// https://quarry.example.org when a proxy in front terminates TLS.
+	// Quarry itself only sees plain HTTP then, so it cannot tell that
+	// browsers use HTTPS; an https public URL is how the operator says so,
+	// and the session and CSRF cookies are then marked Secure (sent over
+	// HTTPS only). Empty means Quarry is reached directly.
 	PublicURL string
+	// File is the QUARRY_CONFIG file the settings were read from, if any.
+	File string
+	// LogFormat is LogText or LogJSON; empty means LogText.
+	LogFormat string
+	// LogLevel is the least severe level logged; the zero value is Info.
+	LogLevel slog.Level
+	// Search is what the search workflow searches and which model its
+	// skills ask.
+	Search Search
+}
+
+// Search says which sources a deployment searches, how to reach them and
+// which language model the skills use; NewSearch builds the workflow from
+// it.
+type Search struct {
+	// Sources are the enabled source names; empty means just "local", the
+	// one source that needs no network or account.
+	Sources []string
+	// ContactEmail is sent to APIs with polite pools (OpenAlex, Crossref,
+	// PubMed), which serve identified clients faster and contact them
+	// before blocking.
+	ContactEmail       string
+	SemanticScholarKey string
+	SerpAPIKey         string
+	OpenAlexKey        string
+	PubMedKey          string
+	// BaseURLs override a source's API root by source name (tests point
+	// them at httptest servers; mirrors and proxies use them too).
+	BaseURLs map[string]string
+	// StrategyCheckpoint is the default of the strategy_checkpoint run
+	// parameter (nil means true).
+	StrategyCheckpoint *bool
+	// LLM selects the model behind the intent parser, query builder and
+	// scorer (offline heuristics by default). llm.Config never serialises
+	// its API key.
+	LLM llm.Config
 }
 
 // SecureCookies reports whether cookies must be marked Secure: the public
@@ -44,33 +95,9 @@ func (c Config) SecureCookies() bool {
 	return err == nil && strings.EqualFold(u.Scheme, "https")
 }
 
-// ConfigFromEnv returns the defaults overridden by the QUARRY_* environment
-// variables. getenv is passed in (usually os.Getenv) so tests control it.
-func ConfigFromEnv(getenv func(string) string) Config {
-	cfg := Config{Addr: DefaultAddr, DB: DefaultDB}
-	if v := strings.TrimSpace(getenv("QUARRY_ADDR")); v != "" {
-		cfg.Addr = v
-	}
-	if v := strings.TrimSpace(getenv("QUARRY_DB")); v != "" {
-		cfg.DB = v
-	}
-	cfg.SessionKey = strings.TrimSpace(getenv("QUARRY_SESSION_KEY"))
-	cfg.PublicURL = strings.TrimSpace(getenv("QUARRY_PUBLIC_URL"))
-	return cfg
-}
-
-// BindFlags registers the config's flags on fs with the current values as
-// defaults. Call it after ConfigFromEnv and before fs.Parse, so that flags
-// override the environment, which overrides the defaults.
-func (c *Config) BindFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Addr, "addr", c.Addr, "address to listen on, host:port (env QUARRY_ADDR)")
-	fs.StringVar(&c.DB, "db", c.DB, "path of the SQLite database (env QUARRY_DB)")
-	fs.StringVar(&c.PublicURL, "public-url", c.PublicURL,
-		"address people reach Quarry at, e.g. https://quarry.example.org behind a TLS proxy; https marks cookies Secure (env QUARRY_PUBLIC_URL)")
-}
-
-// Validate reports every problem with the config as an fault.EInvalid
-// error with one entry per field.
+// Validate reports every problem with the config as a fault.EInvalid
+// error with one entry per field. Load calls it, and so does New, for a
+// Config built in code.
 func (c Config) Validate() error {
 	fe := fault.FieldErrors{}
 	if c.Addr == "" {
@@ -95,5 +122,46 @@ func (c Config) Validate() error {
 			fe.Add("public_url", "QUARRY_PUBLIC_URL must be an http:// or https:// address with a host, e.g. https://quarry.example.org")
 		}
 	}
+	if c.LogFormat != "" && c.LogFormat != LogText && c.LogFormat != LogJSON {
+		fe.Add("log_format", fmt.Sprintf("%q is not %s or %s", c.LogFormat, LogText, LogJSON))
+	}
+	c.Search.check(fe)
 	return fe.Err("invalid configuration")
+}
+
+// enabled returns the configured source names, defaulted and checked.
+func (s Search) enabled() ([]string, error) {
+	fe := fault.FieldErrors{}
+	names := s.check(fe)
+	return names, fe.Err("invalid search configuration")
+}
+
+// check adds the search settings' problems to fe and returns the enabled
+// source names, defaulted to "local" and without repeats.
+func (s Search) check(fe fault.FieldErrors) []string {
+	names := s.Sources
+	if len(names) == 0 {
+		names = []string{research.SourceLocal}
+	}
+	known := research.Sources()
+	var out []string
+	for i, n := range names {
+		n = strings.TrimSpace(n)
+		switch {
+		case !slices.Contains(known, n):
+			fe.Add(fmt.Sprintf("sources[%d]", i), fmt.Sprintf("unknown source %q (known: %s)", n, strings.Join(known, ", ")))
+		case slices.Contains(out, n):
+		default:
+			out = append(out, n)
+		}
+	}
+	for name := range s.BaseURLs {
+		if !slices.Contains(known, name) {
+			fe.Add("base_urls."+name, fmt.Sprintf("unknown source %q", name))
+		}
+	}
+	if slices.Contains(out, research.SourceSerpAPIScholar) && strings.TrimSpace(s.SerpAPIKey) == "" {
+		fe.Add("serpapi_key", "serpapi_scholar is enabled but has no API key: set QUARRY_SERPAPI_KEY or disable it")
+	}
+	return out
 }

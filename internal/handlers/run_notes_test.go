@@ -66,10 +66,10 @@ func garbledLLM(t *testing.T) (*httptest.Server, *atomic.Int64) {
 func TestRunPageShowsSkillNotes(t *testing.T) {
 	t.Parallel()
 	model, asked := garbledLLM(t)
-	search, err := pipeline.FromConfig(pipeline.Config{
-		Sources: []string{research.SourceLocal}, Local: notesLibrary{},
-		LLM: llm.Config{Provider: llm.ProviderOpenAI, BaseURL: model.URL + "/v1", Model: "garbled"},
-	}, nil, 0)
+	search, err := app.NewSearch(app.Search{
+		Sources: []string{research.SourceLocal},
+		LLM:     llm.Config{Provider: llm.ProviderOpenAI, BaseURL: model.URL + "/v1", Model: "garbled"},
+	}, notesLibrary{}, nil)
 	require.NoError(t, err)
 	reg, err := engine.NewRegistry(search.Workflow())
 	require.NoError(t, err)

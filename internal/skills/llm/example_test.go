@@ -11,16 +11,13 @@ import (
 	"quarry/internal/skills/relevance"
 )
 
-// Example shows the wiring the application does once at start-up: read the
-// configuration, build the provider (nil when offline), wrap each offline
-// skill, and attach a note recorder per step. With QUARRY_LLM_PROVIDER unset
-// the wrappers are the offline skills themselves.
+// Example shows the wiring the application does once at start-up: take
+// the configuration (internal/app resolves it from QUARRY_LLM_* and the
+// configuration file), build the provider (nil when offline), wrap each
+// offline skill, and attach a note recorder per step. With the offline
+// provider, the default, the wrappers are the offline skills themselves.
 func Example() {
-	env := map[string]string{} // os.Getenv in main
-	cfg, err := llm.ConfigFromEnv(func(k string) string { return env[k] })
-	if err != nil {
-		panic(err)
-	}
+	cfg := llm.Config{Provider: llm.ProviderOffline}
 	p, err := llm.New(cfg)
 	if err != nil {
 		panic(err)

@@ -8,12 +8,13 @@ package llm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
-	"quarry/internal/fault"
-	"strconv"
 	"strings"
 	"time"
+
+	"quarry/internal/fault"
 )
 
 // Provider names accepted in Config.Provider, QUARRY_LLM_PROVIDER and the
@@ -44,9 +45,9 @@ const (
 // hung server falls back within a step rather than stalling the run.
 const DefaultTimeout = 90 * time.Second
 
-// DefaultMaxRetries is what ConfigFrom uses when neither QUARRY_LLM_MAX_RETRIES
-// nor the file's llm.max_retries is set: the SDKs' own default, which rides
-// out a rate limit or a 5xx blip.
+// DefaultMaxRetries is the default of QUARRY_LLM_MAX_RETRIES (the file's
+// llm.max_retries): the SDKs' own default, which rides out a rate limit or
+// a 5xx blip.
 const DefaultMaxRetries = 2
 
 // DefaultMaxTokens caps an answer when Request.MaxTokens is zero; Anthropic
@@ -80,8 +81,9 @@ type Provider interface {
 }
 
 // Config selects and configures a provider. It is plain data so that the
-// application can build it from a configuration file and the environment
-// (ConfigFrom), a settings page or a test. APIKey is never serialised, so a
+// application can build it from its settings (the QUARRY_LLM_* variables
+// and the configuration file's llm object, resolved by internal/app), a
+// settings page or a test. APIKey is never serialised, so a
 // Config can be logged or shown as JSON without leaking the secret.
 type Config struct {
 	Provider string        `json:"provider"`
@@ -158,122 +160,18 @@ func isOfficialHost(u *url.URL, official string) bool {
 	return strings.EqualFold(u.Hostname(), o.Hostname())
 }
 
-// FileConfig is the "llm" object of the QUARRY_CONFIG file, in the file's
-// snake_case keys. It is kept apart from Config because a file needs what
-// Config cannot say: an absent key (so the environment can override the
-// file key by key and defaults still apply), a timeout written as "90s",
-// and an api_key that is read but, in Config, never serialised again.
-type FileConfig struct {
-	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
-	BaseURL  string `json:"base_url,omitempty"`
-	APIKey   string `json:"api_key,omitempty"`
-	// Timeout is a Go duration such as "90s" or "3m".
-	Timeout string `json:"timeout,omitempty"`
-	// MaxRetries is a pointer because 0 (no retries) is a real setting,
-	// distinct from "unset", which means DefaultMaxRetries.
-	MaxRetries *int `json:"max_retries,omitempty"`
-}
-
-// ConfigFromEnv reads the LLM configuration from the environment alone; it
-// is ConfigFrom with no file settings.
-func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	return ConfigFrom(FileConfig{}, getenv)
-}
-
-// ConfigFrom resolves the LLM configuration from a configuration file's llm
-// object and the environment (through getenv: os.Getenv in main, a map in
-// tests, so nothing reads globals). Each key is taken from the environment
-// when set there, else from the file, else defaulted:
-//
-//	QUARRY_LLM_PROVIDER     llm.provider     offline (default), openai or anthropic
-//	QUARRY_LLM_MODEL        llm.model        default DefaultOpenAIModel / DefaultAnthropicModel
-//	QUARRY_LLM_BASE_URL     llm.base_url     e.g. http://localhost:11434/v1 for Ollama
-//	QUARRY_LLM_API_KEY      llm.api_key      then OPENAI_API_KEY / ANTHROPIC_API_KEY
-//	QUARRY_LLM_TIMEOUT      llm.timeout      per request attempt, a Go duration (default 90s)
-//	QUARRY_LLM_MAX_RETRIES  llm.max_retries  SDK retries per request, 0 to 10 (default 2)
-//
-// The vendors' own OPENAI_API_KEY and ANTHROPIC_API_KEY come after the file's
-// api_key: they are ambient fallbacks often set for other tools, while the
-// file is Quarry's own explicit setting.
-//
-// A malformed value is fault.EInvalid with a field named after where the
-// value came from (QUARRY_LLM_TIMEOUT or llm.timeout), so the person
-// fixing it knows which of the two to edit. Whether the configuration is
-// complete (a key for a hosted provider) is New's to check.
-func ConfigFrom(file FileConfig, getenv func(string) string) (Config, error) {
-	// pick returns the environment's value when set, else the file's, with
-	// the name of the field it came from for error messages.
-	pick := func(env, key, fileValue string) (string, string) {
-		if v := strings.TrimSpace(getenv(env)); v != "" {
-			return v, env
-		}
-		return strings.TrimSpace(fileValue), "llm." + key
+// CheckProvider returns an error naming the valid providers when name (in
+// any case) is not one New builds, so the application's configuration can
+// refuse it at start-up, under the name of the setting that gave it.
+func CheckProvider(name string) error {
+	if knownProvider(strings.ToLower(strings.TrimSpace(name))) {
+		return nil
 	}
-	fe := fault.FieldErrors{}
-	provider, providerField := pick("QUARRY_LLM_PROVIDER", "provider", file.Provider)
-	model, _ := pick("QUARRY_LLM_MODEL", "model", file.Model)
-	baseURL, baseURLField := pick("QUARRY_LLM_BASE_URL", "base_url", file.BaseURL)
-	apiKey, _ := pick("QUARRY_LLM_API_KEY", "api_key", file.APIKey)
-	cfg := Config{
-		Provider:   strings.ToLower(provider),
-		Model:      model,
-		BaseURL:    baseURL,
-		APIKey:     apiKey,
-		Timeout:    DefaultTimeout,
-		MaxRetries: DefaultMaxRetries,
-	}
-	if cfg.Provider == "" {
-		cfg.Provider = ProviderOffline
-	}
-	if !knownProvider(cfg.Provider) {
-		fe.Add(providerField, unknownProvider(provider))
-	}
-	if _, ok := parseHTTPURL(cfg.BaseURL); cfg.BaseURL != "" && !ok {
-		fe.Add(baseURLField, fmt.Sprintf("%q is not an http(s) URL", cfg.BaseURL))
-	}
-	if cfg.APIKey == "" {
-		switch cfg.Provider {
-		case ProviderOpenAI:
-			cfg.APIKey = strings.TrimSpace(getenv("OPENAI_API_KEY"))
-		case ProviderAnthropic:
-			cfg.APIKey = strings.TrimSpace(getenv("ANTHROPIC_API_KEY"))
-		}
-	}
-	if cfg.Model == "" {
-		switch cfg.Provider {
-		case ProviderOpenAI:
-			cfg.Model = DefaultOpenAIModel
-		case ProviderAnthropic:
-			cfg.Model = DefaultAnthropicModel
-		}
-	}
-	if s, field := pick("QUARRY_LLM_TIMEOUT", "timeout", file.Timeout); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			fe.Add(field, fmt.Sprintf("%q is not a positive duration such as 90s", s))
-		}
-		cfg.Timeout = d
-	}
-	retries, retriesField := strings.TrimSpace(getenv("QUARRY_LLM_MAX_RETRIES")), "QUARRY_LLM_MAX_RETRIES"
-	if retries == "" && file.MaxRetries != nil {
-		retries, retriesField = strconv.Itoa(*file.MaxRetries), "llm.max_retries"
-	}
-	if retries != "" {
-		n, err := strconv.Atoi(retries)
-		if err != nil || n < 0 || n > 10 {
-			fe.Add(retriesField, fmt.Sprintf("%q is not a whole number between 0 and 10", retries))
-		}
-		cfg.MaxRetries = n
-	}
-	if err := fe.Err("invalid LLM configuration"); err != nil {
-		return Config{}, err
-	}
-	return cfg, nil
+	return errors.New(unknownProvider(name))
 }
 
 // knownProvider reports whether name (lower case) is a provider New builds:
-// the one list both New and ConfigFrom check against.
+// the one list both New and CheckProvider check against.
 func knownProvider(name string) bool {
 	return name == ProviderOffline || name == ProviderOpenAI || name == ProviderAnthropic
 }

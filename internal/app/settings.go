@@ -1,0 +1,443 @@
+package app
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"quarry/internal/fault"
+	"quarry/internal/skills/llm"
+)
+
+// A setting is one value of Config and every way to give it: its flag,
+// environment variable and key in the QUARRY_CONFIG file (the flag and the
+// key may be empty: secrets have no flag, so they never show in a process
+// list, and the server's own address, database and cookies are not file
+// keys), its default, and what it sets. The table of settings is the one
+// place that knows them: Load, the flags, `quarry serve -h` and the
+// README's table all come from it.
+type setting struct {
+	flag string // without dashes
+	env  string // also the setting's name in code (Load's only, Bind's only)
+	key  string // in the file; a dot goes into an object: "llm.model"
+	// def is the default value, parsed like any other when nothing else
+	// gives one; "" means none.
+	def string
+	// shown describes the default where def cannot say it (a default
+	// worked out at start-up); Markdown, like doc.
+	shown string
+	doc   string
+	// set parses v (trimmed; never empty) into c, or says in a phrase
+	// what is wrong with it; Load names where the value came from.
+	set func(c *Config, v string) error
+}
+
+// settings lists every setting, in the order help and the README show them.
+func settings() []setting {
+	all := []setting{
+		{flag: "config", env: "QUARRY_CONFIG", set: text(func(c *Config) *string { return &c.File }),
+			doc: "a JSON file of the settings that have a `QUARRY_CONFIG` key; their flags and variables override it key by key"},
+		{flag: "addr", env: "QUARRY_ADDR", def: DefaultAddr, set: text(func(c *Config) *string { return &c.Addr }),
+			doc: "address to listen on, `host:port`; port 0 picks a free port"},
+		{flag: "db", env: "QUARRY_DB", def: DefaultDB, set: text(func(c *Config) *string { return &c.DB }),
+			doc: "path of the SQLite database"},
+		{env: "QUARRY_SESSION_KEY", shown: "generated on first start and kept in the database", set: text(func(c *Config) *string { return &c.SessionKey }),
+			doc: "secret behind the session cookies, at least 32 characters"},
+		{flag: "public-url", env: "QUARRY_PUBLIC_URL", set: text(func(c *Config) *string { return &c.PublicURL }),
+			doc: "the address people use, e.g. `https://quarry.example.org` behind a TLS proxy: `https` marks the session and CSRF cookies `Secure`"},
+		{flag: "log-format", env: "QUARRY_LOG_FORMAT", key: "log_format", def: LogText, set: setLogFormat,
+			doc: "`text` (key=value lines) or `json` (one object a line)"},
+		{flag: "log-level", env: "QUARRY_LOG_LEVEL", key: "log_level", def: "info", set: setLogLevel,
+			doc: "the least severe level logged: `debug`, `info`, `warn` or `error`"},
+		{env: "QUARRY_SOURCES", key: "sources", def: "local", set: setSources,
+			doc: "the sources searched, comma-separated (a list in the file): `local`, `openalex`, `semantic_scholar`, `arxiv`, `crossref`, `pubmed`, `serpapi_scholar`"},
+		{env: "QUARRY_CONTACT_EMAIL", key: "contact_email", set: text(func(c *Config) *string { return &c.Search.ContactEmail }),
+			doc: "sent to OpenAlex, Crossref and PubMed's polite pools"},
+		{env: "QUARRY_SEMANTIC_SCHOLAR_KEY", key: "semantic_scholar_key", set: text(func(c *Config) *string { return &c.Search.SemanticScholarKey }),
+			doc: "Semantic Scholar API key"},
+		{env: "QUARRY_SERPAPI_KEY", key: "serpapi_key", set: text(func(c *Config) *string { return &c.Search.SerpAPIKey }),
+			doc: "SerpAPI key, required for `serpapi_scholar`"},
+		{env: "QUARRY_OPENALEX_KEY", key: "openalex_key", set: text(func(c *Config) *string { return &c.Search.OpenAlexKey }),
+			doc: "OpenAlex API key"},
+		{env: "QUARRY_PUBMED_KEY", key: "pubmed_key", set: text(func(c *Config) *string { return &c.Search.PubMedKey }),
+			doc: "NCBI E-utilities API key (10 requests a second instead of 3)"},
+	}
+	for _, src := range onlineSources() {
+		all = append(all, setting{env: "QUARRY_" + strings.ToUpper(src.name) + "_URL", key: "base_urls." + src.name, shown: "`" + src.baseURL + "`",
+			set: setBaseURL(src.name), doc: src.name + "'s API root (for mirrors and tests)"})
+	}
+	return append(all,
+		setting{env: "QUARRY_STRATEGY_CHECKPOINT", key: "strategy_checkpoint", def: "true", set: setStrategyCheckpoint,
+			doc: `the default of "confirm the strategy first" (true or false)`},
+		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
+			doc: "`offline` (heuristic skills); `openai` (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, OpenRouter) or `anthropic`"},
+		setting{env: "QUARRY_LLM_MODEL", key: "llm.model", shown: "`" + llm.DefaultOpenAIModel + "` (openai), `" + llm.DefaultAnthropicModel + "` (anthropic)",
+			set: text(func(c *Config) *string { return &c.Search.LLM.Model }), doc: "the model the skills ask"},
+		setting{env: "QUARRY_LLM_BASE_URL", key: "llm.base_url", shown: "the provider's API", set: setLLMBaseURL,
+			doc: "the API root, e.g. `http://localhost:11434/v1` for Ollama"},
+		setting{env: "QUARRY_LLM_API_KEY", key: "llm.api_key", shown: "`OPENAI_API_KEY` / `ANTHROPIC_API_KEY`",
+			set: text(func(c *Config) *string { return &c.Search.LLM.APIKey }), doc: "the provider's API key"},
+		setting{env: "QUARRY_LLM_TIMEOUT", key: "llm.timeout", def: "90s", set: setLLMTimeout,
+			doc: "how long one request may take, a duration such as `90s` or `3m`"},
+		setting{env: "QUARRY_LLM_MAX_RETRIES", key: "llm.max_retries", def: strconv.Itoa(llm.DefaultMaxRetries), set: setLLMRetries,
+			doc: "how often a failed request is retried, 0 to 10"},
+	)
+}
+
+// text is the set function of a setting taken as it is given.
+func text(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		*field(c) = v
+		return nil
+	}
+}
+
+func setLogFormat(c *Config, v string) error {
+	v = strings.ToLower(v)
+	if v != LogText && v != LogJSON {
+		return fmt.Errorf("%q is not %s or %s", v, LogText, LogJSON)
+	}
+	c.LogFormat = v
+	return nil
+}
+
+func setLogLevel(c *Config, v string) error {
+	levels := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+	l, ok := levels[strings.ToLower(v)]
+	if !ok {
+		return fmt.Errorf("%q is not one of debug, info, warn, error", v)
+	}
+	c.LogLevel = l
+	return nil
+}
+
+// setSources splits a comma-separated list (the file's list arrives
+// joined); names are checked by Validate, which can say which one is wrong.
+func setSources(c *Config, v string) error {
+	c.Search.Sources = nil
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			c.Search.Sources = append(c.Search.Sources, s)
+		}
+	}
+	return nil
+}
+
+func setBaseURL(source string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if c.Search.BaseURLs == nil {
+			c.Search.BaseURLs = map[string]string{}
+		}
+		c.Search.BaseURLs[source] = v
+		return nil
+	}
+}
+
+func setStrategyCheckpoint(c *Config, v string) error {
+	var on bool
+	switch v = strings.ToLower(v); v {
+	case "1", "true", "yes", "on":
+		on = true
+	case "0", "false", "no", "off":
+	default:
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	c.Search.StrategyCheckpoint = &on
+	return nil
+}
+
+func setProvider(c *Config, v string) error {
+	if err := llm.CheckProvider(v); err != nil {
+		return err
+	}
+	c.Search.LLM.Provider = strings.ToLower(v)
+	return nil
+}
+
+func setLLMBaseURL(c *Config, v string) error {
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", v)
+	}
+	c.Search.LLM.BaseURL = v
+	return nil
+}
+
+func setLLMTimeout(c *Config, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q is not a positive duration such as 90s", v)
+	}
+	c.Search.LLM.Timeout = d
+	return nil
+}
+
+func setLLMRetries(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 10 {
+		return fmt.Errorf("%q is not a whole number between 0 and 10", v)
+	}
+	c.Search.LLM.MaxRetries = n
+	return nil
+}
+
+// Flags holds the settings given on a command line, by flag name, for
+// Load. Only flags that were given are in it, so a flag left out lets the
+// environment, the file or the default speak.
+type Flags map[string]string
+
+// Bind adds to fs a flag for each setting that has one: those named by
+// their environment variable in only, or all.
+func (f Flags) Bind(fs *flag.FlagSet, only ...string) {
+	for _, s := range selected(only) {
+		if s.flag != "" {
+			fs.Var(flagValue{f, s.flag, s.def}, s.flag, plain(s.doc)+" (env "+s.env+")")
+		}
+	}
+}
+
+// flagValue records a setting's flag in Flags when it is given. Its
+// String is the default, which the flag package shows in its usage.
+type flagValue struct {
+	flags     Flags
+	name, def string
+}
+
+func (v flagValue) String() string { return v.def }
+
+func (v flagValue) Set(s string) error {
+	v.flags[v.name] = s
+	return nil
+}
+
+// selected returns the settings named in only by environment variable, or
+// all of them when only is empty.
+func selected(only []string) []setting {
+	all := settings()
+	if len(only) == 0 {
+		return all
+	}
+	return slices.DeleteFunc(all, func(s setting) bool { return !slices.Contains(only, s.env) })
+}
+
+// Load resolves each setting from, first to last, its flag (if given),
+// its environment variable (if set and not blank), its key in the
+// QUARRY_CONFIG file, and its default; then it checks the whole (Validate).
+// Every malformed value, and every unknown key in the file, is a
+// fault.EInvalid error naming where it came from (--log-level,
+// QUARRY_LLM_TIMEOUT, llm.timeout), so the person fixing it knows what to
+// edit. A value that is overridden is not checked. getenv is os.Getenv in
+// main and a map in tests; nothing below this package reads the
+// environment.
+//
+// A command that needs only some settings (import: the database) names
+// them by environment variable in only; it does not fail on a problem in
+// the others, and the rest of the Config is left zero and not validated.
+func Load(flags Flags, getenv func(string) string, only ...string) (Config, error) {
+	var cfg Config
+	fe := fault.FieldErrors{}
+	chosen := selected(only)
+	var file map[string]string
+	// The file is found first, by its own flag or variable, since the
+	// other settings may come from it.
+	if path, from := pick(selected([]string{"QUARRY_CONFIG"})[0], flags, getenv, nil); path != "" && slices.ContainsFunc(chosen, func(s setting) bool { return s.key != "" }) {
+		var err error
+		if file, err = readFile(path, from); err != nil {
+			return Config{}, err
+		}
+	}
+	for _, s := range chosen {
+		v, from := pick(s, flags, getenv, file)
+		if v == "" {
+			continue
+		}
+		if err := s.set(&cfg, v); err != nil {
+			fe.Add(from, err.Error())
+		}
+	}
+	if err := fe.Err("invalid configuration"); err != nil {
+		return Config{}, err
+	}
+	if len(only) > 0 {
+		return cfg, nil
+	}
+	resolveLLM(&cfg.Search.LLM, getenv)
+	return cfg, cfg.Validate()
+}
+
+// pick returns s's value and where it came from: the flag when given (even
+// empty, to clear a value), else the environment, else the file, else the
+// default.
+func pick(s setting, flags Flags, getenv func(string) string, file map[string]string) (value, from string) {
+	if v, ok := flags[s.flag]; ok && s.flag != "" {
+		return strings.TrimSpace(v), "--" + s.flag
+	}
+	if v := strings.TrimSpace(getenv(s.env)); v != "" {
+		return v, s.env
+	}
+	if v := file[s.key]; v != "" && s.key != "" {
+		return v, s.key
+	}
+	return s.def, s.env
+}
+
+// resolveLLM fills what depends on the provider: the model's default, and
+// the vendors' own OPENAI_API_KEY and ANTHROPIC_API_KEY when no key was
+// set. The vendors' variables come after the file's api_key: they are
+// ambient fallbacks often set for other tools, while the file is Quarry's
+// own explicit setting.
+func resolveLLM(c *llm.Config, getenv func(string) string) {
+	switch c.Provider {
+	case llm.ProviderOpenAI:
+		c.APIKey = cmp.Or(c.APIKey, strings.TrimSpace(getenv("OPENAI_API_KEY")))
+		c.Model = cmp.Or(c.Model, llm.DefaultOpenAIModel)
+	case llm.ProviderAnthropic:
+		c.APIKey = cmp.Or(c.APIKey, strings.TrimSpace(getenv("ANTHROPIC_API_KEY")))
+		c.Model = cmp.Or(c.Model, llm.DefaultAnthropicModel)
+	}
+}
+
+// readFile reads a QUARRY_CONFIG file into its values by key: an object
+// gives dotted keys ("llm.timeout"), a list is joined with commas, a number
+// or a boolean is written as text, and null is no value. A key no setting
+// has is an error naming it, so a misspelt key never passes unseen. from
+// names the setting that gave the path, for the error.
+func readFile(path, from string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &fault.Error{Code: fault.EInvalid, Message: "cannot read the QUARRY_CONFIG file", Err: err,
+			Fields: map[string]string{from: err.Error()}}
+	}
+	var keys []string
+	for _, s := range settings() {
+		if s.key != "" {
+			keys = append(keys, s.key)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var top map[string]any
+	values := map[string]string{}
+	if err = dec.Decode(&top); err == nil {
+		err = flatten("", top, keys, values)
+	}
+	if err != nil {
+		return nil, &fault.Error{Code: fault.EInvalid, Message: "the QUARRY_CONFIG file is not a valid configuration",
+			Fields: map[string]string{from: fmt.Sprintf("%s: %v", path, err)}}
+	}
+	return values, nil
+}
+
+// flatten adds obj's values to out under prefix+key, checking each key
+// against keys.
+func flatten(prefix string, obj map[string]any, keys []string, out map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		key := prefix + k
+		if inner, ok := obj[k].(map[string]any); ok && slices.ContainsFunc(keys, func(s string) bool { return strings.HasPrefix(s, key+".") }) {
+			if err := flatten(key+".", inner, keys, out); err != nil {
+				return err
+			}
+			continue
+		}
+		if !slices.Contains(keys, key) {
+			return fmt.Errorf("unknown key %q", key)
+		}
+		v, err := scalar(obj[k])
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		out[key] = v
+	}
+	return nil
+}
+
+// scalar writes a JSON value as a setting's text.
+func scalar(v any) (string, error) {
+	switch v := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return strings.TrimSpace(v), nil
+	case json.Number:
+		return v.String(), nil
+	case bool:
+		return strconv.FormatBool(v), nil
+	case []any:
+		parts := make([]string, len(v))
+		for i, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return "", errors.New("want a list of strings")
+			}
+			parts[i] = s
+		}
+		return strings.Join(parts, ","), nil
+	default:
+		return "", errors.New("want a string, a number, true or false, or a list of strings")
+	}
+}
+
+// WriteSettings writes, for `quarry serve -h`, every setting named in only
+// (by environment variable; all when empty) with its flag, environment
+// variable, file key, default and what it sets.
+func WriteSettings(w io.Writer, only ...string) error {
+	var b strings.Builder
+	for _, s := range selected(only) {
+		var names []string
+		if s.flag != "" {
+			names = append(names, "--"+s.flag)
+		}
+		names = append(names, s.env)
+		if s.key != "" {
+			names = append(names, "file: "+s.key)
+		}
+		fmt.Fprintf(&b, "  %s (default: %s)\n    \t%s\n", strings.Join(names, ", "), plain(s.defaultText()), plain(s.doc))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// SettingsTable is the README's table of settings, in Markdown; a test
+// keeps the README's copy the same.
+func SettingsTable() string {
+	var b strings.Builder
+	b.WriteString("| flag | environment | `QUARRY_CONFIG` key | default | what it sets |\n|---|---|---|---|---|\n")
+	for _, s := range settings() {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", code("--"+s.flag, s.flag != ""), s.env, code(s.key, s.key != ""), s.defaultText(), s.doc)
+	}
+	return b.String()
+}
+
+// defaultText is the default as shown to people, in Markdown.
+func (s setting) defaultText() string {
+	switch {
+	case s.shown != "":
+		return s.shown
+	case s.def != "":
+		return "`" + s.def + "`"
+	default:
+		return "none"
+	}
+}
+
+// code is s as Markdown code, or nothing when ok is false.
+func code(s string, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return "`" + s + "`"
+}
+
+// plain is Markdown text without its code marks, for a terminal.
+func plain(s string) string { return strings.ReplaceAll(s, "`", "") }
