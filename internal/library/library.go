@@ -8,10 +8,11 @@ package library
 import (
 	"context"
 	"encoding/json"
-	"quarry/internal/research"
 	"sort"
 	"strconv"
 	"strings"
+
+	"quarry/internal/research"
 )
 
 // Record is one record of an import stream, already mapped. Exactly one of
@@ -33,15 +34,6 @@ type Record struct {
 	Problem string
 }
 
-// RecordError is a line that could not be imported, with the reason, so a
-// user can find and fix it in the file.
-type RecordError struct {
-	// Origin is the file the line is in (an import may span several).
-	Origin string `json:"origin,omitempty"`
-	Line   int    `json:"line"`
-	Reason string `json:"reason"`
-}
-
 // MaxRecordErrors caps ImportStats.Errors so a file of garbage cannot grow
 // the report without bound; SkipReasons still counts every record.
 const MaxRecordErrors = 1000
@@ -60,7 +52,7 @@ type ImportStats struct {
 	// "status Reject", ...).
 	SkipReasons map[string]int `json:"skip_reasons,omitempty"`
 	// Errors lists the first MaxRecordErrors unreadable or invalid lines.
-	Errors []RecordError `json:"errors,omitempty"`
+	Errors []research.RecordError `json:"errors,omitempty"`
 }
 
 // Skip counts one skipped record, and records it as an error line when
@@ -72,7 +64,7 @@ func (s *ImportStats) Skip(origin string, line int, reason string, isError bool)
 	}
 	s.SkipReasons[reason]++
 	if isError && len(s.Errors) < MaxRecordErrors {
-		s.Errors = append(s.Errors, RecordError{Origin: origin, Line: line, Reason: reason})
+		s.Errors = append(s.Errors, research.RecordError{Origin: origin, Line: line, Reason: reason})
 	}
 }
 

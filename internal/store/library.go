@@ -323,7 +323,7 @@ func (s *Store) beginBatch(ctx context.Context, query string) (*sql.Tx, *sql.Stm
 // stats change only when the batch commits.
 func copyStats(st library.ImportStats) library.ImportStats {
 	st.SkipReasons = cloneCounts(st.SkipReasons)
-	st.Errors = append([]library.RecordError(nil), st.Errors...)
+	st.Errors = append([]research.RecordError(nil), st.Errors...)
 	return st
 }
 

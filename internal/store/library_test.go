@@ -82,7 +82,7 @@ func TestImportPapersIsIdempotent(t *testing.T) {
 			require.Equal(t, 0, stats.Updated)
 			require.Equal(t, 2, stats.Skipped)
 			require.Equal(t, map[string]int{"malformed JSON": 1, "status Reject": 1}, stats.SkipReasons)
-			require.Equal(t, []library.RecordError{{Origin: "", Line: 4, Reason: "malformed JSON"}}, stats.Errors)
+			require.Equal(t, []research.RecordError{{Origin: "", Line: 4, Reason: "malformed JSON"}}, stats.Errors)
 			require.NotEmpty(t, progress)
 			require.Equal(t, batch > 0, progress[len(progress)-1].Indexing, "bulk imports report the index build")
 
