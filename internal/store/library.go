@@ -20,14 +20,13 @@ import (
 	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/research"
-	"quarry/internal/skills/text"
 )
 
 // The local library's FTS5 ranking weights, in column order (title,
 // abstract, authors, venue, compounds): a term in the title says more about
 // what a paper is about than the same term somewhere in its abstract; a
-// joined hyphenated compound (see text.Compounds) weighs like an abstract
-// word.
+// joined hyphenated compound (see research.Compounds) weighs like an
+// abstract word.
 const libraryBM25 = `bm25(papers_fts, 10.0, 3.0, 1.0, 1.0, 3.0)`
 
 // paperConflictSQL is how an imported paper meets one already stored under
@@ -671,7 +670,7 @@ func (s *Store) EachLibraryPaper(ctx context.Context, fn func(LibraryPaper) erro
 // joined form of each hyphenated word, space-separated (see
 // migrations/00006_fts_compounds.sql).
 func paperCompounds(title, abstract string) string {
-	return strings.Join(text.Compounds(title+"\n"+abstract), " ")
+	return strings.Join(research.Compounds(title+"\n"+abstract), " ")
 }
 
 // compoundsChunk is how many pending rows fillCompoundsTx reads at a time:
