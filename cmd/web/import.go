@@ -77,7 +77,7 @@ func importCmd(ctx context.Context, args []string, getenv func(string) string, s
 
 	start := time.Now()
 	p := newProgressPrinter(stdout, isTerminal(stdout), in, time.Now)
-	stats, err := st.ImportPapers(ctx, in.next(ctx, p.tick), library.ImportOptions{Progress: p.report})
+	stats, err := library.Import(ctx, st, in.next(ctx, p.tick), library.ImportOptions{Progress: p.report})
 	p.finish()
 	if err != nil && stats.Read == 0 {
 		// Nothing was read (an empty file, the wrong format, unmappable

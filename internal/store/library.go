@@ -2,14 +2,10 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,7 +14,6 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"quarry/internal/fault"
-	"quarry/internal/library"
 	"quarry/internal/research"
 )
 
@@ -69,16 +64,15 @@ const paperChangedSQL = `(n.title IS NOT o.title
 		OR (n.pages <> '' AND n.pages IS NOT o.pages)
 		OR (n.extra IS NOT NULL AND n.extra IS NOT o.extra))`
 
-// unchangedPaperSQL says whether a paper with the bound values is stored
-// already with the same content; the values are bound in the order of its
-// column list.
+// unchangedPaperSQL says whether a paper with the bound values (a paperRow)
+// is stored already with the same content.
 const unchangedPaperSQL = `SELECT EXISTS (SELECT 1 FROM papers o,
 	(SELECT ? AS id, ? AS title, ? AS authors, ? AS year, ? AS venue, ? AS abstract, ? AS doi, ? AS arxiv_id,
-		? AS pmid, ? AS url, ? AS extra, ? AS volume, ? AS issue, ? AS pages) n
+		? AS pmid, ? AS url, ? AS source, ? AS imported_at, ? AS extra, ? AS volume, ? AS issue, ? AS pages, ? AS compounds) n
 	WHERE o.id = n.id AND NOT ` + paperChangedSQL + `)`
 
-// importColumns are the papers columns an import writes, in the order of
-// upsertPaperSQL's values and of import_staging's matching columns.
+// importColumns are the papers columns an import writes, in the order of a
+// paperRow's values.
 const importColumns = `id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra, volume, issue, pages, compounds`
 
 const upsertPaperSQL = `INSERT INTO papers (` + importColumns + `)
@@ -86,7 +80,8 @@ const upsertPaperSQL = `INSERT INTO papers (` + importColumns + `)
 	` + paperConflictSQL + `
 	RETURNING docid, title, abstract, authors, venue, compounds`
 
-const stageSQL = `INSERT INTO import_staging (import_id, seq, staged_at, id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, extra, volume, issue, pages, compounds)
+// stageSQL stages a paperRow; staged_at stands where papers has imported_at.
+const stageSQL = `INSERT INTO import_staging (import_id, seq, id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, staged_at, extra, volume, issue, pages, compounds)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // mergeStagedSQL moves one import's staged rows into papers in input order
@@ -98,309 +93,222 @@ const mergeStagedSQL = `INSERT INTO papers (` + importColumns + `)
 	FROM import_staging WHERE import_id = ?1 ORDER BY seq
 	` + paperConflictSQL
 
-var _ library.Store = (*Store)(nil)
-
-// ImportPapers stores every record next yields, idempotently: a paper is
-// keyed by its research.StableID, so importing the same file twice updates
-// rows instead of duplicating them (fields missing from the newer record
-// keep their old values).
-//
-// An import is all or nothing. A stream that fits in one batch of
-// opts.BatchSize (a typical export) is written in one transaction that also
-// maintains the full-text index row by row. A larger one is a bulk load: its
-// records are staged in import_staging, one transaction per batch (so other
-// writers, the workflow engine, are not held up while the file is read),
-// then moved into papers and indexed (one FTS 'rebuild') in a single
-// transaction. If the import is interrupted (context cancelled, a broken
-// gzip stream, the process killed), the library is as it was: the staged
-// rows are deleted on the way out, or by a later Open if the process died.
-// Stats count records read and skipped as the import goes; Inserted and
-// Updated are known once the records are in the library.
-func (s *Store) ImportPapers(ctx context.Context, next library.Next, opts library.ImportOptions) (library.ImportStats, error) {
-	var stats library.ImportStats
-	size := opts.BatchSize
-	if size <= 0 {
-		size = library.DefaultBatchSize
-	}
-	stale, err := s.LibraryIndexStale(ctx)
-	if err != nil {
-		return stats, err
-	}
-	report := func(indexing bool) {
-		if opts.Progress != nil {
-			opts.Progress(library.Progress{ImportStats: stats, Indexing: indexing})
-		}
-	}
-	batch, readErr := readBatch(next, size)
-	if errors.Is(readErr, io.EOF) && !stale {
-		if err := s.writeBatch(ctx, batch, &stats); err != nil {
-			return stats, err
-		}
-		report(false)
-		return stats, nil
-	}
-	if readErr != nil && !errors.Is(readErr, io.EOF) && len(batch) == 0 {
-		return stats, readErr
-	}
-	id := newStagingID()
-	seq := 0
-	for {
-		if len(batch) > 0 {
-			if err := s.stageBatch(ctx, id, batch, &stats, &seq); err != nil {
-				return stats, errors.Join(err, s.dropStaged(ctx, id))
-			}
-			report(false)
-		}
-		if readErr != nil {
-			if !errors.Is(readErr, io.EOF) {
-				return stats, errors.Join(readErr, s.dropStaged(ctx, id))
-			}
-			break
-		}
-		batch, readErr = readBatch(next, size)
-	}
-	report(true)
-	if err := s.mergeStaged(ctx, id, &stats); err != nil {
-		return stats, errors.Join(err, s.dropStaged(ctx, id))
-	}
-	return stats, nil
+// ImportPaper is a paper as an import hands it to the store: valid, with
+// its ID set (research.StableID, the key that makes imports idempotent),
+// the file it came from (papers.source), what the table has no column for
+// (papers.extra, a JSON object) and its line in the file, which names it
+// in errors.
+type ImportPaper struct {
+	research.RawPaper
+	Origin string
+	Extra  json.RawMessage
+	Line   int
 }
 
-// UpsertPaper stores one paper and updates its full-text entry in the same
-// transaction, so a single change is searchable at once without a rebuild.
-// It reports whether the paper was new.
-func (s *Store) UpsertPaper(ctx context.Context, p research.RawPaper, origin string, extra json.RawMessage) (bool, error) {
-	done := false
-	stats, err := s.ImportPapers(ctx, func() (library.Record, error) {
-		if done {
-			return library.Record{}, io.EOF
-		}
-		done = true
-		return library.Record{Line: 1, Paper: p, Origin: origin, Extra: extra}, nil
-	}, library.ImportOptions{})
-	if err != nil {
-		return false, err
-	}
-	if len(stats.Errors) > 0 {
-		return false, fault.Errorf(fault.EInvalid, "paper %q: %s", p.Title, stats.Errors[0].Reason)
-	}
-	return stats.Inserted == 1, nil
+// ImportCounts is what a write did to the library: papers new to it,
+// papers it changed, and papers it already held with the same content (so
+// importing a file again reads as "nothing changed", not as an update).
+type ImportCounts struct {
+	Inserted, Updated, Unchanged int
 }
 
-// readBatch collects up to size records; it returns the error (io.EOF at
-// the end) that stopped it early along with what it read before.
-func readBatch(next library.Next, size int) ([]library.Record, error) {
-	batch := make([]library.Record, 0, min(size, 1024))
-	for len(batch) < size {
-		rec, err := next()
-		if err != nil {
-			return batch, err
-		}
-		batch = append(batch, rec)
-	}
-	return batch, nil
-}
-
-// writeBatch writes a small import in one transaction: each row's FTS entry
-// is replaced (the old values deleted, the stored ones inserted) with it.
-// stats changes only if the transaction commits.
-func (s *Store) writeBatch(ctx context.Context, batch []library.Record, stats *library.ImportStats) error {
-	tx, upsert, err := s.beginBatch(ctx, upsertPaperSQL)
+// WritePapers stores papers in one transaction that also replaces each
+// one's full-text entry, so they are searchable when it returns without an
+// index rebuild: the way to write an import that fits in one batch. A paper
+// stored already under the same ID is updated (see paperConflictSQL). The
+// index must be fresh (LibraryIndexStale), since an entry can only be
+// replaced given the values it indexed; a stale one is an error, and a bulk
+// import (StagePapers, MergeStaged) rebuilds it.
+func (s *Store) WritePapers(ctx context.Context, papers []ImportPaper) (ImportCounts, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return ImportCounts{}, fmt.Errorf("store: import: begin: %w", err)
 	}
 	defer tx.Rollback()
-	defer upsert.Close()
+	counts, err := upsertPapers(ctx, tx, papers, formatTime(s.Now()))
+	if err != nil {
+		return ImportCounts{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return ImportCounts{}, fmt.Errorf("store: import: commit: %w", err)
+	}
+	return counts, nil
+}
+
+// upsertPapers writes papers and their index entries inside tx: each row's
+// old entry is deleted (given the values it indexed) and the stored
+// values are indexed.
+func upsertPapers(ctx context.Context, tx *sql.Tx, papers []ImportPaper, now string) (ImportCounts, error) {
+	var c ImportCounts
+	var stale bool
 	var maxBefore int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(docid), 0) FROM papers`).Scan(&maxBefore); err != nil {
-		return fmt.Errorf("store: import: %w", err)
+	if err := tx.QueryRowContext(ctx, `SELECT stale, (SELECT coalesce(max(docid), 0) FROM papers) FROM library_index WHERE id = 1`).
+		Scan(&stale, &maxBefore); err != nil {
+		return c, fmt.Errorf("store: import: %w", err)
+	}
+	if stale {
+		return c, errors.New("store: import: the library's full-text index is stale; only a bulk import can write to it")
 	}
 	unchanged, err := tx.PrepareContext(ctx, unchangedPaperSQL)
 	if err != nil {
-		return fmt.Errorf("store: import: prepare: %w", err)
+		return c, fmt.Errorf("store: import: prepare: %w", err)
 	}
 	defer unchanged.Close()
-	now := formatTime(s.Now())
-	b := copyStats(*stats)
+	upsert, err := tx.PrepareContext(ctx, upsertPaperSQL)
+	if err != nil {
+		return c, fmt.Errorf("store: import: prepare: %w", err)
+	}
+	defer upsert.Close()
 	seen := map[int64]bool{}
-	for _, rec := range batch {
-		p, ok := admit(&b, rec)
-		if !ok {
-			continue
-		}
-		authors, err := json.Marshal(nonNil(p.Authors))
+	for _, p := range papers {
+		row, err := newPaperRow(p, now)
 		if err != nil {
-			return fmt.Errorf("store: import: %w", err)
-		}
-		var extra any
-		if len(rec.Extra) > 0 {
-			extra = string(rec.Extra)
+			return c, err
 		}
 		var same bool
-		if err := unchanged.QueryRowContext(ctx, p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract,
-			p.DOI, p.ArxivID, p.PMID, p.URL, extra, p.Volume, p.Issue, p.Pages).Scan(&same); err != nil {
-			return fmt.Errorf("store: import line %d: %w", rec.Line, err)
+		if err := unchanged.QueryRowContext(ctx, row...).Scan(&same); err != nil {
+			return c, fmt.Errorf("store: import line %d: %w", p.Line, err)
 		}
 		if same {
-			b.Unchanged++
+			c.Unchanged++
 			continue
 		}
 		if err := deleteFTSEntry(ctx, tx, p.ID); err != nil {
-			return err
+			return c, err
 		}
 		var docid int64
-		var title, abstract, authorsStored, venue string
+		var title, abstract, authors, venue string
 		var compounds sql.NullString
-		if err := upsert.QueryRowContext(ctx, p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract,
-			p.DOI, p.ArxivID, p.PMID, p.URL, rec.Origin, now, extra, p.Volume, p.Issue, p.Pages, paperCompounds(p.Title, p.Abstract)).
-			Scan(&docid, &title, &abstract, &authorsStored, &venue, &compounds); err != nil {
-			return fmt.Errorf("store: import line %d: %w", rec.Line, err)
+		if err := upsert.QueryRowContext(ctx, row...).Scan(&docid, &title, &abstract, &authors, &venue, &compounds); err != nil {
+			return c, fmt.Errorf("store: import line %d: %w", p.Line, err)
 		}
 		if !compounds.Valid { // the stored abstract was kept: recompute from what is stored
 			compounds.String = paperCompounds(title, abstract)
 			if _, err := tx.ExecContext(ctx, `UPDATE papers SET compounds = ? WHERE docid = ?`, compounds.String, docid); err != nil {
-				return fmt.Errorf("store: import line %d: %w", rec.Line, err)
+				return c, fmt.Errorf("store: import line %d: %w", p.Line, err)
 			}
 		}
 		if docid > maxBefore && !seen[docid] {
-			b.Inserted++
+			c.Inserted++
 		} else {
-			b.Updated++
+			c.Updated++
 		}
 		seen[docid] = true
 		if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (rowid, title, abstract, authors, venue, compounds) VALUES (?, ?, ?, ?, ?, ?)`,
-			docid, title, abstract, authorsStored, venue, compounds.String); err != nil {
-			return fmt.Errorf("store: import: index line %d: %w", rec.Line, err)
+			docid, title, abstract, authors, venue, compounds.String); err != nil {
+			return c, fmt.Errorf("store: import: index line %d: %w", p.Line, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: import: commit: %w", err)
-	}
-	*stats = b
-	return nil
+	return c, nil
 }
 
-// admit counts a record in b and returns the paper to store, or false if
-// the record is skipped (unreadable, deliberately left out, or invalid).
-func admit(b *library.ImportStats, rec library.Record) (research.RawPaper, bool) {
-	b.Read++
-	switch {
-	case rec.Problem != "":
-		b.Skip(rec.Origin, rec.Line, rec.Problem, true)
-		return research.RawPaper{}, false
-	case rec.Skip != "":
-		b.Skip(rec.Origin, rec.Line, rec.Skip, false)
-		return research.RawPaper{}, false
-	}
-	p := rec.Paper
-	if p.ID == "" {
-		p.ID = research.StableID(p)
-	}
-	if err := p.Validate(); err != nil {
-		b.Skip(rec.Origin, rec.Line, "invalid record: "+fault.ErrorMessage(err)+fieldSummary(err), true)
-		return research.RawPaper{}, false
-	}
-	return p, true
-}
+// paperRow is an ImportPaper's values in importColumns order, bound alike
+// by upsertPaperSQL, unchangedPaperSQL and (after the stage's key)
+// stageSQL.
+type paperRow []any
 
-// beginBatch opens a write transaction with query prepared in it: the
-// start of every batch an import writes.
-func (s *Store) beginBatch(ctx context.Context, query string) (*sql.Tx, *sql.Stmt, error) {
-	tx, err := s.write.BeginTx(ctx, nil)
+func newPaperRow(p ImportPaper, now string) (paperRow, error) {
+	authors, err := json.Marshal(nonNil(p.Authors))
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: import: begin: %w", err)
+		return nil, fmt.Errorf("store: import: %w", err)
 	}
-	stmt, err := tx.PrepareContext(ctx, query)
-	if err != nil {
-		tx.Rollback()
-		return nil, nil, fmt.Errorf("store: import: prepare: %w", err)
+	var extra any
+	if len(p.Extra) > 0 {
+		extra = string(p.Extra)
 	}
-	return tx, stmt, nil
+	return paperRow{p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract, p.DOI, p.ArxivID, p.PMID, p.URL,
+		p.Origin, now, extra, p.Volume, p.Issue, p.Pages, paperCompounds(p.Title, p.Abstract)}, nil
 }
 
-// copyStats is a deep copy, so a batch can count into it and the caller's
-// stats change only when the batch commits.
-func copyStats(st library.ImportStats) library.ImportStats {
-	st.SkipReasons = cloneCounts(st.SkipReasons)
-	st.Errors = append([]research.RecordError(nil), st.Errors...)
-	return st
-}
-
-// stageBatch stages one batch of a bulk import in its own transaction.
-// stats changes only if the transaction commits.
-func (s *Store) stageBatch(ctx context.Context, importID string, batch []library.Record, stats *library.ImportStats, seq *int) error {
-	tx, stage, err := s.beginBatch(ctx, stageSQL)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	defer stage.Close()
-	now := formatTime(s.Now())
-	b := copyStats(*stats)
-	n := *seq
-	for _, rec := range batch {
-		p, ok := admit(&b, rec)
-		if !ok {
-			continue
-		}
-		authors, err := json.Marshal(nonNil(p.Authors))
-		if err != nil {
-			return fmt.Errorf("store: import: %w", err)
-		}
-		var extra any
-		if len(rec.Extra) > 0 {
-			extra = string(rec.Extra)
-		}
-		n++
-		if _, err := stage.ExecContext(ctx, importID, n, now, p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract,
-			p.DOI, p.ArxivID, p.PMID, p.URL, rec.Origin, extra, p.Volume, p.Issue, p.Pages, paperCompounds(p.Title, p.Abstract)); err != nil {
-			return fmt.Errorf("store: import line %d: %w", rec.Line, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: import: commit: %w", err)
-	}
-	*stats, *seq = b, n
-	return nil
-}
-
-// mergeStaged moves an import's staged rows into papers, rebuilds the
-// full-text index and clears the stage, all in one transaction, and sets
-// the Inserted and Updated counts.
-func (s *Store) mergeStaged(ctx context.Context, importID string, stats *library.ImportStats) error {
+// StagePapers adds one batch of a bulk import to the stage named stage
+// (any name no other running import uses), in its own transaction, so
+// other writers (the workflow engine) are not held up while a large file
+// is read. Nothing staged is in the library until MergeStaged.
+func (s *Store) StagePapers(ctx context.Context, stage string, papers []ImportPaper) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: import: begin: %w", err)
 	}
 	defer tx.Rollback()
+	if err := stagePapers(ctx, tx, stage, papers, formatTime(s.Now())); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: import: commit: %w", err)
+	}
+	return nil
+}
+
+// stagePapers appends papers to the stage inside tx, numbered after what
+// it holds, so the merge keeps the input order.
+func stagePapers(ctx context.Context, tx *sql.Tx, stage string, papers []ImportPaper, now string) error {
+	var seq int
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM import_staging WHERE import_id = ?`, stage).Scan(&seq); err != nil {
+		return fmt.Errorf("store: import: %w", err)
+	}
+	insert, err := tx.PrepareContext(ctx, stageSQL)
+	if err != nil {
+		return fmt.Errorf("store: import: prepare: %w", err)
+	}
+	defer insert.Close()
+	for _, p := range papers {
+		row, err := newPaperRow(p, now)
+		if err != nil {
+			return err
+		}
+		seq++
+		if _, err := insert.ExecContext(ctx, append([]any{stage, seq}, row...)...); err != nil {
+			return fmt.Errorf("store: import line %d: %w", p.Line, err)
+		}
+	}
+	return nil
+}
+
+// MergeStaged moves a bulk import's staged rows into papers, rebuilds the
+// full-text index (one FTS 'rebuild', 4x faster than row by row for a bulk
+// load) and clears the stage, all in one transaction, so the import is in
+// the library, searchable, or not at all.
+func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return ImportCounts{}, fmt.Errorf("store: import: begin: %w", err)
+	}
+	defer tx.Rollback()
+	counts, err := s.mergeStaged(ctx, tx, stage)
+	if err != nil {
+		return ImportCounts{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return ImportCounts{}, fmt.Errorf("store: import: commit: %w", err)
+	}
+	return counts, nil
+}
+
+func (s *Store) mergeStaged(ctx context.Context, tx *sql.Tx, stage string) (ImportCounts, error) {
 	var staged, fresh, same int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*), (SELECT count(DISTINCT s.id) FROM import_staging s
 		WHERE s.import_id = ?1 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id)),
 		(SELECT count(*) FROM import_staging n JOIN papers o ON o.id = n.id
 		WHERE n.import_id = ?1 AND NOT `+paperChangedSQL+`)
-		FROM import_staging WHERE import_id = ?1`, importID).Scan(&staged, &fresh, &same); err != nil {
-		return fmt.Errorf("store: import: count staged: %w", err)
+		FROM import_staging WHERE import_id = ?1`, stage).Scan(&staged, &fresh, &same); err != nil {
+		return ImportCounts{}, fmt.Errorf("store: import: count staged: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, mergeStagedSQL, importID, formatTime(s.Now())); err != nil {
-		return fmt.Errorf("store: import: move staged records: %w", err)
+	if _, err := tx.ExecContext(ctx, mergeStagedSQL, stage, formatTime(s.Now())); err != nil {
+		return ImportCounts{}, fmt.Errorf("store: import: move staged records: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?`, importID); err != nil {
-		return fmt.Errorf("store: import: clear stage: %w", err)
+	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?`, stage); err != nil {
+		return ImportCounts{}, fmt.Errorf("store: import: clear stage: %w", err)
 	}
 	if err := s.rebuildIndexTx(ctx, tx); err != nil {
-		return fmt.Errorf("store: import: %w", err)
+		return ImportCounts{}, fmt.Errorf("store: import: %w", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: import: commit: %w", err)
-	}
-	stats.Inserted, stats.Updated, stats.Unchanged = fresh, staged-fresh-same, same
-	return nil
+	return ImportCounts{Inserted: fresh, Updated: staged - fresh - same, Unchanged: same}, nil
 }
 
-// dropStaged deletes what a failed import staged. It runs even when ctx is
+// DropStaged deletes what a failed import staged. It runs even when ctx is
 // cancelled (that is often why the import failed).
-func (s *Store) dropStaged(ctx context.Context, importID string) error {
-	if _, err := s.write.ExecContext(context.WithoutCancel(ctx), `DELETE FROM import_staging WHERE import_id = ?`, importID); err != nil {
+func (s *Store) DropStaged(ctx context.Context, stage string) error {
+	if _, err := s.write.ExecContext(context.WithoutCancel(ctx), `DELETE FROM import_staging WHERE import_id = ?`, stage); err != nil {
 		return fmt.Errorf("store: import: clear stage: %w", err)
 	}
 	return nil
@@ -422,12 +330,6 @@ func (s *Store) dropAbandonedStaging(ctx context.Context) error {
 		return fmt.Errorf("store: clear abandoned imports: %w", err)
 	}
 	return nil
-}
-
-func newStagingID() string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // deleteFTSEntry removes a paper's current index entry, if it has one. An
@@ -575,30 +477,6 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-func fieldSummary(err error) string {
-	f := fault.ErrorFields(err)
-	if len(f) == 0 {
-		return ""
-	}
-	parts := make([]string, 0, len(f))
-	for k, v := range f {
-		parts = append(parts, k+": "+v)
-	}
-	sort.Strings(parts)
-	return " (" + strings.Join(parts, "; ") + ")"
-}
-
-func cloneCounts(m map[string]int) map[string]int {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 func nonNil(s []string) []string {

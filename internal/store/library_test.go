@@ -21,10 +21,19 @@ import (
 
 func openLibrary(t testing.TB) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "lib.db"), store.Options{Synchronous: "OFF"})
+	st, _ := openLibraryFile(t)
+	return st
+}
+
+// openLibraryFile is openLibrary that also says where the database is, for
+// tests that look at it through a raw connection.
+func openLibraryFile(t testing.TB) (*store.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "lib.db")
+	st, err := store.Open(context.Background(), path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
-	return st
+	return st, path
 }
 
 // stream yields recs in order, then io.EOF.
@@ -75,7 +84,7 @@ func TestImportPapersIsIdempotent(t *testing.T) {
 				{Skip: "status Reject"},
 			}
 			var progress []library.Progress
-			stats, err := st.ImportPapers(ctx, stream(recs...), library.ImportOptions{BatchSize: batch, Progress: func(p library.Progress) { progress = append(progress, p) }})
+			stats, err := library.Import(ctx, st, stream(recs...), library.ImportOptions{BatchSize: batch, Progress: func(p library.Progress) { progress = append(progress, p) }})
 			require.NoError(t, err)
 			require.Equal(t, 5, stats.Read)
 			require.Equal(t, 3, stats.Inserted)
@@ -87,7 +96,7 @@ func TestImportPapersIsIdempotent(t *testing.T) {
 			require.Equal(t, batch > 0, progress[len(progress)-1].Indexing, "bulk imports report the index build")
 
 			// Again, unchanged: nothing reads as updated.
-			stats, err = st.ImportPapers(ctx, stream(recs[:3]...), library.ImportOptions{BatchSize: batch})
+			stats, err = library.Import(ctx, st, stream(recs[:3]...), library.ImportOptions{BatchSize: batch})
 			require.NoError(t, err)
 			require.Equal(t, 0, stats.Inserted)
 			require.Equal(t, 0, stats.Updated)
@@ -97,7 +106,7 @@ func TestImportPapersIsIdempotent(t *testing.T) {
 			// had (which keeps the stored value, so changes nothing).
 			fixed := paper("Sepsis prediction with gradient boosting", "We predict sepsis in intensive care units.", 2020, "10.1/a")
 			sparse := paper("Graph neural networks for molecules", "", 0, "10.1/b")
-			stats, err = st.ImportPapers(ctx, stream(fixed, sparse, recs[2]), library.ImportOptions{BatchSize: batch})
+			stats, err = library.Import(ctx, st, stream(fixed, sparse, recs[2]), library.ImportOptions{BatchSize: batch})
 			require.NoError(t, err)
 			require.Equal(t, 0, stats.Inserted)
 			require.Equal(t, 1, stats.Updated)
@@ -119,7 +128,7 @@ func TestImportSameIDTwiceInOneBatchCountsOneInsert(t *testing.T) {
 	st := openLibrary(t)
 	a := paper("Old title", "x", 2020, "10.1/dup")
 	b := paper("New title", "", 0, "10.1/dup")
-	stats, err := st.ImportPapers(context.Background(), stream(a, b), library.ImportOptions{})
+	stats, err := library.Import(context.Background(), st, stream(a, b), library.ImportOptions{})
 	require.NoError(t, err)
 	require.Equal(t, 1, stats.Inserted)
 	require.Equal(t, 1, stats.Updated)
@@ -144,13 +153,13 @@ func TestChangedPaperIsFoundByNewTitleOnly(t *testing.T) {
 			if bulkFirst {
 				opts.BatchSize = 1
 			}
-			_, err := st.ImportPapers(ctx, stream(orig, other), opts)
+			_, err := library.Import(ctx, st, stream(orig, other), opts)
 			require.NoError(t, err)
 			require.Equal(t, []string{orig.Paper.ID}, search(t, st, `"zebrafish"`))
 
 			changed := orig.Paper
 			changed.Title = "Axolotl limb regeneration atlas"
-			isNew, err := st.UpsertPaper(ctx, changed, "edit", nil)
+			isNew, err := library.UpsertPaper(ctx, st, changed, "edit", nil)
 			require.NoError(t, err)
 			require.False(t, isNew)
 
@@ -159,7 +168,7 @@ func TestChangedPaperIsFoundByNewTitleOnly(t *testing.T) {
 			require.Equal(t, []string{orig.Paper.ID}, search(t, st, `"fins"`), "unchanged fields stay indexed")
 			require.Equal(t, []string{other.Paper.ID}, search(t, st, `"cardiac"`))
 			// The index agrees with its content table.
-			_, err = st.ImportPapers(ctx, stream(), library.ImportOptions{})
+			_, err = library.Import(ctx, st, stream(), library.ImportOptions{})
 			require.NoError(t, err)
 		})
 	}
@@ -173,7 +182,7 @@ func TestSearchLibraryRanksFiltersAndLimits(t *testing.T) {
 	inAbstract := paper("A study of structure prediction", "We use transformers for proteins.", 2021, "10.2/a")
 	old := paper("Transformers in 1999", "Early transformers.", 1999, "10.2/o")
 	noYear := paper("Transformers without a year", "Undated.", 0, "10.2/n")
-	_, err := st.ImportPapers(ctx, stream(inAbstract, inTitle, old, noYear), library.ImportOptions{})
+	_, err := library.Import(ctx, st, stream(inAbstract, inTitle, old, noYear), library.ImportOptions{})
 	require.NoError(t, err)
 
 	tests := []struct {
@@ -216,7 +225,7 @@ func TestSearchLibraryRanksFiltersAndLimits(t *testing.T) {
 func TestSearchLibraryRejectsBadSyntaxAsInvalid(t *testing.T) {
 	t.Parallel()
 	st := openLibrary(t)
-	_, err := st.ImportPapers(context.Background(), stream(paper("Anything", "", 2020, "")), library.ImportOptions{})
+	_, err := library.Import(context.Background(), st, stream(paper("Anything", "", 2020, "")), library.ImportOptions{})
 	require.NoError(t, err)
 	for _, match := range []string{`"unclosed`, `a AND`, `(a OR b`, `title:`, `nosuchcol:x`, `NEAR(`, `*`, ``, `   `, `a) OR (b`, `^`} {
 		t.Run(match, func(t *testing.T) {
@@ -249,10 +258,7 @@ func TestInterruptedImportLeavesNothing(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "lib.db")
-			st, err := store.Open(context.Background(), path, store.Options{Synchronous: "OFF"})
-			require.NoError(t, err)
-			defer st.Close()
+			st, path := openLibraryFile(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			n := 0
@@ -263,7 +269,7 @@ func TestInterruptedImportLeavesNothing(t *testing.T) {
 				n++
 				return recs[n-1], nil
 			}
-			stats, err := st.ImportPapers(ctx, next, library.ImportOptions{BatchSize: 1})
+			stats, err := library.Import(ctx, st, next, library.ImportOptions{BatchSize: 1})
 			require.Error(t, err)
 			require.Equal(t, 2, stats.Read, "the records read are reported")
 			require.Zero(t, stats.Inserted+stats.Updated, "but none reached the library")
@@ -279,12 +285,40 @@ func TestInterruptedImportLeavesNothing(t *testing.T) {
 			require.NoError(t, raw.QueryRow(`SELECT count(*) FROM import_staging`).Scan(&staged))
 			require.Zero(t, staged, "the stage is cleared")
 
-			stats, err = st.ImportPapers(bg, stream(recs...), library.ImportOptions{BatchSize: 1})
+			stats, err = library.Import(bg, st, stream(recs...), library.ImportOptions{BatchSize: 1})
 			require.NoError(t, err)
 			require.Equal(t, 3, stats.Inserted)
 			require.Len(t, search(t, st, `"quokka"`), 3, "a bulk import is searchable once it returns")
 		})
 	}
+}
+
+// TestStaleIndexIsRebuiltByAnImport: a row-by-row write into a stale
+// index (its entries cannot be replaced) is refused, and an import of even
+// one record then takes the bulk path, whose rebuild makes it fresh.
+func TestStaleIndexIsRebuiltByAnImport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, path := openLibraryFile(t)
+	raw, err := store.OpenRaw(path, "OFF")
+	require.NoError(t, err)
+	defer raw.Close()
+	_, err = raw.Exec(`UPDATE library_index SET stale = 1`)
+	require.NoError(t, err)
+
+	rec := paper("Stale index quokka", "", 2020, "10.6/s")
+	_, err = st.WritePapers(ctx, []store.ImportPaper{{RawPaper: rec.Paper, Origin: rec.Origin, Line: 1}})
+	require.ErrorContains(t, err, "stale")
+
+	var progress []library.Progress
+	stats, err := library.Import(ctx, st, stream(rec), library.ImportOptions{Progress: func(p library.Progress) { progress = append(progress, p) }})
+	require.NoError(t, err)
+	require.Equal(t, 1, stats.Inserted)
+	require.True(t, progress[len(progress)-1].Indexing, "the import rebuilt the index")
+	require.Equal(t, []string{rec.Paper.ID}, search(t, st, `"quokka"`))
+	stale, err := st.LibraryIndexStale(ctx)
+	require.NoError(t, err)
+	require.False(t, stale)
 }
 
 // TestAbandonedStagingIsClearedOnOpen: rows staged by a process that died
@@ -329,7 +363,7 @@ func TestAbandonedStagingIsClearedOnOpen(t *testing.T) {
 // accepted.
 func FuzzSearchLibrary(f *testing.F) {
 	st := openLibrary(f)
-	_, err := st.ImportPapers(context.Background(), stream(
+	_, err := library.Import(context.Background(), st, stream(
 		paper("Machine learning for sepsis", "Septic shock in children.", 2020, "10.5/1"),
 		paper("Case report: NEAR miss", `A "quoted" abstract with title:colons and stars*`, 2019, "10.5/2"),
 	), library.ImportOptions{})
@@ -369,10 +403,7 @@ func TestHyphenatedCompoundsMatchEitherSpelling(t *testing.T) {
 		t.Run(map[bool]string{false: "SmallImport", true: "BulkImport"}[bulk], func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			path := filepath.Join(t.TempDir(), "lib.db")
-			st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
-			require.NoError(t, err)
-			defer st.Close()
+			st, path := openLibraryFile(t)
 			hyphen := paper("Pre-training deep bidirectional transformers", "We study fine-tuning.", 2019, "10.5/a")
 			joined := paper("Pretraining language models at scale", "", 2020, "10.5/b")
 			spaced := paper("Pre training of deep networks", "", 2010, "10.5/c")
@@ -381,7 +412,7 @@ func TestHyphenatedCompoundsMatchEitherSpelling(t *testing.T) {
 			if bulk {
 				opts.BatchSize = 1
 			}
-			_, err = st.ImportPapers(ctx, stream(hyphen, joined, spaced, other), opts)
+			_, err := library.Import(ctx, st, stream(hyphen, joined, spaced, other), opts)
 			require.NoError(t, err)
 			local := func(q string) []string {
 				m, err := query.Render(query.Local, query.Words(q))
@@ -396,7 +427,7 @@ func TestHyphenatedCompoundsMatchEitherSpelling(t *testing.T) {
 			// with it the stored abstract's compounds.
 			changed := hyphen.Paper
 			changed.Title, changed.Abstract = "Deep bidirectional transformers, revised", ""
-			_, err = st.UpsertPaper(ctx, changed, "edit", nil)
+			_, err = library.UpsertPaper(ctx, st, changed, "edit", nil)
 			require.NoError(t, err)
 			require.Equal(t, []string{hyphen.Paper.ID}, local("finetuning"))
 			require.Equal(t, []string{joined.Paper.ID}, local("pretraining"), "the old title's compound left the index")
