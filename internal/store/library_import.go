@@ -149,26 +149,25 @@ func upsertPapers(ctx context.Context, tx *sql.Tx, papers []ImportPaper, now str
 		if err := deleteFTSEntry(ctx, tx, p.ID); err != nil {
 			return c, err
 		}
-		var docid int64
-		var title, abstract, authors, venue string
+		var e ftsEntry
 		var compounds sql.NullString
-		if err := upsert.QueryRowContext(ctx, row...).Scan(&docid, &title, &abstract, &authors, &venue, &compounds); err != nil {
+		if err := upsert.QueryRowContext(ctx, row...).Scan(&e.docid, &e.title, &e.abstract, &e.authors, &e.venue, &compounds); err != nil {
 			return c, fmt.Errorf("store: import line %d: %w", p.Line, err)
 		}
+		e.compounds = compounds.String
 		if !compounds.Valid { // the stored abstract was kept: recompute from what is stored
-			compounds.String = paperCompounds(title, abstract)
-			if _, err := tx.ExecContext(ctx, `UPDATE papers SET compounds = ? WHERE docid = ?`, compounds.String, docid); err != nil {
+			e.compounds = paperCompounds(e.title, e.abstract)
+			if _, err := tx.ExecContext(ctx, `UPDATE papers SET compounds = ? WHERE docid = ?`, e.compounds, e.docid); err != nil {
 				return c, fmt.Errorf("store: import line %d: %w", p.Line, err)
 			}
 		}
-		if docid > maxBefore && !seen[docid] {
+		if e.docid > maxBefore && !seen[e.docid] {
 			c.Inserted++
 		} else {
 			c.Updated++
 		}
-		seen[docid] = true
-		if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (rowid, title, abstract, authors, venue, compounds) VALUES (?, ?, ?, ?, ?, ?)`,
-			docid, title, abstract, authors, venue, compounds.String); err != nil {
+		seen[e.docid] = true
+		if err := insertFTSEntry(ctx, tx, e); err != nil {
 			return c, fmt.Errorf("store: import: index line %d: %w", p.Line, err)
 		}
 	}

@@ -74,7 +74,7 @@ func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, er
 		return ImportCounts{}, fmt.Errorf("store: import: begin: %w", err)
 	}
 	defer tx.Rollback()
-	counts, err := s.mergeStaged(ctx, tx, stage)
+	counts, err := mergeStaged(ctx, tx, stage, formatTime(s.Now()))
 	if err != nil {
 		return ImportCounts{}, err
 	}
@@ -84,7 +84,7 @@ func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, er
 	return counts, nil
 }
 
-func (s *Store) mergeStaged(ctx context.Context, tx *sql.Tx, stage string) (ImportCounts, error) {
+func mergeStaged(ctx context.Context, tx *sql.Tx, stage, now string) (ImportCounts, error) {
 	var staged, fresh, same int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*), (SELECT count(DISTINCT s.id) FROM import_staging s
 		WHERE s.import_id = ?1 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id)),
@@ -93,13 +93,13 @@ func (s *Store) mergeStaged(ctx context.Context, tx *sql.Tx, stage string) (Impo
 		FROM import_staging WHERE import_id = ?1`, stage).Scan(&staged, &fresh, &same); err != nil {
 		return ImportCounts{}, fmt.Errorf("store: import: count staged: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, mergeStagedSQL, stage, formatTime(s.Now())); err != nil {
+	if _, err := tx.ExecContext(ctx, mergeStagedSQL, stage, now); err != nil {
 		return ImportCounts{}, fmt.Errorf("store: import: move staged records: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?`, stage); err != nil {
 		return ImportCounts{}, fmt.Errorf("store: import: clear stage: %w", err)
 	}
-	if err := s.rebuildIndexTx(ctx, tx); err != nil {
+	if err := rebuildIndex(ctx, tx, now); err != nil {
 		return ImportCounts{}, fmt.Errorf("store: import: %w", err)
 	}
 	return ImportCounts{Inserted: fresh, Updated: staged - fresh - same, Unchanged: same}, nil
