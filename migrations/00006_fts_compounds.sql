@@ -2,7 +2,7 @@
 -- "pre training" for one idea, and FTS5's tokenizer splits on hyphens, so a
 -- search for "pretraining" missed every "pre-training" paper.
 -- papers.compounds holds the joined form of each hyphenated word of the
--- title and abstract ("pretraining"), computed in Go (text.Compounds) and
+-- title and abstract ("pretraining"), computed in Go (research.Compounds) and
 -- indexed as a fifth FTS column. NULL means "not computed yet": rows from
 -- before this migration, and rows an import has just written. The store
 -- fills them (and rebuilds or updates the index) in the same transaction

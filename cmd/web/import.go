@@ -78,7 +78,7 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 
 	start := time.Now()
 	p := newProgressPrinter(c.stdout, isTerminal(c.stdout), in, time.Now)
-	stats, err := st.ImportPapers(ctx, in.next(ctx, p.tick), library.ImportOptions{Progress: p.report})
+	stats, err := library.Import(ctx, st, in.next(ctx, p.tick), library.ImportOptions{Progress: p.report})
 	p.finish()
 	if err != nil && stats.Read == 0 {
 		// Nothing was read (an empty file, the wrong format, unmappable

@@ -34,7 +34,7 @@ func seedDemoLibrary(ctx context.Context, st *store.Store, log *slog.Logger) err
 		i++
 		return library.Record{Line: i, Paper: papers[i-1], Origin: "demo"}, nil
 	}
-	stats, err := st.ImportPapers(ctx, next, library.ImportOptions{})
+	stats, err := library.Import(ctx, st, next, library.ImportOptions{})
 	if err != nil {
 		return fmt.Errorf("app: seed demo library: %w", err)
 	}

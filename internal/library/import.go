@@ -2,10 +2,16 @@ package library
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"sort"
+	"strings"
 
 	"quarry/internal/biblio/codecs"
+	"quarry/internal/fault"
+	"quarry/internal/research"
+	"quarry/internal/store"
 )
 
 // ImportFiles imports every file in paths into st as one stream, so a bulk
@@ -26,7 +32,7 @@ func ImportFiles(ctx context.Context, st Store, paths []string, read codecs.Opti
 		}
 		readers = append(readers, r)
 	}
-	return st.ImportPapers(ctx, Chain(ctx, readers), opts)
+	return Import(ctx, st, Chain(ctx, readers), opts)
 }
 
 // Chain returns the records of readers one file after the other, as the
@@ -47,4 +53,157 @@ func Chain(ctx context.Context, readers []*Reader) Next {
 		}
 		return Record{}, io.EOF
 	}
+}
+
+// Import stores every record next yields in st, idempotently: a paper is
+// keyed by its research.StableID, so importing the same file twice updates
+// rows instead of duplicating them (fields missing from the newer record
+// keep their old values).
+//
+// An import is all or nothing. A stream that fits in one batch of
+// opts.BatchSize (a typical export) is written in one transaction that also
+// maintains the full-text index row by row (st.WritePapers). A larger one
+// is a bulk load: its records are staged one transaction per batch (so
+// other writers, the workflow engine, are not held up while the file is
+// read), then moved into the library and indexed (one FTS 'rebuild') in a
+// single transaction. If the import is interrupted (context cancelled, a
+// broken gzip stream, the process killed), the library is as it was: the
+// staged rows are deleted on the way out, or by a later store.Open if the
+// process died. Stats count records read and skipped as the import goes;
+// Inserted, Updated and Unchanged are known once the records are in the
+// library.
+func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (ImportStats, error) {
+	var stats ImportStats
+	size := opts.BatchSize
+	if size <= 0 {
+		size = DefaultBatchSize
+	}
+	stale, err := st.LibraryIndexStale(ctx)
+	if err != nil {
+		return stats, err
+	}
+	report := func(indexing bool) {
+		if opts.Progress != nil {
+			opts.Progress(Progress{ImportStats: stats, Indexing: indexing})
+		}
+	}
+	batch, readErr := readBatch(next, size)
+	if errors.Is(readErr, io.EOF) && !stale { // it all fits in one transaction
+		b := stats.clone()
+		counts, err := st.WritePapers(ctx, admit(&b, batch))
+		if err != nil {
+			return stats, err
+		}
+		stats = b
+		stats.count(counts)
+		report(false)
+		return stats, nil
+	}
+	if readErr != nil && !errors.Is(readErr, io.EOF) && len(batch) == 0 {
+		return stats, readErr
+	}
+	stage := newID() // a bulk load
+	for {
+		if len(batch) > 0 {
+			b := stats.clone()
+			if err := st.StagePapers(ctx, stage, admit(&b, batch)); err != nil {
+				return stats, errors.Join(err, st.DropStaged(ctx, stage))
+			}
+			stats = b
+			report(false)
+		}
+		if readErr != nil {
+			if !errors.Is(readErr, io.EOF) {
+				return stats, errors.Join(readErr, st.DropStaged(ctx, stage))
+			}
+			break
+		}
+		batch, readErr = readBatch(next, size)
+	}
+	report(true)
+	counts, err := st.MergeStaged(ctx, stage)
+	if err != nil {
+		return stats, errors.Join(err, st.DropStaged(ctx, stage))
+	}
+	stats.count(counts)
+	return stats, nil
+}
+
+// UpsertPaper stores one paper as an import of one record: with its
+// full-text entry in the same transaction, so a single change is
+// searchable at once without a rebuild. It reports whether the paper was
+// new; an invalid paper is fault.EInvalid.
+func UpsertPaper(ctx context.Context, st Store, p research.RawPaper, origin string, extra json.RawMessage) (bool, error) {
+	done := false
+	stats, err := Import(ctx, st, func() (Record, error) {
+		if done {
+			return Record{}, io.EOF
+		}
+		done = true
+		return Record{Line: 1, Paper: p, Origin: origin, Extra: extra}, nil
+	}, ImportOptions{})
+	if err != nil {
+		return false, err
+	}
+	if len(stats.Errors) > 0 {
+		return false, fault.Errorf(fault.EInvalid, "paper %q: %s", p.Title, stats.Errors[0].Reason)
+	}
+	return stats.Inserted == 1, nil
+}
+
+// readBatch collects up to size records; it returns the error (io.EOF at
+// the end) that stopped it early along with what it read before.
+func readBatch(next Next, size int) ([]Record, error) {
+	batch := make([]Record, 0, min(size, 1024))
+	for len(batch) < size {
+		rec, err := next()
+		if err != nil {
+			return batch, err
+		}
+		batch = append(batch, rec)
+	}
+	return batch, nil
+}
+
+// admit counts the records of batch in stats and returns the papers to
+// store; the others are skipped (unreadable, deliberately left out, or
+// invalid), with their reasons counted.
+func admit(stats *ImportStats, batch []Record) []store.ImportPaper {
+	papers := make([]store.ImportPaper, 0, len(batch))
+	for _, rec := range batch {
+		stats.Read++
+		switch {
+		case rec.Problem != "":
+			stats.Skip(rec.Origin, rec.Line, rec.Problem, true)
+			continue
+		case rec.Skip != "":
+			stats.Skip(rec.Origin, rec.Line, rec.Skip, false)
+			continue
+		}
+		p := rec.Paper
+		if p.ID == "" {
+			p.ID = research.StableID(p)
+		}
+		if err := p.Validate(); err != nil {
+			stats.Skip(rec.Origin, rec.Line, "invalid record: "+fault.ErrorMessage(err)+fieldSummary(err), true)
+			continue
+		}
+		papers = append(papers, store.ImportPaper{RawPaper: p, Origin: rec.Origin, Extra: rec.Extra, Line: rec.Line})
+	}
+	return papers
+}
+
+// fieldSummary lists an invalid paper's field errors, so the import report
+// says which field to fix.
+func fieldSummary(err error) string {
+	f := fault.ErrorFields(err)
+	if len(f) == 0 {
+		return ""
+	}
+	parts := make([]string, 0, len(f))
+	for k, v := range f {
+		parts = append(parts, k+": "+v)
+	}
+	sort.Strings(parts)
+	return " (" + strings.Join(parts, "; ") + ")"
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -19,7 +18,7 @@ import (
 // a web upload can answer at once and a page can poll for progress and
 // then show the summary. Job state lives in memory: after a restart the
 // list is empty; an interrupted import leaves the library as it was (see
-// Store.ImportPapers), so importing the file again is always safe.
+// Import), so importing the file again is always safe.
 type Jobs struct {
 	store Store
 	ctx   context.Context
@@ -99,7 +98,7 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 		}
 		return rd.Next()
 	}
-	id := newJobID()
+	id := newID()
 	jb := &job{status: JobStatus{ID: id, Name: name, Format: rd.Format(), By: by, Started: j.now().UTC()}}
 	j.mu.Lock()
 	j.jobs[id] = jb
@@ -115,10 +114,10 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 				os.Remove(path)
 			}
 		}()
-		stats, err := j.store.ImportPapers(j.ctx, next, ImportOptions{Progress: func(p Progress) {
-			// The store keeps mutating its stats after this call returns;
+		stats, err := Import(j.ctx, j.store, next, ImportOptions{Progress: func(p Progress) {
+			// Import keeps mutating its stats after this call returns;
 			// clone here, in its goroutine, so readers never share them.
-			p = cloneProgress(p)
+			p.ImportStats = p.ImportStats.clone()
 			j.mu.Lock()
 			jb.status.Progress = p
 			j.mu.Unlock()
@@ -163,14 +162,8 @@ func (j *Jobs) Wait() { j.wg.Wait() }
 
 func (jb *job) snapshot() JobStatus {
 	s := jb.status
-	s.Progress = cloneProgress(s.Progress)
+	s.Progress.ImportStats = s.Progress.ImportStats.clone()
 	return s
-}
-
-func cloneProgress(p Progress) Progress {
-	p.Errors = slices.Clone(p.Errors)
-	p.SkipReasons = maps.Clone(p.SkipReasons)
-	return p
 }
 
 // prune drops the oldest finished jobs beyond maxJobs; j.mu is held.
@@ -193,7 +186,9 @@ func (j *Jobs) prune() {
 	}
 }
 
-func newJobID() string {
+// newID names a job or an import's stage: random, so no two running
+// imports (in this process or another) share one.
+func newID() string {
 	b := make([]byte, 8)
 	rand.Read(b)
 	return hex.EncodeToString(b)

@@ -1,17 +1,22 @@
 // Package library is the import side of Quarry's local paper library: it
 // streams files in any bibliographic format biblio/codecs reads (BibTeX,
-// RIS, CSL-JSON, MEDLINE, CSV, JSON Lines corpora; plain or gzipped) and
-// hands the records to a Store that keeps them.
-// It knows nothing of SQL; internal/store implements Store.
+// RIS, CSL-JSON, MEDLINE, CSV, JSON Lines corpora; plain or gzipped),
+// decides which records to keep, and splits the stream into the store's
+// transactions (Import). It writes no SQL: internal/store implements Store
+// with one transaction per method.
 package library
 
 import (
 	"context"
 	"encoding/json"
-	"quarry/internal/research"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"quarry/internal/research"
+	"quarry/internal/store"
 )
 
 // Record is one record of an import stream, already mapped. Exactly one of
@@ -33,15 +38,6 @@ type Record struct {
 	Problem string
 }
 
-// RecordError is a line that could not be imported, with the reason, so a
-// user can find and fix it in the file.
-type RecordError struct {
-	// Origin is the file the line is in (an import may span several).
-	Origin string `json:"origin,omitempty"`
-	Line   int    `json:"line"`
-	Reason string `json:"reason"`
-}
-
 // MaxRecordErrors caps ImportStats.Errors so a file of garbage cannot grow
 // the report without bound; SkipReasons still counts every record.
 const MaxRecordErrors = 1000
@@ -60,7 +56,7 @@ type ImportStats struct {
 	// "status Reject", ...).
 	SkipReasons map[string]int `json:"skip_reasons,omitempty"`
 	// Errors lists the first MaxRecordErrors unreadable or invalid lines.
-	Errors []RecordError `json:"errors,omitempty"`
+	Errors []research.RecordError `json:"errors,omitempty"`
 }
 
 // Skip counts one skipped record, and records it as an error line when
@@ -72,7 +68,7 @@ func (s *ImportStats) Skip(origin string, line int, reason string, isError bool)
 	}
 	s.SkipReasons[reason]++
 	if isError && len(s.Errors) < MaxRecordErrors {
-		s.Errors = append(s.Errors, RecordError{Origin: origin, Line: line, Reason: reason})
+		s.Errors = append(s.Errors, research.RecordError{Origin: origin, Line: line, Reason: reason})
 	}
 }
 
@@ -94,6 +90,22 @@ func (s *ImportStats) Add(o ImportStats) {
 			s.Errors = append(s.Errors, e)
 		}
 	}
+}
+
+// count adds what a write did to the library.
+func (s *ImportStats) count(c store.ImportCounts) {
+	s.Inserted += c.Inserted
+	s.Updated += c.Updated
+	s.Unchanged += c.Unchanged
+}
+
+// clone is a deep copy, so a batch can count into it and the import's
+// stats change only once the batch is written, and a progress report
+// never shares the maps and slices the import goes on changing.
+func (s ImportStats) clone() ImportStats {
+	s.SkipReasons = maps.Clone(s.SkipReasons)
+	s.Errors = slices.Clone(s.Errors)
+	return s
 }
 
 // ReasonSummary renders SkipReasons as "2 malformed JSON, 1 status Reject",
@@ -128,7 +140,7 @@ type Progress struct {
 	Indexing bool
 }
 
-// ImportOptions tune Store.ImportPapers; the zero value uses the defaults.
+// ImportOptions tune Import; the zero value uses the defaults.
 type ImportOptions struct {
 	// BatchSize is the number of records per write transaction (default
 	// DefaultBatchSize): big enough to amortise commits, small enough that
@@ -147,8 +159,21 @@ const DefaultBatchSize = 5000
 // import; a bad line is a Record with Problem set, not an error.
 type Next func() (Record, error)
 
-// Store keeps imported papers. internal/store implements it; the import
-// command depends only on this.
+// Store is what an import needs of the database: internal/store
+// implements it. Each method is one transaction; Import decides which to
+// use for a stream and in what batches.
 type Store interface {
-	ImportPapers(ctx context.Context, next Next, opts ImportOptions) (ImportStats, error)
+	// LibraryIndexStale reports whether the full-text index needs a
+	// rebuild, which only a bulk import (MergeStaged) does.
+	LibraryIndexStale(ctx context.Context) (bool, error)
+	// WritePapers stores papers and their index entries at once.
+	WritePapers(ctx context.Context, papers []store.ImportPaper) (store.ImportCounts, error)
+	// StagePapers, MergeStaged and DropStaged are a bulk import: batches
+	// set aside, then moved into the library and indexed at once, or
+	// dropped.
+	StagePapers(ctx context.Context, stage string, papers []store.ImportPaper) error
+	MergeStaged(ctx context.Context, stage string) (store.ImportCounts, error)
+	DropStaged(ctx context.Context, stage string) error
 }
+
+var _ Store = (*store.Store)(nil)

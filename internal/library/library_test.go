@@ -119,7 +119,7 @@ func TestImportFilesIntoStore(t *testing.T) {
 	require.Equal(t, 4, stats.Skipped)
 	require.Equal(t, stats.Read, stats.Inserted+stats.Updated+stats.Unchanged+stats.Skipped)
 	require.Equal(t, "1 malformed JSON, 1 missing title, 1 status Reject, 1 status Withdraw", stats.ReasonSummary())
-	require.Equal(t, []library.RecordError{
+	require.Equal(t, []research.RecordError{
 		{Origin: "arxiv_sample.jsonl", Line: 3, Reason: "malformed JSON"},
 		{Origin: "paperlists_sample.jsonl", Line: 6, Reason: "missing title"},
 	}, stats.Errors)

@@ -14,7 +14,7 @@ import (
 type FileContents struct {
 	Format  string
 	Papers  []research.RawPaper
-	Skipped []RecordError
+	Skipped []research.RecordError
 }
 
 // ReadAll reads every record of a file (any format codecs reads) for a use
@@ -38,10 +38,10 @@ func ReadAll(r io.Reader, name string, opts codecs.Options, limit int) (FileCont
 		}
 		switch {
 		case rec.Problem != "":
-			out.Skipped = append(out.Skipped, RecordError{Origin: name, Line: rec.Line, Reason: rec.Problem})
+			out.Skipped = append(out.Skipped, research.RecordError{Origin: name, Line: rec.Line, Reason: rec.Problem})
 			continue
 		case rec.Skip != "":
-			out.Skipped = append(out.Skipped, RecordError{Origin: name, Line: rec.Line, Reason: rec.Skip})
+			out.Skipped = append(out.Skipped, research.RecordError{Origin: name, Line: rec.Line, Reason: rec.Skip})
 			continue
 		}
 		if len(out.Papers) == limit {

@@ -167,6 +167,16 @@ type AttachedFile struct {
 // sources (in per-source counts, progress and the search report).
 func FileSourceName(f AttachedFile) string { return "file: " + f.Name }
 
+// RecordError is a record of a bibliographic file that was left out, with
+// where and why, so a researcher can find and fix it in the file. An
+// import's report and a file attached to a run both list them.
+type RecordError struct {
+	// Origin is the file the line is in (an import may span several).
+	Origin string `json:"origin,omitempty"`
+	Line   int    `json:"line"`
+	Reason string `json:"reason"`
+}
+
 // Validate checks the strategy's shape. Whether each source exists is
 // checked by ValidateSources, because only the configuration knows that.
 func (s SearchStrategy) Validate() error {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"quarry/internal/fault"
-	"quarry/internal/library"
 	"quarry/internal/research"
 )
 
@@ -25,7 +24,7 @@ type RunFile struct {
 	// Papers are the file's readable records; Skipped the ones left out,
 	// with their line and why.
 	Papers     []research.RawPaper
-	Skipped    []library.RecordError
+	Skipped    []research.RecordError
 	UploadedBy string
 	UploadedAt time.Time
 }
@@ -93,9 +92,9 @@ func nonNilPapers(p []research.RawPaper) []research.RawPaper {
 	return p
 }
 
-func nonNilErrors(e []library.RecordError) []library.RecordError {
+func nonNilErrors(e []research.RecordError) []research.RecordError {
 	if e == nil {
-		return []library.RecordError{}
+		return []research.RecordError{}
 	}
 	return e
 }

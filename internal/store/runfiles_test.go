@@ -10,7 +10,6 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
-	"quarry/internal/library"
 	"quarry/internal/research"
 	"quarry/internal/store"
 )
@@ -27,7 +26,7 @@ func TestRunFilesBelongToTheirRun(t *testing.T) {
 	}
 	papers := []research.RawPaper{{ID: "doi:10.1/x", Title: "X", Authors: []string{"A B"}, Year: 2020, DOI: "10.1/x", Source: "embase.ris"}}
 	f, err := s.AttachRunFile(ctx, store.RunFile{RunID: "run-a", Name: "embase.ris", Format: "ris", Papers: papers,
-		Skipped: []library.RecordError{{Line: 12, Reason: "missing title"}}, UploadedBy: "Ada"})
+		Skipped: []research.RecordError{{Line: 12, Reason: "missing title"}}, UploadedBy: "Ada"})
 	require.NoError(t, err)
 	require.NotEmpty(t, f.ID)
 

@@ -1,6 +1,9 @@
 // Package store is Quarry's one SQLite package: the schema and its
-// migrations, the engine's durable state, and the River job queue that
-// advances runs, all in one database file.
+// migrations, the engine's durable state, the River job queue that
+// advances runs, and the local paper library with its full-text index, all
+// in one database file. It imports only the domain centre (research,
+// fault) and the engine it persists; callers above it (library, handlers)
+// decide what to store.
 package store
 
 import (

@@ -87,7 +87,7 @@ func demoSource(t *testing.T) sources.Source {
 	papers, err := demo.Papers()
 	require.NoError(t, err)
 	i := 0
-	_, err = st.ImportPapers(ctx, func() (library.Record, error) {
+	_, err = library.Import(ctx, st, func() (library.Record, error) {
 		if i == len(papers) {
 			return library.Record{}, io.EOF
 		}

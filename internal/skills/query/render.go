@@ -7,7 +7,6 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/research"
-	"quarry/internal/skills/text"
 )
 
 // Source names the renderers know. They are the names strategies, the
@@ -141,8 +140,8 @@ func (b boolean) render(q AST) string {
 //
 // A hyphenated word also matches its joined spelling ("pre-training" OR
 // "pretraining"): the library indexes the joined form of every hyphenated
-// word it holds (text.Compounds), so a joined query word already finds the
-// hyphenated spelling, and this finds the joined one.
+// word it holds (research.Compounds), so a joined query word already finds
+// the hyphenated spelling, and this finds the joined one.
 func renderLocal(q AST) string {
 	q = withJoinedCompounds(q)
 	return boolean{term: func(t Term) string {
@@ -157,7 +156,7 @@ func withJoinedCompounds(q AST) AST {
 	for i, c := range q.Clauses {
 		c.Any = slices.Clone(c.Any)
 		for _, t := range c.Any {
-			joined := text.Compounds(t.Text)
+			joined := research.Compounds(t.Text)
 			if len(joined) != 1 || strings.ContainsFunc(t.Text, unicode.IsSpace) ||
 				slices.ContainsFunc(c.Any, func(o Term) bool { return strings.EqualFold(o.Text, joined[0]) }) {
 				continue

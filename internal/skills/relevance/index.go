@@ -88,8 +88,8 @@ type doc struct {
 }
 
 // field is a title's or an abstract's stems, and the stems of its
-// hyphenated words joined (text.Compounds): "pre-training" is counted as
-// "pre", "train" and "pretrain", so a question that says "pretraining"
+// hyphenated words joined (research.Compounds): "pre-training" is counted
+// as "pre", "train" and "pretrain", so a question that says "pretraining"
 // matches it as the library search does.
 type field struct {
 	stems  []string
@@ -98,7 +98,7 @@ type field struct {
 
 func newField(s string) field {
 	f := field{stems: text.Tokenize(s)}
-	for _, c := range text.Compounds(s) {
+	for _, c := range research.Compounds(s) {
 		f.joined = append(f.joined, text.Stem(c))
 	}
 	return f

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/kljensen/snowball/english"
-	"golang.org/x/text/unicode/norm"
+
+	"quarry/internal/research"
 )
 
 // Term is one word of a text: its stem (what is compared) and the word as
@@ -135,9 +135,7 @@ func keepWord(w string) bool {
 
 // forEachWord calls fn with each lower-cased, accent-folded word of s.
 func forEachWord(s string, fn func(string)) {
-	if !isASCII(s) {
-		s = foldAccents(s)
-	}
+	s = research.FoldAccents(s)
 	var b strings.Builder
 	flush := func() {
 		if b.Len() > 0 {
@@ -156,79 +154,6 @@ func forEachWord(s string, fn func(string)) {
 		}
 	}
 	flush()
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-// foldAccents removes combining marks so "naïve" and "naive" are one word.
-func foldAccents(s string) string {
-	d := norm.NFKD.String(s)
-	var b strings.Builder
-	b.Grow(len(d))
-	for _, r := range d {
-		if unicode.Is(unicode.Mn, r) {
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// Compounds returns the joined form of every hyphenated word of s, lower-
-// cased and accent-folded: "Pre-training" gives "pretraining", "COVID-19"
-// gives "covid19". Writers hyphenate compounds inconsistently, and a
-// tokenizer that splits on hyphens never matches "pretraining" against
-// "pre-training"; indexing the joined form beside the parts makes both
-// spellings find each other. Pure numbers ("2015-2020") are left out.
-func Compounds(s string) []string {
-	if !isASCII(s) {
-		s = foldAccents(s)
-	}
-	var out []string
-	var b strings.Builder
-	parts, letters := 0, false
-	flush := func() {
-		if parts > 1 && letters {
-			out = append(out, b.String())
-		}
-		b.Reset()
-		parts, letters = 0, false
-	}
-	prevWord := false // the previous rune ended a word part
-	for i, r := range s {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if !prevWord {
-				parts++
-			}
-			b.WriteRune(unicode.ToLower(r))
-			letters = letters || unicode.IsLetter(r)
-			prevWord = true
-		case isHyphen(r) && prevWord && i+utf8.RuneLen(r) < len(s) && startsWord(s[i+utf8.RuneLen(r):]):
-			prevWord = false // the compound goes on after the hyphen
-		default:
-			flush()
-			prevWord = false
-		}
-	}
-	flush()
-	return out
-}
-
-// isHyphen reports whether r joins the parts of a compound: the ASCII
-// hyphen-minus and Unicode's hyphen and non-breaking hyphen.
-func isHyphen(r rune) bool { return r == '-' || r == '\u2010' || r == '\u2011' }
-
-func startsWord(s string) bool {
-	r, _ := utf8.DecodeRuneInString(s)
-	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 // ContainsFold reports whether list holds s, ignoring case: the skills

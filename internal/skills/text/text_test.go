@@ -2,7 +2,6 @@ package text_test
 
 import (
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -112,35 +111,6 @@ func TestVectorProperties(t *testing.T) {
 				if d := m.Vector(docs[j]).Dot(m.Vector(docs[i])); math.Abs(c-d) > 1e-12 {
 					t.Fatalf("cosine not symmetric: %v vs %v", c, d)
 				}
-			}
-		}
-	})
-}
-
-func TestCompounds(t *testing.T) {
-	t.Parallel()
-	splitCases(t, text.Compounds, []splitCase{
-		{"Empty", "", nil},
-		{"NoHyphen", "pretraining of language models", nil},
-		{"Joined", "Pre-training and fine-tuning", []string{"pretraining", "finetuning"}},
-		{"ManyParts", "state-of-the-art results", []string{"stateoftheart"}},
-		{"Digits", "COVID-19 and IL-6, 2015-2020", []string{"covid19", "il6"}},
-		{"UnicodeHyphenAndAccents", "naïve\u2010Bayes", []string{"naivebayes"}},
-		{"DanglingOrSpacedHyphens", "pre- and post-operative; a - b; x--y", []string{"postoperative"}},
-	})
-}
-
-// TestCompoundsArePartsJoined checks, for any text, that every compound is
-// made of consecutive words of Tokenize's splitting, so indexing it can
-// only add the joined spelling of words the text really contains.
-func TestCompoundsArePartsJoined(t *testing.T) {
-	t.Parallel()
-	rapid.Check(t, func(t *rapid.T) {
-		s := rapid.StringMatching(`[a-zA-Z0-9 \-]{0,40}`).Draw(t, "s")
-		joined := strings.ReplaceAll(strings.Join(strings.Fields(strings.ToLower(s)), " "), "-", "")
-		for _, c := range text.Compounds(s) {
-			if !strings.Contains(joined, c) {
-				t.Fatalf("compound %q not in %q", c, s)
 			}
 		}
 	})

@@ -31,7 +31,7 @@ func setup(t *testing.T) (*local.Source, map[string]string) {
 	}
 	ids := map[string]string{}
 	i := 0
-	_, err = st.ImportPapers(ctx, func() (library.Record, error) {
+	_, err = library.Import(ctx, st, func() (library.Record, error) {
 		if i == len(papers) {
 			return library.Record{}, io.EOF
 		}

@@ -1,0 +1,200 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"quarry/internal/research"
+)
+
+// paperConflictSQL is how an imported paper meets one already stored under
+// the same stable ID: the newer record wins field by field, except that a
+// field it leaves empty keeps the stored value.
+const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
+		title = excluded.title,
+		authors = CASE WHEN excluded.authors <> '[]' THEN excluded.authors ELSE authors END,
+		year = CASE WHEN excluded.year <> 0 THEN excluded.year ELSE year END,
+		venue = CASE WHEN excluded.venue <> '' THEN excluded.venue ELSE venue END,
+		abstract = CASE WHEN excluded.abstract <> '' THEN excluded.abstract ELSE abstract END,
+		doi = CASE WHEN excluded.doi <> '' THEN excluded.doi ELSE doi END,
+		arxiv_id = CASE WHEN excluded.arxiv_id <> '' THEN excluded.arxiv_id ELSE arxiv_id END,
+		pmid = CASE WHEN excluded.pmid <> '' THEN excluded.pmid ELSE pmid END,
+		url = CASE WHEN excluded.url <> '' THEN excluded.url ELSE url END,
+		volume = CASE WHEN excluded.volume <> '' THEN excluded.volume ELSE volume END,
+		issue = CASE WHEN excluded.issue <> '' THEN excluded.issue ELSE issue END,
+		pages = CASE WHEN excluded.pages <> '' THEN excluded.pages ELSE pages END,
+		source = excluded.source,
+		imported_at = excluded.imported_at,
+		extra = coalesce(excluded.extra, extra),
+		compounds = CASE WHEN excluded.abstract <> '' THEN excluded.compounds ELSE NULL END`
+
+// paperChangedSQL is true when the imported row n would change the stored
+// row o under paperConflictSQL's rules: a field n leaves empty keeps o's
+// value, so it changes nothing. Where the record came from (source) and
+// when (imported_at) are not content. It lets an import tell a re-import of
+// the same file ("unchanged") from one that corrects records ("updated").
+const paperChangedSQL = `(n.title IS NOT o.title
+		OR (n.authors <> '[]' AND n.authors IS NOT o.authors)
+		OR (n.year <> 0 AND n.year IS NOT o.year)
+		OR (n.venue <> '' AND n.venue IS NOT o.venue)
+		OR (n.abstract <> '' AND n.abstract IS NOT o.abstract)
+		OR (n.doi <> '' AND n.doi IS NOT o.doi)
+		OR (n.arxiv_id <> '' AND n.arxiv_id IS NOT o.arxiv_id)
+		OR (n.pmid <> '' AND n.pmid IS NOT o.pmid)
+		OR (n.url <> '' AND n.url IS NOT o.url)
+		OR (n.volume <> '' AND n.volume IS NOT o.volume)
+		OR (n.issue <> '' AND n.issue IS NOT o.issue)
+		OR (n.pages <> '' AND n.pages IS NOT o.pages)
+		OR (n.extra IS NOT NULL AND n.extra IS NOT o.extra))`
+
+// unchangedPaperSQL says whether a paper with the bound values (a paperRow)
+// is stored already with the same content.
+const unchangedPaperSQL = `SELECT EXISTS (SELECT 1 FROM papers o,
+	(SELECT ? AS id, ? AS title, ? AS authors, ? AS year, ? AS venue, ? AS abstract, ? AS doi, ? AS arxiv_id,
+		? AS pmid, ? AS url, ? AS source, ? AS imported_at, ? AS extra, ? AS volume, ? AS issue, ? AS pages, ? AS compounds) n
+	WHERE o.id = n.id AND NOT ` + paperChangedSQL + `)`
+
+// importColumns are the papers columns an import writes, in the order of a
+// paperRow's values.
+const importColumns = `id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra, volume, issue, pages, compounds`
+
+const upsertPaperSQL = `INSERT INTO papers (` + importColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	` + paperConflictSQL + `
+	RETURNING docid, title, abstract, authors, venue, compounds`
+
+// ImportPaper is a paper as an import hands it to the store: valid, with
+// its ID set (research.StableID, the key that makes imports idempotent),
+// the file it came from (papers.source), what the table has no column for
+// (papers.extra, a JSON object) and its line in the file, which names it
+// in errors.
+type ImportPaper struct {
+	research.RawPaper
+	Origin string
+	Extra  json.RawMessage
+	Line   int
+}
+
+// ImportCounts is what a write did to the library: papers new to it,
+// papers it changed, and papers it already held with the same content (so
+// importing a file again reads as "nothing changed", not as an update).
+type ImportCounts struct {
+	Inserted, Updated, Unchanged int
+}
+
+// WritePapers stores papers in one transaction that also replaces each
+// one's full-text entry, so they are searchable when it returns without an
+// index rebuild: the way to write an import that fits in one batch. A paper
+// stored already under the same ID is updated (see paperConflictSQL). The
+// index must be fresh (LibraryIndexStale), since an entry can only be
+// replaced given the values it indexed; a stale one is an error, and a bulk
+// import (StagePapers, MergeStaged) rebuilds it.
+func (s *Store) WritePapers(ctx context.Context, papers []ImportPaper) (ImportCounts, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return ImportCounts{}, fmt.Errorf("store: import: begin: %w", err)
+	}
+	defer tx.Rollback()
+	counts, err := upsertPapers(ctx, tx, papers, formatTime(s.Now()))
+	if err != nil {
+		return ImportCounts{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return ImportCounts{}, fmt.Errorf("store: import: commit: %w", err)
+	}
+	return counts, nil
+}
+
+// upsertPapers writes papers and their index entries inside tx: each row's
+// old entry is deleted (given the values it indexed) and the stored
+// values are indexed.
+func upsertPapers(ctx context.Context, tx *sql.Tx, papers []ImportPaper, now string) (ImportCounts, error) {
+	var c ImportCounts
+	var stale bool
+	var maxBefore int64
+	if err := tx.QueryRowContext(ctx, `SELECT stale, (SELECT coalesce(max(docid), 0) FROM papers) FROM library_index WHERE id = 1`).
+		Scan(&stale, &maxBefore); err != nil {
+		return c, fmt.Errorf("store: import: %w", err)
+	}
+	if stale {
+		return c, errors.New("store: import: the library's full-text index is stale; only a bulk import can write to it")
+	}
+	unchanged, err := tx.PrepareContext(ctx, unchangedPaperSQL)
+	if err != nil {
+		return c, fmt.Errorf("store: import: prepare: %w", err)
+	}
+	defer unchanged.Close()
+	upsert, err := tx.PrepareContext(ctx, upsertPaperSQL)
+	if err != nil {
+		return c, fmt.Errorf("store: import: prepare: %w", err)
+	}
+	defer upsert.Close()
+	seen := map[int64]bool{}
+	for _, p := range papers {
+		row, err := newPaperRow(p, now)
+		if err != nil {
+			return c, err
+		}
+		var same bool
+		if err := unchanged.QueryRowContext(ctx, row...).Scan(&same); err != nil {
+			return c, fmt.Errorf("store: import line %d: %w", p.Line, err)
+		}
+		if same {
+			c.Unchanged++
+			continue
+		}
+		if err := deleteFTSEntry(ctx, tx, p.ID); err != nil {
+			return c, err
+		}
+		var e ftsEntry
+		var compounds sql.NullString
+		if err := upsert.QueryRowContext(ctx, row...).Scan(&e.docid, &e.title, &e.abstract, &e.authors, &e.venue, &compounds); err != nil {
+			return c, fmt.Errorf("store: import line %d: %w", p.Line, err)
+		}
+		e.compounds = compounds.String
+		if !compounds.Valid { // the stored abstract was kept: recompute from what is stored
+			e.compounds = paperCompounds(e.title, e.abstract)
+			if _, err := tx.ExecContext(ctx, `UPDATE papers SET compounds = ? WHERE docid = ?`, e.compounds, e.docid); err != nil {
+				return c, fmt.Errorf("store: import line %d: %w", p.Line, err)
+			}
+		}
+		if e.docid > maxBefore && !seen[e.docid] {
+			c.Inserted++
+		} else {
+			c.Updated++
+		}
+		seen[e.docid] = true
+		if err := insertFTSEntry(ctx, tx, e); err != nil {
+			return c, fmt.Errorf("store: import: index line %d: %w", p.Line, err)
+		}
+	}
+	return c, nil
+}
+
+// paperRow is an ImportPaper's values in importColumns order, bound alike
+// by upsertPaperSQL, unchangedPaperSQL and (after the stage's key)
+// stageSQL.
+type paperRow []any
+
+func newPaperRow(p ImportPaper, now string) (paperRow, error) {
+	authors, err := json.Marshal(nonNil(p.Authors))
+	if err != nil {
+		return nil, fmt.Errorf("store: import: %w", err)
+	}
+	var extra any
+	if len(p.Extra) > 0 {
+		extra = string(p.Extra)
+	}
+	return paperRow{p.ID, p.Title, string(authors), p.Year, p.Venue, p.Abstract, p.DOI, p.ArxivID, p.PMID, p.URL,
+		p.Origin, now, extra, p.Volume, p.Issue, p.Pages, paperCompounds(p.Title, p.Abstract)}, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

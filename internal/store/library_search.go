@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"quarry/internal/fault"
+	"quarry/internal/research"
+)
+
+// The local library's FTS5 ranking weights, in column order (title,
+// abstract, authors, venue, compounds): a term in the title says more about
+// what a paper is about than the same term somewhere in its abstract; a
+// joined hyphenated compound (see research.Compounds) weighs like an
+// abstract word.
+const libraryBM25 = `bm25(papers_fts, 10.0, 3.0, 1.0, 1.0, 3.0)`
+
+const searchLibrarySQL = `SELECT ` + paperColumns + `
+	FROM papers_fts JOIN papers p ON p.docid = papers_fts.rowid
+	WHERE papers_fts MATCH ?1
+	  AND (p.year = 0 OR ((?2 = 0 OR p.year >= ?2) AND (?3 = 0 OR p.year <= ?3)))
+	ORDER BY ` + libraryBM25 + `
+	LIMIT ?4`
+
+// SearchLibrary runs an FTS5 MATCH expression (as the query package's local
+// renderer writes it) over the library, best bm25 match first, keeping
+// papers inside years (and those of unknown year, as YearRange.Contains
+// does). A match expression FTS5 cannot parse is fault.EInvalid: the text
+// may come from a researcher, and their typo is not our failure.
+func (s *Store) SearchLibrary(ctx context.Context, match string, years research.YearRange, limit int) ([]research.RawPaper, error) {
+	if strings.TrimSpace(match) == "" {
+		return nil, fault.Errorf(fault.EInvalid, "the library search query is empty")
+	}
+	if limit <= 0 {
+		return nil, fault.Errorf(fault.EInvalid, "the library search limit must be positive, not %d", limit)
+	}
+	limit = min(limit, research.MaxResultsLimit)
+	rows, err := s.read.QueryContext(ctx, searchLibrarySQL, match, years.From, years.To, limit)
+	if err != nil {
+		return nil, searchError(ctx, match, err)
+	}
+	defer rows.Close()
+	var out []research.RawPaper
+	for rows.Next() {
+		p, err := scanPaper(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: search library: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, searchError(ctx, match, err)
+	}
+	return out, nil
+}
+
+// searchError tells a malformed MATCH expression (EInvalid) from a real
+// failure. The statement's SQL is fixed and only the MATCH argument varies,
+// so a plain SQLITE_ERROR ("fts5: syntax error", "unknown special query",
+// "no such column" for a column filter naming no column) can only come
+// from the expression.
+func searchError(ctx context.Context, match string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("store: search library: %w", ctx.Err())
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_ERROR {
+		return &fault.Error{Code: fault.EInvalid, Message: fmt.Sprintf("the library cannot search for %q: check quotes, parentheses and operators", truncate(match, 200)), Err: err}
+	}
+	return fmt.Errorf("store: search library: %w", err)
+}
+
+// truncate shortens s to at most n bytes without splitting a character.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
