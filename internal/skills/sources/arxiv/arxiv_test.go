@@ -3,7 +3,6 @@ package arxiv_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -25,46 +24,6 @@ func newSource(base string, hc *httpclient.Client) (sources.Source, error) {
 }
 
 const atom = "application/atom+xml; charset=utf-8"
-
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
-		OK:      sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")},
-		Request: sources.SourceRequest{Query: "all:sleep AND all:memory", YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 25},
-		Want: []research.RawPaper{
-			{
-				Title:    "Replay in artificial agents: consolidation without sleep?",
-				Authors:  []string{"Jane Q. Doe", "Jürgen Schmidhüber"},
-				Year:     2021,
-				Venue:    "arXiv",
-				Abstract: `We study experience replay as an analogue of hippocampal replay during sleep. Agents with "offline" replay retain 23% more (p < 0.01) — see Fig. 2.`,
-				DOI:      "10.1016/j.neunet.2022.01.001",
-				ArxivID:  "2106.01234",
-				URL:      "http://arxiv.org/abs/2106.01234v2",
-				Rank:     1,
-			},
-			{
-				Title:    "Sleep, σ-models and the ℏ → 0 limit",
-				Authors:  []string{"李明"},
-				Year:     2019,
-				Venue:    "arXiv",
-				Abstract: "An old-style identifier with no DOI.",
-				ArxivID:  "hep-th/9901001",
-				URL:      "http://arxiv.org/abs/hep-th/9901001v3",
-				Rank:     2,
-			},
-		},
-		Sent: func(t *testing.T, reqs []*http.Request) {
-			q := reqs[0].URL.Query()
-			require.Equal(t, "(all:sleep AND all:memory) AND submittedDate:[201501010000 TO 202312312359]", q.Get("search_query"))
-			require.Equal(t, "0", q.Get("start"))
-			require.Equal(t, "25", q.Get("max_results"))
-		},
-		Empty:       sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/empty.xml")},
-		Malformed:   sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/malformed.xml")},
-		ContentType: atom,
-	})
-}
 
 // TestSearcherRecordsTheQueryAsSent runs arXiv through the searcher: the
 // query the search records (and the PRISMA-S report prints) is the

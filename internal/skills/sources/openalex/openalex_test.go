@@ -23,64 +23,6 @@ func newSource(base string, hc *httpclient.Client) (sources.Source, error) {
 	return openalex.New(openalex.Options{BaseURL: base, Contact: "ada@example.org", HTTP: hc})
 }
 
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
-		OK:      sourcetest.Bodies{"/works": sourcetest.ReadFile(t, "testdata/works.json")},
-		Request: sources.SourceRequest{Query: `"sleep spindles" AND memory`, YearRange: research.YearRange{From: 2015, To: 2020}, MaxResults: 25},
-		Want: []research.RawPaper{
-			{
-				Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
-				Authors:  []string{"Søren Ødegård", "María José García-López", "李明"},
-				Year:     2019,
-				Venue:    "Nature Neuroscience",
-				Volume:   "22",
-				Issue:    "10",
-				Pages:    "1598-1610",
-				Abstract: "Sleep spindles support memory consolidation. We show that thalamocortical spindles predict recall (n = 42).",
-				DOI:      "10.1038/s41593-019-0467-3",
-				PMID:     "31451801",
-				URL:      "https://doi.org/10.1038/s41593-019-0467-3",
-				Rank:     1,
-			},
-			{
-				Title:   "Replay in artificial agents: consolidation without sleep?",
-				Authors: []string{"Jane Q. Doe"},
-				Year:    2021,
-				Venue:   "arXiv (Cornell University)",
-				DOI:     "10.48550/arxiv.2106.01234",
-				ArxivID: "2106.01234",
-				URL:     "http://arxiv.org/abs/2106.01234v2",
-				Rank:    2,
-			},
-			{
-				Title:   "Targeted memory reactivation during slow-wave sleep",
-				Authors: []string{"K. Tanaka"},
-				Year:    2016,
-				Volume:  "5",
-				Pages:   "e12",
-				ArxivID: "1605.00042",
-				URL:     "https://openalex.org/W3000000003",
-				Rank:    3,
-			},
-		},
-		Sent: func(t *testing.T, reqs []*http.Request) {
-			require.Len(t, reqs, 1)
-			q := reqs[0].URL.Query()
-			require.Equal(t, "/works", reqs[0].URL.Path)
-			require.Equal(t, `"sleep spindles" AND memory`, q.Get("search"))
-			require.Equal(t, "from_publication_date:2015-01-01,to_publication_date:2020-12-31", q.Get("filter"))
-			require.Equal(t, "25", q.Get("per-page"))
-			require.Equal(t, "1", q.Get("page"))
-			require.Equal(t, "ada@example.org", q.Get("mailto"))
-			require.Empty(t, q.Get("api_key"))
-		},
-		Empty:       sourcetest.Bodies{"/works": sourcetest.ReadFile(t, "testdata/empty.json")},
-		Malformed:   sourcetest.Bodies{"/works": sourcetest.ReadFile(t, "testdata/malformed.json")},
-		ContentType: "application/json",
-	})
-}
-
 func TestSearchFilters(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

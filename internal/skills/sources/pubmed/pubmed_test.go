@@ -3,8 +3,6 @@ package pubmed_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,76 +18,6 @@ import (
 
 func newSource(base string, hc *httpclient.Client) (sources.Source, error) {
 	return pubmed.New(pubmed.Options{BaseURL: base, Contact: "ada@example.org", HTTP: hc})
-}
-
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
-		OK: sourcetest.Bodies{
-			"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch.json"),
-			"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/efetch.xml"),
-		},
-		Request: sources.SourceRequest{Query: `sleep[tiab] AND "memory consolidation"[MeSH]`, YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 4},
-		Want: []research.RawPaper{
-			{
-				Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
-				Authors:  []string{"Søren Ødegård", "María José García-López"},
-				Year:     2019,
-				Venue:    "Nature neuroscience",
-				Volume:   "22",
-				Issue:    "10",
-				Pages:    "1598-1610",
-				Abstract: "BACKGROUND: Sleep spindles support memory consolidation.\nMETHODS: We recorded EEG in 42 adults (CO2 < 5%).\nRESULTS: Spindle density predicted recall.",
-				DOI:      "10.1038/s41593-019-0467-3",
-				PMID:     "31451801",
-				URL:      "https://pubmed.ncbi.nlm.nih.gov/31451801/",
-				Rank:     1,
-			},
-			{
-				Title:    "Schlaf und Gedächtnis bei Kindern",
-				Authors:  []string{"German Sleep Study Group", "K Müller"},
-				Year:     2018,
-				Venue:    "Sleep",
-				Volume:   "41",
-				Issue:    "12",
-				Pages:    "e201",
-				Abstract: "Unstructured abstract in one part.",
-				PMID:     "29999999",
-				URL:      "https://pubmed.ncbi.nlm.nih.gov/29999999/",
-				Rank:     2,
-			},
-			{
-				Title: "Targeted memory reactivation during slow-wave sleep",
-				Year:  2016,
-				Venue: "Frontiers in human neuroscience",
-				DOI:   "10.3389/fnhum.2016.00001",
-				PMID:  "27000001",
-				URL:   "https://pubmed.ncbi.nlm.nih.gov/27000001/",
-				Rank:  3,
-			},
-		},
-		Sent: func(t *testing.T, reqs []*http.Request) {
-			require.Len(t, reqs, 2)
-			es, ef := reqs[0].URL.Query(), reqs[1].URL.Query()
-			require.True(t, strings.HasSuffix(reqs[0].URL.Path, "/esearch.fcgi"))
-			require.Equal(t, `sleep[tiab] AND "memory consolidation"[MeSH]`, es.Get("term"))
-			require.Equal(t, "pubmed", es.Get("db"))
-			require.Equal(t, "4", es.Get("retmax"))
-			require.Equal(t, "json", es.Get("retmode"))
-			require.Equal(t, "pdat", es.Get("datetype"))
-			require.Equal(t, "2015", es.Get("mindate"))
-			require.Equal(t, "2023", es.Get("maxdate"))
-			require.Equal(t, "quarry", es.Get("tool"))
-			require.Equal(t, "ada@example.org", es.Get("email"))
-			require.True(t, strings.HasSuffix(reqs[1].URL.Path, "/efetch.fcgi"))
-			require.Equal(t, "31451801,29999999,27000001,25000002", ef.Get("id"))
-			require.Equal(t, "xml", ef.Get("retmode"))
-			require.Equal(t, "pubmed", ef.Get("db"))
-		},
-		Empty:       sourcetest.Bodies{"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_empty.json")},
-		Malformed:   sourcetest.Bodies{"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_malformed.json")},
-		ContentType: "application/json",
-	})
 }
 
 func TestOpenYearRangeAndAPIKey(t *testing.T) {

@@ -25,65 +25,6 @@ func newSource(base string, hc *httpclient.Client) (sources.Source, error) {
 	return semanticscholar.New(semanticscholar.Options{BaseURL: base, HTTP: hc})
 }
 
-// withKey is newSource with an API key, which a search sends as x-api-key.
-func withKey(base string, hc *httpclient.Client) (sources.Source, error) {
-	return semanticscholar.New(semanticscholar.Options{BaseURL: base, APIKey: "s2-key", HTTP: hc})
-}
-
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	req := sources.SourceRequest{Query: `"sleep spindles" +memory -"rodent model"`, YearRange: research.YearRange{From: 2015, To: 2020}, MaxResults: 10}
-	c, err := semanticscholar.New(semanticscholar.Options{}) // for SentQuery
-	require.NoError(t, err)
-	sourcetest.Conformance(t, withKey, sourcetest.Fixture{
-		OK:      sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/search.json")},
-		Request: req,
-		Want: []research.RawPaper{
-			{
-				Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
-				Authors:  []string{"Søren Ødegård", "María José García-López", "李明"},
-				Year:     2019,
-				Venue:    "Nature Neuroscience",
-				Abstract: "Sleep spindles support memory consolidation — we show that thalamocortical spindles predict recall.",
-				DOI:      "10.1038/s41593-019-0467-3",
-				PMID:     "31451801",
-				URL:      "https://www.semanticscholar.org/paper/649def34f8be52c8b66281af98ae884c09aef38b",
-				Rank:     1,
-			},
-			{
-				Title:   "Replay in artificial agents: consolidation without sleep?",
-				Authors: []string{"Jane Q. Doe"},
-				Year:    2021,
-				Venue:   "arXiv.org",
-				DOI:     "10.48550/arxiv.2106.01234",
-				ArxivID: "2106.01234",
-				URL:     "https://www.semanticscholar.org/paper/8e2b3c1f0a7d9e6b5c4a3f2e1d0c9b8a7f6e5d4c",
-				Rank:    2,
-			},
-			{
-				Title: "Targeted memory reactivation during slow-wave sleep",
-				URL:   "https://www.semanticscholar.org/paper/1111aaaabbbbccccddddeeeeffff000011112222",
-				Rank:  3,
-			},
-		},
-		Sent: func(t *testing.T, reqs []*http.Request) {
-			require.Len(t, reqs, 1)
-			r := reqs[0]
-			require.Equal(t, "/graph/v1/paper/search", r.URL.Path)
-			require.Equal(t, "sleep spindles memory", r.URL.Query().Get("query"))
-			require.Equal(t, c.SentQuery(req), r.URL.Query().Get("query"), "the report records what was sent")
-			require.Equal(t, "0", r.URL.Query().Get("offset"))
-			require.Equal(t, "10", r.URL.Query().Get("limit"))
-			require.Equal(t, "title,authors,year,venue,abstract,externalIds,url", r.URL.Query().Get("fields"))
-			require.Equal(t, "2015-2020", r.URL.Query().Get("year"))
-			require.Equal(t, "s2-key", r.Header.Get("x-api-key"))
-		},
-		Empty:       sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/empty.json")},
-		Malformed:   sourcetest.Bodies{"/paper/search": sourcetest.ReadFile(t, "testdata/malformed.json")},
-		ContentType: "application/json",
-	})
-}
-
 func TestYearParameter(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

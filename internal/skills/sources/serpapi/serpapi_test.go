@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
-	"quarry/internal/research"
 	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/httpclient"
 	"quarry/internal/skills/sources/serpapi"
@@ -22,65 +21,6 @@ import (
 
 func newSource(base string, hc *httpclient.Client) (sources.Source, error) {
 	return serpapi.New(serpapi.Options{BaseURL: base, APIKey: "serp-secret", HTTP: hc})
-}
-
-func TestConformance(t *testing.T) {
-	t.Parallel()
-	sourcetest.Conformance(t, newSource, sourcetest.Fixture{
-		OK:      sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/scholar.json")},
-		Request: sources.SourceRequest{Query: `"sleep" memory consolidation`, YearRange: research.YearRange{From: 2015, To: 2023}, MaxResults: 10},
-		Want: []research.RawPaper{
-			{
-				Title:    "Sleep spindles and memory reprocessing: a Größenordnung of évidence",
-				Authors:  []string{"S Ødegård", "MJ García-López", "M Li"},
-				Year:     2019,
-				Venue:    "Nature neuroscience",
-				Abstract: "Sleep spindles support memory consolidation. We show that thalamocortical spindles predict recall …",
-				URL:      "https://www.nature.com/articles/s41593-019-0467-3",
-				Rank:     1,
-			},
-			{
-				Title:    "Replay in artificial agents: consolidation without sleep?",
-				Authors:  []string{"JQ Doe", "J Schmidhüber"},
-				Year:     2021,
-				Venue:    "arXiv preprint arXiv:2106.01234",
-				Abstract: "We study experience replay as an analogue of hippocampal replay during sleep.",
-				ArxivID:  "2106.01234",
-				URL:      "https://arxiv.org/abs/2106.01234",
-				Rank:     2,
-			},
-			{
-				Title:   "Memory consolidation during sleep: a handbook",
-				Authors: []string{"K Tanaka"},
-				Year:    2016,
-				Rank:    3,
-			},
-			{
-				Title:    "Schlaf und Gedächtnis",
-				Authors:  []string{"K Müller"},
-				Venue:    "Journal of sleep research",
-				Abstract: "Zusammenfassung …",
-				DOI:      "10.1111/jsr.12345",
-				URL:      "https://onlinelibrary.wiley.com/doi/abs/10.1111/jsr.12345",
-				Rank:     4,
-			},
-		},
-		Sent: func(t *testing.T, reqs []*http.Request) {
-			require.Len(t, reqs, 1, "a short page is the last page")
-			q := reqs[0].URL.Query()
-			require.Equal(t, "/search.json", reqs[0].URL.Path)
-			require.Equal(t, "google_scholar", q.Get("engine"))
-			require.Equal(t, `"sleep" memory consolidation`, q.Get("q"))
-			require.Equal(t, "serp-secret", q.Get("api_key"))
-			require.Equal(t, "10", q.Get("num"))
-			require.Equal(t, "2015", q.Get("as_ylo"))
-			require.Equal(t, "2023", q.Get("as_yhi"))
-			require.Empty(t, q.Get("start"))
-		},
-		Empty:       sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/empty.json")},
-		Malformed:   sourcetest.Bodies{"/search.json": sourcetest.ReadFile(t, "testdata/malformed.json")},
-		ContentType: "application/json",
-	})
 }
 
 func TestNewRequiresAPIKey(t *testing.T) {

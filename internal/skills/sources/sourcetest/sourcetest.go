@@ -2,9 +2,10 @@
 // spirit of testing/fstest: every source must map a documented answer to
 // papers and survive the same server misbehaviour (rate limits, 5xx,
 // garbage bodies, hangs) in the same way, so the checks are written once
-// and each source package runs them against its own fixtures, stating only
-// its answers, the papers they make and the query it sends. Start and
-// StartFunc build a source against a fake API for a package's own tests.
+// and run over every source from one table (TestConformance in package
+// sources), a row a source stating only its answers, the papers they make
+// and the query it sends. Start and StartFunc build a source against a
+// fake API for a package's own tests.
 package sourcetest
 
 import (
