@@ -21,6 +21,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/handlers"
 	"quarry/internal/library"
+	"quarry/internal/metrics"
 	"quarry/internal/store"
 )
 
@@ -47,7 +48,10 @@ type App struct {
 	// streams end instead of holding the graceful shutdown open.
 	streamsDone chan struct{}
 	// imports runs web uploads into the library.
-	imports   *library.Jobs
+	imports *library.Jobs
+	// metrics observes the engine, the queue, imports and requests, and
+	// serves /metrics.
+	metrics   *metrics.Metrics
 	closeOnce sync.Once
 }
 
@@ -121,12 +125,16 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger}); err != nil {
+	if a.metrics, err = metrics.New(a.store, a.logger); err != nil {
+		return nil, err
+	}
+	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger,
+		Observer: a.metrics}); err != nil {
 		return nil, err
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopWorkers = cancel
-	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{}); err != nil {
+	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{OnJobStart: a.metrics.JobStarted}); err != nil {
 		return nil, err
 	}
 	n, err := a.engine.Recover(ctx)
@@ -143,12 +151,18 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	a.streamsDone = make(chan struct{})
 	// Library imports run in the background on the workers' context, so
 	// Close stops them (leaving the library as it was) before the store goes.
-	a.imports = library.NewJobs(workerCtx, a.store)
+	a.imports = library.NewJobs(workerCtx, a.store, a.metrics.ImportDone)
 	a.echo = handlers.New(handlers.Deps{
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
 		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(),
+		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest,
 	})
 	return a, nil
+}
+
+// observeRequest counts an answered request in the metrics.
+func (a *App) observeRequest(ri handlers.RequestInfo) {
+	a.metrics.ObserveRequest(ri.Method, ri.Route, ri.Status, ri.Duration)
 }
 
 // sessionKeySetting is where a generated session key is kept, so sessions
