@@ -117,7 +117,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, cfg, app.WithLogger(logger), app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
+	a, err := app.New(ctx, cfg, app.WithLogger(logger), app.WithVersion(version), app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
 		return workflows(pcfg, st, logger)
 	}))
 	if err != nil {

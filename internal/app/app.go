@@ -39,6 +39,7 @@ type App struct {
 	registry      *engine.Registry
 	buildRegistry func(st *store.Store) (*engine.Registry, error)
 	noDemo        bool
+	version       string
 	handler       engine.CheckpointHandler
 	store         *store.Store
 	engine        *engine.Engine
@@ -62,6 +63,12 @@ type Option func(*App)
 // WithLogger sends the app's logs to l instead of discarding them.
 func WithLogger(l *slog.Logger) Option {
 	return func(a *App) { a.logger = l }
+}
+
+// WithVersion names the running release (main.version, stamped by make
+// release) for quarry_build_info; without it the build reads as "dev".
+func WithVersion(v string) Option {
+	return func(a *App) { a.version = v }
 }
 
 // WithWorkflows sets the workflows the engine runs. main builds the
@@ -125,7 +132,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	if a.metrics, err = metrics.New(a.store, a.logger); err != nil {
+	if a.metrics, err = metrics.New(a.store, metrics.Options{Logger: a.logger, Version: a.version}); err != nil {
 		return nil, err
 	}
 	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger,

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -53,16 +54,27 @@ type Metrics struct {
 
 var _ engine.Observer = (*Metrics)(nil)
 
+// Options tune New; the zero value is valid.
+type Options struct {
+	// Logger receives scrape errors; nil discards them.
+	Logger *slog.Logger
+	// Version is the running release (main.version), reported by
+	// quarry_build_info; empty means a development build.
+	Version string
+}
+
 // New builds the collectors and registers them, with the Go runtime's and
 // the process's, on a registry of its own. stats is read at every scrape.
-// logger receives scrape errors (nil discards them).
-func New(stats Stats, logger *slog.Logger) (*Metrics, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+func New(stats Stats, opts Options) (*Metrics, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
 	}
 	m := &Metrics{
 		reg:    prometheus.NewRegistry(),
-		logger: logger,
+		logger: opts.Logger,
 		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "quarry_http_request_duration_seconds",
 			Help:    "Time to answer an HTTP request, by method, route pattern and status.",
@@ -104,8 +116,15 @@ func New(stats Stats, logger *slog.Logger) (*Metrics, error) {
 	for _, o := range []string{"ok", "error"} {
 		m.imports.WithLabelValues(o)
 	}
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "quarry_build_info",
+		Help:        "Always 1; its labels name the running release and the Go version that built it.",
+		ConstLabels: prometheus.Labels{"version": opts.Version, "goversion": runtime.Version()},
+	})
+	buildInfo.Set(1)
 	var errs []error
 	for _, c := range []prometheus.Collector{
+		buildInfo,
 		m.httpDuration, m.stepDuration, m.decisions, m.sourceRequests, m.jobWait,
 		m.importRecords, m.imports, m.importRate,
 		newStoreCollector(stats),

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 	"time"
 
@@ -71,7 +72,7 @@ func TestHooksAndScrape(t *testing.T) {
 	m, err := metrics.New(stats{
 		runs:  map[engine.Status]int{engine.StatusWaiting: 2, engine.StatusCompleted: 5},
 		queue: store.QueueStats{Available: 3, Running: 1, OldestAvailable: 1500 * time.Millisecond},
-	}, nil)
+	}, metrics.Options{Version: "v1.2.3"})
 	require.NoError(t, err)
 
 	now := time.Now()
@@ -100,6 +101,7 @@ func TestHooksAndScrape(t *testing.T) {
 		"status=failed": 0, "status=escalated": 0, "status=canceled": 0}, got["quarry_runs"])
 	require.Equal(t, map[string]float64{"state=available": 3, "state=running": 1, "state=retryable": 0, "state=scheduled": 0}, got["quarry_jobs"])
 	require.Equal(t, map[string]float64{"": 1.5}, got["quarry_job_oldest_available_age_seconds"])
+	require.Equal(t, map[string]float64{"goversion=" + runtime.Version() + ",version=v1.2.3": 1}, got["quarry_build_info"])
 	require.Contains(t, got, "go_goroutines")
 	require.Contains(t, got, "process_start_time_seconds")
 }
@@ -109,7 +111,7 @@ func TestHooksAndScrape(t *testing.T) {
 func TestScrapeSurvivesAStoreError(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	m, err := metrics.New(stats{err: errors.New("unable to open database file")}, slog.New(slog.NewTextHandler(&logs, nil)))
+	m, err := metrics.New(stats{err: errors.New("unable to open database file")}, metrics.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	m.Decided("search", engine.KindResultReview, engine.Edit)
 
@@ -125,9 +127,9 @@ func TestScrapeSurvivesAStoreError(t *testing.T) {
 // TestAppsDoNotShareCounters: each Metrics has its own registry.
 func TestAppsDoNotShareCounters(t *testing.T) {
 	t.Parallel()
-	a, err := metrics.New(stats{}, nil)
+	a, err := metrics.New(stats{}, metrics.Options{})
 	require.NoError(t, err)
-	b, err := metrics.New(stats{}, nil)
+	b, err := metrics.New(stats{}, metrics.Options{})
 	require.NoError(t, err)
 	a.Decided("search", engine.KindResultReview, engine.Approve)
 	require.NotContains(t, gather(t, b.Registry()), "quarry_decisions_total")
