@@ -165,7 +165,7 @@ func (c *cli) serve(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	logger := app.NewLogger(cfg, c.stdout)
-	a, err := app.New(ctx, cfg, app.WithLogger(logger), app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
+	a, err := app.New(ctx, cfg, app.WithLogger(logger), app.WithVersion(releaseVersion()), app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
 		return app.Workflows(cfg.Search, st, logger)
 	}))
 	if err != nil {

@@ -30,6 +30,18 @@ func (c *cli) versionCmd(_ context.Context, args []string) error {
 	return err
 }
 
+// releaseVersion is what the build calls itself: the stamped version, else
+// the module version Go recorded (a tag, a pseudo-version or "(devel)").
+func releaseVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
 // versionText describes a build: the stamped version if there is one, else
 // the module's (a tagged or pseudo-version, or "(devel)"), then the
 // revision and the toolchain from bi, which may be nil (no build

@@ -21,6 +21,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/handlers"
 	"quarry/internal/library"
+	"quarry/internal/metrics"
 	"quarry/internal/store"
 )
 
@@ -38,6 +39,7 @@ type App struct {
 	registry      *engine.Registry
 	buildRegistry func(st *store.Store) (*engine.Registry, error)
 	noDemo        bool
+	version       string
 	handler       engine.CheckpointHandler
 	store         *store.Store
 	engine        *engine.Engine
@@ -47,7 +49,10 @@ type App struct {
 	// streams end instead of holding the graceful shutdown open.
 	streamsDone chan struct{}
 	// imports runs web uploads into the library.
-	imports   *library.Jobs
+	imports *library.Jobs
+	// metrics observes the engine, the queue, imports and requests, and
+	// serves /metrics.
+	metrics   *metrics.Metrics
 	closeOnce sync.Once
 }
 
@@ -58,6 +63,12 @@ type Option func(*App)
 // WithLogger sends the app's logs to l instead of discarding them.
 func WithLogger(l *slog.Logger) Option {
 	return func(a *App) { a.logger = l }
+}
+
+// WithVersion names the running release (main.version, stamped by make
+// release) for quarry_build_info; without it the build reads as "dev".
+func WithVersion(v string) Option {
+	return func(a *App) { a.version = v }
 }
 
 // WithWorkflows sets the workflows the engine runs. main builds the
@@ -121,12 +132,16 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger}); err != nil {
+	if a.metrics, err = metrics.New(a.store, metrics.Options{Logger: a.logger, Version: a.version}); err != nil {
+		return nil, err
+	}
+	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger,
+		Observer: a.metrics}); err != nil {
 		return nil, err
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopWorkers = cancel
-	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{}); err != nil {
+	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{OnJobStart: a.metrics.JobStarted}); err != nil {
 		return nil, err
 	}
 	n, err := a.engine.Recover(ctx)
@@ -143,12 +158,18 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	a.streamsDone = make(chan struct{})
 	// Library imports run in the background on the workers' context, so
 	// Close stops them (leaving the library as it was) before the store goes.
-	a.imports = library.NewJobs(workerCtx, a.store)
+	a.imports = library.NewJobs(workerCtx, a.store, a.metrics.ImportDone)
 	a.echo = handlers.New(handlers.Deps{
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
 		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(),
+		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest,
 	})
 	return a, nil
+}
+
+// observeRequest counts an answered request in the metrics.
+func (a *App) observeRequest(ri handlers.RequestInfo) {
+	a.metrics.ObserveRequest(ri.Method, ri.Route, ri.Status, ri.Duration)
 }
 
 // sessionKeySetting is where a generated session key is kept, so sessions

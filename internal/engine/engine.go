@@ -70,6 +70,9 @@ type Config struct {
 	Handler CheckpointHandler
 	Events  *Broker
 	Logger  *slog.Logger
+	// Observer, if set, is told of every committed step, decision and
+	// progress report (metrics); nil observes nothing.
+	Observer Observer
 	// Now, NewID and Sleep are injectable for tests.
 	Now   func() time.Time
 	NewID func() string
@@ -240,6 +243,7 @@ func (e *Engine) commit(ctx context.Context, c Commit) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
+	e.observeCommit(c)
 	e.publish(Event{Type: EventStatus, RunID: r.ID, Step: r.Step, Status: r.Status, Iteration: r.Iteration, Message: string(prev)})
 	return r, nil
 }
@@ -248,6 +252,12 @@ func (e *Engine) stepContext(run Run, step string) StepContext {
 	sc := StepContext{
 		RunID: run.ID, StepID: step, Params: run.Params, State: run.State,
 		Iteration: run.Iteration, Attempt: run.Attempt + 1, emit: e.publish,
+	}
+	if o := e.cfg.Observer; o != nil {
+		sc.emit = func(ev Event) {
+			o.Progress(run.Workflow, ev)
+			e.publish(ev)
+		}
 	}
 	if run.Attempt > 0 {
 		sc.PrevError = run.Error
@@ -576,6 +586,9 @@ func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decis
 	}
 	if err := e.cfg.Store.Decide(ctx, runID, DecisionRecord{Decision: d, CheckpointID: cp.ID, DecidedAt: e.cfg.Now().UTC()}); err != nil {
 		return err
+	}
+	if o := e.cfg.Observer; o != nil {
+		o.Decided(run.Workflow, cp.Kind, d.Action)
 	}
 	e.publish(Event{Type: EventDecision, RunID: runID, Step: cp.Step, Kind: cp.Kind, Message: string(d.Action) + " by " + d.DecidedBy})
 	e.wake(ctx)

@@ -25,6 +25,8 @@ type setupOpts struct {
 	handler engine.CheckpointHandler
 	wfs     []*engine.Workflow
 	path    string
+	// observer, if set, is the engine's Observer.
+	observer engine.Observer
 }
 
 func setup(t *testing.T, o setupOpts) *bundle {
@@ -37,7 +39,7 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	t.Cleanup(func() { st.Close() })
 	reg, err := engine.NewRegistry(o.wfs...)
 	require.NoError(t, err)
-	eng, err := engine.New(engine.Config{Store: st, Registry: reg, Handler: o.handler,
+	eng, err := engine.New(engine.Config{Store: st, Registry: reg, Handler: o.handler, Observer: o.observer,
 		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
 	require.NoError(t, err)
 	return &bundle{store: st, eng: eng, path: o.path}

@@ -70,16 +70,20 @@ func (b bundle) do(t *testing.T, method, target string, header http.Header) *htt
 	return rec
 }
 
-// logLevels returns the level of each JSON log line.
+// logLevels returns the level of each JSON log line but the request log's
+// (one per request, see TestRequestLog).
 func logLevels(t *testing.T, logs string) []string {
 	t.Helper()
 	var levels []string
 	for line := range strings.Lines(logs) {
 		var rec struct {
 			Level string `json:"level"`
+			Msg   string `json:"msg"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(line), &rec), line)
-		levels = append(levels, rec.Level)
+		if rec.Msg != "request" {
+			levels = append(levels, rec.Level)
+		}
 	}
 	return levels
 }
@@ -296,7 +300,8 @@ func TestPanicIsLoggedWithStack(t *testing.T) {
 		Err   string `json:"err"`
 		Stack string `json:"stack"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(b.logs.String()), &line))
+	first, _, _ := strings.Cut(b.logs.String(), "\n") // the request log's line follows
+	require.NoError(t, json.Unmarshal([]byte(first), &line))
 	require.Equal(t, "ERROR", line.Level)
 	require.Contains(t, line.Err, "kaboom")
 	require.Contains(t, line.Stack, "errors_test.go")

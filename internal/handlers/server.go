@@ -60,6 +60,14 @@ type Deps struct {
 	// run), which are spooled to disk rather than held in memory; empty
 	// means DefaultUploadLimit.
 	UploadLimit string
+	// OnRequest, if set, is told of every answered request (metrics); the
+	// request log gets the same line either way.
+	OnRequest func(RequestInfo)
+	// Ready answers /readyz; nil leaves the route out.
+	Ready ReadyChecker
+	// Metrics serves /metrics (Prometheus' text format); nil leaves the
+	// route out.
+	Metrics http.Handler
 }
 
 // Defaults for Deps, chosen for a single-user app: forms and imports are
@@ -92,6 +100,7 @@ func New(deps Deps) *echo.Echo {
 	e.HTTPErrorHandler = newErrorHandler(deps.Logger).handle
 
 	e.Pre(middleware.RequestID())
+	e.Use(requestLog(deps.Logger, deps.OnRequest))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		// The stack goes into the returned error, which the error handler
 		// logs once as a 5xx; the middleware itself logs nothing.
@@ -135,6 +144,15 @@ func New(deps Deps) *echo.Echo {
 // with e.Reverse instead of hard-coding them.
 func registerRoutes(e *echo.Echo, deps Deps) {
 	e.GET("/healthz", Healthz).Name = "healthz"
+	e.HEAD("/healthz", Healthz)
+	if deps.Ready != nil {
+		ready := &Ready{checker: deps.Ready}
+		e.GET("/readyz", ready.Show).Name = "readyz"
+		e.HEAD("/readyz", ready.Show)
+	}
+	if deps.Metrics != nil {
+		e.GET("/metrics", echo.WrapHandler(deps.Metrics)).Name = "metrics"
+	}
 	if deps.Engine == nil || deps.Store == nil {
 		// Only the error-handling tests build a server without a domain.
 		e.GET("/", func(c echo.Context) error {
@@ -149,8 +167,9 @@ func registerRoutes(e *echo.Echo, deps Deps) {
 	e.HEAD("/static/:file", assets.Serve)
 }
 
-// Healthz handles GET /healthz: it answers 200 "ok" while the process can
-// serve requests, for load balancers and the e2e harness.
+// Healthz handles GET and HEAD /healthz: it answers 200 "ok" while the
+// process can serve requests (liveness), for process supervisors and the
+// e2e harness. It checks nothing else; /readyz does.
 func Healthz(c echo.Context) error {
 	return c.String(http.StatusOK, "ok")
 }

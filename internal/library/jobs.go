@@ -20,9 +20,10 @@ import (
 // list is empty; an interrupted import leaves the library as it was (see
 // Import), so importing the file again is always safe.
 type Jobs struct {
-	store Store
-	ctx   context.Context
-	now   func() time.Time
+	store     Store
+	ctx       context.Context
+	now       func() time.Time
+	observers []ImportObserver
 
 	mu   sync.Mutex
 	jobs map[string]*job
@@ -50,10 +51,17 @@ type job struct {
 	status JobStatus
 }
 
+// ImportObserver is told of every import a Jobs runs when it ends, so an
+// operator can count imported records (internal/metrics implements it):
+// the import's stats, how long it took and why it stopped (nil when its
+// records were committed). It is called from the import's goroutine.
+type ImportObserver func(stats ImportStats, took time.Duration, err error)
+
 // NewJobs returns a job runner over st; cancelling ctx stops running
 // imports (which then leave the library as it was), e.g. at shutdown.
-func NewJobs(ctx context.Context, st Store) *Jobs {
-	return &Jobs{store: st, ctx: ctx, now: time.Now, jobs: map[string]*job{}}
+// observers are told of every import that ends.
+func NewJobs(ctx context.Context, st Store, observers ...ImportObserver) *Jobs {
+	return &Jobs{store: st, ctx: ctx, now: time.Now, jobs: map[string]*job{}, observers: observers}
 }
 
 // Start imports the file at path in the background and returns the job's
@@ -123,12 +131,16 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 			j.mu.Unlock()
 		}})
 		j.mu.Lock()
-		defer j.mu.Unlock()
 		jb.status.Progress = Progress{ImportStats: stats}
 		jb.status.Done = true
 		jb.status.Finished = j.now().UTC()
 		if err != nil {
 			jb.status.Err = fmt.Sprintf("stopped after reading %d records: %v; nothing was imported, the library is as it was", stats.Read, err)
+		}
+		took := jb.status.Finished.Sub(jb.status.Started)
+		j.mu.Unlock()
+		for _, o := range j.observers {
+			o(stats, took, err)
 		}
 	}()
 	return id, nil

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -241,7 +242,15 @@ func TestJobsStart(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t)
-	jobs := library.NewJobs(ctx, st)
+	type observation struct {
+		stats library.ImportStats
+		took  time.Duration
+		err   error
+	}
+	var observed []observation // jobs.Wait orders the observer's writes before the reads below
+	jobs := library.NewJobs(ctx, st, func(stats library.ImportStats, took time.Duration, err error) {
+		observed = append(observed, observation{stats, took, err})
+	})
 	dir := t.TempDir()
 	for name, tc := range map[string]struct {
 		content, format, want string
@@ -268,6 +277,10 @@ func TestJobsStart(t *testing.T) {
 	require.Equal(t, 4, status.Progress.Read, "the record Start read first is imported too")
 	require.Equal(t, 3, status.Progress.Inserted)
 	require.Equal(t, 1, status.Progress.Skipped)
+	require.Len(t, observed, 1, "only the started job is observed, once")
+	require.NoError(t, observed[0].err)
+	require.Equal(t, 3, observed[0].stats.Inserted)
+	require.GreaterOrEqual(t, observed[0].took, time.Duration(0))
 	n, err := st.LibraryCount(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 3, n)

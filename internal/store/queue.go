@@ -26,11 +26,15 @@ func (AdvanceArgs) Kind() string { return "advance_run" }
 
 type advanceWorker struct {
 	river.WorkerDefaults[AdvanceArgs]
-	adv Advancer
+	adv     Advancer
+	onStart func(kind string, wait time.Duration)
 }
 
 // Work advances the run; an error makes River retry the job with backoff.
 func (w *advanceWorker) Work(ctx context.Context, job *river.Job[AdvanceArgs]) error {
+	if w.onStart != nil && job.AttemptedAt != nil {
+		w.onStart(job.Kind, max(0, job.AttemptedAt.Sub(job.ScheduledAt)))
+	}
 	return w.adv.Advance(ctx, job.Args.RunID)
 }
 
@@ -78,6 +82,10 @@ type QueueOptions struct {
 	// the SQLite driver has no LISTEN/NOTIFY, so it polls (default 5 ms; an
 	// idle poll is one short query).
 	FetchPollInterval time.Duration
+	// OnJobStart, if set, is told when a worker starts a run's job and how
+	// long the job waited since it was due (metrics). It is called from
+	// the workers' goroutines, so it must be safe for concurrent use.
+	OnJobStart func(kind string, wait time.Duration)
 }
 
 // StartWorkers starts River's workers, which advance runs as jobs arrive.
@@ -92,7 +100,7 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 		opts.FetchPollInterval = 5 * time.Millisecond
 	}
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv}); err != nil {
+	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv, onStart: opts.OnJobStart}); err != nil {
 		return fmt.Errorf("store: register worker: %w", err)
 	}
 	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {

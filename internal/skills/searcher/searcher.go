@@ -35,7 +35,24 @@ type Event struct {
 	// Warning is what the source said about papers it returned (its
 	// *Warning texts joined), on done and error alike.
 	Warning string `json:"warning,omitempty"`
+	// Calls counts how the source's requests ended, one per query sent
+	// (done and error), so an operator can count requests by outcome; a
+	// request the search's cancellation stopped before it was sent is
+	// not counted.
+	Calls map[CallOutcome]int `json:"calls,omitempty"`
 }
+
+// CallOutcome is how one request to a source ended.
+type CallOutcome string
+
+// The outcomes of a request to a source.
+const (
+	CallOK       CallOutcome = "ok"       // the source answered (with papers or none)
+	CallWarning  CallOutcome = "warning"  // it answered with papers and a *sources.Warning
+	CallError    CallOutcome = "error"    // it failed (or panicked)
+	CallTimeout  CallOutcome = "timeout"  // Options.Timeout ran out first
+	CallCanceled CallOutcome = "canceled" // the search was cancelled while it was in flight
+)
 
 // Defaults for Options.
 const (
@@ -194,19 +211,19 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 			case sem <- struct{}{}:
 			case <-ctx.Done():
 				outcomes[c.si][c.qi] = callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
-				progress.finish(c.name, nil, outcomes[c.si][c.qi].err)
+				progress.finish(c.name, outcomes[c.si][c.qi])
 				return
 			}
 			defer func() { <-sem }()
 			if ctx.Err() != nil { // cancelled while queued: do not start
 				outcomes[c.si][c.qi] = callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
-				progress.finish(c.name, nil, outcomes[c.si][c.qi].err)
+				progress.finish(c.name, outcomes[c.si][c.qi])
 				return
 			}
 			progress.start(c.name)
 			o := s.call(ctx, c.src, c.req)
 			outcomes[c.si][c.qi] = o
-			progress.finish(c.name, o.papers, o.err)
+			progress.finish(c.name, o)
 		}()
 	}
 	wg.Wait()
@@ -286,6 +303,8 @@ type callOutcome struct {
 	// unsent is set for a call the search's cancellation caught before
 	// anything was sent: its query is not recorded as sent.
 	unsent bool
+	// outcome is how a sent call ended ("" when unsent).
+	outcome CallOutcome
 }
 
 // plannedUnsent counts a source's planned calls (its queries not rendered
@@ -339,15 +358,23 @@ func (s *Searcher) call(ctx context.Context, src sources.Source, req sources.Sou
 		case ctx.Err() != nil && clock.SentNothing():
 			return callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
 		case ctx.Err() != nil:
-			return callOutcome{err: cancelled(ctx)}
+			return callOutcome{err: cancelled(ctx), outcome: CallCanceled}
 		case errors.As(context.Cause(cctx), &to):
-			return callOutcome{err: &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("timed out after %s", s.timeout), Err: r.err}}
+			return callOutcome{err: &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("timed out after %s", s.timeout), Err: r.err},
+				outcome: CallTimeout}
 		}
 	}
 	if len(r.papers) > req.MaxResults {
 		r.papers = r.papers[:req.MaxResults]
 	}
-	return callOutcome{papers: r.papers, err: r.err}
+	o := callOutcome{papers: r.papers, err: r.err, outcome: CallOK}
+	switch {
+	case isWarning(r.err):
+		o.outcome = CallWarning
+	case r.err != nil:
+		o.outcome = CallError
+	}
+	return o
 }
 
 // isWarning reports whether a source's error is a *Warning: its papers
@@ -390,6 +417,7 @@ type sourceProgress struct {
 	seen    map[string]bool // sourceRecordKey of the records counted
 	errs    []string
 	warns   []string
+	calls   map[CallOutcome]int
 }
 
 // sourceRecordKey is what makes two records of one source the same record
@@ -421,7 +449,7 @@ func (p *progress) start(name string) {
 	}
 }
 
-func (p *progress) finish(name string, papers []research.RawPaper, err error) {
+func (p *progress) finish(name string, o callOutcome) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sp := p.pending[name]
@@ -429,7 +457,14 @@ func (p *progress) finish(name string, papers []research.RawPaper, err error) {
 	if sp.seen == nil {
 		sp.seen = map[string]bool{}
 	}
-	for _, r := range papers {
+	if o.outcome != "" {
+		if sp.calls == nil {
+			sp.calls = map[CallOutcome]int{}
+		}
+		sp.calls[o.outcome]++
+	}
+	err := o.err
+	for _, r := range o.papers {
 		r.Source = name
 		r.ID = research.StableID(r)
 		if k := sourceRecordKey(r); !sp.seen[k] {
@@ -446,7 +481,7 @@ func (p *progress) finish(name string, papers []research.RawPaper, err error) {
 	if sp.left > 0 || p.onEvent == nil {
 		return
 	}
-	ev := Event{Source: name, Kind: EventDone, Count: sp.count, Warning: strings.Join(sp.warns, "; ")}
+	ev := Event{Source: name, Kind: EventDone, Count: sp.count, Warning: strings.Join(sp.warns, "; "), Calls: sp.calls}
 	if len(sp.errs) > 0 {
 		ev.Kind, ev.Error = EventError, strings.Join(sp.errs, "; ")
 	}

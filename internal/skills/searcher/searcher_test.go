@@ -69,6 +69,15 @@ func (r *recorder) forSource(name string) []searcher.Event {
 	return out
 }
 
+// calls counts outcomes as a done or error event's Calls does.
+func calls(outcomes ...searcher.CallOutcome) map[searcher.CallOutcome]int {
+	out := map[searcher.CallOutcome]int{}
+	for _, o := range outcomes {
+		out[o]++
+	}
+	return out
+}
+
 func newSearcher(t *testing.T, opts searcher.Options, sources ...sources.Source) *searcher.Searcher {
 	t.Helper()
 	s, err := searcher.New(sources, opts)
@@ -268,8 +277,14 @@ func TestSearcherRecordsFailuresPerSource(t *testing.T) {
 	require.Contains(t, res.Sources["panics"].Error, "source panicked: nil map")
 	require.Equal(t, research.SourceResult{Error: `source "nowhere" is not configured`}, res.Sources["nowhere"])
 
-	require.Equal(t, []searcher.Event{{Source: "good", Kind: searcher.EventStart}, {Source: "good", Kind: searcher.EventDone, Count: 1}}, rec.forSource("good"))
-	require.Equal(t, []searcher.Event{{Source: "broken", Kind: searcher.EventStart}, {Source: "broken", Kind: searcher.EventError, Error: "unauthorized: bad api key"}}, rec.forSource("broken"))
+	require.Equal(t, []searcher.Event{{Source: "good", Kind: searcher.EventStart}, {Source: "good", Kind: searcher.EventDone, Count: 1, Calls: calls("ok")}}, rec.forSource("good"))
+	require.Equal(t, []searcher.Event{{Source: "broken", Kind: searcher.EventStart}, {Source: "broken", Kind: searcher.EventError, Error: "unauthorized: bad api key", Calls: calls("error")}}, rec.forSource("broken"))
+	// A source that overruns the timeout, whether it notices or not, is a
+	// timeout, not an error; a panic is the source's error.
+	for name, want := range map[string]map[searcher.CallOutcome]int{"slow": calls("timeout"), "deaf": calls("timeout"), "panics": calls("error")} {
+		events := rec.forSource(name)
+		require.Equal(t, want, events[len(events)-1].Calls, name)
+	}
 	require.Equal(t, []searcher.Event{{Source: "nowhere", Kind: searcher.EventError, Error: `source "nowhere" is not configured`}}, rec.forSource("nowhere"))
 }
 
@@ -289,7 +304,7 @@ func TestSearcherOneFailingQueryKeepsTheOthers(t *testing.T) {
 		QueryResults: []research.QueryResult{{Count: 1}, {Error: "boom"}, {Count: 1}}}, res.Sources["crossref"])
 	events := rec.forSource("crossref")
 	require.Len(t, events, 2)
-	require.Equal(t, searcher.Event{Source: "crossref", Kind: searcher.EventError, Count: 2, Error: "boom"}, events[1])
+	require.Equal(t, searcher.Event{Source: "crossref", Kind: searcher.EventError, Count: 2, Error: "boom", Calls: calls("ok", "error", "ok")}, events[1])
 }
 
 // TestSearcherProgressCountsMergedRecords: two queries of one source that
@@ -306,7 +321,7 @@ func TestSearcherProgressCountsMergedRecords(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, res.Sources["openalex"].Count)
 	require.Equal(t, []research.QueryResult{{Count: 2}, {Count: 2}}, res.Sources["openalex"].QueryResults)
-	require.Equal(t, []searcher.Event{{Source: "openalex", Kind: searcher.EventStart}, {Source: "openalex", Kind: searcher.EventDone, Count: 3}}, rec.forSource("openalex"))
+	require.Equal(t, []searcher.Event{{Source: "openalex", Kind: searcher.EventStart}, {Source: "openalex", Kind: searcher.EventDone, Count: 3, Calls: calls("ok", "ok")}}, rec.forSource("openalex"))
 }
 
 func TestSearcherCancellation(t *testing.T) {
@@ -319,7 +334,8 @@ func TestSearcherCancellation(t *testing.T) {
 			return nil, ctx.Err()
 		}}
 	}
-	s := newSearcher(t, searcher.Options{Timeout: time.Hour, Concurrency: 1}, blocking("a"), blocking("b"))
+	rec := &recorder{}
+	s := newSearcher(t, searcher.Options{Timeout: time.Hour, Concurrency: 1, OnEvent: rec.on}, blocking("a"), blocking("b"))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	res, err := s.Search(ctx, strategy([]string{"a", "b"}, q("x"), q("y")))
@@ -329,6 +345,16 @@ func TestSearcherCancellation(t *testing.T) {
 		require.Contains(t, res.Sources[name].Error, "search cancelled", name)
 	}
 	require.Len(t, started, 0, "no call may start after the cancel")
+	// Only the request in flight counts, as canceled; unsent ones do not.
+	var inFlight map[searcher.CallOutcome]int
+	for _, name := range []string{"a", "b"} {
+		events := rec.forSource(name)
+		if calls := events[len(events)-1].Calls; calls != nil {
+			require.Nil(t, inFlight, "one request was in flight")
+			inFlight = calls
+		}
+	}
+	require.Equal(t, calls("canceled"), inFlight)
 }
 
 func TestSearcherRejectsInvalidStrategy(t *testing.T) {
@@ -491,7 +517,7 @@ func TestSearcherRecordsWarningsApart(t *testing.T) {
 		Queries: []string{"sleep zzz"}, QueryResults: []research.QueryResult{{Count: 1, Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}}},
 		res.Sources["pubmed"])
 	require.Equal(t, searcher.Event{Source: "pubmed", Kind: searcher.EventDone, Count: 1,
-		Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}, rec.forSource("pubmed")[1])
+		Warning: "PubMed did not run the query as written: terms not found, left out: zzz", Calls: calls("warning")}, rec.forSource("pubmed")[1])
 
 	rec = &recorder{}
 	s = newSearcher(t, searcher.Options{OnEvent: rec.on}, src)
