@@ -7,7 +7,7 @@ BIN      := bin/quarry
 FUZZTIME ?= 10s
 
 .DEFAULT_GOAL := help
-.PHONY: help generate build run test e2e screenshots bench fuzz lint check
+.PHONY: help generate build run test e2e screenshots bench fuzz lint check release
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -39,6 +39,9 @@ bench: ## Run every benchmark once; prints the figure lines (full output in benc
 
 fuzz: ## Run every Fuzz target for FUZZTIME each (default 10s)
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
+
+release: ## Static binaries for linux/darwin/windows x amd64/arm64 into dist/, with SHA256SUMS (VERSION: git describe)
+	GO=$(GO) ./scripts/release.sh
 
 lint: ## go vet, gofmt and staticcheck
 	$(GO) vet ./...
