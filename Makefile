@@ -16,7 +16,7 @@ generate: ## Regenerate templ components (*_templ.go)
 	$(GO) tool templ generate
 
 build: ## Build the binary into bin/quarry
-	$(GO) build -o $(BIN) ./cmd/web
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/web
 
 run: build ## Build, then serve on QUARRY_ADDR (default 127.0.0.1:8080)
 	./$(BIN) serve

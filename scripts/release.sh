@@ -21,8 +21,9 @@ for platform in $PLATFORMS; do
 	if [ "$os" = windows ]; then out="$out.exe"; fi
 	echo "building $out"
 	# -trimpath keeps the builder's paths out of the binary, so a release
-	# is the same wherever it was built.
-	CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath \
+	# is the same wherever it was built; -buildvcs=auto records the
+	# revision (quarry version) even where GOFLAGS turns it off.
+	CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -buildvcs=auto -trimpath \
 		-ldflags "-s -w -X main.version=$VERSION" -o "$out" ./cmd/web
 done
 (cd "$DIST" && sha256sum quarry-* >SHA256SUMS)

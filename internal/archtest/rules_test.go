@@ -128,6 +128,20 @@ func rules() []rule {
 			direct: true,
 		},
 		{
+			// Domain packages expose observer hooks; internal/metrics
+			// implements them with Prometheus and the app wires the two.
+			name: "only metrics and the app know Prometheus",
+			from: func(p string) bool {
+				return strings.HasPrefix(p, module) && !under("quarry/internal/metrics", "quarry/internal/app", "quarry/cmd", "quarry/e2e")(p)
+			},
+			to: []string{"github.com/prometheus/"},
+		},
+		{
+			name: "the searcher and the library reach no HTTP package",
+			from: under("quarry/internal/skills/searcher", "quarry/internal/library"),
+			to:   web,
+		},
+		{
 			name: "the web layer is reached only from the app",
 			from: func(p string) bool {
 				return strings.HasPrefix(p, module) && !under("quarry/internal/app", "quarry/internal/handlers", "quarry/internal/views", "quarry/cmd", "quarry/e2e")(p)
