@@ -225,10 +225,32 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 	if err != nil {
 		return fmt.Errorf("store: river migrations: %w", err)
 	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("store: apply river migrations: %w", err)
+	return migrateRiver(ctx, m)
+}
+
+// migrateRiver applies River's migrations. Several processes may open a new
+// database at once (quarry import beside a starting server), and River reads
+// which versions are applied before applying each missing one in its own
+// transaction, so a concurrent opener can lose the race ("table … already
+// exists") with its transaction rolled back and nothing half-done. The
+// winner's version is committed by then, so reading again finds it applied:
+// a few retries settle it.
+func migrateRiver(ctx context.Context, m *rivermigrate.Migrator[*sql.Tx]) error {
+	const attempts = 5
+	var err error
+	for attempt := 1; attempt <= attempts; attempt++ {
+		if _, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil); err == nil {
+			return nil
+		}
+		if attempt < attempts {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("store: apply river migrations: %w", errors.Join(err, ctx.Err()))
+			case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
+			}
+		}
 	}
-	return nil
+	return fmt.Errorf("store: apply river migrations: %w", err)
 }
 
 // backup copies the live database with VACUUM INTO, which is consistent
