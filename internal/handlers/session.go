@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/gorilla/securecookie"
 	"github.com/gorilla/sessions"
@@ -116,12 +118,26 @@ func (p *people) page(c echo.Context) views.Page {
 	return views.Page{CSRF: token, Person: p.name(c)}
 }
 
-// safeNext keeps redirects on this site: only local absolute paths.
+// safeNext keeps redirects on this site: only a local path, else "/".
+// Browsers strip tabs and newlines from a URL and read a backslash as a
+// slash, so "/<tab>/evil.example" or "/\evil.example" would reach another
+// host; next must start with one "/" (not "//" or "/\") and hold no
+// control character or backslash, neither as sent nor once its
+// %-escapes are decoded (which must decode).
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || !cleanPath(next) {
+		return "/"
+	}
+	decoded, err := url.PathUnescape(next)
+	if err != nil || strings.HasPrefix(decoded, "//") || !cleanPath(decoded) {
 		return "/"
 	}
 	return next
+}
+
+// cleanPath reports whether s holds no backslash and no control character.
+func cleanPath(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r == '\\' || unicode.IsControl(r) })
 }
 
 // csrfSkipper exempts JSON API calls from the form token. Browsers cannot
