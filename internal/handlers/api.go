@@ -86,7 +86,9 @@ type DecisionInput struct {
 }
 
 // decodeJSON reads one JSON object, refusing unknown fields so a typo is an
-// error rather than a silently ignored option.
+// error rather than a silently ignored option, and anything after the
+// value but white space (text, a second object), which would otherwise be
+// ignored as silently. It is the one place the handlers decode a body.
 func decodeJSON(c echo.Context, v any) error {
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
@@ -95,6 +97,9 @@ func decodeJSON(c echo.Context, v any) error {
 			return fault.Errorf(fault.EInvalid, "the request body is empty")
 		}
 		return fault.Errorf(fault.EInvalid, "invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fault.Errorf(fault.EInvalid, "invalid JSON: the body must hold one JSON value, with nothing after it")
 	}
 	return nil
 }
