@@ -145,8 +145,20 @@ func newCSRFRoutes(e *echo.Echo, check echo.MiddlewareFunc) csrfRoutes {
 	return csrfRoutes{e: e, check: check, guard: csrfGuard(check, nil)}
 }
 
-// GET adds a GET route, which the check gives a token.
+// GET adds a GET route, which the check gives a token, and answers HEAD
+// on it the same way (net/http drops a HEAD answer's body), so monitors
+// and link checkers get the page's status and a 405's Allow header names
+// HEAD. It returns the GET route, for its name.
 func (r csrfRoutes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	mw := append([]echo.MiddlewareFunc{r.guard}, m...)
+	r.e.HEAD(path, h, mw...)
+	return r.e.GET(path, h, mw...)
+}
+
+// Stream adds a GET route that answers as a stream for as long as the
+// client listens (server-sent events): a HEAD would wait as long for
+// nothing, so it answers 405.
+func (r csrfRoutes) Stream(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
 	return r.e.GET(path, h, append([]echo.MiddlewareFunc{r.guard}, m...)...)
 }
 

@@ -140,7 +140,8 @@ func New(deps Deps) *echo.Echo {
 }
 
 // registerRoutes is the one place that lists every route, so the whole URL
-// space can be read at a glance. Route names let views and tests build URLs
+// space can be read at a glance. Every GET route but the event stream also
+// answers HEAD. Route names let views and tests build URLs
 // with e.Reverse instead of hard-coding them.
 func registerRoutes(e *echo.Echo, deps Deps) {
 	e.GET("/healthz", Healthz).Name = "healthz"
@@ -152,12 +153,15 @@ func registerRoutes(e *echo.Echo, deps Deps) {
 	}
 	if deps.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(deps.Metrics)).Name = "metrics"
+		e.HEAD("/metrics", echo.WrapHandler(deps.Metrics))
 	}
 	if deps.Engine == nil || deps.Store == nil {
 		// Only the error-handling tests build a server without a domain.
-		e.GET("/", func(c echo.Context) error {
+		noEngine := func(c echo.Context) error {
 			return fault.Errorf(fault.EInternal, "the server has no engine")
-		}).Name = "home"
+		}
+		e.GET("/", noEngine).Name = "home"
+		e.HEAD("/", noEngine)
 	} else {
 		registerApp(e, deps)
 	}
@@ -204,7 +208,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/name", names.Save).Name = "name-save"
 	g.GET("/runs/:id", runs.Show, p.requireName).Name = "run"
 	g.GET("/runs/:id/status", runs.Status).Name = "run-status"
-	g.GET("/runs/:id/events", runs.Events).Name = "run-events"
+	g.Stream("/runs/:id/events", runs.Events).Name = "run-events"
 	g.GET("/runs/:id/report.md", runs.ReportMarkdown).Name = "run-report-md"
 	g.GET("/runs/:id/report.csv", runs.ReportCSV).Name = "run-report-csv"
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
