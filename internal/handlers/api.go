@@ -167,6 +167,9 @@ func (a *API) Decide(c echo.Context) error {
 	if string(in.RevisedData) == "null" {
 		in.RevisedData = nil
 	}
+	if err := a.checkDecisionFiles(c.Request().Context(), c.Param("id"), in); err != nil {
+		return err
+	}
 	d := engine.Decision{Action: engine.DecisionAction(in.Action), RevisedData: in.RevisedData, Note: in.Note, DecidedBy: by}
 	if err := a.engine.Decide(c.Request().Context(), c.Param("id"), in.CheckpointID, d); err != nil {
 		return err
