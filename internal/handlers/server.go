@@ -41,7 +41,11 @@ type Deps struct {
 	// SessionKey signs (first 32 bytes) and encrypts (next 32) the session
 	// cookie; internal/app loads it from QUARRY_SESSION_KEY or the database.
 	SessionKey []byte
-	// SecureCookies marks the session and CSRF cookies Secure although
+	// PublicURL is the address people use (QUARRY_PUBLIC_URL, "" for
+	// none); the cross-origin check trusts it as an origin, for a proxy
+	// that does not pass on the Host browsers sent.
+	PublicURL string
+	// SecureCookies marks the session cookie Secure although
 	// requests arrive over plain HTTP: a proxy in front terminates TLS, so
 	// browsers use HTTPS. internal/app sets it when QUARRY_PUBLIC_URL is
 	// https. Without it the session cookie is Secure only on a TLS request.
@@ -190,17 +194,11 @@ func registerApp(e *echo.Echo, deps Deps) {
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
 	api := &API{runs: deps.Store, engine: deps.Engine}
-	// CSRF guards every app route (GETs get the token cookie, unsafe
-	// methods must echo it back); it is per route rather than global so
-	// that routing misses still answer 404/405 (see csrfRoutes).
-	g := newCSRFRoutes(e, middleware.CSRFWithConfig(middleware.CSRFConfig{
-		Skipper:        csrfSkipper,
-		TokenLookup:    "form:" + csrfField,
-		CookiePath:     "/",
-		CookieHTTPOnly: true,
-		CookieSameSite: http.SameSiteLaxMode,
-		CookieSecure:   deps.SecureCookies,
-	}))
+	// CSRF guards every app route (GETs get the session's token, unsafe
+	// methods must come from this origin and echo it back); it is per
+	// route rather than global so that routing misses still answer
+	// 404/405 (see csrfRoutes).
+	g := newCSRFRoutes(e, newCSRFCheck(p, csrfSkipper, deps.PublicURL).middleware)
 
 	g.GET("/", home.Show, p.requireName).Name = "home"
 	g.POSTOrRetry("/runs", home.Start, home.StartAgain, p.requireName).Name = "run-start"

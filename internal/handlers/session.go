@@ -10,7 +10,6 @@ import (
 	"github.com/gorilla/securecookie"
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"quarry/internal/views"
 )
@@ -26,6 +25,10 @@ const maxRememberedRuns = 40
 const (
 	keyName = "name"
 	keyRuns = "runs"
+	// keyCSRF is the session's CSRF token, keyCSRFUsed when (Unix
+	// seconds) a page last used it (see csrfCheck).
+	keyCSRF     = "csrf"
+	keyCSRFUsed = "csrf_used"
 )
 
 // people reads and writes the cookie session: who is deciding, and which
@@ -114,7 +117,7 @@ func (p *people) requireName(next echo.HandlerFunc) echo.HandlerFunc {
 
 // page is the per-request data every full page needs.
 func (p *people) page(c echo.Context) views.Page {
-	token, _ := c.Get(middleware.DefaultCSRFConfig.ContextKey).(string)
+	token, _ := c.Get(csrfContextKey).(string)
 	return views.Page{CSRF: token, Person: p.name(c)}
 }
 
