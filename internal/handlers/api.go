@@ -20,6 +20,8 @@ import (
 type API struct {
 	runs   RunStore
 	engine *engine.Engine
+	// files checks that a decision's attached files are the run's.
+	files RunFileStore
 }
 
 // RunCreated is the answer to POST /api/runs.

@@ -10,13 +10,16 @@ import (
 	"quarry/internal/fault"
 	"quarry/internal/handlers"
 	"quarry/internal/handlers/testapp"
+	"quarry/internal/research"
+	"quarry/internal/store"
 )
 
-// TestStrategyRefusesFileIDsTheStoreCannotHaveMade: a strategy naming an
-// attached file by anything but the store's ID shape ("../../etc/passwd")
-// is refused at the decision with 422 naming files[i].id, through the API
-// and the form, and the checkpoint stays pending.
-func TestStrategyRefusesFileIDsTheStoreCannotHaveMade(t *testing.T) {
+// TestStrategyRefusesFilesNotAttachedToTheRun: a strategy naming an
+// attached file by anything but the store's ID shape ("../../etc/passwd"),
+// or by the ID of another run's file, is refused at the decision with 422
+// naming files[i].id, through the API and the form, and the checkpoint
+// stays pending.
+func TestStrategyRefusesFilesNotAttachedToTheRun(t *testing.T) {
 	t.Parallel()
 	w := setupWeb(t)
 	created := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "max_iterations": 2,
@@ -53,6 +56,20 @@ func TestStrategyRefusesFileIDsTheStoreCannotHaveMade(t *testing.T) {
 		res, doc := w.post(t, w.client, "/runs/"+created.ID+"/checkpoints/"+st.Checkpoint.ID+"/strategy", v)
 		require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
 		require.Contains(t, doc.Find(`[data-testid="error"]`).Text(), "files[0].id")
+	})
+
+	t.Run("APIAnotherRunsFile", func(t *testing.T) {
+		// A well-formed ID of a file attached to another run.
+		other := w.startAPIRun(t, map[string]any{"question": "naps", "max_iterations": 1, "strategy_checkpoint": true, "sources": testapp.Sources})
+		f, err := w.app.Store().AttachRunFile(t.Context(), store.RunFile{RunID: other.ID, Name: "theirs.ris", Format: "ris",
+			Papers: []research.RawPaper{{ID: "doi:10.1/x", Title: "Theirs"}}})
+		require.NoError(t, err)
+		res := w.postJSON(t, "/api/runs/"+created.ID+"/decisions", map[string]any{"checkpoint_id": st.Checkpoint.ID,
+			"action": "edit", "revised_data": strategy(`[{"id":"` + f.ID + `","name":"theirs.ris"}]`)})
+		require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
+		var eb handlers.ErrorBody
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&eb))
+		require.Contains(t, eb.Error.Fields, "files[0].id", "%v", eb.Error.Fields)
 	})
 
 	again := w.waitForCheckpoint(t, created.ID, "strategy_confirmation", 1)

@@ -193,7 +193,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done, files: deps.Files}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
-	api := &API{runs: deps.Store, engine: deps.Engine}
+	api := &API{runs: deps.Store, engine: deps.Engine, files: deps.Files}
 	// CSRF guards every app route (GETs get the session's token, unsafe
 	// methods must come from this origin and echo it back); it is per
 	// route rather than global so that routing misses still answer
