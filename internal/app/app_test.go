@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -124,13 +125,17 @@ func TestSecureCookies(t *testing.T) {
 			rec := httptest.NewRecorder()
 			a.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/name", nil))
 			require.Equal(t, http.StatusOK, rec.Code)
-			csrf := cookieNamed(t, rec.Result().Cookies(), "_csrf")
-			require.Equal(t, tt.wantSecure, csrf.Secure, "CSRF cookie")
+			// The CSRF token lives in the session cookie, which the first
+			// page sets.
+			first := cookieNamed(t, rec.Result().Cookies(), "quarry")
+			require.Equal(t, tt.wantSecure, first.Secure, "session cookie carrying the CSRF token")
+			token := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindStringSubmatch(rec.Body.String())
+			require.Len(t, token, 2, "the form carries the token")
 
-			form := url.Values{"_csrf": {csrf.Value}, "name": {"Ada"}, "next": {"/"}}
+			form := url.Values{"_csrf": {token[1]}, "name": {"Ada"}, "next": {"/"}}
 			req := httptest.NewRequest(http.MethodPost, "/name", strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.AddCookie(csrf)
+			req.AddCookie(first)
 			rec = httptest.NewRecorder()
 			a.Handler().ServeHTTP(rec, req)
 			require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())

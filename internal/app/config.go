@@ -47,8 +47,9 @@ type Config struct {
 	// https://quarry.example.org when a proxy in front terminates TLS.
 	// Quarry itself only sees plain HTTP then, so it cannot tell that
 	// browsers use HTTPS; an https public URL is how the operator says so,
-	// and the session and CSRF cookies are then marked Secure (sent over
-	// HTTPS only). Empty means Quarry is reached directly.
+	// and the session cookie (which carries the CSRF token) is then marked
+	// Secure (sent over HTTPS only); the CSRF check also trusts it as an
+	// origin. Empty means Quarry is reached directly.
 	PublicURL string
 	// File is the QUARRY_CONFIG file the settings were read from, if any.
 	File string

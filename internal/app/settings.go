@@ -56,7 +56,7 @@ func settings() []setting {
 		{env: "QUARRY_SESSION_KEY", shown: "generated on first start and kept in the database", set: text(func(c *Config) *string { return &c.SessionKey }),
 			doc: "secret behind the session cookies, at least 32 characters"},
 		{flag: "public-url", env: "QUARRY_PUBLIC_URL", set: text(func(c *Config) *string { return &c.PublicURL }),
-			doc: "the address people use, e.g. `https://quarry.example.org` behind a TLS proxy: `https` marks the session and CSRF cookies `Secure`"},
+			doc: "the address people use, e.g. `https://quarry.example.org` behind a TLS proxy: `https` marks the session cookie (which carries the CSRF token) `Secure`"},
 		{flag: "log-format", env: "QUARRY_LOG_FORMAT", key: "log_format", def: LogText, set: setLogFormat,
 			doc: "`text` (key=value lines) or `json` (one object a line)"},
 		{flag: "log-level", env: "QUARRY_LOG_LEVEL", key: "log_level", def: "info", set: setLogLevel,

@@ -17,6 +17,7 @@ const (
 	ENotFound     = "not_found"    // the thing asked for does not exist
 	EConflict     = "conflict"     // the request lost a race (e.g. a checkpoint was already decided)
 	EUnauthorized = "unauthorized" // the caller may not do this
+	ETooLarge     = "too_large"    // the input is over a size limit: send less, not something else
 	EInternal     = "internal"     // our fault; details are logged, not shown
 )
 

@@ -20,6 +20,8 @@ import (
 type API struct {
 	runs   RunStore
 	engine *engine.Engine
+	// files checks that a decision's attached files are the run's.
+	files RunFileStore
 }
 
 // RunCreated is the answer to POST /api/runs.
@@ -86,7 +88,9 @@ type DecisionInput struct {
 }
 
 // decodeJSON reads one JSON object, refusing unknown fields so a typo is an
-// error rather than a silently ignored option.
+// error rather than a silently ignored option, and anything after the
+// value but white space (text, a second object), which would otherwise be
+// ignored as silently. It is the one place the handlers decode a body.
 func decodeJSON(c echo.Context, v any) error {
 	dec := json.NewDecoder(c.Request().Body)
 	dec.DisallowUnknownFields()
@@ -95,6 +99,9 @@ func decodeJSON(c echo.Context, v any) error {
 			return fault.Errorf(fault.EInvalid, "the request body is empty")
 		}
 		return fault.Errorf(fault.EInvalid, "invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return fault.Errorf(fault.EInvalid, "invalid JSON: the body must hold one JSON value, with nothing after it")
 	}
 	return nil
 }
@@ -161,6 +168,9 @@ func (a *API) Decide(c echo.Context) error {
 	}
 	if string(in.RevisedData) == "null" {
 		in.RevisedData = nil
+	}
+	if err := a.checkDecisionFiles(c.Request().Context(), c.Param("id"), in); err != nil {
+		return err
 	}
 	d := engine.Decision{Action: engine.DecisionAction(in.Action), RevisedData: in.RevisedData, Note: in.Note, DecidedBy: by}
 	if err := a.engine.Decide(c.Request().Context(), c.Param("id"), in.CheckpointID, d); err != nil {

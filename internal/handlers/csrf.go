@@ -1,22 +1,134 @@
 package handlers
 
 import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"net/http"
+	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 )
 
 // csrfField is the form field that carries the CSRF token.
 const csrfField = "_csrf"
 
+// csrfContextKey is where the check leaves the request's token for the
+// page's forms (see people.page).
+const csrfContextKey = "csrf"
+
+// Token lifetimes. A token lives in the session; it is replaced once it
+// has gone unused (no page read) for csrfTokenMaxAge, so a form left open
+// longer is refused as expired, and its last use is written back to the
+// session at most every csrfTokenRefresh, so pages polling every few
+// seconds do not rewrite the cookie each time.
+const (
+	csrfTokenMaxAge  = 24 * time.Hour
+	csrfTokenRefresh = time.Hour
+)
+
+// csrfCheck guards unsafe requests twice: net/http's CrossOriginProtection
+// refuses any a browser says (Sec-Fetch-Site) or shows (Origin against
+// Host) came from another origin, JSON API calls included; then a form
+// must carry the token kept in this browser's session, so a token given to
+// another session, or planted in a cookie by a site that can set cookies
+// for Quarry's domain, is refused. Safe methods get the session's token
+// (minted when there is none or it expired) in the context for their forms.
+type csrfCheck struct {
+	people *people
+	cop    *http.CrossOriginProtection
+	// skip exempts requests from the token, not from the origin check.
+	skip func(echo.Context) bool
+	now  func() time.Time
+}
+
+// newCSRFCheck builds the check; publicURL ("" for none), the address
+// people use, is trusted as an origin, for a proxy that does not pass on
+// the Host browsers sent.
+func newCSRFCheck(p *people, skip func(echo.Context) bool, publicURL string) *csrfCheck {
+	cop := http.NewCrossOriginProtection()
+	if u, err := url.Parse(publicURL); err == nil && u.Scheme != "" && u.Host != "" {
+		_ = cop.AddTrustedOrigin(u.Scheme + "://" + u.Host) // the configuration checked its shape
+	}
+	return &csrfCheck{people: p, cop: cop, skip: skip, now: time.Now}
+}
+
+// middleware is the check as echo middleware (see csrfGuard for how its
+// refusals are answered).
+func (k *csrfCheck) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if err := k.cop.Check(req); err != nil {
+			return &csrfError{reason: csrfCrossSite, cause: err}
+		}
+		switch req.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+			token, err := k.issue(c)
+			if err != nil {
+				return err
+			}
+			c.Set(csrfContextKey, token)
+			return next(c)
+		}
+		if k.skip(c) {
+			return next(c)
+		}
+		if req.Form == nil {
+			_ = req.ParseMultipartForm(32 << 20) // what req.FormValue does
+		}
+		sent := req.Form[csrfField]
+		if len(sent) == 0 || sent[0] == "" {
+			return &csrfError{reason: csrfMissing, cause: errors.New("missing csrf token in the form")}
+		}
+		want, ok := k.current(c)
+		if !ok || subtle.ConstantTimeCompare([]byte(sent[0]), []byte(want)) != 1 {
+			return &csrfError{reason: csrfExpired, cause: errors.New("the form's token is not this session's")}
+		}
+		c.Set(csrfContextKey, want)
+		return next(c)
+	}
+}
+
+// current is the session's token, if it has one that has not expired.
+func (k *csrfCheck) current(c echo.Context) (string, bool) {
+	s := k.people.session(c)
+	token, _ := s.Values[keyCSRF].(string)
+	used, _ := s.Values[keyCSRFUsed].(int64)
+	if token == "" || k.now().Sub(time.Unix(used, 0)) > csrfTokenMaxAge {
+		return "", false
+	}
+	return token, true
+}
+
+// issue returns the session's token, minting one when it has none or it
+// expired, and notes its use; the session is saved only when that changed
+// something worth writing.
+func (k *csrfCheck) issue(c echo.Context) (string, error) {
+	s := k.people.session(c)
+	now := k.now()
+	token, ok := k.current(c)
+	used, _ := s.Values[keyCSRFUsed].(int64)
+	switch {
+	case !ok:
+		b := make([]byte, 32)
+		rand.Read(b)
+		token = base64.RawURLEncoding.EncodeToString(b)
+		s.Values[keyCSRF] = token
+	case now.Sub(time.Unix(used, 0)) < csrfTokenRefresh:
+		return token, nil
+	}
+	s.Values[keyCSRFUsed] = now.Unix()
+	return token, k.people.save(c, s)
+}
+
 // csrfReason is why the CSRF check refused a request.
 type csrfReason int
 
 const (
-	// csrfExpired: the form's token no longer matches the browser's
-	// cookie (it expired after a day, or cookies were cleared).
+	// csrfExpired: the form's token is not the session's (it expired
+	// after a day unused, cookies were cleared, or it was another's).
 	csrfExpired csrfReason = iota
 	// csrfMissing: the request carried no token at all.
 	csrfMissing
@@ -24,31 +136,15 @@ const (
 	csrfCrossSite
 )
 
-// csrfError is a request the CSRF check refused. It replaces echo's terse
-// errors ("invalid csrf token", "missing csrf token in the form
-// parameter"), which read as a bug, with what happened and what to do; the
-// error handler maps it to the unauthorized code (403) and shows the
-// refused form's text, so nothing typed is lost. It does not unwrap to
-// echo's error, whose own status would otherwise win.
+// csrfError is a request the CSRF check refused, with what happened and
+// what to do; the error handler maps it to the unauthorized code (403) and
+// shows the refused form's text, so nothing typed is lost.
 type csrfError struct {
 	reason csrfReason
 	cause  error
 }
 
 func (e *csrfError) Error() string { return "csrf: " + e.cause.Error() }
-
-// newCSRFError classifies an error of echo's CSRF middleware.
-func newCSRFError(err error) *csrfError {
-	he, _ := errors.AsType[*echo.HTTPError](err)
-	switch {
-	case errors.Is(err, middleware.ErrCSRFInvalid):
-		return &csrfError{reason: csrfExpired, cause: err}
-	case he != nil && he.Code == http.StatusBadRequest:
-		return &csrfError{reason: csrfMissing, cause: err}
-	default:
-		return &csrfError{reason: csrfCrossSite, cause: err}
-	}
-}
 
 // title is the error page's heading.
 func (e *csrfError) title() string {
@@ -91,8 +187,8 @@ func (e *csrfError) apiMessage() string {
 	return "send API requests with Content-Type: application/json; any other request needs a form's security token"
 }
 
-// csrfGuard runs check (echo's CSRF middleware) and turns its refusals into
-// a *csrfError. When retry is given, a refused form that came from this
+// csrfGuard runs check (csrfCheck.middleware) and hands on its refusals,
+// each a *csrfError. When retry is given, a refused form that came from this
 // site (an expired or missing token) is handed to retry instead, with a
 // fresh token in the context, so the handler can show the same form again
 // with the person's values and the reason.
@@ -107,9 +203,9 @@ func csrfGuard(check echo.MiddlewareFunc, retry func(echo.Context, *csrfError) e
 			if err == nil || passed { // the handler's own error, not the check's
 				return err
 			}
-			ce := newCSRFError(err)
-			if retry == nil || ce.reason == csrfCrossSite {
-				return ce
+			ce, ok := errors.AsType[*csrfError](err)
+			if !ok || retry == nil || ce.reason == csrfCrossSite {
+				return err
 			}
 			return withFreshToken(check, c, func(c echo.Context) error { return retry(c, ce) })
 		}
@@ -119,7 +215,8 @@ func csrfGuard(check echo.MiddlewareFunc, retry func(echo.Context, *csrfError) e
 // withFreshToken runs h with a valid token in the context (and its cookie
 // set) for a request the check refused: the check treats a GET as safe and
 // issues the token without checking, so the request is passed through it
-// as one. Nothing is accepted on the way: h only renders a form.
+// as one (the origin check passed already). Nothing is accepted on the
+// way: h only renders a form.
 func withFreshToken(check echo.MiddlewareFunc, c echo.Context, h echo.HandlerFunc) error {
 	req := c.Request()
 	method := req.Method
@@ -145,8 +242,20 @@ func newCSRFRoutes(e *echo.Echo, check echo.MiddlewareFunc) csrfRoutes {
 	return csrfRoutes{e: e, check: check, guard: csrfGuard(check, nil)}
 }
 
-// GET adds a GET route, which the check gives a token.
+// GET adds a GET route, which the check gives a token, and answers HEAD
+// on it the same way (net/http drops a HEAD answer's body), so monitors
+// and link checkers get the page's status and a 405's Allow header names
+// HEAD. It returns the GET route, for its name.
 func (r csrfRoutes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	mw := append([]echo.MiddlewareFunc{r.guard}, m...)
+	r.e.HEAD(path, h, mw...)
+	return r.e.GET(path, h, mw...)
+}
+
+// Stream adds a GET route that answers as a stream for as long as the
+// client listens (server-sent events): a HEAD would wait as long for
+// nothing, so it answers 405.
+func (r csrfRoutes) Stream(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
 	return r.e.GET(path, h, append([]echo.MiddlewareFunc{r.guard}, m...)...)
 }
 

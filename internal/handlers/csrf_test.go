@@ -140,8 +140,8 @@ func TestRoutingMissMessages(t *testing.T) {
 	}{
 		{"UnknownPage", http.MethodGet, "/nowhere/x", http.StatusNotFound, "Page not found", "No page at /nowhere/x. Runs are listed on the home page."},
 		{"UnknownPost", http.MethodPost, "/nowhere", http.StatusNotFound, "Page not found", "No page at /nowhere. Runs are listed on the home page."},
-		{"DeleteHome", http.MethodDelete, "/", http.StatusMethodNotAllowed, "Method Not Allowed", "/ does not accept DELETE requests (only GET)."},
-		{"PutRunPage", http.MethodPut, "/runs/r1", http.StatusMethodNotAllowed, "Method Not Allowed", "/runs/r1 does not accept PUT requests (only GET)."},
+		{"DeleteHome", http.MethodDelete, "/", http.StatusMethodNotAllowed, "Method Not Allowed", "/ does not accept DELETE requests (only GET, HEAD)."},
+		{"PutRunPage", http.MethodPut, "/runs/r1", http.StatusMethodNotAllowed, "Method Not Allowed", "/runs/r1 does not accept PUT requests (only GET, HEAD)."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -159,6 +159,11 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 			f.Errors = formErrors(fe, form["sources"])
 			return h.renderStrategy(c, run, http.StatusUnprocessableEntity, f)
 		}
+		// Only a tampered form carries a file that is not the run's; it
+		// gets the error page, not the form.
+		if err := checkFiles(ctx, h.files, run.ID, strategy.Files); err != nil {
+			return err
+		}
 		if d.RevisedData, err = json.Marshal(strategy); err != nil {
 			return err
 		}

@@ -32,6 +32,8 @@ func StatusForCode(code string) int {
 		return http.StatusConflict
 	case fault.EUnauthorized:
 		return http.StatusForbidden
+	case fault.ETooLarge:
+		return http.StatusRequestEntityTooLarge
 	default:
 		return http.StatusInternalServerError
 	}
@@ -39,9 +41,11 @@ func StatusForCode(code string) int {
 
 // codeForStatus gives an echo.HTTPError (routing misses, body too large,
 // timeouts) the closest engine code, so JSON clients always see one of the
-// five codes.
+// codes of internal/fault.
 func codeForStatus(status int) string {
 	switch {
+	case status == http.StatusRequestEntityTooLarge:
+		return fault.ETooLarge
 	case status == http.StatusNotFound:
 		return fault.ENotFound
 	case status == http.StatusConflict:

@@ -146,7 +146,12 @@ func TestErrorHandler(t *testing.T) {
 		{
 			name:       "EchoHTTPErrorKeepsStatus",
 			err:        func() error { return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "too big") },
-			wantStatus: http.StatusRequestEntityTooLarge, wantCode: fault.EInvalid, wantMsg: "too big", wantLevel: "WARN",
+			wantStatus: http.StatusRequestEntityTooLarge, wantCode: fault.ETooLarge, wantMsg: "too big", wantLevel: "WARN",
+		},
+		{
+			name:       "TooLarge",
+			err:        func() error { return fault.Errorf(fault.ETooLarge, "over the limit of 5 files") },
+			wantStatus: http.StatusRequestEntityTooLarge, wantCode: fault.ETooLarge, wantMsg: "over the limit of 5 files", wantLevel: "WARN",
 		},
 		{
 			name: "EchoHTTPErrorWinsOverWrappedEngineError",

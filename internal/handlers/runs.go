@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"quarry/internal/engine"
+	"quarry/internal/research"
 	"quarry/internal/runview"
 	"quarry/internal/store"
 )
@@ -16,8 +17,11 @@ type RunStore interface {
 }
 
 // RunFileStore keeps files attached to runs; *store.Store implements it.
+// RunFilePapers is ENotFound for a file of another run, which is how a
+// decision's files are checked (see checkFiles).
 type RunFileStore interface {
 	AttachRunFile(ctx context.Context, f store.RunFile) (store.RunFile, error)
+	RunFilePapers(ctx context.Context, runID, id string) ([]research.RawPaper, error)
 }
 
 // Runs serves a run: its page (run_page.go), the status it polls

@@ -41,7 +41,11 @@ type Deps struct {
 	// SessionKey signs (first 32 bytes) and encrypts (next 32) the session
 	// cookie; internal/app loads it from QUARRY_SESSION_KEY or the database.
 	SessionKey []byte
-	// SecureCookies marks the session and CSRF cookies Secure although
+	// PublicURL is the address people use (QUARRY_PUBLIC_URL, "" for
+	// none); the cross-origin check trusts it as an origin, for a proxy
+	// that does not pass on the Host browsers sent.
+	PublicURL string
+	// SecureCookies marks the session cookie Secure although
 	// requests arrive over plain HTTP: a proxy in front terminates TLS, so
 	// browsers use HTTPS. internal/app sets it when QUARRY_PUBLIC_URL is
 	// https. Without it the session cookie is Secure only on a TLS request.
@@ -140,7 +144,8 @@ func New(deps Deps) *echo.Echo {
 }
 
 // registerRoutes is the one place that lists every route, so the whole URL
-// space can be read at a glance. Route names let views and tests build URLs
+// space can be read at a glance. Every GET route but the event stream also
+// answers HEAD. Route names let views and tests build URLs
 // with e.Reverse instead of hard-coding them.
 func registerRoutes(e *echo.Echo, deps Deps) {
 	e.GET("/healthz", Healthz).Name = "healthz"
@@ -152,12 +157,15 @@ func registerRoutes(e *echo.Echo, deps Deps) {
 	}
 	if deps.Metrics != nil {
 		e.GET("/metrics", echo.WrapHandler(deps.Metrics)).Name = "metrics"
+		e.HEAD("/metrics", echo.WrapHandler(deps.Metrics))
 	}
 	if deps.Engine == nil || deps.Store == nil {
 		// Only the error-handling tests build a server without a domain.
-		e.GET("/", func(c echo.Context) error {
+		noEngine := func(c echo.Context) error {
 			return fault.Errorf(fault.EInternal, "the server has no engine")
-		}).Name = "home"
+		}
+		e.GET("/", noEngine).Name = "home"
+		e.HEAD("/", noEngine)
 	} else {
 		registerApp(e, deps)
 	}
@@ -185,18 +193,12 @@ func registerApp(e *echo.Echo, deps Deps) {
 	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done, files: deps.Files}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
-	api := &API{runs: deps.Store, engine: deps.Engine}
-	// CSRF guards every app route (GETs get the token cookie, unsafe
-	// methods must echo it back); it is per route rather than global so
-	// that routing misses still answer 404/405 (see csrfRoutes).
-	g := newCSRFRoutes(e, middleware.CSRFWithConfig(middleware.CSRFConfig{
-		Skipper:        csrfSkipper,
-		TokenLookup:    "form:" + csrfField,
-		CookiePath:     "/",
-		CookieHTTPOnly: true,
-		CookieSameSite: http.SameSiteLaxMode,
-		CookieSecure:   deps.SecureCookies,
-	}))
+	api := &API{runs: deps.Store, engine: deps.Engine, files: deps.Files}
+	// CSRF guards every app route (GETs get the session's token, unsafe
+	// methods must come from this origin and echo it back); it is per
+	// route rather than global so that routing misses still answer
+	// 404/405 (see csrfRoutes).
+	g := newCSRFRoutes(e, newCSRFCheck(p, csrfSkipper, deps.PublicURL).middleware)
 
 	g.GET("/", home.Show, p.requireName).Name = "home"
 	g.POSTOrRetry("/runs", home.Start, home.StartAgain, p.requireName).Name = "run-start"
@@ -204,7 +206,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/name", names.Save).Name = "name-save"
 	g.GET("/runs/:id", runs.Show, p.requireName).Name = "run"
 	g.GET("/runs/:id/status", runs.Status).Name = "run-status"
-	g.GET("/runs/:id/events", runs.Events).Name = "run-events"
+	g.Stream("/runs/:id/events", runs.Events).Name = "run-events"
 	g.GET("/runs/:id/report.md", runs.ReportMarkdown).Name = "run-report-md"
 	g.GET("/runs/:id/report.csv", runs.ReportCSV).Name = "run-report-csv"
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"

@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
@@ -53,6 +55,36 @@ func TestBodyLimit(t *testing.T) {
 	req.RequestURI = "/echo"
 	rec := newRecorder(b, req)
 	require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+}
+
+// TestBodyTooLargeHasItsOwnCode: a body over the limit is not malformed
+// input (invalid) but too_large, so a script can tell it to send less.
+func TestBodyTooLargeHasItsOwnCode(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	h := func(c echo.Context) error {
+		if _, err := io.Copy(io.Discard, c.Request().Body); err != nil {
+			return err
+		}
+		return c.NoContent(http.StatusNoContent)
+	}
+	b.e.POST("/api/echo", h)
+	b.e.POST("/echo", h)
+	for _, path := range []string{"/api/echo", "/echo"} {
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(strings.Repeat("x", 11<<20)))
+		req.Header.Set("Content-Type", "application/json")
+		rec := newRecorder(b, req)
+		require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, path)
+		if path == "/api/echo" {
+			var eb handlers.ErrorBody
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &eb))
+			require.Equal(t, "too_large", eb.Error.Code)
+			continue
+		}
+		doc, err := goquery.NewDocumentFromReader(rec.Body)
+		require.NoError(t, err)
+		require.Equal(t, "too_large", doc.Find(`[data-testid="error"]`).AttrOr("data-code", ""))
+	}
 }
 
 func TestStatic(t *testing.T) {

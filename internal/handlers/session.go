@@ -2,13 +2,14 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/gorilla/securecookie"
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"quarry/internal/views"
 )
@@ -24,6 +25,10 @@ const maxRememberedRuns = 40
 const (
 	keyName = "name"
 	keyRuns = "runs"
+	// keyCSRF is the session's CSRF token, keyCSRFUsed when (Unix
+	// seconds) a page last used it (see csrfCheck).
+	keyCSRF     = "csrf"
+	keyCSRFUsed = "csrf_used"
 )
 
 // people reads and writes the cookie session: who is deciding, and which
@@ -112,16 +117,30 @@ func (p *people) requireName(next echo.HandlerFunc) echo.HandlerFunc {
 
 // page is the per-request data every full page needs.
 func (p *people) page(c echo.Context) views.Page {
-	token, _ := c.Get(middleware.DefaultCSRFConfig.ContextKey).(string)
+	token, _ := c.Get(csrfContextKey).(string)
 	return views.Page{CSRF: token, Person: p.name(c)}
 }
 
-// safeNext keeps redirects on this site: only local absolute paths.
+// safeNext keeps redirects on this site: only a local path, else "/".
+// Browsers strip tabs and newlines from a URL and read a backslash as a
+// slash, so "/<tab>/evil.example" or "/\evil.example" would reach another
+// host; next must start with one "/" (not "//" or "/\") and hold no
+// control character or backslash, neither as sent nor once its
+// %-escapes are decoded (which must decode).
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsAny(next, "\\\r\n") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || !cleanPath(next) {
+		return "/"
+	}
+	decoded, err := url.PathUnescape(next)
+	if err != nil || strings.HasPrefix(decoded, "//") || !cleanPath(decoded) {
 		return "/"
 	}
 	return next
+}
+
+// cleanPath reports whether s holds no backslash and no control character.
+func cleanPath(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r == '\\' || unicode.IsControl(r) })
 }
 
 // csrfSkipper exempts JSON API calls from the form token. Browsers cannot

@@ -315,8 +315,15 @@ func orNot(s, missing string) string {
 	return s
 }
 
-// inline flattens text onto one line for a list item or heading.
-func inline(s string) string { return strings.Join(strings.Fields(s), " ") }
+// inline flattens text from the run's data onto one line for a list item,
+// heading or table cell, with <, > and & written as entities: a title or
+// question holding "<script>" must reach a Markdown renderer as text, not
+// as HTML it passes through. Entities keep the text readable once
+// rendered, in every Markdown dialect. Queries are not inline text: they
+// are shown verbatim in code spans and blocks, where no markup is read.
+func inline(s string) string { return markupEscaper.Replace(strings.Join(strings.Fields(s), " ")) }
+
+var markupEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // oneLine puts a query as written on one line for a list item; the query
 // as sent is always shown verbatim in its source's table or block.
