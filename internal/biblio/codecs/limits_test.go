@@ -1,0 +1,110 @@
+package codecs_test
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/codecs"
+)
+
+// repeat is n bytes of c, produced as they are read: a test input of any
+// size that the test itself never holds.
+type repeat struct {
+	c byte
+	n int64
+}
+
+func (r *repeat) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), r.n)]
+	for i := range p {
+		p[i] = r.c
+	}
+	r.n -= int64(len(p))
+	return len(p), nil
+}
+
+// huge is the over-long line every format gets: far above the default
+// limits (1 MiB a line, 4 MiB a record).
+const huge = 64 << 20
+
+// bibtexMacroBomb defines @string macros that double at each step, 1 KiB
+// to 64 MiB, as a BibTeX "billion laughs" would.
+func bibtexMacroBomb() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "@string{s0 = \"%s\"}\n", strings.Repeat("a", 1<<10))
+	for i := 1; i <= 16; i++ {
+		fmt.Fprintf(&b, "@string{s%d = s%d # s%d}\n", i, i-1, i-1)
+	}
+	b.WriteString("@article{bomb, title = s16, year = 2000}\n")
+	return b.String()
+}
+
+// TestReadersBoundLongLines feeds every reader, with its default limits,
+// a record holding a 64 MiB line between two good records: the long one
+// comes back as a Problem, the good ones still read (CSL-JSON cannot go on
+// after an item it cannot parse, so only the first), and the reader
+// allocates a small fraction of the line. Before the limits, RIS, MEDLINE,
+// JSON Lines and CSV buffered the whole line, and BibTeX expanded macros
+// without bound. Not parallel: it measures the process's allocations.
+func TestReadersBoundLongLines(t *testing.T) {
+	tests := []struct {
+		format      string
+		head, tail  string
+		wantTitles  []string
+		bibtexBombs bool
+	}{
+		{biblio.RIS, "TY  - JOUR\nTI  - ok one\nPY  - 2020\nER  - \nTY  - JOUR\nTI  - long\nAB  - ", "\nER  - \nTY  - JOUR\nTI  - ok two\nPY  - 2021\nER  - \n", []string{"ok one", "ok two"}, false},
+		{biblio.MEDLINE, "PMID- 1\nTI  - ok one\nDP  - 2020\n\nPMID- 2\nAB  - ", "\n\nPMID- 3\nTI  - ok two\nDP  - 2021\n", []string{"ok one", "ok two"}, false},
+		{biblio.JSONL, "{\"title\":\"ok one\",\"year\":2020}\n{\"title\":\"", "\"}\n{\"title\":\"ok two\",\"year\":2021}\n", []string{"ok one", "ok two"}, false},
+		{biblio.CSV, "title,year\nok one,2020\n", ",2000\nok two,2021\n", []string{"ok one", "ok two"}, false},
+		{biblio.CSLJSON, "[{\"title\":\"ok one\",\"issued\":{\"date-parts\":[[2020]]}},\n{\"title\":\"", "\"},\n{\"title\":\"ok two\",\"issued\":{\"date-parts\":[[2021]]}}]\n", []string{"ok one"}, false},
+		{biblio.BibTeX, "@article{one, title = {ok one}, year = 2020}\n@article{long, abstract = {", "}}\n@article{two, title = {ok two}, year = 2021}\n", []string{"ok one", "ok two"}, false},
+		{biblio.BibTeX, "@article{one, title = {ok one}, year = 2020}\n" + bibtexMacroBomb(), "@article{two, title = {ok two}, year = 2021}\n", []string{"ok one", "ok two"}, true},
+	}
+	for _, tt := range tests {
+		name := tt.format
+		if tt.bibtexBombs {
+			name += "_macros"
+		}
+		t.Run(name, func(t *testing.T) {
+			var in io.Reader = io.MultiReader(strings.NewReader(tt.head), &repeat{c: 'a', n: huge}, strings.NewReader(tt.tail))
+			if tt.bibtexBombs {
+				in = strings.NewReader(tt.head + tt.tail)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			o, err := codecs.NewReader(in, "bomb", codecs.Options{Format: tt.format})
+			require.NoError(t, err)
+			var titles, problems []string
+			for {
+				rec, err := o.Next()
+				if err == io.EOF {
+					break
+				}
+				require.NoError(t, err)
+				switch {
+				case rec.Problem != "":
+					problems = append(problems, rec.Problem)
+				case rec.Skip == "":
+					titles = append(titles, rec.Paper.Title)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%s: allocated %d MiB reading a %d MiB line; problems %q", name, alloc>>20, huge>>20, problems)
+			require.Equal(t, tt.wantTitles, titles)
+			require.NotEmpty(t, problems, "the long record is reported")
+			require.Less(t, alloc, uint64(huge/2), "allocations stay far below the line's size")
+		})
+	}
+}
