@@ -1,6 +1,8 @@
 package codecs_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"runtime"
@@ -11,6 +13,7 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
+	"quarry/internal/fault"
 )
 
 // repeat is n bytes of c, produced as they are read: a test input of any
@@ -107,4 +110,64 @@ func TestReadersBoundLongLines(t *testing.T) {
 			require.Less(t, alloc, uint64(huge/2), "allocations stay far below the line's size")
 		})
 	}
+}
+
+// gzipped compresses what r yields.
+func gzipped(t testing.TB, r io.Reader) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err := io.Copy(zw, r)
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
+}
+
+// TestGzipBombRefused reads a RIS file of one 80 MiB line of "a", gzipped
+// to ~80 KiB: past the 64 MiB floor, at ~1000 times its compressed size,
+// reading stops with an EInvalid error naming the limit. On b42018a it was
+// decompressed in full (and held, by the line reader).
+func TestGzipBombRefused(t *testing.T) {
+	t.Parallel()
+	bomb := gzipped(t, io.MultiReader(strings.NewReader("TY  - JOUR\nAB  - "), &repeat{c: 'a', n: 80 << 20}, strings.NewReader("\nER  - \n")))
+	o, err := codecs.NewReader(bytes.NewReader(bomb), "bomb.ris.gz", codecs.Options{})
+	require.NoError(t, err)
+	defer o.Close()
+	for {
+		_, err = o.Next()
+		if err != nil {
+			break
+		}
+	}
+	require.NotErrorIs(t, err, io.EOF, "the bomb is refused, not read to its end")
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	require.Contains(t, fault.ErrorMessage(err), "more than 100 times its compressed size")
+	require.Contains(t, fault.ErrorMessage(err), "64 MiB")
+}
+
+// TestGzipLimitKeepsRealFiles: a file compressing far better than real
+// exports still reads while under the floor, and the limits can be set.
+func TestGzipLimitKeepsRealFiles(t *testing.T) {
+	t.Parallel()
+	rec := "TY  - JOUR\nTI  - Same title\nPY  - 2020\nER  - \n"
+	gz := gzipped(t, strings.NewReader(strings.Repeat(rec, 20000))) // ~900 KiB, ratio ~200
+	o, err := codecs.NewReader(bytes.NewReader(gz), "same.ris.gz", codecs.Options{})
+	require.NoError(t, err)
+	n := 0
+	for {
+		_, err := o.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		n++
+	}
+	require.Equal(t, 20000, n)
+
+	o, err = codecs.NewReader(bytes.NewReader(gz), "same.ris.gz", codecs.Options{Gzip: codecs.GzipLimit{Ratio: 10, Floor: 64 << 10}})
+	require.NoError(t, err)
+	for err == nil {
+		_, err = o.Next()
+	}
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "a lower limit refuses it: %v", err)
 }
