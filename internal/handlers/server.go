@@ -101,6 +101,7 @@ func New(deps Deps) *echo.Echo {
 
 	e.Pre(middleware.RequestID())
 	e.Use(requestLog(deps.Logger, deps.OnRequest))
+	e.Use(removeMultipartFiles)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		// The stack goes into the returned error, which the error handler
 		// logs once as a 5xx; the middleware itself logs nothing.

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sync"
@@ -69,15 +70,20 @@ func NewJobs(ctx context.Context, st Store, observers ...ImportObserver) *Jobs {
 // read before Start returns, so a file Quarry cannot read — in an unknown
 // format, with CSV columns that cannot be mapped, empty, or with no record
 // in the format chosen — is refused at once with an EInvalid error, which
-// the upload form can show, rather than failing as a job. The job removes
+// the upload form can show, rather than failing as a job; so is a gzipped
+// file that decompresses past read.Gzip (codecs.CheckGzip reads it once
+// first) or whose stream is broken. The job removes
 // the file when it ends if removeAfter is set (uploads are spooled to a
 // temporary file).
 func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter bool) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
+		if removeAfter {
+			os.Remove(path)
+		}
 		return "", fault.Errorf(fault.EInvalid, "open %s: %v", name, err)
 	}
-	rd, err := NewReader(f, name, read)
+	rd, err := checkAndOpen(f, name, read)
 	if err != nil {
 		f.Close()
 		if removeAfter {
@@ -144,6 +150,18 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 		}
 	}()
 	return id, nil
+}
+
+// checkAndOpen refuses a gzip bomb or a broken gzip stream before the
+// job starts, then opens f from its start.
+func checkAndOpen(f *os.File, name string, read codecs.Options) (*Reader, error) {
+	if err := codecs.CheckGzip(f, name, read.Gzip); err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("rewind %s: %w", name, err)
+	}
+	return NewReader(f, name, read)
 }
 
 // Status returns a snapshot of job id, or ENotFound.

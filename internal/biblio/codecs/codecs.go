@@ -194,6 +194,31 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 	return o, nil
 }
 
+// CheckGzip reads a gzipped input to its end within lim, discarding what
+// it decompresses, so a caller that reads the input later in the
+// background (a web upload, imported as a job) can refuse a gzip bomb or
+// a broken stream at once, with the same EInvalid error NewReader's
+// reader would give mid-import. An input that is not gzipped passes
+// unread beyond its first two bytes. It costs one decompression, bounded
+// by the limit.
+func CheckGzip(r io.Reader, name string, lim GzipLimit) error {
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(2); len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+		return nil
+	}
+	compressed := &countReader{r: br}
+	gz, err := gzip.NewReader(compressed)
+	if err != nil {
+		return fault.Errorf(fault.EInvalid, "%s: bad gzip header: %v", displayName(name), err)
+	}
+	defer gz.Close()
+	_, err = io.Copy(io.Discard, &gunzipLimited{gz: gz, compressed: compressed, lim: lim.OrDefault(), name: name})
+	if err != nil && fault.ErrorCode(err) != fault.EInvalid {
+		return fault.Errorf(fault.EInvalid, "%s: broken gzip stream: %v", displayName(name), err)
+	}
+	return err
+}
+
 // NewWriter returns a writer for format (any of biblio.Formats).
 func NewWriter(w io.Writer, format string) (biblio.Writer, error) {
 	switch strings.ToLower(format) {
