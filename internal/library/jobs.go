@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -26,9 +27,60 @@ type Jobs struct {
 	now       func() time.Time
 	observers []ImportObserver
 
+	// spoolDir holds uploads waiting for or being imported ("": the
+	// system's temporary directory), see UseSpoolDir.
+	spoolDir string
+
 	mu   sync.Mutex
 	jobs map[string]*job
 	wg   sync.WaitGroup
+}
+
+// spoolPattern names spooled uploads.
+const spoolPattern = "quarry-upload-*"
+
+// UseSpoolDir makes Spool write into dir, a directory Quarry owns beside
+// its database, creating it, and removes what a previous process left
+// there: an upload whose import was killed (kill -9, a crash, a power
+// cut) never reached the cleanup at the end of its job. Call it once at
+// start, before any upload; it returns how many files it removed. One
+// server uses a database, so nothing else spools into its directory.
+func (j *Jobs) UseSpoolDir(dir string) (removed int, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, fmt.Errorf("upload directory: %w", err)
+	}
+	left, err := filepath.Glob(filepath.Join(dir, spoolPattern))
+	if err != nil {
+		return 0, fmt.Errorf("upload directory: %w", err)
+	}
+	for _, p := range left {
+		if err := os.Remove(p); err == nil {
+			removed++
+		}
+	}
+	j.spoolDir = dir
+	return removed, nil
+}
+
+// Spool copies an upload to a file of the spool directory, so a large
+// import streams from disk and outlives the request; Start with
+// removeAfter removes it when the import ends or fails. A failed copy
+// leaves no file.
+func (j *Jobs) Spool(src io.Reader) (string, error) {
+	f, err := os.CreateTemp(j.spoolDir, spoolPattern)
+	if err != nil {
+		return "", fmt.Errorf("spool upload: %w", err)
+	}
+	if _, err := io.Copy(f, src); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", fault.Errorf(fault.EInvalid, "read the upload: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("spool upload: %w", err)
+	}
+	return f.Name(), nil
 }
 
 // maxJobs bounds the remembered jobs; the oldest finished ones go first.
