@@ -175,7 +175,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	}
 	a.echo = handlers.New(handlers.Deps{
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
-		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(),
+		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), ReadLimits: cfg.Import,
 		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest,
 	})
 	return a, nil

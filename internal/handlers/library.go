@@ -31,6 +31,7 @@ type Library struct {
 	people *people
 	store  LibraryStore
 	jobs   *library.Jobs
+	read   codecs.Options // the limits of reading a file
 }
 
 // maxShownErrors bounds the skipped records listed on the import page.
@@ -75,7 +76,7 @@ func (h *Library) Import(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := h.jobs.Start(path, fh.Filename, h.people.name(c), codecs.Options{Format: form.Format, CSVColumns: columns}, true)
+	id, err := h.jobs.Start(path, fh.Filename, h.people.name(c), codecs.Options{Format: form.Format, CSVColumns: columns, Limits: h.read.Limits, Gzip: h.read.Gzip}, true)
 	if err != nil {
 		if fault.ErrorCode(err) == fault.EInvalid {
 			return fail(fault.ErrorMessage(err))

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/library"
@@ -60,6 +61,9 @@ type Deps struct {
 	// run), which are spooled to disk rather than held in memory; empty
 	// means DefaultUploadLimit.
 	UploadLimit string
+	// ReadLimits bound reading an uploaded or attached file (its Limits
+	// and Gzip fields; zero: the defaults).
+	ReadLimits codecs.Options
 	// OnRequest, if set, is told of every answered request (metrics); the
 	// request log gets the same line either way.
 	OnRequest func(RequestInfo)
@@ -183,7 +187,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	}
 	p := newPeople(key, deps.SecureCookies)
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
-	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done, files: deps.Files}
+	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done, files: deps.Files, read: deps.ReadLimits}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
 	api := &API{runs: deps.Store, engine: deps.Engine}
@@ -213,7 +217,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
 	g.GET("/workflows", wfs.List).Name = "workflows"
 	if deps.Library != nil && deps.Imports != nil {
-		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports}
+		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits}
 		g.GET("/library", lib.Show, p.requireName).Name = "library"
 		g.POST("/library/imports", lib.Import, p.requireName).Name = "library-import"
 		g.GET("/library/imports/:id", lib.ImportStatus, p.requireName).Name = "library-import-status"
