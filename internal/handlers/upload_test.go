@@ -3,8 +3,10 @@ package handlers_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/app"
 	"quarry/internal/biblio"
+	"quarry/internal/engine"
+	"quarry/internal/handlers/testapp"
+	"quarry/internal/store"
 )
 
 // letters is n bytes of 'a', made as they are read.
@@ -95,4 +101,32 @@ func TestUploadsLeaveNoMultipartFiles(t *testing.T) {
 	for _, e := range left {
 		require.False(t, strings.HasPrefix(e.Name(), "quarry-upload-") || strings.HasPrefix(e.Name(), "multipart-"), "left behind: %s", e.Name())
 	}
+}
+
+// TestAttachRefusesGzipBomb: a bomb attached at the strategy checkpoint
+// is refused with 422 and the limit in the form's file error, nothing
+// attached. On b42018a the whole 100 MiB line was read and the request
+// did not answer within the test client's 10 s.
+func TestAttachRefusesGzipBomb(t *testing.T) {
+	t.Parallel()
+	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")},
+		app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) { return testapp.RegistryWithFiles(st) }))
+	require.NoError(t, err)
+	w := serveApp(t, a)
+	c := newClient(t)
+	w.signIn(t, c, "Ada")
+	_, home := w.get(t, c, "/")
+	res, _ := w.post(t, c, "/runs", url.Values{"_csrf": {csrf(home)}, "question": {"sleep and memory consolidation"}, "max_iterations": {"2"},
+		"strategy_checkpoint": {"true"}, "sources": testapp.Sources})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	runID := strings.TrimPrefix(res.Request.URL.Path, "/runs/")
+	st := w.waitFor(t, runID, "waiting")
+	action := "/runs/" + runID + "/checkpoints/" + st.Checkpoint.ID + "/strategy"
+	_, page := w.get(t, c, "/runs/"+runID)
+	vals := formValues(page.Find(`[data-testid="strategy-form"]`))
+	vals.Set("op", "attach")
+	res, doc := w.postMultipart(t, c, action, vals, "attach", "bomb.ris.gz", gzipBomb(t))
+	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
+	require.Contains(t, doc.Find(`[data-testid="attach-error"]`).Text(), "more than 100 times its compressed size")
+	require.Zero(t, doc.Find(`[data-testid="attached-file"]`).Length())
 }
