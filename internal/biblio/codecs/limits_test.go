@@ -171,3 +171,39 @@ func TestGzipLimitKeepsRealFiles(t *testing.T) {
 	}
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "a lower limit refuses it: %v", err)
 }
+
+// TestBlankLinesSkippedInBulk: blank and white-space-only lines between
+// records are skipped in bulk and still counted, so the next record's
+// line is right, and a line with content after blanks is read whole.
+func TestBlankLinesSkippedInBulk(t *testing.T) {
+	t.Parallel()
+	blanks := strings.Repeat("\n", 100000) + " \t\r\n" + strings.Repeat("\r\n", 1000) // 101,001 lines
+	const second = 4 + 101001 + 1                                                     // after a 4-line first record
+	tests := []struct {
+		format, first, next string
+	}{
+		{biblio.RIS, "TY  - JOUR\nTI  - one\nPY  - 2020\nER  - \n", "TY  - JOUR\nTI  - two\nPY  - 2021\nER  - \n"},
+		{biblio.MEDLINE, "PMID- 1\nTI  - one\nDP  - 2020\n\n", "PMID- 2\nTI  - two\nDP  - 2021\n"},
+		{biblio.JSONL, "{\"title\":\"x\",\"year\":2019}\n{\"title\":\"x\",\"year\":2019}\n{\"title\":\"x\",\"year\":2019}\n{\"title\":\"one\",\"year\":2020}\n", "{\"title\":\"two\",\"year\":2021}\n"},
+		{biblio.CSV, "title,year\nx,2019\nx,2019\none,2020\n", "two,2021\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			t.Parallel()
+			o, err := codecs.NewReader(strings.NewReader(tt.first+blanks+tt.next), "", codecs.Options{Format: tt.format})
+			require.NoError(t, err)
+			var last biblio.Record
+			for {
+				rec, err := o.Next()
+				if err == io.EOF {
+					break
+				}
+				require.NoError(t, err)
+				require.Empty(t, rec.Problem)
+				last = rec
+			}
+			require.Equal(t, "two", last.Paper.Title)
+			require.Equal(t, second, last.Line)
+		})
+	}
+}
