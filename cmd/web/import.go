@@ -57,11 +57,11 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 	if err := stdinOnce(fs, files); err != nil {
 		return err
 	}
-	cfg, err := app.Load(flags, c.getenv, "QUARRY_DB")
+	cfg, err := app.Load(flags, c.getenv, "QUARRY_DB", "QUARRY_IMPORT_MAX_LINE_MB", "QUARRY_IMPORT_MAX_RECORD_MB", "QUARRY_IMPORT_GZIP_RATIO", "QUARRY_IMPORT_GZIP_FLOOR_MB")
 	if err != nil {
 		return err
 	}
-	read := codecs.Options{Format: *format, CSVColumns: columns}
+	read := codecs.Options{Format: *format, CSVColumns: columns, Limits: cfg.Import.Limits, Gzip: cfg.Import.Gzip}
 
 	// The inputs are opened before the database, so a typo in a file name
 	// fails before anything is created or written.

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,9 +160,22 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	// Library imports run in the background on the workers' context, so
 	// Close stops them (leaving the library as it was) before the store goes.
 	a.imports = library.NewJobs(workerCtx, a.store, a.metrics.ImportDone)
+	// Uploads are spooled beside the database (quarry.db-uploads, like
+	// SQLite's -wal file), emptied here of what a killed import left; an
+	// in-memory database has no beside, its uploads go to the system's
+	// temporary directory.
+	if !strings.Contains(cfg.DB, ":memory:") {
+		removed, err := a.imports.UseSpoolDir(cfg.DB + "-uploads")
+		if err != nil {
+			return nil, err
+		}
+		if removed > 0 {
+			a.logger.Info("removed uploads left by an interrupted import", "files", removed)
+		}
+	}
 	a.echo = handlers.New(handlers.Deps{
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
-		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), PublicURL: cfg.PublicURL,
+		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), PublicURL: cfg.PublicURL, ReadLimits: cfg.Import,
 		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest,
 	})
 	return a, nil

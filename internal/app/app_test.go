@@ -47,7 +47,7 @@ func TestConfig(t *testing.T) {
 			t.Parallel()
 			cfg, err := load(t, tt.env, tt.args...)
 			require.NoError(t, err)
-			tt.want.LogFormat, tt.want.Search = app.LogText, defaultSearch() // the settings this table does not set
+			tt.want.LogFormat, tt.want.Search, tt.want.Import = app.LogText, defaultSearch(), defaultImport() // the settings this table does not set
 			require.Equal(t, tt.want, cfg)
 			require.NoError(t, cfg.Validate())
 		})

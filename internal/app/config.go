@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
 	"quarry/internal/research"
 	"quarry/internal/skills/llm"
@@ -60,6 +61,10 @@ type Config struct {
 	// Search is what the search workflow searches and which model its
 	// skills ask.
 	Search Search
+	// Import bounds what reading one file may cost (its Limits and Gzip;
+	// the other fields are per file): library uploads, files attached to
+	// runs and `quarry import`. Zero fields mean the defaults.
+	Import codecs.Options
 }
 
 // Search says which sources a deployment searches, how to reach them and

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
 	"quarry/internal/skills/llm"
 )
@@ -93,7 +95,47 @@ func settings() []setting {
 			doc: "how long one request may take, a duration such as `90s` or `3m`"},
 		setting{env: "QUARRY_LLM_MAX_RETRIES", key: "llm.max_retries", def: strconv.Itoa(llm.DefaultMaxRetries), set: setLLMRetries,
 			doc: "how often a failed request is retried, 0 to 10"},
+		setting{env: "QUARRY_IMPORT_MAX_LINE_MB", key: "import.max_line_mb", def: strconv.Itoa(biblio.DefaultMaxLine >> 20),
+			set: setMiB(func(c *Config) *int { return &c.Import.Limits.MaxLine }),
+			doc: "imports and attached files: the longest line (RIS, MEDLINE, CSV, JSON Lines) or field value (BibTeX) read, in MiB; a record with a longer one is skipped and reported"},
+		setting{env: "QUARRY_IMPORT_MAX_RECORD_MB", key: "import.max_record_mb", def: strconv.Itoa(biblio.DefaultMaxRecord >> 20),
+			set: setMiB(func(c *Config) *int { return &c.Import.Limits.MaxRecord }),
+			doc: "the largest record read, in MiB; a larger one is skipped and reported (a CSL-JSON file stops there)"},
+		setting{env: "QUARRY_IMPORT_GZIP_RATIO", key: "import.gzip_ratio", def: strconv.Itoa(codecs.DefaultGzipRatio), set: setGzipRatio,
+			doc: "a gzipped file may decompress to this many times the compressed bytes read (or to the floor below, whichever is more); past it the import is refused"},
+		setting{env: "QUARRY_IMPORT_GZIP_FLOOR_MB", key: "import.gzip_floor_mb", def: strconv.Itoa(codecs.DefaultGzipFloor >> 20), set: setGzipFloor,
+			doc: "what any gzipped file may decompress to whatever its ratio, in MiB"},
 	)
+}
+
+// setMiB sets a size given in whole MiB, 1 to 1024.
+func setMiB(field func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1024 {
+			return fmt.Errorf("%q is not a whole number of MiB between 1 and 1024", v)
+		}
+		*field(c) = n << 20
+		return nil
+	}
+}
+
+func setGzipRatio(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 2 || n > 100000 {
+		return fmt.Errorf("%q is not a whole number between 2 and 100000", v)
+	}
+	c.Import.Gzip.Ratio = int64(n)
+	return nil
+}
+
+func setGzipFloor(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1<<20 {
+		return fmt.Errorf("%q is not a whole number of MiB between 1 and 1048576", v)
+	}
+	c.Import.Gzip.Floor = int64(n) << 20
+	return nil
 }
 
 // text is the set function of a setting taken as it is given.

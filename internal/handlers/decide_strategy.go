@@ -311,7 +311,7 @@ func (h *Runs) attachUpload(c echo.Context, runID string, f *views.StrategyForm)
 		return nil, nil
 	}
 	defer src.Close()
-	contents, err := library.ReadAll(src, fh.Filename, codecs.Options{Format: c.FormValue("attach_format")}, maxAttachedRecords)
+	contents, err := library.ReadAll(src, fh.Filename, codecs.Options{Format: c.FormValue("attach_format"), Limits: h.read.Limits, Gzip: h.read.Gzip}, maxAttachedRecords)
 	if err != nil {
 		if fault.ErrorCode(err) == fault.EInvalid {
 			f.FileError = fault.ErrorMessage(err)

@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime/multipart"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -33,6 +31,7 @@ type Library struct {
 	people *people
 	store  LibraryStore
 	jobs   *library.Jobs
+	read   codecs.Options // the limits of reading a file
 }
 
 // maxShownErrors bounds the skipped records listed on the import page.
@@ -73,11 +72,11 @@ func (h *Library) Import(c echo.Context) error {
 	if err != nil {
 		return fail("Choose a file to import.")
 	}
-	path, err := spool(fh)
+	path, err := h.spool(fh)
 	if err != nil {
 		return err
 	}
-	id, err := h.jobs.Start(path, fh.Filename, h.people.name(c), codecs.Options{Format: form.Format, CSVColumns: columns}, true)
+	id, err := h.jobs.Start(path, fh.Filename, h.people.name(c), codecs.Options{Format: form.Format, CSVColumns: columns, Limits: h.read.Limits, Gzip: h.read.Gzip}, true)
 	if err != nil {
 		if fault.ErrorCode(err) == fault.EInvalid {
 			return fail(fault.ErrorMessage(err))
@@ -163,28 +162,14 @@ func parseColumns(s string) (map[string]string, error) {
 	return out, nil
 }
 
-// spool copies an upload to a temporary file, so a large import streams
-// from disk and outlives the request.
-func spool(fh *multipart.FileHeader) (string, error) {
+// spool copies an upload to the import jobs' spool directory.
+func (h *Library) spool(fh *multipart.FileHeader) (string, error) {
 	src, err := fh.Open()
 	if err != nil {
 		return "", fault.Errorf(fault.EInvalid, "read the upload: %v", err)
 	}
 	defer src.Close()
-	f, err := os.CreateTemp("", "quarry-upload-*")
-	if err != nil {
-		return "", fmt.Errorf("spool upload: %w", err)
-	}
-	if _, err := io.Copy(f, src); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return "", fault.Errorf(fault.EInvalid, "read the upload: %v", err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return "", fmt.Errorf("spool upload: %w", err)
-	}
-	return f.Name(), nil
+	return h.jobs.Spool(src)
 }
 
 func jobView(s library.JobStatus) views.ImportJob {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 
+	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
 	"quarry/internal/research"
 	"quarry/internal/runview"
@@ -35,6 +36,8 @@ type Runs struct {
 	engine *engine.Engine
 	// done ends event streams when the server shuts down.
 	done <-chan struct{}
+	// read bounds reading a file attached at the strategy checkpoint.
+	read codecs.Options
 }
 
 // loadView reads run's checkpoints and builds what the run page and the

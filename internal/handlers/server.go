@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/library"
@@ -64,6 +65,9 @@ type Deps struct {
 	// run), which are spooled to disk rather than held in memory; empty
 	// means DefaultUploadLimit.
 	UploadLimit string
+	// ReadLimits bound reading an uploaded or attached file (its Limits
+	// and Gzip fields; zero: the defaults).
+	ReadLimits codecs.Options
 	// OnRequest, if set, is told of every answered request (metrics); the
 	// request log gets the same line either way.
 	OnRequest func(RequestInfo)
@@ -105,6 +109,7 @@ func New(deps Deps) *echo.Echo {
 
 	e.Pre(middleware.RequestID())
 	e.Use(requestLog(deps.Logger, deps.OnRequest))
+	e.Use(removeMultipartFiles)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		// The stack goes into the returned error, which the error handler
 		// logs once as a 5xx; the middleware itself logs nothing.
@@ -190,7 +195,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	}
 	p := newPeople(key, deps.SecureCookies)
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
-	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done, files: deps.Files}
+	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done, files: deps.Files, read: deps.ReadLimits}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
 	api := &API{runs: deps.Store, engine: deps.Engine, files: deps.Files}
@@ -214,7 +219,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
 	g.GET("/workflows", wfs.List).Name = "workflows"
 	if deps.Library != nil && deps.Imports != nil {
-		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports}
+		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits}
 		g.GET("/library", lib.Show, p.requireName).Name = "library"
 		g.POST("/library/imports", lib.Import, p.requireName).Name = "library-import"
 		g.GET("/library/imports/:id", lib.ImportStatus, p.requireName).Name = "library-import-status"

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -25,9 +27,60 @@ type Jobs struct {
 	now       func() time.Time
 	observers []ImportObserver
 
+	// spoolDir holds uploads waiting for or being imported ("": the
+	// system's temporary directory), see UseSpoolDir.
+	spoolDir string
+
 	mu   sync.Mutex
 	jobs map[string]*job
 	wg   sync.WaitGroup
+}
+
+// spoolPattern names spooled uploads.
+const spoolPattern = "quarry-upload-*"
+
+// UseSpoolDir makes Spool write into dir, a directory Quarry owns beside
+// its database, creating it, and removes what a previous process left
+// there: an upload whose import was killed (kill -9, a crash, a power
+// cut) never reached the cleanup at the end of its job. Call it once at
+// start, before any upload; it returns how many files it removed. One
+// server uses a database, so nothing else spools into its directory.
+func (j *Jobs) UseSpoolDir(dir string) (removed int, err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, fmt.Errorf("upload directory: %w", err)
+	}
+	left, err := filepath.Glob(filepath.Join(dir, spoolPattern))
+	if err != nil {
+		return 0, fmt.Errorf("upload directory: %w", err)
+	}
+	for _, p := range left {
+		if err := os.Remove(p); err == nil {
+			removed++
+		}
+	}
+	j.spoolDir = dir
+	return removed, nil
+}
+
+// Spool copies an upload to a file of the spool directory, so a large
+// import streams from disk and outlives the request; Start with
+// removeAfter removes it when the import ends or fails. A failed copy
+// leaves no file.
+func (j *Jobs) Spool(src io.Reader) (string, error) {
+	f, err := os.CreateTemp(j.spoolDir, spoolPattern)
+	if err != nil {
+		return "", fmt.Errorf("spool upload: %w", err)
+	}
+	if _, err := io.Copy(f, src); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return "", fault.Errorf(fault.EInvalid, "read the upload: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("spool upload: %w", err)
+	}
+	return f.Name(), nil
 }
 
 // maxJobs bounds the remembered jobs; the oldest finished ones go first.
@@ -69,15 +122,20 @@ func NewJobs(ctx context.Context, st Store, observers ...ImportObserver) *Jobs {
 // read before Start returns, so a file Quarry cannot read — in an unknown
 // format, with CSV columns that cannot be mapped, empty, or with no record
 // in the format chosen — is refused at once with an EInvalid error, which
-// the upload form can show, rather than failing as a job. The job removes
+// the upload form can show, rather than failing as a job; so is a gzipped
+// file that decompresses past read.Gzip (codecs.CheckGzip reads it once
+// first) or whose stream is broken. The job removes
 // the file when it ends if removeAfter is set (uploads are spooled to a
 // temporary file).
 func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter bool) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
+		if removeAfter {
+			os.Remove(path)
+		}
 		return "", fault.Errorf(fault.EInvalid, "open %s: %v", name, err)
 	}
-	rd, err := NewReader(f, name, read)
+	rd, err := checkAndOpen(f, name, read)
 	if err != nil {
 		f.Close()
 		if removeAfter {
@@ -144,6 +202,18 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 		}
 	}()
 	return id, nil
+}
+
+// checkAndOpen refuses a gzip bomb or a broken gzip stream before the
+// job starts, then opens f from its start.
+func checkAndOpen(f *os.File, name string, read codecs.Options) (*Reader, error) {
+	if err := codecs.CheckGzip(f, name, read.Gzip); err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("rewind %s: %w", name, err)
+	}
+	return NewReader(f, name, read)
 }
 
 // Status returns a snapshot of job id, or ENotFound.

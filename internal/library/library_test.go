@@ -196,7 +196,7 @@ func TestFileWithoutRecordsIsRefused(t *testing.T) {
 	require.Equal(t, "malformed JSON", recs[0].Problem)
 }
 
-func openStore(t *testing.T) *store.Store {
+func openStore(t testing.TB) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "lib.db"), store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)

@@ -12,10 +12,6 @@ import (
 	"quarry/internal/biblio"
 )
 
-// maxEntryBytes bounds one entry, so a file with an unclosed brace and no
-// further entry cannot make the reader hold the rest of the file.
-const maxEntryBytes = 1 << 20
-
 // Reader streams records from a BibTeX or BibLaTeX file; it implements
 // biblio.Reader. @string macros apply to the entries after them, @preamble
 // and @comment are skipped, and text outside entries is ignored.
@@ -26,13 +22,28 @@ type Reader struct {
 	n      int  // bytes read in the current entry
 	err    error
 	macros map[string]string
-	buf    []byte
+	// macroBytes is the size of every macro defined so far, bounded by
+	// lim.MaxRecord so @string definitions cannot add up without end.
+	macroBytes int
+	buf        []byte
+	lim        biblio.Limits
 }
 
-// NewReader returns a Reader over r; the caller has already undone any
-// compression.
+// NewReader returns a Reader over r with the default limits; the caller
+// has already undone any compression.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), line: 1, bol: true, macros: map[string]string{}}
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), line: 1, bol: true, macros: map[string]string{}, lim: biblio.Limits{}.OrDefault()}
+}
+
+// WithLimits sets the limits (zero fields: the defaults); call it before
+// the first Next. An entry over Limits.MaxRecord bytes, so a file with an
+// unclosed brace and no further entry cannot make the reader hold the
+// rest of the file, or a field value over Limits.MaxLine once its macros
+// are expanded (macros can double a value at each step), is a Problem
+// record; so is a @string that would take the macros past MaxRecord.
+func (r *Reader) WithLimits(l biblio.Limits) *Reader {
+	r.lim = l.OrDefault()
+	return r
 }
 
 // syntaxError is a malformed entry; next says the reader already stands at
@@ -147,7 +158,7 @@ func (r *Reader) entryAhead() bool {
 }
 
 // get reads one byte of an entry. The end of the input, an entry over
-// maxEntryBytes, or a line that starts the next entry end the entry with a
+// lim.MaxRecord bytes, or a line that starts the next entry end the entry with a
 // syntaxError; I/O errors are kept in r.err.
 func (r *Reader) get() (byte, error) {
 	b, err := r.br.ReadByte()
@@ -159,8 +170,8 @@ func (r *Reader) get() (byte, error) {
 		return 0, &syntaxError{msg: "entry not closed before the end of the file"}
 	}
 	r.n++
-	if r.n > maxEntryBytes {
-		return 0, syntaxf("entry longer than %d bytes", maxEntryBytes)
+	if r.n > r.lim.MaxRecord {
+		return 0, syntaxf("entry longer than %s (the record limit)", biblio.Size(int64(r.lim.MaxRecord)))
 	}
 	r.bol = b == '\n'
 	if r.bol {
@@ -344,6 +355,9 @@ func (r *Reader) macro(closer byte) error {
 	if c, ok := r.peek(); ok && c == closer {
 		_, _ = r.get()
 	}
+	if r.macroBytes += len(name) + len(v); r.macroBytes > r.lim.MaxRecord {
+		return syntaxf("@string macros longer than %s in all (the record limit)", biblio.Size(int64(r.lim.MaxRecord)))
+	}
 	r.macros[strings.ToLower(name)] = v
 	return nil
 }
@@ -436,7 +450,11 @@ func (r *Reader) field(f fields, name string) error {
 // names joined by '#'. It returns the raw text, braces inside kept.
 func (r *Reader) value() (string, error) {
 	var parts []string
+	size := 0
 	for {
+		if size > r.lim.MaxLine {
+			return "", syntaxf("a field value longer than %s (the field limit)", biblio.Size(int64(r.lim.MaxLine)))
+		}
 		if err := r.skipSpace(); err != nil {
 			return "", err
 		}
@@ -452,13 +470,13 @@ func (r *Reader) value() (string, error) {
 			if err := r.braced(); err != nil {
 				return "", err
 			}
-			parts = append(parts, string(r.buf))
+			parts, size = append(parts, string(r.buf)), size+len(r.buf)
 		case c == '"':
 			_, _ = r.get()
 			if err := r.quoted(); err != nil {
 				return "", err
 			}
-			parts = append(parts, string(r.buf))
+			parts, size = append(parts, string(r.buf)), size+len(r.buf)
 		case isNameByte(c):
 			name, err := r.name()
 			if err != nil {
@@ -469,6 +487,7 @@ func (r *Reader) value() (string, error) {
 			} else {
 				parts = append(parts, r.lookup(name))
 			}
+			size += len(parts[len(parts)-1])
 		default:
 			return "", syntaxf("expected a value, found %q", c)
 		}
@@ -476,6 +495,9 @@ func (r *Reader) value() (string, error) {
 			return "", err
 		}
 		if c, ok := r.peek(); !ok || c != '#' {
+			if size > r.lim.MaxLine {
+				return "", syntaxf("a field value longer than %s (the field limit)", biblio.Size(int64(r.lim.MaxLine)))
+			}
 			return strings.Join(parts, ""), nil
 		}
 		_, _ = r.get()

@@ -36,6 +36,82 @@ type Options struct {
 	// CSVColumns overrides the guessed CSV column mapping (field name →
 	// header), see csvfile.NewReaderWithColumns.
 	CSVColumns map[string]string
+	// Limits bound each line, field and record the reader holds (zero
+	// fields: biblio's defaults).
+	Limits biblio.Limits
+	// Gzip bounds what a gzipped input may decompress to (zero fields:
+	// the defaults).
+	Gzip GzipLimit
+}
+
+// GzipLimit bounds decompression, so a small upload cannot make Quarry
+// read gigabytes: a gzipped input may decompress to at most
+// max(Ratio × the compressed bytes read so far, Floor) bytes, and reading
+// fails past that with an EInvalid error naming the limit. Counted as the
+// stream is read, the ratio needs no file size (stdin, pipes). Real exports
+// compress 5-15 times (RIS, BibTeX, JSON of abstracts; a file of repeated
+// records perhaps 50); gzip's own ceiling is about 1030, which only
+// made-up input such as a gigabyte of one letter reaches.
+type GzipLimit struct {
+	// Ratio is the largest decompressed/compressed ratio (default 100).
+	Ratio int64
+	// Floor is what any input may decompress to whatever its ratio
+	// (default 64 MiB), so a small, very regular file still reads.
+	Floor int64
+}
+
+// Defaults of GzipLimit.
+const (
+	DefaultGzipRatio = 100
+	DefaultGzipFloor = 64 << 20
+)
+
+// OrDefault fills the zero fields of g with the defaults.
+func (g GzipLimit) OrDefault() GzipLimit {
+	if g.Ratio <= 0 {
+		g.Ratio = DefaultGzipRatio
+	}
+	if g.Floor <= 0 {
+		g.Floor = DefaultGzipFloor
+	}
+	return g
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// gunzipLimited passes on decompressed bytes until they exceed the
+// GzipLimit, then fails every read.
+type gunzipLimited struct {
+	gz         io.Reader
+	compressed *countReader
+	lim        GzipLimit
+	out        int64
+	name       string
+	err        error
+}
+
+func (g *gunzipLimited) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.gz.Read(p)
+	g.out += int64(n)
+	if g.out > max(g.lim.Ratio*g.compressed.n, g.lim.Floor) {
+		g.err = fault.Errorf(fault.EInvalid, "%s decompresses to more than %d times its compressed size (%s from %s so far): Quarry stops reading gzipped files past that limit (%d times, or %s for any file)",
+			displayName(g.name), g.lim.Ratio, biblio.Size(g.out), biblio.Size(g.compressed.n), g.lim.Ratio, biblio.Size(g.lim.Floor))
+		return 0, g.err
+	}
+	return n, err
 }
 
 // Opened is a reader over one input plus what was found out opening it.
@@ -65,19 +141,21 @@ func (o *Opened) Close() error {
 const headSize = 64 << 10
 
 // NewReader opens r for reading records. name (a file name, may be empty)
-// is only used in messages. gzip is recognised by its magic bytes; the
-// format is detected from content unless opts.Format is set, and an
+// is only used in messages. gzip is recognised by its magic bytes and
+// decompressed within opts.Gzip (past it, Next fails with an EInvalid
+// error naming the limit); the format is detected from content unless opts.Format is set, and an
 // unrecognisable input is an EInvalid error naming the formats to choose from.
 func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 	br := bufio.NewReaderSize(r, headSize)
 	o := &Opened{}
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
+		compressed := &countReader{r: br}
+		gz, err := gzip.NewReader(compressed)
 		if err != nil {
 			return nil, fault.Errorf(fault.EInvalid, "%s: bad gzip header: %v", name, err)
 		}
 		o.closer = gz
-		br = bufio.NewReaderSize(gz, headSize)
+		br = bufio.NewReaderSize(&gunzipLimited{gz: gz, compressed: compressed, lim: opts.Gzip.OrDefault(), name: name}, headSize)
 	}
 	head, _ := br.Peek(headSize)
 	blank := len(bytes.TrimSpace(head)) == 0
@@ -95,24 +173,50 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 			}
 		}
 	}
+	lim := opts.Limits
 	switch format {
 	case biblio.BibTeX, "biblatex", "bib":
-		o.Reader, o.Format = bibtex.NewReader(br), biblio.BibTeX
+		o.Reader, o.Format = bibtex.NewReader(br).WithLimits(lim), biblio.BibTeX
 	case biblio.RIS:
-		o.Reader, o.Format = ris.NewReader(br), biblio.RIS
+		o.Reader, o.Format = ris.NewReader(br).WithLimits(lim), biblio.RIS
 	case biblio.CSLJSON, "csl-json", "csl":
-		o.Reader, o.Format = csljson.NewReader(br), biblio.CSLJSON
+		o.Reader, o.Format = csljson.NewReader(br).WithLimits(lim), biblio.CSLJSON
 	case biblio.MEDLINE, "nbib", "pubmed":
-		o.Reader, o.Format = medline.NewReader(br), biblio.MEDLINE
+		o.Reader, o.Format = medline.NewReader(br).WithLimits(lim), biblio.MEDLINE
 	case biblio.CSV:
-		o.Reader, o.Format = csvfile.NewReaderWithColumns(br, opts.CSVColumns), biblio.CSV
+		o.Reader, o.Format = csvfile.NewReaderWithColumns(br, opts.CSVColumns).WithLimits(lim), biblio.CSV
 	case biblio.JSONL, "ndjson":
-		o.Reader, o.Format = jsonl.NewReader(br), biblio.JSONL
+		o.Reader, o.Format = jsonl.NewReader(br).WithLimits(lim), biblio.JSONL
 	default:
 		o.Close()
 		return nil, UnknownFormat(format)
 	}
 	return o, nil
+}
+
+// CheckGzip reads a gzipped input to its end within lim, discarding what
+// it decompresses, so a caller that reads the input later in the
+// background (a web upload, imported as a job) can refuse a gzip bomb or
+// a broken stream at once, with the same EInvalid error NewReader's
+// reader would give mid-import. An input that is not gzipped passes
+// unread beyond its first two bytes. It costs one decompression, bounded
+// by the limit.
+func CheckGzip(r io.Reader, name string, lim GzipLimit) error {
+	br := bufio.NewReader(r)
+	if magic, _ := br.Peek(2); len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+		return nil
+	}
+	compressed := &countReader{r: br}
+	gz, err := gzip.NewReader(compressed)
+	if err != nil {
+		return fault.Errorf(fault.EInvalid, "%s: bad gzip header: %v", displayName(name), err)
+	}
+	defer gz.Close()
+	_, err = io.Copy(io.Discard, &gunzipLimited{gz: gz, compressed: compressed, lim: lim.OrDefault(), name: name})
+	if err != nil && fault.ErrorCode(err) != fault.EInvalid {
+		return fault.Errorf(fault.EInvalid, "%s: broken gzip stream: %v", displayName(name), err)
+	}
+	return err
 }
 
 // NewWriter returns a writer for format (any of biblio.Formats).

@@ -35,12 +35,28 @@ type Reader struct {
 	array   bool
 	started bool
 	done    bool
+	lim     biblio.Limits
 }
 
-// NewReader reads CSL-JSON from r. Decompression is the caller's job.
+// NewReader reads CSL-JSON from r with the default limits. Decompression
+// is the caller's job.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 1<<16)}
+	return &Reader{br: bufio.NewReaderSize(r, 1<<16), lim: biblio.Limits{}.OrDefault()}
 }
+
+// WithLimits sets the limits (zero fields: the defaults); call it before
+// the first Next. The decoder may read at most Limits.MaxRecord bytes for
+// one item (with the white space before it): a longer item cannot be
+// skipped without parsing it, so, like broken JSON, it ends the file with
+// one Problem record, having held no more than the limit.
+func (r *Reader) WithLimits(l biblio.Limits) *Reader {
+	r.lim = l.OrDefault()
+	return r
+}
+
+// errItemTooLong is what the decoder's input answers once an item has
+// taken its budget.
+var errItemTooLong = errors.New("item over the record limit")
 
 // Next returns the next item as a record, or io.EOF after the last one.
 func (r *Reader) Next() (biblio.Record, error) {
@@ -54,6 +70,7 @@ func (r *Reader) Next() (biblio.Record, error) {
 			return rec, err
 		}
 	}
+	r.lines.budget = r.lim.MaxRecord
 	if r.array && !r.dec.More() {
 		r.done = true
 		if _, err := r.dec.Token(); err != nil { // the closing bracket
@@ -62,6 +79,7 @@ func (r *Reader) Next() (biblio.Record, error) {
 		return biblio.Record{}, io.EOF
 	}
 	var raw json.RawMessage
+	r.lines.budget = r.lim.MaxRecord
 	if err := r.dec.Decode(&raw); err != nil {
 		r.done = true
 		if !r.array && errors.Is(err, io.EOF) && r.lines.err == nil {
@@ -98,7 +116,7 @@ func (r *Reader) start() (biblio.Record, error) {
 			continue
 		}
 		_ = r.br.UnreadByte()
-		r.lines = &lineCounter{r: r.br, line: line}
+		r.lines = &lineCounter{r: r.br, line: line, budget: r.lim.MaxRecord}
 		r.dec = json.NewDecoder(r.lines)
 		switch c {
 		case '[':
@@ -117,6 +135,10 @@ func (r *Reader) start() (biblio.Record, error) {
 func (r *Reader) broken(err error) (biblio.Record, error) {
 	if r.lines.err != nil {
 		return biblio.Record{}, fmt.Errorf("csljson: read: %w", r.lines.err)
+	}
+	if errors.Is(err, errItemTooLong) {
+		return biblio.Record{Line: r.lines.lineAt(r.dec.InputOffset()),
+			Problem: fmt.Sprintf("an item longer than %s (the record limit); the rest of the file cannot be read", biblio.Size(int64(r.lim.MaxRecord)))}, nil
 	}
 	// The broken value starts after the white space and comma that follow
 	// the last value decoded; the decoder still holds those bytes.
@@ -145,10 +167,19 @@ type lineCounter struct {
 	// err is the last read error other than io.EOF: the decoder reports
 	// it as a syntax problem, but it is an I/O failure.
 	err error
+	// budget is how many more bytes the decoder may read for the value
+	// it is decoding; the reader sets it before each, and at zero Read
+	// answers errItemTooLong, so one item never holds more.
+	budget int
 }
 
 func (c *lineCounter) Read(p []byte) (int, error) {
+	if c.budget <= 0 {
+		return 0, errItemTooLong
+	}
+	p = p[:min(len(p), c.budget)]
 	n, err := c.r.Read(p)
+	c.budget -= n
 	for i, buf := 0, p[:n]; ; {
 		j := bytes.IndexByte(buf[i:], '\n')
 		if j < 0 {

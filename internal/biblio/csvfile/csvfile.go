@@ -113,6 +113,7 @@ type Reader struct {
 	scopusIDs bool
 	started   bool
 	err       error
+	lim       biblio.Limits
 }
 
 // NewReader reads CSV from r, mapping columns by Guess.
@@ -124,7 +125,16 @@ func NewReader(r io.Reader) *Reader { return NewReaderWithColumns(r, nil) }
 // column, makes the first Next return an fault.EInvalid error that lists
 // the headers found, since no row of such a file can be read as meant.
 func NewReaderWithColumns(r io.Reader, columns map[string]string) *Reader {
-	return &Reader{src: r, overrides: columns, pageEnd: -1}
+	return &Reader{src: r, overrides: columns, pageEnd: -1, lim: biblio.Limits{}.OrDefault()}
+}
+
+// WithLimits sets the longest line and row kept (zero fields: the
+// defaults); call it before the first Next. A longer line is a Problem
+// record, discarded as it is read; so is a quoted cell running on past
+// the row limit.
+func (r *Reader) WithLimits(l biblio.Limits) *Reader {
+	r.lim = l.OrDefault()
+	return r
 }
 
 // Next returns the next row as a record, or io.EOF after the last one.
@@ -168,9 +178,9 @@ func (r *Reader) start() error {
 		return fmt.Errorf("csvfile: read: %w", err)
 	}
 	if delim := guessDelimiter(head); delim == '\t' {
-		r.rows = &tabReader{br: br}
+		r.rows = &tabReader{br: br, max: r.lim.MaxLine}
 	} else {
-		r.rows = newQuotedReader(br, delim)
+		r.rows = newQuotedReader(br, delim, r.lim)
 	}
 	header, problem, err := r.rows.Read()
 	if errors.Is(err, io.EOF) {

@@ -2,10 +2,13 @@ package csvfile
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+
+	"quarry/internal/biblio"
 )
 
 // rowReader yields the cells of one row at a time and the line it started
@@ -22,10 +25,29 @@ type rowReader interface {
 // file in memory before it can report the row and go on.
 const maxQuotedLines = 1000
 
-// physLine is one line of the file, without its line ending.
+// physLine is one line of the file, without its line ending; long says
+// it was over the line limit and text holds only its start.
 type physLine struct {
 	text string
 	n    int
+	long bool
+}
+
+// readLine reads one line of at most max bytes (the rest of a longer one
+// is discarded unread, see biblio.ReadLine), without its line ending; ""
+// with io.EOF at the end.
+func readLine(br *bufio.Reader, max int, buf *[]byte) (text string, long bool, err error) {
+	b, long, err := biblio.ReadLine(br, max, *buf)
+	*buf = b[:0]
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", false, err
+	}
+	if len(b) == 0 {
+		return "", false, io.EOF
+	}
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	return string(b), long, nil
 }
 
 // quotedReader splits comma- or semicolon-separated text into rows as RFC
@@ -49,14 +71,16 @@ type physLine struct {
 // "\n", and blank lines are skipped.
 type quotedReader struct {
 	br    *bufio.Reader
+	lim   biblio.Limits
+	buf   []byte
 	comma byte
 	n     int        // lines read from br so far
 	queue []physLine // lines given back after a malformed row, in order
 	start int        // the line the last row started on
 }
 
-func newQuotedReader(br *bufio.Reader, comma rune) *quotedReader {
-	return &quotedReader{br: br, comma: byte(comma)}
+func newQuotedReader(br *bufio.Reader, comma rune, lim biblio.Limits) *quotedReader {
+	return &quotedReader{br: br, comma: byte(comma), lim: lim}
 }
 
 func (q *quotedReader) line() int { return q.start }
@@ -68,17 +92,12 @@ func (q *quotedReader) take() (physLine, error) {
 		q.queue = q.queue[1:]
 		return l, nil
 	}
-	s, err := q.br.ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
+	s, long, err := readLine(q.br, q.lim.MaxLine, &q.buf)
+	if err != nil {
 		return physLine{}, err
 	}
-	if s == "" {
-		return physLine{}, io.EOF
-	}
 	q.n++
-	s = strings.TrimSuffix(s, "\n")
-	s = strings.TrimSuffix(s, "\r")
-	return physLine{text: s, n: q.n}, nil
+	return physLine{text: s, n: q.n, long: long}, nil
 }
 
 // giveBack puts lines read past a malformed row's first line back in
@@ -91,9 +110,16 @@ func (q *quotedReader) giveBack(lines []physLine) {
 
 func (q *quotedReader) Read() ([]string, string, error) {
 	for {
+		if len(q.queue) == 0 {
+			q.n += biblio.SkipBlankLines(q.br)
+		}
 		first, err := q.take()
 		if err != nil {
 			return nil, "", err
+		}
+		if first.long {
+			q.start = first.n
+			return nil, biblio.LineTooLong(q.lim.MaxLine), nil
 		}
 		if first.text == "" {
 			continue
@@ -116,7 +142,7 @@ func (q *quotedReader) Read() ([]string, string, error) {
 // Problems name no line or cell, so an import's summary counts them by kind;
 // the record's line points at the row.
 func (q *quotedReader) split(first physLine) (row []string, more []physLine, problem string, err error) {
-	line, pos := first.text, 0
+	line, pos, size := first.text, 0, len(first.text)
 	for {
 		if pos >= len(line) || line[pos] != '"' {
 			i := strings.IndexByte(line[pos:], q.comma)
@@ -145,6 +171,10 @@ func (q *quotedReader) split(first physLine) (row []string, more []physLine, pro
 					return nil, nil, "", err
 				}
 				more = append(more, next)
+				if size += len(next.text) + 1; next.long || size > q.lim.MaxRecord {
+					// Given back, an over-long line is reported on its own.
+					return nil, more, fmt.Sprintf("a quote opens a cell and is not closed within %s", biblio.Size(int64(q.lim.MaxRecord))), nil
+				}
 				b.WriteByte('\n')
 				line, pos = next.text, 0
 				continue
@@ -175,21 +205,24 @@ func (q *quotedReader) split(first physLine) (row []string, more []physLine, pro
 // tabReader splits lines on tabs, with no quoting.
 type tabReader struct {
 	br   *bufio.Reader
+	max  int
+	buf  []byte
 	n    int
 	last int
 }
 
 func (t *tabReader) Read() ([]string, string, error) {
 	for {
-		s, err := t.br.ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
+		t.n += biblio.SkipBlankLines(t.br)
+		s, long, err := readLine(t.br, t.max, &t.buf)
+		if err != nil {
 			return nil, "", err
 		}
-		if s == "" {
-			return nil, "", io.EOF
-		}
 		t.n++
-		s = strings.TrimRight(s, "\r\n")
+		if long {
+			t.last = t.n
+			return nil, biblio.LineTooLong(t.max), nil
+		}
 		if s == "" {
 			continue
 		}

@@ -24,23 +24,36 @@ import (
 )
 
 // Reader streams records from a JSON Lines file one line at a time, so a
-// corpus of any size reads in memory bounded by its longest line.
+// corpus of any size reads in memory bounded by the line limit.
 type Reader struct {
 	r    *bufio.Reader
 	line int
+	max  int
+	buf  []byte
 }
 
-// NewReader reads records from r. Decompression is the caller's job.
+// NewReader reads records from r with the default limits. Decompression
+// is the caller's job.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 1<<16)}
+	return &Reader{r: bufio.NewReaderSize(r, 1<<16), max: biblio.DefaultMaxLine}
+}
+
+// WithLimits sets the longest line read (Limits.MaxLine, one line being
+// one record; zero: the default); call it before the first Next. A longer
+// line is a Problem record and is discarded as it is read, never held.
+func (r *Reader) WithLimits(l biblio.Limits) *Reader {
+	r.max = l.OrDefault().MaxLine
+	return r
 }
 
 // Next returns the next record, skipping blank lines, or io.EOF at the end.
-// A line that is not a JSON object is a record with Problem set; only a
-// failing read is an error.
+// A line that is not a JSON object, or is over the line limit, is a record
+// with Problem set; only a failing read is an error.
 func (r *Reader) Next() (biblio.Record, error) {
 	for {
-		line, err := r.r.ReadBytes('\n')
+		r.line += biblio.SkipBlankLines(r.r)
+		line, long, err := biblio.ReadLine(r.r, r.max, r.buf)
+		r.buf = line[:0]
 		if err != nil && !errors.Is(err, io.EOF) {
 			return biblio.Record{}, fmt.Errorf("jsonl: read line %d: %w", r.line+1, err)
 		}
@@ -48,6 +61,9 @@ func (r *Reader) Next() (biblio.Record, error) {
 			return biblio.Record{}, io.EOF
 		}
 		r.line++
+		if long {
+			return biblio.Record{Line: r.line, Problem: biblio.LineTooLong(r.max)}, nil
+		}
 		if r.line == 1 {
 			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
 		}

@@ -8,16 +8,29 @@ import (
 	"quarry/internal/biblio"
 )
 
-// Reader streams records from a MEDLINE file; it holds one record at a time.
+// Reader streams records from a MEDLINE file; it holds one record at a
+// time, within its Limits.
 type Reader struct {
 	lines *biblio.Lines
+	lim   biblio.Limits
 }
 
-// NewReader returns a Reader over r. A line that is not valid UTF-8 is
-// decoded as Latin-1 in full (PubMed writes UTF-8; hand-edited and old
-// files do not).
+// NewReader returns a Reader over r with the default limits. A line that
+// is not valid UTF-8 is decoded as Latin-1 in full (PubMed writes UTF-8;
+// hand-edited and old files do not).
 func NewReader(r io.Reader) *Reader {
-	return &Reader{lines: biblio.NewLines(r)}
+	rd := &Reader{lines: biblio.NewLines(r)}
+	return rd.WithLimits(biblio.Limits{})
+}
+
+// WithLimits sets the longest line and record kept (zero fields: the
+// defaults); call it before the first Next. A record with a longer line,
+// or longer in all, comes back as a Problem and the rest of its block is
+// read without being held.
+func (r *Reader) WithLimits(l biblio.Limits) *Reader {
+	r.lim = l.OrDefault()
+	r.lines.SetMax(r.lim.MaxLine)
+	return r
 }
 
 type field struct {
@@ -30,15 +43,28 @@ type field struct {
 func (f field) value() string { return strings.Join(strings.Fields(strings.Join(f.parts, " ")), " ") }
 
 // Next returns the next record, or io.EOF after the last one. A block of
-// lines that does not start with a tag comes back as a Problem.
+// lines that does not start with a tag comes back as a Problem, and so
+// does one with a line over the line limit or over the record limit in
+// all.
 func (r *Reader) Next() (biblio.Record, error) {
 	var (
 		fields  []field
 		start   int
 		inBlock bool
 		broken  bool
+		size    int
+		problem string // set: skipping the rest of an over-long record
 	)
+	done := func() biblio.Record {
+		if problem != "" {
+			return biblio.Record{Line: start, Problem: problem}
+		}
+		return build(fields, start, broken)
+	}
 	for {
+		if !inBlock {
+			r.lines.SkipBlank()
+		}
 		line, ok, err := r.lines.Next()
 		if err != nil {
 			return biblio.Record{}, err
@@ -47,11 +73,11 @@ func (r *Reader) Next() (biblio.Record, error) {
 			if !inBlock {
 				return biblio.Record{}, io.EOF
 			}
-			return build(fields, start, broken), nil
+			return done(), nil
 		}
 		if strings.TrimSpace(line) == "" {
 			if inBlock {
-				return build(fields, start, broken), nil
+				return done(), nil
 			}
 			continue
 		}
@@ -60,17 +86,31 @@ func (r *Reader) Next() (biblio.Record, error) {
 			tag, val, isTag = tagLine(line)
 		}
 		if !inBlock {
-			inBlock, start, broken = true, r.lines.Number(), !isTag
-			if isTag {
+			inBlock, start, broken, size = true, r.lines.Number(), !isTag, len(line)+1
+			if r.lines.Long() {
+				problem = biblio.LineTooLong(r.lim.MaxLine)
+			} else if isTag {
 				fields = append(fields, field{tag: tag, parts: []string{val}})
 			}
 			continue
 		}
-		switch {
-		case isTag && tag == "PMID":
+		if isTag && tag == "PMID" {
 			// A new record without a blank line before it.
 			r.lines.Unread(line)
-			return build(fields, start, broken), nil
+			return done(), nil
+		}
+		if problem != "" {
+			continue
+		}
+		if r.lines.Long() {
+			problem, fields = biblio.LineTooLong(r.lim.MaxLine), nil
+			continue
+		}
+		if size += len(line) + 1; size > r.lim.MaxRecord {
+			problem, fields = biblio.RecordTooLong(r.lim.MaxRecord), nil
+			continue
+		}
+		switch {
 		case broken:
 		case isTag:
 			fields = append(fields, field{tag: tag, parts: []string{val}})

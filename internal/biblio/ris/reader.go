@@ -8,16 +8,30 @@ import (
 	"quarry/internal/biblio"
 )
 
-// Reader streams records from a RIS file; it holds one record at a time.
+// Reader streams records from a RIS file; it holds one record at a time,
+// within its Limits.
 type Reader struct {
 	lines *biblio.Lines
+	lim   biblio.Limits
 }
 
-// NewReader returns a Reader over r. Invalid UTF-8 is read as Latin-1
-// (line by line: a line that is not valid UTF-8 is decoded as Latin-1 in
-// full), because old EndNote and database exports are often Latin-1.
+// NewReader returns a Reader over r with the default limits. Invalid
+// UTF-8 is read as Latin-1 (line by line: a line that is not valid UTF-8
+// is decoded as Latin-1 in full), because old EndNote and database exports
+// are often Latin-1.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{lines: biblio.NewLines(r)}
+	rd := &Reader{lines: biblio.NewLines(r)}
+	return rd.WithLimits(biblio.Limits{})
+}
+
+// WithLimits sets the longest line and record kept (zero fields: the
+// defaults); call it before the first Next. A record with a longer line,
+// or longer in all, comes back as a Problem and the rest of it is read
+// without being held.
+func (r *Reader) WithLimits(l biblio.Limits) *Reader {
+	r.lim = l.OrDefault()
+	r.lines.SetMax(r.lim.MaxLine)
+	return r
 }
 
 // field is one tag with its value lines (the first line and continuations).
@@ -31,39 +45,77 @@ func (f field) value() string { return strings.Join(f.lines, "\n") }
 // Next returns the next record, or io.EOF after the last one. Text
 // between records is ignored; tags before any TY come back as one record
 // with a Problem, up to the next ER or TY; a record missing its ER ends at
-// the next TY (or the end of the file) and is read normally.
+// the next TY (or the end of the file) and is read normally. A line over
+// the line limit (even between records) or a record over the record limit
+// is a Problem record: what follows is skipped up to the record's end.
 func (r *Reader) Next() (biblio.Record, error) {
 	var (
-		fields []field
-		start  int
-		broken bool
+		fields  []field
+		start   int
+		broken  bool
+		size    int
+		problem string // set: skipping the rest of an over-long record
 	)
 	for {
+		if fields == nil {
+			r.lines.SkipBlank() // blank lines between records, or in one being skipped
+		}
 		line, ok, err := r.lines.Next()
 		if err != nil {
 			return biblio.Record{}, err
 		}
 		if !ok {
+			if problem != "" {
+				return biblio.Record{Line: start, Problem: problem}, nil
+			}
 			if fields == nil {
 				return biblio.Record{}, io.EOF
 			}
 			return build(fields, start, broken), nil
 		}
 		tag, val, isTag := isTagLine(line)
+		inRecord := fields != nil || problem != ""
+		if inRecord && isTag && tag == "TY" {
+			// The previous record lacks its ER: close it, keep this line.
+			r.lines.Unread(line)
+			if problem != "" {
+				return biblio.Record{Line: start, Problem: problem}, nil
+			}
+			return build(fields, start, broken), nil
+		}
+		if problem == "" && r.lines.Long() {
+			if !inRecord {
+				start = r.lines.Number()
+			}
+			problem, fields = biblio.LineTooLong(r.lim.MaxLine), nil
+			if isTag && tag == "ER" {
+				return biblio.Record{Line: start, Problem: problem}, nil
+			}
+			continue
+		}
+		if problem != "" {
+			if isTag && tag == "ER" {
+				return biblio.Record{Line: start, Problem: problem}, nil
+			}
+			continue
+		}
 		if fields == nil {
 			if !isTag || tag == "ER" {
 				continue // text between records, a stray ER
 			}
-			start, broken = r.lines.Number(), tag != "TY"
+			start, broken, size = r.lines.Number(), tag != "TY", len(line)+1
 			fields = append(fields, field{tag: tag, lines: []string{val}})
+			continue
+		}
+		if size += len(line) + 1; size > r.lim.MaxRecord {
+			problem, fields = biblio.RecordTooLong(r.lim.MaxRecord), nil
+			if isTag && tag == "ER" {
+				return biblio.Record{Line: start, Problem: problem}, nil
+			}
 			continue
 		}
 		switch {
 		case isTag && tag == "ER":
-			return build(fields, start, broken), nil
-		case isTag && tag == "TY":
-			// The previous record lacks its ER: close it, keep this line.
-			r.lines.Unread(line)
 			return build(fields, start, broken), nil
 		case isTag:
 			fields = append(fields, field{tag: tag, lines: []string{val}})
