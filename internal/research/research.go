@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"quarry/internal/fault"
@@ -136,6 +137,80 @@ func sameTerm(a, b string) bool {
 	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
 }
 
+// Limits on one strategy. Every query is one request to every source at
+// every iteration, and every include or exclude term is written into every
+// query, so without them one edit (10,000 queries) holds the sources for
+// hours and the run for as long. They are checked by Validate with the
+// rest of the strategy, so an edit over one is refused (422) naming the
+// field and the limit, all problems at once. An oversized list reports
+// its length, and only its first MaxX elements are checked one by one,
+// so the answer stays small.
+const (
+	// MaxQueries is the most queries a strategy may hold: a builder
+	// proposes three to five; 20 leaves a researcher room for many
+	// variants while bounding one iteration to 20 requests per source.
+	MaxQueries = 20
+	// MaxQueryTerms is the most terms (words and "quoted phrases",
+	// operators not counted: see QueryTerms) one query may hold. A built
+	// query carries up to four concepts of six alternatives plus every
+	// include and exclude term, so it is well above 24 + 2×MaxFilterTerms;
+	// sources reject far longer queries anyway (PubMed, arXiv: URL length).
+	MaxQueryTerms = 100
+	// MaxFilterTerms is the most include terms, and the most exclude terms,
+	// a strategy may hold: each one is written into every query.
+	MaxFilterTerms = 25
+	// MaxSources is the most sources a strategy may name: each at most
+	// once, and only the ones Quarry knows (ValidateSources checks which),
+	// so it is len(Sources()) (a test keeps them equal).
+	MaxSources = 7
+	// MaxFiles is the most files attached to one run's strategy.
+	MaxFiles = 20
+)
+
+// atMost is the first n elements of xs, for checking an oversized list's
+// elements without answering with one error per element.
+func atMost[T any](xs []T, n int) []T { return xs[:min(len(xs), n)] }
+
+// QueryTerms counts the terms of a query in Quarry's query language the
+// cheap way, without parsing it (the parser lives in skills/query, which
+// the centre must not import): every "quoted phrase" and every bare word
+// with a letter or digit counts once, the operators AND, OR and NOT and
+// the punctuation around terms (parentheses, a leading -) do not. An
+// unparseable query still gets a count; the parser refuses it later.
+func QueryTerms(text string) int {
+	n := 0
+	for len(text) > 0 {
+		r, size := utf8.DecodeRuneInString(text)
+		switch {
+		case r == '"':
+			end := strings.IndexByte(text[1:], '"')
+			if end < 0 {
+				end = len(text) - 1
+			}
+			if strings.IndexFunc(text[1:1+end], isWordRune) >= 0 {
+				n++
+			}
+			text = text[min(len(text), end+2):]
+			continue
+		case unicode.IsSpace(r) || r == '(' || r == ')':
+			text = text[size:]
+			continue
+		}
+		end := strings.IndexFunc(text, func(r rune) bool { return unicode.IsSpace(r) || r == '(' || r == ')' || r == '"' })
+		if end < 0 {
+			end = len(text)
+		}
+		word := text[:end]
+		if word != "AND" && word != "OR" && word != "NOT" && strings.IndexFunc(word, isWordRune) >= 0 {
+			n++
+		}
+		text = text[end:]
+	}
+	return n
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
 // MaxResultsLimit caps max_results_per_source so one strategy cannot ask a
 // source for an unbounded page count.
 const MaxResultsLimit = 1000
@@ -204,19 +279,40 @@ func (s SearchStrategy) ValidateSources(known []string) error {
 }
 
 func (s SearchStrategy) validate(fe fault.FieldErrors) {
-	if len(s.Queries) == 0 {
+	switch {
+	case len(s.Queries) == 0:
 		fe.Add("queries", "at least one query is required")
+	case len(s.Queries) > MaxQueries:
+		fe.Add("queries", fmt.Sprintf("%d queries; a strategy has at most %d (each is one request per source)", len(s.Queries), MaxQueries))
 	}
-	for i, q := range s.Queries {
-		if strings.TrimSpace(q.Text) == "" {
+	for i, q := range atMost(s.Queries, MaxQueries) {
+		switch n := QueryTerms(q.Text); {
+		case strings.TrimSpace(q.Text) == "":
 			fe.Add(fmt.Sprintf("queries[%d].text", i), "query is empty")
+		case n > MaxQueryTerms:
+			fe.Add(fmt.Sprintf("queries[%d].text", i), fmt.Sprintf("%d terms; a query has at most %d", n, MaxQueryTerms))
 		}
 	}
-	if len(s.Sources) == 0 {
+	switch {
+	case len(s.Sources) == 0:
 		fe.Add("sources", "at least one source is required")
+	case len(s.Sources) > MaxSources:
+		fe.Add("sources", fmt.Sprintf("%d sources; a strategy has at most %d (the sources Quarry knows)", len(s.Sources), MaxSources))
+	}
+	for field, terms := range map[string][]string{
+		"filters.include_terms":         s.Filters.IncludeTerms,
+		"filters.exclude_terms":         s.Filters.ExcludeTerms,
+		"filters.learned_exclude_terms": s.Filters.LearnedExcludeTerms,
+	} {
+		if len(terms) > MaxFilterTerms {
+			fe.Add(field, fmt.Sprintf("%d terms; a strategy has at most %d", len(terms), MaxFilterTerms))
+		}
+	}
+	if len(s.Files) > MaxFiles {
+		fe.Add("files", fmt.Sprintf("%d files attached; a strategy has at most %d", len(s.Files), MaxFiles))
 	}
 	seen := map[string]bool{}
-	for i, src := range s.Sources {
+	for i, src := range atMost(s.Sources, MaxSources) {
 		if strings.TrimSpace(src) == "" {
 			fe.Add(fmt.Sprintf("sources[%d]", i), "source name is empty")
 		}
@@ -226,7 +322,7 @@ func (s SearchStrategy) validate(fe fault.FieldErrors) {
 		seen[src] = true
 	}
 	files := map[string]bool{}
-	for i, f := range s.Files {
+	for i, f := range atMost(s.Files, MaxFiles) {
 		switch {
 		case strings.TrimSpace(f.ID) == "":
 			fe.Add(fmt.Sprintf("files[%d].id", i), "attached file has no id")
@@ -446,9 +542,39 @@ type UserFeedback struct {
 // screening rationale, short enough that a review form stays small.
 const MaxPaperNote = 2000
 
-// Validate checks that no paper is marked both ways.
+// MaxMarks is the most papers one review decision may mark (relevant and
+// irrelevant together), and the most paper notes it may carry: ten times a
+// review's largest page of results (MaxResultsLimit per source), far
+// above what a person marks at once, while bounding the work and the
+// stored size of one request.
+const MaxMarks = 5000
+
+// MaxFeedbackTerms is the most terms one review may add or exclude
+// (each list): they become the next strategy's filters, which hold at
+// most MaxFilterTerms each.
+const MaxFeedbackTerms = MaxFilterTerms
+
+// Validate checks that no paper is marked both ways and that the decision
+// stays within MaxMarks and MaxFeedbackTerms, reporting every problem.
 func (f UserFeedback) Validate() error {
 	fe := fault.FieldErrors{}
+	if n := len(f.MarkedRelevant) + len(f.MarkedIrrelevant); n > MaxMarks {
+		fe.Add("marks", fmt.Sprintf("%d papers marked; one decision marks at most %d", n, MaxMarks))
+	}
+	if len(f.PaperNotes) > MaxMarks {
+		fe.Add("paper_notes", fmt.Sprintf("%d notes; one decision carries at most %d", len(f.PaperNotes), MaxMarks))
+	}
+	if len(f.AddTerms) > MaxFeedbackTerms {
+		fe.Add("add_terms", fmt.Sprintf("%d terms; one decision adds at most %d", len(f.AddTerms), MaxFeedbackTerms))
+	}
+	if len(f.ExcludeTerms) > MaxFeedbackTerms {
+		fe.Add("exclude_terms", fmt.Sprintf("%d terms; one decision excludes at most %d", len(f.ExcludeTerms), MaxFeedbackTerms))
+	}
+	if len(fe) > 0 {
+		// Over a limit: the lists are refused whole, so checking each
+		// element would only make the answer as large as the request.
+		return fe.Err("invalid feedback")
+	}
 	rel := map[string]bool{}
 	for i, id := range f.MarkedRelevant {
 		if strings.TrimSpace(id) == "" {
@@ -484,18 +610,22 @@ func (f UserFeedback) ValidateAgainst(c PaperCollection) error {
 		return err
 	}
 	fe := fault.FieldErrors{}
+	in := make(map[string]bool, len(c.Papers)) // not c.Paper: MaxMarks lookups each scanning the collection
+	for _, p := range c.Papers {
+		in[p.ID] = true
+	}
 	for i, id := range f.MarkedRelevant {
-		if _, ok := c.Paper(id); !ok {
+		if !in[id] {
 			fe.Add(fmt.Sprintf("marked_relevant[%d]", i), fmt.Sprintf("paper %s is not in this review's collection", id))
 		}
 	}
 	for i, id := range f.MarkedIrrelevant {
-		if _, ok := c.Paper(id); !ok {
+		if !in[id] {
 			fe.Add(fmt.Sprintf("marked_irrelevant[%d]", i), fmt.Sprintf("paper %s is not in this review's collection", id))
 		}
 	}
 	for id := range f.PaperNotes {
-		if _, ok := c.Paper(id); !ok {
+		if !in[id] {
 			fe.Add(noteField(id), fmt.Sprintf("paper %s is not in this review's collection", id))
 		}
 	}
