@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
@@ -85,6 +86,9 @@ type Search struct {
 	// BaseURLs override a source's API root by source name (tests point
 	// them at httptest servers; mirrors and proxies use them too).
 	BaseURLs map[string]string
+	// SourceDeadline bounds all of one source's queries in one search
+	// (searcher.Options.SourceDeadline); zero means its default, 30s.
+	SourceDeadline time.Duration
 	// StrategyCheckpoint is the default of the strategy_checkpoint run
 	// parameter (nil means true).
 	StrategyCheckpoint *bool

@@ -15,6 +15,7 @@ import (
 	"quarry/internal/app"
 	"quarry/internal/fault"
 	"quarry/internal/skills/llm"
+	"quarry/internal/skills/searcher"
 )
 
 // offlineLLM is the LLM configuration nothing sets: the offline skills.
@@ -368,4 +369,26 @@ func TestREADMESettingsTable(t *testing.T) {
 		return
 	}
 	require.Equal(t, app.SettingsTable(), table, "README.md's settings table is out of date; run go test ./internal/app -run TestREADMESettingsTable -update")
+}
+
+// TestLoadSourceDeadline: QUARRY_SOURCE_DEADLINE sets the deadline of
+// each source's queries in a search (unset: the searcher's default); a
+// value that is not a positive duration is refused naming the variable.
+func TestLoadSourceDeadline(t *testing.T) {
+	t.Parallel()
+	cfg, err := load(t, nil)
+	require.NoError(t, err)
+	require.Zero(t, cfg.Search.SourceDeadline)
+	require.Contains(t, app.SettingsTable(), "`"+searcher.DefaultSourceDeadline.String()+"`")
+	cfg, err = load(t, map[string]string{"QUARRY_SOURCE_DEADLINE": "45s"})
+	require.NoError(t, err)
+	require.Equal(t, 45*time.Second, cfg.Search.SourceDeadline)
+	cfg, err = app.Load(app.Flags{"source-deadline": "5s"}, func(string) string { return "" })
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Second, cfg.Search.SourceDeadline, "--source-deadline")
+	for _, bad := range []string{"soon", "0s", "-1s"} {
+		_, err = load(t, map[string]string{"QUARRY_SOURCE_DEADLINE": bad})
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), bad)
+		require.Contains(t, fault.ErrorFields(err), "QUARRY_SOURCE_DEADLINE", bad)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/skills/querybuilder"
 	"quarry/internal/skills/relevance"
+	"quarry/internal/skills/searcher"
 	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/arxiv"
 	"quarry/internal/skills/sources/crossref"
@@ -119,6 +120,8 @@ func NewSearch(s Search, lib sources.Source, files pipeline.FileSource) (*pipeli
 		Scorer:    llm.NewScorer(provider, relevance.Scorer{}),
 		Organizer: organize.Organizer{},
 		Files:     files,
+		// The search step builds its searcher from these (OnEvent aside).
+		SearchOptions: searcher.Options{SourceDeadline: s.SourceDeadline},
 	}
 	confirm := s.StrategyCheckpoint == nil || *s.StrategyCheckpoint
 	return pipeline.NewSearchWorkflow(sk, nil, 0, confirm)

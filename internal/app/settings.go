@@ -21,6 +21,7 @@ import (
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
 	"quarry/internal/skills/llm"
+	"quarry/internal/skills/searcher"
 )
 
 // A setting is one value of Config and every way to give it: its flag,
@@ -81,6 +82,8 @@ func settings() []setting {
 			set: setBaseURL(src.name), doc: src.name + "'s API root (for mirrors and tests)"})
 	}
 	return append(all,
+		setting{flag: "source-deadline", env: "QUARRY_SOURCE_DEADLINE", key: "source_deadline", shown: "`" + searcher.DefaultSourceDeadline.String() + "`", set: setSourceDeadline,
+			doc: "how long one source may take for all its queries in one search, waits for its rate limit included; what it answered by then is kept, the rest reported as timed out"},
 		setting{env: "QUARRY_STRATEGY_CHECKPOINT", key: "strategy_checkpoint", def: "true", set: setStrategyCheckpoint,
 			doc: `the default of "confirm the strategy first" (true or false)`},
 		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
@@ -222,6 +225,15 @@ func setLLMTimeout(c *Config, v string) error {
 		return fmt.Errorf("%q is not a positive duration such as 90s", v)
 	}
 	c.Search.LLM.Timeout = d
+	return nil
+}
+
+func setSourceDeadline(c *Config, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q is not a positive duration such as 30s", v)
+	}
+	c.Search.SourceDeadline = d
 	return nil
 }
 

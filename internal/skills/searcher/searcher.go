@@ -50,13 +50,14 @@ const (
 	CallOK       CallOutcome = "ok"       // the source answered (with papers or none)
 	CallWarning  CallOutcome = "warning"  // it answered with papers and a *sources.Warning
 	CallError    CallOutcome = "error"    // it failed (or panicked)
-	CallTimeout  CallOutcome = "timeout"  // Options.Timeout ran out first
+	CallTimeout  CallOutcome = "timeout"  // Options.Timeout or the source's Options.SourceDeadline ran out first
 	CallCanceled CallOutcome = "canceled" // the search was cancelled while it was in flight
 )
 
 // Defaults for Options.
 const (
 	DefaultSourceTimeout     = 20 * time.Second
+	DefaultSourceDeadline    = 30 * time.Second
 	DefaultSearchConcurrency = 8
 )
 
@@ -69,6 +70,16 @@ type Options struct {
 	// that wait, and so may the source's client (arXiv's gives up after
 	// a few minutes in its queue).
 	Timeout time.Duration
+	// SourceDeadline bounds all of one source's calls in one search
+	// together, from its first call's start, waits for turns included: a
+	// hung source behind its own rate limit (arXiv, Crossref: one request
+	// at a time) would otherwise hold the search Timeout per query, one
+	// query after another. The papers of the queries answered by then are
+	// kept; the others are recorded as timed out (those still waiting for
+	// their turn as not sent). It counts from the source's first call, not
+	// the search's start, so a source whose calls wait for a Concurrency
+	// slot behind other sources' is not cut short for it.
+	SourceDeadline time.Duration
 	// Concurrency bounds the number of source calls in flight, to stay
 	// polite to the APIs and the machine.
 	Concurrency int
@@ -85,6 +96,7 @@ type Searcher struct {
 	byName      map[string]sources.Source
 	names       []string
 	timeout     time.Duration
+	deadline    time.Duration
 	concurrency int
 	onEvent     func(Event)
 }
@@ -97,11 +109,15 @@ func New(srcs []sources.Source, opts Options) (*Searcher, error) {
 	s := &Searcher{
 		byName:      make(map[string]sources.Source, len(srcs)),
 		timeout:     opts.Timeout,
+		deadline:    opts.SourceDeadline,
 		concurrency: opts.Concurrency,
 		onEvent:     opts.OnEvent,
 	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultSourceTimeout
+	}
+	if s.deadline <= 0 {
+		s.deadline = DefaultSourceDeadline
 	}
 	if s.concurrency <= 0 {
 		s.concurrency = DefaultSearchConcurrency
@@ -151,6 +167,11 @@ func (s *Searcher) Names() []string {
 // before it was sent", and a source that was sent none of its queries has
 // no queries recorded at all, only the error "search cancelled before any
 // query was sent", as a source that was never queried has.
+//
+// A source's calls share one deadline (Options.SourceDeadline): a call it
+// catches in flight is recorded as timed out, one it catches before it was
+// sent (queued for a slot or for its turn) as not sent ("" and the
+// reason), and the papers of the calls that finished are kept.
 func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skills.SearchResult, error) {
 	if err := st.Validate(); err != nil {
 		return skills.SearchResult{}, err
@@ -165,8 +186,15 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 		name   string
 		src    sources.Source
 		req    sources.SourceRequest
+		clock  *sourceClock
 	}
 	var calls []plannedCall
+	clocks := map[string]*sourceClock{}
+	defer func() {
+		for _, c := range clocks {
+			c.stop()
+		}
+	}()
 	for si, name := range st.Sources {
 		src, ok := s.byName[name]
 		if !ok {
@@ -177,6 +205,8 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 		}
 		texts := make([]string, len(st.Queries))
 		left := 0
+		clock := newSourceClock(ctx, s.deadline)
+		clocks[name] = clock
 		for qi, q := range st.Queries {
 			text, rendered := q.PerSource[name]
 			if !rendered {
@@ -191,7 +221,7 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 			if f, ok := src.(sources.QueryFolder); ok {
 				texts[qi] = f.SentQuery(req)
 			}
-			calls = append(calls, plannedCall{si: si, qi: qi, name: name, src: src, req: req})
+			calls = append(calls, plannedCall{si: si, qi: qi, name: name, src: src, req: req, clock: clock})
 		}
 		res.Sources[name] = research.SourceResult{Queries: texts}
 		outcomes[si] = make([]callOutcome, len(texts))
@@ -209,19 +239,20 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 			defer wg.Done()
 			select {
 			case sem <- struct{}{}:
-			case <-ctx.Done():
-				outcomes[c.si][c.qi] = callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
+			case <-c.clock.ctx.Done():
+				outcomes[c.si][c.qi] = unsent(ctx, c.clock, "it")
 				progress.finish(c.name, outcomes[c.si][c.qi])
 				return
 			}
 			defer func() { <-sem }()
-			if ctx.Err() != nil { // cancelled while queued: do not start
-				outcomes[c.si][c.qi] = callOutcome{err: cancelledUnsent(ctx, "it"), unsent: true}
+			if c.clock.ctx.Err() != nil { // cancelled or out of time while queued: do not start
+				outcomes[c.si][c.qi] = unsent(ctx, c.clock, "it")
 				progress.finish(c.name, outcomes[c.si][c.qi])
 				return
 			}
+			c.clock.start()
 			progress.start(c.name)
-			o := s.call(ctx, c.src, c.req)
+			o := s.call(ctx, c.clock, c.src, c.req)
 			outcomes[c.si][c.qi] = o
 			progress.finish(c.name, o)
 		}()
@@ -237,7 +268,7 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 		many := len(outcomes[si]) > 1
 		if planned, unsent := plannedUnsent(outcomes[si], sr.Queries); planned > 0 && unsent == planned {
 			// Nothing reached the source: no query to report as sent.
-			sr.Queries, sr.Error = nil, cancelledUnsent(ctx, "any query").Error()
+			sr.Queries, sr.Error = nil, notSent(ctx, clocks[name], "any query").Error()
 			res.Sources[name] = sr
 			continue
 		}
@@ -327,8 +358,8 @@ func plannedUnsent(outcomes []callOutcome, texts []string) (planned, unsent int)
 // ignores its context, and turns a panic in a source into that source's
 // error rather than the server's crash. A call cancelled before its
 // source's first turn came comes back unsent.
-func (s *Searcher) call(ctx context.Context, src sources.Source, req sources.SourceRequest) callOutcome {
-	cctx, cancel := context.WithCancelCause(ctx)
+func (s *Searcher) call(ctx context.Context, sc *sourceClock, src sources.Source, req sources.SourceRequest) callOutcome {
+	cctx, cancel := context.WithCancelCause(sc.ctx)
 	defer cancel(nil)
 	cctx, clock := sources.StartCall(cctx, s.timeout, func() { cancel(callTimeout{}) })
 	defer clock.Stop()
@@ -362,6 +393,11 @@ func (s *Searcher) call(ctx context.Context, src sources.Source, req sources.Sou
 		case errors.As(context.Cause(cctx), &to):
 			return callOutcome{err: &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("timed out after %s", s.timeout), Err: r.err},
 				outcome: CallTimeout}
+		case sc.ctx.Err() != nil && clock.SentNothing():
+			return unsent(ctx, sc, "it")
+		case sc.ctx.Err() != nil:
+			return callOutcome{err: &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("timed out: the source's deadline of %s for all its queries passed", sc.d), Err: r.err},
+				outcome: CallTimeout}
 		}
 	}
 	if len(r.papers) > req.MaxResults {
@@ -376,6 +412,72 @@ func (s *Searcher) call(ctx context.Context, src sources.Source, req sources.Sou
 	}
 	return o
 }
+
+// sourceClock is one source's deadline in one search: its context, which
+// the source's calls run under, is cancelled SourceDeadline after the
+// first of them starts (or when the search's context is done).
+type sourceClock struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	d      time.Duration
+	once   sync.Once
+	mu     sync.Mutex
+	timer  *time.Timer
+}
+
+func newSourceClock(ctx context.Context, d time.Duration) *sourceClock {
+	sctx, cancel := context.WithCancelCause(ctx)
+	return &sourceClock{ctx: sctx, cancel: cancel, d: d}
+}
+
+// start starts the deadline at the source's first call; later calls do
+// not move it.
+func (c *sourceClock) start() {
+	c.once.Do(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.timer = time.AfterFunc(c.d, func() { c.cancel(sourceDeadline{}) })
+	})
+}
+
+// stop releases the clock when the search ends.
+func (c *sourceClock) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+	c.cancel(nil)
+}
+
+// expired reports whether the source's deadline (not the search's
+// cancellation) ended its calls.
+func (c *sourceClock) expired(ctx context.Context) bool {
+	return ctx.Err() == nil && c.ctx.Err() != nil
+}
+
+// unsent is the outcome of a call that was never sent, because the
+// search was cancelled or the source's deadline passed first.
+func unsent(ctx context.Context, c *sourceClock, what string) callOutcome {
+	return callOutcome{err: notSent(ctx, c, what), unsent: true}
+}
+
+// notSent is the error of a call (what: "it") or of a whole source ("any
+// query") that was never sent: cancelled, or out of the source's time.
+func notSent(ctx context.Context, c *sourceClock, what string) error {
+	if c.expired(ctx) {
+		return &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("timed out: the source's deadline of %s for all its queries passed before %s was sent", c.d, what),
+			Err: context.DeadlineExceeded}
+	}
+	return cancelledUnsent(ctx, what)
+}
+
+// sourceDeadline is the cause of a source's calls cancelled by its
+// deadline; like callTimeout it matches context.DeadlineExceeded.
+type sourceDeadline struct{}
+
+func (sourceDeadline) Error() string        { return context.DeadlineExceeded.Error() }
+func (sourceDeadline) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // isWarning reports whether a source's error is a *Warning: its papers
 // stand, and the source did not fail.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -676,4 +677,91 @@ func TestSearcherCancelRecordsQueuedCallsAsNotSent(t *testing.T) {
 		QueryResults: []research.QueryResult{{Error: "internal: search cancelled: context canceled"},
 			{Error: "internal: search cancelled before it was sent: context canceled"}}}, res.Sources["one"])
 	require.Equal(t, research.SourceResult{Error: "internal: search cancelled before any query was sent: context canceled"}, res.Sources["two"])
+}
+
+// TestSearcherSourceDeadline: a hung source that serves one request at a
+// time (as arXiv's and Crossref's clients do) holds the search for its
+// one deadline, not a per-call timeout per query one after another: the
+// paper of the query it answered is kept, the query in flight when the
+// deadline passed is recorded as timed out, and the one still waiting
+// for its turn as not sent. Before SourceDeadline the search took three
+// per-call timeouts (1.2 s here).
+func TestSearcherSourceDeadline(t *testing.T) {
+	t.Parallel()
+	const timeout, deadline = 400 * time.Millisecond, 600 * time.Millisecond
+	order := []string{"fast", "hung 1", "hung 2", "hung 3"}
+	turns := make([]chan struct{}, len(order)+1) // turns[i] closes when query i may go
+	for i := range turns {
+		turns[i] = make(chan struct{})
+	}
+	close(turns[0])
+	hung := fakeSource{name: "arxiv", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+		i := slices.Index(order, req.Query)
+		defer close(turns[i+1]) // the next query's turn comes when this one ends
+		turn := sources.WaitingForTurn(ctx)
+		select {
+		case <-turns[i]:
+			turn()
+		case <-ctx.Done():
+			turn()
+			return nil, ctx.Err()
+		}
+		if req.Query == "fast" {
+			return []research.RawPaper{{Title: "answered", DOI: "10.1/fast"}}, nil
+		}
+		<-ctx.Done() // hangs, honouring its context
+		return nil, ctx.Err()
+	}}
+	rec := &recorder{}
+	s := newSearcher(t, searcher.Options{Timeout: timeout, SourceDeadline: deadline, OnEvent: rec.on}, hung, echoSource("openalex"))
+	qs := make([]research.Query, len(order))
+	for i, text := range order {
+		qs[i] = q(text)
+	}
+	began := time.Now()
+	res, err := s.Search(context.Background(), strategy([]string{"arxiv", "openalex"}, qs...))
+	took := time.Since(began)
+	require.NoError(t, err)
+	require.Less(t, took, timeout+deadline/2, "the search ends at the source's deadline")
+	require.GreaterOrEqual(t, took, deadline)
+
+	got := res.Sources["arxiv"]
+	require.Equal(t, 1, got.Count, "the answered query's paper is kept")
+	require.Equal(t, []string{"fast", "hung 1", "hung 2", ""}, got.Queries, "the query never sent is not recorded as sent")
+	require.Equal(t, research.QueryResult{Count: 1}, got.QueryResults[0])
+	require.Contains(t, got.QueryResults[1].Error, "timed out after 400ms")
+	require.Contains(t, got.QueryResults[2].Error, "timed out: the source's deadline of 600ms for all its queries passed")
+	require.Contains(t, got.QueryResults[3].Error, "timed out: the source's deadline of 600ms for all its queries passed before it was sent")
+	require.Contains(t, got.Error, "query 3: internal: timed out: the source's deadline")
+	require.Equal(t, 4, res.Sources["openalex"].Count, "another source is not cut short")
+	var titles []string
+	for _, p := range res.Papers {
+		if p.Source == "arxiv" {
+			titles = append(titles, p.Title)
+		}
+	}
+	require.Equal(t, []string{"answered"}, titles)
+	events := rec.forSource("arxiv")
+	last := events[len(events)-1]
+	require.Equal(t, searcher.EventError, last.Kind)
+	require.Equal(t, 1, last.Count)
+	require.Equal(t, calls(searcher.CallOK, searcher.CallTimeout, searcher.CallTimeout), last.Calls)
+}
+
+// TestSearcherSourceDeadlineBeforeAnyQuery: a source whose calls all
+// still wait for their turn when its deadline passes (its client's queue
+// held by others) was sent nothing, and says it timed out, not that the
+// search was cancelled.
+func TestSearcherSourceDeadlineBeforeAnyQuery(t *testing.T) {
+	t.Parallel()
+	queued := fakeSource{name: "crossref", fn: func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+		defer sources.WaitingForTurn(ctx)()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}
+	s := newSearcher(t, searcher.Options{Timeout: time.Hour, SourceDeadline: 50 * time.Millisecond}, queued)
+	res, err := s.Search(context.Background(), strategy([]string{"crossref"}, q("x"), q("y")))
+	require.NoError(t, err)
+	require.Equal(t, research.SourceResult{Error: "internal: timed out: the source's deadline of 50ms for all its queries passed before any query was sent: context deadline exceeded"},
+		res.Sources["crossref"])
 }
