@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
+	"quarry/internal/biblio/biblitest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,11 +22,7 @@ func TestImportCommandRefusesGzipBomb(t *testing.T) {
 	dir := t.TempDir()
 	bomb := filepath.Join(dir, "bomb.ris.gz")
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	_, err := io.Copy(zw, io.MultiReader(strings.NewReader("TY  - JOUR\nTI  - Bomb\nAB  - "),
-		io.LimitReader(repeatA{}, 100<<20), strings.NewReader("\nER  - \n")))
-	require.NoError(t, err)
-	require.NoError(t, zw.Close())
+	biblitest.GzipBomb(t, &buf, 100<<20, gzip.DefaultCompression)
 	require.NoError(t, os.WriteFile(bomb, buf.Bytes(), 0o644))
 
 	for name, env := range map[string]map[string]string{
@@ -47,14 +43,4 @@ func TestImportCommandRefusesGzipBomb(t *testing.T) {
 			require.Contains(t, stderr.String(), want)
 		})
 	}
-}
-
-// repeatA reads as an endless run of 'a'.
-type repeatA struct{}
-
-func (repeatA) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = 'a'
-	}
-	return len(p), nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,25 +15,11 @@ import (
 
 	"quarry/internal/app"
 	"quarry/internal/biblio"
+	"quarry/internal/biblio/biblitest"
 	"quarry/internal/engine"
 	"quarry/internal/handlers/testapp"
 	"quarry/internal/store"
 )
-
-// letters is n bytes of 'a', made as they are read.
-type letters struct{ n int64 }
-
-func (l *letters) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, io.EOF
-	}
-	p = p[:min(int64(len(p)), l.n)]
-	for i := range p {
-		p[i] = 'a'
-	}
-	l.n -= int64(len(p))
-	return len(p), nil
-}
 
 // gzipBomb is a RIS record whose abstract is one line of 100 MiB of 'a',
 // gzipped to about 100 KiB: the 1 GiB bomb made small enough for
@@ -42,10 +27,7 @@ func (l *letters) Read(p []byte) (int, error) {
 func gzipBomb(t *testing.T) string {
 	t.Helper()
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	_, err := io.Copy(zw, io.MultiReader(strings.NewReader("TY  - JOUR\nTI  - Bomb\nAB  - "), &letters{n: 100 << 20}, strings.NewReader("\nER  - \n")))
-	require.NoError(t, err)
-	require.NoError(t, zw.Close())
+	biblitest.GzipBomb(t, &buf, 100<<20, gzip.DefaultCompression)
 	return buf.String()
 }
 

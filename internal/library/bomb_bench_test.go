@@ -17,28 +17,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio"
+	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
 	"quarry/internal/library"
 )
-
-// bytesOf is n bytes of c, made as they are read.
-type bytesOf struct {
-	c byte
-	n int64
-}
-
-func (r *bytesOf) Read(p []byte) (int, error) {
-	if r.n <= 0 {
-		return 0, io.EOF
-	}
-	p = p[:min(int64(len(p)), r.n)]
-	for i := range p {
-		p[i] = r.c
-	}
-	r.n -= int64(len(p))
-	return len(p), nil
-}
 
 // peakRSS resets the process's peak resident size (writing 5 to
 // /proc/self/clear_refs, Linux) and returns a function reading it back
@@ -80,11 +63,7 @@ func BenchmarkBombUpload(b *testing.B) {
 	path := filepath.Join(dir, "bomb.ris.gz")
 	f, err := os.Create(path)
 	require.NoError(b, err)
-	zw, err := gzip.NewWriterLevel(f, gzip.BestCompression)
-	require.NoError(b, err)
-	_, err = io.Copy(zw, io.MultiReader(strings.NewReader("TY  - JOUR\nTI  - Bomb\nAB  - "), &bytesOf{c: 'a', n: 1 << 30}, strings.NewReader("\nER  - \n")))
-	require.NoError(b, err)
-	require.NoError(b, zw.Close())
+	biblitest.GzipBomb(b, f, 1<<30, gzip.BestCompression)
 	require.NoError(b, f.Close())
 	fi, err := os.Stat(path)
 	require.NoError(b, err)
@@ -107,7 +86,7 @@ func BenchmarkBombUpload(b *testing.B) {
 		require.Equal(b, fault.EInvalid, fault.ErrorCode(cliErr), "the import stops: %v", cliErr)
 
 		start = time.Now()
-		rd := bufio.NewReaderSize(&bytesOf{c: '\n', n: 2 << 30}, 64<<10)
+		rd := bufio.NewReaderSize(biblitest.Repeat('\n', 2<<30), 64<<10)
 		o, err := codecs.NewReader(io.MultiReader(strings.NewReader("TY  - JOUR\nTI  - x\nER  - \n"), rd), "blank.ris", codecs.Options{Format: biblio.RIS})
 		require.NoError(b, err)
 		n := 0

@@ -12,28 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio"
+	"quarry/internal/biblio/biblitest"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
 )
-
-// repeat is n bytes of c, produced as they are read: a test input of any
-// size that the test itself never holds.
-type repeat struct {
-	c byte
-	n int64
-}
-
-func (r *repeat) Read(p []byte) (int, error) {
-	if r.n <= 0 {
-		return 0, io.EOF
-	}
-	p = p[:min(int64(len(p)), r.n)]
-	for i := range p {
-		p[i] = r.c
-	}
-	r.n -= int64(len(p))
-	return len(p), nil
-}
 
 // huge is the over-long line every format gets: far above the default
 // limits (1 MiB a line, 4 MiB a record).
@@ -79,7 +61,7 @@ func TestReadersBoundLongLines(t *testing.T) {
 			name += "_macros"
 		}
 		t.Run(name, func(t *testing.T) {
-			var in io.Reader = io.MultiReader(strings.NewReader(tt.head), &repeat{c: 'a', n: huge}, strings.NewReader(tt.tail))
+			var in io.Reader = io.MultiReader(strings.NewReader(tt.head), biblitest.Repeat('a', huge), strings.NewReader(tt.tail))
 			if tt.bibtexBombs {
 				in = strings.NewReader(tt.head + tt.tail)
 			}
@@ -129,7 +111,7 @@ func gzipped(t testing.TB, r io.Reader) []byte {
 // decompressed in full (and held, by the line reader).
 func TestGzipBombRefused(t *testing.T) {
 	t.Parallel()
-	bomb := gzipped(t, io.MultiReader(strings.NewReader("TY  - JOUR\nAB  - "), &repeat{c: 'a', n: 80 << 20}, strings.NewReader("\nER  - \n")))
+	bomb := gzipped(t, io.MultiReader(strings.NewReader("TY  - JOUR\nAB  - "), biblitest.Repeat('a', 80<<20), strings.NewReader("\nER  - \n")))
 	o, err := codecs.NewReader(bytes.NewReader(bomb), "bomb.ris.gz", codecs.Options{})
 	require.NoError(t, err)
 	defer o.Close()
