@@ -17,6 +17,7 @@ import (
 
 	"quarry/internal/app"
 	"quarry/internal/engine"
+	"quarry/internal/handlers"
 	"quarry/internal/handlers/testapp"
 	"quarry/internal/store"
 )
@@ -89,18 +90,7 @@ func (w *web) postMultipart(t *testing.T, c *http.Client, path string, v url.Val
 
 func TestAttachAFileAtTheStrategyCheckpoint(t *testing.T) {
 	t.Parallel()
-	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")},
-		app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) { return testapp.RegistryWithFiles(st) }))
-	require.NoError(t, err)
-	w := serveApp(t, a)
-	c := newClient(t)
-	w.signIn(t, c, "Ada")
-	_, home := w.get(t, c, "/")
-	res, _ := w.post(t, c, "/runs", url.Values{"_csrf": {csrf(home)}, "question": {"sleep and memory consolidation"}, "max_iterations": {"2"},
-		"strategy_checkpoint": {"true"}, "sources": testapp.Sources})
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	runID := strings.TrimPrefix(res.Request.URL.Path, "/runs/")
-	st := w.waitFor(t, runID, "waiting")
+	w, c, runID, st := startAtStrategyWithFiles(t)
 	require.Equal(t, "strategy_confirmation", st.Checkpoint.Kind)
 	action := "/runs/" + runID + "/checkpoints/" + st.Checkpoint.ID + "/strategy"
 
@@ -172,4 +162,23 @@ func TestAttachAFileAtTheStrategyCheckpoint(t *testing.T) {
 	r.Body.Close()
 	require.Equal(t, http.StatusOK, r.StatusCode)
 	require.Contains(t, string(body), "### file: embase.ris\n\nFile attached: embase.ris (2 records), not queried.\n")
+}
+
+// startAtStrategyWithFiles starts a run of the workflow that reads attached
+// files, signed in as Ada, and waits for its strategy checkpoint.
+func startAtStrategyWithFiles(t *testing.T) (*web, *http.Client, string, handlers.RunJSON) {
+	t.Helper()
+	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")},
+		app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) { return testapp.RegistryWithFiles(st) }))
+	require.NoError(t, err)
+	w := serveApp(t, a)
+	c := newClient(t)
+	w.signIn(t, c, "Ada")
+	_, home := w.get(t, c, "/")
+	res, _ := w.post(t, c, "/runs", url.Values{"_csrf": {csrf(home)}, "question": {"sleep and memory consolidation"}, "max_iterations": {"2"},
+		"strategy_checkpoint": {"true"}, "sources": testapp.Sources})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	runID := strings.TrimPrefix(res.Request.URL.Path, "/runs/")
+	st := w.waitFor(t, runID, "waiting")
+	return w, c, runID, st
 }

@@ -3,9 +3,7 @@ package handlers_test
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,12 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"quarry/internal/app"
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
-	"quarry/internal/engine"
-	"quarry/internal/handlers/testapp"
-	"quarry/internal/store"
 )
 
 // gzipBomb is a RIS record whose abstract is one line of 100 MiB of 'a',
@@ -91,18 +85,7 @@ func TestUploadsLeaveNoMultipartFiles(t *testing.T) {
 // did not answer within the test client's 10 s.
 func TestAttachRefusesGzipBomb(t *testing.T) {
 	t.Parallel()
-	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")},
-		app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) { return testapp.RegistryWithFiles(st) }))
-	require.NoError(t, err)
-	w := serveApp(t, a)
-	c := newClient(t)
-	w.signIn(t, c, "Ada")
-	_, home := w.get(t, c, "/")
-	res, _ := w.post(t, c, "/runs", url.Values{"_csrf": {csrf(home)}, "question": {"sleep and memory consolidation"}, "max_iterations": {"2"},
-		"strategy_checkpoint": {"true"}, "sources": testapp.Sources})
-	require.Equal(t, http.StatusOK, res.StatusCode)
-	runID := strings.TrimPrefix(res.Request.URL.Path, "/runs/")
-	st := w.waitFor(t, runID, "waiting")
+	w, c, runID, st := startAtStrategyWithFiles(t)
 	action := "/runs/" + runID + "/checkpoints/" + st.Checkpoint.ID + "/strategy"
 	_, page := w.get(t, c, "/runs/"+runID)
 	vals := formValues(page.Find(`[data-testid="strategy-form"]`))
