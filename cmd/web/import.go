@@ -57,7 +57,7 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 	if err := stdinOnce(fs, files); err != nil {
 		return err
 	}
-	cfg, err := app.Load(flags, c.getenv, "QUARRY_DB", "QUARRY_IMPORT_MAX_LINE_MB", "QUARRY_IMPORT_MAX_RECORD_MB", "QUARRY_IMPORT_GZIP_RATIO", "QUARRY_IMPORT_GZIP_FLOOR_MB")
+	cfg, err := app.Load(flags, c.getenv, "QUARRY_DB", "QUARRY_DB_BUSY_TIMEOUT", "QUARRY_DB_MAX_MB", "QUARRY_IMPORT_RESERVE_MB", "QUARRY_LOG_FORMAT", "QUARRY_LOG_LEVEL", "QUARRY_IMPORT_MAX_LINE_MB", "QUARRY_IMPORT_MAX_RECORD_MB", "QUARRY_IMPORT_GZIP_RATIO", "QUARRY_IMPORT_GZIP_FLOOR_MB")
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer in.close()
-	st, err := store.Open(ctx, cfg.DB, store.Options{})
+	st, err := store.Open(ctx, cfg.DB, store.Options{Logger: app.NewLogger(cfg, c.stderr), BusyTimeout: cfg.Database.BusyTimeout, MaxBytes: cfg.Database.MaxBytes, ImportReserve: cfg.Database.ImportReserve})
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		// No count line: "imported 0 new" right above the error would
 		// read as a partial success of an import that wrote nothing.
-		return fmt.Errorf("import stopped after reading %d records (%s); nothing was imported, the library is as it was: %w", stats.Read, skipped, err)
+		return fmt.Errorf("import stopped after reading %d records (%s); %s: %w", stats.Read, skipped, stats.Outcome(), err)
 	}
 	fmt.Fprintf(c.stdout, "imported %d new, %d updated, %d unchanged, %s in %.1f s\n", stats.Inserted, stats.Updated, stats.Unchanged, skipped, time.Since(start).Seconds())
 	return nil

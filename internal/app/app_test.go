@@ -18,6 +18,7 @@ import (
 
 	"quarry/internal/app"
 	"quarry/internal/fault"
+	"quarry/internal/store"
 )
 
 func TestConfig(t *testing.T) {
@@ -48,6 +49,7 @@ func TestConfig(t *testing.T) {
 			cfg, err := load(t, tt.env, tt.args...)
 			require.NoError(t, err)
 			tt.want.LogFormat, tt.want.Search, tt.want.Import = app.LogText, defaultSearch(), defaultImport() // the settings this table does not set
+			tt.want.Database.ImportReserve = store.DefaultImportReserve
 			require.Equal(t, tt.want, cfg)
 			require.NoError(t, cfg.Validate())
 		})

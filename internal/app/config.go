@@ -59,6 +59,9 @@ type Config struct {
 	LogFormat string
 	// LogLevel is the least severe level logged; the zero value is Info.
 	LogLevel slog.Level
+	// Database is how the database meets another writer and a cap on its
+	// size.
+	Database Database
 	// Search is what the search workflow searches and which model its
 	// skills ask.
 	Search Search
@@ -66,6 +69,18 @@ type Config struct {
 	// the other fields are per file): library uploads, files attached to
 	// runs and `quarry import`. Zero fields mean the defaults.
 	Import codecs.Options
+}
+
+// Database tunes the store (see store.Options): zero fields mean the
+// defaults.
+type Database struct {
+	// BusyTimeout is how long a write waits for another process's lock.
+	BusyTimeout time.Duration
+	// MaxBytes caps the database file; 0 is no cap.
+	MaxBytes int64
+	// ImportReserve is the free space imports leave on the disk; 0 is the
+	// default, negative turns the check off.
+	ImportReserve int64
 }
 
 // Search says which sources a deployment searches, how to reach them and

@@ -22,6 +22,7 @@ import (
 	"quarry/internal/fault"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/searcher"
+	"quarry/internal/store"
 )
 
 // A setting is one value of Config and every way to give it: its flag,
@@ -56,6 +57,12 @@ func settings() []setting {
 			doc: "address to listen on, `host:port`; port 0 picks a free port"},
 		{flag: "db", env: "QUARRY_DB", def: DefaultDB, set: text(func(c *Config) *string { return &c.DB }),
 			doc: "path of the SQLite database"},
+		{env: "QUARRY_DB_BUSY_TIMEOUT", key: "db_busy_timeout", shown: "`" + store.DefaultBusyTimeout.String() + "`", set: setBusyTimeout,
+			doc: "how long a write waits while another process (such as `quarry import`) holds the database's write lock; after it the request answers 503 with `Retry-After`"},
+		{env: "QUARRY_DB_MAX_MB", key: "db_max_mb", def: "0", set: setDBMaxMB,
+			doc: "cap on the database file in MiB, 0 for none; at the cap Quarry behaves as on a full disk (507, nothing lost, work resumes once there is room)"},
+		{env: "QUARRY_IMPORT_RESERVE_MB", key: "import.reserve_mb", def: strconv.Itoa(store.DefaultImportReserve >> 20), set: setImportReserve,
+			doc: "imports stop, naming the full disk, while less than this many MiB is free on the disk holding the database, leaving room for runs; 0 turns the check off"},
 		{env: "QUARRY_SESSION_KEY", shown: "generated on first start and kept in the database", set: text(func(c *Config) *string { return &c.SessionKey }),
 			doc: "secret behind the session cookies, at least 32 characters"},
 		{flag: "public-url", env: "QUARRY_PUBLIC_URL", set: text(func(c *Config) *string { return &c.PublicURL }),
@@ -234,6 +241,36 @@ func setSourceDeadline(c *Config, v string) error {
 		return fmt.Errorf("%q is not a positive duration such as 30s", v)
 	}
 	c.Search.SourceDeadline = d
+	return nil
+}
+
+func setBusyTimeout(c *Config, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 100*time.Millisecond || d > 10*time.Minute {
+		return fmt.Errorf("%q is not a duration between 100ms and 10m", v)
+	}
+	c.Database.BusyTimeout = d
+	return nil
+}
+
+func setImportReserve(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 1<<30 {
+		return fmt.Errorf("%q is not a whole number of MiB (0 turns the check off)", v)
+	}
+	c.Database.ImportReserve = int64(n) << 20
+	if n == 0 {
+		c.Database.ImportReserve = -1
+	}
+	return nil
+}
+
+func setDBMaxMB(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 1<<30 {
+		return fmt.Errorf("%q is not a whole number of MiB (0 for no cap)", v)
+	}
+	c.Database.MaxBytes = int64(n) << 20
 	return nil
 }
 

@@ -18,6 +18,8 @@ const (
 	EConflict     = "conflict"     // the request lost a race (e.g. a checkpoint was already decided)
 	EUnauthorized = "unauthorized" // the caller may not do this
 	ETooLarge     = "too_large"    // the input is over a size limit: send less, not something else
+	EUnavailable  = "unavailable"  // busy for a moment (the database is locked by another writer): try again shortly
+	EStorageFull  = "storage_full" // the disk holding the database is full: nothing can be saved until space is freed
 	EInternal     = "internal"     // our fault; details are logged, not shown
 )
 

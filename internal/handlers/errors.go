@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/fault"
+	"quarry/internal/store"
 	"quarry/internal/views"
 )
 
@@ -34,6 +35,10 @@ func StatusForCode(code string) int {
 		return http.StatusForbidden
 	case fault.ETooLarge:
 		return http.StatusRequestEntityTooLarge
+	case fault.EUnavailable:
+		return http.StatusServiceUnavailable
+	case fault.EStorageFull:
+		return http.StatusInsufficientStorage
 	default:
 		return http.StatusInternalServerError
 	}
@@ -71,6 +76,10 @@ type ErrorJSON struct {
 	Message string            `json:"message"`
 	Fields  map[string]string `json:"fields,omitempty"`
 }
+
+// retryAfterSeconds is the Retry-After of a busy database's 503: a bulk
+// import holds the write lock for at most about a second at a time.
+const retryAfterSeconds = "2"
 
 // panicError carries a recovered panic and its stack to the error handler,
 // which logs it once.
@@ -122,6 +131,7 @@ func classify(err error) problem {
 		}
 		return problem{status: he.Code, code: codeForStatus(he.Code), message: msg}
 	}
+	err = store.Fault(err) // a full disk or a busy database, whoever wrapped it
 	code := fault.ErrorCode(err)
 	status := StatusForCode(code)
 	if status == http.StatusInternalServerError {
@@ -147,6 +157,9 @@ func (h *errorHandler) handle(err error, c echo.Context) {
 	h.log(ctx, req, p, err, requestID)
 	if res.Committed {
 		return
+	}
+	if p.code == fault.EUnavailable {
+		res.Header().Set("Retry-After", retryAfterSeconds)
 	}
 
 	if req.Method == http.MethodHead {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sort"
 	"strings"
@@ -72,8 +73,9 @@ func Chain(ctx context.Context, readers []*Reader) Next {
 // process died. Stats count records read and skipped as the import goes;
 // Inserted, Updated and Unchanged are known once the records are in the
 // library.
-func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (ImportStats, error) {
-	var stats ImportStats
+func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats ImportStats, err error) {
+	// A full disk or a busy database is named as such, wherever it struck.
+	defer func() { err = store.Fault(err) }()
 	size := opts.BatchSize
 	if size <= 0 {
 		size = DefaultBatchSize
@@ -122,11 +124,22 @@ func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (Impor
 	}
 	report(true)
 	counts, err := st.MergeStaged(ctx, stage)
+	stats.count(counts) // on failure, the batches merged before it
 	if err != nil {
 		return stats, errors.Join(err, st.DropStaged(ctx, stage))
 	}
-	stats.count(counts)
 	return stats, nil
+}
+
+// Outcome says what a stopped import left in the library: nothing (it
+// stopped while reading, or before its first merge batch), or the papers
+// its committed merge batches brought in, which importing the file again
+// completes (imports are idempotent).
+func (s ImportStats) Outcome() string {
+	if n := s.Inserted + s.Updated + s.Unchanged; n > 0 {
+		return fmt.Sprintf("%d of the records reached the library before it stopped; import the file again to finish", n)
+	}
+	return "nothing was imported, the library is as it was"
 }
 
 // UpsertPaper stores one paper as an import of one record: with its

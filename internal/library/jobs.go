@@ -193,7 +193,11 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 		jb.status.Done = true
 		jb.status.Finished = j.now().UTC()
 		if err != nil {
-			jb.status.Err = fmt.Sprintf("stopped after reading %d records: %v; nothing was imported, the library is as it was", stats.Read, err)
+			why := err.Error() // a broken file says what broke
+			if fault.ErrorCode(err) != fault.EInternal {
+				why = fault.ErrorMessage(err) // the disk is full, the database busy
+			}
+			jb.status.Err = fmt.Sprintf("stopped after reading %d records: %s; %s", stats.Read, why, stats.Outcome())
 		}
 		took := jb.status.Finished.Sub(jb.status.Started)
 		j.mu.Unlock()

@@ -4,27 +4,38 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"time"
+
+	"quarry/internal/fault"
 )
 
 // stageSQL stages a paperRow; staged_at stands where papers has imported_at.
 const stageSQL = `INSERT INTO import_staging (import_id, seq, id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, staged_at, extra, volume, issue, pages, compounds)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-// mergeStagedSQL moves one import's staged rows into papers in input order
-// (so a later record of the same paper wins, as with upsertPaperSQL row by
-// row). "WHERE" is required: without it SQLite would read ON CONFLICT as a
-// join constraint.
+// mergeStagedSQL moves one batch of an import's staged rows (seq in
+// (?3, ?4]) into papers in input order, so a later record of the same paper
+// wins, as with upsertPaperSQL row by row. "WHERE" is required: without it
+// SQLite would read ON CONFLICT as a join constraint.
 const mergeStagedSQL = `INSERT INTO papers (` + importColumns + `)
 	SELECT id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, ?2, extra, volume, issue, pages, compounds
-	FROM import_staging WHERE import_id = ?1 ORDER BY seq
+	FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4 ORDER BY seq
 	` + paperConflictSQL
+
+// stagedIDsSQL is the IDs of one batch of a stage (bound as ?1, ?3, ?4 like
+// mergeStagedSQL), for the statements that index the papers it touches.
+const stagedIDsSQL = `SELECT id FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4`
 
 // StagePapers adds one batch of a bulk import to the stage named stage
 // (any name no other running import uses), in its own transaction, so
 // other writers (the workflow engine) are not held up while a large file
 // is read. Nothing staged is in the library until MergeStaged.
 func (s *Store) StagePapers(ctx context.Context, stage string, papers []ImportPaper) error {
+	if err := s.checkReserve(); err != nil {
+		return err
+	}
+	began := time.Now()
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: import: begin: %w", err)
@@ -36,7 +47,7 @@ func (s *Store) StagePapers(ctx context.Context, stage string, papers []ImportPa
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store: import: commit: %w", err)
 	}
-	return nil
+	return yield(ctx, time.Since(began))
 }
 
 // stagePapers appends papers to the stage inside tx, numbered after what
@@ -64,70 +75,237 @@ func stagePapers(ctx context.Context, tx *sql.Tx, stage string, papers []ImportP
 	return nil
 }
 
-// MergeStaged moves a bulk import's staged rows into papers, rebuilds the
-// full-text index (one FTS 'rebuild', 4x faster than row by row for a bulk
-// load) and clears the stage, all in one transaction, so the import is in
-// the library, searchable, or not at all.
+// Merge transactions are kept short so that other writers (the workflow
+// engine, a server next to a `quarry import`) wait at most about a second
+// for the write lock: a batch starts at firstMergeRows rows and doubles or
+// halves to take about mergeTxTarget, within [minMergeRows, maxMergeRows].
+const (
+	mergeTxTarget  = 300 * time.Millisecond
+	firstMergeRows = 500
+	minMergeRows   = 50
+	maxMergeRows   = 10000
+)
+
+// MergeStaged moves a bulk import's staged rows into papers in batches,
+// each one transaction that also replaces the full-text entries of the
+// papers it touches, so the library is searchable after every batch and no
+// transaction holds the write lock for long. Between batches it pauses
+// briefly so a writer in another process, polling for the lock, gets it.
+// An interrupted merge leaves the batches committed so far in the library
+// (importing the file again completes it; imports are idempotent) and the
+// rest staged for DropStaged. If the index is stale (after a migration) it
+// is rebuilt once at the end instead, the one long transaction left.
 func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, error) {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return ImportCounts{}, fmt.Errorf("store: import: begin: %w", err)
-	}
-	defer tx.Rollback()
-	counts, err := mergeStaged(ctx, tx, stage, formatTime(s.Now()))
+	stale, err := s.LibraryIndexStale(ctx)
 	if err != nil {
 		return ImportCounts{}, err
 	}
-	if err := tx.Commit(); err != nil {
-		return ImportCounts{}, fmt.Errorf("store: import: commit: %w", err)
+	var total ImportCounts
+	rows, after := s.mergeRows, int64(0)
+	for {
+		if err := s.checkReserve(); err != nil {
+			return total, err
+		}
+		began := time.Now()
+		counts, last, err := s.mergeBatch(ctx, stage, after, rows, !stale)
+		if err != nil {
+			return total, err
+		}
+		if last == after {
+			break
+		}
+		total.add(counts)
+		after = last
+		took := time.Since(began)
+		s.log.Debug("store: import: merged a batch", "rows", counts.Inserted+counts.Updated+counts.Unchanged, "took", took)
+		switch {
+		case took < mergeTxTarget/2:
+			rows = min(rows*2, s.mergeRowsMax)
+		case took > mergeTxTarget*2:
+			rows = min(max(rows/2, minMergeRows), s.mergeRowsMax)
+		}
+		if err := yield(ctx, took); err != nil {
+			return total, err
+		}
 	}
-	return counts, nil
+	if stale {
+		if err := s.RebuildLibraryIndex(ctx); err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
-func mergeStaged(ctx context.Context, tx *sql.Tx, stage, now string) (ImportCounts, error) {
+// checkReserve refuses to go on with a bulk import once the disk holding
+// the database has less than the import reserve free (see
+// Options.ImportReserve).
+func (s *Store) checkReserve() error {
+	if s.importReserve < 0 {
+		return nil
+	}
+	free := diskFree(filepath.Dir(s.path))
+	if free < 0 || free >= s.importReserve {
+		return nil
+	}
+	return &fault.Error{Code: fault.EStorageFull, Message: fmt.Sprintf(
+		"the disk holding the database is nearly full (%d MiB free): imports stop while less than %d MiB is free, so that runs can go on; free some space and import again",
+		free>>20, s.importReserve>>20)}
+}
+
+// yield pauses a bulk writer after a transaction that took took, so that
+// a writer in another process gets the lock: SQLite's busy handler there
+// polls for it, at most 100 ms apart once it has waited a while, so a pause
+// as long as the transaction (capped just above that period) lets it in
+// without slowing the bulk writer more than twofold.
+func yield(ctx context.Context, took time.Duration) error {
+	return sleep(ctx, min(max(took, 5*time.Millisecond), 110*time.Millisecond))
+}
+
+// sleep waits d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// mergeBatch merges the next rows staged rows after seq after in one
+// transaction and returns what it did and the last seq it merged (after
+// itself when nothing is left). With index set it replaces the full-text
+// entries of the papers the batch touches: the old entries are deleted
+// given the values they indexed, the merged rows indexed afresh.
+func (s *Store) mergeBatch(ctx context.Context, stage string, after int64, rows int, index bool) (ImportCounts, int64, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return ImportCounts{}, after, fmt.Errorf("store: import: begin: %w", err)
+	}
+	defer tx.Rollback()
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM (SELECT seq FROM import_staging
+		WHERE import_id = ? AND seq > ? ORDER BY seq LIMIT ?)`, stage, after, rows).Scan(&last); err != nil {
+		return ImportCounts{}, after, fmt.Errorf("store: import: next batch: %w", err)
+	}
+	if !last.Valid {
+		return ImportCounts{}, after, nil
+	}
+	now := formatTime(s.Now())
+	args := []any{stage, now, after, last.Int64}
 	var staged, fresh, same int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*), (SELECT count(DISTINCT s.id) FROM import_staging s
-		WHERE s.import_id = ?1 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id)),
+		WHERE s.import_id = ?1 AND s.seq > ?3 AND s.seq <= ?4 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id)),
 		(SELECT count(*) FROM import_staging n JOIN papers o ON o.id = n.id
-		WHERE n.import_id = ?1 AND NOT `+paperChangedSQL+`)
-		FROM import_staging WHERE import_id = ?1`, stage).Scan(&staged, &fresh, &same); err != nil {
-		return ImportCounts{}, fmt.Errorf("store: import: count staged: %w", err)
+		WHERE n.import_id = ?1 AND n.seq > ?3 AND n.seq <= ?4 AND NOT `+paperChangedSQL+`)
+		FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4`, args...).Scan(&staged, &fresh, &same); err != nil {
+		return ImportCounts{}, after, fmt.Errorf("store: import: count staged: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, mergeStagedSQL, stage, now); err != nil {
-		return ImportCounts{}, fmt.Errorf("store: import: move staged records: %w", err)
+	if index {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (papers_fts, rowid, title, abstract, authors, venue, compounds)
+			SELECT 'delete', docid, title, abstract, authors, venue, coalesce(compounds, '') FROM papers
+			WHERE id IN (`+stagedIDsSQL+`)`, args...); err != nil {
+			return ImportCounts{}, after, fmt.Errorf("store: import: unindex old rows: %w", err)
+		}
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?`, stage); err != nil {
-		return ImportCounts{}, fmt.Errorf("store: import: clear stage: %w", err)
+	if _, err := tx.ExecContext(ctx, mergeStagedSQL, args...); err != nil {
+		return ImportCounts{}, after, fmt.Errorf("store: import: move staged records: %w", err)
 	}
-	if err := rebuildIndex(ctx, tx, now); err != nil {
-		return ImportCounts{}, fmt.Errorf("store: import: %w", err)
+	if err := fillCompoundsTx(ctx, tx); err != nil {
+		return ImportCounts{}, after, fmt.Errorf("store: import: %w", err)
 	}
-	return ImportCounts{Inserted: fresh, Updated: staged - fresh - same, Unchanged: same}, nil
+	if index {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (rowid, title, abstract, authors, venue, compounds)
+			SELECT docid, title, abstract, authors, venue, compounds FROM papers
+			WHERE id IN (`+stagedIDsSQL+`)`, args...); err != nil {
+			return ImportCounts{}, after, fmt.Errorf("store: import: index merged rows: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4`, args...); err != nil {
+		return ImportCounts{}, after, fmt.Errorf("store: import: clear merged rows: %w", err)
+	}
+	// The stage's newest row is its heartbeat: Open and the sweep leave a
+	// stage alone while it is recent (see dropAbandonedStaging).
+	if _, err := tx.ExecContext(ctx, `UPDATE import_staging SET staged_at = ?2
+		WHERE import_id = ?1 AND seq = (SELECT max(seq) FROM import_staging WHERE import_id = ?1)`, stage, now); err != nil {
+		return ImportCounts{}, after, fmt.Errorf("store: import: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return ImportCounts{}, after, fmt.Errorf("store: import: commit: %w", err)
+	}
+	return ImportCounts{Inserted: fresh, Updated: staged - fresh - same, Unchanged: same}, last.Int64, nil
+}
+
+func (c *ImportCounts) add(o ImportCounts) {
+	c.Inserted += o.Inserted
+	c.Updated += o.Updated
+	c.Unchanged += o.Unchanged
 }
 
 // DropStaged deletes what a failed import staged. It runs even when ctx is
-// cancelled (that is often why the import failed).
+// cancelled (that is often why the import failed). An import that failed
+// because the disk is full must still give its space back, and deleting
+// rows needs room in the write-ahead log too; so the stage is deleted a
+// chunk at a time with a checkpoint after each (which lets the log be
+// reused from its start instead of growing), smaller chunks when even one
+// does not fit, and the log is finally truncated, which returns its space
+// to the disk. The freed pages stay in the database file for its next
+// writes.
 func (s *Store) DropStaged(ctx context.Context, stage string) error {
-	if _, err := s.write.ExecContext(context.WithoutCancel(ctx), `DELETE FROM import_staging WHERE import_id = ?`, stage); err != nil {
-		return fmt.Errorf("store: import: clear stage: %w", err)
+	ctx = context.WithoutCancel(ctx)
+	rows, failures := 2000, 0
+	for {
+		res, err := s.write.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?1 AND seq IN
+			(SELECT seq FROM import_staging WHERE import_id = ?1 ORDER BY seq LIMIT ?2)`, stage, rows)
+		if err != nil {
+			if failures++; !Transient(err) || failures > 8 {
+				return fmt.Errorf("store: import: clear stage: %w", err)
+			}
+			rows = max(rows/4, 10)
+			s.checkpoint(ctx, "RESTART")
+			time.Sleep(time.Duration(failures) * 50 * time.Millisecond)
+			continue
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			break
+		}
+		s.checkpoint(ctx, "PASSIVE")
 	}
+	s.checkpoint(ctx, "TRUNCATE")
 	return nil
 }
 
-// stagingTTL is how old staged rows must be before Open deletes them: an
-// import in another process may still be filling younger ones.
-const stagingTTL = 24 * time.Hour
+// checkpoint copies the write-ahead log into the database (mode PASSIVE,
+// RESTART or TRUNCATE, see SQLite's wal_checkpoint); best effort, since a
+// reader in another process can keep it from completing, which is harmless.
+func (s *Store) checkpoint(ctx context.Context, mode string) {
+	if _, err := s.write.ExecContext(ctx, `PRAGMA wal_checkpoint(`+mode+`)`); err != nil {
+		s.log.Warn("store: checkpoint the write-ahead log", "mode", mode, "err", err)
+	}
+}
 
-// dropAbandonedStaging deletes rows staged by imports whose process died.
-// A schema without the table (tests that bring their own migrations) has
-// nothing to clear.
+// stagingTTL is how long a stage may go without news before it counts as
+// abandoned: a live import stages a batch, or merges one, every few
+// seconds, and each refreshes the stage's newest row (its heartbeat).
+const stagingTTL = 10 * time.Minute
+
+// dropAbandonedStaging deletes the stages of imports whose process died:
+// those whose newest row is older than stagingTTL. A schema without the
+// table (tests that bring their own migrations) has nothing to clear.
 func (s *Store) dropAbandonedStaging(ctx context.Context) error {
 	var n int
 	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'import_staging'`).Scan(&n); err != nil || n == 0 {
 		return err
 	}
-	if _, err := s.write.ExecContext(ctx, `DELETE FROM import_staging WHERE staged_at < ?`, formatTime(s.Now().Add(-stagingTTL))); err != nil {
+	res, err := s.write.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id IN
+		(SELECT import_id FROM import_staging GROUP BY import_id HAVING max(staged_at) < ?)`, formatTime(s.Now().Add(-stagingTTL)))
+	if err != nil {
 		return fmt.Errorf("store: clear abandoned imports: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		s.log.Info("store: cleared rows staged by imports that did not finish", "rows", n)
+		s.checkpoint(ctx, "TRUNCATE")
 	}
 	return nil
 }

@@ -27,15 +27,32 @@ func (AdvanceArgs) Kind() string { return "advance_run" }
 type advanceWorker struct {
 	river.WorkerDefaults[AdvanceArgs]
 	adv     Advancer
+	store   *Store
 	onStart func(kind string, wait time.Duration)
 }
 
 // Work advances the run; an error makes River retry the job with backoff.
+// A full disk or a busy database is not the run's fault and passes: the
+// job keeps its worker, waits until the database takes writes again
+// (polling gently, so a full disk does not turn into a loop of errors) and
+// advances the run again at once. Returning the error instead would leave
+// the job stuck, since River could not record the failure either, until
+// its rescuer ran many minutes later.
 func (w *advanceWorker) Work(ctx context.Context, job *river.Job[AdvanceArgs]) error {
 	if w.onStart != nil && job.AttemptedAt != nil {
 		w.onStart(job.Kind, max(0, job.AttemptedAt.Sub(job.ScheduledAt)))
 	}
-	return w.adv.Advance(ctx, job.Args.RunID)
+	for {
+		err := w.adv.Advance(ctx, job.Args.RunID)
+		if err == nil || !Transient(err) || ctx.Err() != nil {
+			return err
+		}
+		w.store.log.Warn("store: a run waits for the database to take writes again", "run", job.Args.RunID, "err", err)
+		if err := w.store.waitWritable(ctx); err != nil {
+			return err
+		}
+		w.store.log.Info("store: the database takes writes again; the run goes on", "run", job.Args.RunID)
+	}
 }
 
 // Timeout: a run's step (a slow source, a retry backoff) may take long; the
@@ -74,13 +91,19 @@ func (s *Store) Wake(ctx context.Context) {
 	}
 }
 
+// DefaultFetchPollInterval is how often idle workers look for jobs. The
+// SQLite driver has no LISTEN/NOTIFY, but every job this process queues
+// wakes its workers at once (Wake, ScheduleAdvance), so polling only finds
+// retries that came due; polling rarely keeps an idle server idle and a
+// full disk from turning the queue's failed fetches into a busy loop.
+const DefaultFetchPollInterval = time.Second
+
 // QueueOptions tune the job queue.
 type QueueOptions struct {
 	// Workers is how many runs advance at once (default 4).
 	Workers int
-	// FetchPollInterval bounds how long a new job waits to be picked up:
-	// the SQLite driver has no LISTEN/NOTIFY, so it polls (default 5 ms; an
-	// idle poll is one short query).
+	// FetchPollInterval is how often the workers look for due jobs that
+	// nothing announced (default DefaultFetchPollInterval).
 	FetchPollInterval time.Duration
 	// OnJobStart, if set, is told when a worker starts a run's job and how
 	// long the job waited since it was due (metrics). It is called from
@@ -97,10 +120,10 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 		opts.Workers = 4
 	}
 	if opts.FetchPollInterval <= 0 {
-		opts.FetchPollInterval = 5 * time.Millisecond
+		opts.FetchPollInterval = DefaultFetchPollInterval
 	}
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv, onStart: opts.OnJobStart}); err != nil {
+	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv, store: s, onStart: opts.OnJobStart}); err != nil {
 		return fmt.Errorf("store: register worker: %w", err)
 	}
 	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {
@@ -140,9 +163,14 @@ func (s *Store) StopWorkers(ctx context.Context) error {
 	return err
 }
 
-// ScheduleAdvance queues an advance of the run.
+// ScheduleAdvance queues an advance of the run, through this process's
+// workers when they run, so they pick it up at once.
 func (s *Store) ScheduleAdvance(ctx context.Context, runID string) error {
-	if _, err := s.jobs.Insert(ctx, AdvanceArgs{RunID: runID}, nil); err != nil {
+	c := s.jobs
+	if s.worker != nil {
+		c = s.worker
+	}
+	if _, err := c.Insert(ctx, AdvanceArgs{RunID: runID}, nil); err != nil {
 		return fmt.Errorf("store: schedule run %s: %w", runID, err)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -46,6 +47,11 @@ type Store struct {
 	stmts struct {
 		updateRun, updateRunSameStatus, insertStepRun *sql.Stmt
 	}
+	// importReserve is Options.ImportReserve with its default applied.
+	importReserve int64
+	// mergeRows is the first merge transaction's size, mergeRowsMax its
+	// cap (see MergeStaged).
+	mergeRows, mergeRowsMax int
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -58,12 +64,42 @@ type Options struct {
 	Synchronous string
 	// Migrations replaces the embedded migrations (tests of the upgrade path).
 	Migrations fs.FS
+	// BusyTimeout is how long a write waits for another process's write
+	// lock before it fails as busy (fault.EUnavailable); default 10s.
+	BusyTimeout time.Duration
+	// MaxBytes caps the database file (SQLite's max_page_count); at the
+	// cap writes fail as on a full disk. 0 means no cap. It is a quota for
+	// operators, and how tests fill the "disk" without filling one.
+	MaxBytes int64
+	// ImportReserve is the free space a bulk import leaves on the disk
+	// holding the database (default DefaultImportReserve; negative turns
+	// the check off): it stops, naming the full disk, before it takes the
+	// room the server's runs and its own clean-up need. A disk filled to
+	// the last byte cannot even delete what an import staged, since the
+	// delete must be logged first.
+	ImportReserve int64
+	// MergeRows caps the rows one merge transaction of a bulk import moves
+	// (default 10000; below it the size adapts to keep each transaction
+	// short). Tests lower it to see merges interleave with other writers.
+	MergeRows int
 }
 
-func dsn(path string, readOnly bool, sync string) string {
+// DefaultImportReserve is Options.ImportReserve's default: room for many
+// runs and for deleting a failed import's stage.
+const DefaultImportReserve = 64 << 20
+
+// DefaultBusyTimeout is Options.BusyTimeout's default: long enough to wait
+// out a bulk import's merge transaction (about a second at most) many times
+// over, short enough that a request still answers.
+const DefaultBusyTimeout = 10 * time.Second
+
+func dsn(path string, readOnly bool, sync string, busy time.Duration) string {
+	if busy <= 0 {
+		busy = DefaultBusyTimeout
+	}
 	q := url.Values{}
 	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+sync+")")
 	if readOnly {
@@ -82,7 +118,7 @@ func OpenRaw(path, synchronous string) (*sql.DB, error) {
 	if synchronous == "" {
 		synchronous = "FULL"
 	}
-	db, err := sql.Open("sqlite", dsn(path, false, synchronous))
+	db, err := sql.Open("sqlite", dsn(path, false, synchronous, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -107,10 +143,18 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Migrations == nil {
 		opts.Migrations = migrations.FS
 	}
-	s := &Store{path: path, log: opts.Logger, Now: time.Now}
+	s := &Store{path: path, log: opts.Logger, Now: time.Now, mergeRows: firstMergeRows, mergeRowsMax: maxMergeRows}
+	s.importReserve = opts.ImportReserve
+	if s.importReserve == 0 {
+		s.importReserve = DefaultImportReserve
+	}
+	if opts.MergeRows > 0 {
+		s.mergeRowsMax = opts.MergeRows
+		s.mergeRows = min(s.mergeRows, opts.MergeRows)
+	}
 	var err error
 	open := func(readOnly bool, conns int) (*sql.DB, error) {
-		db, err := sql.Open("sqlite", dsn(path, readOnly, opts.Synchronous))
+		db, err := sql.Open("sqlite", dsn(path, readOnly, opts.Synchronous, opts.BusyTimeout))
 		if err != nil {
 			return nil, err
 		}
@@ -149,6 +193,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.write.Close()
 		return nil, err
 	}
+	if err := capSize(ctx, s.write, opts.MaxBytes); err != nil {
+		s.write.Close()
+		return nil, err
+	}
 	if s.stmts.updateRun, err = s.write.PrepareContext(ctx, updateRunSQL); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: prepare: %w", err)
@@ -169,6 +217,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("store: open queue pool: %w", err)
 	}
+	if err := capSize(ctx, s.queue, opts.MaxBytes); err != nil {
+		s.Close()
+		return nil, err
+	}
 	if s.jobs, err = river.NewClient(riversqlite.New(s.queue), &river.Config{Logger: quietLogger(opts.Logger)}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: river client: %w", err)
@@ -176,9 +228,74 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// quietLogger keeps River's chatter at warnings and above.
+// capSize applies Options.MaxBytes to a single-connection writer pool
+// (max_page_count is a connection's setting; the pools keep their one
+// connection for their lifetime). SQLite never sets it below the file's
+// current size, so a cap under it means "full now".
+func capSize(ctx context.Context, db *sql.DB, maxBytes int64) error {
+	if maxBytes <= 0 {
+		return nil
+	}
+	var pageSize int64
+	if err := db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&pageSize); err != nil {
+		return fmt.Errorf("store: page size: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, fmt.Sprintf(`PRAGMA max_page_count = %d`, max(1, maxBytes/pageSize))); err != nil {
+		return fmt.Errorf("store: cap the database size: %w", err)
+	}
+	return nil
+}
+
+// quietLogger keeps River's chatter at warnings and above, and says a
+// repeated message once per repeatEvery: while the disk is full every
+// fetch of the queue fails the same way, and one line with a count says it
+// as well as thousands.
 func quietLogger(l *slog.Logger) *slog.Logger {
-	return slog.New(levelFilter{l.Handler(), slog.LevelWarn})
+	return slog.New(&repeatFilter{Handler: levelFilter{l.Handler(), slog.LevelWarn}, seen: &repeats{last: map[string]repeat{}}})
+}
+
+const repeatEvery = 30 * time.Second
+
+type repeat struct {
+	at         time.Time
+	suppressed int
+}
+
+type repeats struct {
+	mu   sync.Mutex
+	last map[string]repeat
+}
+
+// repeatFilter drops a record whose message was logged less than
+// repeatEvery ago, and adds to the next one logged how many it dropped.
+type repeatFilter struct {
+	slog.Handler
+	seen *repeats
+}
+
+func (f *repeatFilter) Handle(ctx context.Context, r slog.Record) error {
+	f.seen.mu.Lock()
+	prev, ok := f.seen.last[r.Message]
+	if ok && r.Time.Sub(prev.at) < repeatEvery {
+		prev.suppressed++
+		f.seen.last[r.Message] = prev
+		f.seen.mu.Unlock()
+		return nil
+	}
+	f.seen.last[r.Message] = repeat{at: r.Time}
+	f.seen.mu.Unlock()
+	if prev.suppressed > 0 {
+		r.AddAttrs(slog.Int("repeated", prev.suppressed))
+	}
+	return f.Handler.Handle(ctx, r)
+}
+
+func (f *repeatFilter) WithAttrs(as []slog.Attr) slog.Handler {
+	return &repeatFilter{Handler: f.Handler.WithAttrs(as), seen: f.seen}
+}
+
+func (f *repeatFilter) WithGroup(name string) slog.Handler {
+	return &repeatFilter{Handler: f.Handler.WithGroup(name), seen: f.seen}
 }
 
 type levelFilter struct {
