@@ -113,13 +113,20 @@ func baseStrategy(in skills.QueryInput) (research.SearchStrategy, error) {
 			keptExcl = append(keptExcl, e)
 		}
 	}
+	// Each review is within the limits, but several add up past them, and
+	// a base over one would make every such build fall back to the
+	// offline builder; like it, keep the first (the question's, then the
+	// reviews' in order), which have shaped the searches reviewed so far.
+	include := cleanList(append(append([]string(nil), in.Intent.IncludeTerms...), add...))
+	include = include[:min(len(include), research.MaxFilterTerms)]
+	keptExcl = keptExcl[:min(len(keptExcl), research.MaxFilterTerms)]
 	s := research.SearchStrategy{
 		Queries:             []research.Query{{Text: "placeholder"}}, // lets Validate check the rest; replaced by the model's queries
 		Sources:             sources,
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
 		Filters: research.Filters{
-			IncludeTerms:  cleanList(append(append([]string(nil), in.Intent.IncludeTerms...), add...)),
+			IncludeTerms:  include,
 			ExcludeTerms:  keptExcl,
 			FieldsOfStudy: append([]string(nil), in.FieldsOfStudy...),
 			StudyTypes:    append([]string(nil), in.Intent.StudyTypes...),
