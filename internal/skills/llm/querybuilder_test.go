@@ -3,6 +3,7 @@ package llm_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -159,8 +160,9 @@ func TestQueryBuilderBadInputIsFallbacksError(t *testing.T) {
 }
 
 // TestQueryBuilderKeepsFiltersWithinTheLimits: include and exclude terms
-// of several reviews add up past MaxFilterTerms; the strategy keeps the
-// first MaxFilterTerms of each and is still the model's. Before, its base
+// of several reviews add up past MaxFilterTerms, and the question's terms,
+// fields of study and study types are not bounded; the strategy keeps the
+// first within each limit and is still the model's. Before, its base
 // strategy was invalid and every such build fell back to the offline
 // builder.
 func TestQueryBuilderKeepsFiltersWithinTheLimits(t *testing.T) {
@@ -176,6 +178,15 @@ func TestQueryBuilderKeepsFiltersWithinTheLimits(t *testing.T) {
 		add, excl = append(add, f.AddTerms...), append(excl, f.ExcludeTerms...)
 		in.Feedback = append(in.Feedback, f)
 	}
+	in.Intent.IncludeTerms = append(in.Intent.IncludeTerms, strings.Repeat("x", research.MaxTermLength+1))
+	in.Intent.StudyTypes = make([]string, research.MaxStudyTypes+1)
+	in.FieldsOfStudy = make([]string, research.MaxFieldsOfStudy+1)
+	for i := range in.FieldsOfStudy {
+		in.FieldsOfStudy[i] = fmt.Sprintf("field %d", i)
+		if i < len(in.Intent.StudyTypes) {
+			in.Intent.StudyTypes[i] = fmt.Sprintf("study type %d", i)
+		}
+	}
 	f := newFake(t, kinds[0], answer("query_valid.json"))
 	var n notes
 	got, err := llm.NewQueryBuilder(f.provider(), querybuilder.New()).BuildStrategy(n.ctx(), in)
@@ -187,4 +198,6 @@ func TestQueryBuilderKeepsFiltersWithinTheLimits(t *testing.T) {
 	require.Len(t, got.Filters.ExcludeTerms, research.MaxFilterTerms)
 	require.Equal(t, in.Intent.ExcludeTerms, got.Filters.ExcludeTerms[:len(in.Intent.ExcludeTerms)], "the question's exclusions first")
 	require.Equal(t, excl[0], got.Filters.ExcludeTerms[len(in.Intent.ExcludeTerms)])
+	require.Equal(t, in.FieldsOfStudy[:research.MaxFieldsOfStudy], got.Filters.FieldsOfStudy)
+	require.Equal(t, in.Intent.StudyTypes[:research.MaxStudyTypes], got.Filters.StudyTypes)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"quarry/internal/fault"
 	"quarry/internal/research"
@@ -105,8 +106,9 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 		excl = append(excl, c)
 	}
 
+	studyTypes := firstN(short(in.Intent.StudyTypes), research.MaxStudyTypes)
 	var studies query.Clause
-	for _, st := range in.Intent.StudyTypes {
+	for _, st := range studyTypes {
 		studies.Any = appendTerms(studies.Any, append([]string{st}, b.syn.SynonymsOf(st)...)...)
 	}
 
@@ -127,11 +129,11 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
 		Filters: research.Filters{
-			IncludeTerms:        firstN(text.UniqueFold(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...)), research.MaxFilterTerms),
+			IncludeTerms:        firstN(text.UniqueFold(short(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...))), research.MaxFilterTerms),
 			ExcludeTerms:        text.UniqueFold(fb.exclude),
 			LearnedExcludeTerms: fb.learned,
-			FieldsOfStudy:       append([]string(nil), in.FieldsOfStudy...),
-			StudyTypes:          append([]string(nil), in.Intent.StudyTypes...),
+			FieldsOfStudy:       firstN(short(in.FieldsOfStudy), research.MaxFieldsOfStudy),
+			StudyTypes:          studyTypes,
 		},
 	}
 	return b.distinct(base, asts, concepts[0], excl, in.Previous)
@@ -277,19 +279,22 @@ func withClauses(core []query.Clause, extra query.Clause, excl []query.Clause) q
 	return a
 }
 
-// fit keeps a query within research.MaxQueryTerms, since one over it is
-// refused at the strategy checkpoint for what the researcher did not
-// write. The first lead clauses are the question's concepts; the rest are
-// the include, study-type and exclude terms, each with the built-in
-// synonyms appendTerms gave it. It drops alternatives, last first, from
-// the clauses after the lead ones, then from the lead ones too, down to
-// one a clause (the term itself, which the filters list); a query still
-// over it (a concept of a hundred words, loosened into as many) loses
-// its last required clauses, never the first one or an exclusion, so
-// the query still excludes every term the filters say it does. The same
-// input always gives the same query.
+// fit keeps a query within research.MaxQueryTerms and MaxQueryLength,
+// since one over them is refused at the strategy checkpoint for what the
+// researcher did not write. The first lead clauses are the question's
+// concepts; the rest are the include, study-type and exclude terms, each
+// with the built-in synonyms appendTerms gave it. It drops alternatives,
+// last first, from the clauses after the lead ones, then from the lead
+// ones too, down to one a clause (the term itself, which the filters
+// list); a query still over (a concept of a hundred words, loosened into
+// as many) loses its last required clauses, never the first one or an
+// exclusion, so the query still excludes every term the filters say it
+// does. The same input always gives the same query.
 func fit(a query.AST, lead int) query.AST {
-	over := func() bool { return research.QueryTerms(a.String()) > research.MaxQueryTerms }
+	over := func() bool {
+		t := a.String()
+		return research.QueryTerms(t) > research.MaxQueryTerms || utf8.RuneCountInString(t) > research.MaxQueryLength
+	}
 	if !over() {
 		return a
 	}
@@ -455,6 +460,7 @@ var (
 // exclude terms are cut to research.MaxFilterTerms each, keeping the
 // first: the question's, then each review's in order, then the free
 // text's; a word learned from irrelevant papers only while there is room.
+// A term over research.MaxTermLength is left out (see short).
 // Every review is within the limit, but several add up past it, and a
 // strategy over it is refused at the checkpoint for what the researcher
 // did not write; an earlier term is kept over a later one because it has
@@ -480,9 +486,9 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 		m.add = append(m.add, add...)
 		m.exclude = append(m.exclude, excl...)
 	}
-	m.add = firstN(text.UniqueFold(trimAll(m.add)), research.MaxFilterTerms)
+	m.add = firstN(text.UniqueFold(short(trimAll(m.add))), research.MaxFilterTerms)
 	var keptExcl []string
-	for _, e := range text.UniqueFold(trimAll(m.exclude)) {
+	for _, e := range text.UniqueFold(short(trimAll(m.exclude))) {
 		if !text.ContainsFold(m.add, e) { // the researcher's latest "add" wins over an old exclusion
 			keptExcl = append(keptExcl, e)
 		}
@@ -513,7 +519,7 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 		// removed when it was learned before is not learned again. It is
 		// left out rather than guarded against, so removing a learned
 		// word never brings up another one in its place.
-		if len(m.exclude) < research.MaxFilterTerms && !excludesWord(m.exclude, t) && !excludesWord(in.RemovedLearnedTerms, t) {
+		if len(m.exclude) < research.MaxFilterTerms && len(short([]string{t})) == 1 && !excludesWord(m.exclude, t) && !excludesWord(in.RemovedLearnedTerms, t) {
 			m.exclude = append(m.exclude, t)
 			m.learned = append(m.learned, t)
 		}
@@ -732,6 +738,19 @@ func mineFreeText(s string) (add, exclude []string) {
 
 // firstN is the first n elements of list.
 func firstN(list []string, n int) []string { return list[:min(len(list), n)] }
+
+// short is list without the terms over research.MaxTermLength: the
+// question's quoted phrases and the free text's cues are not bounded, and
+// one such term in the filters would make the whole strategy invalid.
+func short(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if utf8.RuneCountInString(s) <= research.MaxTermLength {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 func uniqueTrimmed(list []string) []string {
 	var out []string
