@@ -103,7 +103,7 @@ func settings() []setting {
 			doc: "imports and attached files: the longest line (RIS, MEDLINE, CSV, JSON Lines) or field value (BibTeX) read, in MiB; a record with a longer one is skipped and reported"},
 		setting{env: "QUARRY_IMPORT_MAX_RECORD_MB", key: "import.max_record_mb", def: strconv.Itoa(biblio.DefaultMaxRecord >> 20),
 			set: setMiB(func(c *Config) *int { return &c.Import.Limits.MaxRecord }),
-			doc: "the largest record read, in MiB; a larger one is skipped and reported (a CSL-JSON file stops there)"},
+			doc: "the largest record read, in MiB; a larger one is skipped and reported, and the import goes on"},
 		setting{env: "QUARRY_IMPORT_GZIP_RATIO", key: "import.gzip_ratio", def: strconv.Itoa(codecs.DefaultGzipRatio), set: setGzipRatio,
 			doc: "a gzipped file may decompress to this many times the compressed bytes read (or to the floor below, whichever is more); past it the import is refused"},
 		setting{env: "QUARRY_IMPORT_GZIP_FLOOR_MB", key: "import.gzip_floor_mb", def: strconv.Itoa(codecs.DefaultGzipFloor >> 20), set: setGzipFloor,
