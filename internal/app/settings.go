@@ -100,7 +100,7 @@ func settings() []setting {
 			doc: "how often a failed request is retried, 0 to 10"},
 		setting{env: "QUARRY_IMPORT_MAX_LINE_MB", key: "import.max_line_mb", def: strconv.Itoa(biblio.DefaultMaxLine >> 20),
 			set: setMiB(func(c *Config) *int { return &c.Import.Limits.MaxLine }),
-			doc: "imports and attached files: the longest line (RIS, MEDLINE, CSV, JSON Lines) or field value (BibTeX) read, in MiB; a record with a longer one is skipped and reported"},
+			doc: "imports and attached files: the longest line (RIS, MEDLINE, CSV, JSON Lines) or field value (BibTeX, CSL-JSON) read, in MiB; a record with a longer one is skipped and reported"},
 		setting{env: "QUARRY_IMPORT_MAX_RECORD_MB", key: "import.max_record_mb", def: strconv.Itoa(biblio.DefaultMaxRecord >> 20),
 			set: setMiB(func(c *Config) *int { return &c.Import.Limits.MaxRecord }),
 			doc: "the largest record read, in MiB; a larger one is skipped and reported, and the import goes on"},

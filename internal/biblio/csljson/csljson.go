@@ -54,10 +54,11 @@ func NewReader(r io.Reader) *Reader {
 }
 
 // WithLimits sets the limits (zero fields: the defaults); call it before
-// the first Next. An item longer than Limits.MaxRecord bytes is a Problem
-// record at its line: the reader keeps its first MaxRecord bytes only,
-// reads the rest to find where the item ends and drops it, and goes on
-// with the next item.
+// the first Next. An item longer than Limits.MaxRecord bytes, or holding a
+// string longer than Limits.MaxLine (one field value), is a Problem record
+// at its line: the reader keeps no more than MaxRecord bytes of it, reads
+// the rest to find where the item ends and drops it, and goes on with the
+// next item.
 func (r *Reader) WithLimits(l biblio.Limits) *Reader {
 	r.lim = l.OrDefault()
 	return r
@@ -97,14 +98,14 @@ func (r *Reader) Next() (biblio.Record, error) {
 		return r.syntax(fmt.Sprintf("invalid character %s looking for beginning of value", quoteChar(c)))
 	}
 	line := r.line
-	raw, long, err := r.scanValue()
+	raw, problem, err := r.scanValue()
 	if err != nil {
 		r.line = line // the broken item's line, not the last one read
 		return r.ended(err)
 	}
 	r.items++
-	if long {
-		return biblio.Record{Line: line, Problem: biblio.RecordTooLong(r.lim.MaxRecord)}, nil
+	if problem != "" {
+		return biblio.Record{Line: line, Problem: problem}, nil
 	}
 	rec, syn := mapItem(raw)
 	if syn != nil {
@@ -164,25 +165,31 @@ func (r *Reader) skipSpace() (byte, error) {
 // space) to its end, found by counting brackets outside strings: not a
 // parse, which json.Unmarshal does on the bytes kept, but enough to find
 // where an item ends without holding it. It keeps the first lim.MaxRecord
-// bytes; a longer value is read to its end and dropped, and long is set.
+// bytes; a longer value, or one holding a string longer than
+// lim.MaxLine, is read to its end and dropped, and problem says why.
 // A string ends at a control character too (JSON forbids them there), so
 // a missing quote is found on its own line rather than at the end of the
 // file. err is io.ErrUnexpectedEOF when the input ends inside the value.
-func (r *Reader) scanValue() (raw []byte, long bool, err error) {
+func (r *Reader) scanValue() (raw []byte, problem string, err error) {
 	r.buf = r.buf[:0]
 	first, _ := r.br.Peek(1)
 	scalar := first[0] != '{' && first[0] != '[' && first[0] != '"'
 	depth, inString, escaped := 0, false, false
+	// done counts the value's bytes before chunk, strStart is where the
+	// string being read began, so a string's length is known however many
+	// chunks it spans.
+	done, strStart := 0, 0
+	long, fieldLong := false, false
 	for {
 		chunk, err := r.br.Peek(max(1, r.br.Buffered()))
 		if len(chunk) == 0 {
 			if errors.Is(err, io.EOF) {
 				if scalar {
-					return r.buf, long, nil
+					return r.buf, r.tooLong(long, fieldLong), nil
 				}
 				err = io.ErrUnexpectedEOF
 			}
-			return nil, false, err
+			return nil, "", err
 		}
 		end := -1
 		for i := 0; i < len(chunk); i++ {
@@ -215,6 +222,7 @@ func (r *Reader) scanValue() (raw []byte, long bool, err error) {
 					escaped = true
 				case c == '"':
 					inString = false
+					fieldLong = fieldLong || done+i-strStart-1 > r.lim.MaxLine
 					if depth == 0 {
 						end = i + 1
 					}
@@ -222,7 +230,7 @@ func (r *Reader) scanValue() (raw []byte, long bool, err error) {
 					end = i + 1
 				}
 			case c == '"':
-				inString = true
+				inString, strStart = true, done+i
 			case c == '{' || c == '[':
 				depth++
 			case c == '}' || c == ']':
@@ -238,8 +246,11 @@ func (r *Reader) scanValue() (raw []byte, long bool, err error) {
 		if end >= 0 {
 			take = chunk[:end]
 		}
+		done += len(take)
+		fieldLong = fieldLong || inString && done-strStart-1 > r.lim.MaxLine
 		switch {
-		case long:
+		case long || fieldLong:
+			r.buf = r.buf[:0]
 		case len(r.buf)+len(take) > r.lim.MaxRecord:
 			long, r.buf = true, r.buf[:0]
 		default:
@@ -252,9 +263,21 @@ func (r *Reader) scanValue() (raw []byte, long bool, err error) {
 		}
 		_, _ = r.br.Discard(len(take))
 		if end >= 0 {
-			return r.buf, long, nil
+			return r.buf, r.tooLong(long, fieldLong), nil
 		}
 	}
+}
+
+// tooLong is the Problem of a value over the record limit (long) or
+// holding a string over the field limit, or "".
+func (r *Reader) tooLong(long, fieldLong bool) string {
+	switch {
+	case fieldLong:
+		return fmt.Sprintf("a field value longer than %s (the field limit); skipped", biblio.Size(int64(r.lim.MaxLine)))
+	case long:
+		return biblio.RecordTooLong(r.lim.MaxRecord)
+	}
+	return ""
 }
 
 // stringSpecial are the bytes that end a JSON string, escape the next

@@ -221,3 +221,25 @@ func TestReaderSkipsAnItemOverTheRecordLimit(t *testing.T) {
 	require.Equal(t, [2]any{4, "ok two"}, [2]any{recs[2].Line, recs[2].Paper.Title})
 	require.Equal(t, [2]any{5, biblio.RecordTooLong(1 << 10)}, [2]any{recs[3].Line, recs[3].Problem}, "the last item, and the closing bracket after it")
 }
+
+// TestReaderSkipsAnItemWithAFieldOverTheLineLimit: a string longer than
+// Limits.MaxLine, the field limit biblio.Limits promises for CSL-JSON
+// strings, makes its item a Problem record naming that limit, whether it
+// fits one read or spans many, and the next item still reads; a string
+// of exactly the limit is kept. Before, only the record limit applied.
+func TestReaderSkipsAnItemWithAFieldOverTheLineLimit(t *testing.T) {
+	t.Parallel()
+	for _, max := range []int{100, biblio.DefaultMaxLine} {
+		in := "[\n" +
+			`{"title":"` + strings.Repeat("a", max) + `"},` + "\n" +
+			`{"title":"long","abstract":"` + strings.Repeat(`\"`, max/2) + `b"},` + "\n" +
+			`{"title":"ok"}` + "\n]"
+		recs := biblitest.ReadAll(t, csljson.NewReader(strings.NewReader(in)).WithLimits(biblio.Limits{MaxLine: max, MaxRecord: 4 * max}))
+		require.Len(t, recs, 3)
+		require.Empty(t, recs[0].Problem, "a string of exactly the limit")
+		require.Equal(t, 3, recs[1].Line)
+		require.Contains(t, recs[1].Problem, "(the field limit)")
+		require.Contains(t, recs[1].Problem, biblio.Size(int64(max)))
+		require.Equal(t, "ok", recs[2].Paper.Title)
+	}
+}
