@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -224,9 +225,24 @@ func knownOr(known, fallback []string) []string {
 
 // formErrors maps engine field paths to the form's error keys. Source
 // errors name the posted list's index; they are shown once, by the group.
+// A filter term's error ("filters.include_terms[2]") is shown by its
+// list's input, the one place the form has for it, naming the term by
+// its place in the comma-separated list; a learned exclusion is one of
+// the exclusions the form lists.
 func formErrors(fields map[string]string, posted []string) map[string]string {
 	out := map[string]string{}
-	for k, v := range fields {
+	for _, k := range slices.Sorted(maps.Keys(fields)) { // one order for joined messages
+		v := fields[k]
+		if list, index, ok := strings.Cut(k, "["); ok && strings.HasPrefix(k, "filters.") {
+			i, _ := strconv.Atoi(strings.TrimSuffix(index, "]"))
+			list = strings.Replace(list, "learned_exclude_terms", "exclude_terms", 1)
+			v = fmt.Sprintf("term %d: %s", i+1, v)
+			if prev, ok := out[list]; ok {
+				v = prev + "; " + v
+			}
+			out[list] = v
+			continue
+		}
 		if strings.HasPrefix(k, "sources[") {
 			i, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(k, "sources["), "]"))
 			if i < len(posted) {

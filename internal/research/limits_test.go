@@ -111,3 +111,102 @@ func TestFeedbackLimits(t *testing.T) {
 		require.Contains(t, fields[field], fmt.Sprintf("at most %d", limit), "%s: %v", field, fields)
 	}
 }
+
+// long returns n distinct strings of exactly chars characters each
+// (multi-byte, so a limit in bytes would be caught).
+func long(n, chars int) []string {
+	out := terms(n)
+	for i, t := range out {
+		out[i] = t + strings.Repeat("é", chars-len(t))
+	}
+	return out
+}
+
+// TestStrategyListLimits: fields of study, study types, every filter term
+// and a query's text are bounded too, in count and in length, each
+// reported on its own field path naming the limit, together with every
+// other problem; a strategy at every one of these limits is valid.
+func TestStrategyListLimits(t *testing.T) {
+	t.Parallel()
+	atLimit := research.SearchStrategy{
+		Queries:             []research.Query{{Text: `"` + strings.Repeat("é", research.MaxQueryLength-2) + `"`}},
+		Sources:             []string{research.SourceLocal},
+		MaxResultsPerSource: 10,
+		Filters: research.Filters{
+			IncludeTerms:        long(research.MaxFilterTerms, research.MaxTermLength),
+			ExcludeTerms:        long(research.MaxFilterTerms, research.MaxTermLength),
+			LearnedExcludeTerms: long(research.MaxFilterTerms, research.MaxTermLength),
+			FieldsOfStudy:       long(research.MaxFieldsOfStudy, research.MaxTermLength),
+			StudyTypes:          long(research.MaxStudyTypes, research.MaxTermLength),
+		},
+	}
+	require.NoError(t, atLimit.Validate())
+
+	over := atLimit
+	over.Queries = []research.Query{{Text: "ok"}, {Text: strings.Repeat("é", research.MaxQueryLength+1)}}
+	over.Filters = research.Filters{
+		IncludeTerms:        long(2, research.MaxTermLength+1),
+		ExcludeTerms:        append([]string{"ok"}, long(1, research.MaxTermLength+1)...),
+		LearnedExcludeTerms: long(1, research.MaxTermLength+1),
+		FieldsOfStudy:       append(long(research.MaxFieldsOfStudy, research.MaxTermLength-1), long(1, research.MaxTermLength+1)...),
+		StudyTypes:          long(1, research.MaxTermLength+1),
+	}
+	over.MaxResultsPerSource = 0 // one more problem, reported with the rest
+	err := over.Validate()
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	fields := fault.ErrorFields(err)
+	for field, limit := range map[string]int{
+		"queries[1].text":                  research.MaxQueryLength,
+		"filters.include_terms[0]":         research.MaxTermLength,
+		"filters.include_terms[1]":         research.MaxTermLength,
+		"filters.exclude_terms[1]":         research.MaxTermLength,
+		"filters.learned_exclude_terms[0]": research.MaxTermLength,
+		"filters.fields_of_study":          research.MaxFieldsOfStudy,
+		"filters.study_types[0]":           research.MaxTermLength,
+	} {
+		require.Contains(t, fields[field], fmt.Sprintf("at most %d", limit), "%s: %v", field, fields)
+	}
+	require.Contains(t, fields, "max_results_per_source")
+	require.NotContains(t, fields, "filters.exclude_terms[0]")
+	require.NotContains(t, fields, fmt.Sprintf("filters.fields_of_study[%d]", research.MaxFieldsOfStudy), "elements past the limit are not checked one by one")
+
+	over.Filters.StudyTypes = terms(research.MaxStudyTypes + 1)
+	require.Contains(t, fault.ErrorFields(over.Validate())["filters.study_types"], fmt.Sprintf("at most %d", research.MaxStudyTypes))
+}
+
+// TestFeedbackTermAndIDLengths: a review's added and excluded terms are
+// bounded in length like a strategy's, and the paper ids it marks or
+// notes are bounded too, each reported on its own field without quoting
+// the id, all at once.
+func TestFeedbackTermAndIDLengths(t *testing.T) {
+	t.Parallel()
+	id := long(1, research.MaxPaperIDLength)[0]
+	require.NoError(t, research.UserFeedback{
+		MarkedRelevant: []string{id}, AddTerms: long(research.MaxFeedbackTerms, research.MaxTermLength),
+		ExcludeTerms: long(research.MaxFeedbackTerms, research.MaxTermLength), PaperNotes: map[string]string{id: "n"},
+	}.Validate())
+
+	longID := long(1, research.MaxPaperIDLength+1)[0]
+	err := research.UserFeedback{
+		MarkedRelevant:   []string{"a", longID},
+		MarkedIrrelevant: []string{longID},
+		AddTerms:         []string{"ok", long(1, research.MaxTermLength+1)[0]},
+		ExcludeTerms:     long(1, research.MaxTermLength+1),
+		PaperNotes:       map[string]string{longID: "n"},
+		FreeTextFeedback: strings.Repeat("x", 10001),
+	}.Validate()
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	fields := fault.ErrorFields(err)
+	for field, limit := range map[string]int{
+		"add_terms[1]":         research.MaxTermLength,
+		"exclude_terms[0]":     research.MaxTermLength,
+		"marked_relevant[1]":   research.MaxPaperIDLength,
+		"marked_irrelevant[0]": research.MaxPaperIDLength,
+		"paper_notes":          research.MaxPaperIDLength,
+	} {
+		require.Contains(t, fields[field], fmt.Sprintf("at most %d", limit), "%s: %v", field, fields)
+		require.NotContains(t, fields[field], longID[:50], "the id is not quoted")
+	}
+	require.Contains(t, fields, "free_text_feedback")
+	require.NotContains(t, fields, "add_terms[0]")
+}

@@ -165,7 +165,38 @@ const (
 	MaxSources = 7
 	// MaxFiles is the most files attached to one run's strategy.
 	MaxFiles = 20
+	// MaxFieldsOfStudy is the most fields of study a strategy may be
+	// restricted to: Semantic Scholar, the source that filters by them,
+	// knows 23, so 25 holds every one it could use.
+	MaxFieldsOfStudy = 25
+	// MaxStudyTypes is the most study types a strategy may name: the
+	// focused query ORs them, with their synonyms, into one clause of a
+	// few alternatives, so a longer list only grows the stored strategy.
+	MaxStudyTypes = 10
+	// MaxTermLength is the longest include, exclude or learned term,
+	// field of study and study type, in characters, and the longest term
+	// a review may add or exclude: a term is a word or a phrase (the
+	// longest MeSH headings and OpenAlex field names are under 100), and
+	// each include and exclude term is written into every query, so one
+	// pasted paragraph would lengthen every request to every source.
+	MaxTermLength = 100
+	// MaxQueryLength is the longest query text, in characters. A query
+	// is at most MaxQueryTerms terms, but one "quoted phrase" is one
+	// term however long; 10,000 holds every include and exclude term at
+	// MaxTermLength (5,000) with room for the concepts, and sources
+	// refuse far longer requests anyway (URL length).
+	MaxQueryLength = 10000
 )
+
+// checkLengths reports each term longer than MaxTermLength as an error on
+// field[i]; callers pass at most a list's limit of its terms.
+func checkLengths(fe fault.FieldErrors, field string, terms []string) {
+	for i, t := range terms {
+		if n := utf8.RuneCountInString(t); n > MaxTermLength {
+			fe.Add(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("%d characters; a term has at most %d", n, MaxTermLength))
+		}
+	}
+}
 
 // atMost is the first n elements of xs, for checking an oversized list's
 // elements without answering with one error per element.
@@ -286,9 +317,11 @@ func (s SearchStrategy) validate(fe fault.FieldErrors) {
 		fe.Add("queries", fmt.Sprintf("%d queries; a strategy has at most %d (each is one request per source)", len(s.Queries), MaxQueries))
 	}
 	for i, q := range atMost(s.Queries, MaxQueries) {
-		switch n := QueryTerms(q.Text); {
+		switch n, chars := QueryTerms(q.Text), utf8.RuneCountInString(q.Text); {
 		case strings.TrimSpace(q.Text) == "":
 			fe.Add(fmt.Sprintf("queries[%d].text", i), "query is empty")
+		case chars > MaxQueryLength:
+			fe.Add(fmt.Sprintf("queries[%d].text", i), fmt.Sprintf("%d characters; a query has at most %d", chars, MaxQueryLength))
 		case n > MaxQueryTerms:
 			fe.Add(fmt.Sprintf("queries[%d].text", i), fmt.Sprintf("%d terms; a query has at most %d", n, MaxQueryTerms))
 		}
@@ -307,7 +340,16 @@ func (s SearchStrategy) validate(fe fault.FieldErrors) {
 		if len(terms) > MaxFilterTerms {
 			fe.Add(field, fmt.Sprintf("%d terms; a strategy has at most %d", len(terms), MaxFilterTerms))
 		}
+		checkLengths(fe, field, atMost(terms, MaxFilterTerms))
 	}
+	if n := len(s.Filters.FieldsOfStudy); n > MaxFieldsOfStudy {
+		fe.Add("filters.fields_of_study", fmt.Sprintf("%d fields of study; a strategy has at most %d", n, MaxFieldsOfStudy))
+	}
+	checkLengths(fe, "filters.fields_of_study", atMost(s.Filters.FieldsOfStudy, MaxFieldsOfStudy))
+	if n := len(s.Filters.StudyTypes); n > MaxStudyTypes {
+		fe.Add("filters.study_types", fmt.Sprintf("%d study types; a strategy has at most %d", n, MaxStudyTypes))
+	}
+	checkLengths(fe, "filters.study_types", atMost(s.Filters.StudyTypes, MaxStudyTypes))
 	if len(s.Files) > MaxFiles {
 		fe.Add("files", fmt.Sprintf("%d files attached; a strategy has at most %d", len(s.Files), MaxFiles))
 	}
@@ -551,11 +593,19 @@ const MaxMarks = 5000
 
 // MaxFeedbackTerms is the most terms one review may add or exclude
 // (each list): they become the next strategy's filters, which hold at
-// most MaxFilterTerms each.
+// most MaxFilterTerms each, of at most MaxTermLength characters.
 const MaxFeedbackTerms = MaxFilterTerms
 
+// MaxPaperIDLength is the longest paper id a review may mark or note, in
+// characters. Ids are a prefixed DOI, arXiv id or PMID, or a short hash
+// (StableID), and DOIs run to a few hundred characters at most, so a
+// longer id names no paper; it would only make the request, and the error
+// naming it, as large as the sender likes.
+const MaxPaperIDLength = 1000
+
 // Validate checks that no paper is marked both ways and that the decision
-// stays within MaxMarks and MaxFeedbackTerms, reporting every problem.
+// stays within MaxMarks, MaxFeedbackTerms, MaxTermLength and
+// MaxPaperIDLength, reporting every problem.
 func (f UserFeedback) Validate() error {
 	fe := fault.FieldErrors{}
 	if n := len(f.MarkedRelevant) + len(f.MarkedIrrelevant); n > MaxMarks {
@@ -575,17 +625,15 @@ func (f UserFeedback) Validate() error {
 		// element would only make the answer as large as the request.
 		return fe.Err("invalid feedback")
 	}
+	checkLengths(fe, "add_terms", f.AddTerms)
+	checkLengths(fe, "exclude_terms", f.ExcludeTerms)
 	rel := map[string]bool{}
 	for i, id := range f.MarkedRelevant {
-		if strings.TrimSpace(id) == "" {
-			fe.Add(fmt.Sprintf("marked_relevant[%d]", i), "empty paper id")
-		}
+		checkPaperID(fe, fmt.Sprintf("marked_relevant[%d]", i), id)
 		rel[id] = true
 	}
 	for i, id := range f.MarkedIrrelevant {
-		if strings.TrimSpace(id) == "" {
-			fe.Add(fmt.Sprintf("marked_irrelevant[%d]", i), "empty paper id")
-		}
+		checkPaperID(fe, fmt.Sprintf("marked_irrelevant[%d]", i), id)
 		if rel[id] {
 			fe.Add(fmt.Sprintf("marked_irrelevant[%d]", i), fmt.Sprintf("paper %s is marked both relevant and irrelevant", id))
 		}
@@ -594,9 +642,12 @@ func (f UserFeedback) Validate() error {
 		fe.Add("free_text_feedback", "feedback is longer than 10,000 characters")
 	}
 	for id, note := range f.PaperNotes {
-		switch {
+		switch n := utf8.RuneCountInString(id); {
 		case strings.TrimSpace(id) == "":
 			fe.Add("paper_notes", "a note names no paper")
+		case n > MaxPaperIDLength:
+			// Not noteField(id): the field name would be the whole id.
+			fe.Add("paper_notes", fmt.Sprintf("a note names a paper id of %d characters; a paper id has at most %d", n, MaxPaperIDLength))
 		case utf8.RuneCountInString(note) > MaxPaperNote:
 			fe.Add(noteField(id), fmt.Sprintf("the note is longer than %d characters", MaxPaperNote))
 		}
@@ -630,6 +681,17 @@ func (f UserFeedback) ValidateAgainst(c PaperCollection) error {
 		}
 	}
 	return fe.Err("invalid feedback")
+}
+
+// checkPaperID reports an empty or over-long paper id as an error on field;
+// an over-long one is not quoted, or the error would be as long.
+func checkPaperID(fe fault.FieldErrors, field, id string) {
+	switch n := utf8.RuneCountInString(id); {
+	case strings.TrimSpace(id) == "":
+		fe.Add(field, "empty paper id")
+	case n > MaxPaperIDLength:
+		fe.Add(field, fmt.Sprintf("paper id of %d characters; a paper id has at most %d", n, MaxPaperIDLength))
+	}
 }
 
 // noteField is the field path of a paper's note in validation errors, so

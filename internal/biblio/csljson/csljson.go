@@ -1,13 +1,16 @@
 // Package csljson reads and writes CSL-JSON, the citation data format of
 // citeproc and of Zotero's "Export as CSL JSON": one JSON array of items.
 //
-// The reader streams the array item by item with encoding/json's Decoder,
-// so a 100k-item export reads in memory bounded by its largest item. An
-// item with fields of the wrong type is a record with Problem set and the
-// reader goes on with the next item; broken JSON syntax cannot be
-// resynchronised (there is no record boundary a parser can find again in
-// arbitrary JSON), so it ends the file with one Problem record for the rest.
-// Invalid UTF-8 inside strings is replaced with U+FFFD by encoding/json.
+// The reader streams the array item by item: it finds where each item ends
+// by counting brackets outside strings (scanValue), keeps the item's bytes
+// up to the record limit and decodes them with encoding/json, so a
+// 100k-item export reads in memory bounded by the limit. An item with
+// fields of the wrong type, or longer than the limit, is a record with
+// Problem set and the reader goes on with the next item; broken JSON syntax
+// cannot be resynchronised (there is no record boundary a parser can find
+// again in arbitrary JSON), so it ends the file with one Problem record for
+// the rest. Invalid UTF-8 inside strings is replaced with U+FFFD by
+// encoding/json.
 package csljson
 
 import (
@@ -18,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -27,36 +31,38 @@ import (
 
 // Reader streams the items of one CSL-JSON file as records.
 type Reader struct {
-	br    *bufio.Reader
-	lines *lineCounter
-	dec   *json.Decoder
+	br *bufio.Reader
+	// line is the line of the next byte to read.
+	line int
+	// buf holds the item being read, at most lim.MaxRecord bytes.
+	buf []byte
 	// array says the file is a JSON array (the normal case) rather than
 	// one or more top-level objects.
 	array   bool
 	started bool
 	done    bool
-	lim     biblio.Limits
+	// items counts the items read, so the reader knows whether a comma
+	// must come before the next.
+	items int
+	lim   biblio.Limits
 }
 
 // NewReader reads CSL-JSON from r with the default limits. Decompression
 // is the caller's job.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 1<<16), lim: biblio.Limits{}.OrDefault()}
+	return &Reader{br: bufio.NewReaderSize(r, 1<<16), line: 1, lim: biblio.Limits{}.OrDefault()}
 }
 
 // WithLimits sets the limits (zero fields: the defaults); call it before
-// the first Next. The decoder may read at most Limits.MaxRecord bytes for
-// one item (with the white space before it): a longer item cannot be
-// skipped without parsing it, so, like broken JSON, it ends the file with
-// one Problem record, having held no more than the limit.
+// the first Next. An item longer than Limits.MaxRecord bytes, or holding a
+// string longer than Limits.MaxLine (one field value), is a Problem record
+// at its line: the reader keeps no more than MaxRecord bytes of it, reads
+// the rest to find where the item ends and drops it, and goes on with the
+// next item.
 func (r *Reader) WithLimits(l biblio.Limits) *Reader {
 	r.lim = l.OrDefault()
 	return r
 }
-
-// errItemTooLong is what the decoder's input answers once an item has
-// taken its budget.
-var errItemTooLong = errors.New("item over the record limit")
 
 // Next returns the next item as a record, or io.EOF after the last one.
 func (r *Reader) Next() (biblio.Record, error) {
@@ -70,25 +76,46 @@ func (r *Reader) Next() (biblio.Record, error) {
 			return rec, err
 		}
 	}
-	r.lines.budget = r.lim.MaxRecord
-	if r.array && !r.dec.More() {
-		r.done = true
-		if _, err := r.dec.Token(); err != nil { // the closing bracket
-			return r.broken(err)
-		}
-		return biblio.Record{}, io.EOF
+	c, err := r.skipSpace()
+	if err != nil {
+		return r.ended(err)
 	}
-	var raw json.RawMessage
-	r.lines.budget = r.lim.MaxRecord
-	if err := r.dec.Decode(&raw); err != nil {
-		r.done = true
-		if !r.array && errors.Is(err, io.EOF) && r.lines.err == nil {
+	if r.array {
+		switch {
+		case c == ']':
+			r.done = true // what follows the array is not read
 			return biblio.Record{}, io.EOF
+		case r.items > 0 && c != ',':
+			return r.syntax(fmt.Sprintf("invalid character %s after array element", quoteChar(c)))
+		case r.items > 0:
+			_, _ = r.br.Discard(1)
+			if c, err = r.skipSpace(); err != nil {
+				return r.ended(err)
+			}
 		}
-		return r.broken(err)
 	}
-	rec := mapItem(raw)
-	rec.Line = r.lines.lineAt(r.dec.InputOffset() - int64(len(raw)))
+	if bytes.IndexByte([]byte(",:]}"), c) >= 0 {
+		return r.syntax(fmt.Sprintf("invalid character %s looking for beginning of value", quoteChar(c)))
+	}
+	line := r.line
+	raw, problem, err := r.scanValue()
+	if err != nil {
+		r.line = line // the broken item's line, not the last one read
+		return r.ended(err)
+	}
+	r.items++
+	if problem != "" {
+		return biblio.Record{Line: line, Problem: problem}, nil
+	}
+	rec, syn := mapItem(raw)
+	if syn != nil {
+		// The line of the offending byte: the item's, plus the new lines
+		// before it.
+		at := line + bytes.Count(raw[:max(0, min(len(raw), int(syn.Offset)-1))], []byte("\n"))
+		r.done = true
+		return biblio.Record{Line: line, Problem: fmt.Sprintf("invalid JSON at line %d: %s; the rest of the file cannot be read", at, syn.Error())}, nil
+	}
+	rec.Line = line
 	return rec, nil
 }
 
@@ -98,113 +125,196 @@ func (r *Reader) start() (biblio.Record, error) {
 	if bom, _ := r.br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
 		_, _ = r.br.Discard(3)
 	}
-	line := 1
+	c, err := r.skipSpace()
+	switch {
+	case errors.Is(err, io.EOF):
+		r.done = true
+		return biblio.Record{}, io.EOF
+	case err != nil:
+		return biblio.Record{}, fmt.Errorf("csljson: read: %w", err)
+	case c == '[':
+		r.array = true
+		_, _ = r.br.Discard(1)
+		return biblio.Record{}, nil
+	case c == '{':
+		return biblio.Record{}, nil
+	}
+	return biblio.Record{Line: r.line, Problem: "not CSL-JSON: the file is neither a JSON array nor an object"}, nil
+}
+
+// skipSpace discards white space, counting lines, and returns the next
+// byte without consuming it.
+func (r *Reader) skipSpace() (byte, error) {
 	for {
 		c, err := r.br.ReadByte()
-		if errors.Is(err, io.EOF) {
-			r.done = true
-			return biblio.Record{}, io.EOF
-		}
 		if err != nil {
-			return biblio.Record{}, fmt.Errorf("csljson: read: %w", err)
+			return 0, err
 		}
 		switch c {
 		case '\n':
-			line++
-			continue
+			r.line++
 		case ' ', '\t', '\r':
-			continue
+		default:
+			_ = r.br.UnreadByte()
+			return c, nil
 		}
-		_ = r.br.UnreadByte()
-		r.lines = &lineCounter{r: r.br, line: line, budget: r.lim.MaxRecord}
-		r.dec = json.NewDecoder(r.lines)
-		switch c {
-		case '[':
-			r.array = true
-			_, _ = r.dec.Token()
-			return biblio.Record{}, nil
-		case '{':
-			return biblio.Record{}, nil
+	}
+}
+
+// scanValue reads the JSON value that starts at the next byte (not white
+// space) to its end, found by counting brackets outside strings: not a
+// parse, which json.Unmarshal does on the bytes kept, but enough to find
+// where an item ends without holding it. It keeps the first lim.MaxRecord
+// bytes; a longer value, or one holding a string longer than
+// lim.MaxLine, is read to its end and dropped, and problem says why.
+// A string ends at a control character too (JSON forbids them there), so
+// a missing quote is found on its own line rather than at the end of the
+// file. err is io.ErrUnexpectedEOF when the input ends inside the value.
+func (r *Reader) scanValue() (raw []byte, problem string, err error) {
+	r.buf = r.buf[:0]
+	first, _ := r.br.Peek(1)
+	scalar := first[0] != '{' && first[0] != '[' && first[0] != '"'
+	depth, inString, escaped := 0, false, false
+	// done counts the value's bytes before chunk, strStart is where the
+	// string being read began, so a string's length is known however many
+	// chunks it spans.
+	done, strStart := 0, 0
+	long, fieldLong := false, false
+	for {
+		chunk, err := r.br.Peek(max(1, r.br.Buffered()))
+		if len(chunk) == 0 {
+			if errors.Is(err, io.EOF) {
+				if scalar {
+					return r.buf, r.tooLong(long, fieldLong), nil
+				}
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, "", err
 		}
-		return biblio.Record{Line: line, Problem: "not CSL-JSON: the file is neither a JSON array nor an object"}, nil
-	}
-}
-
-// broken turns a decoding failure into the final Problem record, or into
-// an error if the underlying reader failed.
-func (r *Reader) broken(err error) (biblio.Record, error) {
-	if r.lines.err != nil {
-		return biblio.Record{}, fmt.Errorf("csljson: read: %w", r.lines.err)
-	}
-	if errors.Is(err, errItemTooLong) {
-		return biblio.Record{Line: r.lines.lineAt(r.dec.InputOffset()),
-			Problem: fmt.Sprintf("an item longer than %s (the record limit); the rest of the file cannot be read", biblio.Size(int64(r.lim.MaxRecord)))}, nil
-	}
-	// The broken value starts after the white space and comma that follow
-	// the last value decoded; the decoder still holds those bytes.
-	off := r.dec.InputOffset()
-	rest, _ := io.ReadAll(r.dec.Buffered())
-	off += int64(len(rest) - len(bytes.TrimLeft(rest, " \t\r\n,")))
-	rec := biblio.Record{
-		Line:    r.lines.lineAt(off),
-		Problem: "file ends in the middle of the JSON; the rest of the file cannot be read",
-	}
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) {
-		rec.Problem = fmt.Sprintf("invalid JSON at line %d: %s; the rest of the file cannot be read", r.lines.lineAt(max(off, syn.Offset)), syn.Error())
-	}
-	return rec, nil
-}
-
-// lineCounter passes bytes on to the JSON decoder and remembers where the
-// newlines it has not yet been asked about are, so a decoder offset can
-// be turned into a line number without keeping the input.
-type lineCounter struct {
-	r        io.Reader
-	off      int64
-	newlines []int64
-	line     int
-	// err is the last read error other than io.EOF: the decoder reports
-	// it as a syntax problem, but it is an I/O failure.
-	err error
-	// budget is how many more bytes the decoder may read for the value
-	// it is decoding; the reader sets it before each, and at zero Read
-	// answers errItemTooLong, so one item never holds more.
-	budget int
-}
-
-func (c *lineCounter) Read(p []byte) (int, error) {
-	if c.budget <= 0 {
-		return 0, errItemTooLong
-	}
-	p = p[:min(len(p), c.budget)]
-	n, err := c.r.Read(p)
-	c.budget -= n
-	for i, buf := 0, p[:n]; ; {
-		j := bytes.IndexByte(buf[i:], '\n')
-		if j < 0 {
-			break
+		end := -1
+		for i := 0; i < len(chunk); i++ {
+			if inString && !escaped {
+				// Most of an item is string contents: jump to what can
+				// end or escape one.
+				j := bytes.IndexAny(chunk[i:], stringSpecial)
+				if j < 0 {
+					break
+				}
+				i += j
+			}
+			c := chunk[i]
+			if c == '\n' {
+				r.line++
+			}
+			switch {
+			case scalar:
+				if bytes.IndexByte([]byte(" \t\r\n,:[]{}\""), c) >= 0 {
+					if c == '\n' {
+						r.line-- // not consumed
+					}
+					end = i
+				}
+			case inString:
+				switch {
+				case escaped:
+					escaped = false
+				case c == '\\':
+					escaped = true
+				case c == '"':
+					inString = false
+					fieldLong = fieldLong || done+i-strStart-1 > r.lim.MaxLine
+					if depth == 0 {
+						end = i + 1
+					}
+				case c < 0x20:
+					end = i + 1
+				}
+			case c == '"':
+				inString, strStart = true, done+i
+			case c == '{' || c == '[':
+				depth++
+			case c == '}' || c == ']':
+				if depth--; depth == 0 {
+					end = i + 1
+				}
+			}
+			if end >= 0 {
+				break
+			}
 		}
-		c.newlines = append(c.newlines, c.off+int64(i+j))
-		i += j + 1
+		take := chunk
+		if end >= 0 {
+			take = chunk[:end]
+		}
+		done += len(take)
+		fieldLong = fieldLong || inString && done-strStart-1 > r.lim.MaxLine
+		switch {
+		case long || fieldLong:
+			r.buf = r.buf[:0]
+		case len(r.buf)+len(take) > r.lim.MaxRecord:
+			long, r.buf = true, r.buf[:0]
+		default:
+			if need := len(r.buf) + len(take); need > cap(r.buf) {
+				// Doubling, not append's 1.25 for large slices: a long
+				// item allocates about twice the limit, not five times.
+				r.buf = slices.Grow(r.buf, min(max(need, 2*cap(r.buf)), r.lim.MaxRecord)-len(r.buf))
+			}
+			r.buf = append(r.buf, take...)
+		}
+		_, _ = r.br.Discard(len(take))
+		if end >= 0 {
+			return r.buf, r.tooLong(long, fieldLong), nil
+		}
 	}
-	c.off += int64(n)
-	if err != nil && !errors.Is(err, io.EOF) {
-		c.err = err
-	}
-	return n, err
 }
 
-// lineAt returns the 1-based line of byte offset off; offsets must not
-// decrease from one call to the next.
-func (c *lineCounter) lineAt(off int64) int {
-	i := 0
-	for i < len(c.newlines) && c.newlines[i] < off {
-		i++
+// tooLong is the Problem of a value over the record limit (long) or
+// holding a string over the field limit, or "".
+func (r *Reader) tooLong(long, fieldLong bool) string {
+	switch {
+	case fieldLong:
+		return fmt.Sprintf("a field value longer than %s (the field limit); skipped", biblio.Size(int64(r.lim.MaxLine)))
+	case long:
+		return biblio.RecordTooLong(r.lim.MaxRecord)
 	}
-	c.line += i
-	c.newlines = c.newlines[i:]
-	return c.line
+	return ""
+}
+
+// stringSpecial are the bytes that end a JSON string, escape the next
+// byte, or may not be in one (the control characters).
+const stringSpecial = "\"\\\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f"
+
+// ended turns the end of the input (or a failing read) where more JSON
+// was due into the final Problem record, or into an error if the reader
+// failed.
+func (r *Reader) ended(err error) (biblio.Record, error) {
+	r.done = true
+	switch {
+	case errors.Is(err, io.EOF) && !r.array:
+		return biblio.Record{}, io.EOF
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return biblio.Record{Line: r.line, Problem: "file ends in the middle of the JSON; the rest of the file cannot be read"}, nil
+	}
+	return biblio.Record{}, fmt.Errorf("csljson: read: %w", err)
+}
+
+// syntax is the final Problem record of a file whose JSON breaks at the
+// current line.
+func (r *Reader) syntax(msg string) (biblio.Record, error) {
+	r.done = true
+	return biblio.Record{Line: r.line, Problem: fmt.Sprintf("invalid JSON at line %d: %s; the rest of the file cannot be read", r.line, msg)}, nil
+}
+
+// quoteChar writes a byte as encoding/json's syntax errors do: 'x'.
+func quoteChar(c byte) string {
+	if c == '\'' {
+		return `'\''`
+	}
+	if c == '"' {
+		return `'"'`
+	}
+	s := strconv.Quote(string(rune(c)))
+	return "'" + s[1:len(s)-1] + "'"
 }
 
 // item is the part of a CSL-JSON item Quarry reads. The id is ignored:
@@ -310,11 +420,17 @@ func (k *keywords) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// mapItem decodes one item and maps it onto a finished record.
-func mapItem(raw json.RawMessage) biblio.Record {
+// mapItem decodes one item and maps it onto a finished record, or
+// returns the syntax error that makes raw not JSON at all (json.Unmarshal
+// checks the syntax of all of raw before it decodes any of it).
+func mapItem(raw []byte) (biblio.Record, *json.SyntaxError) {
 	var it item
 	if err := json.Unmarshal(raw, &it); err != nil {
-		return biblio.Record{Problem: itemProblem(err)}
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return biblio.Record{}, syn
+		}
+		return biblio.Record{Problem: itemProblem(err)}, nil
 	}
 	rec := biblio.Record{
 		Paper: research.RawPaper{
@@ -343,7 +459,7 @@ func mapItem(raw json.RawMessage) biblio.Record {
 		rec.Paper.ArxivID = id
 	}
 	biblio.Finish(&rec)
-	return rec
+	return rec, nil
 }
 
 func itemProblem(err error) string {

@@ -198,3 +198,48 @@ func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 	require.Equal(t, `year "someday" is not a year`, recs[4].Problem)
 	require.Equal(t, `year "10000000" is not a year`, recs[5].Problem)
 }
+
+// TestReaderSkipsAnItemOverTheRecordLimit: an item longer than
+// Limits.MaxRecord is one Problem record at its line naming the limit, and
+// the items after it still read; brackets and quotes inside its strings
+// do not confuse where it ends. Before, it ended the file.
+func TestReaderSkipsAnItemOverTheRecordLimit(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat(`x]}\"{[`, 300) // 2,100 bytes of a string
+	in := "[\n" +
+		`{"title":"ok one","issued":{"date-parts":[[2020]]}},` + "\n" +
+		`{"title":"too long","abstract":"` + long + `","author":[{"family":"A"}]},` + "\n" +
+		`{"title":"ok two","issued":{"date-parts":[[2021]]}},` + "\n" +
+		`{"title":"` + long + `"}` + "\n" +
+		"]\n"
+	r := csljson.NewReader(strings.NewReader(in)).WithLimits(biblio.Limits{MaxRecord: 1 << 10})
+	recs := biblitest.ReadAll(t, r)
+	require.Len(t, recs, 4)
+	require.Equal(t, [2]any{2, "ok one"}, [2]any{recs[0].Line, recs[0].Paper.Title})
+	require.Equal(t, [2]any{3, biblio.RecordTooLong(1 << 10)}, [2]any{recs[1].Line, recs[1].Problem})
+	require.Contains(t, recs[1].Problem, "1 KiB (the record limit)")
+	require.Equal(t, [2]any{4, "ok two"}, [2]any{recs[2].Line, recs[2].Paper.Title})
+	require.Equal(t, [2]any{5, biblio.RecordTooLong(1 << 10)}, [2]any{recs[3].Line, recs[3].Problem}, "the last item, and the closing bracket after it")
+}
+
+// TestReaderSkipsAnItemWithAFieldOverTheLineLimit: a string longer than
+// Limits.MaxLine, the field limit biblio.Limits promises for CSL-JSON
+// strings, makes its item a Problem record naming that limit, whether it
+// fits one read or spans many, and the next item still reads; a string
+// of exactly the limit is kept. Before, only the record limit applied.
+func TestReaderSkipsAnItemWithAFieldOverTheLineLimit(t *testing.T) {
+	t.Parallel()
+	for _, max := range []int{100, biblio.DefaultMaxLine} {
+		in := "[\n" +
+			`{"title":"` + strings.Repeat("a", max) + `"},` + "\n" +
+			`{"title":"long","abstract":"` + strings.Repeat(`\"`, max/2) + `b"},` + "\n" +
+			`{"title":"ok"}` + "\n]"
+		recs := biblitest.ReadAll(t, csljson.NewReader(strings.NewReader(in)).WithLimits(biblio.Limits{MaxLine: max, MaxRecord: 4 * max}))
+		require.Len(t, recs, 3)
+		require.Empty(t, recs[0].Problem, "a string of exactly the limit")
+		require.Equal(t, 3, recs[1].Line)
+		require.Contains(t, recs[1].Problem, "(the field limit)")
+		require.Contains(t, recs[1].Problem, biblio.Size(int64(max)))
+		require.Equal(t, "ok", recs[2].Paper.Title)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"quarry/internal/fault"
 	"quarry/internal/research"
@@ -106,29 +107,51 @@ func baseStrategy(in skills.QueryInput) (research.SearchStrategy, error) {
 		add = append(add, f.AddTerms...)
 		excl = append(excl, f.ExcludeTerms...)
 	}
-	add = cleanList(add)
+	add = short(cleanList(add))
 	var keptExcl []string
-	for _, e := range cleanList(append(append([]string(nil), in.Intent.ExcludeTerms...), excl...)) {
+	for _, e := range short(cleanList(append(append([]string(nil), in.Intent.ExcludeTerms...), excl...))) {
 		if !text.ContainsFold(add, e) { // a later "add" wins over an earlier exclusion
 			keptExcl = append(keptExcl, e)
 		}
 	}
+	// Each review is within the limits, but several add up past them (and
+	// the question's terms are not bounded), and a base over one would
+	// make every such build fall back to the offline builder; like it,
+	// leave out terms over MaxTermLength and keep the first of the rest
+	// (the question's, then the reviews' in order), which have shaped the
+	// searches reviewed so far.
+	include := firstN(short(cleanList(append(append([]string(nil), in.Intent.IncludeTerms...), add...))), research.MaxFilterTerms)
+	keptExcl = firstN(keptExcl, research.MaxFilterTerms)
 	s := research.SearchStrategy{
 		Queries:             []research.Query{{Text: "placeholder"}}, // lets Validate check the rest; replaced by the model's queries
 		Sources:             sources,
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
 		Filters: research.Filters{
-			IncludeTerms:  cleanList(append(append([]string(nil), in.Intent.IncludeTerms...), add...)),
+			IncludeTerms:  include,
 			ExcludeTerms:  keptExcl,
-			FieldsOfStudy: append([]string(nil), in.FieldsOfStudy...),
-			StudyTypes:    append([]string(nil), in.Intent.StudyTypes...),
+			FieldsOfStudy: firstN(short(in.FieldsOfStudy), research.MaxFieldsOfStudy),
+			StudyTypes:    firstN(short(in.Intent.StudyTypes), research.MaxStudyTypes),
 		},
 	}
 	if err := s.Validate(); err != nil {
 		return research.SearchStrategy{}, err
 	}
 	return s, nil
+}
+
+// firstN is the first n elements of list.
+func firstN(list []string, n int) []string { return list[:min(len(list), n)] }
+
+// short is list without the terms over research.MaxTermLength.
+func short(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if utf8.RuneCountInString(s) <= research.MaxTermLength {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // checkQueries parses and renders the model's queries into a strategy on

@@ -2,6 +2,8 @@ package llm_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -155,4 +157,47 @@ func TestQueryBuilderBadInputIsFallbacksError(t *testing.T) {
 
 	off := querybuilder.New()
 	require.Same(t, off, llm.NewQueryBuilder(nil, off))
+}
+
+// TestQueryBuilderKeepsFiltersWithinTheLimits: include and exclude terms
+// of several reviews add up past MaxFilterTerms, and the question's terms,
+// fields of study and study types are not bounded; the strategy keeps the
+// first within each limit and is still the model's. Before, its base
+// strategy was invalid and every such build fell back to the offline
+// builder.
+func TestQueryBuilderKeepsFiltersWithinTheLimits(t *testing.T) {
+	t.Parallel()
+	in := queryInput(t)
+	var add, excl []string
+	for r := range 3 {
+		f := research.UserFeedback{}
+		for i := range research.MaxFeedbackTerms {
+			f.AddTerms = append(f.AddTerms, fmt.Sprintf("added%d x%d", r, i))
+			f.ExcludeTerms = append(f.ExcludeTerms, fmt.Sprintf("excluded%d x%d", r, i))
+		}
+		add, excl = append(add, f.AddTerms...), append(excl, f.ExcludeTerms...)
+		in.Feedback = append(in.Feedback, f)
+	}
+	in.Intent.IncludeTerms = append(in.Intent.IncludeTerms, strings.Repeat("x", research.MaxTermLength+1))
+	in.Intent.StudyTypes = make([]string, research.MaxStudyTypes+1)
+	in.FieldsOfStudy = make([]string, research.MaxFieldsOfStudy+1)
+	for i := range in.FieldsOfStudy {
+		in.FieldsOfStudy[i] = fmt.Sprintf("field %d", i)
+		if i < len(in.Intent.StudyTypes) {
+			in.Intent.StudyTypes[i] = fmt.Sprintf("study type %d", i)
+		}
+	}
+	f := newFake(t, kinds[0], answer("query_valid.json"))
+	var n notes
+	got, err := llm.NewQueryBuilder(f.provider(), querybuilder.New()).BuildStrategy(n.ctx(), in)
+	require.NoError(t, err)
+	require.Len(t, f.prompts(), 1, "the model was asked")
+	require.Empty(t, n.all(), "and its strategy kept, no fallback")
+	require.NoError(t, got.ValidateSources(querySources))
+	require.Equal(t, add[:research.MaxFilterTerms], got.Filters.IncludeTerms)
+	require.Len(t, got.Filters.ExcludeTerms, research.MaxFilterTerms)
+	require.Equal(t, in.Intent.ExcludeTerms, got.Filters.ExcludeTerms[:len(in.Intent.ExcludeTerms)], "the question's exclusions first")
+	require.Equal(t, excl[0], got.Filters.ExcludeTerms[len(in.Intent.ExcludeTerms)])
+	require.Equal(t, in.FieldsOfStudy[:research.MaxFieldsOfStudy], got.Filters.FieldsOfStudy)
+	require.Equal(t, in.Intent.StudyTypes[:research.MaxStudyTypes], got.Filters.StudyTypes)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"quarry/internal/fault"
 	"quarry/internal/research"
@@ -105,21 +106,22 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 		excl = append(excl, c)
 	}
 
+	studyTypes := firstN(short(in.Intent.StudyTypes), research.MaxStudyTypes)
 	var studies query.Clause
-	for _, st := range in.Intent.StudyTypes {
+	for _, st := range studyTypes {
 		studies.Any = appendTerms(studies.Any, append([]string{st}, b.syn.SynonymsOf(st)...)...)
 	}
 
 	focused := withClauses(core, studies, excl)
 	loose := loosen(concepts[:min(len(concepts), 2)])
 	broad := withClauses(loose, query.Clause{}, excl)
-	asts := []query.AST{focused, broad}
+	asts := []query.AST{fit(focused, len(concepts[:min(len(concepts), maxCoreConcepts)])), fit(broad, len(loose))}
 	if or, ok := anyOf(loose); ok {
-		asts = append(asts, withClauses([]query.Clause{or}, query.Clause{}, excl))
+		asts = append(asts, fit(withClauses([]query.Clause{or}, query.Clause{}, excl), 1))
 	}
 	if len(fb.expansion) > 0 {
 		exp := query.Clause{Any: appendTerms(nil, fb.expansion...)}
-		asts = append(asts, withClauses([]query.Clause{concepts[0], exp}, query.Clause{}, excl))
+		asts = append(asts, fit(withClauses([]query.Clause{concepts[0], exp}, query.Clause{}, excl), 2))
 	}
 
 	base := research.SearchStrategy{
@@ -127,11 +129,11 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
 		Filters: research.Filters{
-			IncludeTerms:        text.UniqueFold(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...)),
+			IncludeTerms:        firstN(text.UniqueFold(short(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...))), research.MaxFilterTerms),
 			ExcludeTerms:        text.UniqueFold(fb.exclude),
 			LearnedExcludeTerms: fb.learned,
-			FieldsOfStudy:       append([]string(nil), in.FieldsOfStudy...),
-			StudyTypes:          append([]string(nil), in.Intent.StudyTypes...),
+			FieldsOfStudy:       firstN(short(in.FieldsOfStudy), research.MaxFieldsOfStudy),
+			StudyTypes:          studyTypes,
 		},
 	}
 	return b.distinct(base, asts, concepts[0], excl, in.Previous)
@@ -160,7 +162,7 @@ func (b *Builder) distinct(base research.SearchStrategy, asts []query.AST, top q
 	}
 	variants := [][]query.AST{
 		asts,
-		append(append([]query.AST(nil), asts...), withClauses([]query.Clause{top}, query.Clause{}, excl)),
+		append(append([]query.AST(nil), asts...), fit(withClauses([]query.Clause{top}, query.Clause{}, excl), 1)),
 		asts[:1],
 	}
 	for m := base.MaxResultsPerSource; ; {
@@ -274,6 +276,41 @@ func withClauses(core []query.Clause, extra query.Clause, excl []query.Clause) q
 		a.Clauses = append(a.Clauses, extra)
 	}
 	a.Clauses = append(a.Clauses, excl...)
+	return a
+}
+
+// fit keeps a query within research.MaxQueryTerms and MaxQueryLength,
+// since one over them is refused at the strategy checkpoint for what the
+// researcher did not write. The first lead clauses are the question's
+// concepts; the rest are the include, study-type and exclude terms, each
+// with the built-in synonyms appendTerms gave it. It drops alternatives,
+// last first, from the clauses after the lead ones, then from the lead
+// ones too, down to one a clause (the term itself, which the filters
+// list); a query still over (a concept of a hundred words, loosened into
+// as many) loses its last required clauses, never the first one or an
+// exclusion, so the query still excludes every term the filters say it
+// does. The same input always gives the same query.
+func fit(a query.AST, lead int) query.AST {
+	over := func() bool {
+		t := a.String()
+		return research.QueryTerms(t) > research.MaxQueryTerms || utf8.RuneCountInString(t) > research.MaxQueryLength
+	}
+	if !over() {
+		return a
+	}
+	a.Clauses = slices.Clone(a.Clauses)
+	for _, from := range []int{lead, 0} {
+		for n := maxAlternatives - 1; n >= 1 && over(); n-- {
+			for i := from; i < len(a.Clauses); i++ {
+				a.Clauses[i].Any = a.Clauses[i].Any[:min(len(a.Clauses[i].Any), n)]
+			}
+		}
+	}
+	for i := len(a.Clauses) - 1; i > 0 && over(); i-- {
+		if !a.Clauses[i].Not {
+			a.Clauses = slices.Delete(a.Clauses, i, i+1)
+		}
+	}
 	return a
 }
 
@@ -419,6 +456,15 @@ var (
 	notAPhrase = map[string]bool{"relevant": true, "useful": true, "helpful": true, "good": true, "enough": true, "what": true, "sure": true, "really": true, "very": true, "quite": true, "related": true, "interested": true, "interesting": true, "bad": true, "more": true, "much": true, "many": true, "so": true, "too": true, "all": true}
 )
 
+// feedback merges what the question and every review say. The include and
+// exclude terms are cut to research.MaxFilterTerms each, keeping the
+// first: the question's, then each review's in order, then the free
+// text's; a word learned from irrelevant papers only while there is room.
+// A term over research.MaxTermLength is left out (see short).
+// Every review is within the limit, but several add up past it, and a
+// strategy over it is refused at the checkpoint for what the researcher
+// did not write; an earlier term is kept over a later one because it has
+// already shaped the searches the researcher reviewed.
 func (b *Builder) feedback(in skills.QueryInput) mined {
 	var m mined
 	// The intent's include terms are required like the researcher's added
@@ -440,14 +486,14 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 		m.add = append(m.add, add...)
 		m.exclude = append(m.exclude, excl...)
 	}
-	m.add = text.UniqueFold(trimAll(m.add))
+	m.add = firstN(text.UniqueFold(short(trimAll(m.add))), research.MaxFilterTerms)
 	var keptExcl []string
-	for _, e := range text.UniqueFold(trimAll(m.exclude)) {
+	for _, e := range text.UniqueFold(short(trimAll(m.exclude))) {
 		if !text.ContainsFold(m.add, e) { // the researcher's latest "add" wins over an old exclusion
 			keptExcl = append(keptExcl, e)
 		}
 	}
-	m.exclude = keptExcl
+	m.exclude = firstN(keptExcl, research.MaxFilterTerms)
 
 	var rel, irr []research.RawPaper
 	seen := map[string]bool{}
@@ -473,7 +519,7 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 		// removed when it was learned before is not learned again. It is
 		// left out rather than guarded against, so removing a learned
 		// word never brings up another one in its place.
-		if !excludesWord(m.exclude, t) && !excludesWord(in.RemovedLearnedTerms, t) {
+		if len(m.exclude) < research.MaxFilterTerms && len(short([]string{t})) == 1 && !excludesWord(m.exclude, t) && !excludesWord(in.RemovedLearnedTerms, t) {
 			m.exclude = append(m.exclude, t)
 			m.learned = append(m.learned, t)
 		}
@@ -688,6 +734,22 @@ func mineFreeText(s string) (add, exclude []string) {
 		}
 	}
 	return add, exclude
+}
+
+// firstN is the first n elements of list.
+func firstN(list []string, n int) []string { return list[:min(len(list), n)] }
+
+// short is list without the terms over research.MaxTermLength: the
+// question's quoted phrases and the free text's cues are not bounded, and
+// one such term in the filters would make the whole strategy invalid.
+func short(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if utf8.RuneCountInString(s) <= research.MaxTermLength {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func uniqueTrimmed(list []string) []string {

@@ -346,3 +346,69 @@ func TestAnyOfQueryWhenBroadRequiresThreeTerms(t *testing.T) {
 		require.NotContains(t, q.Text, " OR ", "two required terms need no any-of query")
 	}
 }
+
+// TestBuildStrategyStaysWithinTheLimits: whatever the input (many
+// concepts with long terms and many synonyms, many include and exclude
+// terms in the question and in every review, free text full of "exclude
+// X", many fields of study and study types, terms longer than a strategy
+// may hold), every strategy built passes
+// research's validation, so the strategy checkpoint never refuses what
+// the researcher did not write. Before, the include and exclude terms of
+// several reviews added up past MaxFilterTerms and a query built from
+// them past MaxQueryTerms.
+func TestBuildStrategyStaysWithinTheLimits(t *testing.T) {
+	t.Parallel()
+	b := querybuilder.New()
+	word := rapid.StringMatching(`[a-z]{3,9}`)
+	// Terms the built-in synonym table knows bring up to five more terms each.
+	known := rapid.SampledFrom([]string{"children", "cancer", "antibiotics", "vaccination", "covid-19", "telemedicine",
+		"adolescents", "quality of life", "elderly", "sepsis", "remote work", "randomized controlled trial", "opioids"})
+	phrase := rapid.OneOf(known, rapid.Custom(func(t *rapid.T) string {
+		return strings.Join(rapid.SliceOfN(word, 1, 4).Draw(t, "words"), " ")
+	}))
+	// The question's lists are not validated: a quoted phrase can be longer
+	// than any term a strategy may hold.
+	anyLength := rapid.OneOf(phrase, rapid.Custom(func(t *rapid.T) string {
+		return strings.Repeat(word.Draw(t, "long"), research.MaxTermLength)[:rapid.IntRange(research.MaxTermLength-1, 3*research.MaxTermLength).Draw(t, "length")]
+	}))
+	// A concept's synonyms (a model's intent) may be longer still: six
+	// of them in four concepts are then longer than a query may be.
+	synonym := rapid.OneOf(anyLength, rapid.Custom(func(t *rapid.T) string {
+		return strings.Repeat(word.Draw(t, "long"), research.MaxQueryLength/2)[:rapid.IntRange(research.MaxQueryLength/10, research.MaxQueryLength/3).Draw(t, "length")]
+	}))
+	rapid.Check(t, func(t *rapid.T) {
+		in := skills.QueryInput{
+			Intent: research.ParsedIntent{
+				Topic:        strings.Join(rapid.SliceOfN(word, 1, 300).Draw(t, "topic"), " "),
+				IncludeTerms: rapid.SliceOfN(anyLength, 0, 40).Draw(t, "include"),
+				ExcludeTerms: rapid.SliceOfN(anyLength, 0, 40).Draw(t, "exclude"),
+				StudyTypes:   rapid.SliceOfN(anyLength, 0, 3*research.MaxStudyTypes).Draw(t, "studies"),
+			},
+			Sources:       query.Sources(),
+			FieldsOfStudy: rapid.SliceOfN(anyLength, 0, 2*research.MaxFieldsOfStudy).Draw(t, "fields"),
+		}
+		for range rapid.IntRange(1, 12).Draw(t, "concepts") {
+			n := rapid.IntRange(1, 80).Draw(t, "term length") // loosened into n words
+			term := strings.Join(rapid.SliceOfN(word, n, n).Draw(t, "term"), " ")
+			in.Intent.Concepts = append(in.Intent.Concepts, research.Concept{Term: term, Synonyms: rapid.SliceOfN(synonym, 0, 10).Draw(t, "synonyms")})
+		}
+		for i := range rapid.IntRange(0, 6).Draw(t, "reviews") {
+			var free strings.Builder
+			for range rapid.IntRange(0, 200).Draw(t, "cues") {
+				fmt.Fprintf(&free, "exclude %s, more about %s. ", anyLength.Draw(t, "less"), anyLength.Draw(t, "more"))
+			}
+			in.Feedback = append(in.Feedback, research.UserFeedback{
+				AddTerms:         rapid.SliceOfN(phrase, research.MaxFeedbackTerms/2, research.MaxFeedbackTerms).Draw(t, "add"),
+				ExcludeTerms:     rapid.SliceOfN(phrase, research.MaxFeedbackTerms/2, research.MaxFeedbackTerms).Draw(t, "excl"),
+				FreeTextFeedback: free.String()[:min(free.Len(), 10000)],
+			})
+			require.NoError(t, in.Feedback[i].Validate())
+		}
+		got, err := b.BuildStrategy(context.Background(), in)
+		require.NoError(t, err)
+		require.NoError(t, got.ValidateSources(query.Sources()))
+		for _, l := range got.Filters.LearnedExcludeTerms {
+			require.Contains(t, got.Filters.ExcludeTerms, l, "a learned exclusion is one of the exclusions")
+		}
+	})
+}
