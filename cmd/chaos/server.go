@@ -143,13 +143,20 @@ func (s *server) stop() error {
 	}
 }
 
-// tail is the last n lines of the server's log, indented.
+// tail is the last n lines of the server's log, indented, leaving out
+// the lines of requests answered 2xx: the driver's polling would push
+// everything else out.
 func (s *server) tail(n int) string {
 	b, err := os.ReadFile(s.logPath)
 	if err != nil {
 		return "    (no log: " + err.Error() + ")\n"
 	}
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
+	var lines [][]byte
+	for l := range bytes.SplitSeq(bytes.TrimRight(b, "\n"), []byte("\n")) {
+		if !bytes.Contains(l, []byte("msg=request ")) || !bytes.Contains(l, []byte(" status=2")) {
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
