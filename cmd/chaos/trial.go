@@ -204,6 +204,12 @@ func (t *trial) execute(ctx context.Context) result {
 			t.killAndRestart(tctx, trigger{kind: "at rest"})
 			t.drive(tctx)
 		}
+		switch {
+		case ctx.Err() != nil:
+			t.problem("the program's time (-timeout) ran out during this trial: %v", context.Cause(ctx))
+		case tctx.Err() != nil:
+			t.problem("the runs did not all complete within -trial-timeout (%s)", t.cfg.trialTimeout)
+		}
 		cancel()
 		if err := srv.stop(); err != nil {
 			t.problem("%v", err)

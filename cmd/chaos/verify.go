@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"time"
 
 	"quarry/internal/engine"
 	"quarry/internal/store"
@@ -41,6 +42,10 @@ func completes(outcome string) bool {
 // iteration (else duplicated).
 func verify(ctx context.Context, db string, runs []*trackedRun, decisions []decision) (verdict, error) {
 	var v verdict
+	// Verifying is what a trial that ran out of time most needs: it gets
+	// its own half minute, whatever is left of ctx.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
 	st, err := store.Open(ctx, db, store.Options{})
 	if err != nil {
 		return v, err
