@@ -70,16 +70,19 @@ type startInput struct {
 
 // runJSON is the part of GET /api/runs/:id the driver reads.
 type runJSON struct {
-	ID         string `json:"id"`
-	Status     string `json:"status"`
-	Iteration  int    `json:"iteration"`
-	Error      string `json:"error"`
-	Checkpoint *struct {
-		ID        string          `json:"id"`
-		Kind      string          `json:"kind"`
-		Iteration int             `json:"iteration"`
-		Payload   json.RawMessage `json:"payload"`
-	} `json:"checkpoint"`
+	ID         string          `json:"id"`
+	Status     string          `json:"status"`
+	Iteration  int             `json:"iteration"`
+	Error      string          `json:"error"`
+	Checkpoint *checkpointJSON `json:"checkpoint"`
+}
+
+// checkpointJSON is a run's pending checkpoint.
+type checkpointJSON struct {
+	ID        string          `json:"id"`
+	Kind      string          `json:"kind"`
+	Iteration int             `json:"iteration"`
+	Payload   json.RawMessage `json:"payload"`
 }
 
 // decisionInput is POST /api/runs/:id/decisions.

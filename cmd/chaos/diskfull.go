@@ -95,7 +95,25 @@ func (d *diskFull) run(ctx context.Context, t *trial) (resumed time.Duration, pr
 		}
 	})
 	defer t.fk.hook(nil)
-	// No strategy checkpoint: the run goes straight to its search.
+	// A run parked at its strategy checkpoint, to be decided while the
+	// disk is full: a 202 then must still be recorded (verify checks it).
+	parked, _, err := t.api.createRun(ctx, startInput{Question: questions()[2], MaxIterations: maxIterations, StrategyCheckpoint: true, StartedBy: "chaos-disk-full"})
+	if err != nil {
+		fail("starting the parked run: %v", err)
+		return 0, problems
+	}
+	t.runs = append(t.runs, &trackedRun{id: parked})
+	var cp *checkpointJSON
+	for wait := time.Now(); cp == nil; {
+		if rj, _, err := t.api.getRun(ctx, parked); err == nil {
+			cp = rj.Checkpoint
+		}
+		if cp == nil && (time.Since(wait) > 15*time.Second || !pause(ctx, 20*time.Millisecond)) {
+			fail("the parked run did not reach its strategy checkpoint within 15s")
+			return 0, problems
+		}
+	}
+	// No strategy checkpoint: this run goes straight to its search.
 	id, _, err := t.api.createRun(ctx, startInput{Question: questions()[0], MaxIterations: maxIterations, StartedBy: "chaos-disk-full"})
 	if err != nil {
 		fail("starting the run: %v", err)
@@ -127,6 +145,20 @@ func (d *diskFull) run(ctx context.Context, t *trial) (resumed time.Duration, pr
 		fail("POST /api/runs got no answer with the disk full: %v", err)
 	default:
 		fail("POST /api/runs answered %d, not 507, with the disk full: %v", status, err)
+	}
+	// ... a decision must be refused with 507 too, or recorded ...
+	dec := decisionInput{CheckpointID: cp.ID, Action: "approve", DecidedBy: "chaos-disk-full"}
+	status, body, err := t.api.decide(ctx, parked, dec)
+	switch {
+	case status == http.StatusInsufficientStorage:
+	case status == http.StatusAccepted:
+		t.decided[cp.ID] = true
+		t.decisions = append(t.decisions, decision{runID: parked, checkpointID: cp.ID, kind: cp.Kind, action: dec.Action,
+			decidedBy: dec.DecidedBy, iteration: cp.Iteration})
+	case status == 0:
+		fail("a decision got no answer with the disk full: %v", err)
+	default:
+		fail("a decision answered %d, not 507 (or 202), with the disk full: %s", status, strings.TrimSpace(string(body)))
 	}
 	// ... while the run's search ends and its commit meets the full disk.
 	pause(ctx, 1500*time.Millisecond)
