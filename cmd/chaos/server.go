@@ -72,6 +72,14 @@ func (s *server) running() bool {
 
 // start runs `quarry serve` and waits until /readyz answers 200.
 func (s *server) start(ctx context.Context) error {
+	if err := s.launch(); err != nil {
+		return err
+	}
+	return s.waitReady(ctx, 30*time.Second)
+}
+
+// launch runs `quarry serve` without waiting for it.
+func (s *server) launch() error {
 	s.starts++
 	log, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -91,7 +99,7 @@ func (s *server) start(ctx context.Context) error {
 		log.Close()
 		close(exited)
 	}(s.exited)
-	return s.waitReady(ctx, 30*time.Second)
+	return nil
 }
 
 func (s *server) waitReady(ctx context.Context, limit time.Duration) error {

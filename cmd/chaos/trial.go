@@ -22,19 +22,26 @@ const maxIterations = 2
 // down for down, and is started again. Kinds: "timer" (delay after arming,
 // no event), "search" (a request reached a fake source: mid-search),
 // "checkpoint" (the driver saw a pending checkpoint and is about to decide
-// it), "decision" (a decision was just answered 202).
+// it), "decision" (a decision was just answered 202). When again is set,
+// the first restart is itself killed that long after it began, before it
+// is ready (recovery interrupted), and the server started once more.
 type trigger struct {
 	kind  string
 	nth   int
 	delay time.Duration
 	down  time.Duration
+	again time.Duration
 }
 
 func (tr trigger) String() string {
+	s := fmt.Sprintf("%s#%d+%s", tr.kind, tr.nth, tr.delay)
 	if tr.kind == "timer" {
-		return "timer+" + tr.delay.String()
+		s = "timer+" + tr.delay.String()
 	}
-	return fmt.Sprintf("%s#%d+%s", tr.kind, tr.nth, tr.delay)
+	if tr.again > 0 {
+		s += fmt.Sprintf(" (restart killed at +%s)", tr.again)
+	}
+	return s
 }
 
 // planKills draws one or two kills of random kinds and moments.
@@ -54,6 +61,9 @@ func planKills(rng *rand.Rand) []trigger {
 			tr = trigger{kind: "decision", nth: 1 + rng.IntN(8), delay: ms(20)}
 		}
 		tr.down = ms(300)
+		if rng.IntN(4) == 0 {
+			tr.again = time.Millisecond + ms(250)
+		}
 		plan[i] = tr
 	}
 	return plan
@@ -259,6 +269,14 @@ func (t *trial) killAndRestart(ctx context.Context, tr trigger) bool {
 	t.kills = append(t.kills, tr.String())
 	t.mu.Unlock()
 	time.Sleep(tr.down)
+	if tr.again > 0 {
+		if err := t.srv.launch(); err != nil {
+			t.problem("restart after the kill at %s: %v", tr, err)
+			return false
+		}
+		time.Sleep(tr.again)
+		t.srv.kill()
+	}
 	if err := t.srv.start(ctx); err != nil {
 		t.problem("restart after the kill at %s: %v", tr, err)
 		return false
