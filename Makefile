@@ -5,9 +5,10 @@
 GO       ?= go
 BIN      := bin/quarry
 FUZZTIME ?= 10s
+TRIALS   ?= 30
 
 .DEFAULT_GOAL := help
-.PHONY: help generate build run test e2e screenshots bench fuzz lint check release
+.PHONY: help generate build run test e2e screenshots bench fuzz chaos lint check release
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -39,6 +40,9 @@ bench: ## Run every benchmark once; prints the figure lines (full output in benc
 
 fuzz: ## Run every Fuzz target for FUZZTIME each (default 10s)
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
+
+chaos: ## Kill -9 the real binary at random moments TRIALS times (default 30); check no decision is lost, no step duplicated
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/web && $(GO) run ./cmd/chaos -bin $(BIN) -trials $(TRIALS)
 
 release: ## Static binaries for linux/darwin/windows x amd64/arm64 into dist/, with SHA256SUMS (VERSION: git describe)
 	GO=$(GO) ./scripts/release.sh
