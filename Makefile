@@ -24,7 +24,7 @@ run: build ## Build, then serve on QUARRY_ADDR (default 127.0.0.1:8080)
 
 test: ## Install browser deps if missing, then run every test with -race
 	./scripts/setup-e2e.sh
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 25m ./...
 
 e2e: ## Install browser deps if missing, then run only the browser tests
 	./scripts/setup-e2e.sh
