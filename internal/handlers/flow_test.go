@@ -52,7 +52,9 @@ func serveApp(t *testing.T, a *app.App) *web {
 func newClient(t *testing.T) *http.Client {
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
-	return &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	// Generous: the upload tests move tens of MB through -race on a
+	// loaded 2-core machine; the bound is there to fail a hang, not to time.
+	return &http.Client{Jar: jar, Timeout: 60 * time.Second}
 }
 
 // get fetches a page and parses it.
