@@ -27,7 +27,7 @@ func startRunToReview(t *testing.T, page playwright.Page, expect playwright.Play
 
 // markRadio is the radio button of one paper's mark.
 func markRadio(page playwright.Page, paperID, mark string) playwright.Locator {
-	return page.Locator(`[data-testid="paper"][data-paper-id="` + paperID + `"]`).
+	return page.Locator(`[data-testid="paper"][data-paper-id="`+paperID+`"]`).
 		GetByRole(*playwright.AriaRoleRadio, playwright.LocatorGetByRoleOptions{Name: mark, Exact: playwright.Bool(true)})
 }
 

@@ -42,15 +42,15 @@ type CheckpointJSON struct {
 
 // RunJSON is GET /api/runs/:id.
 type RunJSON struct {
-	ID                string                    `json:"id"`
-	Question          string                    `json:"question"`
-	Status            string                    `json:"status"`
-	Iteration         int                       `json:"iteration"`
-	MaxIterations     int                       `json:"max_iterations"`
-	Checkpoint        *CheckpointJSON           `json:"checkpoint"`
-	Collection        *CollectionJSON           `json:"collection"`
-	AccumulatedPapers []research.ScoredPaper    `json:"accumulated_papers"`
-	History           []IterationJSON           `json:"history"`
+	ID                string                 `json:"id"`
+	Question          string                 `json:"question"`
+	Status            string                 `json:"status"`
+	Iteration         int                    `json:"iteration"`
+	MaxIterations     int                    `json:"max_iterations"`
+	Checkpoint        *CheckpointJSON        `json:"checkpoint"`
+	Collection        *CollectionJSON        `json:"collection"`
+	AccumulatedPapers []research.ScoredPaper `json:"accumulated_papers"`
+	History           []IterationJSON        `json:"history"`
 	// Notes are what the skills reported about how they worked, such as
 	// an LLM skill falling back to the offline heuristics (and why), so a
 	// script can tell the model's answer from the fallback's.
