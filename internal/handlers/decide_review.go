@@ -141,7 +141,13 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	f.Reasons = formReasons(form)
 	if form.Get("op") == "keep" {
 		// Enter in a note: the form's first submit button keeps the marks
-		// and notes on the page and decides nothing.
+		// and notes on the page, saved (so without JavaScript too), and
+		// decides nothing.
+		if errs := badMarks(p, marks); len(errs) == 0 {
+			if _, err := saveFormMarks(c.Request().Context(), h.runs, run, cp, p, form, h.people.name(c)); err != nil && fault.ErrorCode(err) != fault.EInvalid {
+				return err
+			}
+		}
 		f.EnterNotice = "Nothing was decided: Enter keeps your marks and notes on the page. Use Approve and finish, Iterate with this feedback or Reject these results to decide."
 		return h.renderReview(c, run, http.StatusOK, f)
 	}
