@@ -72,6 +72,7 @@ func (a *API) PutMark(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	publishMarks(a.engine, run.ID, p, saved)
 	return c.JSON(http.StatusOK, saved[0])
 }
 
@@ -144,7 +145,28 @@ func (h *Runs) SaveMarks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	publishMarks(h.engine, run.ID, p, saved)
 	return render(c, http.StatusOK, views.MarkSaved(len(saved)))
+}
+
+// EventMark is the event a saved mark publishes on the run's event stream,
+// where everyone viewing the run sees it as a progress line.
+const EventMark engine.EventType = "mark"
+
+// publishMarks announces saved marks to the run's viewers through the
+// engine's event broker (which never blocks: a slow viewer misses it).
+func publishMarks(e *engine.Engine, runID string, p pipeline.ResultPayload, saved []research.Mark) {
+	if e == nil || e.Events() == nil {
+		return
+	}
+	for _, m := range saved {
+		title := m.PaperID
+		if paper, ok := p.Collection.Paper(m.PaperID); ok {
+			title = "“" + paper.Title + "”"
+		}
+		e.Events().Publish(engine.Event{Type: EventMark, RunID: runID, Step: pipeline.StepReview, Iteration: m.Iteration,
+			Message: fmt.Sprintf("%s marked %s %s", m.By, title, m.Mark), Data: m, At: m.At})
+	}
 }
 
 // saveFormMarks stores the marks, notes and reasons a review form posted

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
@@ -90,10 +91,25 @@ func TestMarksAPI(t *testing.T) {
 	runID, ids := markRun(t, w, false)
 	require.Contains(t, ids[0], "/", "the test library's IDs are DOIs, with slashes")
 
+	events, stop := w.app.Engine().Events().Subscribe(runID)
+	defer stop()
 	res := w.doJSON(t, http.MethodPut, markPath(runID, ids[0]), map[string]string{"mark": "relevant", "note": " fits "})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	var got research.Mark
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&got))
+	// Everyone viewing the run is told on its event stream.
+	timeout := time.After(5 * time.Second)
+	for seen := false; !seen; {
+		select {
+		case ev := <-events:
+			if seen = ev.Type == handlers.EventMark; seen {
+				require.Contains(t, ev.Message, "api marked")
+				require.Contains(t, ev.Message, "relevant")
+			}
+		case <-timeout:
+			t.Fatal("no mark event")
+		}
+	}
 	require.Equal(t, research.Mark{PaperID: ids[0], Mark: "relevant", Note: "fits", By: "api", Iteration: 1, At: got.At}, got)
 	require.False(t, got.At.IsZero())
 	// The slash unescaped reaches the same paper.
