@@ -13,6 +13,7 @@ import (
 	"quarry/internal/fault"
 	"quarry/internal/research"
 	"quarry/internal/runview"
+	"quarry/internal/skills/pipeline"
 )
 
 // API is the JSON API for scripts and tests. It speaks snake_case and the
@@ -41,20 +42,57 @@ type CheckpointJSON struct {
 
 // RunJSON is GET /api/runs/:id.
 type RunJSON struct {
-	ID                string                    `json:"id"`
-	Question          string                    `json:"question"`
-	Status            string                    `json:"status"`
-	Iteration         int                       `json:"iteration"`
-	MaxIterations     int                       `json:"max_iterations"`
-	Checkpoint        *CheckpointJSON           `json:"checkpoint"`
-	Collection        *research.PaperCollection `json:"collection"`
-	AccumulatedPapers []research.ScoredPaper    `json:"accumulated_papers"`
-	History           []IterationJSON           `json:"history"`
+	ID                string                 `json:"id"`
+	Question          string                 `json:"question"`
+	Status            string                 `json:"status"`
+	Iteration         int                    `json:"iteration"`
+	MaxIterations     int                    `json:"max_iterations"`
+	Checkpoint        *CheckpointJSON        `json:"checkpoint"`
+	Collection        *CollectionJSON        `json:"collection"`
+	AccumulatedPapers []research.ScoredPaper `json:"accumulated_papers"`
+	History           []IterationJSON        `json:"history"`
 	// Notes are what the skills reported about how they worked, such as
 	// an LLM skill falling back to the offline heuristics (and why), so a
 	// script can tell the model's answer from the fallback's.
 	Notes []research.Note `json:"notes"`
 	Error string          `json:"error"`
+}
+
+// CollectionJSON is the run's collection as the API answers it: the merged
+// collection (the final one once the run ended, else the review list) with
+// each paper's current mark ("" for none) and the counts of the three sets
+// the completed page lists apart.
+type CollectionJSON struct {
+	research.PaperCollection
+	Papers []PaperJSON `json:"papers"`
+	Counts SetCounts   `json:"counts"`
+}
+
+// PaperJSON is a paper of the collection with its current mark.
+type PaperJSON struct {
+	research.ScoredPaper
+	Mark string `json:"mark"`
+}
+
+// SetCounts count the papers marked relevant (accumulated over the
+// iterations), those nobody screened, and those marked irrelevant.
+type SetCounts struct {
+	Relevant    int `json:"relevant"`
+	NotScreened int `json:"not_screened"`
+	Irrelevant  int `json:"irrelevant"`
+}
+
+// collectionJSON adds the marks and counts of sets to c (nil stays nil).
+func collectionJSON(c *research.PaperCollection, sets pipeline.Sets) *CollectionJSON {
+	if c == nil {
+		return nil
+	}
+	out := &CollectionJSON{PaperCollection: *c, Papers: make([]PaperJSON, 0, len(c.Papers)),
+		Counts: SetCounts{Relevant: len(sets.Relevant), NotScreened: len(sets.NotScreened), Irrelevant: len(sets.Irrelevant)}}
+	for _, p := range c.Papers {
+		out.Papers = append(out.Papers, PaperJSON{ScoredPaper: p, Mark: sets.Marks[p.ID]})
+	}
+	return out
 }
 
 // IterationJSON is one iteration of a run's history: the recorded
@@ -130,10 +168,14 @@ func (a *API) GetRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	sets, err := runSets(ctx, a.runs, run)
+	if err != nil {
+		return err
+	}
 	out := RunJSON{
 		ID: run.ID, Question: v.Question, Status: string(run.Status),
 		Iteration: run.Iteration, MaxIterations: run.Params.Int(paramMaxIterations),
-		AccumulatedPapers: v.Accumulated, Collection: v.Collection(), History: iterationsJSON(v.History),
+		AccumulatedPapers: v.Accumulated, Collection: collectionJSON(v.Collection(), sets), History: iterationsJSON(v.History),
 		Notes: v.Notes, Error: run.Error,
 	}
 	if out.AccumulatedPapers == nil {
@@ -173,7 +215,15 @@ func (a *API) Decide(c echo.Context) error {
 		return err
 	}
 	d := engine.Decision{Action: engine.DecisionAction(in.Action), RevisedData: in.RevisedData, Note: in.Note, DecidedBy: by}
-	if err := a.engine.Decide(c.Request().Context(), c.Param("id"), in.CheckpointID, d); err != nil {
+	ctx := c.Request().Context()
+	run, err := a.runs.Run(ctx, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if d, err = withStoredMarks(ctx, a.runs, run, in.CheckpointID, d); err != nil {
+		return err
+	}
+	if err := a.engine.Decide(ctx, run.ID, in.CheckpointID, d); err != nil {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"status": "accepted"})

@@ -147,7 +147,7 @@ func TestAttachAFileAtTheStrategyCheckpoint(t *testing.T) {
 		"the file's records are scored and reviewed with the searched ones")
 
 	// The review list exports with the file's papers in it.
-	r, err := c.Get(w.srv.URL + "/api/runs/" + runID + "/export?format=ris")
+	r, err := c.Get(w.srv.URL + "/api/runs/" + runID + "/export?set=review&format=ris")
 	require.NoError(t, err)
 	body, _ := io.ReadAll(r.Body)
 	r.Body.Close()

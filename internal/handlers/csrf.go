@@ -264,6 +264,12 @@ func (r csrfRoutes) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFu
 	return r.e.POST(path, h, append([]echo.MiddlewareFunc{r.guard}, m...)...)
 }
 
+// PUT adds a PUT route whose token is checked (JSON API calls are exempt:
+// see csrfSkipper).
+func (r csrfRoutes) PUT(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.PUT(path, h, append([]echo.MiddlewareFunc{r.guard}, m...)...)
+}
+
 // POSTOrRetry is POST for a form whose handler can show it again when its
 // token failed (see csrfGuard).
 func (r csrfRoutes) POSTOrRetry(path string, h echo.HandlerFunc, retry func(echo.Context, *csrfError) error, m ...echo.MiddlewareFunc) *echo.Route {

@@ -138,9 +138,16 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	fb, marks, notes := feedbackOf(p, form, prev)
 	f := reviewFormOf(run.ID, cp, p, notes)
 	f.Marks, f.Feedback = marks, form.Get("free_text_feedback")
+	f.Reasons = formReasons(form)
 	if form.Get("op") == "keep" {
 		// Enter in a note: the form's first submit button keeps the marks
-		// and notes on the page and decides nothing.
+		// and notes on the page, saved (so without JavaScript too), and
+		// decides nothing.
+		if errs := badMarks(p, marks); len(errs) == 0 {
+			if _, err := saveFormMarks(c.Request().Context(), h.runs, run, cp, p, form, h.people.name(c)); err != nil && fault.ErrorCode(err) != fault.EInvalid {
+				return err
+			}
+		}
 		f.EnterNotice = "Nothing was decided: Enter keeps your marks and notes on the page. Use Approve and finish, Iterate with this feedback or Reject these results to decide."
 		return h.renderReview(c, run, http.StatusOK, f)
 	}
@@ -153,10 +160,25 @@ func (h *Runs) DecideReview(c echo.Context) error {
 		f.Errors = errs
 		return h.renderReview(c, run, http.StatusUnprocessableEntity, f)
 	}
+	// The form's marks are saved as mark events first (without
+	// JavaScript this is where they are saved), then the stored marks of
+	// papers the form did not carry join the feedback.
+	ctx := c.Request().Context()
+	if _, err := saveFormMarks(ctx, h.runs, run, cp, p, form, d.DecidedBy); err != nil {
+		if fault.ErrorCode(err) == fault.EConflict {
+			return h.conflictPageWith(c, run.ID, err, submittedReview(p, marks, notes, f.Feedback))
+		}
+		return err
+	}
+	stored, err := h.runs.Marks(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	fb = pipeline.MergeMarks(fb, stored, p.Collection)
 	if d.RevisedData, err = json.Marshal(fb); err != nil {
 		return err
 	}
-	err = h.engine.Decide(c.Request().Context(), run.ID, cp.ID, d)
+	err = h.engine.Decide(ctx, run.ID, cp.ID, d)
 	switch fault.ErrorCode(err) {
 	case "":
 		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
@@ -170,6 +192,17 @@ func (h *Runs) DecideReview(c echo.Context) error {
 		return h.renderReview(c, run, http.StatusUnprocessableEntity, f)
 	}
 	return err
+}
+
+// formReasons are the exclusion reasons a review form posted, by paper.
+func formReasons(form url.Values) map[string]string {
+	out := map[string]string{}
+	for k, vs := range form {
+		if id, ok := strings.CutPrefix(k, reasonPrefix); ok && len(vs) > 0 {
+			out[id] = vs[0]
+		}
+	}
+	return out
 }
 
 // badMarks names every posted mark that is not one of the three the form

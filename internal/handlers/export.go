@@ -18,9 +18,10 @@ type Export struct {
 }
 
 // Run handles GET /api/runs/:id/export?format=bibtex|ris|csljson|medline|
-// csv|jsonl&set=final|accumulated|review (set defaults to final for a
-// completed run and to the review list otherwise): the papers with the
-// researcher's marks and notes, as a download. The file is built in memory
+// csv|jsonl&set=relevant|not_screened|irrelevant|final|accumulated|review
+// (set defaults to relevant, the papers marked relevant: never papers
+// nobody screened): the papers with the researcher's current marks and
+// notes, as a download. The file is built in memory
 // first, so a failure is a clean error response rather than half a file.
 // A missing or unknown format is refused naming biblio.Formats, the list
 // codecs.NewWriter accepts, so the message cannot fall behind the code.
@@ -40,12 +41,13 @@ func (h *Export) Run(c echo.Context) error {
 	}
 	set := c.QueryParam("set")
 	if set == "" {
-		set = pipeline.ExportReview
-		if rs.Final != nil {
-			set = pipeline.ExportFinal
-		}
+		set = pipeline.ExportRelevant
 	}
-	records, err := pipeline.ExportRecords(rs, set)
+	marks, err := h.runs.Marks(ctx, run.ID)
+	if err != nil {
+		return err
+	}
+	records, err := pipeline.ExportRecords(rs, marks, set)
 	if err != nil {
 		return err
 	}

@@ -48,8 +48,20 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 	if err := pendingForm(&d, e, v, bound); err != nil {
 		return d, err
 	}
-	if final, ok := v.FinalCollection(); ok {
-		d.Final = &views.PaperGroupSet{Groups: groupsOf(final), Rejected: v.MarkedIrrelevant, Notes: v.PaperNotes}
+	if d.Review != nil || v.Run.IsComplete() {
+		sets, err := runSets(ctx, rs, run)
+		if err != nil {
+			return d, err
+		}
+		if d.Review != nil {
+			// The review shows each paper's current mark, saved click by
+			// click, in this iteration and the ones after.
+			d.Review.Marks, d.Review.Notes, d.Review.Reasons = sets.Marks, sets.Notes, sets.Reasons
+		}
+		if _, ok := v.FinalCollection(); ok {
+			d.Final = &views.PaperGroupSet{Relevant: sets.Relevant, NotScreened: sets.NotScreened, Rejected: sets.Irrelevant,
+				Marks: sets.Marks, Notes: sets.Notes, Reasons: sets.Reasons}
+		}
 	}
 	return d, nil
 }

@@ -15,6 +15,10 @@ type RunStore interface {
 	Run(ctx context.Context, id string) (engine.Run, error)
 	Runs(ctx context.Context, ids []string) ([]engine.Run, error)
 	Checkpoints(ctx context.Context, runID string) ([]store.CheckpointDecision, error)
+	// Marks are the run's current screening marks; SaveMarks records new
+	// ones while the run waits at the review checkpoint named.
+	Marks(ctx context.Context, runID string) ([]research.Mark, error)
+	SaveMarks(ctx context.Context, runID, checkpointID string, marks []research.Mark) ([]research.Mark, error)
 }
 
 // RunFileStore keeps files attached to runs; *store.Store implements it.

@@ -217,6 +217,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
+	g.POST("/runs/:id/checkpoints/:cp/marks", runs.SaveMarks, p.requireName).Name = "review-marks"
 	g.GET("/workflows", wfs.List).Name = "workflows"
 	if deps.Library != nil && deps.Imports != nil {
 		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits}
@@ -229,6 +230,8 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
 	g.GET("/api/runs/:id", api.GetRun).Name = "api-run"
 	g.POST("/api/runs/:id/decisions", api.Decide).Name = "api-decide"
+	g.GET("/api/runs/:id/marks", api.Marks).Name = "api-run-marks"
+	g.PUT("/api/runs/:id/marks/*", api.PutMark).Name = "api-run-mark"
 	g.GET("/api/runs/:id/export", (&Export{runs: deps.Store}).Run).Name = "api-run-export"
 }
 

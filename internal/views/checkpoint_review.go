@@ -19,3 +19,17 @@ func submittedTitle(p SubmittedPaper) string {
 	}
 	return p.ID
 }
+
+// markParams are the fields a paper's mark controls send when one changes
+// (htmx's hx-params): the CSRF token and that paper's mark, note and
+// reason, not the whole form, so two people marking different papers of
+// one review never overwrite each other's marks.
+func markParams(paperID string) string {
+	return "_csrf,mark:" + paperID + ",note:" + paperID + ",reason:" + paperID
+}
+
+// ExclusionReasons are the usual reasons to exclude a paper in screening,
+// offered next to each paper (any other text is accepted too).
+func ExclusionReasons() []string {
+	return []string{"population", "intervention", "comparator", "outcome", "study design", "language", "duplicate", "other"}
+}

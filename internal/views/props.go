@@ -132,7 +132,9 @@ type ReviewForm struct {
 	Marks        map[string]string
 	// Notes are the per-paper notes (paper ID → note): those kept from
 	// earlier reviews, or what was typed when the form comes back.
-	Notes       map[string]string
+	Notes map[string]string
+	// Reasons are the exclusion reasons of papers marked irrelevant.
+	Reasons     map[string]string
 	Feedback    string
 	Accumulated []research.ScoredPaper
 	Errors      map[string]string
@@ -264,14 +266,21 @@ type RunData struct {
 	Notes []research.Note
 }
 
-// PaperGroupSet is a collection laid out by group for reading.
+// PaperGroupSet is a completed run's final collection as the researcher
+// reads it: three sets, each with its count — the papers marked relevant
+// (accumulated over the iterations: what the run found), the papers
+// nobody screened (no mark, or unsure), and the papers marked irrelevant.
 type PaperGroupSet struct {
-	Groups []PaperGroup
-	// Rejected are the papers marked irrelevant, left out of the groups
-	// and listed apart so the researcher sees what was excluded.
+	Relevant    []research.ScoredPaper
+	NotScreened []research.ScoredPaper
+	// Rejected are the papers marked irrelevant, listed apart with their
+	// exclusion reasons so the researcher sees what was excluded and why.
 	Rejected []research.ScoredPaper
-	// Notes are the researcher's notes by paper ID, shown with each paper.
-	Notes map[string]string
+	// Marks, Notes and Reasons are each paper's current mark ("unsure"
+	// among the not screened), note and exclusion reason by paper ID.
+	Marks   map[string]string
+	Notes   map[string]string
+	Reasons map[string]string
 }
 
 // WorkflowView is one registered workflow drawn for people.

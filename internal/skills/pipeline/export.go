@@ -20,28 +20,40 @@ const (
 	ExportAccumulated = "accumulated"
 	// ExportReview is the current (or last) review list, as shown.
 	ExportReview = "review"
+	// ExportRelevant, ExportNotScreened and ExportIrrelevant are the three
+	// sets of SetsOf: what the completed page lists apart. ExportRelevant
+	// is what an export without a set holds.
+	ExportRelevant    = "relevant"
+	ExportNotScreened = "not_screened"
+	ExportIrrelevant  = "irrelevant"
 )
 
 // ExportSets lists the export set names, for messages and forms.
-func ExportSets() []string { return []string{ExportFinal, ExportAccumulated, ExportReview} }
+func ExportSets() []string {
+	return []string{ExportRelevant, ExportNotScreened, ExportIrrelevant, ExportFinal, ExportAccumulated, ExportReview}
+}
 
 // ExportRecords returns a set of a run's papers as bibliographic records
-// carrying the researcher's latest mark on each paper and its note, so an
-// export to a reference manager keeps the screening decisions. An unknown
-// set, or a set the run does not have yet (the final collection of a run
-// still in progress, a review list before the first search), is EInvalid
-// with a message saying what can be exported instead.
-func ExportRecords(rs RunState, set string) ([]biblio.Record, error) {
+// carrying the researcher's current mark on each paper and its note, so an
+// export to a reference manager keeps the screening decisions; marks are
+// the run's stored current marks (store.Marks). An unknown set, or a set
+// the run does not have yet (the final collection of a run still in
+// progress, a review list before the first search), is EInvalid with a
+// message saying what can be exported instead.
+func ExportRecords(rs RunState, marks []research.Mark, set string) ([]biblio.Record, error) {
 	irrelevant := make(map[string]bool, len(rs.MarkedIrrelevant))
 	for _, p := range rs.MarkedIrrelevant {
 		irrelevant[p.ID] = true
 	}
-	relevant := make(map[string]bool, len(rs.Workflow.AccumulatedPapers))
-	for _, p := range rs.Workflow.AccumulatedPapers {
-		relevant[p.ID] = true
-	}
+	sets := SetsOf(rs, marks)
 	var papers []research.ScoredPaper
 	switch set {
+	case ExportRelevant:
+		papers = sets.Relevant
+	case ExportNotScreened:
+		papers = sets.NotScreened
+	case ExportIrrelevant:
+		papers = sets.Irrelevant
 	case ExportFinal:
 		if rs.Final == nil {
 			return nil, &fault.Error{Code: fault.EInvalid,
@@ -65,11 +77,11 @@ func ExportRecords(rs RunState, set string) ([]biblio.Record, error) {
 	}
 	out := make([]biblio.Record, 0, len(papers))
 	for _, p := range papers {
-		rec := biblio.Record{Paper: p.RawPaper, Type: PaperType(p.RawPaper), Note: rs.Workflow.PaperNotes[p.ID]}
-		switch {
-		case relevant[p.ID]:
+		rec := biblio.Record{Paper: p.RawPaper, Type: PaperType(p.RawPaper), Note: sets.Notes[p.ID]}
+		switch sets.Marks[p.ID] {
+		case research.MarkRelevant:
 			rec.Mark = biblio.Relevant
-		case irrelevant[p.ID]:
+		case research.MarkIrrelevant:
 			rec.Mark = biblio.Irrelevant
 		}
 		out = append(out, rec)

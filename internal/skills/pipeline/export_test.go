@@ -57,7 +57,7 @@ func TestExportRecords(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			recs, err := pipeline.ExportRecords(tt.rs, tt.set)
+			recs, err := pipeline.ExportRecords(tt.rs, nil, tt.set)
 			require.Equal(t, tt.wantCode, fault.ErrorCode(err), "%v", err)
 			if tt.wantCode != "" {
 				require.NotEmpty(t, fault.ErrorMessage(err))
@@ -183,7 +183,7 @@ func TestExportTypesOfDemoPapers(t *testing.T) {
 			p, ok := byTitle[tt.title]
 			require.True(t, ok, "not in the demo library")
 			rs := pipeline.RunState{Collection: &research.PaperCollection{Papers: []research.ScoredPaper{{RawPaper: p}}}}
-			recs, err := pipeline.ExportRecords(rs, pipeline.ExportReview)
+			recs, err := pipeline.ExportRecords(rs, nil, pipeline.ExportReview)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, recs[0].Type)
 			var bib, ris bytes.Buffer
@@ -252,13 +252,13 @@ func TestFinalCollectionLeavesOutIrrelevant(t *testing.T) {
 	require.Len(t, rs.Final.Papers, len(rs.Collection.Papers)-1)
 	require.Equal(t, []string{b}, []string{rs.MarkedIrrelevant[0].ID}, "the state still lists it apart")
 
-	recs, err := pipeline.ExportRecords(rs, pipeline.ExportFinal)
+	recs, err := pipeline.ExportRecords(rs, nil, pipeline.ExportFinal)
 	require.NoError(t, err)
 	require.Len(t, recs, len(rs.Final.Papers))
 	require.Equal(t, a, recs[0].Paper.ID)
 	require.Equal(t, biblio.Relevant, recs[0].Mark)
 	require.Equal(t, "keep", recs[0].Note)
-	review, err := pipeline.ExportRecords(rs, pipeline.ExportReview)
+	review, err := pipeline.ExportRecords(rs, nil, pipeline.ExportReview)
 	require.NoError(t, err)
 	require.Equal(t, biblio.Irrelevant, review[1].Mark)
 	require.Equal(t, "off topic", review[1].Note)

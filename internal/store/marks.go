@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"quarry/internal/fault"
+	"quarry/internal/research"
+)
+
+// SaveMarks records marks made at the review checkpoint checkpointID of run
+// runID, each as a new row (the paper's current mark is its latest), and
+// returns them with their time and iteration set. It checks inside the
+// write transaction that the run still waits at that checkpoint, so a mark
+// is never recorded after the review it belongs to was decided: ENotFound
+// for a checkpoint the run does not have, EConflict for one no longer
+// pending. Concurrent saves are serialised by the writer, so each is a row.
+func (s *Store) SaveMarks(ctx context.Context, runID, checkpointID string, marks []research.Mark) ([]research.Mark, error) {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: save marks: %w", err)
+	}
+	defer tx.Rollback()
+	var status, current, runStatus string
+	var iteration int
+	err = tx.QueryRowContext(ctx, `SELECT c.status, c.iteration, COALESCE(r.checkpoint_id, ''), r.status
+		FROM checkpoints c JOIN runs r ON r.id = c.run_id WHERE c.id = ? AND c.run_id = ?`, checkpointID, runID).
+		Scan(&status, &iteration, &current, &runStatus)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fault.Errorf(fault.ENotFound, "run %s has no checkpoint %s", runID, checkpointID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: save marks: %w", err)
+	}
+	if status != "pending" || current != checkpointID || runStatus != "waiting" {
+		return nil, fault.Errorf(fault.EConflict, "run %s is no longer waiting at this review (checkpoint %s is %s): marks can only be changed while it is", runID, checkpointID, status)
+	}
+	now := s.Now().UTC()
+	out := make([]research.Mark, 0, len(marks))
+	for _, m := range marks {
+		m.At, m.Iteration = now, iteration
+		if _, err := tx.ExecContext(ctx, `INSERT INTO paper_marks
+			(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, m.PaperID, checkpointID, iteration, m.Mark, m.Note, m.Reason, m.By, formatTime(m.At)); err != nil {
+			return nil, fmt.Errorf("store: save mark: %w", err)
+		}
+		out = append(out, m)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("store: save marks: %w", err)
+	}
+	return out, nil
+}
+
+const markColumns = `paper_id, mark, note, reason, marked_by, marked_at, iteration`
+
+// Marks returns the current mark of every paper marked in run runID (the
+// latest of each paper's marks), oldest first; none is an empty list.
+func (s *Store) Marks(ctx context.Context, runID string) ([]research.Mark, error) {
+	return s.queryMarks(ctx, `SELECT `+markColumns+` FROM paper_marks m
+		WHERE run_id = ? AND seq = (SELECT MAX(seq) FROM paper_marks WHERE run_id = m.run_id AND paper_id = m.paper_id)
+		ORDER BY seq`, runID)
+}
+
+// MarkHistory returns every mark of one paper in run runID, oldest first:
+// who marked it what, and when.
+func (s *Store) MarkHistory(ctx context.Context, runID, paperID string) ([]research.Mark, error) {
+	return s.queryMarks(ctx, `SELECT `+markColumns+` FROM paper_marks
+		WHERE run_id = ? AND paper_id = ? ORDER BY seq`, runID, paperID)
+}
+
+func (s *Store) queryMarks(ctx context.Context, q string, args ...any) ([]research.Mark, error) {
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: marks: %w", err)
+	}
+	defer rows.Close()
+	out := []research.Mark{}
+	for rows.Next() {
+		var m research.Mark
+		var at string
+		if err := rows.Scan(&m.PaperID, &m.Mark, &m.Note, &m.Reason, &m.By, &at, &m.Iteration); err != nil {
+			return nil, fmt.Errorf("store: marks: %w", err)
+		}
+		m.At = parseTime(at)
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: marks: %w", err)
+	}
+	return out, nil
+}
