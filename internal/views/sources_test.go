@@ -46,3 +46,26 @@ func TestSourceResultsShowsWarningsApartFromErrors(t *testing.T) {
 	require.NoError(t, views.SourceResults(nil).Render(context.Background(), &buf))
 	require.Empty(t, strings.TrimSpace(buf.String()))
 }
+
+// TestSourceResultsSayWhatTheLimitCut is defect 7 of issue 16 on the
+// review: "local: 25 found" when its query matched 49 now reads "local:
+// 25 shown of 49 found"; a source sent several queries says up to how
+// many; one whose result was not cut says only its count.
+func TestSourceResultsSayWhatTheLimitCut(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	require.NoError(t, views.SourceResults(map[string]research.SourceResult{
+		"local": {Count: 25, Queries: []string{`"sleep"`}, QueryResults: []research.QueryResult{{Count: 25, Total: 49}}},
+		"openalex": {Count: 40, Queries: []string{"a", "b"},
+			QueryResults: []research.QueryResult{{Count: 25, Total: 900}, {Count: 20, Total: 20}}},
+		"arxiv": {Count: 3, Queries: []string{"x"}, QueryResults: []research.QueryResult{{Count: 3, Total: 3}}},
+	}).Render(context.Background(), &buf))
+	doc, err := goquery.NewDocumentFromReader(&buf)
+	require.NoError(t, err)
+	text := func(name string) string {
+		return strings.TrimSpace(doc.Find(`[data-testid="source-result"][data-source="` + name + `"]`).Text())
+	}
+	require.Equal(t, "local: 25 shown of 49 found", text("local"))
+	require.Equal(t, "openalex: 40 shown of up to 920 found", text("openalex"))
+	require.Equal(t, "arxiv: 3 found", text("arxiv"))
+}

@@ -285,6 +285,9 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 		for qi, o := range outcomes[si] {
 			qr := &sr.QueryResults[qi]
 			qr.Count = len(o.papers)
+			if o.total > 0 { // TotalUnknown (or a known 0) is recorded as 0
+				qr.Total = o.total
+			}
 			if o.unsent {
 				sr.Queries[qi] = ""
 			}
@@ -330,7 +333,10 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 
 type callOutcome struct {
 	papers []research.RawPaper
-	err    error
+	// total is how many records the source said match the query
+	// (sources.Page.Total; TotalUnknown when it did not say).
+	total int
+	err   error
 	// unsent is set for a call the search's cancellation caught before
 	// anything was sent: its query is not recorded as sent.
 	unsent bool
@@ -364,8 +370,8 @@ func (s *Searcher) call(ctx context.Context, sc *sourceClock, src sources.Source
 	cctx, clock := sources.StartCall(cctx, s.timeout, func() { cancel(callTimeout{}) })
 	defer clock.Stop()
 	type reply struct {
-		papers []research.RawPaper
-		err    error
+		page sources.Page
+		err  error
 	}
 	ch := make(chan reply, 1)
 	go func() {
@@ -374,8 +380,8 @@ func (s *Searcher) call(ctx context.Context, sc *sourceClock, src sources.Source
 				ch <- reply{err: fault.Errorf(fault.EInternal, "source panicked: %v", r)}
 			}
 		}()
-		papers, err := src.Search(cctx, req)
-		ch <- reply{papers: papers, err: err}
+		page, err := sources.SearchPage(cctx, src, req)
+		ch <- reply{page: page, err: err}
 	}()
 	var r reply
 	select {
@@ -400,10 +406,17 @@ func (s *Searcher) call(ctx context.Context, sc *sourceClock, src sources.Source
 				outcome: CallTimeout}
 		}
 	}
-	if len(r.papers) > req.MaxResults {
-		r.papers = r.papers[:req.MaxResults]
+	papers := r.page.Papers
+	if len(papers) > req.MaxResults {
+		papers = papers[:req.MaxResults]
 	}
-	o := callOutcome{papers: r.papers, err: r.err, outcome: CallOK}
+	// A source that returned more than the limit matched at least that
+	// many, whether or not it says how many in all: the cut is not silent.
+	total := r.page.Total
+	if total >= 0 || len(r.page.Papers) > len(papers) {
+		total = max(total, len(r.page.Papers))
+	}
+	o := callOutcome{papers: papers, total: total, err: r.err, outcome: CallOK}
 	switch {
 	case isWarning(r.err):
 		o.outcome = CallWarning
