@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,18 +18,16 @@ import (
 // query that was not cut, or whose source did not say, shows its count.
 func TestResultsSayWhatTheLimitCut(t *testing.T) {
 	t.Parallel()
-	rs := pipeline.RunState{Question: "consensus", Workflow: research.WorkflowState{History: []research.IterationRecord{{
-		Iteration: 1, SearchedAt: at1, ResultCount: 40,
-		Strategy: research.SearchStrategy{Queries: []research.Query{{Text: "sleep"}, {Text: "raft"}, {Text: "paxos"}},
-			Sources: []string{"local", "crossref"}, MaxResultsPerSource: 25},
-		Sources: map[string]research.SourceResult{
-			"local": {Count: 45, Queries: []string{"sleep", "raft", "paxos"},
-				QueryResults: []research.QueryResult{{Count: 25, Total: 49}, {Count: 25, Total: 34}, {Count: 3, Total: 3}}},
-			"crossref": {Count: 25, Queries: []string{"sleep", "", ""},
-				QueryResults: []research.QueryResult{{Count: 25, Total: 1200}, {}, {}}},
-		},
-		Dedup: research.DedupStats{Input: 70, Output: 60},
-	}}}}
+	// As stored: JSON, so this test reads the same run on code that
+	// predates the totals (where it fails: the column said 25).
+	const stored = `{"iteration":1,"searched_at":"2025-03-04T05:06:07Z","result_count":40,` +
+		`"strategy":{"queries":[{"text":"sleep"},{"text":"raft"},{"text":"paxos"}],"sources":["local","crossref"],"year_range":{},"max_results_per_source":25,"filters":{}},` +
+		`"sources":{"local":{"count":45,"queries":["sleep","raft","paxos"],"query_results":[{"count":25,"total":49},{"count":25,"total":34},{"count":3,"total":3}]},` +
+		`"crossref":{"count":25,"queries":["sleep","",""],"query_results":[{"count":25,"total":1200},{"count":0},{"count":0}]}},` +
+		`"dedup":{"input":70,"output":60}}`
+	var h research.IterationRecord
+	require.NoError(t, json.Unmarshal([]byte(stored), &h))
+	rs := pipeline.RunState{Question: "consensus", Workflow: research.WorkflowState{History: []research.IterationRecord{h}}}
 
 	md := markdown(t, rs)
 	local := section(md, "### local")
