@@ -35,10 +35,13 @@ const (
 	padY       = 10
 	rowGap     = 28
 	titleH     = 34
-	minRowH    = 80
 	maxLabel   = 44 // runes of a source or reason name before "…"
 	fontFamily = "system-ui, -apple-system, 'Segoe UI', sans-serif"
 )
+
+// minRowH is each row's least height, so the phase bands' labels fit:
+// Identification (row 0), Screening (rows 1 and 2 together), Included.
+var minRowH = [4]int{112, 0, 0, 72}
 
 // line is one line of a box: its text and, for a line that states a
 // number, the label and number it states (data-label, data-n).
@@ -195,7 +198,7 @@ func (f Flow) WriteSVG(out io.Writer, caption string) error {
 		if r.side != nil {
 			hs[i] = max(hs[i], r.side.height())
 		}
-		hs[i] = max(hs[i], minRowH) // room for the phase band's label
+		hs[i] = max(hs[i], minRowH[i]) // room for a phase band's label
 		y += hs[i] + rowGap
 	}
 	height := y - rowGap + 30
