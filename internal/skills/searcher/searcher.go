@@ -30,6 +30,10 @@ type Event struct {
 	Kind   EventKind `json:"kind"`
 	// Count is the number of papers the source returned (done and error).
 	Count int `json:"count,omitempty"`
+	// Total and UpTo say how many the source found when the limit cut
+	// what it returned (done and error; see Found): 0 when nothing was cut.
+	Total int  `json:"total,omitempty"`
+	UpTo  bool `json:"up_to,omitempty"`
 	// Error is the source's error text (error only).
 	Error string `json:"error,omitempty"`
 	// Warning is what the source said about papers it returned (its
@@ -40,6 +44,12 @@ type Event struct {
 	// request the search's cancellation stopped before it was sent is
 	// not counted.
 	Calls map[CallOutcome]int `json:"calls,omitempty"`
+}
+
+// Found is what the source returned against what it found, worded as the
+// review and the report word it ("25 shown of 49 found").
+func (e Event) Found() research.Found {
+	return research.Found{Shown: e.Count, Total: e.Total, UpTo: e.UpTo}
 }
 
 // CallOutcome is how one request to a source ended.
@@ -533,6 +543,12 @@ type sourceProgress struct {
 	errs    []string
 	warns   []string
 	calls   map[CallOutcome]int
+	// sent counts the calls that were sent; totals adds up what each
+	// said it found (what it returned when it did not say), and cut is
+	// set once one returned fewer than it found: as SourceResult.Found.
+	sent   int
+	totals int
+	cut    bool
 }
 
 // sourceRecordKey is what makes two records of one source the same record
@@ -572,6 +588,11 @@ func (p *progress) finish(name string, o callOutcome) {
 	if sp.seen == nil {
 		sp.seen = map[string]bool{}
 	}
+	if !o.unsent {
+		sp.sent++
+		sp.totals += max(o.total, len(o.papers))
+		sp.cut = sp.cut || o.total > len(o.papers)
+	}
 	if o.outcome != "" {
 		if sp.calls == nil {
 			sp.calls = map[CallOutcome]int{}
@@ -597,6 +618,9 @@ func (p *progress) finish(name string, o callOutcome) {
 		return
 	}
 	ev := Event{Source: name, Kind: EventDone, Count: sp.count, Warning: strings.Join(sp.warns, "; "), Calls: sp.calls}
+	if sp.cut {
+		ev.Total, ev.UpTo = max(sp.totals, sp.count), sp.sent > 1
+	}
 	if len(sp.errs) > 0 {
 		ev.Kind, ev.Error = EventError, strings.Join(sp.errs, "; ")
 	}

@@ -224,6 +224,8 @@ func TestSearcherRecordsEachQuerysTotal(t *testing.T) {
 	require.Equal(t, []research.QueryResult{{Count: 1}}, res.Sources["crossref"].QueryResults, "a source that cannot tell records no total")
 	require.Equal(t, "1 found", res.Sources["crossref"].Found().String())
 
+	rec := &recorder{}
+	s = newSearcher(t, searcher.Options{OnEvent: rec.on}, local)
 	st = strategy([]string{"local"}, q("sleep"), q("raft"))
 	st.MaxResultsPerSource = 25
 	res, err = s.Search(context.Background(), st)
@@ -232,6 +234,10 @@ func TestSearcherRecordsEachQuerysTotal(t *testing.T) {
 	require.Equal(t, 50, got.Count)
 	require.Equal(t, []research.QueryResult{{Count: 25, Total: 49}, {Count: 25, Total: 34}}, got.QueryResults)
 	require.Equal(t, "50 shown of up to 83 found", got.Found().String())
+	events := rec.forSource("local")
+	done := events[len(events)-1]
+	require.Equal(t, searcher.EventDone, done.Kind)
+	require.Equal(t, got.Found(), done.Found(), "the live progress says what the review will")
 }
 
 // TestSearcherRunsSourcesInParallel uses a barrier: each source waits until
@@ -576,7 +582,7 @@ func TestSearcherRecordsWarningsApart(t *testing.T) {
 	require.Equal(t, research.SourceResult{Count: 1, Warnings: []string{"PubMed did not run the query as written: terms not found, left out: zzz"},
 		Queries: []string{"sleep zzz"}, QueryResults: []research.QueryResult{{Count: 1, Total: 2, Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}}},
 		res.Sources["pubmed"], "the source returned 2 of which the cap kept 1: 1 shown of 2 found")
-	require.Equal(t, searcher.Event{Source: "pubmed", Kind: searcher.EventDone, Count: 1,
+	require.Equal(t, searcher.Event{Source: "pubmed", Kind: searcher.EventDone, Count: 1, Total: 2,
 		Warning: "PubMed did not run the query as written: terms not found, left out: zzz", Calls: calls("warning")}, rec.forSource("pubmed")[1])
 
 	rec = &recorder{}
