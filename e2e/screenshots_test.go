@@ -16,7 +16,8 @@ var screenshotDir = filepath.Join("..", "docs", "screenshots")
 // TestScreenshots drives one run over the test library from the strategy
 // checkpoint through the review to the completed page, then back home, and
 // saves each page as docs/screenshots/{strategy,review,completed,home}.png
-// at 1280×900, then the workflow diagrams as workflows.png. It writes into the source tree, so it runs only when
+// at 1280×900 (and the completed run's PRISMA diagram as prisma.png), then
+// the workflow diagrams as workflows.png. It writes into the source tree, so it runs only when
 // QUARRY_SCREENSHOTS=1 (make screenshots sets it); it still asserts each
 // state before shooting, so a broken page fails rather than being pictured.
 func TestScreenshots(t *testing.T) {
@@ -59,9 +60,13 @@ func TestScreenshots(t *testing.T) {
 	require.NoError(t, expect.Locator(page.GetByTestId("final-collection")).ToBeVisible())
 	require.NoError(t, expect.Locator(page.GetByTestId("status-badge")).ToHaveText("completed"))
 	shoot("completed")
+	prisma := page.GetByTestId("prisma-diagram")
+	require.NoError(t, expect.Locator(prisma).ToHaveJSProperty("complete", true))
+	_, err := prisma.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(screenshotDir, "prisma.png"))})
+	require.NoError(t, err)
 
 	// Home last, so its list shows the finished run next to the start form.
-	_, err := page.Goto("/")
+	_, err = page.Goto("/")
 	require.NoError(t, err)
 	require.NoError(t, expect.Locator(page.GetByTestId("run-item")).ToHaveCount(1))
 	require.NoError(t, page.GetByLabel("Research question").Fill("effects of napping on memory in older adults"))

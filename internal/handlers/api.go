@@ -104,13 +104,16 @@ type IterationJSON struct {
 	research.IterationRecord
 	Searched          bool   `json:"searched"`
 	NotSearchedReason string `json:"not_searched_reason,omitempty"`
+	// Found is what each source returned against what it said match
+	// ("25 shown of 49 found").
+	Found []runview.SourceFound `json:"found,omitempty"`
 }
 
 // iterationsJSON is the run's history as the API answers it.
 func iterationsJSON(its []runview.Iteration) []IterationJSON {
 	out := make([]IterationJSON, 0, len(its))
 	for _, it := range its {
-		out = append(out, IterationJSON{IterationRecord: it.IterationRecord, Searched: it.Searched, NotSearchedReason: it.NotSearchedReason})
+		out = append(out, IterationJSON{IterationRecord: it.IterationRecord, Searched: it.Searched, NotSearchedReason: it.NotSearchedReason, Found: it.Found()})
 	}
 	return out
 }

@@ -36,7 +36,7 @@ func TestHeadAnswersLikeGet(t *testing.T) {
 	}
 	for _, path := range []string{
 		"/", "/name", "/healthz", "/readyz", "/workflows", "/library", "/library/export?format=ris",
-		"/runs/" + run.ID, "/runs/" + run.ID + "/status", "/runs/" + run.ID + "/report.md", "/runs/" + run.ID + "/report.csv",
+		"/runs/" + run.ID, "/runs/" + run.ID + "/status", "/runs/" + run.ID + "/report.md", "/runs/" + run.ID + "/report.csv", "/runs/" + run.ID + "/prisma.svg",
 		"/api/runs/" + run.ID, "/api/runs/" + run.ID + "/export?format=ris&set=accumulated",
 		"/static/app.css", "/runs/nosuchrun",
 	} {

@@ -107,6 +107,9 @@ func historyRows(its []runview.Iteration) []views.IterationRow {
 	for _, h := range its {
 		row := views.IterationRow{Iteration: h.Iteration, ResultCount: h.ResultCount, Sources: h.Strategy.Sources,
 			Searched: h.Done, StrategyRejected: h.StrategyRejected}
+		for _, f := range h.Found() {
+			row.Found = append(row.Found, f.Source+": "+f.Text)
+		}
 		for _, q := range h.Strategy.Queries {
 			row.Queries = append(row.Queries, q.Text)
 		}

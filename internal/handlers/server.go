@@ -214,6 +214,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.Stream("/runs/:id/events", runs.Events).Name = "run-events"
 	g.GET("/runs/:id/report.md", runs.ReportMarkdown).Name = "run-report-md"
 	g.GET("/runs/:id/report.csv", runs.ReportCSV).Name = "run-report-csv"
+	g.GET("/runs/:id/prisma.svg", runs.PrismaSVG).Name = "run-prisma-svg"
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"

@@ -13,7 +13,7 @@ import (
 // of the file (and its tests) name columns instead of counting them.
 func CSVHeader() []string {
 	return []string{"iteration", "source", "source_kind", "query_as_sent", "searched_at", "year_from", "year_to",
-		"max_results", "results", "error", "warnings", "source_records",
+		"max_results", "results", "total_found", "error", "warnings", "source_records",
 		"dedup_input", "dedup_output", "merged", "marked_relevant", "marked_irrelevant"}
 }
 
@@ -31,6 +31,8 @@ const (
 // iteration, source and query, with what the request carried (the query as
 // sent, the year range, the limit) and what it returned: results is the
 // records that query returned, before the source's queries were merged,
+// total_found how many the source said match it (empty when it did not
+// say; above results when the limit cut the result),
 // and error and warnings are that query's own (warnings say something
 // about results it returned, such as terms PubMed left out; they are not
 // errors). source_records is the records the source contributed in the
@@ -72,7 +74,7 @@ func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {
 				if src.File == nil {
 					kind, errText = kindSearch, notQueriedText(src)
 				}
-				row := slices.Concat([]string{itoa(h.Iteration), src.Name, kind, "", "", "", "", "", records, errText,
+				row := slices.Concat([]string{itoa(h.Iteration), src.Name, kind, "", "", "", "", "", records, "", errText,
 					strings.Join(src.Result.Warnings, "; "), records}, iterCounts)
 				if err := cw.Write(row); err != nil {
 					return err
@@ -89,9 +91,9 @@ func SearchStrategyCSV(w io.Writer, rs pipeline.RunState) error {
 					warnings = joinTexts(warnings, w)
 				}
 				row := []string{itoa(h.Iteration), src.Name, kindSearch, q.Query, timeText(h.SearchedAt),
-					optInt(s.YearRange.From), optInt(s.YearRange.To), optInt(s.MaxResultsPerSource), results, errText, warnings}
+					optInt(s.YearRange.From), optInt(s.YearRange.To), optInt(s.MaxResultsPerSource), results, totalText(q), errText, warnings}
 				if q.Skipped { // no request, so nothing it carried or returned
-					row = []string{itoa(h.Iteration), src.Name, kindSearch, "", "", "", "", "", "", notSentText(q), ""}
+					row = []string{itoa(h.Iteration), src.Name, kindSearch, "", "", "", "", "", "", "", notSentText(q), ""}
 				}
 				row = slices.Concat(row, []string{records}, iterCounts)
 				if err := cw.Write(row); err != nil {

@@ -61,7 +61,8 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 	}
 	p("\nTimes are UTC (RFC 3339). Queries are shown exactly as each source received them. ")
 	p("A query's results are the records it returned; a source's records merge its queries' results, ")
-	p("counting a record that several of them returned once, so they can be fewer than its queries' results added up.\n")
+	p("counting a record that several of them returned once, so they can be fewer than its queries' results added up. ")
+	p("\"25 of 49\" means the query returned 25 records (the limit) of the 49 the source said match it.\n")
 
 	titles := paperTitles(rs)
 	var totalResults, totalAfterDedup, searches int
@@ -118,7 +119,7 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 				at, years, limit := orNot(timeText(h.SearchedAt), "—"), yearsText(h.Strategy.YearRange), orNot(optInt(h.Strategy.MaxResultsPerSource), "none")
 				results := "not recorded"
 				if q.Counted {
-					results = itoa(q.Results)
+					results = resultsText(q)
 				}
 				if src.UnattributedError != "" && errText == "" {
 					errText = "see below"
@@ -184,7 +185,11 @@ func writeSourceRecords(p func(string, ...any), src sourceRow) {
 	}
 	switch {
 	case src.Counted:
-		p("\nRecords from this source: %d (its queries' results merged; a record more than one query returned counts once).\n", src.Result.Count)
+		p("\nRecords from this source: %d (its queries' results merged; a record more than one query returned counts once)", src.Result.Count)
+		if f := src.Result.Found(); f.Capped() {
+			p("; %s", f)
+		}
+		p(".\n")
 	default:
 		p("\nRecords from this source, all its queries together: %d (this search did not record each query's own count).\n", src.Result.Count)
 	}

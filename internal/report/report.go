@@ -56,6 +56,9 @@ type sent struct {
 	// only count is the source's (sourceRow.Result.Count).
 	Results int
 	Counted bool
+	// Total is how many records the source said match the query (0 when
+	// it did not say); more than Results when the limit cut the result.
+	Total int
 	// Error and Warning are this query's own.
 	Error, Warning string
 }
@@ -204,7 +207,7 @@ func (row *sourceRow) perQuery() {
 		row.Counted = true
 		for i, qr := range r.QueryResults {
 			q := &row.Queries[i]
-			q.Results, q.Counted, q.Error, q.Warning = qr.Count, true, qr.Error, qr.Warning
+			q.Results, q.Counted, q.Error, q.Warning, q.Total = qr.Count, true, qr.Error, qr.Warning, qr.Total
 		}
 		return
 	}
@@ -327,3 +330,22 @@ func history(rs pipeline.RunState) []research.IterationRecord {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// resultsText is a query's Results cell: "25 of 49" when the source said
+// more match than the limit let through, so a capped count never reads
+// as all there is; else the count.
+func resultsText(q sent) string {
+	if f := (research.QueryResult{Count: q.Results, Total: q.Total}).Found(); f.Capped() {
+		return itoa(f.Shown) + " of " + itoa(f.Total)
+	}
+	return itoa(q.Results)
+}
+
+// totalText is a query's total as the source counted it, "" when it did
+// not say.
+func totalText(q sent) string {
+	if q.Total <= 0 {
+		return ""
+	}
+	return itoa(max(q.Total, q.Results))
+}

@@ -76,7 +76,7 @@ func TestSearchStrategyCSV(t *testing.T) {
 	pm := row("1", "pubmed", `sleep[tiab] AND memory[tiab]`)
 	require.Equal(t, map[string]string{"iteration": "1", "source": "pubmed", "query_as_sent": `sleep[tiab] AND memory[tiab]`,
 		"source_kind": "search", "searched_at": "2025-03-04T05:06:07Z", "year_from": "2010", "year_to": "2020",
-		"max_results": "25", "results": "0", "error": "503 service unavailable", "warnings": "", "source_records": "0",
+		"max_results": "25", "results": "0", "error": "503 service unavailable", "total_found": "", "warnings": "", "source_records": "0",
 		"dedup_input": "6", "dedup_output": "5", "merged": "1", "marked_relevant": "1", "marked_irrelevant": "1"}, pm)
 	require.Equal(t, "6", row("1", "openalex", "sleep memory")["results"])
 	require.Equal(t, "", row("1", "pubmed", "nap*[tiab]")["error"], "the other query's error is not this one's")
@@ -217,7 +217,7 @@ func TestAttachedFiles(t *testing.T) {
 	}
 	require.Len(t, got, 3, "one row per query of openalex, one per file")
 	require.Equal(t, map[string]string{"iteration": "1", "source": "file: t1.ris", "source_kind": "file", "query_as_sent": "",
-		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "3", "error": "", "warnings": "", "source_records": "3",
+		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "3", "error": "", "total_found": "", "warnings": "", "source_records": "3",
 		"dedup_input": "5", "dedup_output": "5", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, got["file: t1.ris"])
 	require.Equal(t, "the attached file is gone", got["file: bad.bib"]["error"])
 	require.Equal(t, "search", got["openalex"]["source_kind"])
@@ -260,7 +260,7 @@ func TestSourceNotQueried(t *testing.T) {
 	rows := csvRows(t, rs)
 	require.Len(t, rows, 2, "openalex's query, scopus's one row")
 	require.Equal(t, map[string]string{"iteration": "1", "source": "scopus", "source_kind": "search", "query_as_sent": "",
-		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "0", "error": "not queried: " + notConfigured, "warnings": "", "source_records": "0",
+		"searched_at": "", "year_from": "", "year_to": "", "max_results": "", "results": "0", "error": "not queried: " + notConfigured, "total_found": "", "warnings": "", "source_records": "0",
 		"dedup_input": "2", "dedup_output": "2", "merged": "0", "marked_relevant": "0", "marked_irrelevant": "0"}, rows[1])
 
 	// Queried in a later iteration, it is a source searched.

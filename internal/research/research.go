@@ -499,6 +499,60 @@ func (r SourceResult) HasQueryResults() bool {
 	return len(r.Queries) > 0 && len(r.QueryResults) == len(r.Queries)
 }
 
+// Found is how many records a source, or one of its queries, returned
+// against how many it said match: what keeps a result cut at the limit
+// from reading as everything there is.
+type Found struct {
+	// Shown is the records returned (SourceResult.Count, QueryResult.Count).
+	Shown int `json:"shown"`
+	// Total is how many the source said match; 0 when it did not say, or
+	// when nothing was cut.
+	Total int `json:"total,omitempty"`
+	// UpTo is set when Total is an upper bound: the sum of several
+	// queries' totals, whose matches overlap by an amount no source says.
+	UpTo bool `json:"up_to,omitempty"`
+}
+
+// Capped reports whether more records match than were shown.
+func (f Found) Capped() bool { return f.Total > f.Shown }
+
+// String is the one way pages, the report and the API say it: "25 shown
+// of 49 found", "50 shown of up to 83 found", or "12 found" when nothing
+// was left out.
+func (f Found) String() string {
+	switch {
+	case !f.Capped():
+		return fmt.Sprintf("%d found", f.Shown)
+	case f.UpTo:
+		return fmt.Sprintf("%d shown of up to %d found", f.Shown, f.Total)
+	}
+	return fmt.Sprintf("%d shown of %d found", f.Shown, f.Total)
+}
+
+// Found is what the source returned against what it said match, from its
+// queries' totals: exact for one query; for several, when any was cut at
+// the limit, up to the sum of their totals (a query whose total is not
+// known counting what it returned).
+func (r SourceResult) Found() Found {
+	f := Found{Shown: r.Count}
+	if !r.HasQueryResults() {
+		return f
+	}
+	sum, cut, sent := 0, false, 0
+	for i, q := range r.QueryResults {
+		if strings.TrimSpace(r.Queries[i]) != "" {
+			sent++
+		}
+		sum += max(q.Total, q.Count)
+		cut = cut || q.Found().Capped()
+	}
+	if !cut {
+		return f
+	}
+	f.Total, f.UpTo = max(sum, r.Count), sent > 1
+	return f
+}
+
 // QueryResult is what one query returned from one source.
 type QueryResult struct {
 	// Count is the records this query returned (at most the limit per
@@ -512,7 +566,15 @@ type QueryResult struct {
 	// Warning is what the source said about the papers this query
 	// returned (see Warning); the query did not fail.
 	Warning string `json:"warning,omitempty"`
+	// Total is how many records the source said match this query in all
+	// pages, of which Count were returned: Count < Total means the limit
+	// cut the result. 0 when the source did not say, and for searches
+	// recorded before totals were kept.
+	Total int `json:"total,omitempty"`
 }
+
+// Found is what the query returned against what the source said match.
+func (r QueryResult) Found() Found { return Found{Shown: r.Count, Total: r.Total} }
 
 // DedupStats summarises a deduplication.
 type DedupStats struct {

@@ -242,6 +242,42 @@ func iterations(run engine.Run, history []research.IterationRecord, decisions []
 	return out
 }
 
+// SourceFound is what one source of an iteration returned against what it
+// said match, with the sentence pages and the API show ("25 shown of 49
+// found"), so a result cut at the limit never reads as all there is.
+type SourceFound struct {
+	Source string `json:"source"`
+	research.Found
+	Text string `json:"text"`
+}
+
+// Found says it for every source the iteration searched, in the
+// strategy's order (files and others after, by name); nil before the
+// search ran.
+func (it Iteration) Found() []SourceFound {
+	if len(it.Sources) == 0 {
+		return nil
+	}
+	names := slices.Clone(it.Strategy.Sources)
+	var extra []string
+	for name := range it.Sources {
+		if !slices.Contains(names, name) {
+			extra = append(extra, name)
+		}
+	}
+	slices.Sort(extra)
+	var out []SourceFound
+	for _, name := range append(names, extra...) {
+		r, ok := it.Sources[name]
+		if !ok {
+			continue
+		}
+		f := r.Found()
+		out = append(out, SourceFound{Source: name, Found: f, Text: f.String()})
+	}
+	return out
+}
+
 // Collection is the collection a reader of the run sees: the final one
 // once the run ended, else the newest reviewed one (nil before any).
 func (v View) Collection() *research.PaperCollection {

@@ -306,3 +306,25 @@ func TestBuildRefusesWhatItCannotRead(t *testing.T) {
 		})
 	}
 }
+
+// TestIterationFoundSaysWhatTheLimitCut: the run page's history and the
+// API say per source "25 shown of 49 found", in the strategy's order,
+// an attached file after.
+func TestIterationFoundSaysWhatTheLimitCut(t *testing.T) {
+	t.Parallel()
+	it := runview.Iteration{IterationRecord: research.IterationRecord{
+		Strategy: research.SearchStrategy{Sources: []string{"local", "crossref"}},
+		Sources: map[string]research.SourceResult{
+			"file: a.ris": {Count: 4},
+			"crossref":    {Count: 2, Queries: []string{"q"}, QueryResults: []research.QueryResult{{Count: 2}}},
+			"local":       {Count: 25, Queries: []string{"q"}, QueryResults: []research.QueryResult{{Count: 25, Total: 49}}},
+		},
+	}}
+	got := it.Found()
+	require.Len(t, got, 3)
+	require.Equal(t, runview.SourceFound{Source: "local", Found: research.Found{Shown: 25, Total: 49}, Text: "25 shown of 49 found"}, got[0])
+	require.Equal(t, "crossref", got[1].Source)
+	require.Equal(t, "2 found", got[1].Text)
+	require.Equal(t, "file: a.ris", got[2].Source)
+	require.Nil(t, runview.Iteration{}.Found(), "nothing searched yet")
+}

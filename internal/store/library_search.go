@@ -28,6 +28,24 @@ const searchLibrarySQL = `SELECT ` + paperColumns + `
 	ORDER BY ` + libraryBM25 + `
 	LIMIT ?4`
 
+const countLibrarySQL = `SELECT count(*)
+	FROM papers_fts JOIN papers p ON p.docid = papers_fts.rowid
+	WHERE papers_fts MATCH ?1
+	  AND (p.year = 0 OR ((?2 = 0 OR p.year >= ?2) AND (?3 = 0 OR p.year <= ?3)))`
+
+// CountLibrary counts the papers SearchLibrary would find for match and
+// years without its limit, so a capped search can say how many there are.
+func (s *Store) CountLibrary(ctx context.Context, match string, years research.YearRange) (int, error) {
+	if strings.TrimSpace(match) == "" {
+		return 0, fault.Errorf(fault.EInvalid, "the library search query is empty")
+	}
+	var n int
+	if err := s.read.QueryRowContext(ctx, countLibrarySQL, match, years.From, years.To).Scan(&n); err != nil {
+		return 0, searchError(ctx, match, err)
+	}
+	return n, nil
+}
+
 // SearchLibrary runs an FTS5 MATCH expression (as the query package's local
 // renderer writes it) over the library, best bm25 match first, keeping
 // papers inside years (and those of unknown year, as YearRange.Contains

@@ -195,7 +195,10 @@ type IterationRow struct {
 	ResultCount int
 	// Searched is false while the iteration's search has not run yet (its
 	// strategy is still being confirmed), so no count is shown.
-	Searched   bool
+	Searched bool
+	// Found says per source what it returned against what it said match
+	// ("local: 25 shown of 49 found").
+	Found      []string
 	Relevant   int
 	Irrelevant int
 	Feedback   string

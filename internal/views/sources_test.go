@@ -3,6 +3,7 @@ package views_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -45,4 +46,29 @@ func TestSourceResultsShowsWarningsApartFromErrors(t *testing.T) {
 	buf.Reset()
 	require.NoError(t, views.SourceResults(nil).Render(context.Background(), &buf))
 	require.Empty(t, strings.TrimSpace(buf.String()))
+}
+
+// TestSourceResultsSayWhatTheLimitCut is defect 7 of issue 16 on the
+// review: "local: 25 found" when its query matched 49 now reads "local:
+// 25 shown of 49 found"; a source sent several queries says up to how
+// many; one whose result was not cut says only its count.
+func TestSourceResultsSayWhatTheLimitCut(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	// As stored, so the test reads the same results on code that predates
+	// the totals (where it fails: "local: 25 found").
+	var results map[string]research.SourceResult
+	require.NoError(t, json.Unmarshal([]byte(`{
+		"local": {"count": 25, "queries": ["\"sleep\""], "query_results": [{"count": 25, "total": 49}]},
+		"openalex": {"count": 40, "queries": ["a", "b"], "query_results": [{"count": 25, "total": 900}, {"count": 20, "total": 20}]},
+		"arxiv": {"count": 3, "queries": ["x"], "query_results": [{"count": 3, "total": 3}]}}`), &results))
+	require.NoError(t, views.SourceResults(results).Render(context.Background(), &buf))
+	doc, err := goquery.NewDocumentFromReader(&buf)
+	require.NoError(t, err)
+	text := func(name string) string {
+		return strings.TrimSpace(doc.Find(`[data-testid="source-result"][data-source="` + name + `"]`).Text())
+	}
+	require.Equal(t, "local: 25 shown of 49 found", text("local"))
+	require.Equal(t, "openalex: 40 shown of up to 920 found", text("openalex"))
+	require.Equal(t, "arxiv: 3 found", text("arxiv"))
 }

@@ -50,34 +50,43 @@ func Library() []research.RawPaper {
 }
 
 // source is an in-memory literature source: it returns the library papers
-// sharing a word with the query, in library order.
+// sharing a word with the query, in library order, and says how many
+// match in all (sources.Counter), as the real sources do.
 type source struct {
 	name   string
 	papers []research.RawPaper
 }
 
+var _ sources.Counter = source{}
+
 func (s source) Name() string { return s.name }
 
 func (s source) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+	p, err := s.SearchCounted(ctx, req)
+	return p.Papers, err
+}
+
+func (s source) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return sources.Page{Total: sources.TotalUnknown}, err
 	}
 	words := strings.Fields(strings.ToLower(strings.NewReplacer(`"`, " ", "(", " ", ")", " ").Replace(req.Query)))
 	var out []research.RawPaper
+	total := 0
 	for _, p := range s.papers {
 		text := strings.ToLower(p.Title + " " + p.Abstract)
 		for _, w := range words {
 			if len(w) > 3 && strings.Contains(text, w) {
-				p.Source = s.name
-				out = append(out, p)
+				total++
+				if len(out) < req.MaxResults {
+					p.Source = s.name
+					out = append(out, p)
+				}
 				break
 			}
 		}
-		if len(out) >= req.MaxResults {
-			break
-		}
 	}
-	return out, nil
+	return sources.Page{Papers: out, Total: total}, nil
 }
 
 // Sources are the source names the test workflow offers.

@@ -394,7 +394,7 @@ func (p *pipe) searcher(sc engine.StepContext) (skills.Searcher, bool, error) {
 		msg := fmt.Sprintf("%s: %s", ev.Source, ev.Kind)
 		switch ev.Kind {
 		case searcher.EventDone:
-			msg = fmt.Sprintf("%s: %d papers", ev.Source, ev.Count)
+			msg = fmt.Sprintf("%s: %s", ev.Source, ev.Found()) // "25 shown of 49 found", never a silent cap
 		case searcher.EventError:
 			msg = fmt.Sprintf("%s: %s", ev.Source, ev.Error)
 		}
@@ -429,7 +429,7 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcom
 				if r.Error != "" {
 					ev.Kind = searcher.EventError
 				}
-				sc.Progress(fmt.Sprintf("%s: %d papers", name, r.Count), ev)
+				sc.Progress(fmt.Sprintf("%s: %s", name, r.Found()), ev)
 			}
 		}
 	}

@@ -48,7 +48,7 @@ func TestSearchProgressNamesWarnings(t *testing.T) {
 	}
 	require.NotEmpty(t, lines)
 	last := lines[len(lines)-1]
-	require.Contains(t, last, " papers")
+	require.Contains(t, last, "alpha: 1 found", "what it found, worded as the review words it")
 	require.Contains(t, last, "(warning: ")
 	require.Contains(t, last, "zzyzx")
 }

@@ -30,6 +30,10 @@ type Event struct {
 	Kind   EventKind `json:"kind"`
 	// Count is the number of papers the source returned (done and error).
 	Count int `json:"count,omitempty"`
+	// Total and UpTo say how many the source found when the limit cut
+	// what it returned (done and error; see Found): 0 when nothing was cut.
+	Total int  `json:"total,omitempty"`
+	UpTo  bool `json:"up_to,omitempty"`
 	// Error is the source's error text (error only).
 	Error string `json:"error,omitempty"`
 	// Warning is what the source said about papers it returned (its
@@ -40,6 +44,12 @@ type Event struct {
 	// request the search's cancellation stopped before it was sent is
 	// not counted.
 	Calls map[CallOutcome]int `json:"calls,omitempty"`
+}
+
+// Found is what the source returned against what it found, worded as the
+// review and the report word it ("25 shown of 49 found").
+func (e Event) Found() research.Found {
+	return research.Found{Shown: e.Count, Total: e.Total, UpTo: e.UpTo}
 }
 
 // CallOutcome is how one request to a source ended.
@@ -285,6 +295,9 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 		for qi, o := range outcomes[si] {
 			qr := &sr.QueryResults[qi]
 			qr.Count = len(o.papers)
+			if o.total > 0 { // TotalUnknown (or a known 0) is recorded as 0
+				qr.Total = o.total
+			}
 			if o.unsent {
 				sr.Queries[qi] = ""
 			}
@@ -330,7 +343,10 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 
 type callOutcome struct {
 	papers []research.RawPaper
-	err    error
+	// total is how many records the source said match the query
+	// (sources.Page.Total; TotalUnknown when it did not say).
+	total int
+	err   error
 	// unsent is set for a call the search's cancellation caught before
 	// anything was sent: its query is not recorded as sent.
 	unsent bool
@@ -364,8 +380,8 @@ func (s *Searcher) call(ctx context.Context, sc *sourceClock, src sources.Source
 	cctx, clock := sources.StartCall(cctx, s.timeout, func() { cancel(callTimeout{}) })
 	defer clock.Stop()
 	type reply struct {
-		papers []research.RawPaper
-		err    error
+		page sources.Page
+		err  error
 	}
 	ch := make(chan reply, 1)
 	go func() {
@@ -374,8 +390,8 @@ func (s *Searcher) call(ctx context.Context, sc *sourceClock, src sources.Source
 				ch <- reply{err: fault.Errorf(fault.EInternal, "source panicked: %v", r)}
 			}
 		}()
-		papers, err := src.Search(cctx, req)
-		ch <- reply{papers: papers, err: err}
+		page, err := sources.SearchPage(cctx, src, req)
+		ch <- reply{page: page, err: err}
 	}()
 	var r reply
 	select {
@@ -400,10 +416,17 @@ func (s *Searcher) call(ctx context.Context, sc *sourceClock, src sources.Source
 				outcome: CallTimeout}
 		}
 	}
-	if len(r.papers) > req.MaxResults {
-		r.papers = r.papers[:req.MaxResults]
+	papers := r.page.Papers
+	if len(papers) > req.MaxResults {
+		papers = papers[:req.MaxResults]
 	}
-	o := callOutcome{papers: r.papers, err: r.err, outcome: CallOK}
+	// A source that returned more than the limit matched at least that
+	// many, whether or not it says how many in all: the cut is not silent.
+	total := r.page.Total
+	if total >= 0 || len(r.page.Papers) > len(papers) {
+		total = max(total, len(r.page.Papers))
+	}
+	o := callOutcome{papers: papers, total: total, err: r.err, outcome: CallOK}
 	switch {
 	case isWarning(r.err):
 		o.outcome = CallWarning
@@ -520,6 +543,12 @@ type sourceProgress struct {
 	errs    []string
 	warns   []string
 	calls   map[CallOutcome]int
+	// sent counts the calls that were sent; totals adds up what each
+	// said it found (what it returned when it did not say), and cut is
+	// set once one returned fewer than it found: as SourceResult.Found.
+	sent   int
+	totals int
+	cut    bool
 }
 
 // sourceRecordKey is what makes two records of one source the same record
@@ -559,6 +588,11 @@ func (p *progress) finish(name string, o callOutcome) {
 	if sp.seen == nil {
 		sp.seen = map[string]bool{}
 	}
+	if !o.unsent {
+		sp.sent++
+		sp.totals += max(o.total, len(o.papers))
+		sp.cut = sp.cut || o.total > len(o.papers)
+	}
 	if o.outcome != "" {
 		if sp.calls == nil {
 			sp.calls = map[CallOutcome]int{}
@@ -584,6 +618,9 @@ func (p *progress) finish(name string, o callOutcome) {
 		return
 	}
 	ev := Event{Source: name, Kind: EventDone, Count: sp.count, Warning: strings.Join(sp.warns, "; "), Calls: sp.calls}
+	if sp.cut {
+		ev.Total, ev.UpTo = max(sp.totals, sp.count), sp.sent > 1
+	}
 	if len(sp.errs) > 0 {
 		ev.Kind, ev.Error = EventError, strings.Join(sp.errs, "; ")
 	}

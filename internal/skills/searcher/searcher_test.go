@@ -173,6 +173,71 @@ func TestSearcherKeepsSourceRankAndCapsResults(t *testing.T) {
 	require.Len(t, res.Papers, 3)
 	require.Equal(t, []int{10, 11, 12}, []int{res.Papers[0].Rank, res.Papers[1].Rank, res.Papers[2].Rank})
 	require.Equal(t, 3, res.Sources["local"].Count)
+	require.Equal(t, 5, res.Sources["local"].QueryResults[0].Total, "a source returning more than the limit matched at least that many")
+	require.Equal(t, "3 shown of 5 found", res.Sources["local"].Found().String())
+}
+
+// countingSource is a sources.Counter: it returns req.MaxResults of the
+// total records its query matches, and says how many that total is.
+type countingSource struct {
+	name  string
+	total map[string]int // query → how many match
+}
+
+func (s countingSource) Name() string { return s.name }
+
+func (s countingSource) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+	p, err := s.SearchCounted(ctx, req)
+	return p.Papers, err
+}
+
+func (s countingSource) SearchCounted(_ context.Context, req sources.SourceRequest) (sources.Page, error) {
+	n := s.total[req.Query]
+	var out []research.RawPaper
+	for i := range min(n, req.MaxResults) {
+		out = append(out, research.RawPaper{Title: fmt.Sprintf("%s %d", req.Query, i), DOI: fmt.Sprintf("10.1/%s.%d", req.Query, i)})
+	}
+	return sources.Page{Papers: out, Total: n}, nil
+}
+
+// TestSearcherRecordsEachQuerysTotal is defect 7 of issue 16 ("local: 25
+// found" when the query matched 49): each query's total as its source
+// counted it is recorded beside what it returned, and the source's total
+// says what was cut: exactly for one query, up to the sum of their totals
+// for several. A source that cannot tell records no total.
+func TestSearcherRecordsEachQuerysTotal(t *testing.T) {
+	t.Parallel()
+	local := countingSource{name: "local", total: map[string]int{"sleep": 49, "raft": 34}}
+	plain := fakeSource{name: "crossref", fn: func(context.Context, sources.SourceRequest) ([]research.RawPaper, error) {
+		return []research.RawPaper{{Title: "one", DOI: "10.1/one"}}, nil
+	}}
+	s := newSearcher(t, searcher.Options{}, local, plain)
+
+	st := strategy([]string{"local", "crossref"}, q("sleep"))
+	st.MaxResultsPerSource = 25
+	res, err := s.Search(context.Background(), st)
+	require.NoError(t, err)
+	got := res.Sources["local"]
+	require.Equal(t, 25, got.Count)
+	require.Equal(t, []research.QueryResult{{Count: 25, Total: 49}}, got.QueryResults)
+	require.Equal(t, "25 shown of 49 found", got.Found().String())
+	require.Equal(t, []research.QueryResult{{Count: 1}}, res.Sources["crossref"].QueryResults, "a source that cannot tell records no total")
+	require.Equal(t, "1 found", res.Sources["crossref"].Found().String())
+
+	rec := &recorder{}
+	s = newSearcher(t, searcher.Options{OnEvent: rec.on}, local)
+	st = strategy([]string{"local"}, q("sleep"), q("raft"))
+	st.MaxResultsPerSource = 25
+	res, err = s.Search(context.Background(), st)
+	require.NoError(t, err)
+	got = res.Sources["local"]
+	require.Equal(t, 50, got.Count)
+	require.Equal(t, []research.QueryResult{{Count: 25, Total: 49}, {Count: 25, Total: 34}}, got.QueryResults)
+	require.Equal(t, "50 shown of up to 83 found", got.Found().String())
+	events := rec.forSource("local")
+	done := events[len(events)-1]
+	require.Equal(t, searcher.EventDone, done.Kind)
+	require.Equal(t, got.Found(), done.Found(), "the live progress says what the review will")
 }
 
 // TestSearcherRunsSourcesInParallel uses a barrier: each source waits until
@@ -515,9 +580,9 @@ func TestSearcherRecordsWarningsApart(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.Papers, 1, "the cap holds for papers that come with a warning")
 	require.Equal(t, research.SourceResult{Count: 1, Warnings: []string{"PubMed did not run the query as written: terms not found, left out: zzz"},
-		Queries: []string{"sleep zzz"}, QueryResults: []research.QueryResult{{Count: 1, Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}}},
-		res.Sources["pubmed"])
-	require.Equal(t, searcher.Event{Source: "pubmed", Kind: searcher.EventDone, Count: 1,
+		Queries: []string{"sleep zzz"}, QueryResults: []research.QueryResult{{Count: 1, Total: 2, Warning: "PubMed did not run the query as written: terms not found, left out: zzz"}}},
+		res.Sources["pubmed"], "the source returned 2 of which the cap kept 1: 1 shown of 2 found")
+	require.Equal(t, searcher.Event{Source: "pubmed", Kind: searcher.EventDone, Count: 1, Total: 2,
 		Warning: "PubMed did not run the query as written: terms not found, left out: zzz", Calls: calls("warning")}, rec.forSource("pubmed")[1])
 
 	rec = &recorder{}

@@ -65,6 +65,7 @@ func TestConformance(t *testing.T) {
 						Rank:     2,
 					},
 				},
+				Total: 4,
 				Sent: func(t *testing.T, reqs []*http.Request) {
 					q := reqs[0].URL.Query()
 					require.Equal(t, "(all:sleep AND all:memory) AND submittedDate:[201501010000 TO 202312312359]", q.Get("search_query"))
@@ -118,6 +119,7 @@ func TestConformance(t *testing.T) {
 						Rank:  3,
 					},
 				},
+				Total: 48213,
 				Sent: func(t *testing.T, reqs []*http.Request) {
 					r := reqs[0]
 					q := r.URL.Query()
@@ -177,6 +179,7 @@ func TestConformance(t *testing.T) {
 						Rank:    3,
 					},
 				},
+				Total: 4,
 				Sent: func(t *testing.T, reqs []*http.Request) {
 					require.Len(t, reqs, 1)
 					q := reqs[0].URL.Query()
@@ -242,6 +245,7 @@ func TestConformance(t *testing.T) {
 						Rank:  3,
 					},
 				},
+				Total: 1532,
 				Sent: func(t *testing.T, reqs []*http.Request) {
 					require.Len(t, reqs, 2)
 					es, ef := reqs[0].URL.Query(), reqs[1].URL.Query()
@@ -302,6 +306,7 @@ func TestConformance(t *testing.T) {
 						Rank:  3,
 					},
 				},
+				Total: 4,
 				Sent: func(t *testing.T, reqs []*http.Request) {
 					require.Len(t, reqs, 1)
 					r := reqs[0]
@@ -363,6 +368,7 @@ func TestConformance(t *testing.T) {
 						Rank:     4,
 					},
 				},
+				Total: 18400,
 				Sent: func(t *testing.T, reqs []*http.Request) {
 					require.Len(t, reqs, 1, "a short page is the last page")
 					q := reqs[0].URL.Query()

@@ -55,6 +55,54 @@ type Source interface {
 	Search(ctx context.Context, req SourceRequest) ([]research.RawPaper, error)
 }
 
+// TotalUnknown is Page.Total when the source cannot tell how many records
+// match a query in all.
+const TotalUnknown = -1
+
+// Page is what one call to a source returned: the records (at most
+// SourceRequest.MaxResults) and how many the source says match the query
+// in all, so a capped result is never read as everything there is.
+type Page struct {
+	Papers []research.RawPaper
+	// Total is the source's own count of matching records over every page
+	// (OpenAlex meta.count, Crossref total-results, PubMed's esearch
+	// count, arXiv's opensearch:totalResults, Semantic Scholar's total,
+	// the local library's count of its FTS match), TotalUnknown when it
+	// does not say.
+	Total int
+}
+
+// Counter is a Source that also says how many records match a query in
+// all. It is a separate port rather than a change to Search so a Source
+// that cannot tell (and every test fake) stays a Source as it is; every
+// source Quarry ships implements it, and TestConformance checks the total
+// is read from each API's answer.
+type Counter interface {
+	Source
+	// SearchCounted is Search that also returns the source's total.
+	SearchCounted(ctx context.Context, req SourceRequest) (Page, error)
+}
+
+// AtLeast is a source's total as a Page reports it: TotalUnknown stays
+// unknown, and a count below the n records returned (an estimate, or an
+// index that moved between pages) is raised to n.
+func AtLeast(total, n int) int {
+	if total < 0 {
+		return TotalUnknown
+	}
+	return max(total, n)
+}
+
+// SearchPage calls src, through SearchCounted when it is a Counter, else
+// through Search with the total unknown.
+func SearchPage(ctx context.Context, src Source, req SourceRequest) (Page, error) {
+	if c, ok := src.(Counter); ok {
+		return c.SearchCounted(ctx, req)
+	}
+	papers, err := src.Search(ctx, req)
+	return Page{Papers: papers, Total: TotalUnknown}, err
+}
+
 // Warning is the error a Source returns together with papers that are
 // good, to tell the researcher something about how they were found:
 // PubMed leaving out a term it does not know, searching a phrase as

@@ -86,12 +86,21 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 // Name implements sources.Source.
 func (c *Client) Name() string { return research.SourceArxiv }
 
-// Search implements sources.Source. The year range is applied the way arXiv
-// supports it, as a submittedDate clause ANDed to the query, and checked
-// again on the results.
+var _ sources.Counter = (*Client)(nil)
+
+// Search implements sources.Source: SearchCounted without the total.
 func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+	p, err := c.SearchCounted(ctx, req)
+	return p.Papers, err
+}
+
+// SearchCounted implements sources.Counter. The year range is applied the
+// way arXiv supports it, as a submittedDate clause ANDed to the query, and
+// checked again on the results; the total is the feed's
+// opensearch:totalResults for that query.
+func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
 	if err := req.Check(c.Name()); err != nil {
-		return nil, err
+		return sources.Page{Total: sources.TotalUnknown}, err
 	}
 	v := url.Values{}
 	v.Set("search_query", c.SentQuery(req))
@@ -103,15 +112,15 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 		if errors.As(err, &qe) {
 			// Said in arXiv's terms: the limit is arXiv's, shared by every
 			// search here, and waiting a while is the remedy.
-			return nil, fault.Errorf(fault.EInternal, "no turn within %s under arXiv's rate limit (one request every %s, shared by every search on this server); try again later",
+			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInternal, "no turn within %s under arXiv's rate limit (one request every %s, shared by every search on this server); try again later",
 				qe.MaxQueueWait, qe.Limit.Every)
 		}
-		return nil, err
+		return sources.Page{Total: sources.TotalUnknown}, err
 	}
 	papers := []research.RawPaper{}
 	for _, e := range f.Entries {
 		if strings.Contains(e.ID, "arxiv.org/api/errors") {
-			return nil, fault.Errorf(fault.EInvalid, "arxiv rejected the query: %s", clean(e.Summary))
+			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInvalid, "arxiv rejected the query: %s", clean(e.Summary))
 		}
 		p, ok := e.paper()
 		if !ok || !req.YearRange.Contains(p.Year) || len(papers) >= req.MaxResults {
@@ -120,7 +129,11 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 		p.Rank = len(papers) + 1
 		papers = append(papers, p)
 	}
-	return papers, nil
+	total := sources.TotalUnknown
+	if f.TotalResults != nil {
+		total = sources.AtLeast(*f.TotalResults, len(papers))
+	}
+	return sources.Page{Papers: papers, Total: total}, nil
 }
 
 // SentQuery implements sources.QueryFolder: the search_query arXiv receives
@@ -144,6 +157,8 @@ func (c *Client) SentQuery(req sources.SourceRequest) string {
 type feed struct {
 	XMLName xml.Name `xml:"http://www.w3.org/2005/Atom feed"`
 	Entries []entry  `xml:"http://www.w3.org/2005/Atom entry"`
+	// TotalResults is how many entries match the query in all.
+	TotalResults *int `xml:"http://a9.com/-/spec/opensearch/1.1/ totalResults"`
 }
 
 type entry struct {

@@ -42,7 +42,7 @@ type Client struct {
 	ep httpclient.Endpoint
 }
 
-var _ sources.Source = (*Client)(nil)
+var _ sources.Counter = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
@@ -70,10 +70,17 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 // Name implements sources.Source.
 func (c *Client) Name() string { return research.SourceCrossref }
 
-// Search implements sources.Source.
+// Search implements sources.Source: SearchCounted without the total.
 func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+	p, err := c.SearchCounted(ctx, req)
+	return p.Papers, err
+}
+
+// SearchCounted implements sources.Counter; the total is the message's
+// total-results.
+func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
 	if err := req.Check(c.Name()); err != nil {
-		return nil, err
+		return sources.Page{Total: sources.TotalUnknown}, err
 	}
 	v := url.Values{}
 	v.Set("query.bibliographic", req.Query)
@@ -94,10 +101,10 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 	}
 	var resp response
 	if err := c.ep.HTTP.GetJSON(ctx, c.ep.Base+"/works?"+v.Encode(), nil, &resp); err != nil {
-		return nil, err
+		return sources.Page{Total: sources.TotalUnknown}, err
 	}
 	if resp.Status != "ok" || resp.Message.Items == nil {
-		return nil, fault.Errorf(fault.EInternal, "crossref: unexpected response: status %q, message-type %q", resp.Status, resp.MessageType)
+		return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInternal, "crossref: unexpected response: status %q, message-type %q", resp.Status, resp.MessageType)
 	}
 	papers := []research.RawPaper{}
 	for _, it := range resp.Message.Items {
@@ -106,7 +113,7 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 			papers = append(papers, p)
 		}
 	}
-	return papers, nil
+	return sources.Page{Papers: papers, Total: sources.AtLeast(resp.Message.TotalResults, len(papers))}, nil
 }
 
 type response struct {

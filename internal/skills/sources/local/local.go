@@ -15,9 +15,10 @@ import (
 // Library is what the source needs from the store: a full-text search that
 // takes an FTS5 MATCH expression (the query package's local rendering),
 // returns papers best match first, and reports a malformed expression as
-// fault.EInvalid.
+// fault.EInvalid; and the count of the same match without its limit.
 type Library interface {
 	SearchLibrary(ctx context.Context, match string, years research.YearRange, limit int) ([]research.RawPaper, error)
+	CountLibrary(ctx context.Context, match string, years research.YearRange) (int, error)
 }
 
 // Source searches the local library.
@@ -25,7 +26,7 @@ type Source struct {
 	lib Library
 }
 
-var _ sources.Source = (*Source)(nil)
+var _ sources.Counter = (*Source)(nil)
 
 // New returns the local source over lib. A nil lib is EInvalid rather than
 // a panic at the first search, so a wiring mistake shows at start-up.
@@ -39,16 +40,32 @@ func New(lib Library) (*Source, error) {
 // Name implements sources.Source.
 func (s *Source) Name() string { return research.SourceLocal }
 
-// Search implements sources.Source: req.Query is the FTS5 expression, the
-// year range is applied by the library (papers of unknown year are kept, as
-// YearRange.Contains does), and Rank follows the library's bm25 order.
+// Search implements sources.Source: SearchCounted without the total.
 func (s *Source) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+	p, err := s.SearchCounted(ctx, req)
+	return p.Papers, err
+}
+
+// SearchCounted implements sources.Counter: req.Query is the FTS5
+// expression, the year range is applied by the library (papers of unknown
+// year are kept, as YearRange.Contains does), Rank follows the library's
+// bm25 order, and the total is the library's count of the same match. The
+// count is asked only when the page is full: a shorter page is all there is.
+func (s *Source) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
+	unknown := sources.Page{Total: sources.TotalUnknown}
 	if err := req.Check(s.Name()); err != nil {
-		return nil, err
+		return unknown, err
 	}
-	papers, err := s.lib.SearchLibrary(ctx, req.Query, req.YearRange, min(req.MaxResults, research.MaxResultsLimit))
+	limit := min(req.MaxResults, research.MaxResultsLimit)
+	papers, err := s.lib.SearchLibrary(ctx, req.Query, req.YearRange, limit)
 	if err != nil {
-		return nil, err
+		return unknown, err
+	}
+	total := len(papers)
+	if total >= limit {
+		if total, err = s.lib.CountLibrary(ctx, req.Query, req.YearRange); err != nil {
+			return unknown, err
+		}
 	}
 	out := make([]research.RawPaper, 0, len(papers))
 	for _, p := range papers {
@@ -56,5 +73,5 @@ func (s *Source) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 		p.Rank = len(out) + 1
 		out = append(out, p)
 	}
-	return out, nil
+	return sources.Page{Papers: out, Total: sources.AtLeast(total, len(out))}, nil
 }

@@ -117,3 +117,32 @@ func TestNewNeedsALibrary(t *testing.T) {
 	_, err := local.New(nil)
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
+
+// TestSearchCountedSaysHowManyMatch is defect 7 of issue 16 at its root:
+// the library's count of a match beyond the limit, so "1 found" is never
+// read as all there is. Years narrow the count as they narrow the search.
+func TestSearchCountedSaysHowManyMatch(t *testing.T) {
+	t.Parallel()
+	src, _ := setup(t)
+	tests := []struct {
+		name         string
+		query        string
+		years        research.YearRange
+		max          int
+		shown, total int
+	}{
+		{"Capped", `sepsis`, research.YearRange{}, 1, 1, 3},
+		{"CappedInYears", `sepsis`, research.YearRange{From: 2016}, 1, 1, 2},
+		{"AllShown", `sepsis`, research.YearRange{}, 10, 3, 3},
+		{"Nothing", `zebrafish`, research.YearRange{}, 10, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			page, err := src.SearchCounted(context.Background(), sources.SourceRequest{Query: render(t, tt.query), YearRange: tt.years, MaxResults: tt.max})
+			require.NoError(t, err)
+			require.Len(t, page.Papers, tt.shown)
+			require.Equal(t, tt.total, page.Total)
+		})
+	}
+}

@@ -34,7 +34,7 @@ type Client struct {
 	ep httpclient.Endpoint
 }
 
-var _ sources.Source = (*Client)(nil)
+var _ sources.Counter = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
@@ -56,21 +56,31 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 // Name implements sources.Source.
 func (c *Client) Name() string { return research.SourceOpenAlex }
 
-// Search implements sources.Source, paging until req.MaxResults works or the
-// results run out.
+// Search implements sources.Source: SearchCounted without the total.
 func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+	p, err := c.SearchCounted(ctx, req)
+	return p.Papers, err
+}
+
+// SearchCounted implements sources.Counter, paging until req.MaxResults
+// works or the results run out; the total is meta.count.
+func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
 	if err := req.Check(c.Name()); err != nil {
-		return nil, err
+		return sources.Page{Total: sources.TotalUnknown}, err
 	}
+	total := sources.TotalUnknown
 	perPage := min(req.MaxResults, perPageMax)
 	papers := []research.RawPaper{}
 	for page := 1; len(papers) < req.MaxResults; page++ {
 		var resp response
 		if err := c.ep.HTTP.GetJSON(ctx, c.url(req, perPage, page), nil, &resp); err != nil {
-			return nil, err
+			return sources.Page{Total: sources.TotalUnknown}, err
 		}
 		if resp.Results == nil {
-			return nil, fault.Errorf(fault.EInternal, "openalex: unexpected response: no results field")
+			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInternal, "openalex: unexpected response: no results field")
+		}
+		if page == 1 && resp.Meta.Count != nil {
+			total = *resp.Meta.Count
 		}
 		for _, w := range resp.Results {
 			if p, ok := w.paper(); ok && len(papers) < req.MaxResults {
@@ -78,11 +88,11 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 				papers = append(papers, p)
 			}
 		}
-		if len(resp.Results) < perPage || page*perPage >= resp.Meta.Count {
+		if len(resp.Results) < perPage || page*perPage >= total {
 			break
 		}
 	}
-	return papers, nil
+	return sources.Page{Papers: papers, Total: sources.AtLeast(total, len(papers))}, nil
 }
 
 // url builds one page's request. The strategy's fields of study are not
@@ -118,7 +128,7 @@ func (c *Client) url(req sources.SourceRequest, perPage, page int) string {
 
 type response struct {
 	Meta struct {
-		Count int `json:"count"`
+		Count *int `json:"count"`
 	} `json:"meta"`
 	Results []work `json:"results"`
 }

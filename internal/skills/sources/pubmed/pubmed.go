@@ -49,7 +49,7 @@ type Client struct {
 	ep httpclient.Endpoint
 }
 
-var _ sources.Source = (*Client)(nil)
+var _ sources.Counter = (*Client)(nil)
 
 // New returns a Client.
 func New(opts Options) (*Client, error) {
@@ -74,25 +74,32 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 // Name implements sources.Source.
 func (c *Client) Name() string { return research.SourcePubMed }
 
-// Search implements sources.Source: esearch, then efetch in batches, ranked
-// in esearch's relevance order. When esearch reports that it did not run the
+// Search implements sources.Source: SearchCounted without the total.
+func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+	p, err := c.SearchCounted(ctx, req)
+	return p.Papers, err
+}
+
+// SearchCounted implements sources.Counter: esearch, then efetch in
+// batches, ranked in esearch's relevance order; the total is esearch's
+// count. When esearch reports that it did not run the
 // query as written and found papers anyway, they are returned with a
 // *sources.Warning wrapping a *QueryWarning (see the package doc); a search
 // that found nothing is an empty result, as for any source.
-func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
 	if err := req.Check(c.Name()); err != nil {
-		return nil, err
+		return sources.Page{Total: sources.TotalUnknown}, err
 	}
-	ids, warning, err := c.esearch(ctx, req)
+	ids, total, warning, err := c.esearch(ctx, req)
 	if err != nil {
-		return nil, err
+		return sources.Page{Total: sources.TotalUnknown}, err
 	}
 	byPMID := map[string]research.RawPaper{}
 	for start := 0; start < len(ids); start += fetchBatch {
 		batch := ids[start:min(start+fetchBatch, len(ids))]
 		var set articleSet
 		if err := c.ep.HTTP.GetXML(ctx, c.url("efetch.fcgi", url.Values{"id": {strings.Join(batch, ",")}, "retmode": {"xml"}}), nil, &set); err != nil {
-			return nil, err
+			return sources.Page{Total: sources.TotalUnknown}, err
 		}
 		for _, a := range set.Articles {
 			if p, ok := a.paper(); ok {
@@ -108,12 +115,12 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 		}
 	}
 	if warning != nil && len(papers) > 0 {
-		return papers, &sources.Warning{Message: fmt.Sprintf("PubMed did not run the query as written; the %d papers are for the query it ran", len(papers)), Err: warning}
+		return sources.Page{Papers: papers, Total: sources.AtLeast(total, len(papers))}, &sources.Warning{Message: fmt.Sprintf("PubMed did not run the query as written; the %d papers are for the query it ran", len(papers)), Err: warning}
 	}
-	return papers, nil
+	return sources.Page{Papers: papers, Total: sources.AtLeast(total, len(papers))}, nil
 }
 
-func (c *Client) esearch(ctx context.Context, req sources.SourceRequest) ([]string, *QueryWarning, error) {
+func (c *Client) esearch(ctx context.Context, req sources.SourceRequest) (ids []string, total int, w *QueryWarning, err error) {
 	v := url.Values{
 		"term":    {req.Query},
 		"retmax":  {strconv.Itoa(req.MaxResults)},
@@ -152,18 +159,18 @@ func (c *Client) esearch(ctx context.Context, req sources.SourceRequest) ([]stri
 		} `json:"esearchresult"`
 	}
 	if err := c.ep.HTTP.GetJSON(ctx, c.url("esearch.fcgi", v), nil, &resp); err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
 	switch {
 	case resp.Error != "":
-		return nil, nil, fault.Errorf(fault.EInternal, "pubmed esearch: %s", resp.Error)
+		return nil, 0, nil, fault.Errorf(fault.EInternal, "pubmed esearch: %s", resp.Error)
 	case resp.Result == nil:
-		return nil, nil, fault.Errorf(fault.EInternal, "pubmed esearch: unexpected response: no esearchresult")
+		return nil, 0, nil, fault.Errorf(fault.EInternal, "pubmed esearch: unexpected response: no esearchresult")
 	case resp.Result.Error != "":
-		return nil, nil, fault.Errorf(fault.EInvalid, "pubmed esearch: %s", resp.Result.Error)
+		return nil, 0, nil, fault.Errorf(fault.EInvalid, "pubmed esearch: %s", resp.Result.Error)
 	}
 	r := resp.Result
-	w := &QueryWarning{
+	w = &QueryWarning{
 		PhrasesNotFound:       nonBlank(r.ErrorList.PhrasesNotFound),
 		FieldsNotFound:        nonBlank(r.ErrorList.FieldsNotFound),
 		QuotedPhrasesNotFound: nonBlank(r.WarningList.QuotedPhrasesNotFound),
@@ -178,11 +185,15 @@ func (c *Client) esearch(ctx context.Context, req sources.SourceRequest) ([]stri
 	if w.empty() {
 		w = nil
 	}
-	ids := r.IDList
+	ids = r.IDList
 	if len(ids) > req.MaxResults {
 		ids = ids[:req.MaxResults]
 	}
-	return ids, w, nil
+	total, err = strconv.Atoi(strings.TrimSpace(r.Count))
+	if err != nil {
+		total = sources.TotalUnknown
+	}
+	return ids, total, w, nil
 }
 
 // noItemsFound is the output message esearch adds to every search with no

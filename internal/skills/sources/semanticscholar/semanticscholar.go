@@ -95,22 +95,30 @@ func RateLimit(contact, apiKey string) httpclient.Limit {
 // Name implements sources.Source.
 func (c *Client) Name() string { return research.SourceSemanticScholar }
 
-// Search implements sources.Source: pages of up to 100 papers in relevance
-// order, following next until req.MaxResults papers (at most 1000) are in
-// hand or the results run out.
+// Search implements sources.Source: SearchCounted without the total.
 func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+	p, err := c.SearchCounted(ctx, req)
+	return p.Papers, err
+}
+
+// SearchCounted implements sources.Counter: pages of up to 100 papers in
+// relevance order, following next until req.MaxResults papers (at most
+// 1000) are in hand or the results run out; the total is the first page's
+// total.
+func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
 	if err := req.Check(c.Name()); err != nil {
-		return nil, err
+		return sources.Page{Total: sources.TotalUnknown}, err
 	}
 	query, fos := PlainQuery(req.Query), FieldsOfStudy(req.Filters.FieldsOfStudy)
 	if query == "" {
-		return nil, fault.Errorf(fault.EInvalid, "semantic_scholar: the query %q has no word to search for once the syntax the relevance search does not support is removed", req.Query)
+		return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInvalid, "semantic_scholar: the query %q has no word to search for once the syntax the relevance search does not support is removed", req.Query)
 	}
 	var header http.Header
 	if c.ep.APIKey != "" {
 		header = http.Header{"x-api-key": {c.ep.APIKey}}
 	}
 	want := min(req.MaxResults, maxRanked)
+	total := sources.TotalUnknown
 	papers := []research.RawPaper{}
 	for offset := 0; len(papers) < want && offset < maxRanked; {
 		limit := min(pageSize, want-len(papers), maxRanked-offset)
@@ -118,12 +126,15 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 		if err := c.ep.HTTP.GetJSON(ctx, c.url(query, fos, req.YearRange, offset, limit), header, &resp); err != nil {
 			var se *httpclient.StatusError
 			if offset > 0 && errors.As(err, &se) && se.Status == http.StatusBadRequest && strings.Contains(se.Body, pastTheEnd) {
-				return papers, nil
+				return sources.Page{Papers: papers, Total: sources.AtLeast(total, len(papers))}, nil
 			}
-			return nil, err
+			return sources.Page{Total: sources.TotalUnknown}, err
 		}
 		if resp.Data == nil {
-			return nil, fault.Errorf(fault.EInternal, "semantic_scholar: unexpected response: no data (total %d)", resp.Total)
+			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInternal, "semantic_scholar: unexpected response: no data (total %d)", resp.Total)
+		}
+		if offset == 0 {
+			total = resp.Total
 		}
 		for _, d := range resp.Data {
 			if p, ok := d.paper(); ok && len(papers) < want {
@@ -135,11 +146,11 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 			break
 		}
 		if *resp.Next <= offset {
-			return nil, fault.Errorf(fault.EInternal, "semantic_scholar: unexpected response: next page %d does not follow offset %d", *resp.Next, offset)
+			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInternal, "semantic_scholar: unexpected response: next page %d does not follow offset %d", *resp.Next, offset)
 		}
 		offset = *resp.Next
 	}
-	return papers, nil
+	return sources.Page{Papers: papers, Total: sources.AtLeast(total, len(papers))}, nil
 }
 
 // SentQuery implements sources.QueryFolder: the relevance search receives

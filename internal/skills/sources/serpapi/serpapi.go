@@ -46,7 +46,7 @@ type Client struct {
 	maxPages int
 }
 
-var _ sources.Source = (*Client)(nil)
+var _ sources.Counter = (*Client)(nil)
 
 // New returns a Client, or EInvalid without an API key, so a missing key is
 // reported when the source is configured rather than as a search failure.
@@ -75,27 +75,41 @@ func RateLimit(contact, apiKey string) httpclient.Limit { return httpclient.Limi
 // Name implements sources.Source.
 func (c *Client) Name() string { return research.SourceSerpAPIScholar }
 
-// Search implements sources.Source, paging 20 at a time up to
-// min(req.MaxResults, 20 × MaxPages).
+// Search implements sources.Source: SearchCounted without the total.
 func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+	p, err := c.SearchCounted(ctx, req)
+	return p.Papers, err
+}
+
+// SearchCounted implements sources.Counter, paging 20 at a time up to
+// min(req.MaxResults, 20 × MaxPages); the total is Google Scholar's own
+// estimate, search_information.total_results.
+func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
 	if err := req.Check(c.Name()); err != nil {
-		return nil, err
+		return sources.Page{Total: sources.TotalUnknown}, err
 	}
 	limit := min(req.MaxResults, perPage*c.maxPages)
+	total := sources.TotalUnknown
 	papers := []research.RawPaper{}
 	for start := 0; len(papers) < limit; start += perPage {
 		var resp response
 		if err := c.ep.HTTP.GetJSON(ctx, c.url(req, start, min(perPage, limit-len(papers))), nil, &resp); err != nil {
-			return nil, err
+			return sources.Page{Total: sources.TotalUnknown}, err
 		}
 		if resp.Error != "" {
 			if strings.Contains(resp.Error, "hasn't returned any results") {
+				if start == 0 {
+					total = 0 // Google Scholar says so: nothing matches
+				}
 				break
 			}
-			return nil, fault.Errorf(fault.EInternal, "serpapi_scholar: %s", resp.Error)
+			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInternal, "serpapi_scholar: %s", resp.Error)
 		}
 		if resp.Metadata.Status != "" && resp.Metadata.Status != "Success" {
-			return nil, fault.Errorf(fault.EInternal, "serpapi_scholar: search status %q", resp.Metadata.Status)
+			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInternal, "serpapi_scholar: search status %q", resp.Metadata.Status)
+		}
+		if start == 0 && resp.Info.TotalResults != nil {
+			total = *resp.Info.TotalResults
 		}
 		for _, r := range resp.Organic {
 			if p, ok := r.paper(); ok && len(papers) < limit {
@@ -107,7 +121,7 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 			break
 		}
 	}
-	return papers, nil
+	return sources.Page{Papers: papers, Total: sources.AtLeast(total, len(papers))}, nil
 }
 
 func (c *Client) url(req sources.SourceRequest, start, num int) string {
@@ -132,7 +146,10 @@ type response struct {
 	Metadata struct {
 		Status string `json:"status"`
 	} `json:"search_metadata"`
-	Organic    []result `json:"organic_results"`
+	Organic []result `json:"organic_results"`
+	Info    struct {
+		TotalResults *int `json:"total_results"`
+	} `json:"search_information"`
 	Pagination struct {
 		Next string `json:"next"`
 	} `json:"serpapi_pagination"`

@@ -43,6 +43,10 @@ type Fixture struct {
 	// Want is every paper the source must make of OK: mapped, in order,
 	// ranked from 1.
 	Want []research.RawPaper
+	// Total is how many records OK says match the query in all (the API's
+	// own count, e.g. OpenAlex meta.count), which the source must report
+	// as sources.Counter's Page.Total; Empty must report 0.
+	Total int
 	// Sent, when set, checks the requests a search of OK sent, in order:
 	// the query as the API documents it.
 	Sent func(t *testing.T, sent []*http.Request)
@@ -230,6 +234,27 @@ func Conformance(t *testing.T, newSource NewSource, fx Fixture) {
 		}
 		require.Equal(t, fx.Want, papers)
 	}
+	counted := func(t *testing.T, bodies Bodies) sources.Page {
+		t.Helper()
+		srv := NewServer(t, bodies, fx.ContentType)
+		hc, _ := NewClient("ada@example.org")
+		src := build(t, newSource, srv.URL, hc)
+		c, ok := src.(sources.Counter)
+		require.True(t, ok, "%s does not say how many records match (sources.Counter)", src.Name())
+		page, err := c.SearchCounted(context.Background(), req)
+		require.NoError(t, err)
+		return page
+	}
+	t.Run("Total", func(t *testing.T) {
+		t.Parallel()
+		page := counted(t, fx.OK)
+		checkOK(t, page.Papers)
+		require.Positive(t, fx.Total, "the fixture states the total its OK answer reports")
+		require.Equal(t, fx.Total, page.Total, "the total is the API's count, not the records returned")
+		empty := counted(t, fx.Empty)
+		require.Empty(t, empty.Papers)
+		require.Equal(t, 0, empty.Total)
+	})
 	t.Run("OK", func(t *testing.T) {
 		t.Parallel()
 		papers, srv, _, err := run(t, fx.OK)
