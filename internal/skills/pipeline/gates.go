@@ -183,17 +183,19 @@ func fieldsOfStudy(fs []string) ([]string, error) {
 
 // Rerender parses every query's text of an edited strategy s and renders
 // it for each of the strategy's sources, replacing PerSource, so a changed
-// query text never travels with stale per-source text. The builders have
-// already written the proposed strategy's filters into its queries as they
-// saw fit (a broad query leaves the include terms out), so only the change
-// to the filters is applied, to every query: an include or exclude term
-// the researcher added becomes a required or NOT clause, and an exclusion
-// they removed loses its NOT clause. Query texts are rewritten to match,
-// so the strategy shown is the strategy sent. Unparseable queries are
-// EInvalid with a field error per query.
+// query text never travels with stale per-source text. The filters hold
+// for every query, the ones the researcher rewrote too: each include term
+// a query does not mention becomes a required clause and each exclude
+// term a NOT clause, and an exclusion they removed loses its NOT clause.
+// (Only the change to the filters was applied before, so a query the
+// researcher rewrote without the exclusion was sent without it while the
+// report listed it as searched: issue 16.) Query texts are rewritten to
+// match, so the strategy shown is the strategy sent; a query that already
+// carries the filters, as the builders write them, is unchanged.
+// Unparseable queries are EInvalid with a field error per query.
 func Rerender(s, proposed research.SearchStrategy) (research.SearchStrategy, error) {
-	addIncl := missingFold(s.Filters.IncludeTerms, proposed.Filters.IncludeTerms)
-	addExcl := missingFold(s.Filters.ExcludeTerms, proposed.Filters.ExcludeTerms)
+	addIncl := s.Filters.IncludeTerms
+	addExcl := s.Filters.ExcludeTerms
 	dropExcl := missingFold(proposed.Filters.ExcludeTerms, s.Filters.ExcludeTerms)
 	fe := fault.FieldErrors{}
 	out := s
@@ -206,7 +208,9 @@ func Rerender(s, proposed research.SearchStrategy) (research.SearchStrategy, err
 		}
 		if len(addIncl)+len(addExcl)+len(dropExcl) > 0 {
 			ast = query.WithFilters(withoutExclusions(ast, dropExcl), addIncl, addExcl)
-			out.Queries[i].Text = ast.String()
+			if ast.String() != canonical(q.Text) {
+				out.Queries[i].Text = ast.String()
+			}
 		}
 		out.Queries[i].PerSource = query.RenderAll(ast, out.Sources)
 	}
@@ -421,6 +425,16 @@ func missingFold(a, b []string) []string {
 
 func sameTerm(a, b string) bool {
 	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
+}
+
+// canonical is a query's text in canonical form ("" when it does not
+// parse), so a query the filters leave as it was keeps the text the
+// researcher wrote.
+func canonical(text string) string {
+	if a, err := query.Parse(text); err == nil {
+		return a.String()
+	}
+	return ""
 }
 
 // withoutExclusions drops the NOT clauses that exclude one of terms (a

@@ -112,16 +112,23 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 		studies.Any = appendTerms(studies.Any, append([]string{st}, b.syn.SynonymsOf(st)...)...)
 	}
 
-	focused := withClauses(core, studies, excl)
+	// Every query requires every include term, not only the focused one:
+	// the filters say "must include", and the report lists them as
+	// searched (issue 16: a term listed but not sent is a false report).
+	include := firstN(text.UniqueFold(short(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...))), research.MaxFilterTerms)
+	with := func(lead []query.Clause, extra query.Clause) query.AST {
+		return withIncludes(withClauses(lead, extra, excl), include)
+	}
+	focused := with(core, studies)
 	loose := loosen(concepts[:min(len(concepts), 2)])
-	broad := withClauses(loose, query.Clause{}, excl)
+	broad := with(loose, query.Clause{})
 	asts := []query.AST{fit(focused, len(concepts[:min(len(concepts), maxCoreConcepts)])), fit(broad, len(loose))}
 	if or, ok := anyOf(loose); ok {
-		asts = append(asts, fit(withClauses([]query.Clause{or}, query.Clause{}, excl), 1))
+		asts = append(asts, fit(with([]query.Clause{or}, query.Clause{}), 1))
 	}
 	if len(fb.expansion) > 0 {
 		exp := query.Clause{Any: appendTerms(nil, fb.expansion...)}
-		asts = append(asts, fit(withClauses([]query.Clause{concepts[0], exp}, query.Clause{}, excl), 2))
+		asts = append(asts, fit(with([]query.Clause{concepts[0], exp}, query.Clause{}), 2))
 	}
 
 	base := research.SearchStrategy{
@@ -129,14 +136,14 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
 		Filters: research.Filters{
-			IncludeTerms:        firstN(text.UniqueFold(short(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...))), research.MaxFilterTerms),
+			IncludeTerms:        include,
 			ExcludeTerms:        text.UniqueFold(fb.exclude),
 			LearnedExcludeTerms: fb.learned,
 			FieldsOfStudy:       firstN(short(in.FieldsOfStudy), research.MaxFieldsOfStudy),
 			StudyTypes:          studyTypes,
 		},
 	}
-	return b.distinct(base, asts, concepts[0], excl, in.Previous)
+	return b.distinct(base, asts, fit(with([]query.Clause{concepts[0]}, query.Clause{}), 1), in.Previous)
 }
 
 // distinct returns the first strategy of a fixed sequence of variants that
@@ -155,14 +162,14 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 // what was sent), the last way left to differ from every earlier strategy.
 // The sequence is deterministic, so the same input always gives the same
 // strategy.
-func (b *Builder) distinct(base research.SearchStrategy, asts []query.AST, top query.Clause, excl []query.Clause, previous []research.SearchStrategy) (research.SearchStrategy, error) {
+func (b *Builder) distinct(base research.SearchStrategy, asts []query.AST, top query.AST, previous []research.SearchStrategy) (research.SearchStrategy, error) {
 	seen := map[string]bool{}
 	for _, p := range previous {
 		seen[StrategyKey(p)] = true
 	}
 	variants := [][]query.AST{
 		asts,
-		append(append([]query.AST(nil), asts...), fit(withClauses([]query.Clause{top}, query.Clause{}, excl), 1)),
+		append(append([]query.AST(nil), asts...), top),
 		asts[:1],
 	}
 	for m := base.MaxResultsPerSource; ; {
@@ -267,6 +274,19 @@ func StrategyKey(s research.SearchStrategy) string {
 	sort.Strings(k.Sources)
 	out, _ := json.Marshal(k) // plain strings and ints: cannot fail
 	return string(out)
+}
+
+// withIncludes requires each include term a does not mention yet, placed
+// before the exclusions so that fit, which drops required clauses last
+// first, drops an include term only after what follows it.
+func withIncludes(a query.AST, include []string) query.AST {
+	with := query.WithFilters(query.AST{Clauses: slices.DeleteFunc(slices.Clone(a.Clauses), func(c query.Clause) bool { return c.Not })}, include, nil)
+	for _, c := range a.Clauses {
+		if c.Not {
+			with.Clauses = append(with.Clauses, c)
+		}
+	}
+	return with
 }
 
 func withClauses(core []query.Clause, extra query.Clause, excl []query.Clause) query.AST {

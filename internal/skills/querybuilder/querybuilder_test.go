@@ -248,7 +248,7 @@ func TestBuildStrategyProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := skills.QueryInput{
 			Intent:              genIntent().Draw(t, "intent"),
-			Sources:             rapid.SliceOfN(rapid.SampledFrom(append(query.Sources(), "future_source")), 1, 8).Draw(t, "sources"),
+			Sources:             rapid.SliceOfN(rapid.SampledFrom(append(query.Sources(), "future_source")), 1, research.MaxSources).Draw(t, "sources"), // 8 distinct names are over MaxSources
 			MaxResultsPerSource: rapid.SampledFrom([]int{0, 1, 25, 999, 1000}).Draw(t, "max"),
 		}
 		var ids []string
