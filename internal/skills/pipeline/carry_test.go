@@ -104,6 +104,16 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 		{Title: "Machine learning sepsis prediction in the ICU", DOI: "10.1000/b2", Abstract: "Gradient boosting on vital signs."},
 		{Title: "Lactate and sepsis prediction", DOI: "10.1000/b3", Abstract: "Serum lactate at admission predicts sepsis mortality."},
 		{Title: "Sepsis prediction from electronic health records", DOI: "10.1000/b4", Abstract: "Recurrent networks over ICU charts."},
+		{Title: "Sepsis prediction with procalcitonin", DOI: "10.1000/b5", Abstract: "Biomarker thresholds in adults."},
+		{Title: "Sepsis alerts and alarm fatigue", DOI: "10.1000/b6", Abstract: "Nurses' responses to automated alerts."},
+		{Title: "Heart rate variability for sepsis prediction", DOI: "10.1000/b7", Abstract: "Continuous monitoring in the ICU."},
+		{Title: "Sepsis prediction in children's hospitals", DOI: "10.1000/b8", Abstract: "Paediatric early warning."},
+		{Title: "Clinician gestalt versus scores in sepsis prediction", DOI: "10.1000/b9", Abstract: "Emergency physicians' judgement."},
+		{Title: "Sepsis prediction after surgery", DOI: "10.1000/b10", Abstract: "Postoperative infections in adults."},
+		{Title: "External validation of a sepsis prediction model", DOI: "10.1000/b11", Abstract: "Poor calibration across hospitals."},
+		{Title: "Sepsis prediction and antibiotic timing", DOI: "10.1000/b12", Abstract: "Earlier antibiotics after alerts."},
+		{Title: "Sepsis prediction in the emergency department", DOI: "10.1000/b13", Abstract: "Triage vital signs."},
+		{Title: "Sepsis prediction using natural language processing", DOI: "10.1000/b14", Abstract: "Free-text nursing notes."},
 	}
 	st, eng, run, waiting := startOffline(t, "sepsis prediction in the ICU", papers)
 	ctx := context.Background()

@@ -37,11 +37,14 @@ const (
 // on time.
 type Builder struct {
 	syn *intent.Parser // only its synonym table is used
+	// exclusionLift is the lift a learned exclusion needs
+	// (minExclusionLift; the screening check varies it).
+	exclusionLift float64
 }
 
 // NewQueryBuilder returns the offline query builder.
 func New() *Builder {
-	return &Builder{syn: intent.New(nil)}
+	return &Builder{syn: intent.New(nil), exclusionLift: minExclusionLift}
 }
 
 // BuildStrategy implements QueryBuilder.
@@ -566,7 +569,7 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 		known[w] = true
 	}
 	bg := background(in.Collection, rel, irr)
-	for _, l := range distinctive(irrDocs, bg, relDocs, known, max(minIrrelevantDF, (len(irr)+negationShare-1)/negationShare), true, maxNegativeTerms) {
+	for _, l := range distinctive(irrDocs, bg, relDocs, known, max(minIrrelevantDF, (len(irr)+negationShare-1)/negationShare), true, maxNegativeTerms, b.exclusionLift) {
 		exclude(l.word, research.LearnedTerm{Papers: l.papers})
 	}
 
@@ -588,7 +591,7 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 			known[s] = true
 		}
 	}
-	for _, l := range distinctive(relDocs, bg, irrDocs, known, minRelevantDF, false, maxExpansion) {
+	for _, l := range distinctive(relDocs, bg, irrDocs, known, minRelevantDF, false, maxExpansion, minLift) {
 		expand(l.word, research.LearnedTerm{Papers: l.papers})
 	}
 	return m
