@@ -154,7 +154,8 @@ func keptLearnedTerms(edited, proposed research.Filters) []research.LearnedTerm 
 	for _, l := range proposed.Learned {
 		switch l.Use {
 		case research.LearnedExclude:
-			if !slices.ContainsFunc(edited.LearnedExcludeTerms, func(e string) bool { return sameTerm(e, l.Term) }) {
+			same := func(e string) bool { return sameTerm(e, l.Term) }
+			if !slices.ContainsFunc(edited.LearnedExcludeTerms, same) || !slices.ContainsFunc(edited.ExcludeTerms, same) {
 				continue
 			}
 		case research.LearnedExpand:
