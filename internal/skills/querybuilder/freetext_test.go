@@ -64,6 +64,7 @@ func TestReadFeedback(t *testing.T) {
 		{"no", nil, nil},
 		{"", nil, nil},
 		{"Such as graph neural networks for molecules.", []string{"graph neural networks"}, nil},
+		{"Exclude editorials, letters and commentaries.", nil, []string{"editorials", "letters", "commentaries"}},
 	}
 	require.GreaterOrEqual(t, len(tests), 40)
 	for _, tt := range tests {
