@@ -51,6 +51,9 @@ func strategyFormOf(runID string, cp engine.Checkpoint, p pipeline.StrategyPaylo
 		f.Files = append(f.Files, fileChoice(af, true))
 	}
 	f.Formats = biblio.Formats
+	for _, l := range p.Strategy.Filters.Learned {
+		f.Learned = append(f.Learned, views.LearnedChoice{LearnedTerm: l, Kept: true})
+	}
 	return f
 }
 
@@ -287,6 +290,11 @@ func strategyFormFromPost(runID string, cp engine.Checkpoint, p pipeline.Strateg
 	f.IncludeTerms, f.ExcludeTerms = form.Get("include_terms"), form.Get("exclude_terms")
 	f.FieldsOfStudy = form.Get("fields_of_study")
 	f.Note = form.Get("note")
+	if form.Get("learned_shown") != "" { // unticked learned terms are removed
+		for i, l := range f.Learned {
+			f.Learned[i].Kept = slices.Contains(form["learned"], l.Use+":"+l.Term)
+		}
+	}
 	// Attached files: the ticked ones come back as checkbox values; the
 	// unticked ones are offered again from the payload, unticked.
 	f.Files = nil
@@ -396,7 +404,7 @@ func sameStrategy(a, b research.SearchStrategy) bool {
 	return slices.EqualFunc(a.Queries, b.Queries, func(x, y research.Query) bool { return text(x) == text(y) }) &&
 		sameSet(a.Sources, b.Sources) && a.YearRange == b.YearRange && a.MaxResultsPerSource == b.MaxResultsPerSource &&
 		slices.Equal(a.Filters.IncludeTerms, b.Filters.IncludeTerms) && slices.Equal(a.Filters.ExcludeTerms, b.Filters.ExcludeTerms) &&
-		slices.Equal(a.Filters.FieldsOfStudy, b.Filters.FieldsOfStudy) &&
+		slices.Equal(a.Filters.FieldsOfStudy, b.Filters.FieldsOfStudy) && len(a.Filters.Learned) == len(b.Filters.Learned) &&
 		sameSet(fileIDs(a.Files), fileIDs(b.Files))
 }
 
@@ -435,6 +443,16 @@ func strategyOf(f views.StrategyForm, orig research.SearchStrategy) (research.Se
 	s.MaxResultsPerSource = num("max_results_per_source", f.MaxResults)
 	s.Filters.IncludeTerms = splitTerms(f.IncludeTerms)
 	s.Filters.ExcludeTerms = splitTerms(f.ExcludeTerms)
+	if len(f.Learned) > 0 { // the learned terms still ticked; an unticked exclusion leaves exclude_terms too
+		s.Filters.Learned = []research.LearnedTerm{}
+		for _, l := range f.Learned {
+			if l.Kept {
+				s.Filters.Learned = append(s.Filters.Learned, l.LearnedTerm)
+			} else if l.Use == research.LearnedExclude {
+				s.Filters.ExcludeTerms = slices.DeleteFunc(s.Filters.ExcludeTerms, func(e string) bool { return strings.EqualFold(e, l.Term) })
+			}
+		}
+	}
 	s.Filters.FieldsOfStudy = splitTerms(f.FieldsOfStudy)
 	s.Files = chosenFiles(f)
 	return s, fe

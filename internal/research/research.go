@@ -115,8 +115,39 @@ type Filters struct {
 	// dropped. Strategies stored before it existed have none, so all
 	// their exclusions count as the researcher's, as they did then.
 	LearnedExcludeTerms []string `json:"learned_exclude_terms,omitempty"`
-	FieldsOfStudy       []string `json:"fields_of_study,omitempty"`
-	StudyTypes          []string `json:"study_types,omitempty"`
+	// Learned is every term a query builder inferred rather than was
+	// given (learned exclusions and expansion terms), each with where it
+	// came from, so the strategy form can show why it is there and the
+	// researcher can remove it. Strategies stored before it existed have
+	// none.
+	Learned       []LearnedTerm `json:"learned,omitempty"`
+	FieldsOfStudy []string      `json:"fields_of_study,omitempty"`
+	StudyTypes    []string      `json:"study_types,omitempty"`
+}
+
+// How a strategy uses a learned term (LearnedTerm.Use).
+const (
+	// LearnedExclude: negated in every query (and listed in
+	// Filters.ExcludeTerms and LearnedExcludeTerms).
+	LearnedExclude = "exclude"
+	// LearnedExpand: searched beside the question's first concept in
+	// the expansion query.
+	LearnedExpand = "expand"
+)
+
+// LearnedTerm is a term a query builder learned from the researcher's
+// marks or read in their free-text feedback, with its provenance.
+type LearnedTerm struct {
+	Term string `json:"term"`
+	// Use is LearnedExclude or LearnedExpand.
+	Use string `json:"use"`
+	// Papers are the IDs of the marked papers it was learned from (those
+	// that use it): relevant ones for an expansion, irrelevant ones for
+	// an exclusion.
+	Papers []string `json:"papers,omitempty"`
+	// Feedback is the researcher's free text it was read from, when it
+	// was read rather than learned from papers.
+	Feedback string `json:"feedback,omitempty"`
 }
 
 // ResearcherExcludeTerms are the exclusions the researcher asked for (or
@@ -341,6 +372,17 @@ func (s SearchStrategy) validate(fe fault.FieldErrors) {
 			fe.Add(field, fmt.Sprintf("%d terms; a strategy has at most %d", len(terms), MaxFilterTerms))
 		}
 		checkLengths(fe, field, atMost(terms, MaxFilterTerms))
+	}
+	if n := len(s.Filters.Learned); n > 2*MaxFilterTerms {
+		fe.Add("filters.learned", fmt.Sprintf("%d learned terms; a strategy has at most %d", n, 2*MaxFilterTerms))
+	}
+	for i, l := range atMost(s.Filters.Learned, 2*MaxFilterTerms) {
+		if n := utf8.RuneCountInString(l.Term); n > MaxTermLength || strings.TrimSpace(l.Term) == "" {
+			fe.Add(fmt.Sprintf("filters.learned[%d].term", i), fmt.Sprintf("%d characters; a term has 1 to %d", n, MaxTermLength))
+		}
+		if l.Use != LearnedExclude && l.Use != LearnedExpand {
+			fe.Add(fmt.Sprintf("filters.learned[%d].use", i), fmt.Sprintf("use %q is neither %q nor %q", l.Use, LearnedExclude, LearnedExpand))
+		}
 	}
 	if n := len(s.Filters.FieldsOfStudy); n > MaxFieldsOfStudy {
 		fe.Add("filters.fields_of_study", fmt.Sprintf("%d fields of study; a strategy has at most %d", n, MaxFieldsOfStudy))

@@ -31,6 +31,11 @@ type QueryInput struct {
 	// Marked holds the papers named in Feedback's marks, so the builder can
 	// take terms from relevant papers and negate terms of irrelevant ones.
 	Marked []research.ScoredPaper `json:"marked,omitempty"`
+	// Collection holds the papers the last search found, marked or not:
+	// the background against which a builder tells which words are
+	// distinctive of the papers marked relevant (or irrelevant) rather
+	// than common to everything the question finds.
+	Collection []research.RawPaper `json:"collection,omitempty"`
 	// Sources to search and the per-source result cap the run asked for.
 	Sources             []string `json:"sources"`
 	MaxResultsPerSource int      `json:"max_results_per_source"`

@@ -75,6 +75,9 @@ type StrategyForm struct {
 	// FieldChoices are the names it accepts, listed in the hint.
 	FieldsOfStudy string
 	FieldChoices  []string
+	// Learned are the terms the builder learned or read (issue 16), each
+	// with its provenance and a box the researcher unticks to remove it.
+	Learned []LearnedChoice
 	// SentAs holds, by query text, each source's form of the queries as
 	// the strategy proposed them, so the researcher sees what each source
 	// will receive; an edited text has none until the edit is saved.
@@ -321,4 +324,11 @@ type EscalationForm struct {
 	// CanSkip is false when the step has no skip path (the engine would
 	// refuse a skip).
 	CanSkip bool
+}
+
+// LearnedChoice is one learned term on the strategy form: what it is, how
+// the strategy uses it, where it came from, and whether it is kept.
+type LearnedChoice struct {
+	research.LearnedTerm
+	Kept bool
 }

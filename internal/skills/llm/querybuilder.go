@@ -166,10 +166,11 @@ func checkQueries(a *queryAnswer, base research.SearchStrategy, seen map[string]
 		if err != nil {
 			return fmt.Errorf("queries[%d] %q: %w", i, raw, err)
 		}
-		// The exclusions (the question's, the researcher's) are negated in
-		// every query whether or not the model wrote them, as the offline
-		// builder does; include terms are the model's to place.
-		ast = query.WithFilters(ast, nil, s.Filters.ExcludeTerms)
+		// The include terms are required and the exclusions (the
+		// question's, the researcher's) negated in every query whether or
+		// not the model wrote them, as the offline builder does: the
+		// filters are what the report lists as searched.
+		ast = query.WithFilters(ast, s.Filters.IncludeTerms, s.Filters.ExcludeTerms)
 		for _, src := range s.Sources {
 			if slices.Contains(query.Sources(), src) { // RenderAll sends the canonical text to others
 				if _, err := query.Render(src, ast); err != nil {

@@ -92,8 +92,28 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 			Abstract: "Mice received endotoxin; cytokine storms and murine survival were recorded."},
 		{Title: "Murine endotoxin shock: cytokine profiles of mice", DOI: "10.1000/m2",
 			Abstract: "Endotoxin-treated mice show cytokine release within hours."},
+		{Title: "Cytokine response to endotoxin in murine macrophages", DOI: "10.1000/m3",
+			Abstract: "Endotoxin induced cytokine release."},
 		{Title: "Endotoxin tolerance and sepsis prediction in the ICU", DOI: "10.1000/r1",
 			Abstract: "Patients' endotoxin tolerance predicts sepsis in intensive care."},
+		{Title: "Monocyte endotoxin tolerance predicts sepsis", DOI: "10.1000/r2",
+			Abstract: "Endotoxin tolerance of monocytes in intensive care patients predicted sepsis."},
+		// The rest of what the search finds, never marked: the background
+		// against which the marked papers' words are distinctive.
+		{Title: "Early warning scores for sepsis prediction", DOI: "10.1000/b1", Abstract: "NEWS and qSOFA in the emergency department."},
+		{Title: "Machine learning sepsis prediction in the ICU", DOI: "10.1000/b2", Abstract: "Gradient boosting on vital signs."},
+		{Title: "Lactate and sepsis prediction", DOI: "10.1000/b3", Abstract: "Serum lactate at admission predicts sepsis mortality."},
+		{Title: "Sepsis prediction from electronic health records", DOI: "10.1000/b4", Abstract: "Recurrent networks over ICU charts."},
+		{Title: "Sepsis prediction with procalcitonin", DOI: "10.1000/b5", Abstract: "Biomarker thresholds in adults."},
+		{Title: "Sepsis alerts and alarm fatigue", DOI: "10.1000/b6", Abstract: "Nurses' responses to automated alerts."},
+		{Title: "Heart rate variability for sepsis prediction", DOI: "10.1000/b7", Abstract: "Continuous monitoring in the ICU."},
+		{Title: "Sepsis prediction in children's hospitals", DOI: "10.1000/b8", Abstract: "Paediatric early warning."},
+		{Title: "Clinician gestalt versus scores in sepsis prediction", DOI: "10.1000/b9", Abstract: "Emergency physicians' judgement."},
+		{Title: "Sepsis prediction after surgery", DOI: "10.1000/b10", Abstract: "Postoperative infections in adults."},
+		{Title: "External validation of a sepsis prediction model", DOI: "10.1000/b11", Abstract: "Poor calibration across hospitals."},
+		{Title: "Sepsis prediction and antibiotic timing", DOI: "10.1000/b12", Abstract: "Earlier antibiotics after alerts."},
+		{Title: "Sepsis prediction in the emergency department", DOI: "10.1000/b13", Abstract: "Triage vital signs."},
+		{Title: "Sepsis prediction using natural language processing", DOI: "10.1000/b14", Abstract: "Free-text nursing notes."},
 	}
 	st, eng, run, waiting := startOffline(t, "sepsis prediction in the ICU", papers)
 	ctx := context.Background()
@@ -128,11 +148,11 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 
 	decide(waiting(pipeline.KindStrategyConfirmation), engine.Approve, nil)
 	cp := waiting(pipeline.KindResultReview)
-	decide(cp, engine.Edit, research.UserFeedback{MarkedIrrelevant: []string{idOf(cp, "10.1000/m1"), idOf(cp, "10.1000/m2")}})
+	decide(cp, engine.Edit, research.UserFeedback{MarkedIrrelevant: []string{idOf(cp, "10.1000/m1"), idOf(cp, "10.1000/m2"), idOf(cp, "10.1000/m3")}})
 
 	cp = waiting(pipeline.KindStrategyConfirmation)
 	proposed := strategy(cp)
-	require.Equal(t, []string{"cytokine", "endotoxin"}, proposed.Filters.LearnedExcludeTerms)
+	require.Equal(t, []string{"cytokine", "murine"}, proposed.Filters.LearnedExcludeTerms, "endotoxin is in unmarked papers too: less distinctive")
 	require.Subset(t, proposed.Filters.ExcludeTerms, proposed.Filters.LearnedExcludeTerms)
 	edited := proposed
 	edited.Filters.ExcludeTerms = slices.DeleteFunc(slices.Clone(proposed.Filters.ExcludeTerms), func(e string) bool { return e == "cytokine" })
@@ -143,9 +163,9 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 	require.NoError(t, err)
 	rs, err := pipeline.StateOf(r)
 	require.NoError(t, err)
-	require.Equal(t, []string{"endotoxin"}, rs.Strategy.Filters.LearnedExcludeTerms, "the removed word is no longer a learned exclusion")
+	require.Equal(t, []string{"murine"}, rs.Strategy.Filters.LearnedExcludeTerms, "the removed word is no longer a learned exclusion")
 	require.NotContains(t, rs.Strategy.Queries[0].Text, "cytokine")
-	decide(cp, engine.Edit, research.UserFeedback{MarkedRelevant: []string{idOf(cp, "10.1000/r1")}})
+	decide(cp, engine.Edit, research.UserFeedback{MarkedRelevant: []string{idOf(cp, "10.1000/r1"), idOf(cp, "10.1000/r2")}})
 
 	next := strategy(waiting(pipeline.KindStrategyConfirmation))
 	for _, w := range []string{"cytokine", "endotoxin"} {
@@ -154,7 +174,11 @@ func TestLearnedExclusionsAreNotCarriedAsTheResearchers(t *testing.T) {
 			require.NotContains(t, q.Text, "-"+w, "query %d", i)
 		}
 	}
-	require.Contains(t, next.Queries[len(next.Queries)-1].Text, "endotoxin", "the relevant paper's word is searched for instead")
+	require.Contains(t, next.Queries[len(next.Queries)-1].Text, "tolerance", "the word distinctive of the relevant papers is searched for (endotoxin is the irrelevant ones' too)")
+	require.Equal(t, []research.LearnedTerm{
+		{Term: "murine", Use: research.LearnedExclude, Papers: []string{idOf(cp, "10.1000/m1"), idOf(cp, "10.1000/m2"), idOf(cp, "10.1000/m3")}},
+		{Term: "tolerance", Use: research.LearnedExpand, Papers: []string{idOf(cp, "10.1000/r1"), idOf(cp, "10.1000/r2")}},
+	}, next.Filters.Learned, "what was learned, from which marks")
 }
 
 // startOffline starts a search run on question with the offline intent

@@ -117,6 +117,7 @@ func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (resear
 		return s, err
 	}
 	s.Filters.LearnedExcludeTerms = keptLearned(s.Filters, proposed.Filters)
+	s.Filters.Learned = keptLearnedTerms(s.Filters, proposed.Filters)
 	return Rerender(s, proposed)
 }
 
@@ -141,6 +142,48 @@ func keptLearned(edited, proposed research.Filters) []string {
 	return out
 }
 
+// keptLearnedTerms is the provenance of the learned terms an edited
+// strategy keeps: the proposal's entries (an edit cannot forge where a
+// term came from) for each learned exclusion it still has as learned and
+// each expansion term it did not remove. An edit that sends no learned
+// list at all keeps every expansion term (a script writing the filters
+// itself); the strategy form sends the list, without the terms the
+// researcher removed.
+func keptLearnedTerms(edited, proposed research.Filters) []research.LearnedTerm {
+	var out []research.LearnedTerm
+	for _, l := range proposed.Learned {
+		switch l.Use {
+		case research.LearnedExclude:
+			same := func(e string) bool { return sameTerm(e, l.Term) }
+			if !slices.ContainsFunc(edited.LearnedExcludeTerms, same) || !slices.ContainsFunc(edited.ExcludeTerms, same) {
+				continue
+			}
+		case research.LearnedExpand:
+			if edited.Learned != nil && !slices.ContainsFunc(edited.Learned, func(e research.LearnedTerm) bool {
+				return e.Use == research.LearnedExpand && sameTerm(e.Term, l.Term)
+			}) {
+				continue
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// removedExpansions are the expansion terms the proposal learned that the
+// confirmed strategy s no longer lists.
+func removedExpansions(s, proposed research.Filters) []string {
+	var out []string
+	for _, l := range proposed.Learned {
+		if l.Use == research.LearnedExpand && !slices.ContainsFunc(s.Learned, func(e research.LearnedTerm) bool {
+			return e.Use == research.LearnedExpand && sameTerm(e.Term, l.Term)
+		}) {
+			out = append(out, l.Term)
+		}
+	}
+	return out
+}
+
 // recordRemovedLearned adds to u the learned exclusions the proposed
 // strategy had and the confirmed one s no longer excludes, so no later
 // build of the run learns them again (skills.QueryInput.RemovedLearnedTerms):
@@ -151,7 +194,7 @@ func recordRemovedLearned(sc engine.StepContext, u engine.Update, s research.Sea
 	if err != nil {
 		return err
 	}
-	removed := missingFold(proposed.Filters.LearnedExcludeTerms, s.Filters.ExcludeTerms)
+	removed := append(missingFold(proposed.Filters.LearnedExcludeTerms, s.Filters.ExcludeTerms), removedExpansions(s.Filters, proposed.Filters)...)
 	if len(removed) == 0 {
 		return nil
 	}
@@ -183,18 +226,21 @@ func fieldsOfStudy(fs []string) ([]string, error) {
 
 // Rerender parses every query's text of an edited strategy s and renders
 // it for each of the strategy's sources, replacing PerSource, so a changed
-// query text never travels with stale per-source text. The builders have
-// already written the proposed strategy's filters into its queries as they
-// saw fit (a broad query leaves the include terms out), so only the change
-// to the filters is applied, to every query: an include or exclude term
-// the researcher added becomes a required or NOT clause, and an exclusion
-// they removed loses its NOT clause. Query texts are rewritten to match,
-// so the strategy shown is the strategy sent. Unparseable queries are
-// EInvalid with a field error per query.
+// query text never travels with stale per-source text. The filters hold
+// for every query, the ones the researcher rewrote too: each include term
+// a query does not mention becomes a required clause and each exclude
+// term a NOT clause, and an exclusion they removed loses its NOT clause.
+// (Only the change to the filters was applied before, so a query the
+// researcher rewrote without the exclusion was sent without it while the
+// report listed it as searched: issue 16.) Query texts are rewritten to
+// match, so the strategy shown is the strategy sent; a query that already
+// carries the filters, as the builders write them, is unchanged.
+// Unparseable queries are EInvalid with a field error per query.
 func Rerender(s, proposed research.SearchStrategy) (research.SearchStrategy, error) {
-	addIncl := missingFold(s.Filters.IncludeTerms, proposed.Filters.IncludeTerms)
-	addExcl := missingFold(s.Filters.ExcludeTerms, proposed.Filters.ExcludeTerms)
+	addIncl := s.Filters.IncludeTerms
+	addExcl := s.Filters.ExcludeTerms
 	dropExcl := missingFold(proposed.Filters.ExcludeTerms, s.Filters.ExcludeTerms)
+	dropExp := removedExpansions(s.Filters, proposed.Filters)
 	fe := fault.FieldErrors{}
 	out := s
 	out.Queries = slices.Clone(s.Queries)
@@ -204,9 +250,11 @@ func Rerender(s, proposed research.SearchStrategy) (research.SearchStrategy, err
 			fe.Add(fmt.Sprintf("queries[%d].text", i), fault.ErrorMessage(err))
 			continue
 		}
-		if len(addIncl)+len(addExcl)+len(dropExcl) > 0 {
-			ast = query.WithFilters(withoutExclusions(ast, dropExcl), addIncl, addExcl)
-			out.Queries[i].Text = ast.String()
+		if len(addIncl)+len(addExcl)+len(dropExcl)+len(dropExp) > 0 {
+			ast = query.WithFilters(withoutExclusions(withoutAlternatives(ast, dropExp), dropExcl), addIncl, addExcl)
+			if ast.String() != canonical(q.Text) {
+				out.Queries[i].Text = ast.String()
+			}
 		}
 		out.Queries[i].PerSource = query.RenderAll(ast, out.Sources)
 	}
@@ -421,6 +469,39 @@ func missingFold(a, b []string) []string {
 
 func sameTerm(a, b string) bool {
 	return strings.EqualFold(strings.Join(strings.Fields(a), " "), strings.Join(strings.Fields(b), " "))
+}
+
+// canonical is a query's text in canonical form ("" when it does not
+// parse), so a query the filters leave as it was keeps the text the
+// researcher wrote.
+func canonical(text string) string {
+	if a, err := query.Parse(text); err == nil {
+		return a.String()
+	}
+	return ""
+}
+
+// withoutAlternatives drops terms from the OR groups of ast that have
+// other alternatives: a learned expansion term the researcher removed
+// leaves the expansion query with the rest. A term alone in its clause
+// is a concept or a term the researcher wrote, and stays.
+func withoutAlternatives(ast query.AST, terms []string) query.AST {
+	if len(terms) == 0 {
+		return ast
+	}
+	out := query.AST{Clauses: slices.Clone(ast.Clauses)}
+	for i, c := range out.Clauses {
+		if c.Not || len(c.Any) < 2 {
+			continue
+		}
+		kept := slices.DeleteFunc(slices.Clone(c.Any), func(t query.Term) bool {
+			return slices.ContainsFunc(terms, func(x string) bool { return sameTerm(x, t.Text) })
+		})
+		if len(kept) > 0 {
+			out.Clauses[i].Any = kept
+		}
+	}
+	return out
 }
 
 // withoutExclusions drops the NOT clauses that exclude one of terms (a

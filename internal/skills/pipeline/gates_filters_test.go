@@ -89,3 +89,24 @@ func TestRerenderNamesAnUnparseableQuery(t *testing.T) {
 	require.Equal(t, fault.EInvalid, e.Code)
 	require.Contains(t, e.Fields, "queries[1].text")
 }
+
+// TestRerenderDropsARemovedExpansionTerm: a learned expansion term the
+// researcher removed in the strategy form (the learned list sent without
+// it) leaves the expansion query, which keeps the rest of its terms.
+func TestRerenderDropsARemovedExpansionTerm(t *testing.T) {
+	t.Parallel()
+	s := proposedStrategy(t)
+	s.Queries = append(s.Queries, research.Query{Text: `"memory consolidation" (spindles OR hippocampus OR replay)`})
+	s.Filters.Learned = []research.LearnedTerm{
+		{Term: "spindles", Use: research.LearnedExpand, Papers: []string{"a", "b"}},
+		{Term: "replay", Use: research.LearnedExpand, Papers: []string{"a", "c"}},
+	}
+	edited := s
+	edited.Filters.Learned = s.Filters.Learned[1:]
+	out, err := pipeline.Rerender(edited, s)
+	require.NoError(t, err)
+	last := out.Queries[len(out.Queries)-1]
+	require.NotContains(t, last.Text, "spindles")
+	require.Contains(t, last.Text, "(hippocampus OR replay)")
+	require.NotContains(t, last.PerSource["local"], "spindles")
+}

@@ -328,6 +328,15 @@ func (p *pipe) queryInput(sc engine.StepContext) (skills.QueryInput, research.Wo
 		carryForward(&in, *last)
 	}
 	in.Marked = append(slices.Clone(wfs.AccumulatedPapers), irrelevant...)
+	// The last search's papers, marked or not, are the background against
+	// which the builder tells which words of the marked ones are theirs.
+	coll, _, err := engine.Get[research.PaperCollection](sc.State, keyCollection)
+	if err != nil {
+		return skills.QueryInput{}, wfs, err
+	}
+	for _, p := range coll.Papers {
+		in.Collection = append(in.Collection, p.RawPaper)
+	}
 	if in.RemovedLearnedTerms, _, err = engine.Get[[]string](sc.State, keyRemovedLearned); err != nil {
 		return skills.QueryInput{}, wfs, err
 	}

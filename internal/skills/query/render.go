@@ -60,6 +60,25 @@ func RenderAll(q AST, sources []string) map[string]string {
 	return out
 }
 
+// Unexcluded lists the excluded terms of q that source's rendering cannot
+// carry: every one for the sources whose search has no exclusion syntax
+// (Crossref, Semantic Scholar's relevance search; see renderWords), none
+// for the rest. The searcher leaves the papers that use one of them out
+// of that source's results after retrieval, and says so, so an exclusion
+// holds for every source even where the request cannot say it.
+func Unexcluded(source string, q AST) []Term {
+	if source != Crossref && source != SemanticScholar {
+		return nil
+	}
+	var out []Term
+	for _, c := range q.Clauses {
+		if c.Not {
+			out = append(out, c.Any...)
+		}
+	}
+	return out
+}
+
 func style(source string) (func(AST) string, bool) {
 	switch source {
 	case Local:

@@ -82,6 +82,40 @@ var (
 		"Mice received endotoxin; cytokine storms and murine survival were recorded.")
 	mice2 = paper("mice2", "Murine endotoxin shock: cytokine profiles of mice",
 		"Endotoxin-treated mice show cytokine release within hours.")
+	mice3 = paper("mice3", "Endotoxin tolerance and cytokine release in mice",
+		"Repeated endotoxin doses blunt the cytokine response of murine macrophages.")
+	// wards is the rest of what a sepsis or sleep search found, unmarked:
+	// the background against which marked papers' words are distinctive.
+	wards = []research.RawPaper{
+		paper("w1", "Early antibiotics in septic shock", "Time to antibiotics and mortality in adult intensive care patients.").RawPaper,
+		paper("w2", "Fluid resuscitation in sepsis", "Balanced crystalloids versus saline in emergency department sepsis.").RawPaper,
+		paper("w3", "Sepsis screening tools in the ward", "qSOFA and NEWS compared for early recognition of deterioration.").RawPaper,
+		paper("w4", "Vasopressors for septic shock", "Norepinephrine dosing and outcomes in critical care.").RawPaper,
+		paper("w5", "Sleep spindles and overnight memory", "Spindle density predicts overnight retention of word pairs.").RawPaper,
+		paper("w6", "Napping and declarative memory", "A daytime nap improved recall in students.").RawPaper,
+		paper("w7", "Long-term outcomes after sepsis", "Cognitive impairment and frailty in survivors of intensive care.").RawPaper,
+		paper("w8", "Procalcitonin-guided antibiotic stopping", "Shorter courses without harm in adult patients.").RawPaper,
+		paper("w9", "Sepsis bundles and hospital mortality", "Compliance with the hour-1 bundle in adults.").RawPaper,
+		paper("w10", "Corticosteroids in septic shock", "Hydrocortisone shortened shock duration in adults.").RawPaper,
+		paper("w11", "Sepsis in older adults", "Frailty and outcomes of sepsis in people over 80.").RawPaper,
+		paper("w12", "Maternal sepsis", "Obstetric infections and their recognition.").RawPaper,
+		paper("w13", "Neonatal sepsis in low-income countries", "Antibiotic resistance in newborns.").RawPaper,
+		paper("w14", "Sleep deprivation and memory", "One night without sleep impaired encoding.").RawPaper,
+		paper("w15", "REM sleep and emotional memory", "REM sleep supports emotional memory consolidation.").RawPaper,
+		paper("w16", "Sepsis survivors in primary care", "Readmissions after discharge.").RawPaper,
+		paper("w17", "Blood cultures before antibiotics", "Yield of cultures in emergency sepsis care.").RawPaper,
+		paper("w18", "Sepsis and acute kidney injury", "Renal replacement timing in septic adults.").RawPaper,
+		paper("w19", "Sepsis coding in administrative data", "Observational data from adult hospitals.").RawPaper,
+		paper("w20", "Fever control in sepsis", "Observational data from adult hospitals.").RawPaper,
+		paper("w21", "Sepsis and delirium", "Observational data from adult hospitals.").RawPaper,
+		paper("w22", "Nurse-led sepsis screening", "Observational data from adult hospitals.").RawPaper,
+		paper("w23", "Sepsis quality improvement", "Observational data from adult hospitals.").RawPaper,
+		paper("w24", "Rapid response teams and sepsis", "Observational data from adult hospitals.").RawPaper,
+		paper("w25", "Hospital-onset sepsis", "Observational data from adult hospitals.").RawPaper,
+		paper("w26", "Sepsis in cancer patients", "Observational data from adult hospitals.").RawPaper,
+		paper("w27", "Telemedicine for rural sepsis", "Observational data from adult hospitals.").RawPaper,
+		paper("w28", "Sleep quality after intensive care", "Observational data from adult hospitals.").RawPaper,
+	}
 )
 
 func sleepIntent() research.ParsedIntent {
@@ -131,19 +165,30 @@ func TestLearnedNegations(t *testing.T) {
 			never:    []string{"spike", "prefusion", "cryo", "conformation", "structure"},
 		},
 		{
-			name:     "TwoPapersOnOneTopic",
+			// Two papers that share words are not a pattern: marking two
+			// papers irrelevant used to add "-fast -glass" to every query
+			// (issue 16).
+			name:     "TwoPapersAreNoPattern",
 			intent:   sepsisIntent(),
 			marked:   []research.ScoredPaper{mice1, mice2},
 			feedback: []research.UserFeedback{irrelevant("mice1", "mice2")},
+			want:     []string{"children"},
+			never:    []string{"cytokine", "endotoxin", "mice", "murine"},
+		},
+		{
+			name:     "ThreePapersOnOneTopic",
+			intent:   sepsisIntent(),
+			marked:   []research.ScoredPaper{mice1, mice2, mice3},
+			feedback: []research.UserFeedback{irrelevant("mice1", "mice2", "mice3")},
 			want:     []string{"children", "cytokine", "endotoxin"},
 		},
 		{
-			// Evidence pools across reviews: one mouse paper per review
-			// is still two mouse papers.
+			// Evidence pools across reviews: mouse papers marked in two
+			// reviews are still three mouse papers.
 			name:     "EvidenceAcrossReviews",
 			intent:   sepsisIntent(),
-			marked:   []research.ScoredPaper{mice1, mice2},
-			feedback: []research.UserFeedback{irrelevant("mice1"), irrelevant("mice2")},
+			marked:   []research.ScoredPaper{mice1, mice2, mice3},
+			feedback: []research.UserFeedback{irrelevant("mice1"), irrelevant("mice2", "mice3")},
 			want:     []string{"children", "cytokine", "endotoxin"},
 		},
 		{
@@ -152,19 +197,19 @@ func TestLearnedNegations(t *testing.T) {
 			// from all marks, so the form shown is the one they favour.
 			name:   "OneExclusionPerStem",
 			intent: sepsisIntent(),
-			marked: []research.ScoredPaper{mice1, mice2,
+			marked: []research.ScoredPaper{mice1, mice2, mice3,
 				paper("m3", "Cytokines and endotoxins", "Cytokines cytokines cytokines cytokines cytokines endotoxins endotoxins endotoxins endotoxins."),
 				paper("m4", "Endotoxins and cytokines", "Cytokines cytokines cytokines cytokines cytokines endotoxins endotoxins endotoxins endotoxins."),
 			},
-			feedback: []research.UserFeedback{irrelevant("mice1", "mice2"), irrelevant("m3", "m4")},
-			want:     []string{"children", "cytokines", "endotoxins"},
+			feedback: []research.UserFeedback{irrelevant("mice1", "mice2", "mice3"), irrelevant("m3", "m4")},
+			want:     []string{"children", "cytokine", "endotoxin"},
 		},
 		{
 			name:   "NeverAWordOfARelevantPaper",
 			intent: sepsisIntent(),
-			marked: []research.ScoredPaper{mice1, mice2,
+			marked: []research.ScoredPaper{mice1, mice2, mice3,
 				paper("rel", "Sepsis in the ICU", "Cytokine findings from animals carried over to patients in intensive care.")},
-			feedback: []research.UserFeedback{{MarkedIrrelevant: []string{"mice1", "mice2"}, MarkedRelevant: []string{"rel"}}},
+			feedback: []research.UserFeedback{{MarkedIrrelevant: []string{"mice1", "mice2", "mice3"}, MarkedRelevant: []string{"rel"}}},
 			want:     []string{"children", "endotoxin", "mice"},
 			never:    []string{"cytokine"},
 		},
@@ -176,8 +221,9 @@ func TestLearnedNegations(t *testing.T) {
 			marked: []research.ScoredPaper{
 				paper("a", "Screen time and obesity in adolescents", "Adolescents who watch more television show more obesity."),
 				paper("b", "Obesity among adolescents using smartphones", "Smartphone use and obesity in adolescents."),
+				paper("c", "Adolescent obesity and sugary drinks", "Soft drinks and obesity among adolescents at school."),
 			},
-			feedback: []research.UserFeedback{irrelevant("a", "b")},
+			feedback: []research.UserFeedback{irrelevant("a", "b", "c")},
 			want:     []string{"obesity"},
 			never:    []string{"adolescents"},
 		},
@@ -198,24 +244,27 @@ func TestLearnedNegations(t *testing.T) {
 			never:    []string{"mice", "cytokine", "murine", "endotoxin"},
 		},
 		{
-			// The researcher's exclusions hold even when a relevant paper
-			// uses the word and one irrelevant paper is all there is.
-			name:   "ResearcherExclusionsAlwaysHold",
+			// The researcher's typed exclusions hold even when a relevant
+			// paper uses the word; an exclusion read in their free text
+			// does not: read and learned exclusions never remove a paper
+			// marked relevant (issue 16: "not only medical imaging"
+			// became -"medical imaging" and lost the paper just marked).
+			name:   "TypedExclusionsAlwaysHold",
 			intent: sepsisIntent(),
 			marked: []research.ScoredPaper{cryoSpike,
 				paper("rel", "Sepsis after pneumonia in children", "Case report series of pneumonia in the ICU.")},
 			feedback: []research.UserFeedback{{
 				MarkedIrrelevant: []string{"cryo"}, MarkedRelevant: []string{"rel"},
-				ExcludeTerms: []string{"case report"}, FreeTextFeedback: "exclude pneumonia",
+				ExcludeTerms: []string{"case report"}, FreeTextFeedback: "exclude pneumonia and spike proteins",
 			}},
-			want:  []string{"children", "case report", "pneumonia"},
-			never: []string{"spike", "prefusion"},
+			want:  []string{"children", "case report", "spike proteins"},
+			never: []string{"prefusion", "pneumonia"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			in := skills.QueryInput{Intent: tt.intent, Sources: []string{query.Local, query.PubMed}, Marked: tt.marked}
+			in := skills.QueryInput{Intent: tt.intent, Sources: []string{query.Local, query.PubMed}, Marked: tt.marked, Collection: wards}
 			got := iterate(t, in, tt.feedback...)
 			last := got[len(got)-1]
 			require.Equal(t, tt.want, last.Filters.ExcludeTerms)
@@ -239,8 +288,8 @@ func TestLearnedNegations(t *testing.T) {
 // iteration, with no new marks.
 func TestLearnedNegationsDoNotGrowWithoutMarks(t *testing.T) {
 	t.Parallel()
-	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2}}
-	got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, research.UserFeedback{}, research.UserFeedback{FreeTextFeedback: "search again"})
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2, mice3}, Collection: wards}
+	got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2", "mice3"}}, research.UserFeedback{}, research.UserFeedback{FreeTextFeedback: "search again"})
 	require.Equal(t, []string{"children", "cytokine", "endotoxin"}, got[1].Filters.ExcludeTerms)
 	for i, s := range got[2:] {
 		require.Equal(t, got[1].Filters.ExcludeTerms, s.Filters.ExcludeTerms, "iteration %d, no new marks", i+3)
@@ -302,8 +351,8 @@ func TestSearchAgainNeverNarrowsToASearchedQuery(t *testing.T) {
 func TestLearnedExclusionsStayLearned(t *testing.T) {
 	t.Parallel()
 	rel := paper("rel", "Sepsis in the ICU", "Cytokine findings from animals carried over to patients in intensive care.")
-	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2, rel}}
-	got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, research.UserFeedback{MarkedRelevant: []string{"rel"}})
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2, mice3, rel}, Collection: wards}
+	got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2", "mice3"}}, research.UserFeedback{MarkedRelevant: []string{"rel"}})
 
 	learned := got[1].Filters
 	require.Equal(t, []string{"children", "cytokine", "endotoxin"}, learned.ExcludeTerms)
@@ -317,9 +366,9 @@ func TestLearnedExclusionsStayLearned(t *testing.T) {
 
 	t.Run("RemovedAtTheCheckpoint", func(t *testing.T) {
 		t.Parallel()
-		in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2},
-			RemovedLearnedTerms: []string{"Cytokines"}}
-		got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}}, research.UserFeedback{})
+		in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2, mice3},
+			RemovedLearnedTerms: []string{"Cytokines"}, Collection: wards}
+		got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2", "mice3"}}, research.UserFeedback{})
 		for i, s := range got {
 			require.Equal(t, []string{"children", "endotoxin"}[:min(i+1, 2)], s.Filters.ExcludeTerms, "iteration %d", i+1)
 			require.NotContains(t, negated(t, s), "cytokine", "iteration %d", i+1)
@@ -327,10 +376,10 @@ func TestLearnedExclusionsStayLearned(t *testing.T) {
 	})
 	t.Run("TheResearchersOwnWordStaysTheirs", func(t *testing.T) {
 		t.Parallel()
-		in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2, rel}}
-		got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2"}, ExcludeTerms: []string{"cytokine"}},
+		in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: []research.ScoredPaper{mice1, mice2, mice3, rel}, Collection: wards}
+		got := iterate(t, in, research.UserFeedback{MarkedIrrelevant: []string{"mice1", "mice2", "mice3"}, ExcludeTerms: []string{"cytokine"}},
 			research.UserFeedback{MarkedRelevant: []string{"rel"}})
-		require.Equal(t, []string{"endotoxin"}, got[1].Filters.LearnedExcludeTerms)
+		require.Equal(t, []string{"endotoxin", "mice"}, got[1].Filters.LearnedExcludeTerms, "the researcher excludes cytokine already")
 		require.Contains(t, got[2].Filters.ExcludeTerms, "cytokine", "the researcher asked for it; a relevant paper does not undo that")
 		require.Contains(t, negated(t, got[2]), "cytokine")
 	})

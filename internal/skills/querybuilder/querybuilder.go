@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -38,11 +37,14 @@ const (
 // on time.
 type Builder struct {
 	syn *intent.Parser // only its synonym table is used
+	// exclusionLift is the lift a learned exclusion needs
+	// (minExclusionLift; the screening check varies it).
+	exclusionLift float64
 }
 
 // NewQueryBuilder returns the offline query builder.
 func New() *Builder {
-	return &Builder{syn: intent.New(nil)}
+	return &Builder{syn: intent.New(nil), exclusionLift: minExclusionLift}
 }
 
 // BuildStrategy implements QueryBuilder.
@@ -112,16 +114,23 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 		studies.Any = appendTerms(studies.Any, append([]string{st}, b.syn.SynonymsOf(st)...)...)
 	}
 
-	focused := withClauses(core, studies, excl)
+	// Every query requires every include term, not only the focused one:
+	// the filters say "must include", and the report lists them as
+	// searched (issue 16: a term listed but not sent is a false report).
+	include := firstN(text.UniqueFold(short(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...))), research.MaxFilterTerms)
+	with := func(lead []query.Clause, extra query.Clause) query.AST {
+		return withIncludes(withClauses(lead, extra, excl), include)
+	}
+	focused := with(core, studies)
 	loose := loosen(concepts[:min(len(concepts), 2)])
-	broad := withClauses(loose, query.Clause{}, excl)
+	broad := with(loose, query.Clause{})
 	asts := []query.AST{fit(focused, len(concepts[:min(len(concepts), maxCoreConcepts)])), fit(broad, len(loose))}
 	if or, ok := anyOf(loose); ok {
-		asts = append(asts, fit(withClauses([]query.Clause{or}, query.Clause{}, excl), 1))
+		asts = append(asts, fit(with([]query.Clause{or}, query.Clause{}), 1))
 	}
 	if len(fb.expansion) > 0 {
 		exp := query.Clause{Any: appendTerms(nil, fb.expansion...)}
-		asts = append(asts, fit(withClauses([]query.Clause{concepts[0], exp}, query.Clause{}, excl), 2))
+		asts = append(asts, fit(with([]query.Clause{concepts[0], exp}, query.Clause{}), 2))
 	}
 
 	base := research.SearchStrategy{
@@ -129,14 +138,15 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
 		Filters: research.Filters{
-			IncludeTerms:        firstN(text.UniqueFold(short(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...))), research.MaxFilterTerms),
+			IncludeTerms:        include,
 			ExcludeTerms:        text.UniqueFold(fb.exclude),
 			LearnedExcludeTerms: fb.learned,
+			Learned:             fb.provenance,
 			FieldsOfStudy:       firstN(short(in.FieldsOfStudy), research.MaxFieldsOfStudy),
 			StudyTypes:          studyTypes,
 		},
 	}
-	return b.distinct(base, asts, concepts[0], excl, in.Previous)
+	return b.distinct(base, asts, fit(with([]query.Clause{concepts[0]}, query.Clause{}), 1), in.Previous)
 }
 
 // distinct returns the first strategy of a fixed sequence of variants that
@@ -155,14 +165,14 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 // what was sent), the last way left to differ from every earlier strategy.
 // The sequence is deterministic, so the same input always gives the same
 // strategy.
-func (b *Builder) distinct(base research.SearchStrategy, asts []query.AST, top query.Clause, excl []query.Clause, previous []research.SearchStrategy) (research.SearchStrategy, error) {
+func (b *Builder) distinct(base research.SearchStrategy, asts []query.AST, top query.AST, previous []research.SearchStrategy) (research.SearchStrategy, error) {
 	seen := map[string]bool{}
 	for _, p := range previous {
 		seen[StrategyKey(p)] = true
 	}
 	variants := [][]query.AST{
 		asts,
-		append(append([]query.AST(nil), asts...), fit(withClauses([]query.Clause{top}, query.Clause{}, excl), 1)),
+		append(append([]query.AST(nil), asts...), top),
 		asts[:1],
 	}
 	for m := base.MaxResultsPerSource; ; {
@@ -226,7 +236,7 @@ func canonicalQuery(t string) string {
 // filtersKey compares filters by what they search: whether an exclusion
 // was learned or typed does not change what a source is sent.
 func filtersKey(f research.Filters) string {
-	f.LearnedExcludeTerms = nil
+	f.LearnedExcludeTerms, f.Learned = nil, nil
 	out, _ := json.Marshal(f) // plain strings: cannot fail
 	return string(out)
 }
@@ -267,6 +277,19 @@ func StrategyKey(s research.SearchStrategy) string {
 	sort.Strings(k.Sources)
 	out, _ := json.Marshal(k) // plain strings and ints: cannot fail
 	return string(out)
+}
+
+// withIncludes requires each include term a does not mention yet, placed
+// before the exclusions so that fit, which drops required clauses last
+// first, drops an include term only after what follows it.
+func withIncludes(a query.AST, include []string) query.AST {
+	with := query.WithFilters(query.AST{Clauses: slices.DeleteFunc(slices.Clone(a.Clauses), func(c query.Clause) bool { return c.Not })}, include, nil)
+	for _, c := range a.Clauses {
+		if c.Not {
+			with.Clauses = append(with.Clauses, c)
+		}
+	}
+	return with
 }
 
 func withClauses(core []query.Clause, extra query.Clause, excl []query.Clause) query.AST {
@@ -442,29 +465,33 @@ func clausesMention(cs []query.Clause, term string) bool {
 
 // mined is everything the feedback says, merged across iterations.
 type mined struct {
-	add       []string // terms the researcher asked for
-	exclude   []string // terms to exclude: intent, researcher, free text, irrelevant papers
-	learned   []string // those of exclude learned from irrelevant papers
-	expansion []string // terms frequent in relevant papers (relevance feedback)
+	add       []string // terms the researcher asked for (required)
+	exclude   []string // terms to exclude: the researcher's, then the learned ones
+	learned   []string // those of exclude that were learned or read, not typed
+	expansion []string // terms searched beside the top concept: read in free text, learned from relevant papers
+	// provenance of every learned and read term, in the strategy's order
+	provenance []research.LearnedTerm
 }
-
-var (
-	moreCue = regexp.MustCompile(`\b(?:more\s+(?:papers\s+)?(?:about|on|of|regarding)|focus(?:\s+more)?\s+on|also\s+(?:search|look)\s+for|include|add)\s+([^,;.!?()]+)`)
-	lessCue = regexp.MustCompile(`\b(?:exclude|excluding|not|no|without|less\s+(?:about|on)|drop|remove|avoid|ignore)\s+([^,;.!?()]+)`)
-	// notAPhrase are words after "not"/"no" that judge rather than name a
-	// topic ("not relevant", "no good").
-	notAPhrase = map[string]bool{"relevant": true, "useful": true, "helpful": true, "good": true, "enough": true, "what": true, "sure": true, "really": true, "very": true, "quite": true, "related": true, "interested": true, "interesting": true, "bad": true, "more": true, "much": true, "many": true, "so": true, "too": true, "all": true}
-)
 
 // feedback merges what the question and every review say. The include and
 // exclude terms are cut to research.MaxFilterTerms each, keeping the
-// first: the question's, then each review's in order, then the free
-// text's; a word learned from irrelevant papers only while there is room.
-// A term over research.MaxTermLength is left out (see short).
-// Every review is within the limit, but several add up past it, and a
-// strategy over it is refused at the checkpoint for what the researcher
-// did not write; an earlier term is kept over a later one because it has
-// already shaped the searches the researcher reviewed.
+// first: the question's, then each review's in order; a term read in the
+// free text or learned from marks only while there is room. A term over
+// research.MaxTermLength is left out (see short). Every review is within
+// the limit, but several add up past it, and a strategy over it is
+// refused at the checkpoint for what the researcher did not write; an
+// earlier term is kept over a later one because it has already shaped
+// the searches the researcher reviewed.
+//
+// The free text is read by ReadFeedback. A wanted term is searched in
+// the expansion query beside the top concept, not required in every
+// query: "not only medical imaging, also ImageNet and vision
+// transformers" asks for more, and requiring all three would find
+// nothing. An unwanted term is excluded as a learned exclusion (listed
+// with the words it was read from, removable like one learned from
+// marks, and read again from all feedback at every build rather than
+// carried), unless a paper marked relevant uses it: an exclusion that
+// drops what the researcher kept is never what they meant.
 func (b *Builder) feedback(in skills.QueryInput) mined {
 	var m mined
 	// The intent's include terms are required like the researcher's added
@@ -473,6 +500,8 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 	m.add = append(m.add, in.Intent.IncludeTerms...)
 	m.exclude = append(m.exclude, in.Intent.ExcludeTerms...)
 	relevant, irrelevant := map[string]bool{}, map[string]bool{}
+	type read struct{ term, from string }
+	var wantRead, unwantRead []read
 	for _, f := range in.Feedback {
 		for _, id := range f.MarkedRelevant {
 			relevant[id], irrelevant[id] = true, false
@@ -482,9 +511,13 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 		}
 		m.add = append(m.add, f.AddTerms...)
 		m.exclude = append(m.exclude, f.ExcludeTerms...)
-		add, excl := mineFreeText(f.FreeTextFeedback)
-		m.add = append(m.add, add...)
-		m.exclude = append(m.exclude, excl...)
+		want, unwant := ReadFeedback(f.FreeTextFeedback)
+		for _, w := range want {
+			wantRead = append(wantRead, read{w, f.FreeTextFeedback})
+		}
+		for _, u := range unwant {
+			unwantRead = append(unwantRead, read{u, f.FreeTextFeedback})
+		}
 	}
 	m.add = firstN(text.UniqueFold(short(trimAll(m.add))), research.MaxFilterTerms)
 	var keptExcl []string
@@ -509,20 +542,57 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 			irr = append(irr, p.RawPaper)
 		}
 	}
+	relDocs, irrDocs := docs(rel), docs(irr)
+	removed := func(t string) bool {
+		return excludesWord(in.RemovedLearnedTerms, t) || text.ContainsFold(in.RemovedLearnedTerms, t)
+	}
+
+	// Exclusions read in the free text, then learned from irrelevant marks.
+	exclude := func(t string, lt research.LearnedTerm) {
+		if len(m.exclude) >= research.MaxFilterTerms || len(short([]string{t})) == 0 || excludesWord(m.exclude, t) ||
+			text.ContainsFold(m.exclude, t) || text.ContainsFold(m.add, t) || removed(t) || usedBy(relDocs, t) {
+			return
+		}
+		m.exclude = append(m.exclude, t)
+		m.learned = append(m.learned, t)
+		lt.Term, lt.Use = t, research.LearnedExclude
+		m.provenance = append(m.provenance, lt)
+	}
+	for _, r := range unwantRead {
+		exclude(r.term, research.LearnedTerm{Feedback: r.from})
+	}
 	known := map[string]bool{}
-	for _, w := range b.knownWords(in.Intent, m, true) {
+	for _, w := range b.knownWords(in.Intent, m) {
 		known[w] = true
 	}
-	m.expansion = rocchio(rel, irr, known, maxExpansion, expansionEvidence(len(rel)))
-	for _, t := range b.negations(in.Intent, m, irr, rel) {
-		// A word the researcher excludes already stays theirs; one they
-		// removed when it was learned before is not learned again. It is
-		// left out rather than guarded against, so removing a learned
-		// word never brings up another one in its place.
-		if len(m.exclude) < research.MaxFilterTerms && len(short([]string{t})) == 1 && !excludesWord(m.exclude, t) && !excludesWord(in.RemovedLearnedTerms, t) {
-			m.exclude = append(m.exclude, t)
-			m.learned = append(m.learned, t)
+	for _, w := range text.Tokenize(in.Intent.Topic) {
+		known[w] = true
+	}
+	bg := background(in.Collection, rel, irr)
+	for _, l := range distinctive(irrDocs, bg, relDocs, known, max(minIrrelevantDF, (len(irr)+negationShare-1)/negationShare), true, maxNegativeTerms, b.exclusionLift) {
+		exclude(l.word, research.LearnedTerm{Papers: l.papers})
+	}
+
+	// Expansions read in the free text, then learned from relevant marks.
+	expand := func(t string, lt research.LearnedTerm) {
+		if len(m.expansion) >= maxAlternatives || len(short([]string{t})) == 0 || text.ContainsFold(m.expansion, t) ||
+			text.ContainsFold(m.add, t) || text.ContainsFold(m.exclude, t) || removed(t) {
+			return
 		}
+		m.expansion = append(m.expansion, t)
+		lt.Term, lt.Use = t, research.LearnedExpand
+		m.provenance = append(m.provenance, lt)
+	}
+	for _, r := range wantRead {
+		expand(r.term, research.LearnedTerm{Feedback: r.from})
+	}
+	for _, w := range m.expansion {
+		for _, s := range text.Tokenize(w) {
+			known[s] = true
+		}
+	}
+	for _, l := range distinctive(relDocs, bg, irrDocs, known, minRelevantDF, false, maxExpansion, minLift) {
+		expand(l.word, research.LearnedTerm{Papers: l.papers})
 	}
 	return m
 }
@@ -535,54 +605,10 @@ func excludesWord(exclude []string, w string) bool {
 	return slices.ContainsFunc(exclude, func(e string) bool { return slices.Equal(text.Tokenize(e), stems) })
 }
 
-// negations are the words learned from the papers marked irrelevant, which
-// the strategy then excludes. A negation removes every paper that uses the
-// word, including relevant papers nobody has marked yet, so it must name
-// what the rejected papers are about rather than how they are written
-// (two unrelated papers that both say "rather" taught "NOT rather" and lost
-// a relevant review that says it too): the word is in the title of one of
-// them and in at least two of them and a third of all of them, no paper
-// marked relevant uses it, and neither do the question and its concepts.
-//
-// They are recomputed from all marks so far at every build rather than
-// mined from the latest marks only: the input does not say which marks an
-// earlier build has already used (Previous also holds strategies rejected
-// unsearched, whose negations were never carried), evidence from several
-// reviews adds up, and the same marks always give the same words. The
-// strategy lists them apart (Filters.LearnedExcludeTerms) and the
-// pipeline does not carry them to the next build as the researcher's
-// exclusions, so a negation a later relevant paper uses is dropped; the
-// carried exclusions are not "known" words here either (skipping them
-// made the same papers yield two new words at every iteration, with no
-// new marks). A word the researcher removed at the strategy checkpoint
-// (QueryInput.RemovedLearnedTerms) is left out by the caller. The
-// collection's other papers are not in the input, so there is no
-// document-frequency guard over them: the title, share and relevant-paper
-// rules stand in for it.
-func (b *Builder) negations(in research.ParsedIntent, m mined, irr, rel []research.RawPaper) []string {
-	if len(irr) < 2 {
-		return nil
-	}
-	guard := map[string]bool{}
-	for _, w := range b.knownWords(in, m, false) {
-		guard[w] = true
-	}
-	for _, w := range text.Tokenize(in.Topic) {
-		guard[w] = true
-	}
-	return rocchio(irr, rel, guard, maxNegativeTerms, evidence{
-		minDF:   max(2, (len(irr)+negationShare-1)/negationShare),
-		inTitle: true,
-		strict:  true,
-	})
-}
-
-// knownWords are the stems the strategy already uses, which relevance
-// feedback must not add again or negate, and the filler words that name
-// no topic. withExcluded adds the excluded terms: an expansion term must
-// not be one, while negations are recomputed whatever is excluded
-// already (see negations).
-func (b *Builder) knownWords(in research.ParsedIntent, m mined, withExcluded bool) []string {
+// knownWords are the stems the strategy already uses or excludes, which
+// learning from marks must not add again or negate, and the filler words
+// that name no topic.
+func (b *Builder) knownWords(in research.ParsedIntent, m mined) []string {
 	var all []string
 	for _, c := range in.Concepts {
 		all = append(all, c.Term)
@@ -592,9 +618,7 @@ func (b *Builder) knownWords(in research.ParsedIntent, m mined, withExcluded boo
 	all = append(all, in.IncludeTerms...)
 	all = append(all, in.StudyTypes...)
 	all = append(all, m.add...)
-	if withExcluded {
-		all = append(all, m.exclude...)
-	}
+	all = append(all, m.exclude...)
 	var stems []string
 	for _, s := range all {
 		stems = append(stems, text.Tokenize(s)...)
@@ -603,100 +627,6 @@ func (b *Builder) knownWords(in research.ParsedIntent, m mined, withExcluded boo
 		stems = append(stems, text.Stem(w))
 	}
 	return stems
-}
-
-// evidence is what rocchio requires of a word before it suggests it.
-type evidence struct {
-	minDF   int  // toward papers the word must appear in
-	inTitle bool // the word must be in the title of one of them
-	strict  bool // no away paper may use the word
-}
-
-// expansionEvidence: a term added to the search must be in two relevant
-// papers (one, if only one is marked); adding a term costs little, since
-// the expansion query is one more query beside the others.
-func expansionEvidence(relevant int) evidence {
-	return evidence{minDF: min(2, relevant)}
-}
-
-// rocchio ranks the words of the "toward" papers by their mean share of
-// each paper's words (titles count double) minus half their mean share in
-// the "away" papers, the Rocchio update restricted to new terms, and
-// returns the best limit words that have the evidence ev asks for.
-func rocchio(toward, away []research.RawPaper, known map[string]bool, limit int, ev evidence) []string {
-	if len(toward) == 0 {
-		return nil
-	}
-	type stat struct {
-		weight  float64
-		df      int
-		awayDF  int
-		inTitle bool
-		words   map[string]int
-	}
-	stats := map[string]*stat{}
-	share := func(p research.RawPaper, sign float64, n int, isAway bool) {
-		title := text.Terms(p.Title)
-		terms := slices.Concat(title, title, text.Terms(p.Abstract))
-		if len(terms) == 0 {
-			return
-		}
-		inDoc := map[string]bool{}
-		for i, t := range terms {
-			if known[t.Stem] || len(t.Word) < 3 {
-				continue
-			}
-			st := stats[t.Stem]
-			if st == nil {
-				st = &stat{words: map[string]int{}}
-				stats[t.Stem] = st
-			}
-			st.weight += sign / float64(len(terms)) / float64(n)
-			if !isAway {
-				st.words[t.Word]++
-				st.inTitle = st.inTitle || i < len(title)
-			}
-			if !inDoc[t.Stem] {
-				inDoc[t.Stem] = true
-				if isAway {
-					st.awayDF++
-				} else {
-					st.df++
-				}
-			}
-		}
-	}
-	for _, p := range toward {
-		share(p, 1, len(toward), false)
-	}
-	for _, p := range away {
-		share(p, -0.5, len(away), true)
-	}
-	type cand struct {
-		word   string
-		weight float64
-	}
-	var cands []cand
-	for _, st := range stats {
-		if st.df < ev.minDF || st.weight <= 0 || ev.strict && st.awayDF > 0 || ev.inTitle && !st.inTitle {
-			continue
-		}
-		cands = append(cands, cand{mostUsed(st.words), st.weight})
-	}
-	sort.Slice(cands, func(i, j int) bool {
-		if cands[i].weight != cands[j].weight {
-			return cands[i].weight > cands[j].weight
-		}
-		return cands[i].word < cands[j].word
-	})
-	var out []string
-	for _, c := range cands {
-		if len(out) == limit {
-			break
-		}
-		out = append(out, c.word)
-	}
-	return out
 }
 
 // mostUsed returns the surface form used most often, the alphabetically
@@ -709,31 +639,6 @@ func mostUsed(words map[string]int) string {
 		}
 	}
 	return best
-}
-
-// mineFreeText finds "more about X", "focus on X", "include X" and
-// "exclude Y", "not Y", "no Y", "without Y", "less about Y" in the
-// researcher's words.
-func mineFreeText(s string) (add, exclude []string) {
-	s = strings.ToLower(s)
-	for _, m := range moreCue.FindAllStringSubmatch(s, -1) {
-		if p, _ := intent.CutPhrase(strings.Fields(m[1])); p != "" {
-			add = append(add, p)
-		}
-	}
-	for _, m := range lessCue.FindAllStringSubmatch(s, -1) {
-		words := strings.Fields(m[1])
-		if len(words) == 0 || notAPhrase[words[0]] {
-			continue
-		}
-		if words[0] == "about" || words[0] == "on" {
-			words = words[1:]
-		}
-		if p, _ := intent.CutPhrase(words); p != "" {
-			exclude = append(exclude, p)
-		}
-	}
-	return add, exclude
 }
 
 // firstN is the first n elements of list.

@@ -138,14 +138,16 @@ func TestBuildStrategyRelevanceFeedback(t *testing.T) {
 		paper("r3", "Sepsis in the ICU: a recurrent approach", "Vital signs time series."),
 		paper("x1", "Sepsis in mice: a deep learning study of cytokine storms", "Mouse models and cytokine profiles; cytokine storms in mice."),
 		paper("x2", "Cytokine profiles of septic mice", "Cytokine release in mice after infection."),
+		paper("x3", "Cytokine storms in mice with septic shock", "Mice given endotoxin show cytokine storms."),
 	}
 	in := skills.QueryInput{
-		Intent:  sepsisIntent(),
-		Sources: []string{query.Local, query.Crossref},
-		Marked:  marked,
+		Intent:     sepsisIntent(),
+		Sources:    []string{query.Local, query.Crossref},
+		Marked:     marked,
+		Collection: wards,
 		Feedback: []research.UserFeedback{{
 			MarkedRelevant:   []string{"r1", "r2", "r3"},
-			MarkedIrrelevant: []string{"x1", "x2"},
+			MarkedIrrelevant: []string{"x1", "x2", "x3"},
 			AddTerms:         []string{"early warning"},
 			ExcludeTerms:     []string{"case report"},
 			FreeTextFeedback: "More about lactate monitoring, please. Exclude pneumonia; these are not relevant.",
@@ -161,16 +163,25 @@ func TestBuildStrategyRelevanceFeedback(t *testing.T) {
 	require.Len(t, got.Queries, 3)
 	focused, expansion := got.Queries[0].Text, got.Queries[2].Text
 	require.Contains(t, focused, `"early warning"`, "AddTerms are required in the focused query")
-	require.Contains(t, focused, `"lactate monitoring"`, "free text 'more about X' is added")
+	require.NotContains(t, focused, "lactate", "free text 'more about X' is searched for, not required everywhere")
 	for _, neg := range []string{`-"case report"`, `-pneumonia`, `-cytokine`, `-mice`, `-(children`} {
 		require.Contains(t, strings.Join(texts(got), "\n"), neg)
 	}
 	require.NotContains(t, focused, "relevant", "'not relevant' judges papers, it names no topic")
-	require.Contains(t, expansion, "(recurrent OR signs OR vital)", "terms of every relevant paper, the one in all titles first")
+	require.Contains(t, expansion, `("lactate monitoring" OR recurrent OR signs OR vital)`, "the free text's wanted term, then words of every relevant paper")
 	require.NotContains(t, expansion, "sepsis OR", "terms already in the strategy are not added again")
 	require.Equal(t, []string{"children", "case report", "pneumonia", "cytokine", "mice"}, got.Filters.ExcludeTerms)
-	require.Equal(t, []string{"cytokine", "mice"}, got.Filters.LearnedExcludeTerms, "learned from x1 and x2, listed apart")
-	require.Equal(t, []string{"early warning", "lactate monitoring"}, got.Filters.IncludeTerms)
+	require.Equal(t, []string{"pneumonia", "cytokine", "mice"}, got.Filters.LearnedExcludeTerms, "read in the free text and learned from x1-x3, listed apart")
+	require.Equal(t, []string{"early warning"}, got.Filters.IncludeTerms)
+	require.Equal(t, []research.LearnedTerm{
+		{Term: "pneumonia", Use: research.LearnedExclude, Feedback: in.Feedback[0].FreeTextFeedback},
+		{Term: "cytokine", Use: research.LearnedExclude, Papers: []string{"x1", "x2", "x3"}},
+		{Term: "mice", Use: research.LearnedExclude, Papers: []string{"x1", "x2", "x3"}},
+		{Term: "lactate monitoring", Use: research.LearnedExpand, Feedback: in.Feedback[0].FreeTextFeedback},
+		{Term: "recurrent", Use: research.LearnedExpand, Papers: []string{"r1", "r2", "r3"}},
+		{Term: "signs", Use: research.LearnedExpand, Papers: []string{"r1", "r2", "r3"}},
+		{Term: "vital", Use: research.LearnedExpand, Papers: []string{"r1", "r2", "r3"}},
+	}, got.Filters.Learned, "each learned term says where it came from")
 	require.NotContains(t, got.Queries[2].PerSource[query.Crossref], "cytokine", "crossref drops exclusions")
 }
 
@@ -178,9 +189,11 @@ func TestBuildStrategyLaterMarkWins(t *testing.T) {
 	t.Parallel()
 	marked := []research.ScoredPaper{
 		paper("a", "Lactate clearance in septic shock", "Lactate clearance guides resuscitation."),
+		paper("b", "Lactate-guided therapy in sepsis", "Serial lactate clearance as a target."),
+		paper("c", "Lactate clearance and mortality", "Lactate clearance predicted survival."),
 	}
-	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: marked,
-		Feedback: []research.UserFeedback{{MarkedIrrelevant: []string{"a"}}, {MarkedRelevant: []string{"a"}}}}
+	in := skills.QueryInput{Intent: sepsisIntent(), Sources: []string{query.Local}, Marked: marked, Collection: wards,
+		Feedback: []research.UserFeedback{{MarkedIrrelevant: []string{"a", "b", "c"}}, {MarkedRelevant: []string{"a", "b", "c"}}}}
 	got, err := querybuilder.New().BuildStrategy(context.Background(), in)
 	require.NoError(t, err)
 	require.NotContains(t, got.Filters.ExcludeTerms, "lactate")
@@ -248,7 +261,7 @@ func TestBuildStrategyProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		in := skills.QueryInput{
 			Intent:              genIntent().Draw(t, "intent"),
-			Sources:             rapid.SliceOfN(rapid.SampledFrom(append(query.Sources(), "future_source")), 1, 8).Draw(t, "sources"),
+			Sources:             rapid.SliceOfN(rapid.SampledFrom(append(query.Sources(), "future_source")), 1, research.MaxSources).Draw(t, "sources"), // 8 distinct names are over MaxSources
 			MaxResultsPerSource: rapid.SampledFrom([]int{0, 1, 25, 999, 1000}).Draw(t, "max"),
 		}
 		var ids []string

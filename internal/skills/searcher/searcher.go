@@ -7,7 +7,10 @@ import (
 	"quarry/internal/fault"
 	"quarry/internal/research"
 	"quarry/internal/skills"
+	"quarry/internal/skills/query"
 	"quarry/internal/skills/sources"
+	"quarry/internal/skills/text"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -199,6 +202,7 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 		clock  *sourceClock
 	}
 	var calls []plannedCall
+	postExcl := make([][][]query.Term, len(st.Sources))
 	clocks := map[string]*sourceClock{}
 	defer func() {
 		for _, c := range clocks {
@@ -214,6 +218,7 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 			continue
 		}
 		texts := make([]string, len(st.Queries))
+		after := make([][]query.Term, len(st.Queries))
 		left := 0
 		clock := newSourceClock(ctx, s.deadline)
 		clocks[name] = clock
@@ -223,6 +228,9 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 				text = q.Text
 			}
 			texts[qi] = text
+			if ast, err := query.Parse(q.Text); err == nil {
+				after[qi] = query.Unexcluded(name, ast)
+			}
 			if strings.TrimSpace(text) == "" {
 				continue // rendered to nothing this source can search: skip, as the renderer asks
 			}
@@ -234,6 +242,7 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 			calls = append(calls, plannedCall{si: si, qi: qi, name: name, src: src, req: req, clock: clock})
 		}
 		res.Sources[name] = research.SourceResult{Queries: texts}
+		postExcl[si] = after
 		outcomes[si] = make([]callOutcome, len(texts))
 		progress.pending[name] = &sourceProgress{left: left}
 		if left == 0 {
@@ -294,6 +303,13 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 		sr.QueryResults = make([]research.QueryResult, len(outcomes[si]))
 		for qi, o := range outcomes[si] {
 			qr := &sr.QueryResults[qi]
+			if !o.unsent && len(postExcl[si][qi]) > 0 {
+				var w string
+				o.papers, w = leaveOut(name, o.papers, postExcl[si][qi])
+				if o.err == nil && w != "" {
+					o.err = &sources.Warning{Message: w}
+				}
+			}
 			qr.Count = len(o.papers)
 			if o.total > 0 { // TotalUnknown (or a known 0) is recorded as 0
 				qr.Total = o.total
@@ -339,6 +355,44 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 		return res, cancelled(ctx)
 	}
 	return res, nil
+}
+
+// leaveOut drops the papers whose title or abstract uses one of the
+// excluded terms the source could not be sent (query.Unexcluded), and
+// says what it did, so the report shows the exclusion held though the
+// request as sent could not carry it. A term matches whole words, as the
+// sources that can exclude match it.
+func leaveOut(source string, papers []research.RawPaper, excl []query.Term) ([]research.RawPaper, string) {
+	var names []string
+	var words [][]string
+	for _, t := range excl {
+		if w := text.Words(t.Text); len(w) > 0 {
+			words = append(words, w)
+			names = append(names, strconv.Quote(t.Text))
+		}
+	}
+	if len(words) == 0 {
+		return papers, ""
+	}
+	var kept []research.RawPaper
+	for _, p := range papers {
+		doc := text.Words(p.Title + " " + p.Abstract)
+		if !slices.ContainsFunc(words, func(w []string) bool { return containsRun(doc, w) }) {
+			kept = append(kept, p)
+		}
+	}
+	return kept, fmt.Sprintf("%s cannot exclude terms in a query: %d of %d results using %s were left out after retrieval",
+		source, len(papers)-len(kept), len(papers), strings.Join(names, ", "))
+}
+
+// containsRun reports whether run occurs in doc as consecutive words.
+func containsRun(doc, run []string) bool {
+	for i := 0; i+len(run) <= len(doc); i++ {
+		if slices.Equal(doc[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
 }
 
 type callOutcome struct {

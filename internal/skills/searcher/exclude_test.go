@@ -1,0 +1,45 @@
+package searcher_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/research"
+	"quarry/internal/skills/query"
+	"quarry/internal/skills/searcher"
+	"quarry/internal/skills/sources"
+)
+
+// TestSearcherAppliesExclusionsASourceCannotBeSent: Crossref and Semantic
+// Scholar's relevance search have no exclusion syntax, so the exclusion is
+// applied to what they return, and the result says so; a source that can
+// exclude is sent the exclusion and its results are kept as they come.
+func TestSearcherAppliesExclusionsASourceCannotBeSent(t *testing.T) {
+	t.Parallel()
+	papers := func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+		return []research.RawPaper{
+			{Title: "Sleep and memory consolidation", DOI: "10.1/a"},
+			{Title: "Sleep states of computer memory chips", DOI: "10.1/b"},
+			{Title: "Memory in sleep", Abstract: "Not about Computer-Memory at all.", DOI: "10.1/c"},
+		}, nil
+	}
+	ast, err := query.Parse(`sleep memory -"computer memory"`)
+	require.NoError(t, err)
+	names := []string{research.SourceCrossref, research.SourceOpenAlex}
+	st := strategy(names, research.Query{Text: ast.String(), PerSource: query.RenderAll(ast, names)})
+	s := newSearcher(t, searcher.Options{}, fakeSource{name: research.SourceCrossref, fn: papers}, fakeSource{name: research.SourceOpenAlex, fn: papers})
+	res, err := s.Search(context.Background(), st)
+	require.NoError(t, err)
+
+	cr := res.Sources[research.SourceCrossref]
+	require.Equal(t, []string{"sleep memory"}, cr.Queries, "what Crossref was sent")
+	require.Equal(t, 1, cr.Count)
+	require.Empty(t, cr.Error)
+	require.Contains(t, cr.QueryResults[0].Warning, `2 of 3 results using "computer memory" were left out after retrieval`)
+	oa := res.Sources[research.SourceOpenAlex]
+	require.Equal(t, []string{`sleep AND memory NOT "computer memory"`}, oa.Queries)
+	require.Equal(t, 3, oa.Count, "a source sent the exclusion applied it itself")
+	require.Empty(t, oa.Warnings)
+}
