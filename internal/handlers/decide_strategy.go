@@ -172,6 +172,7 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 	err = h.engine.Decide(ctx, run.ID, cp.ID, d)
 	switch fault.ErrorCode(err) {
 	case "":
+		settle(ctx, h.engine, h.runs, run.ID, h.done)
 		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
 	case fault.EConflict:
 		return h.conflictPageWithStrategy(c, run.ID, err, submittedStrategy(f))

@@ -83,8 +83,7 @@ func (h *Runs) Events(c echo.Context) error {
 			if err := writeSSE(res, "progress", buf.String()); err != nil {
 				return nil
 			}
-			switch ev.Type {
-			case engine.EventStatus, engine.EventCheckpoint, engine.EventDecision:
+			if changesPage(ev) {
 				if err := writeSSE(res, "status", ""); err != nil {
 					return nil
 				}
@@ -92,6 +91,24 @@ func (h *Runs) Events(c echo.Context) error {
 		}
 		res.Flush()
 	}
+}
+
+// changesPage reports whether ev may change what the run's page shows, so
+// the page must fetch its status: a checkpoint raised or decided, or the
+// run settling (waiting, escalated or ended). Every step's commit
+// publishes a "running" status, which the page draws like any other
+// running one; pinging on those would keep a status request in flight,
+// and htmx drops a trigger that arrives while its element's request is
+// in flight, so the ping that mattered (the run reaching a checkpoint
+// a moment after a step) could be lost until the next poll.
+func changesPage(ev engine.Event) bool {
+	switch ev.Type {
+	case engine.EventCheckpoint, engine.EventDecision:
+		return true
+	case engine.EventStatus:
+		return ev.Status != engine.StatusPending && ev.Status != engine.StatusRunning
+	}
+	return false
 }
 
 // streamState is the event stream's first message: where the run is when
