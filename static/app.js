@@ -6,6 +6,9 @@
 //   j / k  move to the next / previous paper
 //   r / i / u  mark the current paper relevant / irrelevant / unsure
 //
+// Address: a page that answers a form's POST shows its own address (see
+// data-page-url below).
+//
 // Edited forms: once any form on the page is changed (typing, a mark, a
 // form's own htmx button), the run page's status poll says dirty=1 (until
 // then dirty=0), so the server shows a banner instead of reloading the page
@@ -14,6 +17,17 @@
 	"use strict";
 	var current = -1;
 	var dirty = false;
+
+	// A form answered in place (422 with its errors, 409) is drawn at its
+	// POST-only action's address, which reloading or sharing would turn
+	// into a 405. The page names its own address (data-page-url); the
+	// address bar shows that instead. (Without JavaScript the action's
+	// GET redirects to the run's page.)
+	var self = document.querySelector("[data-page-url]");
+	if (self && window.history && history.replaceState) {
+		var want = self.getAttribute("data-page-url");
+		if (want && location.pathname !== want) history.replaceState(history.state, "", want);
+	}
 
 	function inForm(el) {
 		return !!(el && (el.form || (el.closest && el.closest("form"))));

@@ -150,9 +150,17 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 		}
 	}
 	if d.Action == engine.Edit {
+		// Every field's problem in one answer: the numbers the form could
+		// not read, and everything the gate checks (shape, sources, fields
+		// of study, each query's syntax), so no error waits for the others
+		// to be fixed.
 		strategy, fe := strategyOf(f, p.Strategy)
-		if err := strategy.ValidateSources(knownOr(knownSources(h.engine), p.Strategy.Sources)); err != nil {
-			for k, v := range fault.ErrorFields(err) {
+		if err := pipeline.CheckStrategy(strategy, knownOr(knownSources(h.engine), p.Strategy.Sources)); err != nil {
+			fields := fault.ErrorFields(err)
+			if len(fields) == 0 {
+				return err
+			}
+			for k, v := range fields {
 				fe.Add(k, v)
 			}
 		}
