@@ -20,7 +20,7 @@ func noPolls(t *testing.T, page playwright.Page) {
 	require.NoError(t, page.AddInitScript(playwright.Script{Content: playwright.String(`
 		document.addEventListener("htmx:configRequest", function (ev) {
 			var elt = ev.detail.elt;
-			if (!elt || elt.id !== "run-status") return;
+			if (!elt || (elt.id !== "run-status" && elt.id !== "run-watch")) return;
 			var how = ev.detail.triggeringEvent ? ev.detail.triggeringEvent.type : "poll";
 			var seen = JSON.parse(sessionStorage.getItem("quarryStatusRequests") || "[]");
 			seen.push(how);

@@ -10,7 +10,8 @@
 // data-page-url below).
 //
 // Edited forms: once any form on the page is changed (typing, a mark, a
-// form's own htmx button), the run page's status poll says dirty=1 (until
+// form's own htmx button), the run page's status poll (and the stream's
+// watcher, run-watch) says dirty=1 (until
 // then dirty=0), so the server shows a banner instead of reloading the page
 // when the run moves on. A page nobody has typed into just follows the run.
 (function () {
@@ -38,7 +39,7 @@
 
 	document.addEventListener("htmx:configRequest", function (ev) {
 		var elt = ev.detail.elt;
-		if (elt && elt.id === "run-status") {
+		if (elt && (elt.id === "run-status" || elt.id === "run-watch")) {
 			// Always said, so the server can tell "untouched" from a page
 			// whose script does not track edits (and keep its text safe).
 			ev.detail.parameters["dirty"] = dirty ? "1" : "0";

@@ -94,19 +94,18 @@ func (h *Runs) Events(c echo.Context) error {
 }
 
 // changesPage reports whether ev may change what the run's page shows, so
-// the page must fetch its status: a checkpoint raised or decided, or the
-// run settling (waiting, escalated or ended). Every step's commit
-// publishes a "running" status, which the page draws like any other
-// running one; pinging on those would keep a status request in flight,
-// and htmx drops a trigger that arrives while its element's request is
-// in flight, so the ping that mattered (the run reaching a checkpoint
-// a moment after a step) could be lost until the next poll.
+// the page must fetch its status: a checkpoint raised (the run waits or
+// is escalated; the engine publishes it after the commit) or decided, or
+// the run ended. Every step's commit publishes a status event, "running"
+// for all but the last, which the page draws like any other running one:
+// pinging on those only kept status requests in flight, and the ping that
+// mattered could be lost behind them (see views.RunLive).
 func changesPage(ev engine.Event) bool {
 	switch ev.Type {
 	case engine.EventCheckpoint, engine.EventDecision:
 		return true
 	case engine.EventStatus:
-		return ev.Status != engine.StatusPending && ev.Status != engine.StatusRunning
+		return ev.Status.IsComplete()
 	}
 	return false
 }
