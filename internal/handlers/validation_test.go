@@ -57,12 +57,12 @@ func TestStrategyFormErrorsAllAtOnce(t *testing.T) {
 	w := setupWeb(t)
 	w.signIn(t, w.client, "Ada")
 	_, home := w.get(t, w.client, "/")
-	res, page := w.post(t, w.client, "/runs", url.Values{"_csrf": {csrf(home)}, "question": {"sleep deprivation and working memory"},
+	res, _ := w.post(t, w.client, "/runs", url.Values{"_csrf": {csrf(home)}, "question": {"sleep deprivation and working memory"},
 		"max_iterations": {"2"}, "strategy_checkpoint": {"true"}, "sources": testapp.Sources})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	runPath := res.Request.URL.Path
 	w.waitFor(t, strings.TrimPrefix(runPath, "/runs/"), "waiting")
-	_, page = w.get(t, w.client, runPath)
+	_, page := w.get(t, w.client, runPath)
 	action := page.Find(`[data-testid="strategy-form"]`).AttrOr("action", "")
 	require.NotEmpty(t, action)
 
