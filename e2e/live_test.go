@@ -1,11 +1,17 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
 )
 
 // noPolls stops the run page's 2-second status poll on page, and on every
@@ -41,27 +47,28 @@ func statusRequests(t *testing.T, page playwright.Page) []string {
 	return out
 }
 
-// TestStreamBringsFormsWithoutPolling (issue 16, defect 3): the run
-// reaches its strategy checkpoint milliseconds after it starts, before the
-// page that shows it has connected to the event stream; the stream's first
-// message carries the run's current state, so the page swaps in the
-// strategy form at once instead of at the next 2-second poll. The same
-// for the review after Approve. The test stops every poll (noPolls): on
-// the old code, whose stream said nothing about the state at connect, the
-// strategy form never appeared.
+// TestStreamBringsFormsWithoutPolling (issue 16, defect 3): a page drawn
+// at the strategy checkpoint connects to the event stream only after the
+// run has moved on to the review (here its stream request is held until
+// then; in life the strategy checkpoint comes milliseconds after a start,
+// before the page has loaded). The stream's first message is the run's
+// current state and, since the page was drawn at another, a ping: the
+// page swaps in the review at once. Every status poll is stopped
+// (noPolls), so only the stream can bring the review; on the old code,
+// whose stream said nothing about the state at connect, it never came.
 func TestStreamBringsFormsWithoutPolling(t *testing.T) {
 	t.Parallel()
-	page, expect := newPage(t)
+	s := startServer(t)
+	page, expect := openPage(t, s.url)
 	noPolls(t, page)
 	startRun(t, page, expect, "Ada", "sleep and memory consolidation")
-	require.NoError(t, expect.Locator(page.GetByTestId("run-state")).ToHaveText("waiting"))
+	runID := runIDOf(t, page)
 
 	// The stream's first message is the current state, for any client.
 	first, err := page.Evaluate(`() => new Promise((resolve, reject) => {
-		const id = location.pathname.split("/").pop();
-		const es = new EventSource("/runs/" + id + "/events");
+		const es = new EventSource(location.pathname + "/events");
 		const seen = [];
-		es.onmessage = (ev) => seen.push("message");
+		es.onmessage = () => seen.push("message");
 		es.addEventListener("progress", () => seen.push("progress"));
 		es.addEventListener("status", () => seen.push("status"));
 		es.addEventListener("state", (ev) => { es.close(); resolve({before: seen, data: JSON.parse(ev.data)}); });
@@ -72,9 +79,43 @@ func TestStreamBringsFormsWithoutPolling(t *testing.T) {
 	require.Empty(t, got["before"], "the state is the stream's first message")
 	state := got["data"].(map[string]any)
 	require.Equal(t, "waiting", state["status"])
-	require.NotEmpty(t, state["checkpoint_id"])
+	cp, _ := state["checkpoint_id"].(string)
+	require.NotEmpty(t, cp)
 
-	require.NoError(t, button(page, "Approve").Click())
+	// Draw the strategy page again, holding its stream's request.
+	held := make(chan playwright.Route, 1)
+	require.NoError(t, page.Route("**/runs/*/events*", func(r playwright.Route) {
+		select {
+		case held <- r:
+		default:
+			_ = r.Continue()
+		}
+	}))
+	_, err = page.Reload()
+	require.NoError(t, err)
+	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-strategy")).ToBeVisible())
+	var stream playwright.Route
+	select {
+	case stream = <-held:
+	case <-time.After(workTimeout):
+		t.Fatal("the page never asked for its event stream")
+	}
+
+	// Grace approves through the API; the run reaches the review.
+	body, err := json.Marshal(map[string]any{"checkpoint_id": cp, "action": "approve", "decided_by": "Grace"})
+	require.NoError(t, err)
+	res, err := http.Post(s.url+"/api/runs/"+runID+"/decisions", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusAccepted, res.StatusCode)
+	require.Eventually(t, func() bool {
+		run, err := s.app.Store().Run(context.Background(), runID)
+		return err == nil && run.Status == engine.StatusWaiting && run.CheckpointID != cp
+	}, workTimeout, 20*time.Millisecond)
+
+	// Only now does the page connect: the stream's first messages bring it
+	// the review.
+	require.NoError(t, stream.Continue())
 	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-review")).ToBeVisible(afterWork()))
 	require.Contains(t, statusRequests(t, page), "sse:status", "the stream asked for the new form")
 }
