@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,9 +101,10 @@ func BenchmarkUITransitions(b *testing.B) {
 		}
 		fmt.Printf("ui: start_to_strategy_ms p50=%d p95=%d\n", pct(toStrategy, 50), pct(toStrategy, 95))
 		fmt.Printf("ui: approve_to_review_ms p50=%d p95=%d\n", pct(toReview, 50), pct(toReview, 95))
-		b.Logf("n=%d each; in-page max: start→strategy %d ms, approve→review %d ms; Playwright wall p50/p95: start→strategy %d/%d ms, approve→review %d/%d ms",
+		load, _ := os.ReadFile("/proc/loadavg") // the machine may be shared: say how busy it was
+		b.Logf("n=%d each; in-page max: start→strategy %d ms, approve→review %d ms; Playwright wall p50/p95: start→strategy %d/%d ms, approve→review %d/%d ms; load average %s",
 			len(toStrategy), pct(toStrategy, 100), pct(toReview, 100),
-			pct(wallStrategy, 50), pct(wallStrategy, 95), pct(wallReview, 50), pct(wallReview, 95))
+			pct(wallStrategy, 50), pct(wallStrategy, 95), pct(wallReview, 50), pct(wallReview, 95), strings.TrimSpace(string(load)))
 		b.ReportMetric(float64(pct(toStrategy, 95)), "start_to_strategy_p95_ms")
 		b.ReportMetric(float64(pct(toReview, 95)), "approve_to_review_p95_ms")
 	}

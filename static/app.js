@@ -34,12 +34,30 @@
 		return !!(el && (el.form || (el.closest && el.closest("form"))));
 	}
 
+	// A page submitting a form (not through htmx) goes where the form's
+	// answer leads. Its status requests must not send it elsewhere
+	// meanwhile: the stream's ping for its own decision would answer with
+	// a redirect that cancels the submit's navigation for a page drawn
+	// "running", and the form the run reaches next would come a page load
+	// later. If no answer comes, the page follows the run again.
+	var submitting = false;
+	document.addEventListener("submit", function (ev) {
+		if (ev.defaultPrevented) return;
+		submitting = true;
+		setTimeout(function () { submitting = false; }, 10000);
+	});
+	window.addEventListener("pageshow", function () { submitting = false; });
+
 	document.addEventListener("input", function (ev) { if (inForm(ev.target)) dirty = true; });
 	document.addEventListener("change", function (ev) { if (inForm(ev.target)) dirty = true; });
 
 	document.addEventListener("htmx:configRequest", function (ev) {
 		var elt = ev.detail.elt;
 		if (elt && (elt.id === "run-status" || elt.id === "run-watch")) {
+			if (submitting) {
+				ev.preventDefault();
+				return;
+			}
 			// Always said, so the server can tell "untouched" from a page
 			// whose script does not track edits (and keep its text safe).
 			ev.detail.parameters["dirty"] = dirty ? "1" : "0";
