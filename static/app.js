@@ -6,8 +6,12 @@
 //   j / k  move to the next / previous paper
 //   r / i / u  mark the current paper relevant / irrelevant / unsure
 //
+// Address: a page that answers a form's POST shows its own address (see
+// data-page-url below).
+//
 // Edited forms: once any form on the page is changed (typing, a mark, a
-// form's own htmx button), the run page's status poll says dirty=1 (until
+// form's own htmx button), the run page's status poll (and the stream's
+// watcher, run-watch) says dirty=1 (until
 // then dirty=0), so the server shows a banner instead of reloading the page
 // when the run moves on. A page nobody has typed into just follows the run.
 (function () {
@@ -15,16 +19,45 @@
 	var current = -1;
 	var dirty = false;
 
+	// A form answered in place (422 with its errors, 409) is drawn at its
+	// POST-only action's address, which reloading or sharing would turn
+	// into a 405. The page names its own address (data-page-url); the
+	// address bar shows that instead. (Without JavaScript the action's
+	// GET redirects to the run's page.)
+	var self = document.querySelector("[data-page-url]");
+	if (self && window.history && history.replaceState) {
+		var want = self.getAttribute("data-page-url");
+		if (want && location.pathname !== want) history.replaceState(history.state, "", want);
+	}
+
 	function inForm(el) {
 		return !!(el && (el.form || (el.closest && el.closest("form"))));
 	}
+
+	// A page submitting a form (not through htmx) goes where the form's
+	// answer leads. Its status requests must not send it elsewhere
+	// meanwhile: the stream's ping for its own decision would answer with
+	// a redirect that cancels the submit's navigation for a page drawn
+	// "running", and the form the run reaches next would come a page load
+	// later. If no answer comes, the page follows the run again.
+	var submitting = false;
+	document.addEventListener("submit", function (ev) {
+		if (ev.defaultPrevented) return;
+		submitting = true;
+		setTimeout(function () { submitting = false; }, 10000);
+	});
+	window.addEventListener("pageshow", function () { submitting = false; });
 
 	document.addEventListener("input", function (ev) { if (inForm(ev.target)) dirty = true; });
 	document.addEventListener("change", function (ev) { if (inForm(ev.target)) dirty = true; });
 
 	document.addEventListener("htmx:configRequest", function (ev) {
 		var elt = ev.detail.elt;
-		if (elt && elt.id === "run-status") {
+		if (elt && (elt.id === "run-status" || elt.id === "run-watch")) {
+			if (submitting) {
+				ev.preventDefault();
+				return;
+			}
 			// Always said, so the server can tell "untouched" from a page
 			// whose script does not track edits (and keep its text safe).
 			ev.detail.parameters["dirty"] = dirty ? "1" : "0";

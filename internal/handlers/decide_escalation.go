@@ -23,6 +23,7 @@ func (h *Runs) DecideEscalation(c echo.Context) error {
 	err = h.engine.Decide(c.Request().Context(), run.ID, cp.ID, d)
 	switch fault.ErrorCode(err) {
 	case "":
+		settle(c.Request().Context(), h.engine, h.runs, run.ID, h.done)
 		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
 	case fault.EConflict:
 		return h.conflictPage(c, run.ID, err)

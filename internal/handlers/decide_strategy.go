@@ -153,9 +153,17 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 		}
 	}
 	if d.Action == engine.Edit {
+		// Every field's problem in one answer: the numbers the form could
+		// not read, and everything the gate checks (shape, sources, fields
+		// of study, each query's syntax), so no error waits for the others
+		// to be fixed.
 		strategy, fe := strategyOf(f, p.Strategy)
-		if err := strategy.ValidateSources(knownOr(knownSources(h.engine), p.Strategy.Sources)); err != nil {
-			for k, v := range fault.ErrorFields(err) {
+		if err := pipeline.CheckStrategy(strategy, knownOr(knownSources(h.engine), p.Strategy.Sources)); err != nil {
+			fields := fault.ErrorFields(err)
+			if len(fields) == 0 {
+				return err
+			}
+			for k, v := range fields {
 				fe.Add(k, v)
 			}
 		}
@@ -175,6 +183,7 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 	err = h.engine.Decide(ctx, run.ID, cp.ID, d)
 	switch fault.ErrorCode(err) {
 	case "":
+		settle(ctx, h.engine, h.runs, run.ID, h.done)
 		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
 	case fault.EConflict:
 		return h.conflictPageWithStrategy(c, run.ID, err, submittedStrategy(f))

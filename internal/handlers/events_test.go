@@ -145,6 +145,9 @@ func TestEventsStream(t *testing.T) {
 	go readSSE(bufio.NewReader(res.Body), frames)
 	deadline := time.After(15 * time.Second)
 	require.Equal(t, sseFrame{comment: "connected"}, next(t, frames, deadline), "the stream opens with a comment once subscribed")
+	state := next(t, frames, deadline)
+	require.Equal(t, "state", state.event, "the first message is the run's current state")
+	require.JSONEq(t, `{"id":"`+runA+`","status":"waiting","iteration":1,"step":"confirm_strategy","checkpoint_id":"`+cp.ID+`"}`, state.data)
 
 	// Run B goes all the way from parse to its review while A's stream is
 	// open; none of B's events may reach A's stream.
@@ -199,5 +202,69 @@ func TestEventsStream(t *testing.T) {
 		require.Equal(t, "/runs/"+runA+"/events", path)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the event stream handler kept running after the client disconnected")
+	}
+}
+
+// TestEventsStreamStartsWithState (issue 16, defect 3): a page drawn
+// before its run reached a checkpoint connects after it did; the stream's
+// first message is the current state, and since the page says (cp, s) it
+// was drawn at another state, a status ping follows at once, so the page
+// fetches its form without waiting for an event that was published before
+// it connected. A page already showing the current state gets the state
+// and no ping. On the old code the stream sent nothing until the run
+// moved again.
+func TestEventsStreamStartsWithState(t *testing.T) {
+	t.Parallel()
+	reg, err := testapp.Registry()
+	require.NoError(t, err)
+	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")}, app.WithWorkflows(reg))
+	require.NoError(t, err)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(func() { srv.Close(); require.NoError(t, a.Close()) })
+	w := &web{srv: srv, client: newClient(t), app: a}
+	b, err := json.Marshal(map[string]any{"question": "sleep and memory consolidation", "strategy_checkpoint": true, "sources": testapp.Sources})
+	require.NoError(t, err)
+	res, err := w.client.Post(srv.URL+"/api/runs", "application/json", bytes.NewReader(b))
+	require.NoError(t, err)
+	var created handlers.RunCreated
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&created))
+	res.Body.Close()
+	cp := w.waitFor(t, created.ID, "waiting").Checkpoint
+
+	// open connects as a page drawn with query and returns its frames
+	// after the opening comment.
+	open := func(query string) <-chan sseFrame {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/runs/"+created.ID+"/events"+query, nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "text/event-stream")
+		res, err := (&http.Client{}).Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { res.Body.Close() })
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		frames := make(chan sseFrame, 16)
+		go readSSE(bufio.NewReader(res.Body), frames)
+		require.Equal(t, "connected", next(t, frames, time.After(5*time.Second)).comment)
+		return frames
+	}
+	wantState := `{"id":"` + created.ID + `","status":"waiting","iteration":1,"step":"confirm_strategy","checkpoint_id":"` + cp.ID + `"}`
+
+	for name, query := range map[string]string{"NoPage": "", "PageDrawnRunning": "?cp=&s=running"} {
+		frames := open(query)
+		state := next(t, frames, time.After(5*time.Second))
+		require.Equal(t, "state", state.event, name)
+		require.JSONEq(t, wantState, state.data, name)
+		if name == "PageDrawnRunning" {
+			require.Equal(t, "status", next(t, frames, time.After(5*time.Second)).event, "the page is told to fetch its new state")
+		}
+	}
+
+	frames := open("?cp=" + cp.ID + "&s=waiting")
+	require.Equal(t, "state", next(t, frames, time.After(5*time.Second)).event)
+	select {
+	case f := <-frames:
+		require.Failf(t, "a page showing the current state got another message", "%+v", f)
+	case <-time.After(300 * time.Millisecond):
 	}
 }

@@ -204,6 +204,7 @@ func (h *Home) Start(c echo.Context) error {
 	if err := h.people.remember(c, run.ID); err != nil {
 		return err
 	}
+	settle(c.Request().Context(), h.engine, h.runs, run.ID, nil)
 	return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
 }
 

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -20,14 +21,28 @@ const keepAlive = 15 * time.Second
 // Events handles GET /runs/:id/events: a text/event-stream of rendered
 // progress lines ("progress") and status pings ("status") for the htmx SSE
 // extension. It ends when the client goes or the server stops.
+//
+// Its first message ("state") is the run's current state (streamState):
+// a transition made before the client connected (the strategy checkpoint
+// is reached milliseconds after a run starts, before its page has loaded)
+// would otherwise reach the page only at its next poll. The page names the
+// checkpoint and status it was drawn with (cp and s, as its status poll
+// does); when the run has moved on since, a status ping follows at once,
+// so the page fetches its new form without waiting for an event.
 func (h *Runs) Events(c echo.Context) error {
 	ctx := c.Request().Context()
+	// Subscribed before the state is read, so no event falls between the
+	// state sent and the first event streamed.
+	events, stop := h.engine.Events().Subscribe(c.Param("id"))
+	defer stop()
 	run, err := h.runs.Run(ctx, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	events, stop := h.engine.Events().Subscribe(run.ID)
-	defer stop()
+	state, err := json.Marshal(streamStateOf(run))
+	if err != nil {
+		return err
+	}
 	res := c.Response()
 	res.Header().Set(echo.HeaderContentType, "text/event-stream")
 	res.Header().Set(echo.HeaderCacheControl, "no-cache")
@@ -35,6 +50,14 @@ func (h *Runs) Events(c echo.Context) error {
 	res.WriteHeader(http.StatusOK)
 	if _, err := fmt.Fprint(res, ": connected\n\n"); err != nil {
 		return nil
+	}
+	if err := writeSSE(res, "state", string(state)); err != nil {
+		return nil
+	}
+	if q := c.QueryParams(); q.Has("s") && pageChanged(q.Get("cp"), q.Get("s"), run) {
+		if err := writeSSE(res, "status", ""); err != nil {
+			return nil
+		}
 	}
 	res.Flush()
 	tick := time.NewTicker(keepAlive)
@@ -60,8 +83,7 @@ func (h *Runs) Events(c echo.Context) error {
 			if err := writeSSE(res, "progress", buf.String()); err != nil {
 				return nil
 			}
-			switch ev.Type {
-			case engine.EventStatus, engine.EventCheckpoint, engine.EventDecision:
+			if changesPage(ev) {
 				if err := writeSSE(res, "status", ""); err != nil {
 					return nil
 				}
@@ -69,6 +91,39 @@ func (h *Runs) Events(c echo.Context) error {
 		}
 		res.Flush()
 	}
+}
+
+// changesPage reports whether ev may change what the run's page shows, so
+// the page must fetch its status: a checkpoint raised (the run waits or
+// is escalated; the engine publishes it after the commit) or decided, or
+// the run ended. Every step's commit publishes a status event, "running"
+// for all but the last, which the page draws like any other running one:
+// pinging on those only kept status requests in flight, and the ping that
+// mattered could be lost behind them (see views.RunLive).
+func changesPage(ev engine.Event) bool {
+	switch ev.Type {
+	case engine.EventCheckpoint, engine.EventDecision:
+		return true
+	case engine.EventStatus:
+		return ev.Status.IsComplete()
+	}
+	return false
+}
+
+// streamState is the event stream's first message: where the run is when
+// the client connects.
+type streamState struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"`
+	Iteration    int    `json:"iteration"`
+	Step         string `json:"step,omitempty"`
+	CheckpointID string `json:"checkpoint_id,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
+func streamStateOf(run engine.Run) streamState {
+	return streamState{ID: run.ID, Status: string(run.Status), Iteration: run.Iteration, Step: run.Step,
+		CheckpointID: run.CheckpointID, Error: run.Error}
 }
 
 // writeSSE writes one event; every line of data gets its own "data:" field.

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"net/url"
 
 	"github.com/labstack/echo/v4"
 
@@ -29,6 +30,14 @@ func (h *Runs) Show(c echo.Context) error {
 		return err
 	}
 	return render(c, http.StatusOK, views.RunPage(d))
+}
+
+// ToRunPage handles GET on a checkpoint form's POST-only action. A browser
+// shows that address after the form was answered in place (422 with its
+// errors, 409) and static/app.js could not replace it, and reloading it,
+// a bookmark or a history entry would be a 405: it leads to the run's page.
+func (h *Runs) ToRunPage(c echo.Context) error {
+	return c.Redirect(http.StatusSeeOther, "/runs/"+url.PathEscape(c.Param("id")))
 }
 
 // runData builds the run page's props from the run's view.

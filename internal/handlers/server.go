@@ -219,6 +219,9 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
 	g.POST("/runs/:id/checkpoints/:cp/marks", runs.SaveMarks, p.requireName).Name = "review-marks"
+	for _, kind := range []string{"strategy", "review", "escalation"} {
+		g.GET("/runs/:id/checkpoints/:cp/"+kind, runs.ToRunPage)
+	}
 	g.GET("/workflows", wfs.List).Name = "workflows"
 	if deps.Library != nil && deps.Imports != nil {
 		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits}

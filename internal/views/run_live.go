@@ -1,6 +1,9 @@
 package views
 
-import "fmt"
+import (
+	"fmt"
+	"net/url"
+)
 
 // isFinal reports whether a run in status can no longer change, so its
 // status line stops polling.
@@ -18,4 +21,12 @@ func statusURL(s RunStatus) string {
 		u += "&typed=1"
 	}
 	return u
+}
+
+// eventsURL is the event stream's address: it carries the checkpoint and
+// status the page was drawn with, as statusURL does, so the stream's first
+// message can ask the page to fetch its new state when the run has moved
+// on since the page was drawn.
+func eventsURL(s RunStatus) string {
+	return "/runs/" + s.ID + "/events?" + url.Values{"cp": {s.CheckpointID}, "s": {s.Status}}.Encode()
 }

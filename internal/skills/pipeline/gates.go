@@ -104,7 +104,7 @@ func (p *pipe) revisedStrategy(sc engine.StepContext, d engine.Decision) (resear
 	if err := decodeRevised(d.RevisedData, &s, "invalid search strategy"); err != nil {
 		return s, err
 	}
-	if err := s.ValidateSources(p.sources); err != nil {
+	if err := CheckStrategy(s, p.sources); err != nil {
 		return s, err
 	}
 	fields, err := fieldsOfStudy(s.Filters.FieldsOfStudy)
