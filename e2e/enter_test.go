@@ -85,8 +85,14 @@ func waitForCheckpoint(t *testing.T, s *server, page playwright.Page, expect pla
 				return cd.Checkpoint.ID == run.CheckpointID && cd.Checkpoint.Kind == kind
 			})
 		}, workTimeout, 20*time.Millisecond)
-		_, err := page.Reload()
-		require.NoError(t, err)
+		// The decision's own answer may still be loading (it waits briefly
+		// for the run to stop for a person, and may show the form itself):
+		// let it finish, then reload only if it did not.
+		shown := expect.Locator(page.GetByTestId(testID)).ToBeVisible(playwright.LocatorAssertionsToBeVisibleOptions{Timeout: playwright.Float(3000)})
+		if shown != nil {
+			_, err := page.Reload()
+			require.NoError(t, err)
+		}
 	}
 	require.NoError(t, expect.Locator(page.GetByTestId(testID)).ToBeVisible(afterWork()))
 }
