@@ -93,7 +93,7 @@ func ReviewCheckpoint(p Page, f ReviewForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<p class=\"hint\">Keys: j / k move between papers, r relevant, i irrelevant, u unsure.</p><form method=\"post\" action=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<p class=\"hint\">Keys: j / k move between papers, r relevant, i irrelevant, u unsure, o or Enter opens the abstract, n goes to the note.</p><form method=\"post\" action=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
