@@ -5,6 +5,11 @@
 // Keyboard marking on the result review:
 //   j / k  move to the next / previous paper
 //   r / i / u  mark the current paper relevant / irrelevant / unsure
+//   o / Enter  open or close the current paper's abstract
+//   n  focus the current paper's note
+// The current paper (the cursor, aria-current) follows the mouse and the
+// focus: clicking or tabbing into a paper makes it current. Before any
+// move, the keys act on the focused paper, else on the first.
 //
 // Address: a page that answers a form's POST shows its own address (see
 // data-page-url below).
@@ -16,7 +21,6 @@
 // when the run moves on. A page nobody has typed into just follows the run.
 (function () {
 	"use strict";
-	var current = -1;
 	var dirty = false;
 
 	// A form answered in place (422 with its errors, 409) is drawn at its
@@ -72,24 +76,80 @@
 		return Array.prototype.slice.call(document.querySelectorAll('[data-testid="paper"]'));
 	}
 
+	function paperOf(el) {
+		return el && el.closest ? el.closest('[data-testid="paper"]') : null;
+	}
+
+	// setCursor makes paper i current; the cursor lives in the DOM
+	// (aria-current), so a list htmx redraws starts afresh.
+	function setCursor(list, i) {
+		list.forEach(function (p, j) { p.setAttribute("aria-current", j === i ? "true" : "false"); });
+	}
+
+	// cursor is the current paper's index: the marked one, else the one
+	// holding the focus, else -1.
+	function cursor(list) {
+		for (var i = 0; i < list.length; i++) {
+			if (list[i].getAttribute("aria-current") === "true") return i;
+		}
+		return list.indexOf(paperOf(document.activeElement));
+	}
+
 	function focusPaper(i) {
 		var list = papers();
 		if (list.length === 0) return;
-		current = Math.max(0, Math.min(list.length - 1, i));
-		list.forEach(function (p, j) { p.setAttribute("aria-current", j === current ? "true" : "false"); });
-		list[current].focus();
-		list[current].scrollIntoView({ block: "nearest" });
+		i = Math.max(0, Math.min(list.length - 1, i));
+		setCursor(list, i);
+		list[i].focus();
+		list[i].scrollIntoView({ block: "nearest" });
 	}
 
-	function mark(value) {
+	// target is the paper the keys act on, made current: the cursor, or
+	// the first paper before any move.
+	function target() {
 		var list = papers();
-		if (current < 0 || current >= list.length) return;
-		var radio = list[current].querySelector('input[data-mark="' + value + '"]');
+		var i = cursor(list);
+		if (i < 0) {
+			focusPaper(0);
+			i = 0;
+		} else {
+			setCursor(list, i);
+		}
+		return list[i];
+	}
+
+	// Clicks and focus move the cursor, so j goes on from the paper the
+	// person is looking at, not from where the keys last left it.
+	function follow(ev) {
+		var p = paperOf(ev.target);
+		if (!p) return;
+		var list = papers();
+		var i = list.indexOf(p);
+		if (i >= 0) setCursor(list, i);
+	}
+	document.addEventListener("focusin", follow);
+	document.addEventListener("mousedown", follow);
+
+	function mark(value) {
+		var p = target();
+		var radio = p && p.querySelector('input[data-mark="' + value + '"]');
 		if (radio && !radio.checked) {
 			radio.checked = true;
 			// Setting checked fires no event; say it changed like a click would.
 			radio.dispatchEvent(new Event("change", { bubbles: true }));
 		}
+	}
+
+	function toggleAbstract() {
+		var p = target();
+		var d = p && p.querySelector("details");
+		if (d) d.open = !d.open;
+	}
+
+	function focusNote() {
+		var p = target();
+		var note = p && p.querySelector('[data-testid="paper-note"]');
+		if (note) note.focus();
 	}
 
 	document.addEventListener("keydown", function (ev) {
@@ -98,11 +158,20 @@
 		if (t && (t.tagName === "INPUT" && t.type !== "radio" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
 		if (papers().length === 0) return;
 		switch (ev.key) {
-		case "j": focusPaper(current + 1); break;
-		case "k": focusPaper(current - 1); break;
+		case "j": focusPaper(cursor(papers()) + 1); break;
+		case "k": focusPaper(Math.max(0, cursor(papers()) - 1)); break;
 		case "r": mark("relevant"); break;
 		case "i": mark("irrelevant"); break;
 		case "u": mark("unsure"); break;
+		case "n": focusNote(); break;
+		case "o": toggleAbstract(); break;
+		case "Enter":
+			// Enter keeps its own meaning on links, buttons and summaries,
+			// and outside the papers.
+			if (t && (t.tagName === "A" || t.tagName === "BUTTON" || t.tagName === "SUMMARY")) return;
+			if (!paperOf(t)) return;
+			toggleAbstract();
+			break;
 		default: return;
 		}
 		ev.preventDefault();

@@ -166,8 +166,24 @@ func ParseName(s string) Name {
 	return Name{Last: strings.Join(words[i:], " "), First: strings.Join(words[:i], " "), Suffix: suffix}
 }
 
+// isParticle tells whether a word joins the family name after it: any
+// lower-case word ("van", "de la"), or a known particle however it is
+// capitalised, since sources write "Hans P. A. Van Dongen" and he is Van
+// Dongen, not Dongen.
 func isParticle(w string) bool {
+	if particles[strings.ToLower(w)] {
+		return true
+	}
 	return w != "" && strings.ToLower(w) == w && strings.IndexFunc(w, func(r rune) bool { return r >= 'a' && r <= 'z' }) >= 0
+}
+
+// particles are the name particles of the European languages Quarry meets
+// most, matched without regard to case.
+var particles = map[string]bool{
+	"van": true, "von": true, "vom": true, "zu": true, "de": true, "der": true, "den": true, "des": true,
+	"del": true, "della": true, "dello": true, "dei": true, "degli": true, "da": true, "das": true, "do": true,
+	"dos": true, "di": true, "du": true, "la": true, "le": true, "lo": true, "ten": true, "ter": true, "te": true,
+	"op": true, "het": true, "'t": true, "y": true, "af": true, "av": true,
 }
 
 // Display renders the name as Quarry shows it ("First Last Suffix"), the

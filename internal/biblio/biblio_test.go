@@ -46,6 +46,15 @@ func TestParseName(t *testing.T) {
 		{"Plato", biblio.Name{Last: "Plato"}, "Plato", "Plato"},
 		{"  de  la Fontaine,  Jean ", biblio.Name{Last: "de la Fontaine", First: "Jean"}, "Jean de la Fontaine", "de la Fontaine, Jean"},
 		{"Gates, , Sr.", biblio.Name{Last: "Gates", Suffix: "Sr."}, "Gates Sr.", "Gates, , Sr."},
+		// Capitalised particles stay with the family name too.
+		{"Hans P. A. Van Dongen", biblio.Name{Last: "Van Dongen", First: "Hans P. A."}, "Hans P. A. Van Dongen", "Van Dongen, Hans P. A."},
+		{"Johannes Diderik Van Der Waals", biblio.Name{Last: "Van Der Waals", First: "Johannes Diderik"}, "Johannes Diderik Van Der Waals", "Van Der Waals, Johannes Diderik"},
+		{"Maria De La Cruz", biblio.Name{Last: "De La Cruz", First: "Maria"}, "Maria De La Cruz", "De La Cruz, Maria"},
+		{"Ursula Von Der Leyen", biblio.Name{Last: "Von Der Leyen", First: "Ursula"}, "Ursula Von Der Leyen", "Von Der Leyen, Ursula"},
+		{"Leonardo Da Vinci", biblio.Name{Last: "Da Vinci", First: "Leonardo"}, "Leonardo Da Vinci", "Da Vinci, Leonardo"},
+		{"Anna Le Roux", biblio.Name{Last: "Le Roux", First: "Anna"}, "Anna Le Roux", "Le Roux, Anna"},
+		// The first word is always a given name, even when it is a particle.
+		{"Van Morrison", biblio.Name{Last: "Morrison", First: "Van"}, "Van Morrison", "Morrison, Van"},
 	}
 	for _, c := range cases {
 		got := biblio.ParseName(c.in)

@@ -596,9 +596,11 @@ func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decis
 }
 
 // ConflictDecided is the error for a second decision on one checkpoint.
+// People read it (the 409 page), so the time is written as the run page
+// writes decision times, not as an ISO timestamp.
 func conflictDecided(dec *DecisionRecord) error {
 	return fault.Errorf(fault.EConflict, "this checkpoint was already decided by %s at %s (%s)",
-		dec.DecidedBy, dec.DecidedAt.UTC().Format(time.RFC3339), dec.Action)
+		dec.DecidedBy, dec.DecidedAt.UTC().Format("2006-01-02 15:04:05 UTC"), dec.Action)
 }
 
 // ConflictDecided builds the conflict error stores return when a checkpoint

@@ -197,3 +197,42 @@ func TestReviewBadMarkRefused(t *testing.T) {
 	require.Equal(t, "result_review", st.Checkpoint.Kind)
 	require.Equal(t, 1, st.Iteration, "nothing was decided")
 }
+
+// TestReviewFieldErrorsAreTiedToTheirInputs: as on the strategy form, a
+// review that comes back with errors marks each invalid input
+// aria-invalid, describes it by its error's text (by id), and puts the
+// focus on the first invalid input in the page's order; the review form
+// used to show the errors with no tie to their inputs.
+func TestReviewFieldErrorsAreTiedToTheirInputs(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	_, doc := w.startReview(t, "3")
+	ids := paperIDs(doc)
+	require.GreaterOrEqual(t, len(ids), 3)
+	action := doc.Find(`form[data-testid="review-form"]`).AttrOr("action", "")
+	bad := url.Values{"_csrf": {csrf(doc)}, "action": {"edit"}, "mark:" + ids[0]: {"relevant"},
+		"mark:" + ids[1]: {"maybe"}, "note:" + ids[2]: {strings.Repeat("x", research.MaxPaperNote+1)},
+		"free_text_feedback": {strings.Repeat("y", 10_001)}}
+	res, doc := w.post(t, w.client, action, bad)
+	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
+	tied := func(field string, in *goquery.Selection) {
+		t.Helper()
+		require.Positive(t, in.Length(), field)
+		errEl := doc.Find(`[data-testid="field-error"][data-field="` + field + `"]`)
+		require.Equal(t, 1, errEl.Length(), field)
+		errID := errEl.AttrOr("id", "")
+		require.NotEmpty(t, errID, field)
+		in.Each(func(_ int, s *goquery.Selection) {
+			require.Equal(t, "true", s.AttrOr("aria-invalid", ""), field)
+			require.Contains(t, strings.Fields(s.AttrOr("aria-describedby", "")), errID, field)
+		})
+	}
+	tied("mark:"+ids[1], doc.Find(`[data-paper-id="`+ids[1]+`"] input[type="radio"]`))
+	tied("paper_notes["+ids[2]+"]", doc.Find(`[data-paper-id="`+ids[2]+`"] [data-testid="paper-note"]`))
+	tied("free_text_feedback", doc.Find(`textarea#feedback`))
+	_, ok := doc.Find(`[data-paper-id="` + ids[0] + `"] [data-testid="paper-note"]`).Attr("aria-invalid")
+	require.False(t, ok, "a valid input is not marked invalid")
+	focus := doc.Find(`[autofocus]`)
+	require.Equal(t, 1, focus.Length(), "one input has the focus")
+	require.Equal(t, "mark:"+ids[1], focus.AttrOr("name", ""), "the first invalid input in the page's order")
+}

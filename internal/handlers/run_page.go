@@ -1,9 +1,11 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -173,7 +175,9 @@ func knownSources(e *engine.Engine) []string {
 }
 
 // groupsOf lays a collection out by the organizer's groups, with papers no
-// group names gathered under "Other".
+// group names gathered under "Other", best theme first: groups are ordered
+// by their best paper's score (then label), since merged and accumulated
+// groups do not come in that order.
 func groupsOf(c research.PaperCollection) []views.PaperGroup {
 	placed := map[string]bool{}
 	var out []views.PaperGroup
@@ -202,5 +206,15 @@ func groupsOf(c research.PaperCollection) []views.PaperGroup {
 	if len(rest.Papers) > 0 {
 		out = append(out, rest)
 	}
+	best := func(g views.PaperGroup) float64 {
+		b := 0.0
+		for _, p := range g.Papers {
+			b = max(b, p.Score)
+		}
+		return b
+	}
+	slices.SortStableFunc(out, func(a, b views.PaperGroup) int {
+		return cmp.Or(cmp.Compare(best(b), best(a)), cmp.Compare(a.Label, b.Label))
+	})
 	return out
 }

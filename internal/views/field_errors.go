@@ -122,3 +122,34 @@ func startSourceAttrs(f StartForm, i int) templ.Attributes {
 	}
 	return fieldAttrs(f.Errors, "sources", focus)
 }
+
+// reviewMarkKey and reviewNoteKey are the error keys of a paper's mark
+// (the form's "mark:<id>" input) and note (the engine's field path).
+func reviewMarkKey(id string) string { return "mark:" + id }
+func reviewNoteKey(id string) string { return "paper_notes[" + id + "]" }
+
+// reviewFocus is the review form's first invalid field in the page's
+// order: each paper's mark, then its note, then the feedback.
+func reviewFocus(f ReviewForm) string {
+	if len(f.Errors) == 0 {
+		return ""
+	}
+	var keys []string
+	for _, g := range f.Groups {
+		for _, p := range g.Papers {
+			keys = append(keys, reviewMarkKey(p.ID), reviewNoteKey(p.ID))
+		}
+	}
+	return firstError(f.Errors, append(keys, "free_text_feedback")...)
+}
+
+// reviewMarkAttrs are a mark radio's attributes: every radio of the paper
+// is described by the mark's error, and the first has the focus when the
+// mark is the form's first error.
+func reviewMarkAttrs(f ReviewForm, id string, first bool) templ.Attributes {
+	focus := ""
+	if first {
+		focus = reviewFocus(f)
+	}
+	return fieldAttrs(f.Errors, reviewMarkKey(id), focus)
+}

@@ -142,3 +142,28 @@ func TestUnknownFormatNamesEveryFormat(t *testing.T) {
 		require.NoError(t, err, "%s is listed, so it can be written", f)
 	}
 }
+
+// TestExportsKeepNameParticlesWithTheFamilyName: "Hans P. A. Van Dongen"
+// is Van Dongen in every format's author output, never "Dongen, Hans P. A.
+// Van" (as the exports wrote it when only lower-case particles counted).
+func TestExportsKeepNameParticlesWithTheFamilyName(t *testing.T) {
+	t.Parallel()
+	rec := biblio.Record{Type: biblio.Article, Paper: research.RawPaper{
+		Title: "Sleep deprivation and cognition", Authors: []string{"Hans P. A. Van Dongen", "Maria De La Cruz"}, Year: 2003, Venue: "Sleep"}}
+	for _, format := range biblio.Formats {
+		var buf bytes.Buffer
+		require.NoError(t, codecs.WriteAll(&buf, format, []biblio.Record{rec}), format)
+		out := buf.String()
+		require.NotContains(t, out, "Dongen, Hans P. A. Van", format)
+		require.NotContains(t, out, "Cruz, Maria De La", format)
+		require.Contains(t, out, "Van Dongen", format)
+		require.Contains(t, out, "De La Cruz", format)
+		switch format {
+		case biblio.CSLJSON:
+			require.Contains(t, out, `"family":"Van Dongen"`, format)
+		case biblio.JSONL:
+		default:
+			require.Contains(t, out, "Van Dongen, H", format)
+		}
+	}
+}
