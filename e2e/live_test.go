@@ -94,7 +94,9 @@ func TestStreamBringsFormsWithoutPolling(t *testing.T) {
 	// Route handlers run on playwright-go's goroutines; closing the
 	// context while one runs is a data race inside the library, so the
 	// routes go (waiting for running handlers) before the context does.
-	t.Cleanup(func() { _ = page.UnrouteAll(playwright.PageUnrouteAllOptions{Behavior: playwright.UnrouteBehaviorWait}) })
+	t.Cleanup(func() {
+		_ = page.UnrouteAll(playwright.PageUnrouteAllOptions{Behavior: playwright.UnrouteBehaviorWait})
+	})
 	_, err = page.Reload()
 	require.NoError(t, err)
 	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-strategy")).ToBeVisible())
