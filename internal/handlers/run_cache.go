@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/a-h/templ"
+
 	"quarry/internal/engine"
 	"quarry/internal/research"
 	"quarry/internal/runview"
@@ -97,7 +99,17 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 
 // pageData is the run page's props without the per-request Page.
 func (e *cachedRun) pageData(eng *engine.Engine) (views.RunData, error) {
-	e.pageOnce.Do(func() { e.page, e.pageErr = runDataOf(eng, e.run, e.view, e.sets, views.Page{}) })
+	e.pageOnce.Do(func() {
+		e.page, e.pageErr = runDataOf(eng, e.run, e.view, e.sets, views.Page{})
+		if e.pageErr != nil || e.page.Review == nil {
+			return
+		}
+		// The papers are most of the page and the same for everyone.
+		var buf bytes.Buffer
+		if e.pageErr = views.ReviewPapers(*e.page.Review).Render(context.Background(), &buf); e.pageErr == nil {
+			e.page.Review.Papers = templ.Raw(buf.String())
+		}
+	})
 	return e.page, e.pageErr
 }
 
