@@ -112,12 +112,19 @@ type RunStamp struct {
 	MarkSeq int64
 }
 
+const runStampSQL = `SELECT version,
+	COALESCE((SELECT MAX(seq) FROM paper_marks WHERE run_id = runs.id), 0) FROM runs WHERE id = ?`
+
 // RunStamp returns the run's stamp, without reading its state.
 func (s *Store) RunStamp(ctx context.Context, id string) (RunStamp, error) {
 	var st RunStamp
-	err := s.read.QueryRowContext(ctx, `SELECT version,
-		COALESCE((SELECT MAX(seq) FROM paper_marks WHERE run_id = runs.id), 0) FROM runs WHERE id = ?`, id).
-		Scan(&st.Version, &st.MarkSeq)
+	var row *sql.Row
+	if s.stmts.runStamp != nil {
+		row = s.stmts.runStamp.QueryRowContext(ctx, id)
+	} else {
+		row = s.read.QueryRowContext(ctx, runStampSQL, id)
+	}
+	err := row.Scan(&st.Version, &st.MarkSeq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, fault.Errorf(fault.ENotFound, "no run %q", id)
 	}
