@@ -21,6 +21,8 @@ import (
 type API struct {
 	runs   RunStore
 	engine *engine.Engine
+	// cache keeps the decoded run GetRun answers with.
+	cache *runCache
 	// files checks that a decision's attached files are the run's.
 	files RunFileStore
 }
@@ -160,41 +162,21 @@ func (a *API) CreateRun(c echo.Context) error {
 	return c.JSON(http.StatusCreated, RunCreated{ID: run.ID, URL: "/runs/" + run.ID, Status: string(run.Status)})
 }
 
-// GetRun handles GET /api/runs/:id.
+// GetRun handles GET /api/runs/:id. The answer is built once per run
+// stamp (runCache).
 func (a *API) GetRun(c echo.Context) error {
-	ctx := c.Request().Context()
-	run, err := a.runs.Run(ctx, c.Param("id"))
+	e, err := a.cache.get(c.Request().Context(), a.runs, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	v, err := loadView(ctx, a.runs, run)
+	out, body, err := e.json()
 	if err != nil {
 		return err
 	}
-	sets, err := runSets(ctx, a.runs, run)
-	if err != nil {
-		return err
+	if c.Echo().Debug || c.QueryParams().Has("pretty") {
+		return c.JSON(http.StatusOK, out)
 	}
-	out := RunJSON{
-		ID: run.ID, Question: v.Question, Status: string(run.Status),
-		Iteration: run.Iteration, MaxIterations: run.Params.Int(paramMaxIterations),
-		AccumulatedPapers: v.Accumulated, Collection: collectionJSON(v.Collection(), sets), History: iterationsJSON(v.History),
-		Notes: v.Notes, Error: run.Error,
-	}
-	if out.AccumulatedPapers == nil {
-		out.AccumulatedPapers = []research.ScoredPaper{}
-	}
-	if out.Notes == nil {
-		out.Notes = []research.Note{}
-	}
-	if v.Pending != nil {
-		raw, err := json.Marshal(v.Pending.Payload)
-		if err != nil {
-			return err
-		}
-		out.Checkpoint = &CheckpointJSON{ID: v.Pending.ID, Kind: string(v.Pending.Kind), Iteration: v.Pending.Iteration, Payload: raw}
-	}
-	return c.JSON(http.StatusOK, out)
+	return c.JSONBlob(http.StatusOK, body)
 }
 
 // Decide handles POST /api/runs/:id/decisions → 202; 409 when the

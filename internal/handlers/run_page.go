@@ -18,19 +18,20 @@ import (
 
 // Show handles GET /runs/:id: the share link. Opening it remembers the run
 // in this browser's list.
+// Its props are built once per run stamp (runCache).
 func (h *Runs) Show(c echo.Context) error {
-	ctx := c.Request().Context()
-	run, err := h.runs.Run(ctx, c.Param("id"))
+	e, err := h.cache.get(c.Request().Context(), h.runs, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	if err := h.people.remember(c, run.ID); err != nil {
+	if err := h.people.remember(c, e.run.ID); err != nil {
 		return err
 	}
-	d, err := runData(ctx, h.runs, h.engine, run, h.people.page(c))
+	d, err := e.pageData(h.engine)
 	if err != nil {
 		return err
 	}
+	d.Page = h.people.page(c)
 	return render(c, http.StatusOK, views.RunPage(d))
 }
 
@@ -48,6 +49,18 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 	if err != nil {
 		return views.RunData{}, err
 	}
+	var sets pipeline.Sets
+	if v.Pending != nil && v.Pending.Kind == pipeline.KindResultReview || v.Run.IsComplete() {
+		if sets, err = runSets(ctx, rs, run); err != nil {
+			return views.RunData{}, err
+		}
+	}
+	return runDataOf(e, run, v, sets, page)
+}
+
+// runDataOf builds the run page's props from the run's view and sets
+// (which only the review and a complete run's page use).
+func runDataOf(e *engine.Engine, run engine.Run, v runview.View, sets pipeline.Sets, page views.Page) (views.RunData, error) {
 	bound := loopBound(e, run)
 	d := views.RunData{
 		Page: page, Question: v.Question, MaxIterations: bound,
@@ -60,10 +73,6 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 		return d, err
 	}
 	if d.Review != nil || v.Run.IsComplete() {
-		sets, err := runSets(ctx, rs, run)
-		if err != nil {
-			return d, err
-		}
 		if d.Review != nil {
 			// The review shows each paper's current mark, saved click by
 			// click, in this iteration and the ones after.

@@ -13,6 +13,9 @@ import (
 // RunStore is what the run pages read; *store.Store implements it.
 type RunStore interface {
 	Run(ctx context.Context, id string) (engine.Run, error)
+	// RunStamp changes whenever what Run, Checkpoints and Marks return
+	// for the run does (see runCache).
+	RunStamp(ctx context.Context, id string) (store.RunStamp, error)
 	Runs(ctx context.Context, ids []string) ([]engine.Run, error)
 	Checkpoints(ctx context.Context, runID string) ([]store.CheckpointDecision, error)
 	// Marks are the run's current screening marks; SaveMarks records new
@@ -38,6 +41,8 @@ type Runs struct {
 	// files keeps files attached to runs at the strategy checkpoint.
 	files  RunFileStore
 	engine *engine.Engine
+	// cache keeps the decoded run its page shows.
+	cache *runCache
 	// done ends event streams when the server shuts down.
 	done <-chan struct{}
 	// read bounds reading a file attached at the strategy checkpoint.

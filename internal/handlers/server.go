@@ -195,10 +195,11 @@ func registerApp(e *echo.Echo, deps Deps) {
 	}
 	p := newPeople(key, deps.SecureCookies)
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
-	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, done: deps.Done, files: deps.Files, read: deps.ReadLimits}
+	cache := newRunCache()
+	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
-	api := &API{runs: deps.Store, engine: deps.Engine, files: deps.Files}
+	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}
 	// CSRF guards every app route (GETs get the session's token, unsafe
 	// methods must come from this origin and echo it back); it is per
 	// route rather than global so that routing misses still answer

@@ -102,6 +102,38 @@ func (s *Store) Run(ctx context.Context, id string) (engine.Run, error) {
 	return r, nil
 }
 
+// RunStamp names what a run's pages show at one moment: the run row's
+// version, bumped by every commit and decision (with the checkpoints,
+// decisions and step records they write), and its newest mark's seq,
+// since marks live outside the run's state. Equal stamps mean equal
+// pages, so the web layer can keep a decoded run under its stamp.
+type RunStamp struct {
+	Version int64
+	MarkSeq int64
+}
+
+const runStampSQL = `SELECT version,
+	COALESCE((SELECT MAX(seq) FROM paper_marks WHERE run_id = runs.id), 0) FROM runs WHERE id = ?`
+
+// RunStamp returns the run's stamp, without reading its state.
+func (s *Store) RunStamp(ctx context.Context, id string) (RunStamp, error) {
+	var st RunStamp
+	var row *sql.Row
+	if s.stmts.runStamp != nil {
+		row = s.stmts.runStamp.QueryRowContext(ctx, id)
+	} else {
+		row = s.read.QueryRowContext(ctx, runStampSQL, id)
+	}
+	err := row.Scan(&st.Version, &st.MarkSeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, fault.Errorf(fault.ENotFound, "no run %q", id)
+	}
+	if err != nil {
+		return st, fmt.Errorf("store: run %s stamp: %w", id, err)
+	}
+	return st, nil
+}
+
 // Runs returns the runs with the given IDs that exist, newest first.
 func (s *Store) Runs(ctx context.Context, ids []string) ([]engine.Run, error) {
 	if len(ids) == 0 {

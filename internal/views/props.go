@@ -1,8 +1,11 @@
 package views
 
 import (
-	"quarry/internal/research"
 	"time"
+
+	"github.com/a-h/templ"
+
+	"quarry/internal/research"
 )
 
 // Page is what every full page needs from the request: the CSRF token its
@@ -149,6 +152,11 @@ type ReviewForm struct {
 	// reads as any iteration's). At the bound there is no next iteration:
 	// every decision finishes the run, and the form offers only that.
 	MaxIterations int
+
+	// Papers, when set, is ReviewPapers of this form rendered before: the
+	// same for every person, so a server can render it once per run state
+	// rather than on every request.
+	Papers templ.Component
 }
 
 // SubmittedReview is a review submit that was not recorded because the
