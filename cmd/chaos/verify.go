@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"quarry/internal/engine"
@@ -147,8 +148,8 @@ func lostDecision(d decision, c store.CheckpointDecision, steps []engine.StepRec
 	if string(rec.Action) != d.action || rec.DecidedBy != d.decidedBy {
 		return fmt.Sprintf("recorded as %s by %s", rec.Action, rec.DecidedBy)
 	}
-	if !sameJSON(rec.RevisedData, d.revised) {
-		return fmt.Sprintf("recorded with other revised data: %s", rec.RevisedData)
+	if !holdsJSON(rec.RevisedData, d.revised) {
+		return fmt.Sprintf("recorded without what was sent: sent %s, recorded %s", d.revised, rec.RevisedData)
 	}
 	// The engine applies a decision when the run resumes, in a step record
 	// of the checkpoint's step whose output names the action.
@@ -166,15 +167,51 @@ func lostDecision(d decision, c store.CheckpointDecision, steps []engine.StepRec
 	return "recorded but never applied (no step record of its outcome)"
 }
 
-// sameJSON compares two JSON values by meaning (key order and spacing
-// aside); both empty counts as the same.
-func sameJSON(a, b json.RawMessage) bool {
-	if len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
-		return len(bytes.TrimSpace(a)) == len(bytes.TrimSpace(b))
+// holdsJSON reports whether the recorded revised data holds everything
+// that was sent: the same value for each key sent, and every element of
+// each list sent (key order and spacing aside). A review decision records
+// the marks stored before it too (marks are saved as they are made and
+// carried across iterations), so what was sent is a part of what is
+// recorded, not all of it; nothing sent may be missing or changed.
+func holdsJSON(recorded, sent json.RawMessage) bool {
+	if len(bytes.TrimSpace(sent)) == 0 {
+		return true
 	}
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return bytes.Equal(a, b)
+	if len(bytes.TrimSpace(recorded)) == 0 {
+		return false
 	}
-	return reflect.DeepEqual(x, y)
+	var r, s any
+	if json.Unmarshal(recorded, &r) != nil || json.Unmarshal(sent, &s) != nil {
+		return bytes.Equal(recorded, sent)
+	}
+	return holds(r, s)
+}
+
+func holds(recorded, sent any) bool {
+	switch s := sent.(type) {
+	case map[string]any:
+		r, ok := recorded.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range s {
+			if !holds(r[k], v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		r, ok := recorded.([]any)
+		if !ok {
+			return len(s) == 0 && recorded == nil
+		}
+		for _, v := range s {
+			if !slices.ContainsFunc(r, func(x any) bool { return reflect.DeepEqual(x, v) }) {
+				return false
+			}
+		}
+		return true
+	default:
+		return reflect.DeepEqual(recorded, sent)
+	}
 }

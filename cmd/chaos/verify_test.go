@@ -65,7 +65,9 @@ func TestLostDecision(t *testing.T) {
 		{"no checkpoint", store.CheckpointDecision{}, applied, "not in the database"},
 		{"no decision", store.CheckpointDecision{Checkpoint: cp}, applied, "no decision recorded"},
 		{"another action", store.CheckpointDecision{Checkpoint: cp, Decision: &engine.DecisionRecord{Decision: engine.Decision{Action: engine.Approve, DecidedBy: "chaos-1"}}}, applied, "recorded as approve"},
-		{"other data", store.CheckpointDecision{Checkpoint: cp, Decision: &engine.DecisionRecord{Decision: engine.Decision{Action: engine.Edit, DecidedBy: "chaos-1", RevisedData: json.RawMessage(`{}`)}}}, applied, "other revised data"},
+		{"other data", store.CheckpointDecision{Checkpoint: cp, Decision: &engine.DecisionRecord{Decision: engine.Decision{Action: engine.Edit, DecidedBy: "chaos-1", RevisedData: json.RawMessage(`{}`)}}}, applied, "recorded without what was sent"},
+		{"a sent mark missing", store.CheckpointDecision{Checkpoint: cp, Decision: &engine.DecisionRecord{Decision: engine.Decision{Action: engine.Edit, DecidedBy: "chaos-1", RevisedData: json.RawMessage(`{"marked_relevant":["b"],"free_text_feedback":"x"}`)}}}, applied, "recorded without what was sent"},
+		{"stored marks added", store.CheckpointDecision{Checkpoint: cp, Decision: &engine.DecisionRecord{Decision: engine.Decision{Action: engine.Edit, DecidedBy: "chaos-1", RevisedData: json.RawMessage(`{"marked_relevant":["b","a"],"marked_irrelevant":["c"],"free_text_feedback":"x"}`)}}}, applied, ""},
 		{"never applied", store.CheckpointDecision{Checkpoint: cp, Decision: recorded}, applied[:1], "never applied"},
 	} {
 		got := lostDecision(sent, tc.c, tc.steps)
