@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"quarry/internal/fault"
 	"quarry/internal/research"
@@ -107,9 +106,9 @@ func baseStrategy(in skills.QueryInput) (research.SearchStrategy, error) {
 		add = append(add, f.AddTerms...)
 		excl = append(excl, f.ExcludeTerms...)
 	}
-	add = short(cleanList(add))
+	add = research.ShortTerms(cleanList(add))
 	var keptExcl []string
-	for _, e := range short(cleanList(append(append([]string(nil), in.Intent.ExcludeTerms...), excl...))) {
+	for _, e := range research.ShortTerms(cleanList(append(append([]string(nil), in.Intent.ExcludeTerms...), excl...))) {
 		if !text.ContainsFold(add, e) { // a later "add" wins over an earlier exclusion
 			keptExcl = append(keptExcl, e)
 		}
@@ -120,7 +119,7 @@ func baseStrategy(in skills.QueryInput) (research.SearchStrategy, error) {
 	// leave out terms over MaxTermLength and keep the first of the rest
 	// (the question's, then the reviews' in order), which have shaped the
 	// searches reviewed so far.
-	include := firstN(short(cleanList(append(append([]string(nil), in.Intent.IncludeTerms...), add...))), research.MaxFilterTerms)
+	include := firstN(research.ShortTerms(cleanList(append(append([]string(nil), in.Intent.IncludeTerms...), add...))), research.MaxFilterTerms)
 	keptExcl = firstN(keptExcl, research.MaxFilterTerms)
 	s := research.SearchStrategy{
 		Queries:             []research.Query{{Text: "placeholder"}}, // lets Validate check the rest; replaced by the model's queries
@@ -130,8 +129,8 @@ func baseStrategy(in skills.QueryInput) (research.SearchStrategy, error) {
 		Filters: research.Filters{
 			IncludeTerms:  include,
 			ExcludeTerms:  keptExcl,
-			FieldsOfStudy: firstN(short(in.FieldsOfStudy), research.MaxFieldsOfStudy),
-			StudyTypes:    firstN(short(in.Intent.StudyTypes), research.MaxStudyTypes),
+			FieldsOfStudy: firstN(research.ShortTerms(in.FieldsOfStudy), research.MaxFieldsOfStudy),
+			StudyTypes:    firstN(research.ShortTerms(in.Intent.StudyTypes), research.MaxStudyTypes),
 		},
 	}
 	if err := s.Validate(); err != nil {
@@ -142,17 +141,6 @@ func baseStrategy(in skills.QueryInput) (research.SearchStrategy, error) {
 
 // firstN is the first n elements of list.
 func firstN(list []string, n int) []string { return list[:min(len(list), n)] }
-
-// short is list without the terms over research.MaxTermLength.
-func short(list []string) []string {
-	var out []string
-	for _, s := range list {
-		if utf8.RuneCountInString(s) <= research.MaxTermLength {
-			out = append(out, s)
-		}
-	}
-	return out
-}
 
 // checkQueries parses and renders the model's queries into a strategy on
 // base and rejects an invalid or already-searched one, with an error the

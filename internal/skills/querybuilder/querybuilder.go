@@ -108,7 +108,7 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 		excl = append(excl, c)
 	}
 
-	studyTypes := firstN(short(in.Intent.StudyTypes), research.MaxStudyTypes)
+	studyTypes := firstN(research.ShortTerms(in.Intent.StudyTypes), research.MaxStudyTypes)
 	var studies query.Clause
 	for _, st := range studyTypes {
 		studies.Any = appendTerms(studies.Any, append([]string{st}, b.syn.SynonymsOf(st)...)...)
@@ -117,7 +117,7 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 	// Every query requires every include term, not only the focused one:
 	// the filters say "must include", and the report lists them as
 	// searched (issue 16: a term listed but not sent is a false report).
-	include := firstN(text.UniqueFold(short(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...))), research.MaxFilterTerms)
+	include := firstN(text.UniqueFold(research.ShortTerms(append(append([]string(nil), in.Intent.IncludeTerms...), fb.add...))), research.MaxFilterTerms)
 	with := func(lead []query.Clause, extra query.Clause) query.AST {
 		return withIncludes(withClauses(lead, extra, excl), include)
 	}
@@ -142,7 +142,7 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 			ExcludeTerms:        text.UniqueFold(fb.exclude),
 			LearnedExcludeTerms: fb.learned,
 			Learned:             fb.provenance,
-			FieldsOfStudy:       firstN(short(in.FieldsOfStudy), research.MaxFieldsOfStudy),
+			FieldsOfStudy:       firstN(research.ShortTerms(in.FieldsOfStudy), research.MaxFieldsOfStudy),
 			StudyTypes:          studyTypes,
 		},
 	}
@@ -519,9 +519,9 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 			unwantRead = append(unwantRead, read{u, f.FreeTextFeedback})
 		}
 	}
-	m.add = firstN(text.UniqueFold(short(trimAll(m.add))), research.MaxFilterTerms)
+	m.add = firstN(text.UniqueFold(research.ShortTerms(trimAll(m.add))), research.MaxFilterTerms)
 	var keptExcl []string
-	for _, e := range text.UniqueFold(short(trimAll(m.exclude))) {
+	for _, e := range text.UniqueFold(research.ShortTerms(trimAll(m.exclude))) {
 		if !text.ContainsFold(m.add, e) { // the researcher's latest "add" wins over an old exclusion
 			keptExcl = append(keptExcl, e)
 		}
@@ -549,7 +549,7 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 
 	// Exclusions read in the free text, then learned from irrelevant marks.
 	exclude := func(t string, lt research.LearnedTerm) {
-		if len(m.exclude) >= research.MaxFilterTerms || len(short([]string{t})) == 0 || excludesWord(m.exclude, t) ||
+		if len(m.exclude) >= research.MaxFilterTerms || len(research.ShortTerms([]string{t})) == 0 || excludesWord(m.exclude, t) ||
 			text.ContainsFold(m.exclude, t) || text.ContainsFold(m.add, t) || removed(t) || usedBy(relDocs, t) {
 			return
 		}
@@ -575,7 +575,7 @@ func (b *Builder) feedback(in skills.QueryInput) mined {
 
 	// Expansions read in the free text, then learned from relevant marks.
 	expand := func(t string, lt research.LearnedTerm) {
-		if len(m.expansion) >= maxAlternatives || len(short([]string{t})) == 0 || text.ContainsFold(m.expansion, t) ||
+		if len(m.expansion) >= maxAlternatives || len(research.ShortTerms([]string{t})) == 0 || text.ContainsFold(m.expansion, t) ||
 			text.ContainsFold(m.add, t) || text.ContainsFold(m.exclude, t) || removed(t) {
 			return
 		}
@@ -643,19 +643,6 @@ func mostUsed(words map[string]int) string {
 
 // firstN is the first n elements of list.
 func firstN(list []string, n int) []string { return list[:min(len(list), n)] }
-
-// short is list without the terms over research.MaxTermLength: the
-// question's quoted phrases and the free text's cues are not bounded, and
-// one such term in the filters would make the whole strategy invalid.
-func short(list []string) []string {
-	var out []string
-	for _, s := range list {
-		if utf8.RuneCountInString(s) <= research.MaxTermLength {
-			out = append(out, s)
-		}
-	}
-	return out
-}
 
 func uniqueTrimmed(list []string) []string {
 	var out []string
