@@ -102,6 +102,20 @@ func feedbackOf(p pipeline.ResultPayload, form url.Values, prev map[string]strin
 	return fb, marks, notes
 }
 
+// reviewSubmit reads what a review form's request is about: the review's
+// papers (the checkpoint's payload) and the submitted form.
+func reviewSubmit(c echo.Context, cp engine.Checkpoint) (pipeline.ResultPayload, url.Values, error) {
+	p, err := engine.PayloadAs[pipeline.ResultPayload](cp)
+	if err != nil {
+		return p, nil, err
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return p, nil, fault.Errorf(fault.EInvalid, "unreadable form: %v", err)
+	}
+	return p, form, nil
+}
+
 // DecideReview handles POST /runs/:id/checkpoints/:cp/review: approve
 // (finish), edit (iterate with this feedback) or reject, with the marks and
 // per-paper notes as UserFeedback; op=keep (what Enter in a note presses)
@@ -123,13 +137,9 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := engine.PayloadAs[pipeline.ResultPayload](cp)
+	p, form, err := reviewSubmit(c, cp)
 	if err != nil {
 		return err
-	}
-	form, err := c.FormParams()
-	if err != nil {
-		return fault.Errorf(fault.EInvalid, "unreadable form: %v", err)
 	}
 	prev, err := paperNotesOf(run)
 	if err != nil {

@@ -133,13 +133,9 @@ func (h *Runs) SaveMarks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := engine.PayloadAs[pipeline.ResultPayload](cp)
+	p, form, err := reviewSubmit(c, cp)
 	if err != nil {
 		return err
-	}
-	form, err := c.FormParams()
-	if err != nil {
-		return fault.Errorf(fault.EInvalid, "unreadable form: %v", err)
 	}
 	saved, err := saveFormMarks(c.Request().Context(), h.runs, run, cp, p, form, h.people.name(c))
 	if err != nil {
