@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
@@ -65,6 +66,10 @@ type Config struct {
 	// Search is what the search workflow searches and which model its
 	// skills ask.
 	Search Search
+	// ExclusionReasons are the reasons the review offers for excluding a
+	// paper, in order (keys 1–9 choose the first nine); empty means
+	// research.DefaultExclusionReasons.
+	ExclusionReasons []string
 	// Import bounds what reading one file may cost (its Limits and Gzip;
 	// the other fields are per file): library uploads, files attached to
 	// runs and `quarry import`. Zero fields mean the defaults.
@@ -151,7 +156,25 @@ func (c Config) Validate() error {
 		fe.Add("log_format", fmt.Sprintf("%q is not %s or %s", c.LogFormat, LogText, LogJSON))
 	}
 	c.Search.check(fe)
+	checkExclusionReasons(fe, c.ExclusionReasons)
 	return fe.Err("invalid configuration")
+}
+
+// MaxExclusionReasons bounds the configured exclusion reasons: a list to
+// choose from at a glance, of which keys 1–9 reach the first nine.
+const MaxExclusionReasons = 20
+
+// checkExclusionReasons adds a problem with the configured exclusion
+// reasons to fe: too many, or one longer than a mark's reason may be.
+func checkExclusionReasons(fe fault.FieldErrors, reasons []string) {
+	if len(reasons) > MaxExclusionReasons {
+		fe.Add("exclusion_reasons", fmt.Sprintf("%d exclusion reasons; at most %d", len(reasons), MaxExclusionReasons))
+	}
+	for i, r := range reasons {
+		if n := utf8.RuneCountInString(r); n > research.MaxMarkReason {
+			fe.Add(fmt.Sprintf("exclusion_reasons[%d]", i), fmt.Sprintf("the reason has %d characters; at most %d", n, research.MaxMarkReason))
+		}
+	}
 }
 
 // enabled returns the configured source names, defaulted and checked.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"quarry/internal/app"
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/searcher"
 )
@@ -391,4 +393,35 @@ func TestLoadSourceDeadline(t *testing.T) {
 		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), bad)
 		require.Contains(t, fault.ErrorFields(err), "QUARRY_SOURCE_DEADLINE", bad)
 	}
+}
+
+// TestLoadExclusionReasons: QUARRY_EXCLUSION_REASONS (a list in the file)
+// sets the reasons the review offers, blanks and repeats dropped; unset it
+// is the usual list; an empty list, too many or too long a reason is
+// refused naming the setting.
+func TestLoadExclusionReasons(t *testing.T) {
+	t.Parallel()
+	cfg, err := load(t, nil)
+	require.NoError(t, err)
+	require.Equal(t, research.DefaultExclusionReasons(), cfg.ExclusionReasons)
+	require.Equal(t, []string{"population", "intervention", "comparator", "outcome", "study design", "language", "duplicate", "other"}, cfg.ExclusionReasons)
+	cfg, err = load(t, map[string]string{"QUARRY_EXCLUSION_REASONS": " wrong species, wrong dose,,wrong species , preprint"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"wrong species", "wrong dose", "preprint"}, cfg.ExclusionReasons)
+	cfg, err = load(t, map[string]string{"QUARRY_CONFIG": configFile(t, `{"exclusion_reasons":["animal study","review"]}`)})
+	require.NoError(t, err)
+	require.Equal(t, []string{"animal study", "review"}, cfg.ExclusionReasons)
+	_, err = load(t, map[string]string{"QUARRY_EXCLUSION_REASONS": " , "})
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	require.Contains(t, fault.ErrorFields(err), "QUARRY_EXCLUSION_REASONS")
+	many := make([]string, app.MaxExclusionReasons+1)
+	for i := range many {
+		many[i] = "r" + strconv.Itoa(i)
+	}
+	_, err = load(t, map[string]string{"QUARRY_EXCLUSION_REASONS": strings.Join(many, ",")})
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	require.Contains(t, fault.ErrorFields(err), "exclusion_reasons")
+	_, err = load(t, map[string]string{"QUARRY_EXCLUSION_REASONS": "ok," + strings.Repeat("x", research.MaxMarkReason+1)})
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	require.Contains(t, fault.ErrorFields(err), "exclusion_reasons[1]")
 }

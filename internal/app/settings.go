@@ -20,6 +20,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/searcher"
 	"quarry/internal/store"
@@ -93,6 +94,8 @@ func settings() []setting {
 			doc: "how long one source may take for all its queries in one search, waits for its rate limit included; what it answered by then is kept, the rest reported as timed out"},
 		setting{env: "QUARRY_STRATEGY_CHECKPOINT", key: "strategy_checkpoint", def: "true", set: setStrategyCheckpoint,
 			doc: `the default of "confirm the strategy first" (true or false)`},
+		setting{env: "QUARRY_EXCLUSION_REASONS", key: "exclusion_reasons", def: strings.Join(research.DefaultExclusionReasons(), ","), set: setExclusionReasons,
+			doc: "the reasons the review offers for excluding a paper, comma-separated (a list in the file); keys 1–9 choose the first nine, and any other text is accepted too"},
 		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
 			doc: "`offline` (heuristic skills); `openai` (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, OpenRouter) or `anthropic`"},
 		setting{env: "QUARRY_LLM_MODEL", key: "llm.model", shown: "`" + llm.DefaultOpenAIModel + "` (openai), `" + llm.DefaultAnthropicModel + "` (anthropic)",
@@ -183,6 +186,21 @@ func setSources(c *Config, v string) error {
 		if s = strings.TrimSpace(s); s != "" {
 			c.Search.Sources = append(c.Search.Sources, s)
 		}
+	}
+	return nil
+}
+
+// setExclusionReasons splits a comma-separated list of exclusion reasons,
+// dropping blanks and repeats; Validate checks their number and length.
+func setExclusionReasons(c *Config, v string) error {
+	c.ExclusionReasons = nil
+	for r := range strings.SplitSeq(v, ",") {
+		if r = strings.TrimSpace(r); r != "" && !slices.Contains(c.ExclusionReasons, r) {
+			c.ExclusionReasons = append(c.ExclusionReasons, r)
+		}
+	}
+	if len(c.ExclusionReasons) == 0 {
+		return errors.New("names no reason")
 	}
 	return nil
 }

@@ -84,6 +84,7 @@ func (h *Runs) conflictPageShowing(c echo.Context, runID string, cause error, sh
 	}
 	d.Conflict = fault.ErrorMessage(cause)
 	show(&d)
+	d = h.withReviewSettings(d)
 	if isHTMX(c) {
 		hdr := c.Response().Header()
 		hdr.Set("HX-Retarget", "#main")

@@ -279,6 +279,9 @@ func (h *Runs) renderReview(c echo.Context, run engine.Run, status int, f views.
 	if err != nil {
 		return err
 	}
+	if d.Review != nil {
+		f.Highlight = d.Review.Highlight
+	}
 	d.Review = &f
-	return render(c, status, views.RunPage(d))
+	return render(c, status, views.RunPage(h.withReviewSettings(d)))
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
@@ -137,12 +138,24 @@ func (h *Runs) SaveMarks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	saved, err := saveFormMarks(c.Request().Context(), h.runs, run, cp, p, form, h.people.name(c))
+	ctx := c.Request().Context()
+	saved, err := saveFormMarks(ctx, h.runs, run, cp, p, form, h.people.name(c))
 	if err != nil {
 		return err
 	}
 	publishMarks(h.engine, run.ID, p, saved)
-	return render(c, http.StatusOK, views.MarkSaved(len(saved)))
+	// The review's counts ride along out of band, so its bar follows
+	// every click.
+	current, err := currentMarks(ctx, h.runs, run)
+	if err != nil {
+		return err
+	}
+	marks := make(map[string]string, len(current))
+	for id, m := range current {
+		marks[id] = m.Mark
+	}
+	pr := views.ProgressOf(p.Collection.Papers, marks)
+	return render(c, http.StatusOK, templ.Join(views.MarkSaved(len(saved)), views.ReviewProgress(pr, true)))
 }
 
 // EventMark is the event a saved mark publishes on the run's event stream,

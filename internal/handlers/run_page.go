@@ -32,7 +32,19 @@ func (h *Runs) Show(c echo.Context) error {
 		return err
 	}
 	d.Page = h.people.page(c)
-	return render(c, http.StatusOK, views.RunPage(d))
+	return render(c, http.StatusOK, views.RunPage(h.withReviewSettings(d)))
+}
+
+// withReviewSettings gives d's review form, if any, the server's
+// exclusion reasons. The form is copied, as a cached page's is shared by
+// every request.
+func (h *Runs) withReviewSettings(d views.RunData) views.RunData {
+	if d.Review != nil {
+		f := *d.Review
+		f.ExclusionReasons = h.reasons
+		d.Review = &f
+	}
+	return d
 }
 
 // ToRunPage handles GET on a checkpoint form's POST-only action. A browser
@@ -109,6 +121,9 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 		}
 		f := reviewFormOf(run.ID, *cp, p, v.PaperNotes)
 		f.MaxIterations = bound
+		if f.Highlight, err = highlightTerms(run, v); err != nil {
+			return err
+		}
 		d.Review = &f
 	case engine.KindEscalation:
 		p, err := engine.PayloadAs[engine.EscalationPayload](*cp)
@@ -119,6 +134,31 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 			Attempts: p.Attempts, CanSkip: skippable(e, run.Workflow, p.Step)}
 	}
 	return nil
+}
+
+// highlightTerms are what the review marks in titles and abstracts: the
+// question's concepts with their synonyms, and the include terms of the
+// strategy last searched.
+func highlightTerms(run engine.Run, v runview.View) ([]string, error) {
+	if run.Workflow != pipeline.Name {
+		return nil, nil
+	}
+	intent, err := pipeline.IntentOf(run)
+	if err != nil {
+		return nil, err
+	}
+	var terms []string
+	if intent != nil {
+		for _, c := range intent.Concepts {
+			terms = append(terms, c.Term)
+			terms = append(terms, c.Synonyms...)
+		}
+		terms = append(terms, intent.IncludeTerms...)
+	}
+	if n := len(v.History); n > 0 {
+		terms = append(terms, v.History[n-1].Strategy.Filters.IncludeTerms...)
+	}
+	return terms, nil
 }
 
 // historyRows lays the run's iterations out as the history table's rows.

@@ -47,6 +47,9 @@ type Runs struct {
 	done <-chan struct{}
 	// read bounds reading a file attached at the strategy checkpoint.
 	read codecs.Options
+	// reasons are the exclusion reasons the review offers (empty: the
+	// defaults).
+	reasons []string
 }
 
 // loadView reads run's checkpoints and builds what the run page and the

@@ -68,6 +68,10 @@ type Deps struct {
 	// ReadLimits bound reading an uploaded or attached file (its Limits
 	// and Gzip fields; zero: the defaults).
 	ReadLimits codecs.Options
+	// ExclusionReasons are the reasons the review offers for excluding a
+	// paper (keys 1–9 choose the first nine); empty means
+	// research.DefaultExclusionReasons.
+	ExclusionReasons []string
 	// OnRequest, if set, is told of every answered request (metrics); the
 	// request log gets the same line either way.
 	OnRequest func(RequestInfo)
@@ -196,7 +200,8 @@ func registerApp(e *echo.Echo, deps Deps) {
 	p := newPeople(key, deps.SecureCookies)
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
 	cache := newRunCache()
-	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits}
+	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits,
+		reasons: deps.ExclusionReasons}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
 	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}

@@ -20,6 +20,14 @@ const (
 // a short label ("population", "study design"), not a note.
 const MaxMarkReason = 200
 
+// DefaultExclusionReasons are the usual reasons to exclude a paper in
+// screening (the PICO elements, the study's design and language, a
+// duplicate), which the review offers unless a deployment configures its
+// own list.
+func DefaultExclusionReasons() []string {
+	return []string{"population", "intervention", "comparator", "outcome", "study design", "language", "duplicate", "other"}
+}
+
 // Mark is one screening decision on one paper of a run, made the moment a
 // person clicks, so it survives reloads and restarts. Every mark is kept;
 // a paper's current mark is its latest.

@@ -1,5 +1,7 @@
 package views
 
+import "quarry/internal/research"
+
 // reviewEnterNotice is the review form's Enter notice. The handler that
 // sets it does not know the run's bound and names the three usual buttons;
 // at the last iteration only "Finish the run" is there, so the notice
@@ -28,8 +30,49 @@ func markParams(paperID string) string {
 	return "_csrf,mark:" + paperID + ",note:" + paperID + ",reason:" + paperID
 }
 
-// ExclusionReasons are the usual reasons to exclude a paper in screening,
-// offered next to each paper (any other text is accepted too).
-func ExclusionReasons() []string {
-	return []string{"population", "intervention", "comparator", "outcome", "study design", "language", "duplicate", "other"}
+// reviewReasons are the exclusion reasons the review offers: the
+// configured ones, else the usual ones (any other text is accepted too).
+func reviewReasons(f ReviewForm) []string {
+	if len(f.ExclusionReasons) > 0 {
+		return f.ExclusionReasons
+	}
+	return research.DefaultExclusionReasons()
+}
+
+// Progress is how far a review's screening has come: of its Total
+// papers, how many are Screened (marked relevant or irrelevant; unsure
+// is not yet a decision) and how many of those are Relevant.
+type Progress struct {
+	Screened, Total, Relevant int
+}
+
+// ProgressOf counts papers by their current marks (paper ID → mark); a
+// paper listed twice counts once.
+func ProgressOf(papers []research.ScoredPaper, marks map[string]string) Progress {
+	var pr Progress
+	seen := make(map[string]bool, len(papers))
+	for _, p := range papers {
+		if seen[p.ID] {
+			continue
+		}
+		seen[p.ID] = true
+		pr.Total++
+		switch marks[p.ID] {
+		case MarkRelevant:
+			pr.Screened++
+			pr.Relevant++
+		case MarkIrrelevant:
+			pr.Screened++
+		}
+	}
+	return pr
+}
+
+// progressOf is the progress of the papers f shows.
+func progressOf(f ReviewForm) Progress {
+	var papers []research.ScoredPaper
+	for _, g := range f.Groups {
+		papers = append(papers, g.Papers...)
+	}
+	return ProgressOf(papers, f.Marks)
 }

@@ -153,6 +153,15 @@ type ReviewForm struct {
 	// every decision finishes the run, and the form offers only that.
 	MaxIterations int
 
+	// Highlight are the question's concepts (terms and synonyms) and the
+	// strategy's include terms, marked in the papers' titles and
+	// abstracts so a screener sees at a glance why a paper is there.
+	Highlight []string
+	// ExclusionReasons are the reasons offered for excluding a paper, in
+	// the order keys 1–9 choose them; empty means
+	// research.DefaultExclusionReasons.
+	ExclusionReasons []string
+
 	// Papers, when set, is ReviewPapers of this form rendered before: the
 	// same for every person, so a server can render it once per run state
 	// rather than on every request.

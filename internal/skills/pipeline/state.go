@@ -113,6 +113,13 @@ func StateOf(run engine.Run) (RunState, error) {
 }
 
 // optional decodes key into a *T, nil when the key is absent or null.
+// IntentOf decodes only a search run's parsed question (nil before the
+// parse step ran), for pages that need its concepts but not the rest of
+// the state, such as the review highlighting them in titles.
+func IntentOf(run engine.Run) (*research.ParsedIntent, error) {
+	return optional[research.ParsedIntent](run.State, keyIntent)
+}
+
 func optional[T any](s engine.State, key string) (*T, error) {
 	raw, ok := s[key]
 	if !ok || string(raw) == "null" {
