@@ -4,7 +4,10 @@
 //
 // Keyboard marking on the result review:
 //   j / k  move to the next / previous paper
-//   r / i / u  mark the current paper relevant / irrelevant / unsure
+//   r / i / u  mark the current paper relevant / irrelevant / unsure and
+//          move on to the next paper
+//   1 … 9  mark the current paper irrelevant for the review's first,
+//          second … ninth exclusion reason, and move on
 //   o / Enter  open or close the current paper's abstract
 //   n  focus the current paper's note
 // The current paper (the cursor, aria-current) follows the mouse and the
@@ -100,7 +103,9 @@
 		if (list.length === 0) return;
 		i = Math.max(0, Math.min(list.length - 1, i));
 		setCursor(list, i);
-		list[i].focus();
+		// Scrolled by hand, so the paper's scroll margins keep it clear
+		// of the review's sticky bar.
+		list[i].focus({ preventScroll: true });
 		list[i].scrollIntoView({ block: "nearest" });
 	}
 
@@ -130,14 +135,44 @@
 	document.addEventListener("focusin", follow);
 	document.addEventListener("mousedown", follow);
 
+	// advance moves the cursor from paper p to the next one (staying on
+	// the last), as screening tools do after a mark.
+	function advance(p) {
+		var i = papers().indexOf(p);
+		if (i >= 0) focusPaper(i + 1);
+	}
+
+	// mark marks the cursor's paper and moves on. Setting checked fires no
+	// event, so the change is announced as a click would: the paper's
+	// marks save themselves (htmx, on change).
 	function mark(value) {
 		var p = target();
 		var radio = p && p.querySelector('input[data-mark="' + value + '"]');
-		if (radio && !radio.checked) {
+		if (!radio) return;
+		if (!radio.checked) {
 			radio.checked = true;
-			// Setting checked fires no event; say it changed like a click would.
 			radio.dispatchEvent(new Event("change", { bubbles: true }));
 		}
+		advance(p);
+	}
+
+	// exclude marks the cursor's paper irrelevant for the n-th exclusion
+	// reason the review offers (its datalist, in order) and moves on; one
+	// change event saves the mark and the reason together.
+	function exclude(n) {
+		var opts = document.querySelectorAll("#exclusion-reasons option");
+		if (n >= opts.length) return;
+		var p = target();
+		var radio = p && p.querySelector('input[data-mark="irrelevant"]');
+		var reason = p && p.querySelector('[data-testid="paper-reason"]');
+		if (!radio || !reason) return;
+		var want = opts[n].value;
+		if (!radio.checked || reason.value !== want) {
+			radio.checked = true;
+			reason.value = want;
+			reason.dispatchEvent(new Event("change", { bubbles: true }));
+		}
+		advance(p);
 	}
 
 	function toggleAbstract() {
@@ -165,6 +200,9 @@
 		case "u": mark("unsure"); break;
 		case "n": focusNote(); break;
 		case "o": toggleAbstract(); break;
+		case "1": case "2": case "3": case "4": case "5": case "6": case "7": case "8": case "9":
+			exclude(Number(ev.key) - 1);
+			break;
 		case "Enter":
 			// Enter keeps its own meaning on links, buttons and summaries,
 			// and outside the papers.
