@@ -32,7 +32,7 @@ e2e: ## Install browser deps if missing, then run only the browser tests
 
 screenshots: ## Install browser deps if missing, then write docs/screenshots/*.png
 	./scripts/setup-e2e.sh
-	QUARRY_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestScreenshots$$' -v ./e2e/
+	QUARRY_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestScreenshots(Phone)?$$' -v ./e2e/
 
 bench: ## Run every benchmark once; prints the figure lines (full output in bench.out)
 	@$(GO) test -run '^$$' -bench . -benchtime=1x -benchmem -timeout 30m ./... > bench.out 2>&1; status=$$?; \

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -123,18 +125,14 @@ func TestReviewCompactCards(t *testing.T) {
 	require.GreaterOrEqual(t, visible, 6, "papers wholly in view at 1280×900 with abstracts folded")
 }
 
-// TestReviewOnPhone: at 390×844 on a touch screen the review fits the
-// width (no horizontal scroll, long words wrap), shows no keyboard hints,
-// marks by tap with the counts following, and keeps the decision buttons
-// in view while scrolling.
-func TestReviewOnPhone(t *testing.T) {
-	t.Parallel()
-	srv := startServer(t)
+// openPhonePage is openPage on a 390×844 touch screen (a phone).
+func openPhonePage(t *testing.T, base string) (playwright.Page, playwright.PlaywrightAssertions) {
+	t.Helper()
 	browser, err := shared.get()
 	if err != nil {
 		t.Fatalf("e2e: no browser: %v", err)
 	}
-	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{BaseURL: playwright.String(srv.url),
+	bctx, err := browser.NewContext(playwright.BrowserNewContextOptions{BaseURL: playwright.String(base),
 		Viewport: &playwright.Size{Width: 390, Height: 844}, IsMobile: playwright.Bool(true), HasTouch: playwright.Bool(true)})
 	require.NoError(t, err)
 	bctx.SetDefaultTimeout(float64(actionTimeout.Milliseconds()))
@@ -143,8 +141,16 @@ func TestReviewOnPhone(t *testing.T) {
 	page, err := bctx.NewPage()
 	require.NoError(t, err)
 	watch(t, page)
-	expect := playwright.NewPlaywrightAssertions(float64(expectTimeout.Milliseconds()))
+	return page, playwright.NewPlaywrightAssertions(float64(expectTimeout.Milliseconds()))
+}
 
+// TestReviewOnPhone: at 390×844 on a touch screen the review fits the
+// width (no horizontal scroll, long words wrap), shows no keyboard hints,
+// marks by tap with the counts following, and keeps the decision buttons
+// in view while scrolling.
+func TestReviewOnPhone(t *testing.T) {
+	t.Parallel()
+	page, expect := openPhonePage(t, startServer(t).url)
 	startRunToReview(t, page, expect, "Ada", screeningQuestion)
 	papers := page.GetByTestId("paper")
 	n, err := papers.Count()
@@ -182,4 +188,28 @@ func TestReviewOnPhone(t *testing.T) {
 		}
 	}
 	require.LessOrEqual(t, overflow(), 0.0, "no horizontal scroll with an abstract open")
+}
+
+// TestScreenshotsPhone writes docs/screenshots/review-phone.png: the
+// review at 390×844 on a touch screen, one paper marked, scrolled into the
+// list so the sticky bar shows (the window, not the full page, as a phone
+// shows it). Like TestScreenshots it writes into the source tree, so it
+// runs only under make screenshots (QUARRY_SCREENSHOTS=1).
+func TestScreenshotsPhone(t *testing.T) {
+	if os.Getenv("QUARRY_SCREENSHOTS") != "1" {
+		t.Skip("writes docs/screenshots/review-phone.png; run it with make screenshots (QUARRY_SCREENSHOTS=1)")
+	}
+	require.NoError(t, os.MkdirAll(screenshotDir, 0o755))
+	page, expect := openPhonePage(t, startServer(t).url)
+	startRunToReview(t, page, expect, "Ada", screeningQuestion)
+	papers := page.GetByTestId("paper")
+	require.NoError(t, papers.First().GetByRole(*playwright.AriaRoleRadio, playwright.LocatorGetByRoleOptions{Name: "Relevant", Exact: playwright.Bool(true)}).Tap())
+	require.NoError(t, expect.Locator(page.GetByTestId("screened-count")).ToHaveText("1"))
+	_, err := papers.First().Evaluate(`el => window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - 8)`, nil)
+	require.NoError(t, err)
+	path := filepath.Join(screenshotDir, "review-phone.png")
+	_, err = page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(path),
+		Animations: playwright.ScreenshotAnimationsDisabled, Caret: playwright.ScreenshotCaretHide})
+	require.NoError(t, err)
+	t.Logf("wrote %s", path)
 }
