@@ -89,6 +89,12 @@ func runDataOf(e *engine.Engine, run engine.Run, v runview.View, sets pipeline.S
 			// The review shows each paper's current mark, saved click by
 			// click, in this iteration and the ones after.
 			d.Review.Marks, d.Review.Notes, d.Review.Reasons = sets.Marks, sets.Notes, sets.Reasons
+			if v.LastResult != nil {
+				// Counted over every paper under review, not only those
+				// the form lists.
+				pr := views.ProgressOf(v.LastResult.Collection.Papers, sets.Marks)
+				d.Review.Progress = &pr
+			}
 		}
 		if _, ok := v.FinalCollection(); ok {
 			d.Final = &views.PaperGroupSet{Relevant: sets.Relevant, NotScreened: sets.NotScreened, Rejected: sets.Irrelevant,

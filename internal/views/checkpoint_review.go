@@ -68,8 +68,12 @@ func ProgressOf(papers []research.ScoredPaper, marks map[string]string) Progress
 	return pr
 }
 
-// progressOf is the progress of the papers f shows.
+// progressOf is the review's progress: f.Progress when the handler
+// counted it, else that of the papers f shows.
 func progressOf(f ReviewForm) Progress {
+	if f.Progress != nil {
+		return *f.Progress
+	}
 	var papers []research.ScoredPaper
 	for _, g := range f.Groups {
 		papers = append(papers, g.Papers...)

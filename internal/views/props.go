@@ -161,6 +161,10 @@ type ReviewForm struct {
 	// the order keys 1–9 choose them; empty means
 	// research.DefaultExclusionReasons.
 	ExclusionReasons []string
+	// Progress, when set, is the screening progress of the whole review
+	// (the handler counts it over every paper under review, which the
+	// form may show only some of); nil counts the papers in Groups.
+	Progress *Progress
 
 	// Papers, when set, is ReviewPapers of this form rendered before: the
 	// same for every person, so a server can render it once per run state
