@@ -78,11 +78,15 @@
 		}
 	});
 
-	// sent remembers, per paper, the mark, note and reason this page last
-	// sent, so the stream's echo of its own save neither undoes a newer
-	// click nor is taken for someone else's change of a field the viewer
-	// went back to. An echo is recognised once, then forgotten.
+	// sent remembers, per paper, the marks, notes and reasons this page
+	// sent and has not yet seen come back, so the stream's echo of its own
+	// save neither undoes a newer click (relevant then irrelevant quickly:
+	// the first echo must not check relevant again) nor is taken for
+	// someone else's change of a field the viewer went back to. An echo
+	// is recognised once; a save the server found unchanged never comes
+	// back, so what was sent is forgotten after a while.
 	var sent = {};
+	var echoWindow = 10000;
 	document.addEventListener("htmx:configRequest", function (ev) {
 		var elt = ev.detail.elt;
 		var p = paperOf(elt);
@@ -91,11 +95,15 @@
 		// irrelevant paper.
 		var checked = p.querySelector("input[data-mark]:checked");
 		var mark = checked ? checked.getAttribute("data-mark") : "";
-		sent[p.getAttribute("data-paper-id")] = {
+		var id = p.getAttribute("data-paper-id");
+		var now = Date.now();
+		sent[id] = (sent[id] || []).filter(function (s) { return now - s.at < echoWindow; });
+		sent[id].push({
 			mark: mark,
 			note: fieldValue(p, "paper-note").trim(),
-			reason: mark === "irrelevant" ? fieldValue(p, "paper-reason").trim() : ""
-		};
+			reason: mark === "irrelevant" ? fieldValue(p, "paper-reason").trim() : "",
+			at: now
+		});
 	});
 
 	function fieldValue(p, testid) {
@@ -121,11 +129,13 @@
 		if (!form || (form.getAttribute("action") || "").indexOf("/checkpoints/" + m.checkpoint_id + "/") < 0) return;
 		var p = papers().filter(function (el) { return el.getAttribute("data-paper-id") === m.paper_id; })[0];
 		if (!p) return;
-		var mine = sent[m.paper_id];
-		if (mine && mine.mark === m.mark && mine.note === m.note && mine.reason === m.reason) {
-			// This page's own save: the page already shows it, or newer.
-			delete sent[m.paper_id];
-			return;
+		var mine = sent[m.paper_id] || [];
+		for (var i = 0; i < mine.length; i++) {
+			if (mine[i].mark === m.mark && mine[i].note === m.note && mine[i].reason === m.reason) {
+				// This page's own save: the page already shows it, or newer.
+				mine.splice(0, i + 1);
+				return;
+			}
 		}
 		var radio = p.querySelector('input[data-mark="' + m.mark + '"]');
 		var changed = false;
