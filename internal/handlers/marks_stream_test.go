@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"quarry/internal/handlers"
 )
 
 // TestEventsStreamCarriesMarks (issue 16, "streams to everyone viewing
@@ -39,8 +37,17 @@ func TestEventsStreamCarriesMarks(t *testing.T) {
 	require.Equal(t, "connected", next(t, frames, time.After(5*time.Second)).comment)
 	require.Equal(t, "state", next(t, frames, time.After(5*time.Second)).event)
 
+	// streamMark is a mark message as a page reads it.
+	type streamMark struct {
+		PaperID      string `json:"paper_id"`
+		Mark         string `json:"mark"`
+		Note         string `json:"note"`
+		Reason       string `json:"reason"`
+		By           string `json:"marked_by"`
+		CheckpointID string `json:"checkpoint_id"`
+	}
 	// nextMark skips progress lines and pings up to the next mark.
-	nextMark := func() handlers.MarkEvent {
+	nextMark := func() streamMark {
 		t.Helper()
 		deadline := time.After(5 * time.Second)
 		for {
@@ -48,7 +55,7 @@ func TestEventsStreamCarriesMarks(t *testing.T) {
 			if f.event != "mark" {
 				continue
 			}
-			var m handlers.MarkEvent
+			var m streamMark
 			require.NoError(t, json.Unmarshal([]byte(f.data), &m))
 			return m
 		}
@@ -58,7 +65,7 @@ func TestEventsStreamCarriesMarks(t *testing.T) {
 	require.Equal(t, http.StatusOK, put.StatusCode)
 	m := nextMark()
 	require.Equal(t, ids[0], m.PaperID)
-	require.Equal(t, "irrelevant", m.Mark.Mark)
+	require.Equal(t, "irrelevant", m.Mark)
 	require.Equal(t, "rats", m.Note)
 	require.Equal(t, "population", m.Reason)
 	require.Equal(t, "Grace", m.By)
@@ -71,7 +78,7 @@ func TestEventsStreamCarriesMarks(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, dec.StatusCode)
 	m = nextMark()
 	require.Equal(t, ids[1], m.PaperID)
-	require.Equal(t, "relevant", m.Mark.Mark)
+	require.Equal(t, "relevant", m.Mark)
 	require.Equal(t, "key paper", m.Note)
 	require.Equal(t, "Ada", m.By)
 	require.Equal(t, cp.ID, m.CheckpointID)
