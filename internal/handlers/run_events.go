@@ -86,12 +86,12 @@ func (h *Runs) Events(c echo.Context) error {
 				return nil
 			}
 			if m, ok := ev.Data.(MarkEvent); ok && ev.Type == EventMark {
-				data, err := json.Marshal(m)
-				if err != nil {
-					return err
-				}
-				if err := writeSSE(res, "mark", string(data)); err != nil {
-					return nil
+				// The progress line above already told it; the page sets
+				// the paper from this.
+				if data, err := json.Marshal(m); err == nil {
+					if err := writeSSE(res, "mark", string(data)); err != nil {
+						return nil
+					}
 				}
 			}
 			if changesPage(ev) {
