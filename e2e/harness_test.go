@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -161,13 +162,30 @@ func startServer(t *testing.T) *server {
 // an earlier server's data: that is how the restart test resumes.
 func startServerOn(t *testing.T, db string) *server {
 	t.Helper()
-	cfg := app.Config{Addr: "127.0.0.1:0", DB: db}
-	ctx, cancel := context.WithCancel(context.Background())
 	// The registry is built over the app's own store, as cmd/web builds
 	// it, so runs can read files attached at the strategy checkpoint.
-	a, err := app.New(ctx, cfg, app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
+	return startServerWith(t, db, func(st *store.Store) (*engine.Registry, error) {
 		return testapp.RegistryWithFiles(st)
-	}))
+	})
+}
+
+// startDemoApp runs the real app as cmd/web's serve does: the search
+// workflow of app.Workflows over the default source (local) and the demo
+// library seeded into a fresh database, for tests that need its papers.
+func startDemoApp(t *testing.T) *server {
+	t.Helper()
+	return startServerWith(t, filepath.Join(t.TempDir(), "quarry.db"), func(st *store.Store) (*engine.Registry, error) {
+		return app.Workflows(app.Search{}, st, slog.New(slog.DiscardHandler))
+	})
+}
+
+// startServerWith runs the real app on the database file db with the
+// workflows workflows builds over its store.
+func startServerWith(t *testing.T, db string, workflows func(*store.Store) (*engine.Registry, error)) *server {
+	t.Helper()
+	cfg := app.Config{Addr: "127.0.0.1:0", DB: db}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := app.New(ctx, cfg, app.WithWorkflowsFrom(workflows))
 	if err != nil {
 		cancel()
 		require.NoError(t, err)

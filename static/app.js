@@ -17,6 +17,12 @@
 // Address: a page that answers a form's POST shows its own address (see
 // data-page-url below).
 //
+// Marks made elsewhere: a mark stored by another viewer of the run (or
+// through the API, or with a decision) arrives on the run's event stream
+// ("mark") and is set on the paper in place: its radios, note and reason.
+// A note or reason the viewer is typing in (it has the focus) is never
+// overwritten: the paper says who changed it, and to what, instead.
+//
 // Edited forms: once any form on the page is changed (typing, a mark, a
 // form's own htmx button), the run page's status poll (and the stream's
 // watcher, run-watch) says dirty=1 (until
@@ -74,6 +80,116 @@
 			dirty = true;
 		}
 	});
+
+	// sent remembers, per paper, the marks, notes and reasons this page
+	// sent and has not yet seen come back, so the stream's echo of its own
+	// save neither undoes a newer click (relevant then irrelevant quickly:
+	// the first echo must not check relevant again) nor is taken for
+	// someone else's change of a field the viewer went back to. An echo
+	// is recognised once; a save the server found unchanged never comes
+	// back, so what was sent is forgotten after a while.
+	var sent = {};
+	var echoWindow = 10000;
+	document.addEventListener("htmx:configRequest", function (ev) {
+		var elt = ev.detail.elt;
+		var p = paperOf(elt);
+		if (!p || elt.getAttribute("data-testid") !== "paper-marks") return;
+		// As the server stores it: trimmed, a reason only on an
+		// irrelevant paper.
+		var checked = p.querySelector("input[data-mark]:checked");
+		var mark = checked ? checked.getAttribute("data-mark") : "";
+		var id = p.getAttribute("data-paper-id");
+		var now = Date.now();
+		sent[id] = (sent[id] || []).filter(function (s) { return now - s.at < echoWindow; });
+		sent[id].push({
+			mark: mark,
+			note: fieldValue(p, "paper-note").trim(),
+			reason: mark === "irrelevant" ? fieldValue(p, "paper-reason").trim() : "",
+			at: now
+		});
+	});
+
+	function fieldValue(p, testid) {
+		var el = p.querySelector('[data-testid="' + testid + '"]');
+		return el ? el.value : "";
+	}
+
+	// The stream's EventSource is made by htmx's sse extension; every one
+	// it opens (it opens a new one to reconnect) is listened to once.
+	document.addEventListener("htmx:sseOpen", function (ev) {
+		var src = ev.detail && ev.detail.source;
+		if (!src || src.quarryMarks) return;
+		src.quarryMarks = true;
+		src.addEventListener("mark", function (msg) {
+			var m;
+			try { m = JSON.parse(msg.data); } catch (e) { return; }
+			showMark(m);
+		});
+	});
+
+	function showMark(m) {
+		var form = document.querySelector('[data-testid="review-form"]');
+		if (!form || (form.getAttribute("action") || "").indexOf("/checkpoints/" + m.checkpoint_id + "/") < 0) return;
+		var p = papers().filter(function (el) { return el.getAttribute("data-paper-id") === m.paper_id; })[0];
+		if (!p) return;
+		var mine = sent[m.paper_id] || [];
+		for (var i = 0; i < mine.length; i++) {
+			if (mine[i].mark === m.mark && mine[i].note === m.note && mine[i].reason === m.reason) {
+				// This page's own save: the page already shows it, or newer.
+				mine.splice(0, i + 1);
+				return;
+			}
+		}
+		var radio = p.querySelector('input[data-mark="' + m.mark + '"]');
+		var changed = false;
+		if (radio && !radio.checked) {
+			// No change event: this page must not save it again.
+			radio.checked = true;
+			changed = true;
+		}
+		changed = setField(p, "paper-note", m.note, m.marked_by, "note") || changed;
+		changed = setField(p, "paper-reason", m.reason, m.marked_by, "exclusion reason") || changed;
+		var status = p.querySelector(".mark-status");
+		if (changed && status) status.textContent = (m.marked_by || "Someone") + " marked this " + m.mark;
+	}
+
+	// setField sets a paper's note or reason to value unless the viewer is
+	// typing in it; then it says who changed it, next to the field.
+	function setField(p, testid, value, by, what) {
+		var el = p.querySelector('[data-testid="' + testid + '"]');
+		if (!el) return false;
+		if (el.value === value) {
+			clearNotice(el);
+			return false;
+		}
+		if (document.activeElement !== el) {
+			el.value = value;
+			clearNotice(el);
+			return true;
+		}
+		var notice = noticeOf(el);
+		if (!notice) {
+			notice = document.createElement("p");
+			notice.className = "hint";
+			notice.setAttribute("role", "status");
+			notice.setAttribute("data-testid", "mark-changed");
+			el.insertAdjacentElement("afterend", notice);
+			// Once the viewer settles the field, the notice has served.
+			el.addEventListener("change", function () { clearNotice(el); }, { once: true });
+		}
+		notice.textContent = (by || "Someone") + " changed this " + what + " to “" + value + "”";
+		return false;
+	}
+
+	function noticeOf(el) {
+		var n = el.nextElementSibling;
+		return n && n.getAttribute("data-testid") === "mark-changed" ? n : null;
+	}
+
+	function clearNotice(el) {
+		var n = noticeOf(el);
+		if (n) n.remove();
+	}
 
 	function papers() {
 		return Array.prototype.slice.call(document.querySelectorAll('[data-testid="paper"]'));

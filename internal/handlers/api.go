@@ -205,7 +205,7 @@ func (a *API) Decide(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if d, err = withStoredMarks(ctx, a.runs, run, in.CheckpointID, d); err != nil {
+	if d, err = withStoredMarks(ctx, a.runs, a.engine, run, in.CheckpointID, d); err != nil {
 		return err
 	}
 	if err := a.engine.Decide(ctx, run.ID, in.CheckpointID, d); err != nil {

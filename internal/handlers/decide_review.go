@@ -154,7 +154,7 @@ func (h *Runs) DecideReview(c echo.Context) error {
 		// and notes on the page, saved (so without JavaScript too), and
 		// decides nothing.
 		if errs := badMarks(p, marks); len(errs) == 0 {
-			if _, err := saveFormMarks(c.Request().Context(), h.runs, run, cp, p, form, h.people.name(c)); err != nil && fault.ErrorCode(err) != fault.EInvalid {
+			if _, err := saveFormMarks(c.Request().Context(), h.runs, h.engine, run, cp, p, form, h.people.name(c)); err != nil && fault.ErrorCode(err) != fault.EInvalid {
 				return err
 			}
 		}
@@ -174,7 +174,7 @@ func (h *Runs) DecideReview(c echo.Context) error {
 	// JavaScript this is where they are saved), then the stored marks of
 	// papers the form did not carry join the feedback.
 	ctx := c.Request().Context()
-	if _, err := saveFormMarks(ctx, h.runs, run, cp, p, form, d.DecidedBy); err != nil {
+	if _, err := saveFormMarks(ctx, h.runs, h.engine, run, cp, p, form, d.DecidedBy); err != nil {
 		if fault.ErrorCode(err) == fault.EConflict {
 			return h.conflictPageWith(c, run.ID, err, submittedReview(p, marks, notes, f.Feedback))
 		}

@@ -73,7 +73,7 @@ func (a *API) PutMark(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	publishMarks(a.engine, run.ID, p, saved)
+	publishMarks(a.engine, run.ID, cp.ID, p, saved)
 	return c.JSON(http.StatusOK, saved[0])
 }
 
@@ -139,11 +139,10 @@ func (h *Runs) SaveMarks(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	saved, err := saveFormMarks(ctx, h.runs, run, cp, p, form, h.people.name(c))
+	saved, err := saveFormMarks(ctx, h.runs, h.engine, run, cp, p, form, h.people.name(c))
 	if err != nil {
 		return err
 	}
-	publishMarks(h.engine, run.ID, p, saved)
 	// The review's counts ride along out of band, so its bar follows
 	// every click.
 	current, err := currentMarks(ctx, h.runs, run)
@@ -158,13 +157,23 @@ func (h *Runs) SaveMarks(c echo.Context) error {
 	return render(c, http.StatusOK, templ.Join(views.MarkSaved(len(saved)), views.ReviewProgress(pr, true)))
 }
 
-// EventMark is the event a saved mark publishes on the run's event stream,
-// where everyone viewing the run sees it as a progress line.
+// EventMark is the event a saved mark publishes on the run's event stream:
+// everyone viewing the run sees it as a progress line, and the review
+// pages set the paper's mark, note and reason in place (MarkEvent).
 const EventMark engine.EventType = "mark"
 
+// MarkEvent is an EventMark's data, and the "mark" message of the run's
+// event stream: the stored mark and the review checkpoint it belongs to,
+// so a page showing another review leaves its papers alone.
+type MarkEvent struct {
+	research.Mark
+	CheckpointID string `json:"checkpoint_id"`
+}
+
 // publishMarks announces saved marks to the run's viewers through the
-// engine's event broker (which never blocks: a slow viewer misses it).
-func publishMarks(e *engine.Engine, runID string, p pipeline.ResultPayload, saved []research.Mark) {
+// engine's event broker (which never blocks: a slow viewer misses it, and
+// sees the mark when it next loads the page).
+func publishMarks(e *engine.Engine, runID, checkpointID string, p pipeline.ResultPayload, saved []research.Mark) {
 	if e == nil || e.Events() == nil {
 		return
 	}
@@ -174,16 +183,18 @@ func publishMarks(e *engine.Engine, runID string, p pipeline.ResultPayload, save
 			title = "“" + paper.Title + "”"
 		}
 		e.Events().Publish(engine.Event{Type: EventMark, RunID: runID, Step: pipeline.StepReview, Iteration: m.Iteration,
-			Message: fmt.Sprintf("%s marked %s %s", m.By, title, m.Mark), Data: m, At: m.At})
+			Message: fmt.Sprintf("%s marked %s %s", m.By, title, m.Mark), Data: MarkEvent{Mark: m, CheckpointID: checkpointID}, At: m.At})
 	}
 }
 
 // saveFormMarks stores the marks, notes and reasons a review form posted
 // that differ from the papers' current ones (so a form submit without
 // JavaScript saves them too, and an untouched paper is not marked), and
-// returns what it stored. A reason is kept only on a paper marked
+// returns what it stored, announced to the run's viewers (publishMarks):
+// every way a mark is stored (a click, a form submit, a decision) comes
+// through here or PutMark. A reason is kept only on a paper marked
 // irrelevant, where the form shows it as meant.
-func saveFormMarks(ctx context.Context, runs RunStore, run engine.Run, cp engine.Checkpoint, p pipeline.ResultPayload, form url.Values, by string) ([]research.Mark, error) {
+func saveFormMarks(ctx context.Context, runs RunStore, e *engine.Engine, run engine.Run, cp engine.Checkpoint, p pipeline.ResultPayload, form url.Values, by string) ([]research.Mark, error) {
 	current, err := currentMarks(ctx, runs, run)
 	if err != nil {
 		return nil, err
@@ -251,7 +262,12 @@ func saveFormMarks(ctx context.Context, runs RunStore, run engine.Run, cp engine
 	if len(changed) == 0 {
 		return nil, nil
 	}
-	return runs.SaveMarks(ctx, run.ID, cp.ID, changed)
+	saved, err := runs.SaveMarks(ctx, run.ID, cp.ID, changed)
+	if err != nil {
+		return nil, err
+	}
+	publishMarks(e, run.ID, cp.ID, p, saved)
+	return saved, nil
 }
 
 // currentMarks is each paper's current mark, note and reason as the review
@@ -298,7 +314,7 @@ func runSets(ctx context.Context, runs RunStore, run engine.Run) (pipeline.Sets,
 // marks of the other papers are merged into its feedback. A decision at
 // another checkpoint, or with revised data that is not valid feedback
 // (the engine refuses it with the reason), is returned unchanged.
-func withStoredMarks(ctx context.Context, runs RunStore, run engine.Run, cpID string, d engine.Decision) (engine.Decision, error) {
+func withStoredMarks(ctx context.Context, runs RunStore, e *engine.Engine, run engine.Run, cpID string, d engine.Decision) (engine.Decision, error) {
 	cp, p, err := pendingReview(ctx, runs, run)
 	if err != nil || cp.ID != cpID {
 		return d, nil
@@ -308,7 +324,7 @@ func withStoredMarks(ctx context.Context, runs RunStore, run engine.Run, cpID st
 		return d, nil
 	}
 	if ok {
-		if err := saveFeedbackMarks(ctx, runs, run, cp, fb, d.DecidedBy); err != nil {
+		if err := saveFeedbackMarks(ctx, runs, e, run, cp, fb, d.DecidedBy); err != nil {
 			return d, err
 		}
 	}
@@ -328,7 +344,7 @@ func withStoredMarks(ctx context.Context, runs RunStore, run engine.Run, cpID st
 
 // saveFeedbackMarks stores the marks and notes a decision's feedback
 // carries where they differ from the papers' current ones.
-func saveFeedbackMarks(ctx context.Context, runs RunStore, run engine.Run, cp engine.Checkpoint, fb research.UserFeedback, by string) error {
+func saveFeedbackMarks(ctx context.Context, runs RunStore, e *engine.Engine, run engine.Run, cp engine.Checkpoint, fb research.UserFeedback, by string) error {
 	form := url.Values{}
 	for _, id := range fb.MarkedRelevant {
 		form.Set(markPrefix+id, research.MarkRelevant)
@@ -343,6 +359,6 @@ func saveFeedbackMarks(ctx context.Context, runs RunStore, run engine.Run, cp en
 	if err != nil {
 		return err
 	}
-	_, err = saveFormMarks(ctx, runs, run, cp, p, form, by)
+	_, err = saveFormMarks(ctx, runs, e, run, cp, p, form, by)
 	return err
 }

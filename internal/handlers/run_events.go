@@ -20,7 +20,9 @@ const keepAlive = 15 * time.Second
 
 // Events handles GET /runs/:id/events: a text/event-stream of rendered
 // progress lines ("progress") and status pings ("status") for the htmx SSE
-// extension. It ends when the client goes or the server stops.
+// extension, and each mark stored at the run's review as JSON ("mark", a
+// MarkEvent), which static/app.js sets on the paper in place. It ends
+// when the client goes or the server stops.
 //
 // Its first message ("state") is the run's current state (streamState):
 // a transition made before the client connected (the strategy checkpoint
@@ -82,6 +84,15 @@ func (h *Runs) Events(c echo.Context) error {
 			}
 			if err := writeSSE(res, "progress", buf.String()); err != nil {
 				return nil
+			}
+			if m, ok := ev.Data.(MarkEvent); ok && ev.Type == EventMark {
+				// The progress line above already told it; the page sets
+				// the paper from this.
+				if data, err := json.Marshal(m); err == nil {
+					if err := writeSSE(res, "mark", string(data)); err != nil {
+						return nil
+					}
+				}
 			}
 			if changesPage(ev) {
 				if err := writeSSE(res, "status", ""); err != nil {
