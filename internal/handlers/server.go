@@ -231,6 +231,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 		g.POST("/library/imports", lib.Import, p.requireName).Name = "library-import"
 		g.GET("/library/imports/:id", lib.ImportStatus, p.requireName).Name = "library-import-status"
 		g.GET("/library/export", lib.Export).Name = "library-export"
+		g.GET("/library/papers/*", lib.Paper, p.requireName).Name = "library-paper"
 	}
 
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
