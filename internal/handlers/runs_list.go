@@ -130,9 +130,12 @@ func pager(noun, path string, keep url.Values, page, perPage, n, total int, exac
 		return path + "?" + v.Encode()
 	}
 	if page > 1 {
-		// Past the end, "previous" leads to the last page there is.
-		last := max(1, (total+perPage-1)/perPage)
-		p.Prev = at(min(page-1, last))
+		prev := page - 1
+		if n == 0 {
+			// Past the end, "previous" leads to the last page there is.
+			prev = min(prev, max(1, (total+perPage-1)/perPage))
+		}
+		p.Prev = at(prev)
 	}
 	if n == perPage && (p.To < total || !exact) {
 		p.Next = at(page + 1)
