@@ -23,6 +23,11 @@ import (
 type LibraryStore interface {
 	LibraryCount(ctx context.Context) (int, error)
 	EachLibraryPaper(ctx context.Context, fn func(store.LibraryPaper) error) error
+	// BrowseLibrary, LibraryPaperByID and PaperRuns serve the list and a
+	// paper's page (library_paper.go).
+	BrowseLibrary(ctx context.Context, q store.LibraryQuery) (store.LibraryResults, error)
+	LibraryPaperByID(ctx context.Context, id string) (store.LibraryEntry, error)
+	PaperRuns(ctx context.Context, paperID, textParam string, limit int) ([]store.PaperRun, int, error)
 }
 
 // Library serves the library page, file uploads into the library with
@@ -37,17 +42,17 @@ type Library struct {
 // maxShownErrors bounds the skipped records listed on the import page.
 const maxShownErrors = 200
 
-// Show handles GET /library.
+// Show handles GET /library?q=&page=: the import form, and the library's
+// papers (or a search's matches) a page at a time (see listPapers).
 func (h *Library) Show(c echo.Context) error {
 	return h.renderPage(c, http.StatusOK, views.ImportForm{})
 }
 
 func (h *Library) renderPage(c echo.Context, status int, form views.ImportForm) error {
-	n, err := h.store.LibraryCount(c.Request().Context())
-	if err != nil {
+	d := views.LibraryData{Page: h.people.page(c), Formats: biblio.Formats, ExportFormats: codecs.ExportFormats, Form: form}
+	if err := h.listPapers(c, &d); err != nil {
 		return err
 	}
-	d := views.LibraryData{Page: h.people.page(c), Count: n, Formats: biblio.Formats, ExportFormats: codecs.ExportFormats, Form: form}
 	for _, j := range h.jobs.List() {
 		d.Jobs = append(d.Jobs, jobView(j))
 	}

@@ -22,6 +22,8 @@ type RunStore interface {
 	// ones while the run waits at the review checkpoint named.
 	Marks(ctx context.Context, runID string) ([]research.Mark, error)
 	SaveMarks(ctx context.Context, runID, checkpointID string, marks []research.Mark) ([]research.Mark, error)
+	// RunLister serves GET /runs (runs_list.go).
+	RunLister
 }
 
 // RunFileStore keeps files attached to runs; *store.Store implements it.

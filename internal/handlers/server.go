@@ -215,6 +215,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POSTOrRetry("/runs", home.Start, home.StartAgain, p.requireName).Name = "run-start"
 	g.GET("/name", names.Show).Name = "name"
 	g.POST("/name", names.Save).Name = "name-save"
+	g.GET("/runs", (&RunIndex{people: p, runs: deps.Store}).Show, p.requireName).Name = "runs"
 	g.GET("/runs/:id", runs.Show, p.requireName).Name = "run"
 	g.GET("/runs/:id/status", runs.Status).Name = "run-status"
 	g.Stream("/runs/:id/events", runs.Events).Name = "run-events"
@@ -235,6 +236,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 		g.POST("/library/imports", lib.Import, p.requireName).Name = "library-import"
 		g.GET("/library/imports/:id", lib.ImportStatus, p.requireName).Name = "library-import-status"
 		g.GET("/library/export", lib.Export).Name = "library-export"
+		g.GET("/library/papers/*", lib.Paper, p.requireName).Name = "library-paper"
 	}
 
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"

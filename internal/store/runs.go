@@ -270,6 +270,39 @@ func insertCheckpoint(ctx context.Context, tx *sql.Tx, cp engine.Checkpoint) err
 	if err != nil {
 		return fmt.Errorf("store: insert checkpoint: %w", err)
 	}
+	if pl, ok := cp.Payload.(paperLister); ok {
+		return insertRunPapers(ctx, tx, cp.RunID, cp.Iteration, pl.PaperIDs())
+	}
+	return nil
+}
+
+// paperLister is a checkpoint payload that shows papers (the search
+// workflow's review: pipeline.ResultPayload). The store records them in
+// run_papers with the checkpoint, so a paper's page finds its runs without
+// decoding any run; the store names no workflow's types to do it.
+type paperLister interface {
+	PaperIDs() []string
+}
+
+// insertRunPapers records that run showed the papers ids, keeping the
+// iteration each was first shown in.
+func insertRunPapers(ctx context.Context, tx *sql.Tx, runID string, iteration int, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO run_papers (paper_id, run_id, iteration) VALUES (?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("store: record run papers: %w", err)
+	}
+	defer st.Close()
+	for _, id := range ids {
+		if id == "" {
+			continue
+		}
+		if _, err := st.ExecContext(ctx, id, runID, iteration); err != nil {
+			return fmt.Errorf("store: record run papers: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -37,3 +37,14 @@ type ResultPayload struct {
 
 // CheckpointKind pairs this payload with its kind.
 func (ResultPayload) CheckpointKind() engine.CheckpointKind { return KindResultReview }
+
+// PaperIDs lists the papers the review shows (this iteration's
+// collection), which the store records as the papers the run showed, so a
+// paper's page can list the runs it appeared in.
+func (p ResultPayload) PaperIDs() []string {
+	ids := make([]string, len(p.Collection.Papers))
+	for i, sp := range p.Collection.Papers {
+		ids[i] = sp.ID
+	}
+	return ids
+}
