@@ -18,6 +18,7 @@ import (
 
 	"quarry/internal/app"
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/store"
 )
 
@@ -50,6 +51,7 @@ func TestConfig(t *testing.T) {
 			require.NoError(t, err)
 			tt.want.LogFormat, tt.want.Search, tt.want.Import = app.LogText, defaultSearch(), defaultImport() // the settings this table does not set
 			tt.want.Database.ImportReserve = store.DefaultImportReserve
+			tt.want.StopWindow = research.DefaultStopWindow
 			require.Equal(t, tt.want, cfg)
 			require.NoError(t, cfg.Validate())
 		})

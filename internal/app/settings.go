@@ -20,6 +20,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/searcher"
 	"quarry/internal/store"
@@ -93,6 +94,8 @@ func settings() []setting {
 			doc: "how long one source may take for all its queries in one search, waits for its rate limit included; what it answered by then is kept, the rest reported as timed out"},
 		setting{env: "QUARRY_STRATEGY_CHECKPOINT", key: "strategy_checkpoint", def: "true", set: setStrategyCheckpoint,
 			doc: `the default of "confirm the strategy first" (true or false)`},
+		setting{env: "QUARRY_STOP_WINDOW", key: "stop_window", def: strconv.Itoa(research.DefaultStopWindow), set: setStopWindow,
+			doc: "k of the review's stopping suggestion \"no relevant paper in the last k screened\" (a hint; a run never stops by itself)"},
 		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
 			doc: "`offline` (heuristic skills); `openai` (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, OpenRouter) or `anthropic`"},
 		setting{env: "QUARRY_LLM_MODEL", key: "llm.model", shown: "`" + llm.DefaultOpenAIModel + "` (openai), `" + llm.DefaultAnthropicModel + "` (anthropic)",
@@ -207,6 +210,15 @@ func setStrategyCheckpoint(c *Config, v string) error {
 		return fmt.Errorf("%q is not true or false", v)
 	}
 	c.Search.StrategyCheckpoint = &on
+	return nil
+}
+
+func setStopWindow(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100000 {
+		return fmt.Errorf("%q is not a whole number of papers between 1 and 100000", v)
+	}
+	c.StopWindow = n
 	return nil
 }
 

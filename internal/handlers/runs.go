@@ -22,6 +22,9 @@ type RunStore interface {
 	// ones while the run waits at the review checkpoint named.
 	Marks(ctx context.Context, runID string) ([]research.Mark, error)
 	SaveMarks(ctx context.Context, runID, checkpointID string, marks []research.Mark) ([]research.Mark, error)
+	// MarkEvents are all the run's marks in the order they were made, the
+	// screening order its progress plot is drawn from.
+	MarkEvents(ctx context.Context, runID string) ([]research.Mark, error)
 }
 
 // RunFileStore keeps files attached to runs; *store.Store implements it.
@@ -47,6 +50,9 @@ type Runs struct {
 	done <-chan struct{}
 	// read bounds reading a file attached at the strategy checkpoint.
 	read codecs.Options
+	// stopWindow is k of the "no relevant paper in the last k screened"
+	// stopping suggestion (0: the default).
+	stopWindow int
 }
 
 // loadView reads run's checkpoints and builds what the run page and the
