@@ -142,6 +142,9 @@ func (h *Runs) SaveMarks(c echo.Context) error {
 		return err
 	}
 	publishMarks(h.engine, run.ID, p, saved)
+	if len(saved) > 0 {
+		c.Response().Header().Set("HX-Trigger", marksSavedTrigger) // the progress panel redraws
+	}
 	return render(c, http.StatusOK, views.MarkSaved(len(saved)))
 }
 

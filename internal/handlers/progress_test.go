@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,4 +117,33 @@ func svgRoot(t *testing.T, doc string) map[string]string {
 			return out
 		}
 	}
+}
+
+// TestProgressRedraw: saving a mark on the review answers with the
+// trigger the progress panel listens for, and the run's page then holds
+// the panel with the new counts (what the panel fetches and swaps in);
+// a save that changes nothing triggers nothing.
+func TestProgressRedraw(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runPath, doc := w.startReview(t, "2")
+	panel := doc.Find(`#checkpoint-review #screening-progress`)
+	require.Equal(t, runPath, panel.AttrOr("hx-get", ""))
+	require.Equal(t, "marks-saved from:body", panel.AttrOr("hx-trigger", ""))
+	require.Equal(t, "#screening-progress", panel.AttrOr("hx-select", ""))
+	require.Equal(t, "0 screened · 0 relevant", panel.Find(`[data-testid="progress-counts"]`).Text())
+
+	ids := paperIDs(doc)
+	action := doc.Find(`[data-testid="paper-marks"]`).First().AttrOr("hx-post", "")
+	res, _ := w.htmx(t, w.client, http.MethodPost, action, url.Values{"_csrf": {csrf(doc)}, "mark:" + ids[0]: {"relevant"}})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "marks-saved", res.Header.Get("HX-Trigger"))
+	res, _ = w.htmx(t, w.client, http.MethodPost, action, url.Values{"_csrf": {csrf(doc)}, "mark:" + ids[0]: {"relevant"}})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Empty(t, res.Header.Get("HX-Trigger"), "nothing changed")
+
+	_, doc = w.htmx(t, w.client, http.MethodGet, runPath, nil)
+	panel = doc.Find(`#screening-progress`)
+	require.Equal(t, "1 screened · 1 relevant", panel.Find(`[data-testid="progress-counts"]`).Text())
+	require.Contains(t, panel.Find(`img`).AttrOr("src", ""), "progress.svg?v=1")
 }

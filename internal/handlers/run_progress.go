@@ -45,6 +45,11 @@ func (h *Runs) ProgressSVG(c echo.Context) error {
 	return c.Blob(http.StatusOK, "image/svg+xml; charset=utf-8", buf.Bytes())
 }
 
+// marksSavedTrigger is the htmx event a saved mark's answer triggers
+// (HX-Trigger), on which the review's progress panel fetches itself anew
+// (views.ProgressPanel).
+const marksSavedTrigger = "marks-saved"
+
 // showsProgress reports whether the run's page shows its screening
 // progress: a search run at a review or finished.
 func showsProgress(run engine.Run, review bool) bool {
