@@ -43,8 +43,7 @@ type cachedRun struct {
 	run  engine.Run
 	view runview.View
 	sets pipeline.Sets
-	// events are the run's marks in order, for its progress plot (a
-	// search run at a review or finished only).
+	// events are a search run's marks in order, for its progress plot.
 	events []research.Mark
 	err    error
 
@@ -90,7 +89,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 		if e.sets, e.err = runSets(ctx, rs, e.run); e.err != nil {
 			return
 		}
-		if showsProgress(e.run, e.view.Pending != nil && e.view.Pending.Kind == pipeline.KindResultReview) {
+		if e.run.Workflow == pipeline.Name {
 			e.events, e.err = rs.MarkEvents(ctx, id)
 		}
 	})

@@ -20,22 +20,19 @@ import (
 // iterations, drawn as SVG from its mark events. Like the PRISMA diagram
 // it is served inline with a file name (the page shows it as an image, a
 // download link saves it) and a policy that keeps an SVG opened on its
-// own from running anything.
+// own from running anything. It reads the run through the page's cache,
+// which holds the run's marks in order.
 func (h *Runs) ProgressSVG(c echo.Context) error {
-	ctx := c.Request().Context()
-	run, err := h.runs.Run(ctx, c.Param("id"))
+	e, err := h.cache.get(c.Request().Context(), h.runs, c.Param("id"))
 	if err != nil {
 		return err
 	}
+	run := e.run
 	if run.Workflow != pipeline.Name {
 		return fault.Errorf(fault.EInvalid, "run %s is a %q run, not a %q run: only a search run screens papers", run.ID, run.Workflow, pipeline.Name)
 	}
-	events, err := h.runs.MarkEvents(ctx, run.ID)
-	if err != nil {
-		return err
-	}
 	var buf bytes.Buffer
-	if err := progress.Of(events).WriteSVG(&buf, run.Params.String(pipeline.ParamQuestion)); err != nil {
+	if err := progress.Of(e.events).WriteSVG(&buf, run.Params.String(pipeline.ParamQuestion)); err != nil {
 		return err
 	}
 	hdr := c.Response().Header()
