@@ -74,9 +74,12 @@ type Knee struct {
 
 // KneeOf applies the knee method of Cormack & Grossman (SIGIR 2016) to a
 // gain curve (GainCurve). The knee is the point i of the curve farthest
-// above the straight line from the origin to its last point s — the
-// knee detection of Satopää et al. 2011 ("Kneedle"), which the paper
-// uses, on the curve scaled to the unit square. The slope ratio is
+// above the straight line from the origin to its last point s: the
+// difference curve of Satopää et al. 2011 ("Kneedle"), whose knee
+// detection the paper uses, on the curve scaled to the unit square,
+// taking its highest point rather than Kneedle's local maxima with a
+// sensitivity threshold (a gain curve rises and then flattens, so the
+// two agree on the knee that matters). The slope ratio is
 //
 //	ρ = (relret(i) / i) / ((1 + relret(s) − relret(i)) / (s − i)),
 //
