@@ -113,7 +113,7 @@ func (e *cachedRun) pageData(eng *engine.Engine, stopWindow int) (views.RunData,
 			return
 		}
 		if showsProgress(e.run, e.page.Review != nil) {
-			e.page.Progress = progressOf(e.run.ID, e.events, stopWindow)
+			e.page.Screening = screeningOf(e.run.ID, e.events, stopWindow)
 		}
 		if e.page.Review == nil {
 			return

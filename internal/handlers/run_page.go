@@ -65,7 +65,7 @@ func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run,
 	if err != nil {
 		return d, err
 	}
-	d.Progress = progressOf(run.ID, events, stopWindow)
+	d.Screening = screeningOf(run.ID, events, stopWindow)
 	return d, nil
 }
 

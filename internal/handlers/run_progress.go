@@ -58,10 +58,10 @@ func showsProgress(run engine.Run, review bool) bool {
 // suggestions (window is k of "no relevant paper in the last k screened";
 // 0 is its default). The events' count versions the plot's address, so a
 // browser fetches it anew once marks change.
-func progressOf(runID string, events []research.Mark, window int) *views.Progress {
+func screeningOf(runID string, events []research.Mark, window int) *views.Screening {
 	plot := progress.Of(events)
 	last := plot.Last()
-	return &views.Progress{
+	return &views.Screening{
 		RunID: runID, Version: len(events), Screened: last.Screened, Relevant: last.Relevant,
 		Summary: plot.Summary(), Description: plot.Description(),
 		Suggestions: []research.Suggestion{plot.Knee.Suggestion(), research.WindowOf(plot.Curve, window)},

@@ -89,7 +89,7 @@ func ReviewCheckpoint(p Page, f ReviewForm) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = reviewProgress(f.Progress).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = reviewScreening(f.Screening).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

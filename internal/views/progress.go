@@ -6,10 +6,10 @@ import (
 	"quarry/internal/research"
 )
 
-// Progress is a run's screening progress as its page shows it: the plot
+// Screening is a run's screening progress as its page shows it: the plot
 // (GET /runs/:id/progress.svg) with its text alternative, and what the
 // stopping rules suggest, which the researcher may follow or not.
-type Progress struct {
+type Screening struct {
 	RunID string
 	// Version changes whenever the run's marks do (their count), so the
 	// plot's address changes and a browser fetches it anew.
@@ -22,17 +22,17 @@ type Progress struct {
 	Suggestions []research.Suggestion
 }
 
-func (p Progress) plotURL() string {
+func (p Screening) plotURL() string {
 	return "/runs/" + p.RunID + "/progress.svg?v=" + strconv.Itoa(p.Version)
 }
 
-func (p Progress) downloadURL() string { return "/runs/" + p.RunID + "/progress.svg" }
+func (p Screening) downloadURL() string { return "/runs/" + p.RunID + "/progress.svg" }
 
-// withProgress is f with the run's progress, which the page data holds
+// withScreening is f with the run's progress, which the page data holds
 // (f may be a form sent back with errors, built without it).
-func withProgress(f ReviewForm, p *Progress) ReviewForm {
-	if f.Progress == nil {
-		f.Progress = p
+func withScreening(f ReviewForm, p *Screening) ReviewForm {
+	if f.Screening == nil {
+		f.Screening = p
 	}
 	return f
 }

@@ -19,7 +19,7 @@ import "strconv"
 // At a review the panel redraws itself whenever a mark is saved on the
 // page (the save's answer triggers "marks-saved"), by fetching the run's
 // page — cached per marks — and taking this panel from it.
-func ProgressPanel(p Progress, suggest bool) templ.Component {
+func ProgressPanel(p Screening, suggest bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -267,9 +267,9 @@ func ProgressPanel(p Progress, suggest bool) templ.Component {
 	})
 }
 
-// reviewProgress is the review's progress panel, with the stopping
+// reviewScreening is the review's progress panel, with the stopping
 // suggestions (nothing when the page has no progress to show).
-func reviewProgress(p *Progress) templ.Component {
+func reviewScreening(p *Screening) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -16,7 +16,7 @@ import (
 // the completed page it does neither.
 func TestProgressPanel(t *testing.T) {
 	t.Parallel()
-	p := views.Progress{RunID: "r1", Version: 7, Screened: 5, Relevant: 2, Summary: "Relevant papers found against papers screened: 5 papers screened, 2 relevant.",
+	p := views.Screening{RunID: "r1", Version: 7, Screened: 5, Relevant: 2, Summary: "Relevant papers found against papers screened: 5 papers screened, 2 relevant.",
 		Description: "… Steps: 1 relevant after 1 screened; 2 relevant after 4 screened.",
 		Suggestions: []research.Suggestion{
 			{Rule: research.RuleKnee, Advice: "does not apply yet: …"},

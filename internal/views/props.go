@@ -153,9 +153,9 @@ type ReviewForm struct {
 	// every decision finishes the run, and the form offers only that.
 	MaxIterations int
 
-	// Progress is the run's screening progress and stopping suggestions,
+	// Screening is the run's screening progress and stopping suggestions,
 	// shown at the top of the review (nil: none).
-	Progress *Progress
+	Screening *Screening
 
 	// Papers, when set, is ReviewPapers of this form rendered before: the
 	// same for every person, so a server can render it once per run state
@@ -282,9 +282,9 @@ type RunData struct {
 	// Notes are what the skills reported about how they worked, above all
 	// an LLM skill that fell back to its offline variant (and why).
 	Notes []research.Note
-	// Progress is a search run's screening progress, at its review and
+	// Screening is a search run's screening progress, at its review and
 	// once complete (nil otherwise).
-	Progress *Progress
+	Screening *Screening
 }
 
 // PaperGroupSet is a completed run's final collection as the researcher

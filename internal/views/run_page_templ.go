@@ -174,7 +174,7 @@ func RunPage(d RunData) templ.Component {
 				}
 			}
 			if d.Review != nil {
-				templ_7745c5c3_Err = ReviewCheckpoint(d.Page, withProgress(reviewBounded(*d.Review, d.MaxIterations), d.Progress)).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = ReviewCheckpoint(d.Page, withScreening(reviewBounded(*d.Review, d.MaxIterations), d.Screening)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -197,8 +197,8 @@ func RunPage(d RunData) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			if d.Progress != nil && d.Final != nil {
-				templ_7745c5c3_Err = ProgressPanel(*d.Progress, false).Render(ctx, templ_7745c5c3_Buffer)
+			if d.Screening != nil && d.Final != nil {
+				templ_7745c5c3_Err = ProgressPanel(*d.Screening, false).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
