@@ -16,7 +16,8 @@ var screenshotDir = filepath.Join("..", "docs", "screenshots")
 // TestScreenshots drives one run over the test library from the strategy
 // checkpoint through the review to the completed page, then back home, and
 // saves each page as docs/screenshots/{strategy,review,completed,home}.png
-// at 1280×900 (and the completed run's PRISMA diagram as prisma.png), then
+// at 1280×900 (and the completed run's PRISMA diagram as prisma.png and
+// its screening progress plot as progress.png), then
 // the workflow diagrams as workflows.png. It writes into the source tree, so it runs only when
 // QUARRY_SCREENSHOTS=1 (make screenshots sets it); it still asserts each
 // state before shooting, so a broken page fails rather than being pictured.
@@ -63,6 +64,11 @@ func TestScreenshots(t *testing.T) {
 	prisma := page.GetByTestId("prisma-diagram")
 	require.NoError(t, expect.Locator(prisma).ToHaveJSProperty("complete", true))
 	_, err := prisma.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(screenshotDir, "prisma.png"))})
+	require.NoError(t, err)
+	plot := page.GetByTestId("progress-plot")
+	require.NoError(t, expect.Locator(plot).ToHaveAttribute("alt", "Relevant papers found against papers screened: 3 papers screened, 2 relevant."))
+	require.NoError(t, expect.Locator(plot).ToHaveJSProperty("complete", true))
+	_, err = plot.Screenshot(playwright.LocatorScreenshotOptions{Path: playwright.String(filepath.Join(screenshotDir, "progress.png"))})
 	require.NoError(t, err)
 
 	// Home last, so its list shows the finished run next to the start form.

@@ -176,7 +176,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	a.echo = handlers.New(handlers.Deps{
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
 		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), PublicURL: cfg.PublicURL, ReadLimits: cfg.Import,
-		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest, ExclusionReasons: cfg.ExclusionReasons,
+		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest, ExclusionReasons: cfg.ExclusionReasons, StopWindow: cfg.StopWindow,
 	})
 	return a, nil
 }

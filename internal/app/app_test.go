@@ -52,6 +52,7 @@ func TestConfig(t *testing.T) {
 			tt.want.LogFormat, tt.want.Search, tt.want.Import = app.LogText, defaultSearch(), defaultImport() // the settings this table does not set
 			tt.want.Database.ImportReserve = store.DefaultImportReserve
 			tt.want.ExclusionReasons = research.DefaultExclusionReasons()
+			tt.want.StopWindow = research.DefaultStopWindow
 			require.Equal(t, tt.want, cfg)
 			require.NoError(t, cfg.Validate())
 		})

@@ -70,6 +70,13 @@ type Config struct {
 	// paper, in order (keys 1–9 choose the first nine); empty means
 	// research.DefaultExclusionReasons.
 	ExclusionReasons []string
+
+	// StopWindow is k of the "no relevant paper in the last k screened"
+	// stopping suggestion on the review page (research.WindowOf); 0 means
+	// research.DefaultStopWindow, 50: two review pages at the default 25
+	// papers an iteration, and the smallest run of irrelevant records
+	// that common screening guidance (ASReview's) suggests.
+	StopWindow int
 	// Import bounds what reading one file may cost (its Limits and Gzip;
 	// the other fields are per file): library uploads, files attached to
 	// runs and `quarry import`. Zero fields mean the defaults.
@@ -154,6 +161,9 @@ func (c Config) Validate() error {
 	}
 	if c.LogFormat != "" && c.LogFormat != LogText && c.LogFormat != LogJSON {
 		fe.Add("log_format", fmt.Sprintf("%q is not %s or %s", c.LogFormat, LogText, LogJSON))
+	}
+	if c.StopWindow < 0 {
+		fe.Add("stop_window", fmt.Sprintf("%d is not a number of papers; use 1 or more (0: the default)", c.StopWindow))
 	}
 	c.Search.check(fe)
 	checkExclusionReasons(fe, c.ExclusionReasons)

@@ -425,3 +425,24 @@ func TestLoadExclusionReasons(t *testing.T) {
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.Contains(t, fault.ErrorFields(err), "exclusion_reasons[1]")
 }
+
+// TestLoadStopWindow: QUARRY_STOP_WINDOW sets k of the review's "no
+// relevant paper in the last k screened" suggestion, 50 by default; a
+// value that is not a positive whole number is refused naming the
+// variable, and a Config built in code with a negative k is invalid.
+func TestLoadStopWindow(t *testing.T) {
+	t.Parallel()
+	cfg, err := load(t, nil)
+	require.NoError(t, err)
+	require.Equal(t, research.DefaultStopWindow, cfg.StopWindow)
+	cfg, err = load(t, map[string]string{"QUARRY_STOP_WINDOW": "100"})
+	require.NoError(t, err)
+	require.Equal(t, 100, cfg.StopWindow)
+	for _, bad := range []string{"many", "0", "-5", "2.5"} {
+		_, err = load(t, map[string]string{"QUARRY_STOP_WINDOW": bad})
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), bad)
+		require.Contains(t, fault.ErrorFields(err), "QUARRY_STOP_WINDOW", bad)
+	}
+	err = app.Config{Addr: "127.0.0.1:0", DB: "q.db", StopWindow: -1}.Validate()
+	require.Contains(t, fault.ErrorFields(err), "stop_window")
+}

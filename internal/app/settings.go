@@ -96,6 +96,9 @@ func settings() []setting {
 			doc: `the default of "confirm the strategy first" (true or false)`},
 		setting{env: "QUARRY_EXCLUSION_REASONS", key: "exclusion_reasons", def: strings.Join(research.DefaultExclusionReasons(), ","), set: setExclusionReasons,
 			doc: "the reasons the review offers for excluding a paper, comma-separated (a list in the file); keys 1–9 choose the first nine, and any other text is accepted too"},
+
+		setting{env: "QUARRY_STOP_WINDOW", key: "stop_window", def: strconv.Itoa(research.DefaultStopWindow), set: setStopWindow,
+			doc: "k of the review's stopping suggestion \"no relevant paper in the last k screened\" (a hint; a run never stops by itself)"},
 		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
 			doc: "`offline` (heuristic skills); `openai` (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, OpenRouter) or `anthropic`"},
 		setting{env: "QUARRY_LLM_MODEL", key: "llm.model", shown: "`" + llm.DefaultOpenAIModel + "` (openai), `" + llm.DefaultAnthropicModel + "` (anthropic)",
@@ -225,6 +228,15 @@ func setStrategyCheckpoint(c *Config, v string) error {
 		return fmt.Errorf("%q is not true or false", v)
 	}
 	c.Search.StrategyCheckpoint = &on
+	return nil
+}
+
+func setStopWindow(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100000 {
+		return fmt.Errorf("%q is not a whole number of papers between 1 and 100000", v)
+	}
+	c.StopWindow = n
 	return nil
 }
 

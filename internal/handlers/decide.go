@@ -78,7 +78,7 @@ func (h *Runs) conflictPageShowing(c echo.Context, runID string, cause error, sh
 	if err != nil {
 		return err
 	}
-	d, err := runData(ctx, h.runs, h.engine, run, h.people.page(c))
+	d, err := runData(ctx, h.runs, h.engine, run, h.people.page(c), h.stopWindow)
 	if err != nil {
 		return err
 	}

@@ -275,7 +275,7 @@ func submittedReview(p pipeline.ResultPayload, marks, notes map[string]string, f
 }
 
 func (h *Runs) renderReview(c echo.Context, run engine.Run, status int, f views.ReviewForm) error {
-	d, err := runData(c.Request().Context(), h.runs, h.engine, run, h.people.page(c))
+	d, err := runData(c.Request().Context(), h.runs, h.engine, run, h.people.page(c), h.stopWindow)
 	if err != nil {
 		return err
 	}

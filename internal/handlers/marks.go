@@ -153,6 +153,9 @@ func (h *Runs) SaveMarks(c echo.Context) error {
 	for id, m := range current {
 		marks[id] = m.Mark
 	}
+	if len(saved) > 0 {
+		c.Response().Header().Set("HX-Trigger", marksSavedTrigger) // the progress panel redraws
+	}
 	pr := views.ProgressOf(p.Collection.Papers, marks)
 	return render(c, http.StatusOK, templ.Join(views.MarkSaved(len(saved)), views.ReviewProgress(pr, true)))
 }

@@ -43,7 +43,9 @@ type cachedRun struct {
 	run  engine.Run
 	view runview.View
 	sets pipeline.Sets
-	err  error
+	// events are a search run's marks in order, for its progress plot.
+	events []research.Mark
+	err    error
 
 	pageOnce sync.Once
 	page     views.RunData
@@ -84,7 +86,12 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 		if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
 			return
 		}
-		e.sets, e.err = runSets(ctx, rs, e.run)
+		if e.sets, e.err = runSets(ctx, rs, e.run); e.err != nil {
+			return
+		}
+		if e.run.Workflow == pipeline.Name {
+			e.events, e.err = rs.MarkEvents(ctx, id)
+		}
 	})
 	if e.err != nil {
 		c.mu.Lock()
@@ -97,11 +104,18 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 	return e, nil
 }
 
-// pageData is the run page's props without the per-request Page.
-func (e *cachedRun) pageData(eng *engine.Engine) (views.RunData, error) {
+// pageData is the run page's props without the per-request Page;
+// stopWindow is as runData's.
+func (e *cachedRun) pageData(eng *engine.Engine, stopWindow int) (views.RunData, error) {
 	e.pageOnce.Do(func() {
 		e.page, e.pageErr = runDataOf(eng, e.run, e.view, e.sets, views.Page{})
-		if e.pageErr != nil || e.page.Review == nil {
+		if e.pageErr != nil {
+			return
+		}
+		if showsProgress(e.run, e.page.Review != nil) {
+			e.page.Screening = screeningOf(e.run.ID, e.events, stopWindow)
+		}
+		if e.page.Review == nil {
 			return
 		}
 		// The papers are most of the page and the same for everyone.

@@ -27,7 +27,7 @@ func (h *Runs) Show(c echo.Context) error {
 	if err := h.people.remember(c, e.run.ID); err != nil {
 		return err
 	}
-	d, err := e.pageData(h.engine)
+	d, err := e.pageData(h.engine, h.stopWindow)
 	if err != nil {
 		return err
 	}
@@ -55,19 +55,30 @@ func (h *Runs) ToRunPage(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/runs/"+url.PathEscape(c.Param("id")))
 }
 
-// runData builds the run page's props from the run's view.
-func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run, page views.Page) (views.RunData, error) {
+// runData builds the run page's props from the run's view; stopWindow is
+// k of the review's "no relevant paper in the last k screened" suggestion.
+func runData(ctx context.Context, rs RunStore, e *engine.Engine, run engine.Run, page views.Page, stopWindow int) (views.RunData, error) {
 	v, err := loadView(ctx, rs, run)
 	if err != nil {
 		return views.RunData{}, err
 	}
 	var sets pipeline.Sets
-	if v.Pending != nil && v.Pending.Kind == pipeline.KindResultReview || v.Run.IsComplete() {
+	review := v.Pending != nil && v.Pending.Kind == pipeline.KindResultReview
+	if review || v.Run.IsComplete() {
 		if sets, err = runSets(ctx, rs, run); err != nil {
 			return views.RunData{}, err
 		}
 	}
-	return runDataOf(e, run, v, sets, page)
+	d, err := runDataOf(e, run, v, sets, page)
+	if err != nil || !showsProgress(run, review) {
+		return d, err
+	}
+	events, err := rs.MarkEvents(ctx, run.ID)
+	if err != nil {
+		return d, err
+	}
+	d.Screening = screeningOf(run.ID, events, stopWindow)
+	return d, nil
 }
 
 // runDataOf builds the run page's props from the run's view and sets

@@ -24,6 +24,10 @@ type RunStore interface {
 	SaveMarks(ctx context.Context, runID, checkpointID string, marks []research.Mark) ([]research.Mark, error)
 	// RunLister serves GET /runs (runs_list.go).
 	RunLister
+
+	// MarkEvents are all the run's marks in the order they were made, the
+	// screening order its progress plot is drawn from.
+	MarkEvents(ctx context.Context, runID string) ([]research.Mark, error)
 }
 
 // RunFileStore keeps files attached to runs; *store.Store implements it.
@@ -52,6 +56,10 @@ type Runs struct {
 	// reasons are the exclusion reasons the review offers (empty: the
 	// defaults).
 	reasons []string
+
+	// stopWindow is k of the "no relevant paper in the last k screened"
+	// stopping suggestion (0: the default).
+	stopWindow int
 }
 
 // loadView reads run's checkpoints and builds what the run page and the

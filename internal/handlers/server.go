@@ -72,6 +72,10 @@ type Deps struct {
 	// paper (keys 1–9 choose the first nine); empty means
 	// research.DefaultExclusionReasons.
 	ExclusionReasons []string
+
+	// StopWindow is k of the review's "no relevant paper in the last k
+	// screened" suggestion; 0 means research.DefaultStopWindow.
+	StopWindow int
 	// OnRequest, if set, is told of every answered request (metrics); the
 	// request log gets the same line either way.
 	OnRequest func(RequestInfo)
@@ -201,7 +205,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
 	cache := newRunCache()
 	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits,
-		reasons: deps.ExclusionReasons}
+		reasons: deps.ExclusionReasons, stopWindow: deps.StopWindow}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
 	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}
@@ -222,6 +226,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/runs/:id/report.md", runs.ReportMarkdown).Name = "run-report-md"
 	g.GET("/runs/:id/report.csv", runs.ReportCSV).Name = "run-report-csv"
 	g.GET("/runs/:id/prisma.svg", runs.PrismaSVG).Name = "run-prisma-svg"
+	g.GET("/runs/:id/progress.svg", runs.ProgressSVG).Name = "run-progress-svg"
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"

@@ -72,6 +72,14 @@ func (s *Store) MarkHistory(ctx context.Context, runID, paperID string) ([]resea
 		WHERE run_id = ? AND paper_id = ? ORDER BY seq`, runID, paperID)
 }
 
+// MarkEvents returns every mark of run runID in the order they were made,
+// across all its iterations: the screening order its progress curve is
+// drawn from (research.GainCurve).
+func (s *Store) MarkEvents(ctx context.Context, runID string) ([]research.Mark, error) {
+	return s.queryMarks(ctx, `SELECT `+markColumns+` FROM paper_marks
+		WHERE run_id = ? ORDER BY seq`, runID)
+}
+
 func (s *Store) queryMarks(ctx context.Context, q string, args ...any) ([]research.Mark, error) {
 	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {

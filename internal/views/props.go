@@ -166,6 +166,10 @@ type ReviewForm struct {
 	// form may show only some of); nil counts the papers in Groups.
 	Progress *Progress
 
+	// Screening is the run's screening progress and stopping suggestions,
+	// shown at the top of the review (nil: none).
+	Screening *Screening
+
 	// Papers, when set, is ReviewPapers of this form rendered before: the
 	// same for every person, so a server can render it once per run state
 	// rather than on every request.
@@ -291,6 +295,9 @@ type RunData struct {
 	// Notes are what the skills reported about how they worked, above all
 	// an LLM skill that fell back to its offline variant (and why).
 	Notes []research.Note
+	// Screening is a search run's screening progress, at its review and
+	// once complete (nil otherwise).
+	Screening *Screening
 }
 
 // PaperGroupSet is a completed run's final collection as the researcher
