@@ -446,7 +446,7 @@ type callOutcome struct {
 	// fetched is how many records the source sent (at most the limit),
 	// before any was left out after retrieval: where a next page starts.
 	fetched int
-	err   error
+	err     error
 	// unsent is set for a call the search's cancellation caught before
 	// anything was sent: its query is not recorded as sent.
 	unsent bool
