@@ -153,6 +153,10 @@ type ReviewForm struct {
 	// every decision finishes the run, and the form offers only that.
 	MaxIterations int
 
+	// CanShowMore offers "Show more": a source of the review found more
+	// than it returned (pipeline.HasMore).
+	CanShowMore bool
+
 	// Papers, when set, is ReviewPapers of this form rendered before: the
 	// same for every person, so a server can render it once per run state
 	// rather than on every request.
