@@ -145,7 +145,11 @@ func historyRows(its []runview.Iteration) []views.IterationRow {
 func decisionRows(ds []runview.Decision) []views.DecisionRow {
 	var out []views.DecisionRow
 	for _, d := range ds {
-		out = append(out, views.DecisionRow{Kind: string(d.Kind), Iteration: d.Iteration, Action: string(d.Action),
+		action := string(d.Action)
+		if d.ShowMore {
+			action = "show more"
+		}
+		out = append(out, views.DecisionRow{Kind: string(d.Kind), Iteration: d.Iteration, Action: action,
 			By: d.By, At: d.At, Note: d.Note})
 	}
 	return out
