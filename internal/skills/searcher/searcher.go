@@ -260,12 +260,12 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 				after[qi] = query.Unexcluded(name, ast)
 			}
 			if more {
-				if qs := prev[name].QueryResults; qi >= len(qs) || !qs[qi].HasMore() {
+				qs := prev[name].QueryResults
+				if qi >= len(qs) || !qs[qi].HasMore() {
 					texts[qi] = "" // this query's results were all fetched
 					continue
-				} else {
-					offsets[si][qi] = qs[qi].Next()
 				}
+				offsets[si][qi] = qs[qi].Next()
 			}
 			if strings.TrimSpace(text) == "" {
 				continue // rendered to nothing this source can search: skip, as the renderer asks
