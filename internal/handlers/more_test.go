@@ -64,6 +64,7 @@ func TestShowMoreAPI(t *testing.T) {
 	runID, cp := r.ID, r.Checkpoint.ID
 	first := r.Collection.Papers
 	require.NotEmpty(t, first)
+	require.True(t, r.Checkpoint.ShowMore, "the API says the review has more")
 	marked := first[0].ID
 	res := w.doJSON(t, http.MethodPut, "/api/runs/"+runID+"/marks/"+url.PathEscape(marked), map[string]any{"mark": "relevant", "note": "keep"})
 	require.Equal(t, http.StatusOK, res.StatusCode)
@@ -120,6 +121,7 @@ func TestShowMoreAPI(t *testing.T) {
 		cur = w.nextReview(t, runID, cur.Checkpoint.ID)
 	}
 	require.False(t, pipeline.HasMore(cur.Collection.PaperCollection))
+	require.False(t, cur.Checkpoint.ShowMore)
 	for name, src := range cur.Collection.Sources {
 		f := src.Found()
 		require.False(t, f.Capped(), "%s: %s", name, f)
