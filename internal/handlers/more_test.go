@@ -14,6 +14,7 @@ import (
 
 	"quarry/internal/handlers"
 	"quarry/internal/handlers/testapp"
+	"quarry/internal/report/prisma"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -132,6 +133,27 @@ func TestShowMoreAPI(t *testing.T) {
 	var body handlers.ErrorBody
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&body))
 	require.Contains(t, body.Error.Fields, "show_more")
+
+	// Finished, the PRISMA diagram counts every page: the records each
+	// source sent over its pages, and every paper the reviews showed.
+	res = w.postJSON(t, "/api/runs/"+runID+"/decisions", map[string]any{"checkpoint_id": cur.Checkpoint.ID, "action": "approve"})
+	require.Equal(t, http.StatusAccepted, res.StatusCode)
+	res.Body.Close()
+	done := w.waitFor(t, runID, "completed")
+	identified, input, output := 0, 0, 0
+	for _, h := range done.History {
+		for _, r := range h.Sources {
+			identified += r.Count
+		}
+		input += h.Dedup.Input
+		output += h.Dedup.Output
+	}
+	_, svg := w.download(t, "/runs/"+runID+"/prisma.svg")
+	boxes, lines := svgBoxes(t, []byte(svg))
+	require.Equal(t, identified, boxes[prisma.BoxIdentified])
+	require.Equal(t, len(cur.Collection.Papers), boxes[prisma.BoxPresented], "the reviews showed the first page and every page after")
+	require.Equal(t, identified-len(cur.Collection.Papers), boxes[prisma.BoxRemoved])
+	require.Equal(t, input-output, lines[prisma.BoxRemoved]["Duplicate records removed"])
 
 	// A strategy checkpoint has nothing to show more of.
 	other := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "strategy_checkpoint": true, "sources": testapp.Sources})
