@@ -13,7 +13,7 @@ import (
 // review offers "Show more results"; clicking it fetches the next page,
 // whose papers appear in a group of their own below the ones being
 // marked, can be marked like them (the mark is saved and survives a
-// reload), and the mark made before the click stays. Once every source
+// reload), and the mark and the feedback typed before the click stay. Once every source
 // has shown what it found, the button is gone. On the old code there is
 // no such button.
 func TestShowMoreAppendsTheNextPage(t *testing.T) {
@@ -35,6 +35,8 @@ func TestShowMoreAppendsTheNextPage(t *testing.T) {
 	}
 	require.NoError(t, markRadio(page, first, "Relevant").Check())
 	saved(first)
+	feedback := page.GetByLabel("Feedback for the next iteration")
+	require.NoError(t, feedback.Fill("more on naps"))
 
 	require.NoError(t, page.GetByTestId("show-more").Click())
 	more := page.Locator(`[data-testid="paper-group"]`).Filter(playwright.LocatorFilterOptions{Has: page.GetByText("More results: page 2")})
@@ -43,6 +45,7 @@ func TestShowMoreAppendsTheNextPage(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, after, before, "the next page's papers are appended")
 	require.NoError(t, expect.Locator(markRadio(page, first, "Relevant")).ToBeChecked())
+	require.NoError(t, expect.Locator(feedback).ToHaveValue("more on naps"), "the feedback typed before is not lost")
 
 	added, err := more.GetByTestId("paper").First().GetAttribute("data-paper-id")
 	require.NoError(t, err)

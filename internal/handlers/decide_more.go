@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/fault"
+	"quarry/internal/runview"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/store"
 )
@@ -30,7 +31,9 @@ type ShowMoreJSON struct {
 
 // ShowMore handles POST /runs/:id/checkpoints/:cp/more, the review's
 // "Show more" button: it saves the marks and notes the review form
-// carries (without JavaScript they are saved here), then asks the run for
+// carries (without JavaScript they are saved here), keeps the feedback
+// typed so far with the request (the review that comes back shows it
+// again), then asks the run for
 // the next page of the results (pipeline.ShowMoreDecision) and goes to
 // the run's page, which shows the review again with the new papers when
 // they are in. A second click while the first is fetching lands on the
@@ -55,7 +58,7 @@ func (h *Runs) ShowMore(c echo.Context) error {
 			return h.conflictPage(c, run.ID, err)
 		}
 	}
-	err = h.engine.Decide(ctx, run.ID, cp.ID, pipeline.ShowMoreDecision(by))
+	err = h.engine.Decide(ctx, run.ID, cp.ID, pipeline.ShowMoreDecision(by, form.Get("free_text_feedback")))
 	switch {
 	case err == nil:
 		settle(ctx, h.engine, h.runs, run.ID, h.done)
@@ -114,7 +117,7 @@ func (a *API) ShowMore(c echo.Context) error {
 	case cps[i].Checkpoint.Kind != pipeline.KindResultReview:
 		return fault.Errorf(fault.EConflict, "checkpoint %s is a %s, not a review: only a review shows more", cpID, cps[i].Checkpoint.Kind)
 	}
-	err = a.engine.Decide(ctx, run.ID, cpID, pipeline.ShowMoreDecision(by))
+	err = a.engine.Decide(ctx, run.ID, cpID, pipeline.ShowMoreDecision(by, ""))
 	if fault.ErrorCode(err) == fault.EConflict && askedForMore(ctx, a.runs, run.ID, cpID) {
 		err = nil
 	}
@@ -122,6 +125,23 @@ func (a *API) ShowMore(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusAccepted, answer)
+}
+
+// draftBefore is the feedback typed at the review of iteration it when
+// "Show more" was asked, so the review that came back shows it again:
+// the draft of the iteration's last decision, if that was a show-more.
+func draftBefore(ds []runview.Decision, it int) string {
+	for i := len(ds) - 1; i >= 0; i-- {
+		d := ds[i]
+		if d.Iteration != it || d.Kind != pipeline.KindResultReview {
+			continue
+		}
+		if d.ShowMore {
+			return d.Draft
+		}
+		return ""
+	}
+	return ""
 }
 
 // askedForMore reports whether checkpoint cpID of the run was decided by

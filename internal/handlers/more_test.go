@@ -183,7 +183,8 @@ func TestShowMoreButton(t *testing.T) {
 	ids := paperIDs(doc)
 	require.NotEmpty(t, ids)
 
-	form := url.Values{"_csrf": {csrf(doc)}, "mark:" + ids[0]: {"irrelevant"}, "note:" + ids[0]: {"off topic"}}
+	form := url.Values{"_csrf": {csrf(doc)}, "mark:" + ids[0]: {"irrelevant"}, "note:" + ids[0]: {"off topic"},
+		"free_text_feedback": {"more on naps"}}
 	res, page := w.post(t, w.client, action, form)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, runPath, res.Request.URL.Path)
@@ -197,6 +198,7 @@ func TestShowMoreButton(t *testing.T) {
 	_, doc = w.get(t, w.client, runPath)
 	require.Greater(t, len(paperIDs(doc)), len(ids))
 	require.Equal(t, "irrelevant", doc.Find(`input[name="mark:`+ids[0]+`"][checked]`).AttrOr("value", ""), "the mark the form carried was saved and stays")
+	require.Equal(t, "more on naps", strings.TrimSpace(doc.Find(`textarea[name="free_text_feedback"]`).Text()), "the feedback typed before showing more is not lost")
 	labels := doc.Find(`[data-testid="group-label"]`).Map(func(_ int, s *goquery.Selection) string { return strings.TrimSpace(s.Text()) })
 	require.Contains(t, labels, pipeline.MoreGroupLabel(2))
 

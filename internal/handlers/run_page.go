@@ -109,6 +109,7 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 		}
 		f := reviewFormOf(run.ID, *cp, p, v.PaperNotes)
 		f.MaxIterations = bound
+		f.Feedback = draftBefore(v.Decisions, cp.Iteration)
 		d.Review = &f
 	case engine.KindEscalation:
 		p, err := engine.PayloadAs[engine.EscalationPayload](*cp)

@@ -29,8 +29,11 @@ type Decision struct {
 	Iteration int
 	Action    engine.DecisionAction
 	// ShowMore is set for a review's "Show more" (pipeline.IsShowMore):
-	// recorded as an edit, it decided nothing about the papers.
+	// recorded as an edit, it decided nothing about the papers. Draft is
+	// the feedback typed when it was asked, which the next review of the
+	// iteration shows again.
 	ShowMore bool
+	Draft    string
 	By       string
 	At       time.Time
 	Note     string
@@ -121,7 +124,7 @@ func Build(run engine.Run, checkpoints []Checkpoint) (View, error) {
 		}
 		if dec != nil {
 			v.Decisions = append(v.Decisions, Decision{
-				Kind: cp.Kind, Iteration: cp.Iteration, Action: dec.Action, ShowMore: cp.Kind == pipeline.KindResultReview && pipeline.IsShowMore(dec.Decision),
+				Kind: cp.Kind, Iteration: cp.Iteration, Action: dec.Action, ShowMore: cp.Kind == pipeline.KindResultReview && pipeline.IsShowMore(dec.Decision), Draft: pipeline.DraftOf(dec.Decision),
 				By: dec.DecidedBy, At: dec.DecidedAt, Note: dec.Note,
 			})
 		}

@@ -337,7 +337,7 @@ func TestBuildShowMoreIsNoFeedback(t *testing.T) {
 	t.Parallel()
 	first := reviewCP("r1", 1, []research.ScoredPaper{paper("a")}, nil)
 	first.Checkpoint.Status = engine.CheckpointDecided
-	d := pipeline.ShowMoreDecision("ann")
+	d := pipeline.ShowMoreDecision("ann", "  more on naps ")
 	first.Decision = &engine.DecisionRecord{Decision: d, CheckpointID: "r1", DecidedAt: decidedAt()}
 	second := reviewCP("r2", 1, []research.ScoredPaper{paper("a"), paper("b")}, nil)
 	run := searchRun(t, engine.StatusWaiting, 1, "r2")
@@ -345,6 +345,7 @@ func TestBuildShowMoreIsNoFeedback(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, v.Decisions, 1)
 	require.True(t, v.Decisions[0].ShowMore)
+	require.Equal(t, "more on naps", v.Decisions[0].Draft, "the feedback typed before showing more is kept as a draft")
 	require.Equal(t, "r2", v.Pending.ID)
 	require.Len(t, v.History, 1)
 	require.Nil(t, v.History[0].Feedback)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
@@ -29,24 +30,50 @@ const StepMore = "more"
 // loses neither.
 type MoreRequest struct {
 	ShowMore bool `json:"show_more"`
+	// Feedback is what the researcher had typed in the review's feedback
+	// box when they asked for more: a draft, not a decision, kept so the
+	// review that comes back shows it again instead of losing it.
+	Feedback string `json:"feedback,omitempty"`
 }
 
-// ShowMoreDecision is the decision that asks a review for its next page.
-func ShowMoreDecision(by string) engine.Decision {
-	return engine.Decision{Action: engine.Edit, RevisedData: json.RawMessage(`{"show_more":true}`),
-		Note: "show more results", DecidedBy: by}
+// maxDraftFeedback bounds the draft a show-more carries, as feedback is
+// bounded.
+const maxDraftFeedback = 10000
+
+// ShowMoreDecision is the decision that asks a review for its next page,
+// carrying the feedback typed so far (draft, "" for none).
+func ShowMoreDecision(by, draft string) engine.Decision {
+	draft = strings.TrimSpace(draft)
+	for len(draft) > maxDraftFeedback { // cut whole characters
+		_, size := utf8.DecodeLastRuneInString(draft)
+		draft = draft[:len(draft)-size]
+	}
+	raw, _ := json.Marshal(MoreRequest{ShowMore: true, Feedback: draft}) // cannot fail: a bool and a string
+	return engine.Decision{Action: engine.Edit, RevisedData: raw, Note: "show more results", DecidedBy: by}
 }
 
 // IsShowMore reports whether a review decision asks for the next page
 // rather than deciding (ShowMoreDecision).
 func IsShowMore(d engine.Decision) bool {
-	if d.Action != engine.Edit || !bytes.Contains(d.RevisedData, []byte("show_more")) {
-		return false
-	}
+	m, ok := moreRequest(d)
+	return ok && m.ShowMore
+}
+
+// DraftOf is the feedback a show-more decision carried ("" for none, or
+// for another decision).
+func DraftOf(d engine.Decision) string {
+	m, _ := moreRequest(d)
+	return m.Feedback
+}
+
+func moreRequest(d engine.Decision) (MoreRequest, bool) {
 	var m MoreRequest
+	if d.Action != engine.Edit || !bytes.Contains(d.RevisedData, []byte("show_more")) {
+		return m, false
+	}
 	dec := json.NewDecoder(bytes.NewReader(d.RevisedData))
 	dec.DisallowUnknownFields()
-	return dec.Decode(&m) == nil && m.ShowMore
+	return m, dec.Decode(&m) == nil
 }
 
 // HasMore reports whether any source of a review's collection found more

@@ -104,7 +104,7 @@ func TestShowMore(t *testing.T) {
 	// Two clicks at once: one decision is recorded, the other is a conflict.
 	errs := make(chan error, 2)
 	for range 2 {
-		go func() { errs <- eng.Decide(ctx, run.ID, cp1.ID, pipeline.ShowMoreDecision("ada")) }()
+		go func() { errs <- eng.Decide(ctx, run.ID, cp1.ID, pipeline.ShowMoreDecision("ada", "")) }()
 	}
 	var codes []string
 	for range 2 {
@@ -154,14 +154,14 @@ func TestShowMore(t *testing.T) {
 	require.Equal(t, alpha, h.Sources["alpha"], "the history (and so the report) counts the page")
 
 	// The last page: everything found is shown, and nothing more is offered.
-	require.NoError(t, eng.Decide(ctx, run.ID, cp2.ID, pipeline.ShowMoreDecision("ada")))
+	require.NoError(t, eng.Decide(ctx, run.ID, cp2.ID, pipeline.ShowMoreDecision("ada", "")))
 	require.NoError(t, eng.Advance(ctx, run.ID))
 	cp3, p3 := reviewOf(t, st, run.ID)
 	require.Len(t, p3.Collection.Papers, 12)
 	f := p3.Collection.Sources["alpha"].Found()
 	require.Equal(t, "12 found", f.String())
 	require.False(t, pipeline.HasMore(p3.Collection))
-	err = eng.Decide(ctx, run.ID, cp3.ID, pipeline.ShowMoreDecision("ada"))
+	err = eng.Decide(ctx, run.ID, cp3.ID, pipeline.ShowMoreDecision("ada", ""))
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.Contains(t, fault.ErrorFields(err), "show_more")
 	require.Empty(t, chain.violations())
@@ -193,7 +193,7 @@ func TestShowMoreDropsWhatTheReviewHas(t *testing.T) {
 	require.NoError(t, eng.Advance(ctx, run.ID))
 	cp, p := reviewOf(t, st, run.ID)
 	require.Len(t, p.Collection.Papers, 10)
-	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, pipeline.ShowMoreDecision("ada")))
+	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, pipeline.ShowMoreDecision("ada", "")))
 	require.NoError(t, eng.Advance(ctx, run.ID))
 	_, p2 := reviewOf(t, st, run.ID)
 	ids := map[string]bool{}
