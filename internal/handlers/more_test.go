@@ -178,8 +178,9 @@ func TestShowMoreButton(t *testing.T) {
 	require.Equal(t, 1, btn.Length(), "a capped review offers more")
 	action := btn.AttrOr("formaction", "")
 	require.Equal(t, runPath+"/checkpoints/"+r.Checkpoint.ID+"/more", action)
-	require.Equal(t, "review-form", btn.AttrOr("form", ""))
-	require.Equal(t, 1, doc.Find(`form#review-form`).Length())
+	require.Equal(t, 1, doc.Find(`form[data-testid="review-form"] [data-testid="show-more"]`).Length(), "it submits the review form, marks and all")
+	require.Equal(t, "keep", doc.Find(`[data-testid="checkpoint-review"] button[type="submit"]`).First().AttrOr("value", ""),
+		"Enter in a note still presses the form's first button, which keeps the marks; it never asks for more")
 	ids := paperIDs(doc)
 	require.NotEmpty(t, ids)
 
