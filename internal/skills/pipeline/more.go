@@ -246,10 +246,20 @@ func sameWork(a, b research.RawPaper) bool {
 	return research.NormalizeTitle(a.Title) != "" && research.NormalizeTitle(a.Title) == research.NormalizeTitle(b.Title)
 }
 
+// AloneScorer is a Scorer that judges each paper on its own (a model
+// reading it against the question), not against the others it is given,
+// so a next page's papers are scored without the review's again, which
+// for a model would cost a request per batch of papers already scored.
+// llm.Scorer implements it.
+type AloneScorer interface {
+	ScoresAlone() bool
+}
+
 // scoreWith scores fresh as the score step scored the review's papers:
 // the same scorer, intent and marks, over known and fresh together (the
-// scorer's index is the papers it sees), and returns fresh's scores, best
-// first; the review's papers keep theirs.
+// offline scorer's index is the papers it sees; an AloneScorer gets fresh
+// alone), and returns fresh's scores, best first; the review's papers
+// keep theirs.
 func (p *pipe) scoreWith(ctx context.Context, sc engine.StepContext, known, fresh []research.RawPaper) ([]research.ScoredPaper, error) {
 	if len(fresh) == 0 {
 		return nil, nil
@@ -263,6 +273,9 @@ func (p *pipe) scoreWith(ctx context.Context, sc engine.StepContext, known, fres
 		return nil, err
 	}
 	in := skills.ScoreInput{Intent: intent, Papers: append(slices.Clone(known), fresh...), Relevant: raw(wfs.AccumulatedPapers), Irrelevant: raw(irrelevant)}
+	if a, ok := p.sk.Scorer.(AloneScorer); ok && a.ScoresAlone() {
+		in.Papers = slices.Clone(fresh)
+	}
 	all, err := p.sk.Scorer.Score(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("show more: score: %w", err)

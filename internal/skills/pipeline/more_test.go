@@ -11,6 +11,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/research"
+	"quarry/internal/skills"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/skills/sources"
 	"quarry/internal/store"
@@ -218,4 +219,47 @@ func (s shiftingPool) SearchCounted(ctx context.Context, req sources.SourceReque
 func (s shiftingPool) Search(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
 	p, err := s.SearchCounted(ctx, req)
 	return p.Papers, err
+}
+
+// aloneScorer is the fake scorer as a model-backed one: it judges each
+// paper alone, and records how many papers each call was given.
+type aloneScorer struct {
+	fakeScorer
+	mu    *sync.Mutex
+	calls *[]int
+}
+
+func (s aloneScorer) ScoresAlone() bool { return true }
+
+func (s aloneScorer) Score(ctx context.Context, in skills.ScoreInput) ([]research.ScoredPaper, error) {
+	s.mu.Lock()
+	*s.calls = append(*s.calls, len(in.Papers))
+	s.mu.Unlock()
+	return s.fakeScorer.Score(ctx, in)
+}
+
+// TestShowMoreScoresOnlyTheNewPapersWithAModel: a scorer that judges each
+// paper alone (an LLM's) is given the next page's papers only, not the
+// review's again, which would cost a request per batch already scored.
+func TestShowMoreScoresOnlyTheNewPapersWithAModel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openStore(t)
+	var hold chan struct{}
+	src := pagedPool{name: "alpha", n: 8, mu: &sync.Mutex{}, hold: &hold, entered: make(chan int, 4)}
+	sk, c := fakeSkills(src)
+	var calls []int
+	sk.Scorer = aloneScorer{fakeScorer: fakeScorer{c}, mu: &sync.Mutex{}, calls: &calls}
+	wf, err := pipeline.New(sk, pipeline.Options{})
+	require.NoError(t, err)
+	eng := newEngine(t, st, wf, engine.Pending())
+	run, err := eng.Start(ctx, pipeline.Name, map[string]any{pipeline.ParamQuestion: "sqlite durability", pipeline.ParamStrategyCheckpoint: false})
+	require.NoError(t, err)
+	require.NoError(t, eng.Advance(ctx, run.ID))
+	cp, _ := reviewOf(t, st, run.ID)
+	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, pipeline.ShowMoreDecision("ada", "")))
+	require.NoError(t, eng.Advance(ctx, run.ID))
+	_, p := reviewOf(t, st, run.ID)
+	require.Len(t, p.Collection.Papers, 8)
+	require.Equal(t, []int{5, 3}, calls, "the first page, then the next page's 3 papers alone")
 }
