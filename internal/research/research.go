@@ -615,6 +615,7 @@ func (r SourceResult) WithPage(page SourceResult) SourceResult {
 		if p.Pages == 0 && p.Fetched == 0 && p.Error == "" {
 			continue // no next page was asked for this query
 		}
+		q.End = p.Fetched == 0 && p.Error == ""
 		q.Fetched = q.Next() + p.Fetched
 		q.Count += p.Count
 		q.Total = max(q.Total, p.Total, q.Count)
@@ -679,6 +680,12 @@ type QueryResult struct {
 	// fetches the next); 0 for searches recorded before paging, which
 	// fetched one.
 	Pages int `json:"pages,omitempty"`
+	// End is set when a next page came back empty though the source's
+	// total said more: an API that serves only its first results
+	// (Semantic Scholar's relevance search ranks 1,000, Crossref's offset
+	// stops at 10,000). Nothing more is offered; the total stays what the
+	// source said, so the counts still show what was left out.
+	End bool `json:"end,omitempty"`
 }
 
 // Next is where this query's next page starts: the records the source
@@ -687,7 +694,7 @@ func (r QueryResult) Next() int { return max(r.Fetched, r.Count) }
 
 // HasMore reports whether the source said more records match this query
 // than it has sent: its next page would not be empty.
-func (r QueryResult) HasMore() bool { return r.Error == "" && r.Total > r.Next() }
+func (r QueryResult) HasMore() bool { return r.Error == "" && !r.End && r.Total > r.Next() }
 
 // PageCount is the pages fetched, at least one.
 func (r QueryResult) PageCount() int { return max(r.Pages, 1) }
