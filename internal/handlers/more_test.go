@@ -155,6 +155,11 @@ func TestShowMoreAPI(t *testing.T) {
 	require.Equal(t, identified-len(cur.Collection.Papers), boxes[prisma.BoxRemoved])
 	require.Equal(t, input-output, lines[prisma.BoxRemoved]["Duplicate records removed"])
 
+	// The report says which pages each source's queries fetched.
+	_, md := w.download(t, "/runs/"+runID+"/report.md")
+	require.Regexp(t, `Records from this source: \d+ \([^)]*\); \d+ found, \d+ pages \(the first, then \d+ more the review asked for\)\.`, md)
+	require.Regexp(t, `\| \d+ \(\d+ pages\) \|`, md)
+
 	// A strategy checkpoint has nothing to show more of.
 	other := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "strategy_checkpoint": true, "sources": testapp.Sources})
 	st := w.waitForCheckpoint(t, other.ID, string(pipeline.KindStrategyConfirmation), 1)
