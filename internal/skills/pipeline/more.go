@@ -128,7 +128,7 @@ func (p *pipe) more(ctx context.Context, sc engine.StepContext) (engine.Outcome,
 	if err != nil {
 		return "", nil, err
 	}
-	s, _, err := p.searcher(sc)
+	s, _, err := p.searcher(sc, true)
 	if err != nil {
 		return "", nil, err
 	}

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -262,4 +263,34 @@ func TestShowMoreScoresOnlyTheNewPapersWithAModel(t *testing.T) {
 	_, p := reviewOf(t, st, run.ID)
 	require.Len(t, p.Collection.Papers, 8)
 	require.Equal(t, []int{5, 3}, calls, "the first page, then the next page's 3 papers alone")
+}
+
+// TestShowMoreProgressSaysWhatThePageAdded: while the next page is
+// fetched, the live progress says what it added ("next page, 3 more"),
+// not a page's count as if it were the search's.
+func TestShowMoreProgressSaysWhatThePageAdded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openStore(t)
+	var hold chan struct{}
+	src := pagedPool{name: "alpha", n: 8, mu: &sync.Mutex{}, hold: &hold, entered: make(chan int, 4)}
+	sk, _ := fakeSkills(src)
+	wf, err := pipeline.New(sk, pipeline.Options{})
+	require.NoError(t, err)
+	eng := newEngine(t, st, wf, engine.Pending())
+	run, err := eng.Start(ctx, pipeline.Name, map[string]any{pipeline.ParamQuestion: "sqlite durability", pipeline.ParamStrategyCheckpoint: false})
+	require.NoError(t, err)
+	require.NoError(t, eng.Advance(ctx, run.ID))
+	cp, _ := reviewOf(t, st, run.ID)
+	events, stop := eng.Events().Subscribe(run.ID)
+	defer stop()
+	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, pipeline.ShowMoreDecision("ada", "")))
+	require.NoError(t, eng.Advance(ctx, run.ID))
+	var lines []string
+	for len(events) > 0 {
+		if ev := <-events; ev.Type == engine.EventProgress && strings.HasPrefix(ev.Message, "alpha: ") {
+			lines = append(lines, ev.Message)
+		}
+	}
+	require.Contains(t, lines, "alpha: next page, 3 more")
 }
