@@ -22,6 +22,13 @@ const (
 	Fail    Outcome = "fail"
 	Skip    Outcome = "skip"
 	Iterate Outcome = "iterate"
+	// More is a gate's answer "show me more before I decide": its
+	// transition goes to a step that adds to what the gate shows and
+	// comes back to the gate, which asks again with a new checkpoint.
+	// Unlike Iterate it does not count an iteration; what bounds it is
+	// the step's own (the review's next page ends when the sources have
+	// no more).
+	More    Outcome = "more"
 	Default Outcome = "_default"
 )
 
@@ -29,7 +36,7 @@ const (
 const End = "_end"
 
 // Outcomes lists every outcome, for validation and exhaustive tests.
-func Outcomes() []Outcome { return []Outcome{OK, Fail, Skip, Iterate, Default} }
+func Outcomes() []Outcome { return []Outcome{OK, Fail, Skip, Iterate, More, Default} }
 
 // Next maps outcomes to the ID of the next step (or End).
 type Next map[Outcome]string

@@ -40,6 +40,10 @@ type CheckpointJSON struct {
 	Kind      string          `json:"kind"`
 	Iteration int             `json:"iteration"`
 	Payload   json.RawMessage `json:"payload"`
+	// ShowMore is set at a review whose sources found more than they
+	// returned: POST /api/runs/:id/checkpoints/:cp/more fetches the next
+	// page.
+	ShowMore bool `json:"show_more,omitempty"`
 }
 
 // RunJSON is GET /api/runs/:id.

@@ -38,6 +38,7 @@ func reviewFormOf(runID string, cp engine.Checkpoint, p pipeline.ResultPayload, 
 	return views.ReviewForm{
 		RunID: runID, CheckpointID: cp.ID, Iteration: it, Groups: groupsOf(p.Collection),
 		Sources: p.Collection.Sources, Marks: map[string]string{}, Notes: notes, Accumulated: p.AccumulatedPapers,
+		CanShowMore: pipeline.HasMore(p.Collection),
 	}
 }
 

@@ -162,6 +162,11 @@ func runJSONOf(run engine.Run, v runview.View, sets pipeline.Sets) (RunJSON, err
 			return out, err
 		}
 		out.Checkpoint = &CheckpointJSON{ID: v.Pending.ID, Kind: string(v.Pending.Kind), Iteration: v.Pending.Iteration, Payload: raw}
+		if v.Pending.Kind == pipeline.KindResultReview {
+			if p, err := engine.PayloadAs[pipeline.ResultPayload](*v.Pending); err == nil {
+				out.Checkpoint.ShowMore = pipeline.HasMore(p.Collection)
+			}
+		}
 	}
 	return out, nil
 }

@@ -141,6 +141,8 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 		if f.Highlight, err = highlightTerms(run, v); err != nil {
 			return err
 		}
+
+		f.Feedback = draftBefore(v.Decisions, cp.Iteration)
 		d.Review = &f
 	case engine.KindEscalation:
 		p, err := engine.PayloadAs[engine.EscalationPayload](*cp)
@@ -202,7 +204,11 @@ func historyRows(its []runview.Iteration) []views.IterationRow {
 func decisionRows(ds []runview.Decision) []views.DecisionRow {
 	var out []views.DecisionRow
 	for _, d := range ds {
-		out = append(out, views.DecisionRow{Kind: string(d.Kind), Iteration: d.Iteration, Action: string(d.Action),
+		action := string(d.Action)
+		if d.ShowMore {
+			action = "show more"
+		}
+		out = append(out, views.DecisionRow{Kind: string(d.Kind), Iteration: d.Iteration, Action: action,
 			By: d.By, At: d.At, Note: d.Note})
 	}
 	return out

@@ -231,7 +231,8 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
 	g.POST("/runs/:id/checkpoints/:cp/marks", runs.SaveMarks, p.requireName).Name = "review-marks"
-	for _, kind := range []string{"strategy", "review", "escalation"} {
+	g.POST("/runs/:id/checkpoints/:cp/more", runs.ShowMore, p.requireName).Name = "review-more"
+	for _, kind := range []string{"strategy", "review", "escalation", "more"} {
 		g.GET("/runs/:id/checkpoints/:cp/"+kind, runs.ToRunPage)
 	}
 	g.GET("/workflows", wfs.List).Name = "workflows"
@@ -249,6 +250,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/api/runs/:id/decisions", api.Decide).Name = "api-decide"
 	g.GET("/api/runs/:id/marks", api.Marks).Name = "api-run-marks"
 	g.PUT("/api/runs/:id/marks/*", api.PutMark).Name = "api-run-mark"
+	g.POST("/api/runs/:id/checkpoints/:cp/more", api.ShowMore).Name = "api-run-more"
 	g.GET("/api/runs/:id/export", (&Export{runs: deps.Store}).Run).Name = "api-run-export"
 }
 

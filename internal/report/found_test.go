@@ -52,3 +52,22 @@ func TestResultsSayWhatTheLimitCut(t *testing.T) {
 	require.Equal(t, []string{"49", "34", "3"}, totals)
 	require.Equal(t, []string{"25", "25", "3"}, results, "results stays a number a spreadsheet sums")
 }
+
+// TestReportSaysWhichPagesWereFetched: after "Show more" fetched the
+// second page of the local library's query at the review, the report
+// says per query and per source how many pages were fetched and what they
+// came to ("49 found, 2 pages"), never more shown than found.
+func TestReportSaysWhichPagesWereFetched(t *testing.T) {
+	t.Parallel()
+	const stored = `{"iteration":1,"searched_at":"2025-03-04T05:06:07Z","result_count":60,` +
+		`"strategy":{"queries":[{"text":"sleep"},{"text":"raft"}],"sources":["local"],"year_range":{},"max_results_per_source":25,"filters":{}},` +
+		`"sources":{"local":{"count":74,"queries":["sleep","raft"],"query_results":[{"count":49,"total":49,"fetched":49,"pages":2},{"count":25,"total":34}]}},` +
+		`"dedup":{"input":74,"output":60}}`
+	var h research.IterationRecord
+	require.NoError(t, json.Unmarshal([]byte(stored), &h))
+	rs := pipeline.RunState{Question: "consensus", Workflow: research.WorkflowState{History: []research.IterationRecord{h}}}
+	local := section(markdown(t, rs), "### local")
+	require.Contains(t, local, "| 1 | `sleep` | 2025-03-04T05:06:07Z | any | 25 | 49 (2 pages) | — |\n")
+	require.Contains(t, local, "| 2 | `raft` | 2025-03-04T05:06:07Z | any | 25 | 25 of 34 | — |\n")
+	require.Contains(t, local, "Records from this source: 74 (its queries' results merged; a record more than one query returned counts once); 74 shown of up to 83 found, 2 pages (the first, then 1 more the review asked for).\n")
+}

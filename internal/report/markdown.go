@@ -186,7 +186,11 @@ func writeSourceRecords(p func(string, ...any), src sourceRow) {
 	switch {
 	case src.Counted:
 		p("\nRecords from this source: %d (its queries' results merged; a record more than one query returned counts once)", src.Result.Count)
-		if f := src.Result.Found(); f.Capped() {
+		f, pages := src.Result.Found(), src.Result.Pages()
+		switch {
+		case pages > 1: // the review showed more: which pages, and what they came to
+			p("; %s, %d pages (the first, then %d more the review asked for)", f, pages, pages-1)
+		case f.Capped():
 			p("; %s", f)
 		}
 		p(".\n")

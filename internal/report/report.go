@@ -59,6 +59,9 @@ type sent struct {
 	// Total is how many records the source said match the query (0 when
 	// it did not say); more than Results when the limit cut the result.
 	Total int
+	// Pages is how many pages of its results were fetched: more than one
+	// when the researcher asked the review to show more.
+	Pages int
 	// Error and Warning are this query's own.
 	Error, Warning string
 }
@@ -207,7 +210,7 @@ func (row *sourceRow) perQuery() {
 		row.Counted = true
 		for i, qr := range r.QueryResults {
 			q := &row.Queries[i]
-			q.Results, q.Counted, q.Error, q.Warning, q.Total = qr.Count, true, qr.Error, qr.Warning, qr.Total
+			q.Results, q.Counted, q.Error, q.Warning, q.Total, q.Pages = qr.Count, true, qr.Error, qr.Warning, qr.Total, qr.PageCount()
 		}
 		return
 	}
@@ -334,11 +337,17 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // resultsText is a query's Results cell: "25 of 49" when the source said
 // more match than the limit let through, so a capped count never reads
 // as all there is; else the count.
+// A query whose next pages were fetched ("Show more") says how many
+// pages: "49 (2 pages)".
 func resultsText(q sent) string {
+	text := itoa(q.Results)
 	if f := (research.QueryResult{Count: q.Results, Total: q.Total}).Found(); f.Capped() {
-		return itoa(f.Shown) + " of " + itoa(f.Total)
+		text = itoa(f.Shown) + " of " + itoa(f.Total)
 	}
-	return itoa(q.Results)
+	if q.Pages > 1 {
+		text += " (" + itoa(q.Pages) + " pages)"
+	}
+	return text
 }
 
 // totalText is a query's total as the source counted it, "" when it did

@@ -571,6 +571,65 @@ func (f Found) String() string {
 	return fmt.Sprintf("%d shown of %d found", f.Shown, f.Total)
 }
 
+// HasMore reports whether any of the source's queries has another page
+// (QueryResult.HasMore), which "Show more" at the review fetches.
+func (r SourceResult) HasMore() bool {
+	if !r.HasQueryResults() {
+		return false
+	}
+	for i, q := range r.QueryResults {
+		if strings.TrimSpace(r.Queries[i]) != "" && q.HasMore() {
+			return true
+		}
+	}
+	return false
+}
+
+// Pages is the most pages any of the source's queries fetched: 1 until
+// "Show more" fetched a next page.
+func (r SourceResult) Pages() int {
+	n := 1
+	for _, q := range r.QueryResults {
+		n = max(n, q.PageCount())
+	}
+	return n
+}
+
+// WithPage adds a next page's result (page, one QueryResult per query as
+// r has, a query with no next page counted 0) to r: counts add up, each
+// query's total is the larger said, its pages and fetched records grow,
+// and the page's errors and warnings are added to r's.
+func (r SourceResult) WithPage(page SourceResult) SourceResult {
+	out := r
+	out.Count += page.Count
+	out.Warnings = append(slices.Clone(r.Warnings), page.Warnings...)
+	if page.Error != "" {
+		out.Error = strings.TrimPrefix(r.Error+"; "+page.Error, "; ")
+	}
+	out.QueryResults = slices.Clone(r.QueryResults)
+	for i := range out.QueryResults {
+		if i >= len(page.QueryResults) {
+			break
+		}
+		q, p := &out.QueryResults[i], page.QueryResults[i]
+		if p.Pages == 0 && p.Fetched == 0 && p.Error == "" {
+			continue // no next page was asked for this query
+		}
+		q.End = p.Fetched == 0 && p.Error == ""
+		q.Fetched = q.Next() + p.Fetched
+		q.Count += p.Count
+		q.Total = max(q.Total, p.Total, q.Count)
+		q.Pages = q.PageCount() + 1
+		if p.Error != "" {
+			q.Error = strings.TrimPrefix(q.Error+"; "+p.Error, "; ")
+		}
+		if p.Warning != "" {
+			q.Warning = strings.TrimPrefix(q.Warning+"; "+p.Warning, "; ")
+		}
+	}
+	return out
+}
+
 // Found is what the source returned against what it said match, from its
 // queries' totals: exact for one query; for several, when any was cut at
 // the limit, up to the sum of their totals (a query whose total is not
@@ -613,7 +672,32 @@ type QueryResult struct {
 	// cut the result. 0 when the source did not say, and for searches
 	// recorded before totals were kept.
 	Total int `json:"total,omitempty"`
+	// Fetched is how many records the source sent for this query over
+	// every page, before any was left out after retrieval: where its next
+	// page starts. 0 for searches recorded before paging (Count then).
+	Fetched int `json:"fetched,omitempty"`
+	// Pages is how many pages of this query were fetched ("Show more"
+	// fetches the next); 0 for searches recorded before paging, which
+	// fetched one.
+	Pages int `json:"pages,omitempty"`
+	// End is set when a next page came back empty though the source's
+	// total said more: an API that serves only its first results
+	// (Semantic Scholar's relevance search ranks 1,000, Crossref's offset
+	// stops at 10,000). Nothing more is offered; the total stays what the
+	// source said, so the counts still show what was left out.
+	End bool `json:"end,omitempty"`
 }
+
+// Next is where this query's next page starts: the records the source
+// sent so far.
+func (r QueryResult) Next() int { return max(r.Fetched, r.Count) }
+
+// HasMore reports whether the source said more records match this query
+// than it has sent: its next page would not be empty.
+func (r QueryResult) HasMore() bool { return r.Error == "" && !r.End && r.Total > r.Next() }
+
+// PageCount is the pages fetched, at least one.
+func (r QueryResult) PageCount() int { return max(r.Pages, 1) }
 
 // Found is what the query returned against what the source said match.
 func (r QueryResult) Found() Found { return Found{Shown: r.Count, Total: r.Total} }

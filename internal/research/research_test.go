@@ -194,3 +194,21 @@ func TestValidateSourcesNamesDisabledSources(t *testing.T) {
 	require.Equal(t, `unknown source "nowhere"`, fields["sources[2]"])
 	require.NotContains(t, fields, "sources[0]")
 }
+
+// TestWithPage: a next page adds to a source's counts and pages; a page
+// that comes back empty though the total said more ends the paging (an
+// API that serves only its first results) and keeps the total honest.
+func TestWithPage(t *testing.T) {
+	t.Parallel()
+	r := research.SourceResult{Count: 25, Queries: []string{"q"}, QueryResults: []research.QueryResult{{Count: 25, Total: 5000}}}
+	require.True(t, r.HasMore())
+	r = r.WithPage(research.SourceResult{Count: 25, QueryResults: []research.QueryResult{{Count: 25, Total: 5000, Fetched: 25, Pages: 1}}})
+	require.Equal(t, research.QueryResult{Count: 50, Total: 5000, Fetched: 50, Pages: 2}, r.QueryResults[0])
+	require.Equal(t, 50, r.Count)
+	require.True(t, r.HasMore())
+	r = r.WithPage(research.SourceResult{QueryResults: []research.QueryResult{{Total: 5000, Pages: 1}}})
+	require.Equal(t, research.QueryResult{Count: 50, Total: 5000, Fetched: 50, Pages: 3, End: true}, r.QueryResults[0])
+	require.False(t, r.HasMore(), "an empty next page ends it")
+	require.Equal(t, "50 shown of 5000 found", r.Found().String())
+	require.Equal(t, 3, r.Pages())
+}

@@ -28,9 +28,15 @@ type Decision struct {
 	Kind      engine.CheckpointKind
 	Iteration int
 	Action    engine.DecisionAction
-	By        string
-	At        time.Time
-	Note      string
+	// ShowMore is set for a review's "Show more" (pipeline.IsShowMore):
+	// recorded as an edit, it decided nothing about the papers. Draft is
+	// the feedback typed when it was asked, which the next review of the
+	// iteration shows again.
+	ShowMore bool
+	Draft    string
+	By       string
+	At       time.Time
+	Note     string
 }
 
 // Iteration is one pass of the run's loop: the recorded iteration and
@@ -118,7 +124,7 @@ func Build(run engine.Run, checkpoints []Checkpoint) (View, error) {
 		}
 		if dec != nil {
 			v.Decisions = append(v.Decisions, Decision{
-				Kind: cp.Kind, Iteration: cp.Iteration, Action: dec.Action,
+				Kind: cp.Kind, Iteration: cp.Iteration, Action: dec.Action, ShowMore: cp.Kind == pipeline.KindResultReview && pipeline.IsShowMore(dec.Decision), Draft: pipeline.DraftOf(dec.Decision),
 				By: dec.DecidedBy, At: dec.DecidedAt, Note: dec.Note,
 			})
 		}
@@ -146,7 +152,9 @@ func Build(run engine.Run, checkpoints []Checkpoint) (View, error) {
 			r := rec(cp.Iteration)
 			r.ResultCount = len(p.Collection.Papers)
 			lastFeedback = nil
-			if dec != nil && len(dec.RevisedData) > 0 {
+			// A "Show more" is no feedback: the review it asked for holds
+			// the iteration's decision.
+			if dec != nil && len(dec.RevisedData) > 0 && !pipeline.IsShowMore(dec.Decision) {
 				var fb research.UserFeedback
 				if json.Unmarshal(dec.RevisedData, &fb) == nil {
 					r.Feedback = &fb

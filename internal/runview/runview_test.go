@@ -328,3 +328,26 @@ func TestIterationFoundSaysWhatTheLimitCut(t *testing.T) {
 	require.Equal(t, "file: a.ris", got[2].Source)
 	require.Nil(t, runview.Iteration{}.Found(), "nothing searched yet")
 }
+
+// TestBuildShowMoreIsNoFeedback: a review's "Show more" is recorded as an
+// edit decision, but it decided nothing about the papers: the history
+// shows it as showing more, the iteration has no feedback from it, and
+// the review it led to is the one pending.
+func TestBuildShowMoreIsNoFeedback(t *testing.T) {
+	t.Parallel()
+	first := reviewCP("r1", 1, []research.ScoredPaper{paper("a")}, nil)
+	first.Checkpoint.Status = engine.CheckpointDecided
+	d := pipeline.ShowMoreDecision("ann", "  more on naps ")
+	first.Decision = &engine.DecisionRecord{Decision: d, CheckpointID: "r1", DecidedAt: decidedAt()}
+	second := reviewCP("r2", 1, []research.ScoredPaper{paper("a"), paper("b")}, nil)
+	run := searchRun(t, engine.StatusWaiting, 1, "r2")
+	v, err := runview.Build(run, []runview.Checkpoint{first, second})
+	require.NoError(t, err)
+	require.Len(t, v.Decisions, 1)
+	require.True(t, v.Decisions[0].ShowMore)
+	require.Equal(t, "more on naps", v.Decisions[0].Draft, "the feedback typed before showing more is kept as a draft")
+	require.Equal(t, "r2", v.Pending.ID)
+	require.Len(t, v.History, 1)
+	require.Nil(t, v.History[0].Feedback)
+	require.Equal(t, 2, v.History[0].ResultCount)
+}

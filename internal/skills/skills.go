@@ -76,6 +76,16 @@ type Searcher interface {
 	Search(ctx context.Context, s research.SearchStrategy) (SearchResult, error)
 }
 
+// Pager is a Searcher that can also fetch the next page of a strategy's
+// queries ("Show more" at the review): from prev, the sources' results
+// so far, it asks each query that has more for the records after those
+// fetched, and returns each source's page alone (see
+// research.SourceResult.WithPage).
+type Pager interface {
+	Searcher
+	SearchMore(ctx context.Context, s research.SearchStrategy, prev map[string]research.SourceResult) (SearchResult, error)
+}
+
 // Deduplicator merges records of the same paper and marks likely versions of
 // one another (preprint vs. publication) as related instead of merging them.
 type Deduplicator interface {

@@ -25,8 +25,8 @@ const searchLibrarySQL = `SELECT ` + paperColumns + `
 	FROM papers_fts JOIN papers p ON p.docid = papers_fts.rowid
 	WHERE papers_fts MATCH ?1
 	  AND (p.year = 0 OR ((?2 = 0 OR p.year >= ?2) AND (?3 = 0 OR p.year <= ?3)))
-	ORDER BY ` + libraryBM25 + `
-	LIMIT ?4`
+	ORDER BY ` + libraryBM25 + `, p.docid
+	LIMIT ?4 OFFSET ?5`
 
 const countLibrarySQL = `SELECT count(*)
 	FROM papers_fts JOIN papers p ON p.docid = papers_fts.rowid
@@ -52,14 +52,25 @@ func (s *Store) CountLibrary(ctx context.Context, match string, years research.Y
 // does). A match expression FTS5 cannot parse is fault.EInvalid: the text
 // may come from a researcher, and their typo is not our failure.
 func (s *Store) SearchLibrary(ctx context.Context, match string, years research.YearRange, limit int) ([]research.RawPaper, error) {
+	return s.SearchLibraryPage(ctx, match, years, 0, limit)
+}
+
+// SearchLibraryPage is SearchLibrary from the offset-th match on: the
+// next page of a search whose first offset papers were shown ("Show
+// more"). Ties in rank are broken by the paper's row, so pages never
+// overlap or skip a paper of equal rank.
+func (s *Store) SearchLibraryPage(ctx context.Context, match string, years research.YearRange, offset, limit int) ([]research.RawPaper, error) {
 	if strings.TrimSpace(match) == "" {
 		return nil, fault.Errorf(fault.EInvalid, "the library search query is empty")
 	}
 	if limit <= 0 {
 		return nil, fault.Errorf(fault.EInvalid, "the library search limit must be positive, not %d", limit)
 	}
+	if offset < 0 {
+		return nil, fault.Errorf(fault.EInvalid, "the library search offset must not be negative, not %d", offset)
+	}
 	limit = min(limit, research.MaxResultsLimit)
-	rows, err := s.read.QueryContext(ctx, searchLibrarySQL, match, years.From, years.To, limit)
+	rows, err := s.read.QueryContext(ctx, searchLibrarySQL, match, years.From, years.To, limit, offset)
 	if err != nil {
 		return nil, searchError(ctx, match, err)
 	}

@@ -170,6 +170,10 @@ type ReviewForm struct {
 	// shown at the top of the review (nil: none).
 	Screening *Screening
 
+	// CanShowMore offers "Show more": a source of the review found more
+	// than it returned (pipeline.HasMore).
+	CanShowMore bool
+
 	// Papers, when set, is ReviewPapers of this form rendered before: the
 	// same for every person, so a server can render it once per run state
 	// rather than on every request.

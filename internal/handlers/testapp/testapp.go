@@ -78,7 +78,7 @@ func (s source) SearchCounted(ctx context.Context, req sources.SourceRequest) (s
 		for _, w := range words {
 			if len(w) > 3 && strings.Contains(text, w) {
 				total++
-				if len(out) < req.MaxResults {
+				if total > req.Offset && len(out) < req.MaxResults { // from the offset: a next page
 					p.Source = s.name
 					out = append(out, p)
 				}

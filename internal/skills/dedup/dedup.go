@@ -168,3 +168,43 @@ func uniqueInOrder(xs []string) []string {
 	}
 	return out
 }
+
+// DedupAgainst deduplicates papers, records found after known were kept
+// (a review's next page, "Show more"): it analyses them together, drops
+// every paper that falls into a cluster with a known record, and merges
+// the rest among themselves. Only papers' own records come back; a
+// version link to a known record is left out, since known is not
+// rewritten. Stats count papers alone (Merged includes those dropped as
+// already known).
+func (Deduplicator) DedupAgainst(ctx context.Context, known, papers []research.RawPaper) ([]research.RawPaper, research.DedupStats, error) {
+	all := append(slices.Clone(known), papers...)
+	a, err := Analyze(ctx, all)
+	if err != nil {
+		return nil, research.DedupStats{}, err
+	}
+	k := len(known)
+	var sub Analysis
+	index := map[int]int{} // index in all → index in papers
+	for _, members := range a.Clusters {
+		if members[0] < k { // members ascend: the first is known
+			continue
+		}
+		c := make([]int, len(members))
+		for j, m := range members {
+			c[j] = m - k
+			index[m] = m - k
+		}
+		sub.Clusters = append(sub.Clusters, c)
+	}
+	for _, l := range a.Related {
+		ia, oka := index[l.A]
+		ib, okb := index[l.B]
+		if oka && okb {
+			l.A, l.B = ia, ib
+			sub.Related = append(sub.Related, l)
+		}
+	}
+	out, stats := Merge(papers, sub)
+	stats.Input, stats.Merged = len(papers), len(papers)-len(out)
+	return out, stats, nil
+}

@@ -237,3 +237,23 @@ func scored(ps []research.RawPaper) []research.ScoredPaper {
 	}
 	return out
 }
+
+// TestDedupAgainst checks a next page's records are merged among
+// themselves and dropped where they duplicate a record already kept.
+func TestDedupAgainst(t *testing.T) {
+	t.Parallel()
+	known := []research.RawPaper{
+		{ID: "k1", Title: "Sleep deprivation and working memory", DOI: "10.1/a", Year: 2020, Source: "local"},
+	}
+	papers := []research.RawPaper{
+		{ID: "n1", Title: "Sleep Deprivation and Working Memory.", DOI: "10.1/A", Year: 2020, Source: "openalex"},
+		{ID: "n2", Title: "Napping restores vigilance", DOI: "10.1/b", Year: 2019, Source: "local"},
+		{ID: "n3", Title: "Napping restores vigilance", DOI: "10.1/b", Year: 2019, Source: "openalex"},
+	}
+	out, stats, err := dedup.New().DedupAgainst(context.Background(), known, papers)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	require.Equal(t, "Napping restores vigilance", out[0].Title)
+	require.ElementsMatch(t, []string{"local", "openalex"}, out[0].Sources)
+	require.Equal(t, research.DedupStats{Input: 3, Output: 1, Merged: 2}, stats)
+}

@@ -57,6 +57,11 @@ type scoreAnswer struct {
 	Scores []scoreItem `json:"scores"`
 }
 
+// ScoresAlone says the model judges each paper on its own against the
+// question (pipeline.AloneScorer), so a review's next page is scored
+// without scoring the review's papers again.
+func (s *Scorer) ScoresAlone() bool { return true }
+
 // Score implements skills.Scorer.
 func (s *Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]research.ScoredPaper, error) {
 	out, err := s.fallback.Score(ctx, in)

@@ -301,12 +301,21 @@ func (p *pipe) reviewGate() *engine.Gate {
 			if err != nil {
 				return err
 			}
+			if IsShowMore(d) {
+				return checkMore(coll)
+			}
 			_, _, err = reviewFeedback(d.RevisedData, coll)
 			return err
 		},
 		Apply: func(_ context.Context, sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) (engine.Outcome, engine.Update, error) {
 			if d.Action == engine.Approve && len(bytes.TrimSpace(d.RevisedData)) == 0 {
 				return engine.OK, nil, nil
+			}
+			if IsShowMore(d) {
+				// Not a decision on the papers: fetch the next page and ask
+				// again. The marks stay where they are stored (paper_marks)
+				// and are shown on the papers at the new checkpoint.
+				return engine.More, nil, nil
 			}
 			coll, err := need[research.PaperCollection](sc.State, keyCollection)
 			if err != nil {

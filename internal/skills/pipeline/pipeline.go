@@ -200,12 +200,14 @@ func (p *pipe) workflow() *engine.Workflow {
 			{ID: StepOrganize, Title: "Organise into themes", Handler: p.organize,
 				Next: engine.Next{engine.OK: StepReview}},
 			{ID: StepReview, Title: "Review the results", Gate: p.reviewGate(),
-				Next: engine.Next{engine.OK: StepFinalize, engine.Iterate: StepBuild},
+				Next: engine.Next{engine.OK: StepFinalize, engine.Iterate: StepBuild, engine.More: StepMore},
 				Exit: StepFinalize,
 				Params: []engine.Param{{Name: ParamMaxIterations,
 					Description: "The most search iterations this run may take.",
 					Type:        engine.ParamInt, Default: p.opts.MaxIterations,
 					Min: engine.Bound(1), Max: engine.Bound(MaxIterationsLimit)}}},
+			{ID: StepMore, Title: "Show more results", Handler: p.more,
+				Next: engine.Next{engine.OK: StepReview}},
 			{ID: StepFinalize, Title: "Finalise the collection", Handler: p.finalize,
 				Next: engine.Next{engine.OK: engine.End}},
 		},
@@ -393,18 +395,21 @@ func (p *pipe) build(ctx context.Context, sc engine.StepContext) (engine.Outcome
 }
 
 // searcher returns the searcher for one search step: the configured one,
-// or a SourceSearcher whose events become the step's progress.
-func (p *pipe) searcher(sc engine.StepContext) (skills.Searcher, bool, error) {
+// or a SourceSearcher whose events become the step's progress. A next
+// page (more) is reported as what it added, not as a search's count.
+func (p *pipe) searcher(sc engine.StepContext, more bool) (skills.Searcher, bool, error) {
 	if p.sk.Searcher != nil {
 		return p.sk.Searcher, false, nil
 	}
 	opts := p.sk.SearchOptions
 	opts.OnEvent = func(ev searcher.Event) {
 		msg := fmt.Sprintf("%s: %s", ev.Source, ev.Kind)
-		switch ev.Kind {
-		case searcher.EventDone:
+		switch {
+		case ev.Kind == searcher.EventDone && more:
+			msg = fmt.Sprintf("%s: next page, %d more", ev.Source, ev.Count)
+		case ev.Kind == searcher.EventDone:
 			msg = fmt.Sprintf("%s: %s", ev.Source, ev.Found()) // "25 shown of 49 found", never a silent cap
-		case searcher.EventError:
+		case ev.Kind == searcher.EventError:
 			msg = fmt.Sprintf("%s: %s", ev.Source, ev.Error)
 		}
 		if ev.Warning != "" { // e.g. PubMed left terms out: say so while it runs
@@ -422,7 +427,7 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcom
 	if err != nil {
 		return "", nil, err
 	}
-	s, streams, err := p.searcher(sc)
+	s, streams, err := p.searcher(sc, false)
 	if err != nil {
 		return "", nil, err
 	}

@@ -186,6 +186,29 @@ func (s *Searcher) Names() []string {
 // sent (queued for a slot or for its turn) as not sent ("" and the
 // reason), and the papers of the calls that finished are kept.
 func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skills.SearchResult, error) {
+	return s.search(ctx, st, nil)
+}
+
+var _ skills.Pager = (*Searcher)(nil)
+
+// SearchMore fetches the next page of every query of st that prev, the
+// sources' results so far, says has more (research.QueryResult.HasMore),
+// from where each stopped (its Next record): "Show more" at the review.
+// Only sources with more are asked, and only those queries. The result
+// has, per source asked, the page alone: QueryResults one per query, a
+// query not asked zero, so research.SourceResult.WithPage adds it to
+// prev; its papers are ranked after the records fetched before.
+// Cancellation, deadlines and errors are recorded as Search records them.
+func (s *Searcher) SearchMore(ctx context.Context, st research.SearchStrategy, prev map[string]research.SourceResult) (skills.SearchResult, error) {
+	if prev == nil {
+		prev = map[string]research.SourceResult{}
+	}
+	return s.search(ctx, st, prev)
+}
+
+// search is Search, or with prev set SearchMore.
+func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev map[string]research.SourceResult) (skills.SearchResult, error) {
+	more := prev != nil
 	if err := st.Validate(); err != nil {
 		return skills.SearchResult{}, err
 	}
@@ -203,6 +226,7 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 	}
 	var calls []plannedCall
 	postExcl := make([][][]query.Term, len(st.Sources))
+	offsets := make([][]int, len(st.Sources))
 	clocks := map[string]*sourceClock{}
 	defer func() {
 		for _, c := range clocks {
@@ -210,6 +234,9 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 		}
 	}()
 	for si, name := range st.Sources {
+		if more && !prev[name].HasMore() {
+			continue // nothing more to fetch: the source is not asked
+		}
 		src, ok := s.byName[name]
 		if !ok {
 			msg := fmt.Sprintf("source %q is not configured", name)
@@ -219,6 +246,7 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 		}
 		texts := make([]string, len(st.Queries))
 		after := make([][]query.Term, len(st.Queries))
+		offsets[si] = make([]int, len(st.Queries))
 		left := 0
 		clock := newSourceClock(ctx, s.deadline)
 		clocks[name] = clock
@@ -231,11 +259,19 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 			if ast, err := query.Parse(q.Text); err == nil {
 				after[qi] = query.Unexcluded(name, ast)
 			}
+			if more {
+				qs := prev[name].QueryResults
+				if qi >= len(qs) || !qs[qi].HasMore() {
+					texts[qi] = "" // this query's results were all fetched
+					continue
+				}
+				offsets[si][qi] = qs[qi].Next()
+			}
 			if strings.TrimSpace(text) == "" {
 				continue // rendered to nothing this source can search: skip, as the renderer asks
 			}
 			left++
-			req := sources.SourceRequest{Query: text, YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters}
+			req := sources.SourceRequest{Query: text, YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters, Offset: offsets[si][qi]}
 			if f, ok := src.(sources.QueryFolder); ok {
 				texts[qi] = f.SentQuery(req)
 			}
@@ -311,6 +347,12 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 				}
 			}
 			qr.Count = len(o.papers)
+			switch {
+			case more && !o.unsent && strings.TrimSpace(sr.Queries[qi]) != "":
+				qr.Fetched, qr.Pages = o.fetched, 1 // a page asked: WithPage adds it
+			case o.fetched != qr.Count:
+				qr.Fetched = o.fetched // some were left out: the next page starts after all sent
+			}
 			if o.total > 0 { // TotalUnknown (or a known 0) is recorded as 0
 				qr.Total = o.total
 			}
@@ -334,6 +376,7 @@ func (s *Searcher) Search(ctx context.Context, st research.SearchStrategy) (skil
 				if p.Rank == 0 {
 					p.Rank = i + 1
 				}
+				p.Rank += offsets[si][qi] // a next page ranks after the records fetched before
 				p.ID = research.StableID(p)
 				key := sourceRecordKey(p)
 				if seen[key] {
@@ -400,7 +443,10 @@ type callOutcome struct {
 	// total is how many records the source said match the query
 	// (sources.Page.Total; TotalUnknown when it did not say).
 	total int
-	err   error
+	// fetched is how many records the source sent (at most the limit),
+	// before any was left out after retrieval: where a next page starts.
+	fetched int
+	err     error
 	// unsent is set for a call the search's cancellation caught before
 	// anything was sent: its query is not recorded as sent.
 	unsent bool
@@ -480,7 +526,7 @@ func (s *Searcher) call(ctx context.Context, sc *sourceClock, src sources.Source
 	if total >= 0 || len(r.page.Papers) > len(papers) {
 		total = max(total, len(r.page.Papers))
 	}
-	o := callOutcome{papers: papers, total: total, err: r.err, outcome: CallOK}
+	o := callOutcome{papers: papers, total: total, fetched: len(papers), err: r.err, outcome: CallOK}
 	switch {
 	case isWarning(r.err):
 		o.outcome = CallWarning

@@ -21,7 +21,13 @@ type SourceRequest struct {
 	YearRange research.YearRange
 	// MaxResults caps how many records the source returns for this query.
 	MaxResults int
-	Filters    research.Filters
+	// Offset skips that many of the source's ranked records: the next
+	// page of a query whose first Offset records were fetched ("Show
+	// more" at the review). Each source sends it in its API's own paging
+	// (OpenAlex page, PubMed retstart, arXiv start, Crossref offset,
+	// Semantic Scholar offset, SerpAPI start, the library's OFFSET).
+	Offset  int
+	Filters research.Filters
 }
 
 // Check rejects a request no source can answer; sources call it first so
@@ -33,7 +39,22 @@ func (r SourceRequest) Check(source string) error {
 	if r.MaxResults < 1 {
 		return fault.Errorf(fault.EInvalid, "%s: max results must be positive", source)
 	}
+	if r.Offset < 0 {
+		return fault.Errorf(fault.EInvalid, "%s: offset must not be negative", source)
+	}
 	return nil
+}
+
+// PageOf maps an offset onto an API that pages by number (1-based) with
+// a fixed page size: the page that holds record offset, and how many of
+// its first records come before offset and are to be dropped. An offset
+// that is a multiple of size (every "Show more" after full pages) skips
+// none.
+func PageOf(offset, size int) (page, skip int) {
+	if size < 1 {
+		return 1, 0
+	}
+	return offset/size + 1, offset % size
 }
 
 // Source is one place papers come from (an online API or the local

@@ -104,7 +104,7 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 	}
 	v := url.Values{}
 	v.Set("search_query", c.SentQuery(req))
-	v.Set("start", "0")
+	v.Set("start", strconv.Itoa(req.Offset)) // a next page ("Show more") starts past the records fetched
 	v.Set("max_results", strconv.Itoa(min(req.MaxResults, maxPerCall)))
 	var f feed
 	if err := c.ep.HTTP.GetXML(ctx, c.ep.Base+"/api/query?"+v.Encode(), nil, &f); err != nil {

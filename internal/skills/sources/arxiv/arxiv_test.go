@@ -196,3 +196,16 @@ func TestQueueWaitBehindASlowQuery(t *testing.T) {
 	require.Regexp(t, `^query [12]: internal: (timed out after 2s\b.*; query [12]: internal: no turn within 100ms under arXiv's rate limit|no turn within 100ms under arXiv's rate limit .*; query [12]: internal: timed out after 2s\b)`, sr.Error)
 	require.Len(t, srv.Requests(), 1, "the queued query was never sent")
 }
+
+// TestNextPage checks a next page ("Show more") is asked from arXiv with
+// start at the offset, and its total is still opensearch:totalResults.
+func TestNextPage(t *testing.T) {
+	t.Parallel()
+	src, srv := sourcetest.Start(t, newSource, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/feed.xml")}, atom)
+	page, err := src.(sources.Counter).SearchCounted(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 2, Offset: 2})
+	require.NoError(t, err)
+	q := srv.Requests()[0].URL.Query()
+	require.Equal(t, "2", q.Get("start"))
+	require.Equal(t, "2", q.Get("max_results"))
+	require.Equal(t, 4, page.Total)
+}

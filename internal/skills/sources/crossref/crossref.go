@@ -85,6 +85,12 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 	v := url.Values{}
 	v.Set("query.bibliographic", req.Query)
 	v.Set("rows", strconv.Itoa(min(req.MaxResults, maxRows)))
+	if req.Offset > 0 {
+		// A next page ("Show more"): Crossref documents offset for the
+		// first 10,000 results (deeper needs a cursor, which a review
+		// never reaches).
+		v.Set("offset", strconv.Itoa(req.Offset))
+	}
 	var filters []string
 	if req.YearRange.From != 0 {
 		filters = append(filters, fmt.Sprintf("from-pub-date:%04d-01-01", req.YearRange.From))

@@ -53,3 +53,22 @@ func TestUnexpectedStatus(t *testing.T) {
 	_, err := src.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 5})
 	require.ErrorContains(t, err, "unexpected response")
 }
+
+// TestNextPage checks a next page ("Show more") is asked from Crossref
+// with offset (and rows) as its works route documents, the first page
+// without one, and the total is still total-results.
+func TestNextPage(t *testing.T) {
+	t.Parallel()
+	src, srv := sourcetest.Start(t, newSource, sourcetest.Bodies{"/works": sourcetest.ReadFile(t, "testdata/works.json")}, "application/json")
+	c := src.(sources.Counter)
+	_, err := c.SearchCounted(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 20})
+	require.NoError(t, err)
+	page, err := c.SearchCounted(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 20, Offset: 20})
+	require.NoError(t, err)
+	reqs := srv.Requests()
+	_, has := reqs[0].URL.Query()["offset"]
+	require.False(t, has)
+	require.Equal(t, "20", reqs[1].URL.Query().Get("offset"))
+	require.Equal(t, "20", reqs[1].URL.Query().Get("rows"))
+	require.Equal(t, 48213, page.Total)
+}

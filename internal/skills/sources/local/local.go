@@ -14,10 +14,11 @@ import (
 
 // Library is what the source needs from the store: a full-text search that
 // takes an FTS5 MATCH expression (the query package's local rendering),
-// returns papers best match first, and reports a malformed expression as
-// fault.EInvalid; and the count of the same match without its limit.
+// returns papers best match first from an offset (the next page), and
+// reports a malformed expression as fault.EInvalid; and the count of the
+// same match without its limit.
 type Library interface {
-	SearchLibrary(ctx context.Context, match string, years research.YearRange, limit int) ([]research.RawPaper, error)
+	SearchLibraryPage(ctx context.Context, match string, years research.YearRange, offset, limit int) ([]research.RawPaper, error)
 	CountLibrary(ctx context.Context, match string, years research.YearRange) (int, error)
 }
 
@@ -49,20 +50,21 @@ func (s *Source) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 // SearchCounted implements sources.Counter: req.Query is the FTS5
 // expression, the year range is applied by the library (papers of unknown
 // year are kept, as YearRange.Contains does), Rank follows the library's
-// bm25 order, and the total is the library's count of the same match. The
-// count is asked only when the page is full: a shorter page is all there is.
+// bm25 order from req.Offset (a next page), and the total is the library's
+// count of the same match. The count is asked only when the page is full:
+// a shorter page is the last.
 func (s *Source) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
 	unknown := sources.Page{Total: sources.TotalUnknown}
 	if err := req.Check(s.Name()); err != nil {
 		return unknown, err
 	}
 	limit := min(req.MaxResults, research.MaxResultsLimit)
-	papers, err := s.lib.SearchLibrary(ctx, req.Query, req.YearRange, limit)
+	papers, err := s.lib.SearchLibraryPage(ctx, req.Query, req.YearRange, req.Offset, limit)
 	if err != nil {
 		return unknown, err
 	}
-	total := len(papers)
-	if total >= limit {
+	total := req.Offset + len(papers)
+	if len(papers) >= limit {
 		if total, err = s.lib.CountLibrary(ctx, req.Query, req.YearRange); err != nil {
 			return unknown, err
 		}

@@ -146,3 +146,30 @@ func TestSearchCountedSaysHowManyMatch(t *testing.T) {
 		})
 	}
 }
+
+// TestNextPage checks a next page ("Show more") of the library: the
+// papers after the first page's, none repeated or skipped, with the same
+// total, and an empty page past the end.
+func TestNextPage(t *testing.T) {
+	t.Parallel()
+	src, _ := setup(t)
+	ctx := context.Background()
+	q := render(t, "sepsis")
+	all, err := src.SearchCounted(ctx, sources.SourceRequest{Query: q, MaxResults: 10})
+	require.NoError(t, err)
+	require.Len(t, all.Papers, 3)
+	first, err := src.SearchCounted(ctx, sources.SourceRequest{Query: q, MaxResults: 2})
+	require.NoError(t, err)
+	require.Equal(t, 3, first.Total)
+	next, err := src.SearchCounted(ctx, sources.SourceRequest{Query: q, MaxResults: 2, Offset: 2})
+	require.NoError(t, err)
+	require.Len(t, next.Papers, 1)
+	require.Equal(t, 3, next.Total, "a short last page still says the total")
+	require.Equal(t, all.Papers[2].Title, next.Papers[0].Title)
+	require.Equal(t, []string{all.Papers[0].Title, all.Papers[1].Title}, []string{first.Papers[0].Title, first.Papers[1].Title})
+	past, err := src.SearchCounted(ctx, sources.SourceRequest{Query: q, MaxResults: 2, Offset: 4})
+	require.NoError(t, err)
+	require.Empty(t, past.Papers)
+	_, err = src.SearchCounted(ctx, sources.SourceRequest{Query: q, MaxResults: 2, Offset: -1})
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+}

@@ -62,8 +62,9 @@ func (c *Client) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 	return p.Papers, err
 }
 
-// SearchCounted implements sources.Counter, paging until req.MaxResults
-// works or the results run out; the total is meta.count.
+// SearchCounted implements sources.Counter, paging (page, per-page) from
+// req.Offset until req.MaxResults works or the results run out; the total
+// is meta.count.
 func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
 	if err := req.Check(c.Name()); err != nil {
 		return sources.Page{Total: sources.TotalUnknown}, err
@@ -71,7 +72,11 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 	total := sources.TotalUnknown
 	perPage := min(req.MaxResults, perPageMax)
 	papers := []research.RawPaper{}
-	for page := 1; len(papers) < req.MaxResults; page++ {
+	// A next page ("Show more") starts at req.Offset: OpenAlex pages by
+	// number, so the page holding it is asked and the records before it
+	// on that page dropped (none after full pages).
+	first, skip := sources.PageOf(req.Offset, perPage)
+	for page := first; len(papers) < req.MaxResults; page++ {
 		var resp response
 		if err := c.ep.HTTP.GetJSON(ctx, c.url(req, perPage, page), nil, &resp); err != nil {
 			return sources.Page{Total: sources.TotalUnknown}, err
@@ -79,10 +84,14 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 		if resp.Results == nil {
 			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInternal, "openalex: unexpected response: no results field")
 		}
-		if page == 1 && resp.Meta.Count != nil {
+		if page == first && resp.Meta.Count != nil {
 			total = *resp.Meta.Count
 		}
-		for _, w := range resp.Results {
+		results := resp.Results
+		if page == first {
+			results = results[min(skip, len(results)):]
+		}
+		for _, w := range results {
 			if p, ok := w.paper(); ok && len(papers) < req.MaxResults {
 				p.Rank = len(papers) + 1
 				papers = append(papers, p)

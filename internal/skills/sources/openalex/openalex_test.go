@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -120,4 +121,51 @@ func TestNewAndSearchValidate(t *testing.T) {
 	require.Equal(t, research.SourceOpenAlex, c.Name())
 	_, err = c.Search(context.Background(), sources.SourceRequest{Query: " ", MaxResults: 5})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+}
+
+// TestNextPage checks a next page ("Show more") asks OpenAlex for the
+// page (page, per-page) that holds the offset, dropping the records of
+// that page before it when the offset is not on a page boundary, and
+// keeps meta.count as the total.
+func TestNextPage(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var asked [][2]string
+	src := sourcetest.StartFunc(t, newSource, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		asked = append(asked, [2]string{r.URL.Query().Get("page"), r.URL.Query().Get("per-page")})
+		mu.Unlock()
+		page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+		per, _ := strconv.Atoi(r.URL.Query().Get("per-page"))
+		var results []map[string]any
+		for i := range per {
+			if n := (page-1)*per + i + 1; n <= 49 {
+				results = append(results, map[string]any{"id": fmt.Sprint("https://openalex.org/W", n), "title": fmt.Sprint("Work ", n), "publication_year": 2020})
+			}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"meta": map[string]any{"count": 49}, "results": results})
+	})
+	tests := []struct {
+		offset    int
+		wantAsked [][2]string
+		wantFirst string
+		wantLen   int
+	}{
+		{offset: 25, wantAsked: [][2]string{{"2", "25"}}, wantFirst: "Work 26", wantLen: 24},
+		{offset: 10, wantAsked: [][2]string{{"1", "25"}, {"2", "25"}}, wantFirst: "Work 11", wantLen: 25},
+	}
+	for _, tt := range tests {
+		mu.Lock()
+		asked = nil
+		mu.Unlock()
+		page, err := src.(sources.Counter).SearchCounted(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 25, Offset: tt.offset})
+		require.NoError(t, err)
+		require.Len(t, page.Papers, tt.wantLen)
+		require.Equal(t, tt.wantFirst, page.Papers[0].Title)
+		require.Equal(t, 1, page.Papers[0].Rank)
+		require.Equal(t, 49, page.Total)
+		mu.Lock()
+		require.Equal(t, tt.wantAsked, asked)
+		mu.Unlock()
+	}
 }

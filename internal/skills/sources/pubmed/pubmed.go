@@ -122,10 +122,12 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 
 func (c *Client) esearch(ctx context.Context, req sources.SourceRequest) (ids []string, total int, w *QueryWarning, err error) {
 	v := url.Values{
-		"term":    {req.Query},
-		"retmax":  {strconv.Itoa(req.MaxResults)},
-		"retmode": {"json"},
-		"sort":    {"relevance"},
+		"term":   {req.Query},
+		"retmax": {strconv.Itoa(req.MaxResults)},
+		// A next page ("Show more") starts at retstart, E-utilities' offset.
+		"retstart": {strconv.Itoa(req.Offset)},
+		"retmode":  {"json"},
+		"sort":     {"relevance"},
 	}
 	if y := req.YearRange; y.From != 0 || y.To != 0 {
 		// mindate and maxdate are only honoured as a pair.

@@ -183,3 +183,23 @@ func TestSearcherKeepsPapersAndShowsTheWarning(t *testing.T) {
 	require.Contains(t, sr.Warnings[0], "PubMed did not run the query as written")
 	require.Contains(t, sr.Warnings[0], "terms not found, left out: qqqqzzzz")
 }
+
+// TestNextPage checks a next page ("Show more") is asked from esearch
+// with retstart at the offset (and retmax the page size), the first page
+// at retstart 0.
+func TestNextPage(t *testing.T) {
+	t.Parallel()
+	srv := sourcetest.NewServer(t, sourcetest.Bodies{"/esearch.fcgi": sourcetest.ReadFile(t, "testdata/esearch_empty.json")}, "application/json")
+	hc, _ := sourcetest.NewClient("")
+	c, err := pubmed.New(pubmed.Options{BaseURL: srv.URL, HTTP: hc})
+	require.NoError(t, err)
+	for _, offset := range []int{0, 25} {
+		_, err = c.Search(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 25, Offset: offset})
+		require.NoError(t, err)
+	}
+	reqs := srv.Requests()
+	require.Len(t, reqs, 2)
+	require.Equal(t, "0", reqs[0].URL.Query().Get("retstart"))
+	require.Equal(t, "25", reqs[1].URL.Query().Get("retstart"))
+	require.Equal(t, "25", reqs[1].URL.Query().Get("retmax"))
+}

@@ -120,7 +120,7 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 	want := min(req.MaxResults, maxRanked)
 	total := sources.TotalUnknown
 	papers := []research.RawPaper{}
-	for offset := 0; len(papers) < want && offset < maxRanked; {
+	for offset := req.Offset; len(papers) < want && offset < maxRanked; {
 		limit := min(pageSize, want-len(papers), maxRanked-offset)
 		var resp response
 		if err := c.ep.HTTP.GetJSON(ctx, c.url(query, fos, req.YearRange, offset, limit), header, &resp); err != nil {
@@ -133,7 +133,7 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 		if resp.Data == nil {
 			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInternal, "semantic_scholar: unexpected response: no data (total %d)", resp.Total)
 		}
-		if offset == 0 {
+		if offset == req.Offset {
 			total = resp.Total
 		}
 		for _, d := range resp.Data {

@@ -302,3 +302,18 @@ func TestFieldsOfStudy(t *testing.T) {
 		})
 	}
 }
+
+// TestNextPage checks a next page ("Show more") starts at the offset the
+// request carries, in the relevance search's offset/limit paging, and
+// keeps the total the first of its responses gives.
+func TestNextPage(t *testing.T) {
+	t.Parallel()
+	ps := &pagedServer{}
+	src := ps.start(t, 49)
+	page, err := src.(sources.Counter).SearchCounted(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 25, Offset: 25})
+	require.NoError(t, err)
+	require.Equal(t, [][2]int{{25, 25}}, ps.requested())
+	require.Len(t, page.Papers, 24)
+	require.Equal(t, "Paper 25", page.Papers[0].Title)
+	require.Equal(t, 49, page.Total)
+}

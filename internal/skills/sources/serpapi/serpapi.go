@@ -91,14 +91,14 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 	limit := min(req.MaxResults, perPage*c.maxPages)
 	total := sources.TotalUnknown
 	papers := []research.RawPaper{}
-	for start := 0; len(papers) < limit; start += perPage {
+	for start := req.Offset; len(papers) < limit; start += perPage {
 		var resp response
 		if err := c.ep.HTTP.GetJSON(ctx, c.url(req, start, min(perPage, limit-len(papers))), nil, &resp); err != nil {
 			return sources.Page{Total: sources.TotalUnknown}, err
 		}
 		if resp.Error != "" {
 			if strings.Contains(resp.Error, "hasn't returned any results") {
-				if start == 0 {
+				if start == req.Offset && start == 0 {
 					total = 0 // Google Scholar says so: nothing matches
 				}
 				break
@@ -108,7 +108,7 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 		if resp.Metadata.Status != "" && resp.Metadata.Status != "Success" {
 			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInternal, "serpapi_scholar: search status %q", resp.Metadata.Status)
 		}
-		if start == 0 && resp.Info.TotalResults != nil {
+		if start == req.Offset && resp.Info.TotalResults != nil {
 			total = *resp.Info.TotalResults
 		}
 		for _, r := range resp.Organic {

@@ -121,3 +121,41 @@ func TestAPIErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestNextPage checks a next page ("Show more") starts at the offset the
+// request carries, as Google Scholar's start, and keeps the total the
+// first of its responses estimates.
+func TestNextPage(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var starts []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		starts = append(starts, r.URL.Query().Get("start"))
+		mu.Unlock()
+		start, _ := strconv.Atoi(r.URL.Query().Get("start"))
+		num, _ := strconv.Atoi(r.URL.Query().Get("num"))
+		var results []map[string]any
+		for i := range num {
+			results = append(results, map[string]any{"title": fmt.Sprint("Result ", start+i+1)})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"search_metadata":    map[string]any{"status": "Success"},
+			"search_information": map[string]any{"total_results": 130},
+			"organic_results":    results,
+			"serpapi_pagination": map[string]any{"next": "https://serpapi.com/search.json?start=more"},
+		})
+	}))
+	t.Cleanup(srv.Close)
+	hc, _ := sourcetest.NewClient("")
+	c, err := serpapi.New(serpapi.Options{BaseURL: srv.URL, APIKey: "k", MaxPages: 2, HTTP: hc})
+	require.NoError(t, err)
+	page, err := c.SearchCounted(context.Background(), sources.SourceRequest{Query: "x", MaxResults: 20, Offset: 20})
+	require.NoError(t, err)
+	require.Len(t, page.Papers, 20)
+	require.Equal(t, "Result 21", page.Papers[0].Title)
+	require.Equal(t, 130, page.Total)
+	mu.Lock()
+	require.Equal(t, []string{"20"}, starts)
+	mu.Unlock()
+}
