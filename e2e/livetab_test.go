@@ -123,7 +123,9 @@ func TestLiveTabBannerKeepsUp(t *testing.T) {
 	require.NoError(t, page.Keyboard().Press("j"))
 	require.NoError(t, page.Keyboard().Press("r"))
 	require.NoError(t, expect.Locator(relevant).ToBeChecked())
-	require.NoError(t, expect.Locator(first).ToBeFocused())
+	// r marks and moves on: the cursor is on the second paper.
+	cursor := page.GetByTestId("paper").Nth(1)
+	require.NoError(t, expect.Locator(cursor).ToBeFocused())
 	markPage(t, page)
 
 	require.NoError(t, button(other, "Iterate with this feedback").Click())
@@ -145,7 +147,7 @@ func TestLiveTabBannerKeepsUp(t *testing.T) {
 	notReloaded(t, page)
 	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-review")).ToBeVisible())
 	require.NoError(t, expect.Locator(relevant).ToBeChecked())
-	require.NoError(t, expect.Locator(first).ToBeFocused())
+	require.NoError(t, expect.Locator(cursor).ToBeFocused())
 	// The banner's poll goes on (the run can still change) and stays quiet.
 	res, err := page.ExpectResponse(regexp.MustCompile(`/status\?.*banner=1`), func() error { return nil },
 		playwright.PageExpectResponseOptions{Timeout: playwright.Float(float64(expectTimeout.Milliseconds()))})
