@@ -43,11 +43,19 @@ type cachedRun struct {
 	run  engine.Run
 	view runview.View
 	sets pipeline.Sets
-	err  error
+	// marks are the papers' current marks (with who and when).
+	marks []research.Mark
+	err   error
 
 	pageOnce sync.Once
 	page     views.RunData
 	pageErr  error
+
+	// lists are the review's pages as asked for (sort, filters, page),
+	// each cut and rendered once: a run of thousands of papers renders
+	// only the page a person looks at.
+	listMu sync.Mutex
+	lists  map[views.ReviewQuery]*cachedList
 
 	apiOnce sync.Once
 	api     RunJSON
@@ -84,7 +92,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 		if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
 			return
 		}
-		e.sets, e.err = runSets(ctx, rs, e.run)
+		e.sets, e.marks, e.err = runSetsMarks(ctx, rs, e.run)
 	})
 	if e.err != nil {
 		c.mu.Lock()
@@ -97,20 +105,46 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 	return e, nil
 }
 
-// pageData is the run page's props without the per-request Page.
+// maxCachedLists bounds the review pages a cachedRun keeps.
+const maxCachedLists = 64
+
+// cachedList is one page of a run's review list, cut and rendered once.
+type cachedList struct {
+	once sync.Once
+	form views.ReviewForm
+	err  error
+}
+
+// pageData is the run page's props without the per-request Page, and
+// with the whole review (see review for the page of it shown).
 func (e *cachedRun) pageData(eng *engine.Engine) (views.RunData, error) {
 	e.pageOnce.Do(func() {
 		e.page, e.pageErr = runDataOf(eng, e.run, e.view, e.sets, views.Page{})
-		if e.pageErr != nil || e.page.Review == nil {
-			return
-		}
-		// The papers are most of the page and the same for everyone.
-		var buf bytes.Buffer
-		if e.pageErr = views.ReviewPapers(*e.page.Review).Render(context.Background(), &buf); e.pageErr == nil {
-			e.page.Review.Papers = templ.Raw(buf.String())
-		}
 	})
 	return e.page, e.pageErr
+}
+
+// review is the page of the run's review list q asks for, its papers
+// rendered: they are most of the page and the same for everyone.
+func (e *cachedRun) review(whole views.ReviewForm, q views.ReviewQuery) (views.ReviewForm, error) {
+	e.listMu.Lock()
+	if e.lists == nil || len(e.lists) >= maxCachedLists {
+		e.lists = map[views.ReviewQuery]*cachedList{}
+	}
+	l := e.lists[q]
+	if l == nil {
+		l = &cachedList{}
+		e.lists[q] = l
+	}
+	e.listMu.Unlock()
+	l.once.Do(func() {
+		l.form = listReview(whole, q)
+		var buf bytes.Buffer
+		if l.err = views.ReviewPapers(l.form).Render(context.Background(), &buf); l.err == nil {
+			l.form.Papers = templ.Raw(buf.String())
+		}
+	})
+	return l.form, l.err
 }
 
 // json is the run's GET /api/runs/:id answer and its encoding as echo's

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"net/http"
-	"net/url"
 	"slices"
 
 	"github.com/labstack/echo/v4"
@@ -31,6 +30,17 @@ func (h *Runs) Show(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if d.Review != nil {
+		f, err := e.review(*d.Review, reviewQueryOf(c.QueryParams()))
+		if err != nil {
+			return err
+		}
+		f.List.Undo = restUndo(e.marks, c.QueryParam("undo"))
+		if isListRequest(c) {
+			return render(c, http.StatusOK, views.ReviewList(f))
+		}
+		d.Review = &f
+	}
 	d.Page = h.people.page(c)
 	return render(c, http.StatusOK, views.RunPage(d))
 }
@@ -38,9 +48,10 @@ func (h *Runs) Show(c echo.Context) error {
 // ToRunPage handles GET on a checkpoint form's POST-only action. A browser
 // shows that address after the form was answered in place (422 with its
 // errors, 409) and static/app.js could not replace it, and reloading it,
-// a bookmark or a history entry would be a 405: it leads to the run's page.
+// a bookmark or a history entry would be a 405: it leads to the run's page
+// (the review list as the action's query had it).
 func (h *Runs) ToRunPage(c echo.Context) error {
-	return c.Redirect(http.StatusSeeOther, "/runs/"+url.PathEscape(c.Param("id")))
+	return c.Redirect(http.StatusSeeOther, runListURL(c.Param("id"), reviewQueryOf(c.QueryParams()).Values()))
 }
 
 // runData builds the run page's props from the run's view.

@@ -220,7 +220,9 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
 	g.POST("/runs/:id/checkpoints/:cp/marks", runs.SaveMarks, p.requireName).Name = "review-marks"
-	for _, kind := range []string{"strategy", "review", "escalation"} {
+	g.POST("/runs/:id/checkpoints/:cp/rest", runs.MarkRest, p.requireName).Name = "review-mark-rest"
+	g.POST("/runs/:id/checkpoints/:cp/rest/undo", runs.UndoRest, p.requireName).Name = "review-mark-rest-undo"
+	for _, kind := range []string{"strategy", "review", "escalation", "rest", "rest/undo"} {
 		g.GET("/runs/:id/checkpoints/:cp/"+kind, runs.ToRunPage)
 	}
 	g.GET("/workflows", wfs.List).Name = "workflows"
