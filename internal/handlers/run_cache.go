@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
 	"quarry/internal/research"
@@ -30,6 +31,26 @@ const maxCachedRuns = 32
 type runCache struct {
 	mu      sync.Mutex
 	entries map[string]*cachedRun
+	// bufs are render buffers the run page reuses: a page of 100 KB
+	// rendered into a new buffer pays for its growth and zeroing on
+	// every request.
+	bufs sync.Pool
+}
+
+// render is handlers' render through a reused buffer.
+func (c *runCache) render(ec echo.Context, status int, comp templ.Component) error {
+	buf, _ := c.bufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	defer func() {
+		buf.Reset()
+		c.bufs.Put(buf)
+	}()
+	if err := comp.Render(ec.Request().Context(), buf); err != nil {
+		return err
+	}
+	return ec.HTMLBlob(status, buf.Bytes())
 }
 
 func newRunCache() *runCache { return &runCache{entries: map[string]*cachedRun{}} }
@@ -59,8 +80,20 @@ type cachedRun struct {
 
 	apiOnce sync.Once
 	api     RunJSON
-	apiBody []byte
-	apiErr  error
+	// apiReview is the pending review's payload, whose paper lists the
+	// API answers a page at a time (nil at any other checkpoint).
+	apiReview *pipeline.ResultPayload
+	apiErr    error
+	apiMu     sync.Mutex
+	apiPages  map[[2]int]*cachedAPIPage
+}
+
+// cachedAPIPage is one page of GET /api/runs/:id, encoded once.
+type cachedAPIPage struct {
+	once sync.Once
+	out  RunJSON
+	body []byte
+	err  error
 }
 
 // get returns the run id as it is now, loading it when its stamp moved.
@@ -147,19 +180,117 @@ func (e *cachedRun) review(whole views.ReviewForm, q views.ReviewQuery) (views.R
 	return l.form, l.err
 }
 
-// json is the run's GET /api/runs/:id answer and its encoding as echo's
-// c.JSON writes it.
-func (e *cachedRun) json() (RunJSON, []byte, error) {
+// json is page page (per papers a page) of the run's GET /api/runs/:id
+// answer and its encoding as echo's c.JSON writes it.
+func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 	e.apiOnce.Do(func() {
 		e.api, e.apiErr = runJSONOf(e.run, e.view, e.sets)
-		if e.apiErr != nil {
+		if e.apiErr != nil || e.view.Pending == nil || e.view.Pending.Kind != pipeline.KindResultReview {
+			return
+		}
+		p, err := engine.PayloadAs[pipeline.ResultPayload](*e.view.Pending)
+		e.apiReview, e.apiErr = &p, err
+	})
+	if e.apiErr != nil {
+		return RunJSON{}, nil, e.apiErr
+	}
+	key := [2]int{page, per}
+	e.apiMu.Lock()
+	if e.apiPages == nil || len(e.apiPages) >= maxCachedLists {
+		e.apiPages = map[[2]int]*cachedAPIPage{}
+	}
+	pg := e.apiPages[key]
+	if pg == nil {
+		pg = &cachedAPIPage{}
+		e.apiPages[key] = pg
+	}
+	e.apiMu.Unlock()
+	pg.once.Do(func() {
+		if pg.out, pg.err = pageJSON(e.api, e.apiReview, page, per); pg.err != nil {
 			return
 		}
 		var buf bytes.Buffer
-		e.apiErr = json.NewEncoder(&buf).Encode(e.api)
-		e.apiBody = buf.Bytes()
+		pg.err = json.NewEncoder(&buf).Encode(pg.out)
+		pg.body = buf.Bytes()
 	})
-	return e.api, e.apiBody, e.apiErr
+	return pg.out, pg.body, pg.err
+}
+
+// pageJSON cuts a run's answer to one page of its paper lists: the
+// collection's, the accumulated papers and, at a review, its payload's;
+// the groups name the page's papers.
+func pageJSON(whole RunJSON, review *pipeline.ResultPayload, page, per int) (RunJSON, error) {
+	out := whole
+	longest := len(whole.AccumulatedPapers)
+	if whole.Collection != nil {
+		longest = max(longest, len(whole.Collection.Papers))
+	}
+	if review != nil {
+		longest = max(longest, len(review.Collection.Papers), len(review.AccumulatedPapers))
+	}
+	pp := PapersPageJSON{Page: page, PerPage: per, Pages: max(1, (longest+per-1)/per), AccumulatedTotal: len(whole.AccumulatedPapers)}
+	out.AccumulatedPapers = window(whole.AccumulatedPapers, page, per)
+	if whole.Collection != nil {
+		c := *whole.Collection
+		pp.CollectionTotal = len(c.Papers)
+		c.Papers = window(c.Papers, page, per)
+		ids := map[string]bool{}
+		for _, p := range c.Papers {
+			ids[p.ID] = true
+		}
+		c.Groups = groupsOn(c.Groups, ids)
+		out.Collection = &c
+	}
+	if review != nil && whole.Checkpoint != nil {
+		p := *review
+		p.Collection.Papers = window(p.Collection.Papers, page, per)
+		ids := map[string]bool{}
+		for _, p := range p.Collection.Papers {
+			ids[p.ID] = true
+		}
+		p.Collection.Groups = groupsOn(p.Collection.Groups, ids)
+		p.AccumulatedPapers = window(p.AccumulatedPapers, page, per)
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return out, err
+		}
+		cp := *whole.Checkpoint
+		cp.Payload = raw
+		out.Checkpoint = &cp
+	}
+	out.PapersPage = &pp
+	return out, nil
+}
+
+// groupsOn are the groups as they name the papers of one page (ids):
+// groups with none of them are left out.
+func groupsOn(groups []research.Group, ids map[string]bool) []research.Group {
+	if groups == nil {
+		return nil
+	}
+	out := []research.Group{}
+	for _, g := range groups {
+		var on []string
+		for _, id := range g.PaperIDs {
+			if ids[id] {
+				on = append(on, id)
+			}
+		}
+		if len(on) > 0 {
+			g.PaperIDs = on
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// window is page page of s, per to a page: empty (not nil) past the end.
+func window[T any](s []T, page, per int) []T {
+	from := len(s)
+	if page-1 <= len(s)/per { // no overflow from a huge page number
+		from = min((page-1)*per, len(s))
+	}
+	return s[from:min(from+per, len(s)):min(from+per, len(s))]
 }
 
 // runJSONOf lays a run out for the API.

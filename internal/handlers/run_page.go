@@ -37,12 +37,12 @@ func (h *Runs) Show(c echo.Context) error {
 		}
 		f.List.Undo = restUndo(e.marks, c.QueryParam("undo"))
 		if isListRequest(c) {
-			return render(c, http.StatusOK, views.ReviewList(f))
+			return h.cache.render(c, http.StatusOK, views.ReviewList(f))
 		}
 		d.Review = &f
 	}
 	d.Page = h.people.page(c)
-	return render(c, http.StatusOK, views.RunPage(d))
+	return h.cache.render(c, http.StatusOK, views.RunPage(d))
 }
 
 // ToRunPage handles GET on a checkpoint form's POST-only action. A browser
