@@ -204,8 +204,9 @@ func TestReviewListSortFilter(t *testing.T) {
 	require.Contains(t, doc.Find(`[data-testid="list-position"]`).First().Text(), "No paper matches")
 
 	// htmx swaps the list only: the answer is the list, with the query.
-	res, doc := w.htmxTarget(t, runPath+"?sort=title&per_page=3", "review-list")
+	res, doc := w.htmxTarget(t, runPath+"?sort=title&mark=&source=&theme=&year=&per_page=3", "review-list")
 	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, runPath+"?per_page=3&sort=title", res.Header.Get("HX-Push-Url"), "the list's own address, without empty fields")
 	require.Zero(t, doc.Find(`[data-testid="run-question"]`).Length(), "not the whole page")
 	require.Equal(t, 1, doc.Find(`#review-list`).Length())
 	require.Len(t, listedPapers(doc), 3)

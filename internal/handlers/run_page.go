@@ -37,6 +37,9 @@ func (h *Runs) Show(c echo.Context) error {
 		}
 		f.List.Undo = restUndo(e.marks, c.QueryParam("undo"))
 		if isListRequest(c) {
+			// The address htmx pushes is the list's own, without the
+			// controls' empty fields or a one-time undo.
+			c.Response().Header().Set("HX-Push-Url", runListURL(e.run.ID, f.List.Query.Values()))
 			return h.cache.render(c, http.StatusOK, views.ReviewList(f))
 		}
 		d.Review = &f
