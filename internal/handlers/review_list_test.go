@@ -110,6 +110,11 @@ func TestReviewListPages(t *testing.T) {
 	}
 	require.Equal(t, ids(whole), ids(paged), "three pages: the whole review once, in order")
 
+	require.Equal(t, runPath+"?page=2&per_page=3", func() string {
+		_, doc := w.get(t, w.client, runPath+"?per_page=3&page=2")
+		return doc.Find(`[data-page-url]`).AttrOr("data-page-url", "")
+	}(), "the page's own address keeps the list, for a form answered in place")
+
 	_, doc = w.get(t, w.client, runPath+"?per_page=3&page=99")
 	require.Equal(t, ids(whole[6:]), ids(listedPapers(doc)), "past the end: the last page")
 	require.Equal(t, "page 3 of 3", doc.Find(`[data-testid="list-page"]`).First().Text())

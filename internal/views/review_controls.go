@@ -165,3 +165,13 @@ func undoVals(at string) string {
 	b, _ := json.Marshal(map[string]string{"undo_at": at})
 	return string(b)
 }
+
+// runPageURL is the run page's own address (data-page-url): with the
+// review list's query, so a form answered in place (a 422 from page 2)
+// keeps its list in the address bar.
+func runPageURL(d RunData) string {
+	if d.Review != nil {
+		return reviewListURL(d.Status.ID, d.Review.List.Query)
+	}
+	return "/runs/" + d.Status.ID
+}
