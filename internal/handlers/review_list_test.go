@@ -395,3 +395,32 @@ func (w *web) htmxForm(t *testing.T, path string, form url.Values, target string
 	require.NoError(t, err)
 	return res, doc
 }
+
+// TestRunPageRenderedOnceHoldsEachPersonsToken: the run page is rendered
+// once for everyone who views it, but each person's copy carries that
+// person's own CSRF token (the one their other pages carry), which their
+// form posts are accepted with.
+func TestRunPageRenderedOnceHoldsEachPersonsToken(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runPath, first := w.startReview(t, "3")
+	grace := newClient(t)
+	w.signIn(t, grace, "Grace")
+	for _, c := range []*http.Client{w.client, grace} {
+		_, home := w.get(t, c, "/")
+		_, doc := w.get(t, c, runPath)
+		require.Equal(t, csrf(home), csrf(doc), "the person's own token")
+		doc.Find(`input[name="_csrf"]`).Each(func(_ int, s *goquery.Selection) {
+			require.Equal(t, csrf(home), s.AttrOr("value", ""))
+		})
+	}
+	_, doc := w.get(t, grace, runPath)
+	require.NotEqual(t, csrf(first), csrf(doc), "two people, two tokens")
+
+	// Grace's token from the shared page is accepted for her mark.
+	id := listedPapers(doc)[0].ID
+	action := strings.Replace(doc.Find(`form[data-testid="review-form"]`).AttrOr("action", ""), "/review", "/marks", 1)
+	res, _ := w.post(t, grace, action, url.Values{"_csrf": {csrf(doc)}, "mark:" + id: {"relevant"}})
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "relevant", w.storedMarks(t, strings.TrimPrefix(runPath, "/runs/"))[id])
+}

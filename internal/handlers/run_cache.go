@@ -3,7 +3,10 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
+	"html"
+	"net/http"
 	"sync"
 
 	"github.com/a-h/templ"
@@ -35,10 +38,50 @@ type runCache struct {
 	// rendered into a new buffer pays for its growth and zeroing on
 	// every request.
 	bufs sync.Pool
+	// csrfMark and personMark stand, in a run page rendered once for
+	// everyone, where each person's CSRF token and name go: random, so
+	// no run's text holds them.
+	csrfMark, personMark string
 }
 
-// render is handlers' render through a reused buffer.
-func (c *runCache) render(ec echo.Context, status int, comp templ.Component) error {
+// pageKey names one rendering of a run's page: the review list's query,
+// the Undo it offers (?undo=) and whether it is the list alone.
+type pageKey struct {
+	query views.ReviewQuery
+	undo  string
+	list  bool
+}
+
+// cachedPage is a run page rendered once, cut where the person's CSRF
+// token and name go (holes: 0 token, 1 name).
+type cachedPage struct {
+	once    sync.Once
+	parts   [][]byte
+	holes   []int
+	pushURL string
+	err     error
+}
+
+// page is the run page as q, undo and list ask, for the person p: rendered
+// once per run stamp with marks for p's token and name, then filled in.
+func (c *runCache) page(ec echo.Context, e *cachedRun, eng *engine.Engine, k pageKey, p views.Page) error {
+	e.renderedMu.Lock()
+	if e.rendered == nil || len(e.rendered) >= maxCachedLists {
+		e.rendered = map[pageKey]*cachedPage{}
+	}
+	pg := e.rendered[k]
+	if pg == nil {
+		pg = &cachedPage{}
+		e.rendered[k] = pg
+	}
+	e.renderedMu.Unlock()
+	pg.once.Do(func() { pg.err = c.renderPage(pg, e, eng, k) })
+	if pg.err != nil {
+		return pg.err
+	}
+	if pg.pushURL != "" {
+		ec.Response().Header().Set("HX-Push-Url", pg.pushURL)
+	}
 	buf, _ := c.bufs.Get().(*bytes.Buffer)
 	if buf == nil {
 		buf = new(bytes.Buffer)
@@ -47,13 +90,68 @@ func (c *runCache) render(ec echo.Context, status int, comp templ.Component) err
 		buf.Reset()
 		c.bufs.Put(buf)
 	}()
-	if err := comp.Render(ec.Request().Context(), buf); err != nil {
-		return err
+	fill := [2]string{html.EscapeString(p.CSRF), html.EscapeString(p.Person)}
+	for i, part := range pg.parts {
+		buf.Write(part)
+		if i < len(pg.holes) {
+			buf.WriteString(fill[pg.holes[i]])
+		}
 	}
-	return ec.HTMLBlob(status, buf.Bytes())
+	return ec.HTMLBlob(http.StatusOK, buf.Bytes())
 }
 
-func newRunCache() *runCache { return &runCache{entries: map[string]*cachedRun{}} }
+// renderPage renders pg once, with the marks in the person's places.
+func (c *runCache) renderPage(pg *cachedPage, e *cachedRun, eng *engine.Engine, k pageKey) error {
+	d, err := e.pageData(eng)
+	if err != nil {
+		return err
+	}
+	var comp templ.Component
+	if d.Review != nil {
+		f, err := e.review(*d.Review, k.query)
+		if err != nil {
+			return err
+		}
+		f.List.Undo = restUndo(e.marks, k.undo)
+		d.Review = &f
+		if k.list {
+			// The address htmx pushes is the list's own, without the
+			// controls' empty fields or a one-time undo.
+			pg.pushURL = runListURL(e.run.ID, f.List.Query.Values())
+			comp = views.ReviewList(f)
+		}
+	}
+	if comp == nil {
+		d.Page = views.Page{CSRF: c.csrfMark, Person: c.personMark}
+		comp = views.RunPage(d)
+	}
+	var buf bytes.Buffer
+	if err := comp.Render(context.Background(), &buf); err != nil {
+		return err
+	}
+	rest := buf.Bytes()
+	marks := [2][]byte{[]byte(c.csrfMark), []byte(c.personMark)}
+	for {
+		at, hole := -1, 0
+		for h, m := range marks {
+			if i := bytes.Index(rest, m); i >= 0 && (at < 0 || i < at) {
+				at, hole = i, h
+			}
+		}
+		if at < 0 {
+			break
+		}
+		pg.parts = append(pg.parts, rest[:at])
+		pg.holes = append(pg.holes, hole)
+		rest = rest[at+len(marks[hole]):]
+	}
+	pg.parts = append(pg.parts, rest)
+	return nil
+}
+
+func newRunCache() *runCache {
+	return &runCache{entries: map[string]*cachedRun{}, csrfMark: "q" + rand.Text(), personMark: "q" + rand.Text()}
+}
 
 // cachedRun is one run at one stamp: loaded once, its page props and its
 // JSON each built once on first use, and read-only after.
@@ -77,6 +175,10 @@ type cachedRun struct {
 	// only the page a person looks at.
 	listMu sync.Mutex
 	lists  map[views.ReviewQuery]*cachedList
+
+	// rendered are whole pages (and list fragments) as asked for.
+	renderedMu sync.Mutex
+	rendered   map[pageKey]*cachedPage
 
 	apiOnce sync.Once
 	api     RunJSON

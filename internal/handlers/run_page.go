@@ -17,7 +17,8 @@ import (
 
 // Show handles GET /runs/:id: the share link. Opening it remembers the run
 // in this browser's list.
-// Its props are built once per run stamp (runCache).
+// It is rendered once per run stamp and list query (runCache.page), the
+// person's CSRF token filled in per request.
 func (h *Runs) Show(c echo.Context) error {
 	e, err := h.cache.get(c.Request().Context(), h.runs, c.Param("id"))
 	if err != nil {
@@ -26,26 +27,8 @@ func (h *Runs) Show(c echo.Context) error {
 	if err := h.people.remember(c, e.run.ID); err != nil {
 		return err
 	}
-	d, err := e.pageData(h.engine)
-	if err != nil {
-		return err
-	}
-	if d.Review != nil {
-		f, err := e.review(*d.Review, reviewQueryOf(c.QueryParams()))
-		if err != nil {
-			return err
-		}
-		f.List.Undo = restUndo(e.marks, c.QueryParam("undo"))
-		if isListRequest(c) {
-			// The address htmx pushes is the list's own, without the
-			// controls' empty fields or a one-time undo.
-			c.Response().Header().Set("HX-Push-Url", runListURL(e.run.ID, f.List.Query.Values()))
-			return h.cache.render(c, http.StatusOK, views.ReviewList(f))
-		}
-		d.Review = &f
-	}
-	d.Page = h.people.page(c)
-	return h.cache.render(c, http.StatusOK, views.RunPage(d))
+	k := pageKey{query: reviewQueryOf(c.QueryParams()), undo: c.QueryParam("undo"), list: isListRequest(c)}
+	return h.cache.page(c, e, h.engine, k, h.people.page(c))
 }
 
 // ToRunPage handles GET on a checkpoint form's POST-only action. A browser
