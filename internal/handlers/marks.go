@@ -265,25 +265,18 @@ func currentMarks(ctx context.Context, runs RunStore, run engine.Run) (map[strin
 // runSets separates a search run's papers by their current marks (empty
 // sets for another workflow).
 func runSets(ctx context.Context, runs RunStore, run engine.Run) (pipeline.Sets, error) {
-	sets, _, err := runSetsMarks(ctx, runs, run)
-	return sets, err
-}
-
-// runSetsMarks is runSets with the current marks it was made from (none
-// for another workflow).
-func runSetsMarks(ctx context.Context, runs RunStore, run engine.Run) (pipeline.Sets, []research.Mark, error) {
 	if run.Workflow != pipeline.Name {
-		return pipeline.SetsOf(pipeline.RunState{}, nil), nil, nil
+		return pipeline.SetsOf(pipeline.RunState{}, nil), nil
 	}
 	rs, err := pipeline.StateOf(run)
 	if err != nil {
-		return pipeline.Sets{}, nil, err
+		return pipeline.Sets{}, err
 	}
 	marks, err := runs.Marks(ctx, run.ID)
 	if err != nil {
-		return pipeline.Sets{}, nil, err
+		return pipeline.Sets{}, err
 	}
-	return pipeline.SetsOf(rs, marks), marks, nil
+	return pipeline.SetsOf(rs, marks), nil
 }
 
 // withStoredMarks completes a decision at a pending review with the marks
