@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -423,4 +424,44 @@ func TestRunPageRenderedOnceHoldsEachPersonsToken(t *testing.T) {
 	res, _ := w.post(t, grace, action, url.Values{"_csrf": {csrf(doc)}, "mark:" + id: {"relevant"}})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, "relevant", w.storedMarks(t, strings.TrimPrefix(runPath, "/runs/"))[id])
+}
+
+// TestReadsBetweenMarksFollowThem: the run page and its JSON, read in
+// turn between marks (each read building on what the stamp before built),
+// always show every mark made so far.
+func TestReadsBetweenMarksFollowThem(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runPath, doc := w.startReview(t, "3")
+	runID := strings.TrimPrefix(runPath, "/runs/")
+	ps := listedPapers(doc)
+	want := map[string]string{}
+	for i, p := range ps[:6] {
+		mark := []string{"relevant", "irrelevant"}[i%2]
+		w.putMark(t, runID, p.ID, mark, "")
+		want[p.ID] = mark
+		if i%3 == 2 {
+			continue // two marks between reads
+		}
+		if i%2 == 0 {
+			_, doc := w.get(t, w.client, runPath)
+			for _, p := range listedPapers(doc) {
+				require.Equal(t, cmp.Or(want[p.ID], "unsure"), p.Mark, "page after mark %d", i)
+			}
+			continue
+		}
+		res := w.doJSON(t, http.MethodGet, "/api/runs/"+runID, nil)
+		var run handlers.RunJSON
+		require.NoError(t, json.NewDecoder(res.Body).Decode(&run))
+		for _, p := range run.Collection.Papers {
+			require.Equal(t, want[p.ID], p.Mark, "API after mark %d", i)
+		}
+		relevant := 0
+		for _, m := range want {
+			if m == "relevant" {
+				relevant++
+			}
+		}
+		require.Equal(t, relevant, run.Collection.Counts.Relevant)
+	}
 }

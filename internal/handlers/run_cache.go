@@ -8,6 +8,7 @@ import (
 	"html"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -164,11 +165,19 @@ type cachedRun struct {
 	sets pipeline.Sets
 	// marks are the papers' current marks (with who and when).
 	marks []research.Mark
-	err   error
+	// state is the search run's decoded state (zero for another
+	// workflow), kept for the next stamp when only marks move.
+	state  pipeline.RunState
+	err    error
+	loaded atomic.Bool
 
 	pageOnce sync.Once
 	page     views.RunData
 	pageErr  error
+	// pageBuilt says page is built (without error); basePage is the page
+	// of the stamp before when only marks moved since, to be built on.
+	pageBuilt atomic.Bool
+	basePage  atomic.Pointer[views.RunData]
 
 	// lists are the review's pages as asked for (sort, filters, page),
 	// each cut and rendered once: a run of thousands of papers renders
@@ -182,6 +191,10 @@ type cachedRun struct {
 
 	apiOnce sync.Once
 	api     RunJSON
+	// apiBuilt says api is built (without error); baseAPI is the answer
+	// of the stamp before when only marks moved since, to be built on.
+	apiBuilt atomic.Bool
+	baseAPI  atomic.Pointer[cachedRun]
 	// apiReview is the pending review's payload, whose paper lists the
 	// API answers a page at a time (nil at any other checkpoint).
 	apiReview *pipeline.ResultPayload
@@ -206,6 +219,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 	}
 	c.mu.Lock()
 	e := c.entries[id]
+	var prev *cachedRun
 	if e == nil || e.stamp != st {
 		if e == nil && len(c.entries) >= maxCachedRuns {
 			for k := range c.entries { // any one: map order is random
@@ -213,6 +227,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 				break
 			}
 		}
+		prev = e
 		e = &cachedRun{stamp: st}
 		c.entries[id] = e
 	}
@@ -221,13 +236,45 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 		// Requests arriving meanwhile wait for this load, so one
 		// leaving early must not cancel it for them.
 		ctx := context.WithoutCancel(ctx)
-		if e.run, e.err = rs.Run(ctx, id); e.err != nil {
-			return
+		if prev != nil && prev.loaded.Load() && prev.run.Version == st.Version {
+			// Only marks moved (a click in the review): the run, its
+			// checkpoints and its state are as decoded for the stamp
+			// before, which for a run of thousands of papers was most
+			// of a reload.
+			e.run, e.view, e.state = prev.run, prev.view, prev.state
+			// What the stamp before built, or had to build on when it
+			// built nothing (a page read between two API reads).
+			if prev.pageBuilt.Load() {
+				e.basePage.Store(&prev.page)
+			} else {
+				e.basePage.Store(prev.basePage.Load())
+			}
+			if prev.apiBuilt.Load() {
+				e.baseAPI.Store(prev)
+			} else {
+				e.baseAPI.Store(prev.baseAPI.Load())
+			}
+		} else {
+			if e.run, e.err = rs.Run(ctx, id); e.err != nil {
+				return
+			}
+			if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
+				return
+			}
+			if e.run.Workflow == pipeline.Name {
+				if e.state, e.err = pipeline.StateOf(e.run); e.err != nil {
+					return
+				}
+			}
 		}
-		if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
-			return
+		e.sets = pipeline.SetsOf(pipeline.RunState{}, nil)
+		if e.run.Workflow == pipeline.Name {
+			if e.marks, e.err = rs.Marks(ctx, id); e.err != nil {
+				return
+			}
+			e.sets = pipeline.SetsOf(e.state, e.marks)
 		}
-		e.sets, e.marks, e.err = runSetsMarks(ctx, rs, e.run)
+		e.loaded.Store(true)
 	})
 	if e.err != nil {
 		c.mu.Lock()
@@ -254,7 +301,14 @@ type cachedList struct {
 // with the whole review (see review for the page of it shown).
 func (e *cachedRun) pageData(eng *engine.Engine) (views.RunData, error) {
 	e.pageOnce.Do(func() {
-		e.page, e.pageErr = runDataOf(eng, e.run, e.view, e.sets, views.Page{})
+		if base := e.basePage.Swap(nil); base != nil {
+			// The checkpoint's form as built before (its payload
+			// decoded, its papers grouped), with the marks as they are.
+			e.page = withSets(*base, e.view, e.sets)
+		} else {
+			e.page, e.pageErr = runDataOf(eng, e.run, e.view, e.sets, views.Page{})
+		}
+		e.pageBuilt.Store(e.pageErr == nil)
 	})
 	return e.page, e.pageErr
 }
@@ -286,6 +340,14 @@ func (e *cachedRun) review(whole views.ReviewForm, q views.ReviewQuery) (views.R
 // answer and its encoding as echo's c.JSON writes it.
 func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 	e.apiOnce.Do(func() {
+		defer func() { e.apiBuilt.Store(e.apiErr == nil) }()
+		if b := e.baseAPI.Swap(nil); b != nil {
+			// The answer as built before (the checkpoint's payload
+			// encoded and decoded), with the marks as they are.
+			e.api, e.apiReview = b.api, b.apiReview
+			e.api.Collection = collectionJSON(e.view.Collection(), e.sets)
+			return
+		}
 		e.api, e.apiErr = runJSONOf(e.run, e.view, e.sets)
 		if e.apiErr != nil || e.view.Pending == nil || e.view.Pending.Kind != pipeline.KindResultReview {
 			return

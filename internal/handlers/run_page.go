@@ -69,18 +69,25 @@ func runDataOf(e *engine.Engine, run engine.Run, v runview.View, sets pipeline.S
 	if err := pendingForm(&d, e, v, bound); err != nil {
 		return d, err
 	}
-	if d.Review != nil || v.Run.IsComplete() {
-		if d.Review != nil {
-			// The review shows each paper's current mark, saved click by
-			// click, in this iteration and the ones after.
-			d.Review.Marks, d.Review.Notes, d.Review.Reasons = sets.Marks, sets.Notes, sets.Reasons
-		}
-		if _, ok := v.FinalCollection(); ok {
-			d.Final = &views.PaperGroupSet{Relevant: sets.Relevant, NotScreened: sets.NotScreened, Rejected: sets.Irrelevant,
-				Marks: sets.Marks, Notes: sets.Notes, Reasons: sets.Reasons}
-		}
+	return withSets(d, v, sets), nil
+}
+
+// withSets puts the papers' current marks into the run page's props
+// (which only the review and a complete run's page show); d's review form
+// is copied, not changed.
+func withSets(d views.RunData, v runview.View, sets pipeline.Sets) views.RunData {
+	if d.Review != nil {
+		// The review shows each paper's current mark, saved click by
+		// click, in this iteration and the ones after.
+		f := *d.Review
+		f.Marks, f.Notes, f.Reasons = sets.Marks, sets.Notes, sets.Reasons
+		d.Review = &f
 	}
-	return d, nil
+	if _, ok := v.FinalCollection(); ok && (d.Review != nil || v.Run.IsComplete()) {
+		d.Final = &views.PaperGroupSet{Relevant: sets.Relevant, NotScreened: sets.NotScreened, Rejected: sets.Irrelevant,
+			Marks: sets.Marks, Notes: sets.Notes, Reasons: sets.Reasons}
+	}
+	return d
 }
 
 // pendingForm puts the form of the checkpoint the run waits at, if any,

@@ -82,6 +82,7 @@ func (s manySource) Search(context.Context, sources.SourceRequest) ([]research.R
 //	web: run_page_2000_rps=… p99_ms=… paced_p99_ms=… cpu_us_per_req=… kb=…
 //	web: api_run_2000_rps=… p99_ms=… paced_p99_ms=… cpu_us_per_req=… kb=…
 //	web: healthz_rps=… p99_ms=… paced_p99_ms=… cpu_us_per_req=… kb=…
+//	web: after_mark_page_ms=… api_ms=… (and after_mark_2000_…)
 //
 // for make bench: rps and p99 with benchClients clients asking as fast as
 // they can, paced_p99 with requests sent at benchRate a second (issue
@@ -107,7 +108,51 @@ func BenchmarkWebRunPages(b *testing.B) {
 			measure(b, c, t.name, t.url)
 		}
 		targets = nil
+		afterMark(b, c, page, api, suffix)
 	}
+}
+
+// afterMark prints how long the first read of the run page and of its
+// API answer takes after a mark (which changes the run's stamp, so the
+// run is loaded and rendered afresh), the median of five:
+//
+//	web: after_mark{suffix}_page_ms=… api_ms=…
+func afterMark(b *testing.B, c *http.Client, page, api, suffix string) {
+	res, err := c.Get(api + "?per_page=1")
+	require.NoError(b, err)
+	var run handlers.RunJSON
+	require.NoError(b, json.NewDecoder(res.Body).Decode(&run))
+	res.Body.Close()
+	require.NotEmpty(b, run.Collection.Papers)
+	id := run.Collection.Papers[0].ID
+	timed := func(address string) time.Duration {
+		start := time.Now()
+		res, err := c.Get(address)
+		require.NoError(b, err)
+		_, err = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		require.NoError(b, err)
+		require.Equal(b, http.StatusOK, res.StatusCode)
+		return time.Since(start)
+	}
+	var pages, apis []time.Duration
+	for i := range 5 {
+		for _, read := range []struct {
+			address string
+			into    *[]time.Duration
+		}{{page, &pages}, {api, &apis}} {
+			raw, _ := json.Marshal(map[string]string{"mark": []string{"relevant", "irrelevant"}[i%2]})
+			req, err := http.NewRequest(http.MethodPut, strings.TrimSuffix(api, "/api/runs/"+path.Base(api))+"/api/runs/"+path.Base(api)+"/marks/"+url.PathEscape(id), bytes.NewReader(raw))
+			require.NoError(b, err)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := c.Do(req)
+			require.NoError(b, err)
+			res.Body.Close()
+			require.Equal(b, http.StatusOK, res.StatusCode)
+			*read.into = append(*read.into, timed(read.address))
+		}
+	}
+	fmt.Printf("web: after_mark%s_page_ms=%.1f api_ms=%.1f\n", suffix, ms(percentile(pages, 0.5)), ms(percentile(apis, 0.5)))
 }
 
 // benchManyPapers is the large run of the benchmark: a review of this
