@@ -3,8 +3,10 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -62,6 +64,48 @@ type RunJSON struct {
 	// script can tell the model's answer from the fallback's.
 	Notes []research.Note `json:"notes"`
 	Error string          `json:"error"`
+	// PapersPage says which page of the paper lists (collection,
+	// accumulated_papers and a review checkpoint's) the answer holds.
+	PapersPage *PapersPageJSON `json:"papers_page"`
+}
+
+// PapersPageJSON is the page of a run's paper lists GET /api/runs/:id
+// holds: each list's papers from (page-1)*per_page, at most per_page of
+// them, and how many each list has in all.
+type PapersPageJSON struct {
+	Page             int `json:"page"`
+	PerPage          int `json:"per_page"`
+	Pages            int `json:"pages"`
+	CollectionTotal  int `json:"collection_total"`
+	AccumulatedTotal int `json:"accumulated_total"`
+}
+
+// Page sizes of GET /api/runs/:id's paper lists.
+const (
+	apiPapersPerPage    = 50
+	maxAPIPapersPerPage = 1000
+)
+
+// apiPageOf reads GET /api/runs/:id's ?page= and ?per_page=; a value that
+// is not a number in range is refused (422 naming it).
+func apiPageOf(c echo.Context) (page, per int, err error) {
+	page, per = 1, apiPapersPerPage
+	fe := fault.FieldErrors{}
+	if s := c.QueryParam("page"); s != "" {
+		if n, err := strconv.Atoi(s); err != nil || n < 1 {
+			fe.Add("page", "must be a whole number from 1")
+		} else {
+			page = n
+		}
+	}
+	if s := c.QueryParam("per_page"); s != "" {
+		if n, err := strconv.Atoi(s); err != nil || n < 1 || n > maxAPIPapersPerPage {
+			fe.Add("per_page", fmt.Sprintf("must be a whole number from 1 to %d", maxAPIPapersPerPage))
+		} else {
+			per = n
+		}
+	}
+	return page, per, fe.Err("invalid page")
 }
 
 // CollectionJSON is the run's collection as the API answers it: the merged
@@ -166,14 +210,20 @@ func (a *API) CreateRun(c echo.Context) error {
 	return c.JSON(http.StatusCreated, RunCreated{ID: run.ID, URL: "/runs/" + run.ID, Status: string(run.Status)})
 }
 
-// GetRun handles GET /api/runs/:id. The answer is built once per run
-// stamp (runCache).
+// GetRun handles GET /api/runs/:id. Its paper lists come a page at a
+// time (?page=, ?per_page=; papers_page says which), so a run of
+// thousands of papers answers in kilobytes. The answer is built once per
+// run stamp and page (runCache).
 func (a *API) GetRun(c echo.Context) error {
+	page, per, err := apiPageOf(c)
+	if err != nil {
+		return err
+	}
 	e, err := a.cache.get(c.Request().Context(), a.runs, c.Param("id"))
 	if err != nil {
 		return err
 	}
-	out, body, err := e.json()
+	out, body, err := e.json(page, per)
 	if err != nil {
 		return err
 	}

@@ -78,13 +78,13 @@ func (h *Runs) conflictPageShowing(c echo.Context, runID string, cause error, sh
 	if err != nil {
 		return err
 	}
-	d, err := runData(ctx, h.runs, h.engine, run, h.people.page(c), h.stopWindow)
+	d, err := runData(ctx, h.runs, h.engine, run, h.people.page(c), h.settings.stopWindow)
 	if err != nil {
 		return err
 	}
 	d.Conflict = fault.ErrorMessage(cause)
 	show(&d)
-	d = h.withReviewSettings(d)
+	d = h.settings.apply(d)
 	if isHTMX(c) {
 		hdr := c.Response().Header()
 		hdr.Set("HX-Retarget", "#main")

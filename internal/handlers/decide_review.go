@@ -275,14 +275,29 @@ func submittedReview(p pipeline.ResultPayload, marks, notes map[string]string, f
 	return &s
 }
 
+// renderReview answers a review form's POST with the run page holding f:
+// what was posted, for the papers the page showed, over the papers'
+// stored marks, listed as the form's query asks (the page it came from).
 func (h *Runs) renderReview(c echo.Context, run engine.Run, status int, f views.ReviewForm) error {
-	d, err := runData(c.Request().Context(), h.runs, h.engine, run, h.people.page(c), h.stopWindow)
+	d, err := runData(c.Request().Context(), h.runs, h.engine, run, h.people.page(c), h.settings.stopWindow)
 	if err != nil {
 		return err
 	}
-	if d.Review != nil {
-		f.Highlight = d.Review.Highlight
+	if stored := d.Review; stored != nil {
+		f.Marks, f.Notes, f.Reasons = overlay(stored.Marks, f.Marks), overlay(stored.Notes, f.Notes), overlay(stored.Reasons, f.Reasons)
+		f.Highlight, f.Progress = stored.Highlight, stored.Progress
 	}
+	confirm := f.List.Confirm
+	f = listReview(f, reviewQueryOf(c.QueryParams()))
+	f.List.Confirm = confirm
 	d.Review = &f
-	return render(c, status, views.RunPage(h.withReviewSettings(d)))
+	return render(c, status, views.RunPage(h.settings.apply(d)))
+}
+
+// overlay is base with over's entries on top.
+func overlay(base, over map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(over))
+	maps.Copy(out, base)
+	maps.Copy(out, over)
+	return out
 }

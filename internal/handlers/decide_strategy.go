@@ -276,7 +276,7 @@ func (h *Runs) renderStrategy(c echo.Context, run engine.Run, status int, f view
 	if isHTMX(c) {
 		return render(c, status, views.StrategyFormFields(page, f))
 	}
-	d, err := runData(c.Request().Context(), h.runs, h.engine, run, page, h.stopWindow)
+	d, err := runData(c.Request().Context(), h.runs, h.engine, run, page, h.settings.stopWindow)
 	if err != nil {
 		return err
 	}

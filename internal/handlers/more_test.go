@@ -184,7 +184,7 @@ func TestShowMoreButton(t *testing.T) {
 	action := btn.AttrOr("formaction", "")
 	require.Equal(t, runPath+"/checkpoints/"+r.Checkpoint.ID+"/more", action)
 	require.Equal(t, 1, doc.Find(`form[data-testid="review-form"] [data-testid="show-more"]`).Length(), "it submits the review form, marks and all")
-	require.Equal(t, "keep", doc.Find(`[data-testid="checkpoint-review"] button[type="submit"]`).First().AttrOr("value", ""),
+	require.Equal(t, "keep", doc.Find(`form[data-testid="review-form"] button[type="submit"]`).First().AttrOr("value", ""),
 		"Enter in a note still presses the form's first button, which keeps the marks; it never asks for more")
 	ids := paperIDs(doc)
 	require.NotEmpty(t, ids)

@@ -3,10 +3,15 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
+	"html"
+	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
 	"quarry/internal/research"
@@ -30,9 +35,130 @@ const maxCachedRuns = 32
 type runCache struct {
 	mu      sync.Mutex
 	entries map[string]*cachedRun
+	// bufs are render buffers the run page reuses: a page of 100 KB
+	// rendered into a new buffer pays for its growth and zeroing on
+	// every request.
+	bufs sync.Pool
+	// csrfMark and personMark stand, in a run page rendered once for
+	// everyone, where each person's CSRF token and name go: random, so
+	// no run's text holds them.
+	csrfMark, personMark string
+	// settings are the server's review settings every page shows.
+	settings reviewSettings
 }
 
-func newRunCache() *runCache { return &runCache{entries: map[string]*cachedRun{}} }
+// pageKey names one rendering of a run's page: the review list's query,
+// the Undo it offers (?undo=) and whether it is the list alone.
+type pageKey struct {
+	query views.ReviewQuery
+	undo  string
+	list  bool
+}
+
+// cachedPage is a run page rendered once, cut where the person's CSRF
+// token and name go (holes: 0 token, 1 name).
+type cachedPage struct {
+	once    sync.Once
+	parts   [][]byte
+	holes   []int
+	pushURL string
+	err     error
+}
+
+// page is the run page as q, undo and list ask, for the person p: rendered
+// once per run stamp with marks for p's token and name, then filled in.
+func (c *runCache) page(ec echo.Context, e *cachedRun, eng *engine.Engine, k pageKey, p views.Page) error {
+	e.renderedMu.Lock()
+	if e.rendered == nil || len(e.rendered) >= maxCachedLists {
+		e.rendered = map[pageKey]*cachedPage{}
+	}
+	pg := e.rendered[k]
+	if pg == nil {
+		pg = &cachedPage{}
+		e.rendered[k] = pg
+	}
+	e.renderedMu.Unlock()
+	pg.once.Do(func() { pg.err = c.renderPage(pg, e, eng, k) })
+	if pg.err != nil {
+		return pg.err
+	}
+	if pg.pushURL != "" {
+		ec.Response().Header().Set("HX-Push-Url", pg.pushURL)
+	}
+	buf, _ := c.bufs.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	defer func() {
+		buf.Reset()
+		c.bufs.Put(buf)
+	}()
+	fill := [2]string{html.EscapeString(p.CSRF), html.EscapeString(p.Person)}
+	for i, part := range pg.parts {
+		buf.Write(part)
+		if i < len(pg.holes) {
+			buf.WriteString(fill[pg.holes[i]])
+		}
+	}
+	return ec.HTMLBlob(http.StatusOK, buf.Bytes())
+}
+
+// renderPage renders pg once, with the marks in the person's places.
+func (c *runCache) renderPage(pg *cachedPage, e *cachedRun, eng *engine.Engine, k pageKey) error {
+	d, err := e.pageData(eng, c.settings)
+	if err != nil {
+		return err
+	}
+	var comp templ.Component
+	if d.Review != nil {
+		f, err := e.review(*d.Review, k.query)
+		if err != nil {
+			return err
+		}
+		f.List.Undo = restUndo(e.marks, k.undo)
+		d.Review = &f
+		if k.list {
+			// The address htmx pushes is the list's own, without the
+			// controls' empty fields or a one-time undo.
+			pg.pushURL = runListURL(e.run.ID, f.List.Query.Values())
+			comp = views.ReviewList(f)
+			if f.Progress != nil {
+				// Marking the rest changes the counts: the bar follows.
+				comp = templ.Join(comp, views.ReviewProgress(*f.Progress, true))
+			}
+		}
+	}
+	if comp == nil {
+		d.Page = views.Page{CSRF: c.csrfMark, Person: c.personMark}
+		comp = views.RunPage(d)
+	}
+	var buf bytes.Buffer
+	if err := comp.Render(context.Background(), &buf); err != nil {
+		return err
+	}
+	rest := buf.Bytes()
+	marks := [2][]byte{[]byte(c.csrfMark), []byte(c.personMark)}
+	for {
+		at, hole := -1, 0
+		for h, m := range marks {
+			if i := bytes.Index(rest, m); i >= 0 && (at < 0 || i < at) {
+				at, hole = i, h
+			}
+		}
+		if at < 0 {
+			break
+		}
+		pg.parts = append(pg.parts, rest[:at])
+		pg.holes = append(pg.holes, hole)
+		rest = rest[at+len(marks[hole]):]
+	}
+	pg.parts = append(pg.parts, rest)
+	return nil
+}
+
+func newRunCache(settings reviewSettings) *runCache {
+	return &runCache{entries: map[string]*cachedRun{}, csrfMark: "q" + rand.Text(), personMark: "q" + rand.Text(), settings: settings}
+}
 
 // cachedRun is one run at one stamp: loaded once, its page props and its
 // JSON each built once on first use, and read-only after.
@@ -43,18 +169,55 @@ type cachedRun struct {
 	run  engine.Run
 	view runview.View
 	sets pipeline.Sets
-	// events are a search run's marks in order, for its progress plot.
+	// marks are the papers' current marks (with who and when).
+	marks []research.Mark
+	// events are a search run's marks in the order they were made, for
+	// its progress plot.
 	events []research.Mark
+	// state is the search run's decoded state (zero for another
+	// workflow), kept for the next stamp when only marks move.
+	state  pipeline.RunState
 	err    error
+	loaded atomic.Bool
 
 	pageOnce sync.Once
 	page     views.RunData
 	pageErr  error
+	// pageBuilt says page is built (without error); basePage is the page
+	// of the stamp before when only marks moved since, to be built on.
+	pageBuilt atomic.Bool
+	basePage  atomic.Pointer[views.RunData]
+
+	// lists are the review's pages as asked for (sort, filters, page),
+	// each cut and rendered once: a run of thousands of papers renders
+	// only the page a person looks at.
+	listMu sync.Mutex
+	lists  map[views.ReviewQuery]*cachedList
+
+	// rendered are whole pages (and list fragments) as asked for.
+	renderedMu sync.Mutex
+	rendered   map[pageKey]*cachedPage
 
 	apiOnce sync.Once
 	api     RunJSON
-	apiBody []byte
-	apiErr  error
+	// apiBuilt says api is built (without error); baseAPI is the answer
+	// of the stamp before when only marks moved since, to be built on.
+	apiBuilt atomic.Bool
+	baseAPI  atomic.Pointer[cachedRun]
+	// apiReview is the pending review's payload, whose paper lists the
+	// API answers a page at a time (nil at any other checkpoint).
+	apiReview *pipeline.ResultPayload
+	apiErr    error
+	apiMu     sync.Mutex
+	apiPages  map[[2]int]*cachedAPIPage
+}
+
+// cachedAPIPage is one page of GET /api/runs/:id, encoded once.
+type cachedAPIPage struct {
+	once sync.Once
+	out  RunJSON
+	body []byte
+	err  error
 }
 
 // get returns the run id as it is now, loading it when its stamp moved.
@@ -65,6 +228,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 	}
 	c.mu.Lock()
 	e := c.entries[id]
+	var prev *cachedRun
 	if e == nil || e.stamp != st {
 		if e == nil && len(c.entries) >= maxCachedRuns {
 			for k := range c.entries { // any one: map order is random
@@ -72,6 +236,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 				break
 			}
 		}
+		prev = e
 		e = &cachedRun{stamp: st}
 		c.entries[id] = e
 	}
@@ -80,18 +245,50 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 		// Requests arriving meanwhile wait for this load, so one
 		// leaving early must not cancel it for them.
 		ctx := context.WithoutCancel(ctx)
-		if e.run, e.err = rs.Run(ctx, id); e.err != nil {
-			return
+		if prev != nil && prev.loaded.Load() && prev.run.Version == st.Version {
+			// Only marks moved (a click in the review): the run, its
+			// checkpoints and its state are as decoded for the stamp
+			// before, which for a run of thousands of papers was most
+			// of a reload.
+			e.run, e.view, e.state = prev.run, prev.view, prev.state
+			// What the stamp before built, or had to build on when it
+			// built nothing (a page read between two API reads).
+			if prev.pageBuilt.Load() {
+				e.basePage.Store(&prev.page)
+			} else {
+				e.basePage.Store(prev.basePage.Load())
+			}
+			if prev.apiBuilt.Load() {
+				e.baseAPI.Store(prev)
+			} else {
+				e.baseAPI.Store(prev.baseAPI.Load())
+			}
+		} else {
+			if e.run, e.err = rs.Run(ctx, id); e.err != nil {
+				return
+			}
+			if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
+				return
+			}
+			if e.run.Workflow == pipeline.Name {
+				if e.state, e.err = pipeline.StateOf(e.run); e.err != nil {
+					return
+				}
+			}
 		}
-		if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
-			return
-		}
-		if e.sets, e.err = runSets(ctx, rs, e.run); e.err != nil {
-			return
+		e.sets = pipeline.SetsOf(pipeline.RunState{}, nil)
+		if e.run.Workflow == pipeline.Name {
+			if e.marks, e.err = rs.Marks(ctx, id); e.err != nil {
+				return
+			}
+			e.sets = pipeline.SetsOf(e.state, e.marks)
 		}
 		if e.run.Workflow == pipeline.Name {
-			e.events, e.err = rs.MarkEvents(ctx, id)
+			if e.events, e.err = rs.MarkEvents(ctx, id); e.err != nil {
+				return
+			}
 		}
+		e.loaded.Store(true)
 	})
 	if e.err != nil {
 		c.mu.Lock()
@@ -104,42 +301,182 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 	return e, nil
 }
 
-// pageData is the run page's props without the per-request Page;
-// stopWindow is as runData's.
-func (e *cachedRun) pageData(eng *engine.Engine, stopWindow int) (views.RunData, error) {
+// maxCachedLists bounds the review pages a cachedRun keeps.
+const maxCachedLists = 64
+
+// cachedList is one page of a run's review list, cut and rendered once.
+type cachedList struct {
+	once sync.Once
+	form views.ReviewForm
+	err  error
+}
+
+// pageData is the run page's props without the per-request Page, and
+// with the whole review (see review for the page of it shown); set holds
+// the server's review settings.
+func (e *cachedRun) pageData(eng *engine.Engine, set reviewSettings) (views.RunData, error) {
 	e.pageOnce.Do(func() {
-		e.page, e.pageErr = runDataOf(eng, e.run, e.view, e.sets, views.Page{})
+		if base := e.basePage.Swap(nil); base != nil {
+			// The checkpoint's form as built before (its payload
+			// decoded, its papers grouped), with the marks as they are.
+			e.page = withSets(*base, e.view, e.sets)
+		} else {
+			e.page, e.pageErr = runDataOf(eng, e.run, e.view, e.sets, views.Page{})
+		}
 		if e.pageErr != nil {
 			return
 		}
+		e.page = set.apply(e.page)
 		if showsProgress(e.run, e.page.Review != nil) {
-			e.page.Screening = screeningOf(e.run.ID, e.events, stopWindow)
+			e.page.Screening = screeningOf(e.run.ID, e.events, set.stopWindow)
 		}
-		if e.page.Review == nil {
-			return
-		}
-		// The papers are most of the page and the same for everyone.
-		var buf bytes.Buffer
-		if e.pageErr = views.ReviewPapers(*e.page.Review).Render(context.Background(), &buf); e.pageErr == nil {
-			e.page.Review.Papers = templ.Raw(buf.String())
-		}
+		e.pageBuilt.Store(true)
 	})
 	return e.page, e.pageErr
 }
 
-// json is the run's GET /api/runs/:id answer and its encoding as echo's
-// c.JSON writes it.
-func (e *cachedRun) json() (RunJSON, []byte, error) {
+// review is the page of the run's review list q asks for, its papers
+// rendered: they are most of the page and the same for everyone.
+func (e *cachedRun) review(whole views.ReviewForm, q views.ReviewQuery) (views.ReviewForm, error) {
+	e.listMu.Lock()
+	if e.lists == nil || len(e.lists) >= maxCachedLists {
+		e.lists = map[views.ReviewQuery]*cachedList{}
+	}
+	l := e.lists[q]
+	if l == nil {
+		l = &cachedList{}
+		e.lists[q] = l
+	}
+	e.listMu.Unlock()
+	l.once.Do(func() {
+		l.form = listReview(whole, q)
+		var buf bytes.Buffer
+		if l.err = views.ReviewPapers(l.form).Render(context.Background(), &buf); l.err == nil {
+			l.form.Papers = templ.Raw(buf.String())
+		}
+	})
+	return l.form, l.err
+}
+
+// json is page page (per papers a page) of the run's GET /api/runs/:id
+// answer and its encoding as echo's c.JSON writes it.
+func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 	e.apiOnce.Do(func() {
+		defer func() { e.apiBuilt.Store(e.apiErr == nil) }()
+		if b := e.baseAPI.Swap(nil); b != nil {
+			// The answer as built before (the checkpoint's payload
+			// encoded and decoded), with the marks as they are.
+			e.api, e.apiReview = b.api, b.apiReview
+			e.api.Collection = collectionJSON(e.view.Collection(), e.sets)
+			return
+		}
 		e.api, e.apiErr = runJSONOf(e.run, e.view, e.sets)
-		if e.apiErr != nil {
+		if e.apiErr != nil || e.view.Pending == nil || e.view.Pending.Kind != pipeline.KindResultReview {
+			return
+		}
+		p, err := engine.PayloadAs[pipeline.ResultPayload](*e.view.Pending)
+		e.apiReview, e.apiErr = &p, err
+	})
+	if e.apiErr != nil {
+		return RunJSON{}, nil, e.apiErr
+	}
+	key := [2]int{page, per}
+	e.apiMu.Lock()
+	if e.apiPages == nil || len(e.apiPages) >= maxCachedLists {
+		e.apiPages = map[[2]int]*cachedAPIPage{}
+	}
+	pg := e.apiPages[key]
+	if pg == nil {
+		pg = &cachedAPIPage{}
+		e.apiPages[key] = pg
+	}
+	e.apiMu.Unlock()
+	pg.once.Do(func() {
+		if pg.out, pg.err = pageJSON(e.api, e.apiReview, page, per); pg.err != nil {
 			return
 		}
 		var buf bytes.Buffer
-		e.apiErr = json.NewEncoder(&buf).Encode(e.api)
-		e.apiBody = buf.Bytes()
+		pg.err = json.NewEncoder(&buf).Encode(pg.out)
+		pg.body = buf.Bytes()
 	})
-	return e.api, e.apiBody, e.apiErr
+	return pg.out, pg.body, pg.err
+}
+
+// pageJSON cuts a run's answer to one page of its paper lists: the
+// collection's, the accumulated papers and, at a review, its payload's;
+// the groups name the page's papers.
+func pageJSON(whole RunJSON, review *pipeline.ResultPayload, page, per int) (RunJSON, error) {
+	out := whole
+	longest := len(whole.AccumulatedPapers)
+	if whole.Collection != nil {
+		longest = max(longest, len(whole.Collection.Papers))
+	}
+	if review != nil {
+		longest = max(longest, len(review.Collection.Papers), len(review.AccumulatedPapers))
+	}
+	pp := PapersPageJSON{Page: page, PerPage: per, Pages: max(1, (longest+per-1)/per), AccumulatedTotal: len(whole.AccumulatedPapers)}
+	out.AccumulatedPapers = window(whole.AccumulatedPapers, page, per)
+	if whole.Collection != nil {
+		c := *whole.Collection
+		pp.CollectionTotal = len(c.Papers)
+		c.Papers = window(c.Papers, page, per)
+		ids := map[string]bool{}
+		for _, p := range c.Papers {
+			ids[p.ID] = true
+		}
+		c.Groups = groupsOn(c.Groups, ids)
+		out.Collection = &c
+	}
+	if review != nil && whole.Checkpoint != nil {
+		p := *review
+		p.Collection.Papers = window(p.Collection.Papers, page, per)
+		ids := map[string]bool{}
+		for _, p := range p.Collection.Papers {
+			ids[p.ID] = true
+		}
+		p.Collection.Groups = groupsOn(p.Collection.Groups, ids)
+		p.AccumulatedPapers = window(p.AccumulatedPapers, page, per)
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return out, err
+		}
+		cp := *whole.Checkpoint
+		cp.Payload = raw
+		out.Checkpoint = &cp
+	}
+	out.PapersPage = &pp
+	return out, nil
+}
+
+// groupsOn are the groups as they name the papers of one page (ids):
+// groups with none of them are left out.
+func groupsOn(groups []research.Group, ids map[string]bool) []research.Group {
+	if groups == nil {
+		return nil
+	}
+	out := []research.Group{}
+	for _, g := range groups {
+		var on []string
+		for _, id := range g.PaperIDs {
+			if ids[id] {
+				on = append(on, id)
+			}
+		}
+		if len(on) > 0 {
+			g.PaperIDs = on
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// window is page page of s, per to a page: empty (not nil) past the end.
+func window[T any](s []T, page, per int) []T {
+	from := len(s)
+	if page-1 <= len(s)/per { // no overflow from a huge page number
+		from = min((page-1)*per, len(s))
+	}
+	return s[from:min(from+per, len(s)):min(from+per, len(s))]
 }
 
 // runJSONOf lays a run out for the API.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"net/http"
-	"net/url"
 	"slices"
 
 	"github.com/labstack/echo/v4"
@@ -18,7 +17,8 @@ import (
 
 // Show handles GET /runs/:id: the share link. Opening it remembers the run
 // in this browser's list.
-// Its props are built once per run stamp (runCache).
+// It is rendered once per run stamp and list query (runCache.page), the
+// person's CSRF token filled in per request.
 func (h *Runs) Show(c echo.Context) error {
 	e, err := h.cache.get(c.Request().Context(), h.runs, c.Param("id"))
 	if err != nil {
@@ -27,21 +27,24 @@ func (h *Runs) Show(c echo.Context) error {
 	if err := h.people.remember(c, e.run.ID); err != nil {
 		return err
 	}
-	d, err := e.pageData(h.engine, h.stopWindow)
-	if err != nil {
-		return err
-	}
-	d.Page = h.people.page(c)
-	return render(c, http.StatusOK, views.RunPage(h.withReviewSettings(d)))
+	k := pageKey{query: reviewQueryOf(c.QueryParams()), undo: c.QueryParam("undo"), list: isListRequest(c)}
+	return h.cache.page(c, e, h.engine, k, h.people.page(c))
 }
 
-// withReviewSettings gives d's review form, if any, the server's
-// exclusion reasons. The form is copied, as a cached page's is shared by
-// every request.
-func (h *Runs) withReviewSettings(d views.RunData) views.RunData {
+// reviewSettings are the server's settings a review shows: the exclusion
+// reasons it offers (empty: the defaults) and k of its "no relevant paper
+// in the last k screened" suggestion (0: the default).
+type reviewSettings struct {
+	reasons    []string
+	stopWindow int
+}
+
+// apply gives d's review form, if any, the exclusion reasons. The form is
+// copied, as a cached page's is shared by every request.
+func (s reviewSettings) apply(d views.RunData) views.RunData {
 	if d.Review != nil {
 		f := *d.Review
-		f.ExclusionReasons = h.reasons
+		f.ExclusionReasons = s.reasons
 		d.Review = &f
 	}
 	return d
@@ -50,9 +53,10 @@ func (h *Runs) withReviewSettings(d views.RunData) views.RunData {
 // ToRunPage handles GET on a checkpoint form's POST-only action. A browser
 // shows that address after the form was answered in place (422 with its
 // errors, 409) and static/app.js could not replace it, and reloading it,
-// a bookmark or a history entry would be a 405: it leads to the run's page.
+// a bookmark or a history entry would be a 405: it leads to the run's page
+// (the review list as the action's query had it).
 func (h *Runs) ToRunPage(c echo.Context) error {
-	return c.Redirect(http.StatusSeeOther, "/runs/"+url.PathEscape(c.Param("id")))
+	return c.Redirect(http.StatusSeeOther, runListURL(c.Param("id"), reviewQueryOf(c.QueryParams()).Values()))
 }
 
 // runData builds the run page's props from the run's view; stopWindow is
@@ -95,24 +99,31 @@ func runDataOf(e *engine.Engine, run engine.Run, v runview.View, sets pipeline.S
 	if err := pendingForm(&d, e, v, bound); err != nil {
 		return d, err
 	}
-	if d.Review != nil || v.Run.IsComplete() {
-		if d.Review != nil {
-			// The review shows each paper's current mark, saved click by
-			// click, in this iteration and the ones after.
-			d.Review.Marks, d.Review.Notes, d.Review.Reasons = sets.Marks, sets.Notes, sets.Reasons
-			if v.LastResult != nil {
-				// Counted over every paper under review, not only those
-				// the form lists.
-				pr := views.ProgressOf(v.LastResult.Collection.Papers, sets.Marks)
-				d.Review.Progress = &pr
-			}
+	return withSets(d, v, sets), nil
+}
+
+// withSets puts the papers' current marks into the run page's props
+// (which only the review and a complete run's page show); d's review form
+// is copied, not changed.
+func withSets(d views.RunData, v runview.View, sets pipeline.Sets) views.RunData {
+	if d.Review != nil {
+		// The review shows each paper's current mark, saved click by
+		// click, in this iteration and the ones after.
+		f := *d.Review
+		f.Marks, f.Notes, f.Reasons = sets.Marks, sets.Notes, sets.Reasons
+		if v.LastResult != nil {
+			// Counted over every paper under review, not only those
+			// the form lists.
+			pr := views.ProgressOf(v.LastResult.Collection.Papers, sets.Marks)
+			f.Progress = &pr
 		}
-		if _, ok := v.FinalCollection(); ok {
-			d.Final = &views.PaperGroupSet{Relevant: sets.Relevant, NotScreened: sets.NotScreened, Rejected: sets.Irrelevant,
-				Marks: sets.Marks, Notes: sets.Notes, Reasons: sets.Reasons}
-		}
+		d.Review = &f
 	}
-	return d, nil
+	if _, ok := v.FinalCollection(); ok && (d.Review != nil || v.Run.IsComplete()) {
+		d.Final = &views.PaperGroupSet{Relevant: sets.Relevant, NotScreened: sets.NotScreened, Rejected: sets.Irrelevant,
+			Marks: sets.Marks, Notes: sets.Notes, Reasons: sets.Reasons}
+	}
+	return d
 }
 
 // pendingForm puts the form of the checkpoint the run waits at, if any,

@@ -53,13 +53,9 @@ type Runs struct {
 	done <-chan struct{}
 	// read bounds reading a file attached at the strategy checkpoint.
 	read codecs.Options
-	// reasons are the exclusion reasons the review offers (empty: the
-	// defaults).
-	reasons []string
-
-	// stopWindow is k of the "no relevant paper in the last k screened"
-	// stopping suggestion (0: the default).
-	stopWindow int
+	// settings are what the review offers and suggests (exclusion
+	// reasons, the stopping window).
+	settings reviewSettings
 }
 
 // loadView reads run's checkpoints and builds what the run page and the

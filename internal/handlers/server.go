@@ -203,9 +203,10 @@ func registerApp(e *echo.Echo, deps Deps) {
 	}
 	p := newPeople(key, deps.SecureCookies)
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
-	cache := newRunCache()
+	settings := reviewSettings{reasons: deps.ExclusionReasons, stopWindow: deps.StopWindow}
+	cache := newRunCache(settings)
 	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits,
-		reasons: deps.ExclusionReasons, stopWindow: deps.StopWindow}
+		settings: settings}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
 	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}
@@ -232,7 +233,9 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
 	g.POST("/runs/:id/checkpoints/:cp/marks", runs.SaveMarks, p.requireName).Name = "review-marks"
 	g.POST("/runs/:id/checkpoints/:cp/more", runs.ShowMore, p.requireName).Name = "review-more"
-	for _, kind := range []string{"strategy", "review", "escalation", "more"} {
+	g.POST("/runs/:id/checkpoints/:cp/rest", runs.MarkRest, p.requireName).Name = "review-mark-rest"
+	g.POST("/runs/:id/checkpoints/:cp/rest/undo", runs.UndoRest, p.requireName).Name = "review-mark-rest-undo"
+	for _, kind := range []string{"strategy", "review", "escalation", "more", "rest", "rest/undo"} {
 		g.GET("/runs/:id/checkpoints/:cp/"+kind, runs.ToRunPage)
 	}
 	g.GET("/workflows", wfs.List).Name = "workflows"

@@ -112,8 +112,12 @@ type RunStamp struct {
 	MarkSeq int64
 }
 
+// runStampSQL reads the stamp from two covering indexes (migration
+// 00010): from the runs table itself, version sits behind the state and
+// reading it walks the state's overflow pages, megabytes for a large run.
+// SQLite would pick the primary key's index, hence INDEXED BY.
 const runStampSQL = `SELECT version,
-	COALESCE((SELECT MAX(seq) FROM paper_marks WHERE run_id = runs.id), 0) FROM runs WHERE id = ?`
+	COALESCE((SELECT MAX(seq) FROM paper_marks WHERE run_id = runs.id), 0) FROM runs INDEXED BY runs_id_version WHERE id = ?`
 
 // RunStamp returns the run's stamp, without reading its state.
 func (s *Store) RunStamp(ctx context.Context, id string) (RunStamp, error) {

@@ -178,6 +178,56 @@ type ReviewForm struct {
 	// same for every person, so a server can render it once per run state
 	// rather than on every request.
 	Papers templ.Component
+
+	// List is how Groups were sorted, filtered and paged from the whole
+	// review (Groups then hold only the page shown).
+	List ReviewListState
+}
+
+// ReviewQuery is how the review list is sorted, filtered and paged: the
+// query of GET /runs/:id, so a reload or a shared link shows the same
+// list. The zero value is the whole review by theme, first page.
+type ReviewQuery struct {
+	// Sort is "" (by theme, best theme first), "score", "year", "title"
+	// or "mark" (not yet screened first).
+	Sort string
+	// Mark is "" (any), "relevant", "irrelevant" or "unsure" (not
+	// screened: unsure or never marked).
+	Mark   string
+	Source string
+	Theme  string
+	Year   int
+	// Page counts from 1; PerPage is one of ReviewPerPage.
+	Page    int
+	PerPage int
+}
+
+// ReviewListState says what part of the review the page shows, and what the
+// list's controls offer.
+type ReviewListState struct {
+	Query ReviewQuery
+	// Total is the papers under review; Matching those the filters keep;
+	// First and Last the positions (from 1) shown; Pages the pages of
+	// Matching.
+	Total, Matching, First, Last, Pages int
+	// Sources, Themes and Years are the values the filters offer.
+	Sources, Themes []string
+	Years           []int
+	// Rest is how many papers on the page are not screened: what "mark
+	// the rest of this page irrelevant" would mark.
+	Rest int
+	// Confirm asks, without JavaScript, whether to mark the rest.
+	Confirm bool
+	// Undo offers to restore the papers the last "mark the rest" marked,
+	// while they still hold that mark.
+	Undo *RestUndo
+}
+
+// RestUndo is a "mark the rest" that can be undone: the time its marks
+// were stored (which names them) and how many still hold it.
+type RestUndo struct {
+	At    string
+	Count int
 }
 
 // SubmittedReview is a review submit that was not recorded because the

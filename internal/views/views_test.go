@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/research"
 	"quarry/internal/views"
 )
 
@@ -93,4 +95,21 @@ func TestHistoryTableSaysWhenAnIterationHasNotBeenSearched(t *testing.T) {
 	require.Equal(t, 2, cells.Length())
 	require.Equal(t, "7", strings.TrimSpace(cells.Eq(0).Text()))
 	require.Equal(t, "not searched yet", strings.TrimSpace(cells.Eq(1).Text()))
+}
+
+// TestAccumulatedListBounded: a run that kept thousands of papers shows
+// the first hundred titles and says how many more the export holds.
+func TestAccumulatedListBounded(t *testing.T) {
+	t.Parallel()
+	papers := make([]research.ScoredPaper, 150)
+	for i := range papers {
+		papers[i].ID, papers[i].Title = fmt.Sprintf("p%d", i), fmt.Sprintf("Paper %d", i)
+	}
+	var buf bytes.Buffer
+	require.NoError(t, views.AccumulatedList(papers).Render(context.Background(), &buf))
+	doc, err := goquery.NewDocumentFromReader(&buf)
+	require.NoError(t, err)
+	require.Equal(t, 100, doc.Find(`[data-testid="accumulated-paper"]`).Length())
+	require.Contains(t, doc.Find(`[data-testid="accumulated-more"]`).Text(), "and 50 more")
+	require.Contains(t, doc.Find("h2").Text(), "(150)")
 }
