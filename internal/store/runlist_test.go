@@ -177,7 +177,7 @@ type oldReview struct {
 
 func (oldReview) CheckpointKind() engine.CheckpointKind { return "result_review" }
 
-// TestRunPapersBackfill: migration 00012 fills run_papers from the review
+// TestRunPapersBackfill: migration 00010 fills run_papers from the review
 // checkpoints runs already have, so a paper's page lists runs reviewed
 // before the upgrade, with the first iteration that showed each paper.
 func TestRunPapersBackfill(t *testing.T) {
@@ -188,7 +188,7 @@ func TestRunPapersBackfill(t *testing.T) {
 	entries, err := fs.ReadDir(migrations.FS, ".")
 	require.NoError(t, err)
 	for _, e := range entries {
-		if e.Name() < "00012" {
+		if e.Name() < "00010_run_papers" {
 			data, err := migrations.FS.ReadFile(e.Name())
 			require.NoError(t, err)
 			old[e.Name()] = &fstest.MapFile{Data: data}

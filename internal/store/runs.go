@@ -113,7 +113,7 @@ type RunStamp struct {
 }
 
 // runStampSQL reads the stamp from two covering indexes (migration
-// 00010): from the runs table itself, version sits behind the state and
+// 00009): from the runs table itself, version sits behind the state and
 // reading it walks the state's overflow pages, megabytes for a large run.
 // SQLite would pick the primary key's index, hence INDEXED BY.
 const runStampSQL = `SELECT version,
