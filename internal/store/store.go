@@ -112,7 +112,14 @@ func dsn(path string, readOnly bool, sync string, busy time.Duration) string {
 		// never deadlock upgrading a read lock.
 		q.Set("_txlock", "immediate")
 	}
-	return "file:" + path + "?" + q.Encode()
+	return "file:" + uriPath(path) + "?" + q.Encode()
+}
+
+// uriPath escapes what a SQLite URI filename reads as syntax: "?" starts
+// the query and "#" a fragment, so a database in a directory named
+// "runs#2" would otherwise open the file "runs" (SQLite decodes %HH).
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 // OpenRaw opens a single connection to path with the store's connection
@@ -170,7 +177,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if s.write, err = open(false, 1); err != nil {
 		return nil, fmt.Errorf("store: open writer: %w", err)
 	}
-	if err := s.write.PingContext(ctx); err != nil {
+	// The first connection switches a new database to WAL, which two
+	// processes opening it at once can find busy without SQLite waiting.
+	if err := settle(ctx, func() error { return s.write.PingContext(ctx) }); err != nil {
 		s.write.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
@@ -334,7 +343,12 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 			return err
 		}
 	}
-	if _, err := p.Up(ctx); err != nil {
+	// Several processes may open a new database at once (quarry import
+	// beside a starting server): goose reads the applied versions, then
+	// applies each missing one in its own transaction, so an opener can
+	// lose the race ("index … already exists") with its transaction
+	// rolled back; reading again finds the winner's versions (settle).
+	if err := settle(ctx, func() error { _, err := p.Up(ctx); return err }); err != nil {
 		return fmt.Errorf("store: apply migrations (backup: %q): %w", backup, err)
 	}
 	if backup != "" {
@@ -351,29 +365,37 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 	return migrateRiver(ctx, m)
 }
 
-// migrateRiver applies River's migrations. Several processes may open a new
-// database at once (quarry import beside a starting server), and River reads
-// which versions are applied before applying each missing one in its own
-// transaction, so a concurrent opener can lose the race ("table … already
-// exists") with its transaction rolled back and nothing half-done. The
-// winner's version is committed by then, so reading again finds it applied:
-// a few retries settle it.
+// migrateRiver applies River's migrations. River, like goose, reads which
+// versions are applied before applying each missing one in its own
+// transaction, so a concurrent opener of a new database can lose the race
+// the same way (settle).
 func migrateRiver(ctx context.Context, m *rivermigrate.Migrator[*sql.Tx]) error {
+	if err := settle(ctx, func() error { _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); return err }); err != nil {
+		return fmt.Errorf("store: apply river migrations: %w", err)
+	}
+	return nil
+}
+
+// settle runs apply, a migration run that may lose a race with another
+// process, up to five times with a growing pause: the loser's transaction
+// was rolled back with nothing half-done, and the winner's versions are
+// committed by the time it reads them again.
+func settle(ctx context.Context, apply func() error) error {
 	const attempts = 5
 	var err error
 	for attempt := 1; attempt <= attempts; attempt++ {
-		if _, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil); err == nil {
+		if err = apply(); err == nil {
 			return nil
 		}
 		if attempt < attempts {
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("store: apply river migrations: %w", errors.Join(err, ctx.Err()))
+				return errors.Join(err, ctx.Err())
 			case <-time.After(time.Duration(attempt) * 50 * time.Millisecond):
 			}
 		}
 	}
-	return fmt.Errorf("store: apply river migrations: %w", err)
+	return err
 }
 
 // backup copies the live database with VACUUM INTO, which is consistent

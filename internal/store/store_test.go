@@ -104,3 +104,22 @@ func TestConcurrentOpensOfANewDatabaseAllSucceed(t *testing.T) {
 		require.NoError(t, <-errs)
 	}
 }
+
+// TestOpenPathWithURISyntax: a database whose path holds "#", "?" or "%"
+// (a test's temp dir named after a subtest, a folder "runs#2") opens that
+// file, not the path cut at the first "#" or "?".
+func TestOpenPathWithURISyntax(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "runs#2?x=1%41")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	path := filepath.Join(dir, "q.db")
+	st, err := store.Open(t.Context(), path, store.Options{})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	info, err := os.Stat(path)
+	require.NoError(t, err, "the database is the file at the path given")
+	require.Positive(t, info.Size())
+	entries, err := os.ReadDir(filepath.Dir(dir))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "nothing beside the directory: no file named after a cut path")
+}
