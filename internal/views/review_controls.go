@@ -143,13 +143,11 @@ func perPageOf(q ReviewQuery) int {
 	return q.PerPage
 }
 
-// restButtonText is the "mark the rest" button's label.
-func restButtonText(n int) string {
-	if n == 1 {
-		return "Mark the rest of this page irrelevant (1 paper)"
-	}
-	return "Mark the rest of this page irrelevant (" + thousands(n) + " papers)"
-}
+// restAskText is what the button asks before marking the rest with
+// JavaScript. It names no number: the page's marks change click by click
+// after it is drawn, and the server marks what is unscreened when asked
+// (the step without JavaScript counts them, drawn at that moment).
+const restAskText = "Mark every paper on this page not screened yet (no mark, or unsure) irrelevant? Papers marked relevant or irrelevant keep their marks."
 
 // restDoneText says what "mark the rest" did, next to its Undo.
 func restDoneText(n int) string {
