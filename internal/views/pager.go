@@ -3,7 +3,6 @@ package views
 import (
 	"fmt"
 	"net/url"
-	"strconv"
 )
 
 // Pager is where a page of a long list is: "runs 26–50 of 312" and the
@@ -24,26 +23,14 @@ type Pager struct {
 
 // Summary says which items the page shows of how many.
 func (p Pager) Summary() string {
-	total := groupThousands(p.Total)
+	total := thousands(p.Total)
 	if !p.Exact {
 		total = "more than " + total
 	}
 	if p.To == 0 {
 		return fmt.Sprintf("no %s on this page (%s in all)", p.Noun, total)
 	}
-	return fmt.Sprintf("%s %s–%s of %s", p.Noun, groupThousands(p.From), groupThousands(p.To), total)
-}
-
-// groupThousands writes n with comma separators (75,000).
-func groupThousands(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + groupThousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return fmt.Sprintf("%s %s–%s of %s", p.Noun, thousands(p.From), thousands(p.To), total)
 }
 
 // Named is the pager with another test name, for a second copy below a

@@ -60,8 +60,8 @@ func TestReviewListConfirmAndUndo(t *testing.T) {
 
 	rest := doc.Find(`[data-testid="mark-rest"]`)
 	require.Equal(t, "/runs/r1/checkpoints/c1/rest?page=2&per_page=10&sort=title", rest.AttrOr("formaction", ""))
-	require.Contains(t, rest.AttrOr("hx-confirm", ""), "Mark the 7 papers")
-	require.Contains(t, rest.Text(), "(7 papers)")
+	require.Contains(t, rest.AttrOr("hx-confirm", ""), "not screened yet", "the question names no count drawn before the page's clicks")
+	require.Contains(t, doc.Find(`[data-testid="rest-confirm"]`).Text(), "Mark the 7 papers", "the step without JavaScript counts them as it is drawn")
 
 	yes := doc.Find(`[data-testid="rest-confirm-yes"]`)
 	require.Equal(t, "confirm", yes.AttrOr("name", ""))

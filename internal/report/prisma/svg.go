@@ -1,10 +1,9 @@
 package prisma
 
 import (
-	"bytes"
-	"encoding/xml"
 	"fmt"
 	"io"
+	"quarry/internal/report/svgw"
 	"strconv"
 	"unicode/utf8"
 )
@@ -116,43 +115,27 @@ func (f Flow) boxes() (identified, removed, presented, notScreened, screened, ex
 	return
 }
 
-// svgWriter writes SVG with every piece of text and every attribute
-// value escaped in one place.
-type svgWriter struct {
-	b bytes.Buffer
-}
-
-func (w *svgWriter) raw(s string) { w.b.WriteString(s) }
-
-func (w *svgWriter) esc(s string) {
-	_ = xml.EscapeText(&w.b, []byte(s)) // writes to a bytes.Buffer: cannot fail
-}
-
-// attr writes ` name="value"`, the value escaped.
-func (w *svgWriter) attr(name, value string) {
-	w.raw(" " + name + `="`)
-	w.esc(value)
-	w.raw(`"`)
-}
+// svgWriter is the diagram's SVG document (svgw.Writer) with its shapes.
+type svgWriter struct{ svgw.Writer }
 
 func (w *svgWriter) text(x, y int, s string, attrs ...string) {
-	w.raw("<text")
-	w.attr("x", strconv.Itoa(x))
-	w.attr("y", strconv.Itoa(y))
+	w.Raw("<text")
+	w.Attr("x", strconv.Itoa(x))
+	w.Attr("y", strconv.Itoa(y))
 	for i := 0; i+1 < len(attrs); i += 2 {
-		w.attr(attrs[i], attrs[i+1])
+		w.Attr(attrs[i], attrs[i+1])
 	}
-	w.raw(">")
-	w.esc(s)
-	w.raw("</text>\n")
+	w.Raw(">")
+	w.Esc(s)
+	w.Raw("</text>\n")
 }
 
 func (w *svgWriter) box(x, y, wd int, b box) {
-	w.raw("<g")
-	w.attr("data-box", b.name)
-	w.attr("data-n", strconv.Itoa(b.n))
-	w.raw(">\n")
-	w.raw(fmt.Sprintf(`<rect x="%d" y="%d" width="%d" height="%d" rx="4" class="box"/>`+"\n", x, y, wd, b.height()))
+	w.Raw("<g")
+	w.Attr("data-box", b.name)
+	w.Attr("data-n", strconv.Itoa(b.n))
+	w.Raw(">\n")
+	w.Raw(fmt.Sprintf(`<rect x="%d" y="%d" width="%d" height="%d" rx="4" class="box"/>`+"\n", x, y, wd, b.height()))
 	for i, l := range b.lines {
 		var attrs []string
 		if l.bold {
@@ -167,20 +150,20 @@ func (w *svgWriter) box(x, y, wd int, b box) {
 		}
 		w.text(x+indent, y+padY+lineH*i+13, l.text, attrs...)
 	}
-	w.raw("</g>\n")
+	w.Raw("</g>\n")
 }
 
 func (w *svgWriter) arrow(x1, y1, x2, y2 int) {
-	w.raw(fmt.Sprintf(`<line x1="%d" y1="%d" x2="%d" y2="%d" class="arrow" marker-end="url(#prisma-arrow)"/>`+"\n", x1, y1, x2, y2))
+	w.Raw(fmt.Sprintf(`<line x1="%d" y1="%d" x2="%d" y2="%d" class="arrow" marker-end="url(#prisma-arrow)"/>`+"\n", x1, y1, x2, y2))
 }
 
 // band is a phase label down the left edge, spanning y to y+h.
 func (w *svgWriter) band(y, h int, label string) {
-	w.raw(fmt.Sprintf(`<rect x="%d" y="%d" width="%d" height="%d" rx="4" class="band"/>`+"\n", bandX, y, bandW, h))
+	w.Raw(fmt.Sprintf(`<rect x="%d" y="%d" width="%d" height="%d" rx="4" class="band"/>`+"\n", bandX, y, bandW, h))
 	cx, cy := bandX+bandW/2, y+h/2
-	w.raw(fmt.Sprintf(`<text x="%d" y="%d" text-anchor="middle" dominant-baseline="middle" font-weight="600" transform="rotate(-90 %d %d)">`, cx, cy, cx, cy))
-	w.esc(label)
-	w.raw("</text>\n")
+	w.Raw(fmt.Sprintf(`<text x="%d" y="%d" text-anchor="middle" dominant-baseline="middle" font-weight="600" transform="rotate(-90 %d %d)">`, cx, cy, cx, cy))
+	w.Esc(label)
+	w.Raw("</text>\n")
 }
 
 // WriteSVG draws the flow as a standalone SVG document. caption names the
@@ -204,20 +187,20 @@ func (f Flow) WriteSVG(out io.Writer, caption string) error {
 	height := y - rowGap + 30
 
 	var w svgWriter
-	w.raw(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1"`)
-	w.attr("width", strconv.Itoa(width))
-	w.attr("height", strconv.Itoa(height))
-	w.attr("viewBox", fmt.Sprintf("0 0 %d %d", width, height))
-	w.attr("role", "img")
-	w.attr("aria-labelledby", "prisma-title")
-	w.attr("font-family", fontFamily)
-	w.attr("font-size", "13")
-	w.raw(">\n<title id=\"prisma-title\">")
-	w.esc("PRISMA 2020 flow diagram: " + caption)
-	w.raw("</title>\n")
-	w.raw(`<defs><marker id="prisma-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0L10 5L0 10z" fill="#444"/></marker>` +
+	w.Raw(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1"`)
+	w.Attr("width", strconv.Itoa(width))
+	w.Attr("height", strconv.Itoa(height))
+	w.Attr("viewBox", fmt.Sprintf("0 0 %d %d", width, height))
+	w.Attr("role", "img")
+	w.Attr("aria-labelledby", "prisma-title")
+	w.Attr("font-family", fontFamily)
+	w.Attr("font-size", "13")
+	w.Raw(">\n<title id=\"prisma-title\">")
+	w.Esc("PRISMA 2020 flow diagram: " + caption)
+	w.Raw("</title>\n")
+	w.Raw(`<defs><marker id="prisma-arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0 0L10 5L0 10z" fill="#444"/></marker>` +
 		`<style>.box{fill:#fff;stroke:#444;stroke-width:1.2}.band{fill:#dbe7f3;stroke:#7a9cc0}.arrow{stroke:#444;stroke-width:1.4}text{fill:#111}</style></defs>` + "\n")
-	w.raw(`<rect width="100%" height="100%" fill="#fff"/>` + "\n")
+	w.Raw(`<rect width="100%" height="100%" fill="#fff"/>` + "\n")
 	w.text(mainX, 22, "PRISMA 2020 flow of this run ("+plural(f.Iterations, "reviewed iteration")+")", "font-weight", "600", "font-size", "15")
 
 	w.band(ys[0], hs[0], "Identification")
@@ -235,8 +218,8 @@ func (f Flow) WriteSVG(out io.Writer, caption string) error {
 		}
 	}
 	w.text(mainX, height-10, "Counted from the run's audit trail; records are per search, before deduplication across iterations.", "font-size", "11")
-	w.raw("</svg>\n")
-	_, err := out.Write(w.b.Bytes())
+	w.Raw("</svg>\n")
+	_, err := w.WriteTo(out)
 	return err
 }
 

@@ -2,10 +2,10 @@ package progress
 
 import (
 	"bytes"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"math"
+	"quarry/internal/report/svgw"
 	"strconv"
 )
 
@@ -47,33 +47,19 @@ func axisMax(n int) (top, step int) {
 	return (n + step - 1) / step * step, step
 }
 
-// svgWriter writes SVG with every piece of text and every attribute
-// value escaped in one place.
-type svgWriter struct{ b bytes.Buffer }
-
-func (w *svgWriter) raw(s string) { w.b.WriteString(s) }
-
-func (w *svgWriter) esc(s string) {
-	_ = xml.EscapeText(&w.b, []byte(s)) // writes to a bytes.Buffer: cannot fail
-}
-
-// attr writes ` name="value"`, the value escaped.
-func (w *svgWriter) attr(name, value string) {
-	w.raw(" " + name + `="`)
-	w.esc(value)
-	w.raw(`"`)
-}
+// svgWriter is the diagram's SVG document (svgw.Writer) with its shapes.
+type svgWriter struct{ svgw.Writer }
 
 func (w *svgWriter) text(x, y float64, s string, attrs ...string) {
-	w.raw("<text")
-	w.attr("x", num(x))
-	w.attr("y", num(y))
+	w.Raw("<text")
+	w.Attr("x", num(x))
+	w.Attr("y", num(y))
 	for i := 0; i+1 < len(attrs); i += 2 {
-		w.attr(attrs[i], attrs[i+1])
+		w.Attr(attrs[i], attrs[i+1])
 	}
-	w.raw(">")
-	w.esc(s)
-	w.raw("</text>\n")
+	w.Raw(">")
+	w.Esc(s)
+	w.Raw("</text>\n")
 }
 
 // num writes a coordinate to a hundredth of a unit, which no screen shows.
@@ -89,35 +75,35 @@ func (p Plot) WriteSVG(out io.Writer, caption string) error {
 	py := func(y int) float64 { return float64(top+plotH) - float64(plotH)*float64(y)/float64(yMax) }
 
 	var w svgWriter
-	w.raw(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1"`)
-	w.attr("width", strconv.Itoa(width))
-	w.attr("height", strconv.Itoa(height))
-	w.attr("viewBox", fmt.Sprintf("0 0 %d %d", width, height))
-	w.attr("role", "img")
-	w.attr("aria-labelledby", "progress-title progress-desc")
-	w.attr("font-family", fontFamily)
-	w.attr("font-size", "12")
-	w.attr("data-screened", strconv.Itoa(last.Screened))
-	w.attr("data-relevant", strconv.Itoa(last.Relevant))
-	w.attr("data-points", p.Points())
-	w.raw(">\n<title id=\"progress-title\">")
-	w.esc("Screening progress: " + caption)
-	w.raw("</title>\n<desc id=\"progress-desc\">")
-	w.esc(p.Description())
-	w.raw("</desc>\n")
-	w.raw(`<rect width="100%" height="100%" fill="#fff"/>` + "\n")
+	w.Raw(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1"`)
+	w.Attr("width", strconv.Itoa(width))
+	w.Attr("height", strconv.Itoa(height))
+	w.Attr("viewBox", fmt.Sprintf("0 0 %d %d", width, height))
+	w.Attr("role", "img")
+	w.Attr("aria-labelledby", "progress-title progress-desc")
+	w.Attr("font-family", fontFamily)
+	w.Attr("font-size", "12")
+	w.Attr("data-screened", strconv.Itoa(last.Screened))
+	w.Attr("data-relevant", strconv.Itoa(last.Relevant))
+	w.Attr("data-points", p.Points())
+	w.Raw(">\n<title id=\"progress-title\">")
+	w.Esc("Screening progress: " + caption)
+	w.Raw("</title>\n<desc id=\"progress-desc\">")
+	w.Esc(p.Description())
+	w.Raw("</desc>\n")
+	w.Raw(`<rect width="100%" height="100%" fill="#fff"/>` + "\n")
 	w.text(left, 24, "Relevant found against papers screened", "font-weight", "600", "font-size", "14", "fill", ink)
 
 	// Grid and ticks.
 	for x := 0; x <= xMax; x += xStep {
-		w.raw(fmt.Sprintf(`<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s"/>`+"\n", num(px(x)), top, num(px(x)), top+plotH, grid))
+		w.Raw(fmt.Sprintf(`<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s"/>`+"\n", num(px(x)), top, num(px(x)), top+plotH, grid))
 		w.text(px(x), float64(top+plotH+16), strconv.Itoa(x), "text-anchor", "middle", "fill", ink)
 	}
 	for y := 0; y <= yMax; y += yStep {
-		w.raw(fmt.Sprintf(`<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s"/>`+"\n", left, num(py(y)), left+plotW, num(py(y)), grid))
+		w.Raw(fmt.Sprintf(`<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s"/>`+"\n", left, num(py(y)), left+plotW, num(py(y)), grid))
 		w.text(float64(left-8), py(y)+4, strconv.Itoa(y), "text-anchor", "end", "fill", ink)
 	}
-	w.raw(fmt.Sprintf(`<path d="M%d %dV%dH%d" fill="none" stroke="%s" stroke-width="1.2"/>`+"\n", left, top, top+plotH, left+plotW, ink))
+	w.Raw(fmt.Sprintf(`<path d="M%d %dV%dH%d" fill="none" stroke="%s" stroke-width="1.2"/>`+"\n", left, top, top+plotH, left+plotW, ink))
 	w.text(float64(left+plotW/2), float64(height-12), "papers screened (in the order they were first marked)", "text-anchor", "middle", "fill", ink)
 	cy := float64(top + plotH/2)
 	w.text(16, cy, "relevant found", "text-anchor", "middle", "fill", ink, "transform", fmt.Sprintf("rotate(-90 16 %s)", num(cy)))
@@ -136,16 +122,16 @@ func (p Plot) WriteSVG(out io.Writer, caption string) error {
 				prev = pt.Relevant
 			}
 		}
-		w.raw("<path")
-		w.attr("d", d.String())
-		w.raw(` fill="none" stroke="` + curveInk + `" stroke-width="2" stroke-linejoin="round" data-curve="gain"/>` + "\n")
-		w.raw(fmt.Sprintf(`<circle cx="%s" cy="%s" r="3.5" fill="%s"/>`+"\n", num(px(last.Screened)), num(py(last.Relevant)), curveInk))
+		w.Raw("<path")
+		w.Attr("d", d.String())
+		w.Raw(` fill="none" stroke="` + curveInk + `" stroke-width="2" stroke-linejoin="round" data-curve="gain"/>` + "\n")
+		w.Raw(fmt.Sprintf(`<circle cx="%s" cy="%s" r="3.5" fill="%s"/>`+"\n", num(px(last.Screened)), num(py(last.Relevant)), curveInk))
 		label := fmt.Sprintf("%d screened · %d relevant", last.Screened, last.Relevant)
 		w.text(float64(left+plotW), 24, label, "text-anchor", "end", "fill", ink, "data-label", "totals")
 	}
 	if k := p.Knee; k.Found && k.Applies {
 		x, y := px(k.At.Screened), py(k.At.Relevant)
-		w.raw(fmt.Sprintf(`<circle cx="%s" cy="%s" r="5" fill="none" stroke="%s" stroke-width="2" data-knee="%d:%d"/>`+"\n",
+		w.Raw(fmt.Sprintf(`<circle cx="%s" cy="%s" r="5" fill="none" stroke="%s" stroke-width="2" data-knee="%d:%d"/>`+"\n",
 			num(x), num(y), kneeInk, k.At.Screened, k.At.Relevant))
 		lx, ly, anchor := x+8, y+16, "start"
 		if ly > float64(top+plotH-4) {
@@ -156,7 +142,7 @@ func (p Plot) WriteSVG(out io.Writer, caption string) error {
 		}
 		w.text(lx, ly, fmt.Sprintf("knee (%d, %d)", k.At.Screened, k.At.Relevant), "fill", kneeInk, "text-anchor", anchor)
 	}
-	w.raw("</svg>\n")
-	_, err := out.Write(w.b.Bytes())
+	w.Raw("</svg>\n")
+	_, err := w.WriteTo(out)
 	return err
 }
