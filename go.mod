@@ -2,7 +2,11 @@ module quarry
 
 go 1.26.0
 
-require golang.org/x/text v0.43.0
+require (
+	github.com/expr-lang/expr v1.17.8
+	github.com/goccy/go-yaml v1.19.2
+	golang.org/x/text v0.43.0
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect

@@ -87,6 +87,17 @@ func rules() []rule {
 				html, sqlDriver, []string{"quarry/internal/library", "quarry/internal/report"}),
 		},
 		{
+			// Definition files are read and checked before any engine,
+			// store or skill exists, so the CLI, the pages and the engine
+			// can all load them; the engine imports def, never the reverse.
+			name: "workflow definitions (engine/def) import nothing of ours but fault",
+			from: under("quarry/internal/engine/def"),
+			to:   []string{module + "/"},
+			except: func(p string) bool {
+				return under("quarry/internal/engine/def", "quarry/internal/fault")(p)
+			},
+		},
+		{
 			// The pipeline defines the search as an engine workflow; every
 			// other skill is a plain function of domain values.
 			name: "skills other than the pipeline do not reach the engine",

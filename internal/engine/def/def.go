@@ -1,0 +1,256 @@
+// Package def reads workflow definition files (apiVersion quarry/v1, kind
+// Workflow): it decodes the YAML strictly, keeping where every value was
+// written, and validates the whole definition at load so that a mistake is
+// reported as file:line:col before any run starts. It knows nothing of how
+// stages run; the engine turns a Definition into runs.
+//
+// docs/workflows.md is the format's reference; keep the two in step.
+package def
+
+import "time"
+
+// The format's fixed names.
+const (
+	APIVersion = "quarry/v1"
+	Kind       = "Workflow"
+	// Complete is the target that ends the run (or, inside a parallel
+	// branch, ends the branch).
+	Complete = "complete"
+)
+
+// Pos is where a value was written: 1-based line and column.
+type Pos struct{ Line, Col int }
+
+// Definition is one workflow file, decoded.
+type Definition struct {
+	File string
+	// Hash is the SHA-256 of the file's bytes (hex), so a run can record
+	// exactly which text it runs.
+	Hash       string
+	APIVersion string
+	Kind       string
+	Metadata   Metadata
+	Params     []Param
+	// Context is the initial context, in file order; string values may
+	// template params.
+	Context []Field
+	// Stages run from the first, which is the entry.
+	Stages []*Stage
+
+	exprs []exprRef // top-level context templates
+}
+
+// Metadata names and describes a definition.
+type Metadata struct {
+	Name        string
+	Title       string
+	Description string
+	// Version defaults to 1; a run records it next to Hash.
+	Version int
+}
+
+// ParamType is a declared parameter's type.
+type ParamType string
+
+// The parameter types.
+const (
+	ParamString ParamType = "string"
+	ParamInt    ParamType = "int"
+	ParamFloat  ParamType = "float"
+	ParamBool   ParamType = "bool"
+	ParamList   ParamType = "list" // a list of strings
+)
+
+// Param declares one run parameter: enough to draw and check a form.
+type Param struct {
+	Name        string
+	Type        ParamType
+	Required    bool
+	Default     any // of Type: string, int64, float64, bool or []string; nil when absent
+	Min, Max    *float64
+	Enum        []string
+	Description string
+	Pos         Pos
+}
+
+// Field is one key of a map the file writes (context, with, set, headers):
+// Value is a plain Go value (string, int64, float64, bool, nil, []any,
+// map[string]any); for set it is the expression's source.
+type Field struct {
+	Key   string
+	Value any
+	Pos   Pos
+}
+
+// StageType is what a stage does.
+type StageType string
+
+// The stage types.
+const (
+	TypeSkill    StageType = "skill"
+	TypeAction   StageType = "action"
+	TypeSet      StageType = "set"
+	TypeGate     StageType = "gate"
+	TypeParallel StageType = "parallel"
+	TypeDelay    StageType = "delay"
+	TypeWebhook  StageType = "webhook"
+)
+
+// Target names the stage a transition goes to (or Complete); ID is "" when
+// the file does not set it.
+type Target struct {
+	ID  string
+	Pos Pos
+}
+
+// Expr is an expression's source and where it was written.
+type Expr struct {
+	Src string
+	Pos Pos
+}
+
+// Limit is a max_iterations: a number, or an expression (usually
+// "{{ params.max_iterations }}") evaluated when the run starts.
+type Limit struct {
+	N    int
+	Expr string
+	Pos  Pos
+}
+
+// Set reports whether the file gave a limit.
+func (l Limit) Set() bool { return l.N > 0 || l.Expr != "" }
+
+// Then is what happens when retries or iterations run out.
+type Then struct {
+	Action string // ThenEscalate, ThenFail or ThenGoto; "" = not written (fail)
+	Goto   Target
+}
+
+// The actions of a Then.
+const (
+	ThenEscalate = "escalate"
+	ThenFail     = "fail"
+	ThenGoto     = "goto"
+)
+
+// OnError is a stage's retry policy.
+type OnError struct {
+	Retry   int
+	Backoff time.Duration
+	Then    Then
+}
+
+// OnFail is where a gate goes when its conditions fail.
+type OnFail struct {
+	Goto          Target
+	Context       []Field
+	MaxIterations Limit
+	Then          Then
+}
+
+// Output is a value a skill stage declares it produces.
+type Output struct {
+	Name     string
+	Required bool
+	Pos      Pos
+}
+
+// Option is one choice a person has at a gate.
+type Option struct {
+	Label         string
+	Next          Target
+	RequiresInput bool
+	Pos           Pos
+}
+
+// Branch is one arm of a parallel stage: stages run in order.
+type Branch struct {
+	ID        string
+	Condition Expr
+	Stages    []*Stage
+	Pos       Pos
+}
+
+// Join says how many branches must succeed: all, any or N.
+type Join struct {
+	Mode string // JoinAll, JoinAny or JoinN
+	N    int
+	Pos  Pos
+}
+
+// The join modes.
+const (
+	JoinAll = "all"
+	JoinAny = "any"
+	JoinN   = "n"
+)
+
+// Poll ends a delay early once Condition holds, checked every Interval.
+type Poll struct {
+	Interval  time.Duration
+	Condition Expr
+}
+
+// Request is a webhook's outbound call; strings may template.
+type Request struct {
+	Method  string
+	URL     string
+	Headers []Field
+	Body    any
+	Pos     Pos
+}
+
+// Expect is what a webhook's answer must be.
+type Expect struct {
+	Status []int // empty = any 2xx
+	JSON   any   // a subset the answer's JSON must contain; nil = not checked
+}
+
+// Stage is one step of a workflow. Which fields apply depends on Type.
+type Stage struct {
+	ID   string
+	Type StageType
+	Pos  Pos
+
+	// Any stage.
+	Condition     Expr
+	SkipTo        Target
+	Timeout       time.Duration
+	OnError       *OnError
+	OnComplete    Target
+	MaxIterations Limit
+
+	// skill and action.
+	Skill   string
+	With    []Field
+	Outputs []Output
+
+	// set.
+	Set []Field
+
+	// gate.
+	Conditions  []Expr
+	Options     []Option
+	ContextKeys []string
+	OnPass      Target
+	OnFail      *OnFail
+
+	// parallel.
+	Branches    []Branch
+	ForEach     Expr
+	Join        Join
+	OnAnyReject Target
+	OnAllReject Target
+
+	// delay.
+	Duration time.Duration
+	Until    string
+	Poll     *Poll
+
+	// webhook.
+	Request *Request
+	Expect  *Expect
+
+	keys  map[string]Pos // keys written, for checks that need a place
+	exprs []exprRef
+}

@@ -1,0 +1,505 @@
+package def_test
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"quarry/internal/engine/def"
+	"quarry/internal/fault"
+
+	"github.com/stretchr/testify/require"
+)
+
+// head is the first three lines every case shares; stages start on line 4.
+const head = "apiVersion: quarry/v1\nkind: Workflow\nmetadata: {name: t}\n"
+
+// errs loads src and returns every problem as file:line:col: message.
+func errs(t *testing.T, src string) []string {
+	t.Helper()
+	_, err := def.Load("t.yaml", []byte(src), opts)
+	if err == nil {
+		return nil
+	}
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	var list def.Errors
+	require.True(t, errors.As(err, &list), "error %v wraps no def.Errors", err)
+	out := make([]string, len(list))
+	for i, e := range list {
+		out[i] = e.Error()
+	}
+	return out
+}
+
+func TestDefinitionErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"Valid", head + `
+stages:
+  - {id: a, type: skill, skill: s}
+`, nil},
+		{"YAMLSyntax", head + "stages: [a\n", []string{
+			`t.yaml:4:9: YAML: sequence end token ']' not found`,
+		}},
+		{"Empty", "# nothing\n", []string{
+			`t.yaml:1:1: the file is empty`,
+		}},
+		{"MissingTopKeys", "apiVersion: quarry/v1\n", []string{
+			`t.yaml:1:1: missing key "kind"`,
+			`t.yaml:1:1: missing key "metadata"`,
+			`t.yaml:1:1: missing key "stages"`,
+		}},
+		{"WrongAPIVersionAndKind", "apiVersion: quarry/v2\nkind: Flow\nmetadata: {name: t}\nstages: [{id: a, type: set, set: {x: 1}}]\n", []string{
+			`t.yaml:1:13: apiVersion must be "quarry/v1", not "quarry/v2"`,
+			`t.yaml:2:7: kind must be "Workflow", not "Flow"`,
+		}},
+		{"UnknownTopKey", head + "stages: [{id: a, type: set, set: {x: 1}}]\nsteps: []\n", []string{
+			`t.yaml:5:1: unknown key "steps" in the definition`,
+		}},
+		{"BadMetadata", "apiVersion: quarry/v1\nkind: Workflow\nmetadata: {name: Bad Name, version: 0, owner: me}\nstages: [{id: a, type: set, set: {x: 1}}]\n", []string{
+			`t.yaml:3:18: metadata.name "Bad Name" must be lower-case letters, digits, - and _`,
+			`t.yaml:3:37: metadata.version must be at least 1`,
+			`t.yaml:3:40: unknown key "owner" in metadata`,
+		}},
+		{"UnknownStageKeyAndWrongTypeKey", head + `stages:
+  - id: a
+    type: skill
+    skill: s
+    on_sucess: b
+    duration: 5s
+`, []string{
+			`t.yaml:8:5: stage "a": unknown key "on_sucess" in a stage`,
+			`t.yaml:9:5: stage "a": key "duration" does not apply to a skill stage`,
+		}},
+		{"StageWithoutIDOrType", head + `stages:
+  - {skill: s}
+`, []string{
+			`t.yaml:5:5: a stage has no id`,
+			`t.yaml:5:5: a stage has no type`,
+		}},
+		{"UnknownStageType", head + `stages:
+  - {id: a, type: script}
+`, []string{
+			`t.yaml:5:13: stage "a": unknown stage type "script" (skill, action, set, gate, parallel, delay, webhook)`,
+		}},
+		{"BadStageID", head + `stages:
+  - {id: 1a, type: set, set: {x: 1}}
+  - {id: complete, type: set, set: {x: 1}}
+`, []string{
+			`t.yaml:5:6: stage "1a": stage id must be letters, digits and _, not starting with a digit`,
+			`t.yaml:6:6: stage "complete": stage id "complete" is reserved: it is the target that ends the run`,
+		}},
+		{"DuplicateStageID", head + `stages:
+  - {id: a, type: set, set: {x: 1}}
+  - {id: a, type: set, set: {x: 2}}
+`, []string{
+			`t.yaml:6:6: stage "a": stage id "a" is used twice`,
+		}},
+		{"DuplicateKey", head + `stages:
+  - id: a
+    type: set
+    set: {x: 1}
+    set: {y: 2}
+`, []string{
+			`t.yaml:8:5: stage "a": key "set" is written twice in a stage`,
+		}},
+		{"UnknownTarget", head + `stages:
+  - {id: a, type: skill, skill: s, on_complete: nowhere}
+`, []string{
+			`t.yaml:5:49: stage "a": on_complete: "nowhere" is not a stage (nor complete)`,
+		}},
+		{"UnknownTargetsEverywhere", head + `stages:
+  - id: a
+    type: gate
+    conditions: ["true"]
+    on_pass: p
+    on_fail: {goto: g, then: {goto: t}}
+    on_error: {then: {goto: e}}
+    condition: "false"
+    skip_to: s
+  - id: b
+    type: gate
+    options: [{label: Go, next: o}]
+`, []string{
+			`t.yaml:8:14: stage "a": on_pass: "p" is not a stage (nor complete)`,
+			`t.yaml:9:21: stage "a": on_fail.goto: "g" is not a stage (nor complete)`,
+			`t.yaml:9:37: stage "a": on_fail.then.goto: "t" is not a stage (nor complete)`,
+			`t.yaml:10:29: stage "a": on_error.then.goto: "e" is not a stage (nor complete)`,
+			`t.yaml:12:14: stage "a": skip_to: "s" is not a stage (nor complete)`,
+			`t.yaml:13:5: stage "b": not reachable from the entry "a"`,
+			`t.yaml:15:33: stage "b": options.next: "o" is not a stage (nor complete)`,
+		}},
+		{"UnregisteredSkill", head + `stages:
+  - {id: a, type: skill, skill: nope}
+  - {id: b, type: action}
+`, []string{
+			`t.yaml:5:26: stage "a": skill "nope" is not registered`,
+			`t.yaml:6:5: stage "b": an action stage needs skill: the name of a registered handler`,
+		}},
+		{"Unreachable", head + `stages:
+  - {id: a, type: set, set: {x: 1}, on_complete: complete}
+  - {id: b, type: set, set: {x: 1}}
+`, []string{
+			`t.yaml:6:5: stage "b": not reachable from the entry "a"`,
+		}},
+		{"NoTerminal", head + `stages:
+  - {id: a, type: set, set: {x: 1}, max_iterations: 3}
+  - {id: b, type: set, set: {x: 1}, on_complete: a}
+`, []string{
+			`t.yaml:5:5: stage "a": no path from the entry reaches complete: the run could never finish`,
+		}},
+		{"StageNeverCompletes", head + `stages:
+  - id: a
+    type: gate
+    options: [{label: Loop, next: b}, {label: End, next: complete}]
+    on_fail: {max_iterations: 3}
+  - {id: b, type: set, set: {x: 1}, on_complete: c}
+  - {id: c, type: set, set: {x: 1}, on_complete: b, max_iterations: 2}
+`, []string{
+			`t.yaml:9:5: stage "b": no path from this stage reaches complete`,
+			`t.yaml:10:5: stage "c": no path from this stage reaches complete`,
+		}},
+		{"UnboundedLoop", head + `stages:
+  - {id: a, type: skill, skill: s}
+  - id: b
+    type: gate
+    options: [{label: Again, next: a}, {label: Done, next: complete}]
+`, []string{
+			`t.yaml:8:36: stage "b": options.next: going back to "a" makes a loop without max_iterations (set it on a stage of the loop, or on the gate's on_fail)`,
+		}},
+		{"UnboundedSelfLoopOnFail", head + `stages:
+  - id: a
+    type: gate
+    conditions: ["context.ok == true"]
+    on_fail: {goto: a}
+`, []string{
+			`t.yaml:8:21: stage "a": on_fail.goto: going back to "a" makes a loop without max_iterations (set it on a stage of the loop, or on the gate's on_fail)`,
+		}},
+		{"ParamErrors", head + `params:
+  - {name: n, type: int, default: 50, min: 1, max: 20}
+  - {name: s, type: string, default: 3}
+  - {name: r, type: string, required: true, default: x}
+  - {name: b, type: bool, min: 0}
+  - {name: e, type: int, enum: [a]}
+  - {name: n, type: float}
+  - {name: f, type: float, min: 2, max: 1}
+  - {name: l, type: list, default: [a, b], enum: [a]}
+  - {name: x, type: date}
+  - {type: string}
+  - {name: q, type: string, secret: true}
+stages: [{id: a, type: set, set: {x: 1}}]
+`, []string{
+			`t.yaml:5:5: parameter "n": default is above max 20`,
+			`t.yaml:6:5: parameter "s": default 3 is not a string`,
+			`t.yaml:7:5: parameter "r" is required and has a default; choose one`,
+			`t.yaml:8:5: parameter "b": a bool cannot have min or max`,
+			`t.yaml:9:5: parameter "e": only string and list parameters can have an enum`,
+			`t.yaml:10:5: parameter "n" is declared twice`,
+			`t.yaml:11:5: parameter "f": min 2 is greater than max 1`,
+			`t.yaml:12:5: parameter "l": default "b" is not one of the enum`,
+			`t.yaml:13:21: parameter type "date" is not one of string, int, float, bool, list`,
+			`t.yaml:14:5: a parameter has no name`,
+			`t.yaml:15:29: unknown key "secret" in a parameter`,
+		}},
+		{"BadDurations", head + `stages:
+  - id: a
+    type: skill
+    skill: s
+    timeout: 10 minutes
+    on_error: {retry: 2, backoff: -5s}
+  - {id: b, type: delay, duration: 0s}
+  - {id: c, type: delay, duration: 2x}
+`, []string{
+			`t.yaml:8:14: stage "a": timeout: "10 minutes" is not a positive duration (like "90s", "10m", "1h30m" or "2d")`,
+			`t.yaml:9:35: stage "a": backoff: "-5s" is not a positive duration (like "90s", "10m", "1h30m" or "2d")`,
+			`t.yaml:10:36: stage "b": duration: "0s" is not a positive duration (like "90s", "10m", "1h30m" or "2d")`,
+			`t.yaml:11:36: stage "c": duration: "2x" is not a positive duration (like "90s", "10m", "1h30m" or "2d")`,
+		}},
+		{"DelayShape", head + `stages:
+  - {id: a, type: delay}
+  - {id: b, type: delay, duration: 1d, until: "2026-01-01T00:00:00Z"}
+  - {id: c, type: delay, until: tomorrow}
+  - {id: d, type: delay, duration: 1h, poll: {interval: 5m}}
+`, []string{
+			`t.yaml:5:5: stage "a": a delay needs exactly one of duration or until`,
+			`t.yaml:6:5: stage "b": a delay needs exactly one of duration or until`,
+			`t.yaml:7:26: stage "c": until "tomorrow" is neither an RFC 3339 time (2026-01-31T09:00:00Z) nor a {{ template }}`,
+			`t.yaml:8:46: stage "d": poll needs an interval and a condition`,
+		}},
+		{"JoinMoreThanBranches", head + `stages:
+  - id: p
+    type: parallel
+    branches:
+      - {id: x, type: skill, skill: s}
+      - {id: y, type: skill, skill: s}
+    join: 3
+`, []string{
+			`t.yaml:10:11: stage "p": join 3 is more than the 2 branches`,
+		}},
+		{"JoinBadValue", head + `stages:
+  - id: p
+    type: parallel
+    branches: [{id: x, type: skill, skill: s}]
+    join: most
+`, []string{
+			`t.yaml:8:11: stage "p": join must be all, any or a number, not "most"`,
+		}},
+		{"BranchErrors", head + `stages:
+  - id: p
+    type: parallel
+    branches:
+      - {id: x, type: skill, skill: s, on_complete: q}
+      - [{id: y, type: parallel, branches: []}]
+      - {id: z, condition: "item > 1", stages: []}
+      - {id: w, stages: [{id: w1, type: set, set: {v: 1}}], retry: 1}
+  - {id: q, type: set, set: {x: 1}}
+`, []string{
+			`t.yaml:8:53: stage "x": on_complete: "q" is not a stage of branch x (a branch's stages go to each other or to complete)`,
+			`t.yaml:9:18: stage "y": a parallel stage cannot sit inside a branch`,
+			`t.yaml:9:44: stage "y": branches is empty`,
+			`t.yaml:10:9: stage "p": a branch has no stages`,
+			`t.yaml:10:28: stage "p": expression "item > 1": item is in scope only in the branch of a for_each`,
+			`t.yaml:11:61: stage "p": unknown key "retry" in a branch (id, condition, stages)`,
+		}},
+		{"ForEachNeedsOneBranch", head + `stages:
+  - id: p
+    type: parallel
+    for_each: context.items
+    branches:
+      - {id: x, type: skill, skill: s, with: {v: "{{ item }}"}}
+      - {id: y, type: skill, skill: s}
+`, []string{
+			`t.yaml:8:5: stage "p": with for_each, branches holds exactly one branch: the stages run once per item`,
+		}},
+		{"ExpressionSyntax", head + `stages:
+  - id: a
+    type: gate
+    conditions: ["context.n >", "1 + 1"]
+    on_fail: {then: fail}
+`, []string{
+			`t.yaml:7:18: stage "a": expression "context.n >": unexpected token EOF`,
+			`t.yaml:7:33: stage "a": expression "1 + 1": expected bool, but got int`,
+		}},
+		{"ExpressionUnknownNames", head + `params: [{name: q, type: string, required: true}]
+context: {x: "{{ outputs.a.v }}"}
+stages:
+  - id: a
+    type: skill
+    skill: s
+    with: {a: "{{ params.nope }}", b: "{{ outputs.ghost.v }}", c: "{{ secrets.KEY }}", d: "{{ item }}", e: "{{ foo }}"}
+`, []string{
+			`t.yaml:5:14: expression "outputs.a.v": the initial context may use only params`,
+			`t.yaml:10:15: stage "a": expression "params.nope": params.nope is not a declared parameter`,
+			`t.yaml:10:39: stage "a": expression "outputs.ghost.v": outputs.ghost: there is no stage "ghost"`,
+			`t.yaml:10:67: stage "a": expression "secrets.KEY": secrets are in scope only in a webhook's request`,
+			`t.yaml:10:91: stage "a": expression "item": item is in scope only in the branch of a for_each`,
+			`t.yaml:10:108: stage "a": expression "foo": unknown name foo`,
+		}},
+		{"ExpressionTypes", head + `params: [{name: q, type: string, required: true}, {name: n, type: int, default: 2}]
+stages:
+  - id: a
+    type: set
+    set: {x: params.q + 1, y: "{{ params.n }}"}
+    condition: params.n
+    skip_to: complete
+`, []string{
+			`t.yaml:8:14: stage "a": expression "params.q + 1": invalid operation: + (mismatched types string and int)`,
+			`t.yaml:8:31: stage "a": expression "{{ params.n }}": write the expression without {{ }}`,
+			`t.yaml:9:16: stage "a": expression "params.n": expected bool, but got int`,
+		}},
+		{"TemplateUnclosed", head + `stages:
+  - {id: a, type: skill, skill: s, with: {x: "{{ context.a", y: "a }} b", z: "{{ }}"}}
+`, []string{
+			`t.yaml:5:46: stage "a": template "{{ context.a": "{{" is never closed by "}}"`,
+			`t.yaml:5:65: stage "a": template "a }} b": "}}" without "{{"`,
+			`t.yaml:5:78: stage "a": template "{{ }}": empty {{ }}`,
+		}},
+		{"WebhookHostNotAllowed", head + `stages:
+  - id: a
+    type: webhook
+    request: {url: "https://evil.example.com/x"}
+  - id: b
+    type: webhook
+    request: {url: "https://{{ params.h }}/x"}
+  - id: c
+    type: webhook
+    request: {method: FETCH, url: "ftp://hooks.example.org/x"}
+    expect: {status: 700}
+  - {id: d, type: webhook}
+`, []string{
+			`t.yaml:7:14: stage "a": url host "evil.example.com" is not in the webhook allowlist (QUARRY_WEBHOOK_HOSTS)`,
+			`t.yaml:10:14: stage "b": url "https://{{ params.h }}/x": the scheme and host must be written out, not templated`,
+			`t.yaml:10:20: stage "b": expression "params.h": params.h is not a declared parameter`,
+			`t.yaml:13:14: stage "c": url "ftp://hooks.example.org/x" must be an absolute http or https URL`,
+			`t.yaml:13:23: stage "c": method must be GET, POST, PUT, PATCH or DELETE, not "FETCH"`,
+			`t.yaml:14:22: stage "c": status 700 is not an HTTP status`,
+			`t.yaml:15:5: stage "d": a webhook stage needs a request`,
+		}},
+		{"GateShape", head + `stages:
+  - {id: a, type: gate}
+  - id: b
+    type: gate
+    options: [{label: Go, next: complete}, {next: complete}, {label: Nowhere}]
+    on_pass: complete
+    on_fail: {goto: a}
+`, []string{
+			`t.yaml:5:5: stage "a": a gate needs conditions, options or both`,
+			`t.yaml:8:44: stage "b": an option has no label`,
+			`t.yaml:8:62: stage "b": option "Nowhere" has no next`,
+			`t.yaml:9:5: stage "b": on_pass does not apply to a gate with options: each option names its next stage`,
+			`t.yaml:10:5: stage "b": on_fail applies when conditions fail, and this gate has none`,
+			`t.yaml:10:21: stage "b": on_fail.goto: going back to "a" makes a loop without max_iterations (set it on a stage of the loop, or on the gate's on_fail)`,
+		}},
+		{"SkipToWithoutCondition", head + `stages:
+  - {id: a, type: set, set: {x: 1}, skip_to: complete}
+`, []string{
+			`t.yaml:5:37: stage "a": skip_to needs a condition`,
+		}},
+		{"OnErrorThen", head + `stages:
+  - {id: a, type: skill, skill: s, on_error: {retry: -1, then: retry}}
+`, []string{
+			`t.yaml:5:54: stage "a": retry must be between 0 and 100`,
+			`t.yaml:5:64: stage "a": then must be escalate, fail or {goto: STAGE}, not "retry"`,
+		}},
+		{"MaxIterationsShape", head + `stages:
+  - {id: a, type: set, set: {x: 1}, max_iterations: 0}
+  - {id: b, type: set, set: {x: 1}, max_iterations: lots}
+  - {id: c, type: set, set: {x: 1}, max_iterations: "{{ params.none }}"}
+`, []string{
+			`t.yaml:5:53: stage "a": max_iterations must be at least 1`,
+			`t.yaml:6:53: stage "b": max_iterations must be a number or "{{ params.NAME }}"`,
+			`t.yaml:7:53: stage "c": expression "params.none": params.none is not a declared parameter`,
+		}},
+		{"AnchorsRefused", head + `stages:
+  - &a {id: a, type: set, set: {x: 1}}
+  - *a
+`, []string{
+			`t.yaml:5:5: anchors and aliases are not supported: write the value out`,
+			`t.yaml:6:5: anchors and aliases are not supported: write the value out`,
+		}},
+		{"SetShape", head + `stages:
+  - {id: a, type: set, set: {}}
+  - {id: b, type: set, set: {bad-key: 1, y: [1]}}
+  - {id: c, type: set}
+`, []string{
+			`t.yaml:5:29: stage "a": set is empty`,
+			`t.yaml:6:30: stage "b": set key "bad-key" must be a name (letters, digits, _)`,
+			`t.yaml:6:45: stage "b": set y: a value must be an expression`,
+			`t.yaml:7:5: stage "c": a set stage needs set: a map of context keys to expressions`,
+		}},
+		{"OutputsShape", head + `stages:
+  - {id: a, type: skill, skill: s, outputs: [{name: x}, {name: x}, {required: true}, {name: y, type: int}]}
+`, []string{
+			`t.yaml:5:57: stage "a": output "x" is declared twice`,
+			`t.yaml:5:68: stage "a": an output has no name`,
+			`t.yaml:5:96: stage "a": unknown key "type" in an output`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := errs(t, tt.src)
+			require.Equal(t, tt.want, got, "got:\n%s", strings.Join(got, "\n"))
+		})
+	}
+}
+
+// TestValidDefinitions are the edges of the rules: each loads clean.
+func TestValidDefinitions(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, src string }{
+		{"LoopBoundedByStage", head + `stages:
+  - {id: a, type: skill, skill: s}
+  - {id: b, type: delay, duration: 1d, max_iterations: 3, on_complete: a, on_error: {then: {goto: complete}}}
+`},
+		{"LoopBoundedByGateOnFail", head + `params: [{name: n, type: int, default: 3, min: 1}]
+stages:
+  - {id: a, type: skill, skill: s}
+  - id: b
+    type: gate
+    conditions: ["context.ok == true"]
+    options: [{label: Again, next: a, requires_input: true}, {label: Done, next: complete}]
+    on_fail: {goto: a, max_iterations: "{{ params.n }}", then: escalate}
+`},
+		{"ForwardSkipIsNoLoop", head + `stages:
+  - {id: a, type: set, set: {x: "1"}, condition: "context.x == nil", skip_to: c}
+  - {id: b, type: set, set: {y: context.x}}
+  - {id: c, type: set, set: {z: "true"}, on_complete: complete}
+`},
+		{"JoinEqualsBranches", head + `stages:
+  - id: p
+    type: parallel
+    branches:
+      - {id: x, type: skill, skill: s}
+      - [{id: y1, type: skill, skill: s}, {id: y2, type: set, set: {v: outputs.y1.v}}]
+      - {id: z, condition: "context.more == true", stages: [{id: z1, type: skill, skill: s}]}
+    join: 3
+    on_any_reject: q
+  - {id: q, type: set, set: {n: len(outputs.p.branches)}}
+`},
+		{"ForEachItem", head + `stages:
+  - id: p
+    type: parallel
+    for_each: context.items
+    branches:
+      - {id: each, condition: "item != nil", stages: [{id: w, type: skill, skill: s, with: {v: "{{ item }}"}}]}
+    join: 5
+`},
+		{"WebhookWithSecretAndPort", head + `stages:
+  - id: w
+    type: webhook
+    request:
+      method: PUT
+      url: "https://hooks.example.org/runs/{{ context.id }}?t={{ secrets.TOKEN }}"
+      headers: {X-Key: "{{ secrets.KEY }}"}
+      body: {ids: ["{{ outputs.w.x }}"], n: 3}
+    expect: {status: 204}
+`},
+		{"DelayUntilTemplateAndDays", head + `stages:
+  - {id: a, type: delay, until: "{{ context.end }}", timeout: 1d12h}
+  - {id: b, type: delay, until: "2027-01-31T09:00:00Z", poll: {interval: 30m, condition: "context.done"}}
+`},
+		{"BlockLiteralCondition", head + `stages:
+  - id: g
+    type: gate
+    conditions:
+      - |
+        context.n > 2 &&
+        context.m < 5
+`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := errs(t, tt.src)
+			require.Empty(t, got, "got:\n%s", strings.Join(got, "\n"))
+		})
+	}
+}
+
+// FuzzLoad: no input makes the loader panic, and a failure always names
+// a place.
+func FuzzLoad(f *testing.F) {
+	src, err := os.ReadFile("testdata/living-review.yaml")
+	require.NoError(f, err)
+	f.Add(src)
+	f.Add([]byte(head + "stages: [{id: a, type: set, set: {x: 1}}]\n"))
+	f.Add([]byte(head + "stages:\n  - &a {id: a}\n  - *a\n  - !!str x\n"))
+	f.Add([]byte("{{{"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		_, err := def.Load("f.yaml", src, opts)
+		var list def.Errors
+		if err != nil && errors.As(err, &list) {
+			for _, e := range list {
+				if e.Line < 0 || e.Col < 0 || e.Msg == "" {
+					t.Fatalf("problem without a place or message: %#v", e)
+				}
+			}
+		}
+	})
+}

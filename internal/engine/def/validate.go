@@ -1,0 +1,452 @@
+package def
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// validator checks a decoded definition as a whole.
+type validator struct {
+	r   *reporter
+	opt Options
+	ids map[string]bool // every stage id, branches included
+}
+
+func validate(r *reporter, d *Definition, opt Options) {
+	v := &validator{r: r, opt: opt, ids: map[string]bool{}}
+	v.params(d)
+	// Stage ids are unique across the file, branches included, because
+	// outputs.<stage> names them all.
+	var all []*Stage
+	for _, s := range d.Stages {
+		all = append(all, s)
+		for _, b := range s.Branches {
+			all = append(all, b.Stages...)
+		}
+	}
+	for _, s := range all {
+		if s.ID == "" {
+			continue
+		}
+		if v.ids[s.ID] {
+			v.r.at(s.keys["id"], s.ID, "stage id %q is used twice", s.ID)
+		}
+		v.ids[s.ID] = true
+	}
+	sc := newScope(d, v.ids)
+	for _, ref := range d.exprs {
+		v.check(sc, ref, "")
+	}
+	for _, s := range d.Stages {
+		v.stage(sc, s, false)
+	}
+	v.graph(d.Stages, "")
+}
+
+func (v *validator) params(d *Definition) {
+	seen := map[string]bool{}
+	for _, p := range d.Params {
+		if p.Name == "" {
+			continue
+		}
+		if !identRe.MatchString(p.Name) {
+			v.r.at(p.Pos, "", "parameter name %q must be letters, digits and _", p.Name)
+		}
+		if seen[p.Name] {
+			v.r.at(p.Pos, "", "parameter %q is declared twice", p.Name)
+		}
+		seen[p.Name] = true
+		if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
+			v.r.at(p.Pos, "", "parameter %q: min %v is greater than max %v", p.Name, *p.Min, *p.Max)
+		}
+		if (p.Min != nil || p.Max != nil) && p.Type == ParamBool {
+			v.r.at(p.Pos, "", "parameter %q: a bool cannot have min or max", p.Name)
+		}
+		if len(p.Enum) > 0 && p.Type != ParamString && p.Type != ParamList {
+			v.r.at(p.Pos, "", "parameter %q: only string and list parameters can have an enum", p.Name)
+		}
+		if p.Default == nil {
+			continue
+		}
+		if p.Required {
+			v.r.at(p.Pos, "", "parameter %q is required and has a default; choose one", p.Name)
+		}
+		if msg := p.checkValue(p.Default); msg != "" {
+			v.r.at(p.Pos, "", "parameter %q: default %s", p.Name, msg)
+		}
+	}
+}
+
+// checkValue says what is wrong with a value for p ("" when nothing):
+// its type, its bounds (value for numbers, length for strings and lists)
+// and its enum.
+func (p Param) checkValue(val any) string {
+	var size float64
+	var strs []string
+	switch p.Type {
+	case ParamString:
+		s, ok := val.(string)
+		if !ok {
+			return fmt.Sprintf("%v is not a string", val)
+		}
+		size, strs = float64(len([]rune(s))), []string{s}
+	case ParamInt:
+		n, ok := val.(int64)
+		if !ok {
+			return fmt.Sprintf("%v is not an int", val)
+		}
+		size = float64(n)
+	case ParamFloat:
+		switch n := val.(type) {
+		case int64:
+			size = float64(n)
+		case float64:
+			if math.IsNaN(n) || math.IsInf(n, 0) {
+				return "is not a finite number"
+			}
+			size = n
+		default:
+			return fmt.Sprintf("%v is not a number", val)
+		}
+	case ParamBool:
+		if _, ok := val.(bool); !ok {
+			return fmt.Sprintf("%v is not true or false", val)
+		}
+		return ""
+	case ParamList:
+		l, ok := val.([]any)
+		if !ok {
+			return fmt.Sprintf("%v is not a list", val)
+		}
+		for _, x := range l {
+			s, ok := x.(string)
+			if !ok {
+				return fmt.Sprintf("holds %v, which is not a string", x)
+			}
+			strs = append(strs, s)
+		}
+		size = float64(len(l))
+	default:
+		return ""
+	}
+	if p.Min != nil && size < *p.Min {
+		return fmt.Sprintf("is below min %v", *p.Min)
+	}
+	if p.Max != nil && size > *p.Max {
+		return fmt.Sprintf("is above max %v", *p.Max)
+	}
+	if len(p.Enum) > 0 {
+		for _, s := range strs {
+			if !contains(p.Enum, s) {
+				return fmt.Sprintf("%q is not one of the enum", s)
+			}
+		}
+	}
+	return ""
+}
+
+func (v *validator) stage(sc *scope, s *Stage, item bool) {
+	id := s.ID
+	for _, ref := range s.exprs {
+		ref.item = ref.item || item
+		v.check(sc, ref, id)
+	}
+	if _, ok := s.keys["skip_to"]; ok && s.Condition.Src == "" {
+		v.r.at(s.keys["skip_to"], id, "skip_to needs a condition")
+	}
+	switch s.Type {
+	case TypeSkill, TypeAction:
+		if _, ok := s.keys["skill"]; !ok {
+			v.r.at(s.Pos, id, "%s %s stage needs skill: the name of a registered handler", article(s.Type), s.Type)
+		} else if s.Skill != "" && !contains(v.opt.Skills, s.Skill) {
+			v.r.at(s.keys["skill"], id, "skill %q is not registered", s.Skill)
+		}
+		seen := map[string]bool{}
+		for _, o := range s.Outputs {
+			if o.Name != "" && seen[o.Name] {
+				v.r.at(o.Pos, id, "output %q is declared twice", o.Name)
+			}
+			seen[o.Name] = true
+		}
+	case TypeSet:
+		if _, ok := s.keys["set"]; !ok {
+			v.r.at(s.Pos, id, "a set stage needs set: a map of context keys to expressions")
+		}
+	case TypeGate:
+		if len(s.Conditions) == 0 && len(s.Options) == 0 {
+			v.r.at(s.Pos, id, "a gate needs conditions, options or both")
+		}
+		if len(s.Options) > 0 && s.OnPass.ID != "" {
+			v.r.at(s.keys["on_pass"], id, "on_pass does not apply to a gate with options: each option names its next stage")
+		}
+		if s.OnFail != nil && len(s.Conditions) == 0 && !s.OnFail.MaxIterations.Set() {
+			v.r.at(s.keys["on_fail"], id, "on_fail applies when conditions fail, and this gate has none")
+		}
+		if f := s.OnFail; f != nil && f.Goto.ID == "" && f.Then.Action == "" && !f.MaxIterations.Set() {
+			v.r.at(s.keys["on_fail"], id, "on_fail needs goto or then")
+		}
+	case TypeParallel:
+		v.parallel(sc, s)
+	case TypeDelay:
+		_, hasD := s.keys["duration"]
+		_, hasU := s.keys["until"]
+		if hasD == hasU {
+			v.r.at(s.Pos, id, "a delay needs exactly one of duration or until")
+		}
+		if hasU && !strings.Contains(s.Until, "{{") {
+			if _, err := time.Parse(time.RFC3339, s.Until); err != nil {
+				v.r.at(s.keys["until"], id, "until %q is neither an RFC 3339 time (2026-01-31T09:00:00Z) nor a {{ template }}", s.Until)
+			}
+		}
+	case TypeWebhook:
+		if s.Request == nil {
+			if _, ok := s.keys["request"]; !ok {
+				v.r.at(s.Pos, id, "a webhook stage needs a request")
+			}
+		} else if s.Request.URL != "" {
+			v.webhookURL(s.Request, id)
+		}
+	}
+}
+
+func (v *validator) parallel(sc *scope, s *Stage) {
+	id := s.ID
+	if _, ok := s.keys["branches"]; !ok {
+		v.r.at(s.Pos, id, "a parallel stage needs branches")
+	}
+	forEach := s.ForEach.Src != ""
+	if forEach && len(s.Branches) != 1 {
+		v.r.at(s.keys["branches"], id, "with for_each, branches holds exactly one branch: the stages run once per item")
+	}
+	if s.Join.Mode == JoinN && !forEach && s.Join.N > len(s.Branches) {
+		v.r.at(s.Join.Pos, id, "join %d is more than the %d branches", s.Join.N, len(s.Branches))
+	}
+	seen := map[string]bool{}
+	for _, b := range s.Branches {
+		if b.ID == "" {
+			continue
+		}
+		if !identRe.MatchString(b.ID) {
+			v.r.at(b.Pos, id, "branch id %q must be letters, digits and _", b.ID)
+		}
+		if seen[b.ID] {
+			v.r.at(b.Pos, id, "branch id %q is used twice", b.ID)
+		}
+		seen[b.ID] = true
+		if b.Condition.Src != "" {
+			v.check(sc, exprRef{src: b.Condition.Src, pos: b.Condition.Pos, kind: exprBool, item: forEach}, id)
+		}
+		for _, bs := range b.Stages {
+			v.stage(sc, bs, forEach)
+		}
+		v.graph(b.Stages, b.ID)
+	}
+}
+
+// webhookURL checks that the scheme and host are written out (templates
+// may fill the path and query only) and that the host is allowed.
+func (v *validator) webhookURL(r *Request, stage string) {
+	raw := r.URL
+	rest := raw
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	hostEnd := len(raw) - len(rest) + strings.IndexAny(rest+"/", "/?#")
+	if i := strings.Index(raw, "{{"); i >= 0 && i < hostEnd {
+		v.r.at(r.Pos, stage, "url %q: the scheme and host must be written out, not templated", raw)
+		return
+	}
+	u, err := url.Parse(raw[:hostEnd])
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		v.r.at(r.Pos, stage, "url %q must be an absolute http or https URL", raw)
+		return
+	}
+	for _, h := range v.opt.WebhookHosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h != "" && (h == strings.ToLower(u.Host) || h == strings.ToLower(u.Hostname()) && u.Port() == "") {
+			return
+		}
+	}
+	v.r.at(r.Pos, stage, "url host %q is not in the webhook allowlist (QUARRY_WEBHOOK_HOSTS)", u.Host)
+}
+
+// edge is one transition of the graph.
+type edge struct {
+	to      string
+	pos     Pos
+	key     string
+	bounded bool
+}
+
+// bounded reports whether a stage limits how often it can send the run on:
+// its own max_iterations, or a gate's on_fail.max_iterations (which counts
+// every time the gate sends the run back).
+func bounded(s *Stage) bool {
+	return s.MaxIterations.Set() || s.Type == TypeGate && s.OnFail != nil && s.OnFail.MaxIterations.Set()
+}
+
+// edges lists where a stage can send the run; next is the stage after it
+// in the file (or complete), the default of on_complete and on_pass.
+func edges(s *Stage, next string) []edge {
+	var out []edge
+	b := bounded(s)
+	add := func(t Target, key string) {
+		if t.ID != "" {
+			out = append(out, edge{to: t.ID, pos: t.Pos, key: key, bounded: b})
+		}
+	}
+	dflt := func(t Target, key string) {
+		if t.ID == "" {
+			out = append(out, edge{to: next, pos: s.Pos, key: key + " (default: the next stage)", bounded: b})
+			return
+		}
+		add(t, key)
+	}
+	if s.Condition.Src != "" {
+		dflt(s.SkipTo, "skip_to")
+	}
+	if s.OnError != nil && s.OnError.Then.Action == ThenGoto {
+		add(s.OnError.Then.Goto, "on_error.then.goto")
+	}
+	switch s.Type {
+	case TypeGate:
+		for _, o := range s.Options {
+			add(o.Next, "options.next")
+		}
+		if len(s.Options) == 0 {
+			dflt(s.OnPass, "on_pass")
+		}
+		if f := s.OnFail; f != nil {
+			add(f.Goto, "on_fail.goto")
+			if f.Then.Action == ThenGoto {
+				add(f.Then.Goto, "on_fail.then.goto")
+			}
+		}
+	case TypeParallel:
+		dflt(s.OnComplete, "on_complete")
+		add(s.OnAnyReject, "on_any_reject")
+		add(s.OnAllReject, "on_all_reject")
+	default:
+		dflt(s.OnComplete, "on_complete")
+	}
+	return out
+}
+
+// graph checks one list of stages (the workflow, or a branch when branch
+// is its id): targets exist, every stage is reachable from the first, the
+// first reaches complete, and every loop is bounded.
+func (v *validator) graph(stages []*Stage, branch string) {
+	if len(stages) == 0 {
+		return
+	}
+	where := "a stage"
+	if branch != "" {
+		where = "a stage of branch " + branch
+	}
+	// Stages without a usable id were reported already; a graph over
+	// them would only report echoes.
+	index := map[string]int{}
+	for i, s := range stages {
+		if _, dup := index[s.ID]; dup || !identRe.MatchString(s.ID) || s.ID == Complete {
+			return
+		}
+		index[s.ID] = i
+	}
+	adj := make([][]edge, len(stages))
+	for i, s := range stages {
+		next := Complete
+		if i+1 < len(stages) {
+			next = stages[i+1].ID
+		}
+		for _, e := range edges(s, next) {
+			if e.to == Complete {
+				adj[i] = append(adj[i], e)
+				continue
+			}
+			if _, ok := index[e.to]; !ok {
+				if branch != "" && v.ids[e.to] {
+					v.r.at(e.pos, s.ID, "%s: %q is not %s (a branch's stages go to each other or to complete)", e.key, e.to, where)
+				} else {
+					v.r.at(e.pos, s.ID, "%s: %q is not a stage (nor complete)", e.key, e.to)
+				}
+				// Reported; counted as an exit so it echoes no
+				// "never completes".
+				e.to, e.bounded = Complete, true
+			}
+			adj[i] = append(adj[i], e)
+		}
+	}
+	// Reachability from the entry.
+	reached := make([]bool, len(stages))
+	var walk func(int)
+	walk = func(i int) {
+		if reached[i] {
+			return
+		}
+		reached[i] = true
+		for _, e := range adj[i] {
+			if e.to != Complete {
+				walk(index[e.to])
+			}
+		}
+	}
+	walk(0)
+	for i, s := range stages {
+		if !reached[i] {
+			v.r.at(s.Pos, s.ID, "not reachable from the entry %q", stages[0].ID)
+		}
+	}
+	// Completion: which stages can reach complete.
+	ends := make([]bool, len(stages))
+	for changed := true; changed; {
+		changed = false
+		for i := range stages {
+			if ends[i] {
+				continue
+			}
+			for _, e := range adj[i] {
+				if e.to == Complete || ends[index[e.to]] {
+					ends[i], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	if !ends[0] {
+		v.r.at(stages[0].Pos, stages[0].ID, "no path from the entry reaches complete: the run could never finish")
+	} else {
+		for i, s := range stages {
+			if reached[i] && !ends[i] {
+				v.r.at(s.Pos, s.ID, "no path from this stage reaches complete")
+			}
+		}
+	}
+	// Loops: without the bounded edges, the graph must have no cycle. A
+	// DFS from every stage reports each edge that closes one.
+	state := make([]int, len(stages)) // 0 new, 1 on the path, 2 done
+	var dfs func(int)
+	dfs = func(i int) {
+		state[i] = 1
+		for _, e := range adj[i] {
+			if e.to == Complete || e.bounded {
+				continue
+			}
+			j := index[e.to]
+			switch state[j] {
+			case 0:
+				dfs(j)
+			case 1:
+				v.r.at(e.pos, stages[i].ID, "%s: going back to %q makes a loop without max_iterations (set it on a stage of the loop, or on the gate's on_fail)", e.key, e.to)
+			}
+		}
+		state[i] = 2
+	}
+	for i := range stages {
+		if state[i] == 0 {
+			dfs(i)
+		}
+	}
+}
