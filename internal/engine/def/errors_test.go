@@ -180,6 +180,25 @@ stages:
 `, []string{
 			`t.yaml:8:21: stage "a": on_fail.goto: going back to "a" makes a loop without max_iterations (set it on a stage of the loop, or on the gate's on_fail)`,
 		}},
+		{"LoopBoundOffTheLoop", head + `stages:
+  - {id: a, type: skill, skill: s, max_iterations: 2}
+  - {id: b, type: skill, skill: s}
+  - {id: c, type: set, set: {x: 1}, on_complete: b}
+`, []string{
+			`t.yaml:5:5: stage "a": no path from the entry reaches complete: the run could never finish`,
+			`t.yaml:7:50: stage "c": on_complete: going back to "b" makes a loop without max_iterations (set it on a stage of the loop, or on the gate's on_fail)`,
+		}},
+		{"LoopInsideBranch", head + `stages:
+  - id: p
+    type: parallel
+    branches:
+      - id: br
+        stages:
+          - {id: x, type: skill, skill: s}
+          - {id: y, type: gate, conditions: ["context.ok == true"], on_fail: {goto: x}}
+`, []string{
+			`t.yaml:11:85: stage "y": on_fail.goto: going back to "x" makes a loop without max_iterations (set it on a stage of the loop, or on the gate's on_fail)`,
+		}},
 		{"ParamErrors", head + `params:
   - {name: n, type: int, default: 50, min: 1, max: 20}
   - {name: s, type: string, default: 3}
@@ -425,6 +444,13 @@ stages:
     conditions: ["context.ok == true"]
     options: [{label: Again, next: a, requires_input: true}, {label: Done, next: complete}]
     on_fail: {goto: a, max_iterations: "{{ params.n }}", then: escalate}
+`},
+		{"LoopBoundedInTheMiddle", head + `stages:
+  - {id: a, type: skill, skill: s}
+  - {id: b, type: skill, skill: s, max_iterations: 4, on_error: {then: {goto: complete}}}
+  - id: c
+    type: gate
+    options: [{label: Again, next: a}, {label: Done, next: complete}]
 `},
 		{"ForwardSkipIsNoLoop", head + `stages:
   - {id: a, type: set, set: {x: "1"}, condition: "context.x == nil", skip_to: c}
