@@ -254,3 +254,12 @@ type Stage struct {
 	keys  map[string]Pos // keys written, for checks that need a place
 	exprs []exprRef
 }
+
+// at is where a key of the stage was written, or the stage itself when the
+// key is absent (a problem about a missing key points at the stage).
+func (s *Stage) at(key string) Pos {
+	if p, ok := s.keys[key]; ok {
+		return p
+	}
+	return s.Pos
+}

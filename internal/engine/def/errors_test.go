@@ -522,7 +522,7 @@ func FuzzLoad(f *testing.F) {
 		var list def.Errors
 		if err != nil && errors.As(err, &list) {
 			for _, e := range list {
-				if e.Line < 0 || e.Col < 0 || e.Msg == "" {
+				if e.Line < 1 || e.Col < 1 || e.Msg == "" {
 					t.Fatalf("problem without a place or message: %#v", e)
 				}
 			}

@@ -32,7 +32,7 @@ func validate(r *reporter, d *Definition, opt Options) {
 			continue
 		}
 		if v.ids[s.ID] {
-			v.r.at(s.keys["id"], s.ID, "stage id %q is used twice", s.ID)
+			v.r.at(s.at("id"), s.ID, "stage id %q is used twice", s.ID)
 		}
 		v.ids[s.ID] = true
 	}
@@ -155,14 +155,14 @@ func (v *validator) stage(sc *scope, s *Stage, item bool) {
 		v.check(sc, ref, id)
 	}
 	if _, ok := s.keys["skip_to"]; ok && s.Condition.Src == "" {
-		v.r.at(s.keys["skip_to"], id, "skip_to needs a condition")
+		v.r.at(s.at("skip_to"), id, "skip_to needs a condition")
 	}
 	switch s.Type {
 	case TypeSkill, TypeAction:
 		if _, ok := s.keys["skill"]; !ok {
 			v.r.at(s.Pos, id, "%s %s stage needs skill: the name of a registered handler", article(s.Type), s.Type)
 		} else if s.Skill != "" && !contains(v.opt.Skills, s.Skill) {
-			v.r.at(s.keys["skill"], id, "skill %q is not registered", s.Skill)
+			v.r.at(s.at("skill"), id, "skill %q is not registered", s.Skill)
 		}
 		seen := map[string]bool{}
 		for _, o := range s.Outputs {
@@ -180,13 +180,13 @@ func (v *validator) stage(sc *scope, s *Stage, item bool) {
 			v.r.at(s.Pos, id, "a gate needs conditions, options or both")
 		}
 		if len(s.Options) > 0 && s.OnPass.ID != "" {
-			v.r.at(s.keys["on_pass"], id, "on_pass does not apply to a gate with options: each option names its next stage")
+			v.r.at(s.at("on_pass"), id, "on_pass does not apply to a gate with options: each option names its next stage")
 		}
 		if s.OnFail != nil && len(s.Conditions) == 0 && !s.OnFail.MaxIterations.Set() {
-			v.r.at(s.keys["on_fail"], id, "on_fail applies when conditions fail, and this gate has none")
+			v.r.at(s.at("on_fail"), id, "on_fail applies when conditions fail, and this gate has none")
 		}
 		if f := s.OnFail; f != nil && f.Goto.ID == "" && f.Then.Action == "" && !f.MaxIterations.Set() {
-			v.r.at(s.keys["on_fail"], id, "on_fail needs goto or then")
+			v.r.at(s.at("on_fail"), id, "on_fail needs goto or then")
 		}
 	case TypeParallel:
 		v.parallel(sc, s)
@@ -198,7 +198,7 @@ func (v *validator) stage(sc *scope, s *Stage, item bool) {
 		}
 		if hasU && !strings.Contains(s.Until, "{{") {
 			if _, err := time.Parse(time.RFC3339, s.Until); err != nil {
-				v.r.at(s.keys["until"], id, "until %q is neither an RFC 3339 time (2026-01-31T09:00:00Z) nor a {{ template }}", s.Until)
+				v.r.at(s.at("until"), id, "until %q is neither an RFC 3339 time (2026-01-31T09:00:00Z) nor a {{ template }}", s.Until)
 			}
 		}
 	case TypeWebhook:
@@ -219,7 +219,7 @@ func (v *validator) parallel(sc *scope, s *Stage) {
 	}
 	forEach := s.ForEach.Src != ""
 	if forEach && len(s.Branches) != 1 {
-		v.r.at(s.keys["branches"], id, "with for_each, branches holds exactly one branch: the stages run once per item")
+		v.r.at(s.at("branches"), id, "with for_each, branches holds exactly one branch: the stages run once per item")
 	}
 	if s.Join.Mode == JoinN && !forEach && s.Join.N > len(s.Branches) {
 		v.r.at(s.Join.Pos, id, "join %d is more than the %d branches", s.Join.N, len(s.Branches))
