@@ -199,6 +199,14 @@ stages:
 `, []string{
 			`t.yaml:11:85: stage "y": on_fail.goto: going back to "x" makes a loop without max_iterations (set it on a stage of the loop, or on the gate's on_fail)`,
 		}},
+		{"TargetInsideABranch", head + `stages:
+  - id: p
+    type: parallel
+    branches: [{id: x, type: skill, skill: s}]
+  - {id: q, type: set, set: {v: 1}, on_complete: x}
+`, []string{
+			`t.yaml:8:50: stage "q": on_complete: "x" is a stage inside a parallel branch; only its branch goes to it`,
+		}},
 		{"ParamErrors", head + `params:
   - {name: n, type: int, default: 50, min: 1, max: 20}
   - {name: s, type: string, default: 3}

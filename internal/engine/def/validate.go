@@ -367,7 +367,9 @@ func (v *validator) graph(stages []*Stage, branch string) {
 				continue
 			}
 			if _, ok := index[e.to]; !ok {
-				if branch != "" && v.ids[e.to] {
+				if branch == "" && v.ids[e.to] {
+					v.r.at(e.pos, s.ID, "%s: %q is a stage inside a parallel branch; only its branch goes to it", e.key, e.to)
+				} else if branch != "" && v.ids[e.to] {
 					v.r.at(e.pos, s.ID, "%s: %q is not %s (a branch's stages go to each other or to complete)", e.key, e.to, where)
 				} else {
 					v.r.at(e.pos, s.ID, "%s: %q is not a stage (nor complete)", e.key, e.to)
