@@ -484,7 +484,7 @@ stages:
       - {id: each, condition: "item != nil", stages: [{id: w, type: skill, skill: s, with: {v: "{{ item }}"}}]}
     join: 5
 `},
-		{"WebhookWithSecretAndPort", head + `stages:
+		{"WebhookWithSecrets", head + `stages:
   - id: w
     type: webhook
     request:
