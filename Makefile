@@ -34,8 +34,8 @@ screenshots: ## Install browser deps if missing, then write docs/screenshots/*.p
 	./scripts/setup-e2e.sh
 	QUARRY_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestScreenshots(Phone)?$$' -v ./e2e/
 
-bench: ## Run every benchmark once; prints the figure lines (full output in bench.out)
-	@$(GO) test -run '^$$' -bench . -benchtime=1x -benchmem -timeout 30m ./... > bench.out 2>&1; status=$$?; \
+bench: ## Run every benchmark once, one package at a time (so no two compete for the 2 cores); prints the figure lines (full output in bench.out)
+	@$(GO) test -p 1 -run '^$$' -bench . -benchtime=1x -benchmem -timeout 40m ./... > bench.out 2>&1; status=$$?; \
 	grep -E '^[a-z]+: [a-z_0-9]+[= ]|^(FAIL|---|panic)' bench.out; exit $$status
 
 fuzz: ## Run every Fuzz target for FUZZTIME each (default 10s)
