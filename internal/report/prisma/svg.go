@@ -187,14 +187,7 @@ func (f Flow) WriteSVG(out io.Writer, caption string) error {
 	height := y - rowGap + 30
 
 	var w svgWriter
-	w.Raw(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1"`)
-	w.Attr("width", strconv.Itoa(width))
-	w.Attr("height", strconv.Itoa(height))
-	w.Attr("viewBox", fmt.Sprintf("0 0 %d %d", width, height))
-	w.Attr("role", "img")
-	w.Attr("aria-labelledby", "prisma-title")
-	w.Attr("font-family", fontFamily)
-	w.Attr("font-size", "13")
+	w.Open(width, height, "prisma-title", fontFamily, 13)
 	w.Raw(">\n<title id=\"prisma-title\">")
 	w.Esc("PRISMA 2020 flow diagram: " + caption)
 	w.Raw("</title>\n")

@@ -75,14 +75,7 @@ func (p Plot) WriteSVG(out io.Writer, caption string) error {
 	py := func(y int) float64 { return float64(top+plotH) - float64(plotH)*float64(y)/float64(yMax) }
 
 	var w svgWriter
-	w.Raw(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1"`)
-	w.Attr("width", strconv.Itoa(width))
-	w.Attr("height", strconv.Itoa(height))
-	w.Attr("viewBox", fmt.Sprintf("0 0 %d %d", width, height))
-	w.Attr("role", "img")
-	w.Attr("aria-labelledby", "progress-title progress-desc")
-	w.Attr("font-family", fontFamily)
-	w.Attr("font-size", "12")
+	w.Open(width, height, "progress-title progress-desc", fontFamily, 12)
 	w.Attr("data-screened", strconv.Itoa(last.Screened))
 	w.Attr("data-relevant", strconv.Itoa(last.Relevant))
 	w.Attr("data-points", p.Points())

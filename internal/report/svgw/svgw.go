@@ -7,7 +7,9 @@ package svgw
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
+	"strconv"
 )
 
 // Writer accumulates one SVG document.
@@ -26,6 +28,21 @@ func (w *Writer) Attr(name, value string) {
 	w.Raw(" " + name + `="`)
 	w.Esc(value)
 	w.Raw(`"`)
+}
+
+// Open starts the document's root <svg> element, sized width × height
+// and labelled by the ids in labelledBy (its title and description, so a
+// screen reader names the image), and leaves the tag open for the
+// diagram's own attributes; the caller writes the closing ">".
+func (w *Writer) Open(width, height int, labelledBy, fontFamily string, fontSize int) {
+	w.Raw(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1"`)
+	w.Attr("width", strconv.Itoa(width))
+	w.Attr("height", strconv.Itoa(height))
+	w.Attr("viewBox", fmt.Sprintf("0 0 %d %d", width, height))
+	w.Attr("role", "img")
+	w.Attr("aria-labelledby", labelledBy)
+	w.Attr("font-family", fontFamily)
+	w.Attr("font-size", strconv.Itoa(fontSize))
 }
 
 // WriteTo writes the document to out.
