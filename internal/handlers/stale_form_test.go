@@ -25,7 +25,7 @@ func TestStaleReviewFormKeepsNewerMarks(t *testing.T) {
 	require.Equal(t, "unsure", form.Get("mark:"+ids[0]), "the page was drawn with the paper unsure")
 
 	w.putMark(t, runID, ids[0], "relevant", "") // Ada, after Grace's page was drawn
-	form.Set("mark:"+ids[1], "irrelevant")       // Grace's own change
+	form.Set("mark:"+ids[1], "irrelevant")      // Grace's own change
 	form.Set("op", "keep")
 	res, _ := w.post(t, w.client, strings.Replace(doc.Find(`form[data-testid="review-form"]`).AttrOr("action", ""), "&amp;", "&", -1), form)
 	require.Equal(t, http.StatusOK, res.StatusCode)
