@@ -132,6 +132,7 @@
 		if (!form || (form.getAttribute("action") || "").indexOf("/checkpoints/" + m.checkpoint_id + "/") < 0) return;
 		var p = papers().filter(function (el) { return el.getAttribute("data-paper-id") === m.paper_id; })[0];
 		if (!p) return;
+		setDrawn(p, m);
 		var mine = sent[m.paper_id] || [];
 		for (var i = 0; i < mine.length; i++) {
 			if (mine[i].mark === m.mark && mine[i].note === m.note && mine[i].reason === m.reason) {
@@ -151,6 +152,20 @@
 		changed = setField(p, "paper-reason", m.reason, m.marked_by, "exclusion reason") || changed;
 		var status = p.querySelector(".mark-status");
 		if (changed && status) status.textContent = (m.marked_by || "Someone") + " marked this " + m.mark;
+	}
+
+	// setDrawn records a stored mark as the paper's baseline (its was:
+	// fields): the whole-form submit sends only fields that differ from
+	// what is stored, so a mark the viewer puts back to what it was before
+	// a teammate's change is still sent.
+	function setDrawn(p, m) {
+		var set = function (prefix, value) {
+			var el = p.querySelector('input[name="' + prefix + m.paper_id + '"]');
+			if (el) el.value = value || "";
+		};
+		set("was:", m.mark || "unsure");
+		set("was-note:", m.note);
+		set("was-reason:", m.reason);
 	}
 
 	// setField sets a paper's note or reason to value unless the viewer is

@@ -22,7 +22,12 @@ import (
 // notePrefix the per-paper note inputs: "note:<paper id>".
 const (
 	markPrefix = "mark:"
-	notePrefix = "note:"
+	// wasPrefix, wasNotePrefix and wasReasonPrefix name a paper's mark,
+	// note and reason as the review form drew them (dropUnchanged).
+	wasPrefix       = "was:"
+	wasNotePrefix   = "was-note:"
+	wasReasonPrefix = "was-reason:"
+	notePrefix      = "note:"
 )
 
 // reviewFormOf fills the review form from a checkpoint's payload and the
@@ -114,7 +119,27 @@ func reviewSubmit(c echo.Context, cp engine.Checkpoint) (pipeline.ResultPayload,
 	if err != nil {
 		return p, nil, fault.Errorf(fault.EInvalid, "unreadable form: %v", err)
 	}
+	dropUnchanged(form)
 	return p, form, nil
+}
+
+// dropUnchanged removes from a review form the marks, notes and reasons
+// left as the page drew them (its was:, was-note: and was-reason: fields):
+// a page drawn before a teammate's mark reached it would otherwise send
+// its stale "unsure" back over that mark. Only what the person changed is
+// saved; a paper whose fields are all dropped takes its stored mark.
+func dropUnchanged(form url.Values) {
+	for k := range form {
+		id, ok := strings.CutPrefix(k, wasPrefix)
+		if !ok {
+			continue
+		}
+		for field, was := range map[string]string{markPrefix: wasPrefix, notePrefix: wasNotePrefix, reasonPrefix: wasReasonPrefix} {
+			if vs, sent := form[field+id]; sent && len(vs) > 0 && vs[0] == form.Get(was+id) {
+				delete(form, field+id)
+			}
+		}
+	}
 }
 
 // DecideReview handles POST /runs/:id/checkpoints/:cp/review: approve
@@ -284,6 +309,12 @@ func (h *Runs) renderReview(c echo.Context, run engine.Run, status int, f views.
 		return err
 	}
 	if stored := d.Review; stored != nil {
+		f.Stored = map[string]views.Drawn{}
+		for _, paper := range stored.Groups {
+			for _, sp := range paper.Papers {
+				f.Stored[sp.ID] = views.Drawn{Mark: stored.Marks[sp.ID], Note: stored.Notes[sp.ID], Reason: stored.Reasons[sp.ID]}
+			}
+		}
 		f.Marks, f.Notes, f.Reasons = overlay(stored.Marks, f.Marks), overlay(stored.Notes, f.Notes), overlay(stored.Reasons, f.Reasons)
 		f.Highlight, f.Progress = stored.Highlight, stored.Progress
 	}

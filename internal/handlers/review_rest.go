@@ -41,8 +41,12 @@ func (h *Runs) MarkRest(c echo.Context) error {
 	}
 	shown := map[string]bool{}
 	for k := range form {
-		if id, ok := strings.CutPrefix(k, markPrefix); ok {
-			shown[id] = true
+		// A paper's mark field, or its drawn baseline when the mark was
+		// left as drawn (dropUnchanged removed the field).
+		for _, prefix := range []string{markPrefix, wasPrefix} {
+			if id, ok := strings.CutPrefix(k, prefix); ok {
+				shown[id] = true
+			}
 		}
 	}
 	by := h.people.name(c)

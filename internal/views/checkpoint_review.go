@@ -80,3 +80,21 @@ func progressOf(f ReviewForm) Progress {
 	}
 	return ProgressOf(papers, f.Marks)
 }
+
+// Drawn is a paper's stored mark, note and reason when the review form
+// was drawn.
+type Drawn struct{ Mark, Note, Reason string }
+
+// drawnOf is paper id's Drawn: from f.Stored when the form shows posted
+// values over the stored ones (a 422), else what the form shows. An
+// empty mark is drawn as unsure, the radio checked for it.
+func drawnOf(f ReviewForm, id string) Drawn {
+	d := Drawn{Mark: f.Marks[id], Note: f.Notes[id], Reason: f.Reasons[id]}
+	if f.Stored != nil {
+		d = f.Stored[id]
+	}
+	if d.Mark == "" {
+		d.Mark = MarkUnsure
+	}
+	return d
+}

@@ -170,6 +170,11 @@ type ReviewForm struct {
 	// shown at the top of the review (nil: none).
 	Screening *Screening
 
+	// Stored, when set, are the papers' stored marks while the form shows
+	// what was posted over them (a 422): the baselines the form posts
+	// back (Drawn) must be what is stored, or a resubmit would drop the
+	// person's unsaved changes as unchanged.
+	Stored map[string]Drawn
 	// CanShowMore offers "Show more": a source of the review found more
 	// than it returned (pipeline.HasMore).
 	CanShowMore bool
