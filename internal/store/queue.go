@@ -133,7 +133,7 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 	if opts.FetchPollInterval < cooldown {
 		cooldown = opts.FetchPollInterval
 	}
-	c, err := river.NewClient(riversqlite.New(s.queue), &river.Config{
+	c, err := river.NewClient(localDriver{riversqlite.New(s.queue)}, &river.Config{
 		Logger:               quietLogger(s.log),
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}},
 		Workers:              workers,
@@ -184,3 +184,18 @@ func (s *Store) scheduleAdvanceTx(ctx context.Context, tx *sql.Tx, runID string)
 	}
 	return nil
 }
+
+// localDriver is River's SQLite driver without its notifications. That
+// driver emulates LISTEN/NOTIFY with an outbox table it polls every 50 ms,
+// so a job waited 25 ms on average before a worker saw it, and an idle
+// server woke twenty times a second. Without a listener River triggers
+// this process's workers the moment a job is inserted outside a
+// transaction (Wake, ScheduleAdvance), and finds anything else (jobs due
+// later, jobs queued by another process) at FetchPollInterval.
+type localDriver struct{ *riversqlite.Driver }
+
+// SupportsListener implements riverdriver.Driver.
+func (localDriver) SupportsListener() bool { return false }
+
+// SupportsListenNotify implements riverdriver.Driver.
+func (localDriver) SupportsListenNotify() bool { return false }

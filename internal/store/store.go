@@ -30,13 +30,14 @@ import (
 	"quarry/migrations"
 )
 
-// Store owns the database: one writer connection (SQLite allows one writer;
-// a single pooled connection turns lock contention into an in-process queue),
-// a pool of readers, and River's own single-connection pool.
+// Store owns the database: one writer connection, which River's job queue
+// shares (SQLite allows one writer; a single pooled connection turns lock
+// contention into an in-process queue), and a pool of readers.
 type Store struct {
 	path  string
 	write *sql.DB
 	read  *sql.DB
+	// queue is River's pool: write, shared.
 	queue *sql.DB
 	// jobs inserts River jobs, inside our transactions when atomicity matters.
 	jobs   *river.Client[*sql.Tx]
@@ -228,15 +229,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// A database opened with only older migrations (tests of upgrades)
 	// has no paper_marks: RunStamp then asks unprepared, and fails there.
 	s.stmts.runStamp, _ = s.read.PrepareContext(ctx, runStampSQL)
-	if s.queue, err = open(false, 1); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("store: open queue pool: %w", err)
-	}
-	if err := capSize(ctx, s.queue, opts.MaxBytes); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if s.jobs, err = river.NewClient(riversqlite.New(s.queue), &river.Config{Logger: quietLogger(opts.Logger)}); err != nil {
+	// River writes through the store's own single connection: two writer
+	// connections in one process contend inside SQLite, whose busy handler
+	// sleeps 1, 2, 5, 10 … ms between tries, so a job fetch that met a
+	// step's commit waited for it. One connection queues them in
+	// database/sql, handed over at once. So nothing may wait on River (a
+	// non-Tx insert, Wake) while it holds a write transaction.
+	s.queue = s.write
+	if s.jobs, err = river.NewClient(localDriver{riversqlite.New(s.queue)}, &river.Config{Logger: quietLogger(opts.Logger)}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: river client: %w", err)
 	}
@@ -454,7 +454,7 @@ func (s *Store) Close() error {
 			st.Close()
 		}
 	}
-	for _, db := range []*sql.DB{s.queue, s.read, s.write} {
+	for _, db := range []*sql.DB{s.read, s.write} {
 		if db != nil {
 			errs = append(errs, db.Close())
 		}
