@@ -260,9 +260,11 @@ func watch(t *testing.T, page playwright.Page) {
 		mu.Unlock()
 	}
 	// A failed asset or API call is a bug; a failed document load may be
-	// what the test wants (a 404 page), so tests check those themselves.
+	// what the test wants (a 404 page, a form's 422), so tests check those
+	// themselves. A boosted form's request (HX-Boosted) loads a page too.
 	page.OnResponse(func(res playwright.Response) {
-		if res.Status() >= 400 && res.Request().ResourceType() != "document" {
+		req := res.Request()
+		if res.Status() >= 400 && req.ResourceType() != "document" && req.Headers()["hx-boosted"] != "true" {
 			report(fmt.Sprintf("%s %s: %d", res.Request().Method(), res.URL(), res.Status()))
 		}
 	})

@@ -48,3 +48,26 @@ func TestStaleReviewFormKeepsTeammatesMark(t *testing.T) {
 	require.NoError(t, expect.Locator(markRadio(other, ada, "Relevant")).ToBeChecked())
 	require.NoError(t, expect.Locator(markRadio(other, grace, "Irrelevant")).ToBeChecked())
 }
+
+// TestApproveSwapsInTheReview: the strategy form is boosted, so approving
+// it swaps in the review without a page load (about 100 ms sooner on the
+// bench), at the run's own address, with a working page: its stream and
+// its per-click mark saves.
+func TestApproveSwapsInTheReview(t *testing.T) {
+	t.Parallel()
+	page, expect := newPage(t)
+	startRun(t, page, expect, "Ada", "sleep and memory consolidation")
+	runURL := page.URL()
+	markPage(t, page)
+	require.NoError(t, button(page, "Approve").Click())
+	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-review")).ToBeVisible(afterWork()))
+	notReloaded(t, page)
+	require.Equal(t, runURL, page.URL())
+	id, err := page.GetByTestId("paper").First().GetAttribute("data-paper-id")
+	require.NoError(t, err)
+	require.NoError(t, markRadio(page, id, "Relevant").Check())
+	require.NoError(t, expect.Locator(page.Locator(`[data-testid="paper"][data-paper-id="`+id+`"] [data-testid="mark-saved"]`)).ToBeVisible())
+	_, err = page.Reload()
+	require.NoError(t, err)
+	require.NoError(t, expect.Locator(markRadio(page, id, "Relevant")).ToBeChecked())
+}

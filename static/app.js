@@ -37,11 +37,37 @@
 	// into a 405. The page names its own address (data-page-url); the
 	// address bar shows that instead. (Without JavaScript the action's
 	// GET redirects to the run's page.)
-	var self = document.querySelector("[data-page-url]");
-	if (self && window.history && history.replaceState) {
-		var want = self.getAttribute("data-page-url");
-		if (want && location.pathname !== want) history.replaceState(history.state, "", want);
+	function showOwnAddress() {
+		var self = document.querySelector("[data-page-url]");
+		if (self && window.history && history.replaceState) {
+			var want = self.getAttribute("data-page-url");
+			if (want && location.pathname !== want) history.replaceState(history.state, "", want);
+		}
 	}
+	showOwnAddress();
+
+	// A boosted form (hx-boost) is answered with a whole page, which htmx
+	// swaps in as the body: a page load without the browser's reload. Its
+	// answer is drawn whatever its status (a 422 with the form's errors, a
+	// 409), as the browser would; the body swapped in is a new page, so
+	// nothing is typed in it yet and it shows its own address.
+	document.addEventListener("htmx:beforeRequest", function (ev) {
+		if (ev.detail.boosted) submitting = true;
+	});
+	document.addEventListener("htmx:beforeSwap", function (ev) {
+		if (!ev.detail.boosted) return;
+		ev.detail.shouldSwap = true;
+		ev.detail.isError = false;
+	});
+	document.addEventListener("htmx:afterSettle", function (ev) {
+		if (!ev.detail.boosted) return;
+		submitting = false;
+		dirty = false;
+		showOwnAddress();
+	});
+	document.addEventListener("htmx:afterRequest", function (ev) {
+		if (ev.detail.boosted && !ev.detail.successful && !ev.detail.xhr.status) submitting = false; // no answer
+	});
 
 	function inForm(el) {
 		return !!(el && (el.form || (el.closest && el.closest("form"))));

@@ -25,8 +25,10 @@ func renderCtx(ctx context.Context, c echo.Context, status int, comp templ.Compo
 	return c.HTMLBlob(status, buf.Bytes())
 }
 
-// isHTMX reports whether the request was made by htmx, which wants a
-// fragment to swap rather than a whole page.
+// isHTMX reports whether the request was made by htmx for a fragment to
+// swap. A boosted form's request (HX-Boosted) is htmx's too, but it wants
+// the whole page, as the form would without JavaScript.
 func isHTMX(c echo.Context) bool {
-	return c.Request().Header.Get("HX-Request") == "true"
+	h := c.Request().Header
+	return h.Get("HX-Request") == "true" && h.Get("HX-Boosted") != "true"
 }
