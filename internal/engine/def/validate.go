@@ -264,11 +264,8 @@ func (v *validator) webhookURL(r *Request, stage string) {
 		v.r.at(r.Pos, stage, "url %q must be an absolute http or https URL", raw)
 		return
 	}
-	for _, h := range v.opt.WebhookHosts {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if h != "" && (h == strings.ToLower(u.Host) || h == strings.ToLower(u.Hostname()) && u.Port() == "") {
-			return
-		}
+	if HostAllowed(v.opt.WebhookHosts, u) {
+		return
 	}
 	v.r.at(r.Pos, stage, "url host %q is not in the webhook allowlist (QUARRY_WEBHOOK_HOSTS)", u.Host)
 }
@@ -451,4 +448,18 @@ func (v *validator) graph(stages []*Stage, branch string) {
 			dfs(i)
 		}
 	}
+}
+
+// HostAllowed reports whether u's host is in the webhook allowlist: an
+// entry "host" allows that host on the scheme's default port, an entry
+// "host:port" that port only. The loader checks each webhook's URL with
+// it, and the caller checks it again on the URL as sent.
+func HostAllowed(hosts []string, u *url.URL) bool {
+	for _, h := range hosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h != "" && (h == strings.ToLower(u.Host) || h == strings.ToLower(u.Hostname()) && u.Port() == "") {
+			return true
+		}
+	}
+	return false
 }
