@@ -149,11 +149,14 @@ func TestCancelStopsTheQueue(t *testing.T) {
 		for len(srv.Requests()) == 0 {
 			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(20 * time.Millisecond) // the second query is queued for an hour by now
+		time.Sleep(100 * time.Millisecond) // the second query is queued for an hour by now
 		cancel()
 	}()
 	start := time.Now()
-	res, err := searchUnderLimit(t, ctx, srv, time.Hour, time.Hour, time.Hour, "all:a", "all:b")
+	// The queue's bound is above the hour's wait: with both at an hour,
+	// the second query's wait for the one connection could bring its turn
+	// past the bound, and it failed at once instead of waiting.
+	res, err := searchUnderLimit(t, ctx, srv, time.Hour, 2*time.Hour, time.Hour, "all:a", "all:b")
 	require.ErrorIs(t, err, context.Canceled)
 	require.Less(t, time.Since(start), 10*time.Second)
 	require.Len(t, srv.Requests(), 1)
