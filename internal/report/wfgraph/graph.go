@@ -383,7 +383,7 @@ func FromWorkflow(w *engine.Workflow) Graph {
 			continue
 		}
 		order[id] = i
-		node := Node{ID: id, Label: n.Title, Kind: KindStep, Detail: "step"}
+		node := Node{ID: id, Label: n.Title, Kind: KindStep}
 		if n.Gate != "" {
 			node.Kind, node.Detail = KindGate, "checkpoint · "+strings.ReplaceAll(string(n.Gate), "_", " ")
 		}
