@@ -88,6 +88,11 @@ func Mermaid(g Graph, o Options) string {
 			fmt.Fprintf(&b, "  classDef %s fill:%s,stroke:%s\n", st, fill, line)
 			fmt.Fprintf(&b, "  class %s %s\n", strings.Join(byState[State(st)], ","), st)
 		}
+		for i, c := range g.Clusters {
+			if fill, line, known := stateStyle(o.States[c.ID]); known {
+				fmt.Fprintf(&b, "  style c%d fill:%s,stroke:%s\n", i, fill, line)
+			}
+		}
 		if n, ok := names[o.Current]; ok {
 			b.WriteString("  classDef current stroke-width:4px\n")
 			fmt.Fprintf(&b, "  class %s current\n", n)

@@ -139,7 +139,7 @@ func TestDOTHighlight(t *testing.T) {
 
 func TestMermaid(t *testing.T) {
 	t.Parallel()
-	m := wfgraph.Mermaid(demo(t), wfgraph.Options{Current: "decide", States: map[string]wfgraph.State{"prepare": wfgraph.Completed, "decide": wfgraph.Waiting}})
+	m := wfgraph.Mermaid(demo(t), wfgraph.Options{Current: "decide", States: map[string]wfgraph.State{"prepare": wfgraph.Completed, "decide": wfgraph.Waiting, "fan.b1": wfgraph.Failed}})
 	require.True(t, strings.HasPrefix(m, "flowchart TD\n"))
 	for _, want := range []string{
 		`  n0(("start"))`,
@@ -155,6 +155,7 @@ func TestMermaid(t *testing.T) {
 		`  n6 -->|"on_any_reject"| n7`,
 		"  classDef completed fill:#dcefdc,stroke:#2e7d32\n  class n1 completed\n",
 		"  class n7 current\n",
+		"  style c2 fill:#fdecea,stroke:#8a1c1c\n",
 	} {
 		require.Contains(t, m, want)
 	}
