@@ -81,7 +81,7 @@ func TestHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"Help", []string{"help"}, []string{"Subcommands:", "serve", "import", "dedup", "eval", "version", "Exit status"}},
+		{"Help", []string{"help"}, []string{"Subcommands:", "serve", "import", "dedup", "eval", "workflow", "version", "Exit status"}},
 		{"DashH", []string{"-h"}, []string{"Subcommands:"}},
 		{"DashDashHelp", []string{"--help"}, []string{"Subcommands:"}},
 		{"HelpImport", []string{"help", "import"}, []string{"Usage: quarry import", "-format", "-db", "QUARRY_DB", "./quarry.db", "standard input"}},
@@ -89,6 +89,8 @@ func TestHelp(t *testing.T) {
 		{"DedupDashHAfterArguments", []string{"dedup", "a.ris", "-h"}, []string{"Usage: quarry dedup", "-out-format"}},
 		{"HelpEval", []string{"help", "eval"}, []string{"Usage: quarry eval", "screening DIR"}},
 		{"HelpVersion", []string{"help", "version"}, []string{"Usage: quarry version"}},
+		{"HelpWorkflow", []string{"help", "workflow"}, []string{"Usage: quarry workflow <validate|graph>", "validate FILE...", "graph FILE"}},
+		{"WorkflowGraphDashH", []string{"workflow", "graph", "-h"}, []string{"Usage: quarry workflow graph FILE [--format dot|svg|mermaid]", "-format"}},
 		{"HelpServe", []string{"help", "serve"}, []string{"Usage: quarry serve", "--addr, QUARRY_ADDR (default: 127.0.0.1:8080)"}},
 	}
 	for _, tt := range tests {

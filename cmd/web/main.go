@@ -1,5 +1,5 @@
 // Command web is the Quarry binary: `quarry serve` runs the web app, and
-// further subcommands (import, dedup, eval, version) share its
+// further subcommands (import, dedup, eval, workflow, version) share its
 // configuration.
 package main
 
@@ -73,6 +73,7 @@ func commands() []command {
 		{"import", "import BibTeX, RIS, CSL-JSON, MEDLINE, CSV or JSON Lines files into the local library", (*cli).importCmd},
 		{"dedup", "merge several exports into one deduplicated file, with a CSV report of every merge", (*cli).dedupCmd},
 		{"eval", "measure the deduplicator or the relevance scorer on labelled data", (*cli).evalCmd},
+		{"workflow", "check workflow definition files and draw their graphs (DOT, SVG, Mermaid)", (*cli).workflowCmd},
 		{"version", "print the version and the revision it was built from", (*cli).versionCmd},
 		{"help", "show this help, or a subcommand's (quarry help import)", (*cli).helpCmd},
 	}

@@ -177,6 +177,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
 		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), PublicURL: cfg.PublicURL, ReadLimits: cfg.Import,
 		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest, ExclusionReasons: cfg.ExclusionReasons, StopWindow: cfg.StopWindow,
+		WorkflowsDir: cfg.WorkflowsDir, DefinitionOptions: DefinitionOptions(cfg),
 	})
 	return a, nil
 }

@@ -77,6 +77,12 @@ type Config struct {
 	// papers an iteration, and the smallest run of irrelevant records
 	// that common screening guidance (ASReview's) suggests.
 	StopWindow int
+	// WorkflowsDir is a directory of workflow definition files (*.yaml,
+	// *.yml; docs/workflows.md): /workflows lists each beside the built-in
+	// workflows, drawn when it is valid and with its errors when not, so a
+	// team sees at once what a file it wrote means. Empty means none. It is
+	// read when listed, so an edited file shows without a restart.
+	WorkflowsDir string
 	// Import bounds what reading one file may cost (its Limits and Gzip;
 	// the other fields are per file): library uploads, files attached to
 	// runs and `quarry import`. Zero fields mean the defaults.

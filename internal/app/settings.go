@@ -99,6 +99,8 @@ func settings() []setting {
 
 		setting{env: "QUARRY_STOP_WINDOW", key: "stop_window", def: strconv.Itoa(research.DefaultStopWindow), set: setStopWindow,
 			doc: "k of the review's stopping suggestion \"no relevant paper in the last k screened\" (a hint; a run never stops by itself)"},
+		setting{flag: "workflows-dir", env: "QUARRY_WORKFLOWS_DIR", key: "workflows_dir", set: text(func(c *Config) *string { return &c.WorkflowsDir }),
+			doc: "a directory of workflow definition files (`*.yaml`, `*.yml`; see `docs/workflows.md`) listed on /workflows, each drawn or shown with its errors"},
 		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
 			doc: "`offline` (heuristic skills); `openai` (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, OpenRouter) or `anthropic`"},
 		setting{env: "QUARRY_LLM_MODEL", key: "llm.model", shown: "`" + llm.DefaultOpenAIModel + "` (openai), `" + llm.DefaultAnthropicModel + "` (anthropic)",

@@ -1,10 +1,5 @@
 package engine
 
-import (
-	"fmt"
-	"strings"
-)
-
 // Node is one step of a drawn workflow.
 type Node struct {
 	ID    string         `json:"id"`
@@ -21,7 +16,8 @@ type Edge struct {
 	Outcome string `json:"outcome"`
 }
 
-// Graph is a workflow's transition graph as data, in definition order.
+// Graph is a workflow's transition graph as data, in definition order;
+// internal/report/wfgraph draws it.
 type Graph struct {
 	Name  string `json:"name"`
 	Nodes []Node `json:"nodes"`
@@ -54,59 +50,4 @@ func (w *Workflow) Graph() Graph {
 		g.Nodes = append(g.Nodes, Node{ID: End, Title: "end"})
 	}
 	return g
-}
-
-// Mermaid renders the graph as a Mermaid flowchart; gates are drawn as
-// hexagons so human checkpoints stand out.
-func (g Graph) Mermaid() string {
-	var b strings.Builder
-	b.WriteString("flowchart TD\n")
-	for _, n := range g.Nodes {
-		label := strings.ReplaceAll(n.Title, `"`, "'")
-		switch {
-		case n.ID == End:
-			fmt.Fprintf(&b, "  %s((%q))\n", mermaidID(n.ID), "end")
-		case n.Gate != "":
-			fmt.Fprintf(&b, "  %s{{\"%s<br/>%s\"}}\n", mermaidID(n.ID), label, n.Gate)
-		default:
-			fmt.Fprintf(&b, "  %s[\"%s\"]\n", mermaidID(n.ID), label)
-		}
-	}
-	for _, e := range g.Edges {
-		fmt.Fprintf(&b, "  %s -->|%s| %s\n", mermaidID(e.From), e.Outcome, mermaidID(e.To))
-	}
-	return b.String()
-}
-
-// DOT renders the graph for Graphviz.
-func (g Graph) DOT() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "digraph %q {\n  rankdir=TB;\n", g.Name)
-	for _, n := range g.Nodes {
-		shape := "box"
-		switch {
-		case n.ID == End:
-			shape = "doublecircle"
-		case n.Gate != "":
-			shape = "hexagon"
-		}
-		fmt.Fprintf(&b, "  %q [label=%q, shape=%s];\n", n.ID, n.Title, shape)
-	}
-	for _, e := range g.Edges {
-		fmt.Fprintf(&b, "  %q -> %q [label=%q];\n", e.From, e.To, e.Outcome)
-	}
-	b.WriteString("}\n")
-	return b.String()
-}
-
-func mermaidID(id string) string {
-	if id == End {
-		return "end_"
-	}
-	return "s_" + strings.Map(func(r rune) rune {
-		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '_'
-	}, id)
 }

@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -111,13 +110,6 @@ func TestGraph(t *testing.T) {
 		{From: "review", To: engine.End, Outcome: "ok"},
 		{From: "review", To: engine.End, Outcome: "exit"},
 	}, g.Edges)
-	m := g.Mermaid()
-	require.True(t, strings.HasPrefix(m, "flowchart TD\n"))
-	require.Contains(t, m, "s_review -->|iterate| s_work")
-	require.Contains(t, m, `s_review{{"review<br/>note"}}`)
-	d := g.DOT()
-	require.Contains(t, d, `"review" -> "work" [label="iterate"];`)
-	require.Contains(t, d, `"review" [label="review", shape=hexagon];`)
 }
 
 func TestResolveParams(t *testing.T) {

@@ -17,8 +17,10 @@ import (
 
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
+	"quarry/internal/engine/def"
 	"quarry/internal/fault"
 	"quarry/internal/library"
+	"quarry/internal/report/wfgraph"
 )
 
 // Deps is everything the HTTP layer needs from the rest of the app. The
@@ -76,6 +78,10 @@ type Deps struct {
 	// StopWindow is k of the review's "no relevant paper in the last k
 	// screened" suggestion; 0 means research.DefaultStopWindow.
 	StopWindow int
+	// WorkflowsDir is QUARRY_WORKFLOWS_DIR: /workflows lists its
+	// definition files, checked with DefinitionOptions; "" lists none.
+	WorkflowsDir      string
+	DefinitionOptions def.Options
 	// OnRequest, if set, is told of every answered request (metrics); the
 	// request log gets the same line either way.
 	OnRequest func(RequestInfo)
@@ -208,7 +214,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits,
 		settings: settings}
 	names := &Names{people: p}
-	wfs := &Workflows{people: p, registry: deps.Engine.Registry()}
+	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: wfgraph.NewRenderer()}
 	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}
 	// CSRF guards every app route (GETs get the session's token, unsafe
 	// methods must come from this origin and echo it back); it is per

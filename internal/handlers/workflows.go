@@ -1,38 +1,110 @@
 package handlers
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
+	"quarry/internal/engine/def"
+	"quarry/internal/report/wfgraph"
 	"quarry/internal/views"
 )
 
-// Workflows draws the registered workflows.
+// Workflows lists and draws the workflows: those registered in Go and the
+// definition files of the workflows directory.
 type Workflows struct {
 	people   *people
 	registry *engine.Registry
+	// dir is QUARRY_WORKFLOWS_DIR ("" for none), read on every listing so
+	// an edited file shows at once; opts check its files.
+	dir    string
+	opts   def.Options
+	graphs *wfgraph.Renderer
 }
 
-// List handles GET /workflows: every workflow's graph from Graph(), drawn
-// as an SVG diagram (laid out by the view, see views.NewDiagram), as
-// accessible lists of steps and transitions and as Mermaid source.
+// List handles GET /workflows: every registered workflow, then every
+// definition file of the workflows directory. A workflow (or a file that
+// loads) is drawn by wfgraph as SVG, and listed as stages, transitions and
+// Mermaid source; a file that does not load is listed with every problem
+// (file:line:col) and cannot start runs. A directory that cannot be read
+// is reported on the page, which still lists the registered workflows.
 func (h *Workflows) List(c echo.Context) error {
-	d := views.WorkflowsData{Page: h.people.page(c)}
-	for _, w := range h.registry.List() {
-		g := w.Graph()
-		v := views.WorkflowView{Name: w.Name, Title: w.Title, Description: w.Description, Mermaid: g.Mermaid()}
-		if v.Title == "" {
-			v.Title = w.Name
+	ctx := c.Request().Context()
+	d := views.WorkflowsData{Page: h.people.page(c), Dir: h.dir}
+	for i, w := range h.registry.List() {
+		d.Workflows = append(d.Workflows, h.view(ctx, fmt.Sprintf("wf%d", i), wfgraph.FromWorkflow(w), w.Description))
+	}
+	if h.dir != "" {
+		files, err := def.LoadFS(os.DirFS(h.dir), h.opts)
+		if err != nil {
+			d.DirError = err.Error()
 		}
-		for _, n := range g.Nodes {
-			v.Steps = append(v.Steps, views.WorkflowStep{ID: n.ID, Title: n.Title, Gate: string(n.Gate), Entry: n.Entry})
+		for i, f := range files {
+			fv := views.WorkflowFile{File: f.File}
+			if f.Def != nil {
+				fv.Name = f.Def.Metadata.Name
+			}
+			if f.Err == nil {
+				wv := h.view(ctx, fmt.Sprintf("wff%d", i), wfgraph.FromDefinition(f.Def), f.Def.Metadata.Description)
+				fv.Workflow = &wv
+			} else {
+				fv.Errors = problemLines(f.Err)
+			}
+			d.Files = append(d.Files, fv)
 		}
-		for _, e := range g.Edges {
-			v.Edges = append(v.Edges, views.WorkflowEdge{From: e.From, To: e.To, Outcome: e.Outcome})
-		}
-		d.Workflows = append(d.Workflows, v)
 	}
 	return render(c, http.StatusOK, views.WorkflowsPage(d))
+}
+
+// view draws one workflow; id makes its SVG's element ids unique on the
+// page. A drawing that fails leaves the rest of the page standing.
+func (h *Workflows) view(ctx context.Context, id string, g wfgraph.Graph, description string) views.WorkflowView {
+	o := wfgraph.Options{ID: id}
+	v := views.WorkflowView{Name: g.Name, Title: g.Title, Description: description, Mermaid: wfgraph.Mermaid(g, o)}
+	svg, err := h.graphs.SVG(ctx, g, o)
+	if err != nil {
+		v.DrawError = err.Error()
+	}
+	v.SVG = svg
+	for _, n := range g.Nodes {
+		if n.Kind == wfgraph.KindStart || n.Kind == wfgraph.KindJoin {
+			continue
+		}
+		v.Steps = append(v.Steps, views.WorkflowStep{ID: n.ID, Label: n.Label, Detail: n.Detail})
+	}
+	for _, e := range g.Edges {
+		if e.From == wfgraph.Start {
+			continue
+		}
+		label := e.Label
+		if e.Limit != "" {
+			label = strings.TrimSpace(label + " (max_iterations: " + e.Limit + ")")
+		}
+		to := e.To
+		if to == wfgraph.End {
+			to = def.Complete
+		}
+		v.Edges = append(v.Edges, views.WorkflowEdge{From: e.From, To: to, Label: label, Back: e.Back})
+	}
+	return v
+}
+
+// problemLines is each problem of a file that did not load, as
+// file:line:col: message.
+func problemLines(err error) []string {
+	var errs def.Errors
+	if !errors.As(err, &errs) {
+		return []string{err.Error()}
+	}
+	out := make([]string, len(errs))
+	for i, e := range errs {
+		out[i] = e.Error()
+	}
+	return out
 }

@@ -376,31 +376,50 @@ type PaperGroupSet struct {
 	Reasons map[string]string
 }
 
-// WorkflowView is one registered workflow drawn for people.
+// WorkflowView is one workflow drawn for people.
 type WorkflowView struct {
 	Name        string
 	Title       string
 	Description string
-	Mermaid     string
-	Steps       []WorkflowStep
-	Edges       []WorkflowEdge
+	// SVG is the diagram as an <svg> element from wfgraph: markup the page
+	// inlines as it is, which is safe because Graphviz escapes every text
+	// it writes. DrawError replaces it when drawing failed.
+	SVG       string
+	DrawError string
+	Mermaid   string
+	Steps     []WorkflowStep
+	Edges     []WorkflowEdge
 }
 
-// WorkflowStep is one node of a drawn workflow.
+// WorkflowStep is one stage of a drawn workflow, in definition order.
 type WorkflowStep struct {
-	ID, Title, Gate string
-	Entry           bool
+	ID, Label, Detail string
 }
 
-// WorkflowEdge is one transition of a drawn workflow.
+// WorkflowEdge is one transition of a drawn workflow; Back marks a loop.
 type WorkflowEdge struct {
-	From, To, Outcome string
+	From, To, Label string
+	Back            bool
 }
 
-// WorkflowsData is the workflow page.
+// WorkflowFile is one definition file of the workflows directory: drawn
+// when it loads, else its problems, each "file:line:col: message".
+type WorkflowFile struct {
+	File     string
+	Name     string // metadata.name when the file got that far
+	Workflow *WorkflowView
+	Errors   []string
+}
+
+// WorkflowsData is the workflow page: the built-in workflows, then the
+// files of Dir (QUARRY_WORKFLOWS_DIR; "" when not configured, DirError
+// when it cannot be read).
 type WorkflowsData struct {
 	Page      Page
 	Workflows []WorkflowView
+	Dir       string
+	DirError  string
+	Files     []WorkflowFile
 }
 
 // EscalationForm asks a person to retry, skip or abort a failed step.
