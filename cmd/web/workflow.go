@@ -59,9 +59,13 @@ func (c *cli) workflowValidate(args []string) error {
 	if err := stdinOnce(fs, files); err != nil {
 		return err
 	}
+	opts, err := c.definitionOptions()
+	if err != nil {
+		return err
+	}
 	bad, problems := 0, 0
 	for _, f := range files {
-		_, errs := c.loadDefinition(f)
+		_, errs := c.loadDefinition(f, opts)
 		if len(errs) == 0 {
 			if f == "-" {
 				f = "stdin"
@@ -104,7 +108,11 @@ func (c *cli) workflowGraph(ctx context.Context, args []string) error {
 	default:
 		return fs.misuse("unknown format %q (%s)", *format, strings.Join(graphFormats, ", "))
 	}
-	d, errs := c.loadDefinition(files[0])
+	opts, err := c.definitionOptions()
+	if err != nil {
+		return err
+	}
+	d, errs := c.loadDefinition(files[0], opts)
 	if len(errs) > 0 {
 		if err := printProblems(c.stderr, errs); err != nil {
 			return err
@@ -131,7 +139,7 @@ func (c *cli) workflowGraph(ctx context.Context, args []string) error {
 // stdin) with what this binary knows (app.DefinitionOptions, as the
 // /workflows page does); it returns the definition or every problem,
 // each placed at file:line:col (a file that cannot be read at 1:1).
-func (c *cli) loadDefinition(file string) (*def.Definition, def.Errors) {
+func (c *cli) loadDefinition(file string, opts def.Options) (*def.Definition, def.Errors) {
 	name := file
 	var src []byte
 	var err error
@@ -148,7 +156,7 @@ func (c *cli) loadDefinition(file string) (*def.Definition, def.Errors) {
 		}
 		return nil, def.Errors{{File: name, Line: 1, Col: 1, Msg: "cannot read the file: " + err.Error()}}
 	}
-	d, err := def.Load(name, src, app.DefinitionOptions(app.Config{}))
+	d, err := def.Load(name, src, opts)
 	if err == nil {
 		return d, nil
 	}
@@ -157,6 +165,17 @@ func (c *cli) loadDefinition(file string) (*def.Definition, def.Errors) {
 		return nil, errs
 	}
 	return nil, def.Errors{{File: name, Line: 1, Col: 1, Msg: fault.ErrorMessage(err)}}
+}
+
+// definitionOptions is app.DefinitionOptions of the settings a definition
+// is checked against (QUARRY_WEBHOOK_HOSTS, from the environment or the
+// configuration file), so the CLI judges a file as the server would.
+func (c *cli) definitionOptions() (def.Options, error) {
+	cfg, err := app.Load(app.Flags{}, c.getenv, "QUARRY_WEBHOOK_HOSTS")
+	if err != nil {
+		return def.Options{}, err
+	}
+	return app.DefinitionOptions(cfg), nil
 }
 
 // printProblems writes one problem a line, file:line:col: message.

@@ -111,3 +111,29 @@ func TestWorkflowGraphFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkflowValidateWebhookHosts: a webhook stage is valid only for a
+// host in QUARRY_WEBHOOK_HOSTS, which the CLI reads as the server does.
+func TestWorkflowValidateWebhookHosts(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "hook.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(`apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: notify}
+stages:
+  - id: tell
+    type: webhook
+    request: {url: "https://hooks.example.org/quarry", body: {done: true}}
+`), 0o644))
+	got := quarry(t, "", nil, "workflow", "validate", file)
+	require.Equal(t, 1, got.code)
+	require.Contains(t, got.stdout, file+`:7:14: stage "tell": url host "hooks.example.org" is not in the webhook allowlist (QUARRY_WEBHOOK_HOSTS)`)
+
+	got = quarry(t, "", map[string]string{"QUARRY_WEBHOOK_HOSTS": "other.example.org, HOOKS.example.org"}, "workflow", "validate", file)
+	require.Zero(t, got.code, got.stdout+got.stderr)
+	require.Equal(t, "ok: "+file+"\n", got.stdout)
+
+	got = quarry(t, "", map[string]string{"QUARRY_WEBHOOK_HOSTS": "https://hooks.example.org/"}, "workflow", "validate", file)
+	require.Equal(t, 1, got.code, "a URL is not a host: the setting is refused")
+	require.Contains(t, got.stderr, "QUARRY_WEBHOOK_HOSTS")
+}

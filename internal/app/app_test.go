@@ -41,6 +41,8 @@ func TestConfig(t *testing.T) {
 			[]string{"-addr", ":7000"}, app.Config{Addr: ":7000", DB: "/var/q.db"}},
 		{"PublicURLEnv", map[string]string{"QUARRY_PUBLIC_URL": " https://quarry.example.org "}, nil,
 			app.Config{Addr: "127.0.0.1:8080", DB: "./quarry.db", PublicURL: "https://quarry.example.org"}},
+		{"WebhookHosts", map[string]string{"QUARRY_WEBHOOK_HOSTS": " hooks.example.org, Chat.example.org:8443 ,hooks.example.org,"}, nil,
+			app.Config{Addr: "127.0.0.1:8080", DB: "./quarry.db", WebhookHosts: []string{"hooks.example.org", "chat.example.org:8443"}}},
 		{"PublicURLFlag", map[string]string{"QUARRY_PUBLIC_URL": "http://old.example.org"}, []string{"--public-url", "https://q.example.org/"},
 			app.Config{Addr: "127.0.0.1:8080", DB: "./quarry.db", PublicURL: "https://q.example.org/"}},
 	}

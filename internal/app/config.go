@@ -83,6 +83,11 @@ type Config struct {
 	// team sees at once what a file it wrote means. Empty means none. It is
 	// read when listed, so an edited file shows without a restart.
 	WorkflowsDir string
+	// WebhookHosts is the allowlist of hosts a workflow's webhook stages
+	// may call ("host" on the scheme's default port, "host:port" that port
+	// only; def.HostAllowed): nothing else is ever fetched by a workflow.
+	// Empty means none, so a definition with a webhook stage is invalid.
+	WebhookHosts []string
 	// Import bounds what reading one file may cost (its Limits and Gzip;
 	// the other fields are per file): library uploads, files attached to
 	// runs and `quarry import`. Zero fields mean the defaults.

@@ -101,6 +101,8 @@ func settings() []setting {
 			doc: "k of the review's stopping suggestion \"no relevant paper in the last k screened\" (a hint; a run never stops by itself)"},
 		setting{flag: "workflows-dir", env: "QUARRY_WORKFLOWS_DIR", key: "workflows_dir", set: text(func(c *Config) *string { return &c.WorkflowsDir }),
 			doc: "a directory of workflow definition files (`*.yaml`, `*.yml`; see `docs/workflows.md`) listed on /workflows, each drawn or shown with its errors"},
+		setting{env: "QUARRY_WEBHOOK_HOSTS", key: "webhook_hosts", set: setWebhookHosts,
+			doc: "the hosts workflow webhook stages may call, comma-separated (a list in the file): `host` allows the scheme's default port, `host:port` that port only; nothing else is ever fetched by a workflow"},
 		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
 			doc: "`offline` (heuristic skills); `openai` (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, OpenRouter) or `anthropic`"},
 		setting{env: "QUARRY_LLM_MODEL", key: "llm.model", shown: "`" + llm.DefaultOpenAIModel + "` (openai), `" + llm.DefaultAnthropicModel + "` (anthropic)",
@@ -206,6 +208,21 @@ func setExclusionReasons(c *Config, v string) error {
 	}
 	if len(c.ExclusionReasons) == 0 {
 		return errors.New("names no reason")
+	}
+	return nil
+}
+
+// setWebhookHosts splits a comma-separated allowlist, dropping blanks
+// and repeats; hosts are compared without case (def.HostAllowed).
+func setWebhookHosts(c *Config, v string) error {
+	c.WebhookHosts = nil
+	for h := range strings.SplitSeq(v, ",") {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" && !slices.Contains(c.WebhookHosts, h) {
+			if strings.ContainsAny(h, "/ ?#@") {
+				return fmt.Errorf("%q is not a host or host:port", h)
+			}
+			c.WebhookHosts = append(c.WebhookHosts, h)
+		}
 	}
 	return nil
 }
