@@ -84,7 +84,7 @@ type Config struct {
 	// read when listed, so an edited file shows without a restart.
 	WorkflowsDir string
 	// WebhookHosts is the allowlist of hosts a workflow's webhook stages
-	// may call ("host" on the scheme's default port, "host:port" that port
+	// may call ("host" on any port, "host:port" that port
 	// only; def.HostAllowed): nothing else is ever fetched by a workflow.
 	// Empty means none, so a definition with a webhook stage is invalid.
 	WebhookHosts []string

@@ -102,7 +102,7 @@ func settings() []setting {
 		setting{flag: "workflows-dir", env: "QUARRY_WORKFLOWS_DIR", key: "workflows_dir", set: text(func(c *Config) *string { return &c.WorkflowsDir }),
 			doc: "a directory of workflow definition files (`*.yaml`, `*.yml`; see `docs/workflows.md`) listed on /workflows, each drawn or shown with its errors"},
 		setting{env: "QUARRY_WEBHOOK_HOSTS", key: "webhook_hosts", set: setWebhookHosts,
-			doc: "the hosts workflow webhook stages may call, comma-separated (a list in the file): `host` allows the scheme's default port, `host:port` that port only; nothing else is ever fetched by a workflow"},
+			doc: "the hosts workflow webhook stages may call, comma-separated (a list in the file): `host` allows that host on any port, `host:port` that port only; nothing else is ever fetched by a workflow"},
 		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
 			doc: "`offline` (heuristic skills); `openai` (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, OpenRouter) or `anthropic`"},
 		setting{env: "QUARRY_LLM_MODEL", key: "llm.model", shown: "`" + llm.DefaultOpenAIModel + "` (openai), `" + llm.DefaultAnthropicModel + "` (anthropic)",

@@ -102,7 +102,7 @@ func TestHostOffTheAllowlistIsRefusedUnsent(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
-	for _, hosts := range [][]string{nil, {"example.org"}, {u.Hostname()}, {u.Hostname() + ":1"}} {
+	for _, hosts := range [][]string{nil, {"example.org"}, {u.Hostname() + ":1"}, {"localhost"}} {
 		c := &webhook.Caller{Hosts: hosts}
 		_, err := c.Do(t.Context(), webhook.Call{URL: srv.URL + "/x"}, webhook.Expect{})
 		require.Error(t, err, "hosts %v", hosts)
@@ -110,6 +110,11 @@ func TestHostOffTheAllowlistIsRefusedUnsent(t *testing.T) {
 		require.Contains(t, err.Error(), "allowlist")
 	}
 	require.Zero(t, calls.Load(), "nothing was sent")
+	// A bare host allows it on any port.
+	c := &webhook.Caller{Hosts: []string{u.Hostname()}}
+	_, err := c.Do(t.Context(), webhook.Call{URL: srv.URL + "/x"}, webhook.Expect{})
+	require.NoError(t, err)
+	require.Equal(t, int32(1), calls.Load())
 }
 
 func TestRedirectIsNotFollowed(t *testing.T) {

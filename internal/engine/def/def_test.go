@@ -1,6 +1,7 @@
 package def_test
 
 import (
+	"net/url"
 	"os"
 	"testing"
 
@@ -38,4 +39,28 @@ func TestLivingReviewLoadsClean(t *testing.T) {
 	wait := d.Stages[8]
 	require.Equal(t, 7*24*60*60e9, float64(wait.Duration))
 	require.Equal(t, "build", wait.OnComplete.ID)
+}
+
+// TestHostAllowed: a bare host allows it on any port, host:port that port
+// only, without case; nothing else.
+func TestHostAllowed(t *testing.T) {
+	t.Parallel()
+	hosts := []string{" Hooks.example.org ", "chat.example.org:8443", ""}
+	for raw, want := range map[string]bool{
+		"https://hooks.example.org/x":      true,
+		"http://HOOKS.example.org:9000/x":  true,
+		"https://chat.example.org:8443/x":  true,
+		"https://chat.example.org/x":       false,
+		"https://chat.example.org:9443/x":  false,
+		"https://evil.example.org/x":       false,
+		"https://hooks.example.org.evil/x": false,
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := def.HostAllowed(hosts, u); got != want {
+			t.Errorf("HostAllowed(%s) = %v, want %v", raw, got, want)
+		}
+	}
 }

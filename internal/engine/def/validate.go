@@ -451,13 +451,13 @@ func (v *validator) graph(stages []*Stage, branch string) {
 }
 
 // HostAllowed reports whether u's host is in the webhook allowlist: an
-// entry "host" allows that host on the scheme's default port, an entry
-// "host:port" that port only. The loader checks each webhook's URL with
+// entry "host" allows that host on any port, an entry "host:port" that
+// port only. The loader checks each webhook's URL with
 // it, and the caller checks it again on the URL as sent.
 func HostAllowed(hosts []string, u *url.URL) bool {
 	for _, h := range hosts {
 		h = strings.ToLower(strings.TrimSpace(h))
-		if h != "" && (h == strings.ToLower(u.Host) || h == strings.ToLower(u.Hostname()) && u.Port() == "") {
+		if h != "" && (h == strings.ToLower(u.Host) || h == strings.ToLower(u.Hostname())) {
 			return true
 		}
 	}
