@@ -254,6 +254,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 		g.GET("/library/papers/*", lib.Paper, p.requireName).Name = "library-paper"
 	}
 
+	g.GET("/api/workflows", wfs.API).Name = "api-workflows"
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
 	g.GET("/api/runs/:id", api.GetRun).Name = "api-run"
 	g.POST("/api/runs/:id/decisions", api.Decide).Name = "api-decide"

@@ -2,6 +2,7 @@ package handlers_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/app"
+	"quarry/internal/handlers"
 	"quarry/internal/handlers/testapp"
 	"quarry/internal/report/wfgraph"
 )
@@ -164,3 +166,73 @@ func TestWorkflowsPageUnreadableDir(t *testing.T) {
 	require.Equal(t, 1, doc.Find(`[data-testid="workflow"][data-workflow="search"]`).Length())
 	require.Contains(t, doc.Find(`[data-testid="workflows-dir-error"]`).Text(), "no such file or directory")
 }
+
+// TestWorkflowsAPI: GET /api/workflows lists the built-ins with their
+// params, then each definition file with its version, hash and params, or
+// with every problem placed at file:line:col.
+func TestWorkflowsAPI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ask.yaml"), []byte(`apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: ask, title: "Ask", version: 3}
+params:
+  - {name: topic, type: string, required: true, description: "What to ask about"}
+  - {name: rounds, type: int, default: 2, min: 1, max: 5}
+stages:
+  - id: decide
+    type: gate
+    options:
+      - {label: "Done", next: complete}
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte(`apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: bad}
+stages:
+  - id: first
+    type: set
+    set: {a: 1}
+    on_complete: nowhere
+`), 0o644))
+	w := setupWebWithWorkflows(t, dir)
+	res := w.doJSON(t, http.MethodGet, "/api/workflows", nil)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var got handlers.WorkflowsJSON
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&got))
+	byName := map[string]handlers.WorkflowJSON{}
+	for _, wf := range got.Workflows {
+		byName[wf.Name] = wf
+	}
+
+	search := byName["search"]
+	require.Equal(t, "builtin", search.Source)
+	require.True(t, search.Valid && search.CanStart)
+	var names []string
+	for _, p := range search.Params {
+		names = append(names, p.Name)
+		if p.Name == "sources" {
+			require.Equal(t, "list", p.Type, "the format's name for a list of strings")
+		}
+	}
+	require.Contains(t, names, "question")
+
+	ask := byName["ask"]
+	require.Equal(t, "file", ask.Source)
+	require.Equal(t, "ask.yaml", ask.File)
+	require.Equal(t, 3, ask.Version)
+	require.Len(t, ask.Hash, 64)
+	require.True(t, ask.Valid)
+	require.False(t, ask.CanStart, "definition files do not start runs yet")
+	require.Equal(t, []handlers.ParamJSON{
+		{Name: "topic", Type: "string", Required: true, Description: "What to ask about"},
+		{Name: "rounds", Type: "int", Default: float64(2), Min: ptr(1.0), Max: ptr(5.0)},
+	}, ask.Params)
+
+	bad := byName["bad"]
+	require.False(t, bad.Valid)
+	require.Equal(t, []handlers.DefinitionErrorJSON{{File: "bad.yaml", Line: 8, Col: 18, Stage: "first",
+		Message: `on_complete: "nowhere" is not a stage (nor complete)`}}, bad.Errors)
+}
+
+func ptr[T any](v T) *T { return &v }
