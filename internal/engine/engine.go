@@ -421,7 +421,7 @@ func (e *Engine) visitGate(ctx context.Context, wf *Workflow, run Run, step *Ste
 			auto = OK
 		}
 		rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
-			Outcome: string(auto), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: json.RawMessage(`{"gate":"skipped"}`)}
+			Outcome: string(auto), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: json.RawMessage(gateSkippedOutput)}
 		return e.transition(ctx, wf, run, step, auto, nil, Commit{Step: rec})
 	}
 	payload, err := g.Payload(ctx, sc)

@@ -123,6 +123,9 @@ type StepRecord struct {
 	StartedAt  time.Time
 	FinishedAt time.Time
 	Output     json.RawMessage
+	// OutputSize is the output's size in bytes when a read left a large
+	// output out (Output nil); 0 otherwise.
+	OutputSize int
 }
 
 // Duration is how long the attempt took.

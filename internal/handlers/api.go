@@ -50,7 +50,9 @@ type CheckpointJSON struct {
 
 // RunJSON is GET /api/runs/:id.
 type RunJSON struct {
-	ID                string                 `json:"id"`
+	ID string `json:"id"`
+	// Workflow names the workflow the run runs.
+	Workflow          string                 `json:"workflow"`
 	Question          string                 `json:"question"`
 	Status            string                 `json:"status"`
 	Iteration         int                    `json:"iteration"`
@@ -67,6 +69,10 @@ type RunJSON struct {
 	// PapersPage says which page of the paper lists (collection,
 	// accumulated_papers and a review checkpoint's) the answer holds.
 	PapersPage *PapersPageJSON `json:"papers_page"`
+	// Stages are the workflow's stages with their states in the current
+	// iteration, and ResumeContext where the run stands (engine.Progress).
+	Stages        []engine.StageState   `json:"stages"`
+	ResumeContext *engine.ResumeContext `json:"resume_context"`
 }
 
 // PapersPageJSON is the page of a run's paper lists GET /api/runs/:id

@@ -45,6 +45,8 @@ type runCache struct {
 	csrfMark, personMark string
 	// settings are the server's review settings every page shows.
 	settings reviewSettings
+	// registry names each run's workflow, whose stages the API lists.
+	registry *engine.Registry
 }
 
 // pageKey names one rendering of a run's page: the review list's query,
@@ -156,8 +158,8 @@ func (c *runCache) renderPage(pg *cachedPage, e *cachedRun, eng *engine.Engine, 
 	return nil
 }
 
-func newRunCache(settings reviewSettings) *runCache {
-	return &runCache{entries: map[string]*cachedRun{}, csrfMark: "q" + rand.Text(), personMark: "q" + rand.Text(), settings: settings}
+func newRunCache(settings reviewSettings, registry *engine.Registry) *runCache {
+	return &runCache{entries: map[string]*cachedRun{}, csrfMark: "q" + rand.Text(), personMark: "q" + rand.Text(), settings: settings, registry: registry}
 }
 
 // cachedRun is one run at one stamp: loaded once, its page props and its
@@ -169,6 +171,9 @@ type cachedRun struct {
 	run  engine.Run
 	view runview.View
 	sets pipeline.Sets
+	// stages and resume are where the run stands (engine.Progress).
+	stages []engine.StageState
+	resume engine.ResumeContext
 	// marks are the papers' current marks (with who and when).
 	marks []research.Mark
 	// events are a search run's marks in the order they were made, for
@@ -251,6 +256,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			// before, which for a run of thousands of papers was most
 			// of a reload.
 			e.run, e.view, e.state = prev.run, prev.view, prev.state
+			e.stages, e.resume = prev.stages, prev.resume
 			// What the stamp before built, or had to build on when it
 			// built nothing (a page read between two API reads).
 			if prev.pageBuilt.Load() {
@@ -269,6 +275,13 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			}
 			if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
 				return
+			}
+			if wf, err := c.registry.Get(e.run.Workflow); err == nil {
+				var trail []engine.StepRecord
+				if trail, e.err = rs.StepTrail(ctx, id); e.err != nil {
+					return
+				}
+				e.stages, e.resume = engine.Progress(wf, e.run, trail)
 			}
 			if e.run.Workflow == pipeline.Name {
 				if e.state, e.err = pipeline.StateOf(e.run); e.err != nil {
@@ -371,6 +384,10 @@ func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 			return
 		}
 		e.api, e.apiErr = runJSONOf(e.run, e.view, e.sets)
+		e.api.Workflow, e.api.Stages, e.api.ResumeContext = e.run.Workflow, e.stages, &e.resume
+		if e.api.Stages == nil {
+			e.api.Stages = []engine.StageState{}
+		}
 		if e.apiErr != nil || e.view.Pending == nil || e.view.Pending.Kind != pipeline.KindResultReview {
 			return
 		}

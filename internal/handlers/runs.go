@@ -28,6 +28,9 @@ type RunStore interface {
 	// MarkEvents are all the run's marks in the order they were made, the
 	// screening order its progress plot is drawn from.
 	MarkEvents(ctx context.Context, runID string) ([]research.Mark, error)
+	// StepTrail is the run's audit trail, large outputs left out: its
+	// stages and resume context (engine.Progress).
+	StepTrail(ctx context.Context, runID string) ([]engine.StepRecord, error)
 }
 
 // RunFileStore keeps files attached to runs; *store.Store implements it.

@@ -210,7 +210,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	p := newPeople(key, deps.SecureCookies)
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
 	settings := reviewSettings{reasons: deps.ExclusionReasons, stopWindow: deps.StopWindow}
-	cache := newRunCache(settings)
+	cache := newRunCache(settings, deps.Engine.Registry())
 	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits,
 		settings: settings}
 	names := &Names{people: p}

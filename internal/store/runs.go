@@ -393,6 +393,35 @@ func (s *Store) Checkpoints(ctx context.Context, runID string) ([]CheckpointDeci
 	return out, rows.Err()
 }
 
+// StepTrail is a run's audit trail for pages and polls (engine.Progress):
+// StepRuns without the outputs over engine.MaxShownOutput bytes, whose
+// size alone is read, since a search's output holds every paper found.
+func (s *Store) StepTrail(ctx context.Context, runID string) ([]engine.StepRecord, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT step, iteration, attempt, outcome, error,
+		CASE WHEN length(CAST(output AS BLOB)) <= ? THEN output END, COALESCE(length(CAST(output AS BLOB)), 0)
+		FROM step_runs WHERE run_id = ? ORDER BY seq`, engine.MaxShownOutput, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: step trail: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.StepRecord
+	for rows.Next() {
+		r := engine.StepRecord{RunID: runID}
+		var output sql.NullString
+		var size int
+		if err := rows.Scan(&r.Step, &r.Iteration, &r.Attempt, &r.Outcome, &r.Error, &output, &size); err != nil {
+			return nil, fmt.Errorf("store: step trail: %w", err)
+		}
+		if output.Valid {
+			r.Output = json.RawMessage(output.String)
+		} else if size > 0 {
+			r.OutputSize = size
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
 // StepRuns returns a run's audit trail, in order.
 func (s *Store) StepRuns(ctx context.Context, runID string) ([]engine.StepRecord, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT run_id, step, iteration, attempt, outcome, error, started_at, finished_at, output

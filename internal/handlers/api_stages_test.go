@@ -1,0 +1,47 @@
+package handlers_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/handlers/testapp"
+)
+
+// TestAPIRunStagesAndResumeContext: GET /api/runs/:id names the run's
+// workflow and lays out its stages with their states, and its resume
+// context: at the review, every stage before it completed, the review
+// waiting, the search's large output only sized.
+func TestAPIRunStagesAndResumeContext(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	created := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "strategy_checkpoint": false, "sources": testapp.Sources})
+	st := w.waitForCheckpoint(t, created.ID, "result_review", 1)
+	require.Equal(t, "search", st.Workflow)
+	states := map[string]string{}
+	types := map[string]string{}
+	var ids []string
+	for _, s := range st.Stages {
+		states[s.ID], types[s.ID] = s.State, s.Type
+		ids = append(ids, s.ID)
+	}
+	require.Equal(t, []string{"parse", "build", "confirm_strategy", "search", "dedup", "score", "organize", "review", "more", "finalize"}, ids, "every stage, in the workflow's order")
+	for _, id := range []string{"parse", "build", "search", "dedup", "score", "organize"} {
+		require.Equal(t, engine.StageCompleted, states[id], id)
+	}
+	require.Equal(t, engine.StageSkipped, states["confirm_strategy"], "the strategy checkpoint was off")
+	require.Equal(t, engine.StageWaiting, states["review"])
+	require.Equal(t, engine.StagePending, states["finalize"])
+	require.Equal(t, "gate", types["review"])
+	require.Equal(t, "skill", types["search"])
+
+	rc := st.ResumeContext
+	require.NotNil(t, rc)
+	require.Equal(t, "review", rc.Current)
+	require.Equal(t, []string{"parse", "build", "search", "dedup", "score", "organize"}, rc.Completed)
+	require.Nil(t, rc.PendingRetry)
+	require.NotNil(t, rc.LastOutput)
+	require.Equal(t, "organize", rc.LastOutput.Stage)
+	require.Positive(t, rc.LastOutput.Bytes)
+}
