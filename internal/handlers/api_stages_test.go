@@ -1,8 +1,11 @@
 package handlers_test
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
@@ -44,4 +47,35 @@ func TestAPIRunStagesAndResumeContext(t *testing.T) {
 	require.NotNil(t, rc.LastOutput)
 	require.Equal(t, "organize", rc.LastOutput.Stage)
 	require.Positive(t, rc.LastOutput.Bytes)
+}
+
+// TestRunPageWorkflowPanel: a run's page ends with its workflow, folded:
+// each stage with its state, and the drawing (graph.svg) with the current
+// stage outlined and every stage coloured by its state.
+func TestRunPageWorkflowPanel(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runPath, doc := w.startReview(t, "3")
+	panel := doc.Find(`[data-testid="run-workflow"]`)
+	require.Equal(t, 1, panel.Length())
+	require.Equal(t, "review", panel.Find(`[data-testid="run-current-stage"]`).Text())
+	require.Equal(t, "waiting", panel.Find(`[data-stage="review"]`).AttrOr("data-state", ""))
+	require.Equal(t, "completed", panel.Find(`[data-stage="search"]`).AttrOr("data-state", ""))
+	src := panel.Find(`img[data-testid="run-graph"]`).AttrOr("src", "")
+	require.Contains(t, src, runPath+"/graph.svg?v=")
+
+	res, body := w.download(t, src)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "image/svg+xml; charset=utf-8", res.Header.Get("Content-Type"))
+	require.Contains(t, body, `xmlns="http://www.w3.org/2000/svg"`, "a standalone image")
+	svg, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	require.NoError(t, err)
+	review := svg.Find(`[data-node="review"]`)
+	require.Equal(t, "true", review.AttrOr("data-current", ""))
+	require.Equal(t, "waiting", review.AttrOr("data-state", ""))
+	require.Equal(t, "completed", svg.Find(`[data-node="organize"]`).AttrOr("data-state", ""))
+	require.Equal(t, "pending", svg.Find(`[data-node="finalize"]`).AttrOr("data-state", ""))
+
+	res, _ = w.download(t, "/runs/nosuchrun/graph.svg")
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
 }

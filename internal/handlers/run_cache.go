@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"html"
 	"net/http"
 	"sync"
@@ -339,6 +340,7 @@ func (e *cachedRun) pageData(eng *engine.Engine, set reviewSettings) (views.RunD
 		if e.pageErr != nil {
 			return
 		}
+		e.page.Workflow = e.workflowPanel()
 		e.page = set.apply(e.page)
 		if showsProgress(e.run, e.page.Review != nil) {
 			e.page.Screening = screeningOf(e.run.ID, e.events, set.stopWindow)
@@ -523,4 +525,23 @@ func runJSONOf(run engine.Run, v runview.View, sets pipeline.Sets) (RunJSON, err
 		}
 	}
 	return out, nil
+}
+
+// workflowPanel is the run page's workflow panel (nil when the run's
+// workflow is not registered).
+func (e *cachedRun) workflowPanel() *views.RunWorkflow {
+	if e.stages == nil {
+		return nil
+	}
+	w := &views.RunWorkflow{RunID: e.run.ID, Version: e.run.Version, Name: e.run.Workflow, Current: e.resume.Current, Completed: e.resume.Completed}
+	for _, s := range e.stages {
+		w.Stages = append(w.Stages, views.WorkflowStageState{ID: s.ID, Type: s.Type, State: s.State, Attempts: s.Attempts})
+	}
+	if r := e.resume.PendingRetry; r != nil {
+		w.Retry = fmt.Sprintf("attempt %d failed: %s", r.Attempt, r.Error)
+	}
+	if o := e.resume.LastOutput; o != nil {
+		w.LastOutput, w.LastOutputBytes = o.Stage, o.Bytes
+	}
+	return w
 }

@@ -6,6 +6,7 @@ import (
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
 	"quarry/internal/research"
+	"quarry/internal/report/wfgraph"
 	"quarry/internal/runview"
 	"quarry/internal/store"
 )
@@ -59,6 +60,8 @@ type Runs struct {
 	// settings are what the review offers and suggests (exclusion
 	// reasons, the stopping window).
 	settings reviewSettings
+	// graphs draws a run's workflow with its stages' states (GraphSVG).
+	graphs *wfgraph.Renderer
 }
 
 // loadView reads run's checkpoints and builds what the run page and the

@@ -211,10 +211,11 @@ func registerApp(e *echo.Echo, deps Deps) {
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
 	settings := reviewSettings{reasons: deps.ExclusionReasons, stopWindow: deps.StopWindow}
 	cache := newRunCache(settings, deps.Engine.Registry())
-	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits,
+	graphs := wfgraph.NewRenderer()
+	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits, graphs: graphs,
 		settings: settings}
 	names := &Names{people: p}
-	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: wfgraph.NewRenderer()}
+	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: graphs}
 	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}
 	// CSRF guards every app route (GETs get the session's token, unsafe
 	// methods must come from this origin and echo it back); it is per
@@ -234,6 +235,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/runs/:id/report.csv", runs.ReportCSV).Name = "run-report-csv"
 	g.GET("/runs/:id/prisma.svg", runs.PrismaSVG).Name = "run-prisma-svg"
 	g.GET("/runs/:id/progress.svg", runs.ProgressSVG).Name = "run-progress-svg"
+	g.GET("/runs/:id/graph.svg", runs.GraphSVG).Name = "run-graph-svg"
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"

@@ -324,7 +324,9 @@ type StaleNotice struct {
 
 // RunData is the run page.
 type RunData struct {
-	Page          Page
+	Page Page
+	// Workflow is where the run stands in its workflow (nil: not known).
+	Workflow      *RunWorkflow
 	Question      string
 	MaxIterations int
 	Status        RunStatus
@@ -437,4 +439,31 @@ type EscalationForm struct {
 type LearnedChoice struct {
 	research.LearnedTerm
 	Kept bool
+}
+
+// RunWorkflow is the run page's workflow panel: the run's workflow drawn
+// with its stages' states (an image, /runs/:id/graph.svg) and where the
+// run stands (the API's resume_context).
+type RunWorkflow struct {
+	RunID string
+	// Version is the run's version: the drawing's address changes with it.
+	Version int64
+	Name    string
+	// Stages are the stages in order, each "id: state".
+	Stages []WorkflowStageState
+	// Current is the current stage ("" once ended).
+	Current   string
+	Completed []string
+	// Retry is a failed attempt of the current stage to be tried again
+	// (or settled by a person), as "attempt N: error"; "" for none.
+	Retry string
+	// LastOutput names the stage whose output came last and its size.
+	LastOutput      string
+	LastOutputBytes int
+}
+
+// WorkflowStageState is one stage of a run and its state.
+type WorkflowStageState struct {
+	ID, Type, State string
+	Attempts        int
 }
