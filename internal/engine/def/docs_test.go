@@ -2,6 +2,7 @@ package def
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,6 +29,39 @@ func TestReferenceNamesEveryKey(t *testing.T) {
 	for _, k := range keys {
 		if !strings.Contains(string(doc), "`"+k+"`") && !strings.Contains(string(doc), "."+k+"`") && !strings.Contains(string(doc), "`"+k+".") && !strings.Contains(string(doc), "`"+k+"[]") {
 			t.Errorf("docs/workflows.md does not mention `%s`", k)
+		}
+	}
+}
+
+// TestREADMEExampleLoads: the README's complete example is a valid file
+// (with its webhook host allowed), so the format it teaches is the one
+// the loader takes.
+func TestREADMEExampleLoads(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(readme), "### Workflows as files")
+	if !ok {
+		t.Fatal("README.md has no section \"Workflows as files\"")
+	}
+	_, rest, ok = strings.Cut(rest, "```yaml\n")
+	if !ok {
+		t.Fatal("the README's workflows section has no yaml example")
+	}
+	src, _, _ := strings.Cut(rest, "```")
+	d, err := Load("README.md", []byte(src), Options{WebhookHosts: []string{"hooks.example.org"}})
+	if err != nil {
+		t.Fatalf("the README's example does not load:\n%v", err)
+	}
+	var types []StageType
+	for _, s := range d.Stages {
+		types = append(types, s.Type)
+	}
+	for _, want := range []StageType{TypeSet, TypeWebhook, TypeGate, TypeDelay} {
+		if !slices.Contains(types, want) {
+			t.Errorf("the example has no %s stage", want)
 		}
 	}
 }
