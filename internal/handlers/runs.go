@@ -5,8 +5,8 @@ import (
 
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
-	"quarry/internal/research"
 	"quarry/internal/report/wfgraph"
+	"quarry/internal/research"
 	"quarry/internal/runview"
 	"quarry/internal/store"
 )
