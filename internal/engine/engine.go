@@ -48,6 +48,9 @@ type StepContext struct {
 	// return changes as an Update.
 	State     State
 	Iteration int
+	// Now is the engine's clock when the attempt started (injectable, so
+	// timers can be tested without waiting).
+	Now time.Time
 	// Attempt is 1 for the first try of this step.
 	Attempt int
 	// PrevError is the previous attempt's error, so a retry can do better.
@@ -215,11 +218,22 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
+	// A run found waiting on a timer is woken once per call; a timer this
+	// call reaches ends it, until its own job comes due.
+	timer := run.Status == StatusWaiting && run.CheckpointID == ""
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		switch {
+		case run.Status == StatusWaiting && run.CheckpointID == "" && timer:
+			// A timer's job came due (or a duplicate came early): the step
+			// runs once more and checks the time itself; if it is early it
+			// waits again and this call returns.
+			timer = false
+			next := run
+			next.Status = StatusRunning
+			run, err = e.commit(ctx, Commit{From: run.Status, Run: next})
 		case run.Status == StatusPending:
 			next := run
 			next.Status = StatusRunning
@@ -257,7 +271,7 @@ func (e *Engine) commit(ctx context.Context, c Commit) (Run, error) {
 func (e *Engine) stepContext(run Run, step string) StepContext {
 	sc := StepContext{
 		RunID: run.ID, StepID: step, Params: run.Params, State: run.State,
-		Iteration: run.Iteration, Attempt: run.Attempt + 1, emit: e.publish,
+		Iteration: run.Iteration, Attempt: run.Attempt + 1, Now: e.cfg.Now().UTC(), emit: e.publish,
 	}
 	if o := e.cfg.Observer; o != nil {
 		sc.emit = func(ev Event) {
@@ -292,6 +306,10 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 		return e.visitGate(ctx, wf, run, step, sc, started)
 	}
 	outcome, update, err := step.Handler(ctx, sc)
+	var wait *waitError
+	if errors.As(err, &wait) {
+		return e.wait(ctx, run, step, started, sc.Attempt, update, wait.until)
+	}
 	if err == nil {
 		after := sc
 		after.State = run.State.merge(update)
@@ -313,6 +331,18 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
 		Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
 	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec})
+}
+
+// wait parks the run on a timer: waiting, no checkpoint, with the step's
+// update and a job scheduled for until, all in one commit.
+func (e *Engine) wait(ctx context.Context, run Run, step *StepDef, started time.Time, attempt int, update Update, until time.Time) (Run, error) {
+	next := run
+	next.State = run.State.merge(update)
+	next.Status = StatusWaiting
+	next.Attempt, next.Error = 0, ""
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
+		Outcome: "waiting", StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
+	return e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, WakeAt: until.UTC()})
 }
 
 func encodeUpdate(u Update) json.RawMessage {

@@ -93,6 +93,20 @@ type stopError struct {
 func (e *stopError) Error() string { return e.err.Error() }
 func (e *stopError) Unwrap() error { return e.err }
 
+// waitError parks a run until a time.
+type waitError struct{ until time.Time }
+
+func (e *waitError) Error() string {
+	return "waiting until " + e.until.UTC().Format(time.RFC3339)
+}
+
+// WaitUntil is what a handler returns to wait, durably, until t (a delay
+// stage): the engine commits the handler's update with the run waiting
+// (no checkpoint) and, in the same transaction, a job that advances it at
+// t; then the step runs again and should find its time has come. No
+// goroutine sleeps, so the wait survives restarts.
+func WaitUntil(t time.Time) error { return &waitError{until: t} }
+
 // Stop wraps an error retrying cannot fix (a loop bound used up, a gate's
 // conditions failing for good): the engine makes no further attempt and
 // takes then at once, as RetryPolicy.Then when retries run out ("" asks a

@@ -71,7 +71,7 @@ type compiler struct {
 }
 
 // Compile turns a loaded, valid definition into a workflow the engine runs.
-// Stage types it cannot run yet (parallel, delay, webhook) are reported
+// Stage types it cannot run yet (parallel, webhook) are reported
 // as def.Errors at the stage, inside a fault.EInvalid, as are skills
 // missing from skills.
 func Compile(d *def.Definition, skills Skills) (*engine.Workflow, error) {
@@ -151,6 +151,14 @@ func (c *compiler) stage(s *def.Stage, next string) (engine.StepDef, bool) {
 			c.compileLimit(s.OnFail.MaxIterations, s.ID)
 		}
 		return c.gateStep(s, next), true
+	case def.TypeDelay:
+		if s.Until != "" {
+			c.compileValue(s.Until, s.Pos, s.ID)
+		}
+		if s.Poll != nil {
+			c.compile(s.Poll.Condition.Src, s.Poll.Condition.Pos, s.ID)
+		}
+		return c.delayStep(s, next), true
 	}
 	c.errorf(s.Pos, s.ID, "%s stages are not run by the engine yet", s.Type)
 	return engine.StepDef{}, false

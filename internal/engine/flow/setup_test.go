@@ -37,6 +37,12 @@ func compile(t *testing.T, src string, skills flow.Skills) *engine.Workflow {
 // it running wf; handler answers gates (nil: gates take their Auto path).
 func setup(t *testing.T, path string, handler engine.CheckpointHandler, wf *engine.Workflow) *bundle {
 	t.Helper()
+	return setupClock(t, path, handler, nil, wf)
+}
+
+// setupClock is setup with the engine's clock (nil: the real one).
+func setupClock(t *testing.T, path string, handler engine.CheckpointHandler, now func() time.Time, wf *engine.Workflow) *bundle {
+	t.Helper()
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "quarry.db")
 	}
@@ -45,7 +51,7 @@ func setup(t *testing.T, path string, handler engine.CheckpointHandler, wf *engi
 	t.Cleanup(func() { st.Close() })
 	reg, err := engine.NewRegistry(wf)
 	require.NoError(t, err)
-	eng, err := engine.New(engine.Config{Store: st, Registry: reg, Handler: handler,
+	eng, err := engine.New(engine.Config{Store: st, Registry: reg, Handler: handler, Now: now,
 		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
 	require.NoError(t, err)
 	return &bundle{store: st, eng: eng, path: path}
