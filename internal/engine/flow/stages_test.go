@@ -427,3 +427,35 @@ stages:
 	_, err = flow.Compile(d, flow.Skills{})
 	require.ErrorContains(t, err, `skill "echo" is not registered`)
 }
+
+func TestActionStageAndSkippingAnEscalatedStage(t *testing.T) {
+	t.Parallel()
+	c := &counter{}
+	skills := flow.Skills{"echo": echo(c), "broken": func(ctx context.Context, in flow.Input) (map[string]any, error) {
+		c.inc(in.Stage)
+		return nil, errors.New("source down")
+	}}
+	wf := compile(t, head+`metadata: {name: export}
+stages:
+  - id: fetch
+    type: skill
+    skill: broken
+    on_error: {then: escalate}
+  - id: write
+    type: action
+    skill: echo
+    with: {format: ris}
+`, skills)
+	b := setup(t, "", nil, wf)
+	r := b.run(t, "export", nil)
+	require.Equal(t, engine.StatusEscalated, r.Status)
+	require.Equal(t, "source down", r.Error)
+	// The person skips the failed stage: the run goes on as if it had
+	// completed (its on_complete), without its outputs.
+	require.NoError(t, b.eng.Decide(context.Background(), r.ID, r.CheckpointID, engine.Decision{Action: engine.Edit, DecidedBy: "ada"}))
+	r = b.advance(t, r.ID)
+	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+	require.Equal(t, []string{"fetch:escalated", "fetch:skip", "write:ok"}, b.steps(t, r.ID))
+	require.Equal(t, map[string]map[string]any{"write": {"format": "ris"}}, outputsOf(t, r))
+	require.Equal(t, 1, c.get("fetch"))
+}
