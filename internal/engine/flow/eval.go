@@ -23,7 +23,22 @@ const (
 	visitsKey  = "visits." // how many times a stage has run to the end
 	loopsKey   = "loops."  // how many times a gate has sent the run back
 	checksKey  = "checks." // a gate's condition results at its last visit
+	stampKey   = "definition"
 )
+
+// Stamp is which definition text a run runs: set when the run starts, so
+// an edited file can be told apart from the one the run began with.
+type Stamp struct {
+	Name    string `json:"name"`
+	Version int    `json:"version"`
+	Hash    string `json:"hash"` // SHA-256 of the file (def.Definition.Hash)
+}
+
+// RunStamp returns the run's Stamp (ok false for a run not started from a
+// definition file).
+func RunStamp(s engine.State) (st Stamp, ok bool, err error) {
+	return engine.Get[Stamp](s, stampKey)
+}
 
 // Context returns the run's context (context.<key> in expressions).
 func Context(s engine.State) (map[string]any, error) {
@@ -300,11 +315,14 @@ func (c *compiler) limit(l def.Limit, env map[string]any) (int, error) {
 	return 0, fmt.Errorf("max_iterations %q is %v, not a whole number", l.Expr, v)
 }
 
-// init is the workflow's Init: the initial context, its templates over
-// params only.
+// init is the workflow's Init: the run's Stamp and the initial context,
+// its templates over params only.
 func (c *compiler) init(p engine.Params) (engine.State, error) {
 	env := map[string]any{"params": c.paramValues(p)}
 	st := engine.State{}
+	if err := st.Set(stampKey, Stamp{Name: c.d.Metadata.Name, Version: c.d.Metadata.Version, Hash: c.d.Hash}); err != nil {
+		return nil, err
+	}
 	for _, f := range c.d.Context {
 		v, err := c.value(f.Value, env)
 		if err != nil {

@@ -203,7 +203,7 @@ func then(t def.Then) engine.Outcome {
 	return engine.Fail
 }
 
-// forward is the transition table shared by skill, action and set stages
+// transitions is the table shared by skill, action, set and delay stages
 // and by gates without options: OK goes to def's on_complete (or on_pass),
 // Skip to skip_to when the stage has a condition (else on as OK, so a
 // person may skip it at an escalation), and each goto target of on_error

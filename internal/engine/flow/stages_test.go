@@ -45,6 +45,12 @@ stages:
 	require.JSONEq(t, `{"greeting": "Hello, Ada!", "times": 2}`, jsonOf(t, contextOf(t, r)))
 	require.JSONEq(t, `{"first": {"text": "Hello, Ada!", "n": 20, "fixed": 7}, "second": {"again": "Hello, Ada! (20)"}}`, jsonOf(t, outputsOf(t, r)))
 	require.Equal(t, []string{"first:ok", "second:ok"}, b.steps(t, r.ID))
+	stamp, ok, err := flow.RunStamp(r.State)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "greet", stamp.Name)
+	require.Equal(t, 1, stamp.Version)
+	require.Len(t, stamp.Hash, 64, "the file's SHA-256, hex")
 }
 
 func TestSkillMissingRequiredOutputRetriesThenEscalates(t *testing.T) {
