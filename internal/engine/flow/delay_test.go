@@ -118,3 +118,32 @@ stages:
 	}, 30*time.Second, 20*time.Millisecond)
 	require.Equal(t, 1, c.get("after"))
 }
+
+func TestDelayInALoopWaitsAnewEachRound(t *testing.T) {
+	t.Parallel()
+	c := &counter{}
+	clk := &clock{t: time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)}
+	wf := compile(t, head+`metadata: {name: rounds}
+stages:
+  - id: tick
+    type: set
+    set: {n: (context.n ?? 0) + 1}
+  - id: pause
+    type: delay
+    duration: 1h
+    max_iterations: 2
+    on_error: {then: {goto: finish}}
+    on_complete: tick
+  - {id: finish, type: skill, skill: echo}
+`, flow.Skills{"echo": echo(c)})
+	b := setupClock(t, "", nil, clk.now, wf)
+	r := b.run(t, "rounds", nil)
+	for range 2 {
+		require.Equal(t, engine.StatusWaiting, r.Status, r.Error)
+		clk.add(time.Hour)
+		r = b.advance(t, r.ID)
+	}
+	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+	require.Equal(t, float64(3), contextOf(t, r)["n"])
+	require.Equal(t, []string{"tick:ok", "pause:waiting", "pause:ok", "tick:ok", "pause:waiting", "pause:ok", "tick:ok", "pause:goto:finish", "finish:ok"}, b.steps(t, r.ID))
+}
