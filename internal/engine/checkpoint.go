@@ -226,6 +226,13 @@ type Gate struct {
 	Apply func(ctx context.Context, sc StepContext, cp Checkpoint, d Decision) (Outcome, Update, error)
 	// Auto is the outcome taken when the gate does not fire (default OK).
 	Auto Outcome
+	// Precheck, if set, runs at each visit before anyone is asked (after
+	// Enabled, and even without a handler): when done it decides the gate
+	// itself, taking outcome with update (a gate's automatic conditions
+	// failing, say); otherwise update is committed with the checkpoint
+	// (the conditions' results) and the person is asked. An error is a
+	// failed attempt.
+	Precheck func(ctx context.Context, sc StepContext) (outcome Outcome, update Update, done bool, err error)
 }
 
 func (g *Gate) validate() error {

@@ -48,6 +48,9 @@ type StepContext struct {
 	// return changes as an Update.
 	State     State
 	Iteration int
+	// Now is the engine's clock when the attempt started (injectable, so
+	// timers can be tested without waiting).
+	Now time.Time
 	// Attempt is 1 for the first try of this step.
 	Attempt int
 	// PrevError is the previous attempt's error, so a retry can do better.
@@ -149,9 +152,15 @@ func (e *Engine) Start(ctx context.Context, workflow string, input map[string]an
 	if err != nil {
 		return Run{}, err
 	}
+	state := State{}
+	if wf.Init != nil {
+		if state, err = wf.Init(params); err != nil {
+			return Run{}, err
+		}
+	}
 	now := e.cfg.Now().UTC()
 	r := Run{
-		ID: e.cfg.NewID(), Workflow: wf.Name, Params: params, State: State{},
+		ID: e.cfg.NewID(), Workflow: wf.Name, Params: params, State: state,
 		Step: wf.Entry, Status: StatusPending, Iteration: 1, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
@@ -209,11 +218,22 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
+	// A run found waiting on a timer is woken once per call; a timer this
+	// call reaches ends it, until its own job comes due.
+	timer := run.Status == StatusWaiting && run.CheckpointID == ""
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		switch {
+		case run.Status == StatusWaiting && run.CheckpointID == "" && timer:
+			// A timer's job came due (or a duplicate came early): the step
+			// runs once more and checks the time itself; if it is early it
+			// waits again and this call returns.
+			timer = false
+			next := run
+			next.Status = StatusRunning
+			run, err = e.commit(ctx, Commit{From: run.Status, Run: next})
 		case run.Status == StatusPending:
 			next := run
 			next.Status = StatusRunning
@@ -251,7 +271,7 @@ func (e *Engine) commit(ctx context.Context, c Commit) (Run, error) {
 func (e *Engine) stepContext(run Run, step string) StepContext {
 	sc := StepContext{
 		RunID: run.ID, StepID: step, Params: run.Params, State: run.State,
-		Iteration: run.Iteration, Attempt: run.Attempt + 1, emit: e.publish,
+		Iteration: run.Iteration, Attempt: run.Attempt + 1, Now: e.cfg.Now().UTC(), emit: e.publish,
 	}
 	if o := e.cfg.Observer; o != nil {
 		sc.emit = func(ev Event) {
@@ -286,6 +306,10 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 		return e.visitGate(ctx, wf, run, step, sc, started)
 	}
 	outcome, update, err := step.Handler(ctx, sc)
+	var wait *waitError
+	if errors.As(err, &wait) {
+		return e.wait(ctx, run, step, started, sc.Attempt, update, wait.until)
+	}
 	if err == nil {
 		after := sc
 		after.State = run.State.merge(update)
@@ -302,11 +326,23 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 			// is not recorded and will run again on resume.
 			return run, ctx.Err()
 		}
-		return e.retryOrEscalate(ctx, run, step, started, sc.Attempt, err.Error())
+		return e.retryOrEscalate(ctx, wf, run, step, started, sc.Attempt, err)
 	}
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
 		Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
 	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec})
+}
+
+// wait parks the run on a timer: waiting, no checkpoint, with the step's
+// update and a job scheduled for until, all in one commit.
+func (e *Engine) wait(ctx context.Context, run Run, step *StepDef, started time.Time, attempt int, update Update, until time.Time) (Run, error) {
+	next := run
+	next.State = run.State.merge(update)
+	next.Status = StatusWaiting
+	next.Attempt, next.Error = 0, ""
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
+		Outcome: "waiting", StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
+	return e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, WakeAt: until.UTC()})
 }
 
 func encodeUpdate(u Update) json.RawMessage {
@@ -362,9 +398,18 @@ func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *St
 	return r, err
 }
 
-func (e *Engine) retryOrEscalate(ctx context.Context, run Run, step *StepDef, started time.Time, attempt int, msg string) (Run, error) {
+// retryOrEscalate records a failed attempt: the step runs again after its
+// backoff while attempts remain, and otherwise takes its retry policy's
+// Then (by default a person is asked). A Stop error skips the remaining
+// attempts and takes its own Then.
+func (e *Engine) retryOrEscalate(ctx context.Context, wf *Workflow, run Run, step *StepDef, started time.Time, attempt int, failure error) (Run, error) {
+	msg := failure.Error()
+	var stop *stopError
+	if errors.As(failure, &stop) {
+		return e.giveUp(ctx, wf, run, step, started, attempt, stop.then, msg, Commit{})
+	}
 	if attempt >= step.Retry.attempts() {
-		return e.escalate(ctx, run, step, started, attempt, msg)
+		return e.giveUp(ctx, wf, run, step, started, attempt, step.Retry.Then, msg, Commit{})
 	}
 	next := run
 	next.Attempt = attempt
@@ -377,6 +422,27 @@ func (e *Engine) retryOrEscalate(ctx context.Context, run Run, step *StepDef, st
 	}
 	e.publish(Event{Type: EventStepFinished, RunID: run.ID, Step: step.ID, Outcome: "error", Message: msg, Attempt: attempt})
 	return r, e.cfg.Sleep(ctx, step.Retry.delay(attempt))
+}
+
+// giveUp ends a step that will not be tried again: then "" escalates; an
+// outcome with a transition takes it; any other fails the run with msg.
+// c carries what the commit must also resolve (a decided checkpoint).
+func (e *Engine) giveUp(ctx context.Context, wf *Workflow, run Run, step *StepDef, started time.Time, attempt int, then Outcome, msg string, c Commit) (Run, error) {
+	if then == "" {
+		return e.escalate(ctx, run, step, started, attempt, msg)
+	}
+	c.Step = &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
+		Outcome: string(then), Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
+	if _, ok := step.resolve(then); ok {
+		return e.transition(ctx, wf, run, step, then, nil, c)
+	}
+	next := run
+	next.Status, next.Step, next.CheckpointID = StatusFailed, "", ""
+	next.Attempt = attempt
+	next.Error = fmt.Sprintf("step %q failed: %s", step.ID, msg)
+	c.Step.Outcome = "failed"
+	c.From, c.Run = run.Status, next
+	return e.commit(ctx, c)
 }
 
 // escalate stops the run at an escalation checkpoint: a person chooses
@@ -415,14 +481,32 @@ func (e *Engine) fail(ctx context.Context, run Run, msg string) (Run, error) {
 // waits (pending) or applies the decision in the same commit.
 func (e *Engine) visitGate(ctx context.Context, wf *Workflow, run Run, step *StepDef, sc StepContext, started time.Time) (Run, error) {
 	g := step.Gate
-	if e.cfg.Handler == nil || (g.Enabled != nil && !g.Enabled(sc)) {
+	skip := g.Enabled != nil && !g.Enabled(sc)
+	var pre Update
+	if g.Precheck != nil && !skip {
+		outcome, update, done, err := g.Precheck(ctx, sc)
+		if err != nil {
+			if ctx.Err() != nil {
+				return run, ctx.Err()
+			}
+			return e.retryOrEscalate(ctx, wf, run, step, started, sc.Attempt, err)
+		}
+		if done {
+			rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+				Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
+			return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec})
+		}
+		pre = update
+		sc.State = run.State.merge(pre)
+	}
+	if e.cfg.Handler == nil || skip {
 		auto := g.Auto
 		if auto == "" {
 			auto = OK
 		}
 		rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
 			Outcome: string(auto), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: json.RawMessage(gateSkippedOutput)}
-		return e.transition(ctx, wf, run, step, auto, nil, Commit{Step: rec})
+		return e.transition(ctx, wf, run, step, auto, pre, Commit{Step: rec})
 	}
 	payload, err := g.Payload(ctx, sc)
 	if err == nil {
@@ -430,23 +514,26 @@ func (e *Engine) visitGate(ctx context.Context, wf *Workflow, run Run, step *Ste
 		cp, err = NewCheckpoint(g.Kind, payload, run.ID, run.Iteration, e.cfg.Now())
 		if err == nil {
 			cp.ID, cp.Step = e.cfg.NewID(), step.ID
-			return e.ask(ctx, wf, run, step, sc, cp, started)
+			return e.ask(ctx, wf, run, step, sc, cp, started, pre)
 		}
 	}
 	if ctx.Err() != nil {
 		return run, ctx.Err()
 	}
-	return e.retryOrEscalate(ctx, run, step, started, sc.Attempt, err.Error())
+	return e.retryOrEscalate(ctx, wf, run, step, started, sc.Attempt, err)
 }
 
-func (e *Engine) ask(ctx context.Context, wf *Workflow, run Run, step *StepDef, sc StepContext, cp Checkpoint, started time.Time) (Run, error) {
+// ask puts the checkpoint to the handler; pre is the Precheck's update,
+// committed with the checkpoint or with the decision's transition.
+func (e *Engine) ask(ctx context.Context, wf *Workflow, run Run, step *StepDef, sc StepContext, cp Checkpoint, started time.Time, pre Update) (Run, error) {
 	d, err := e.cfg.Handler.Handle(ctx, cp)
 	if errors.Is(err, ErrPending) {
 		next := run
 		next.Status = StatusWaiting
 		next.CheckpointID = cp.ID
+		next.State = run.State.merge(pre)
 		rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
-			Outcome: "checkpoint", StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
+			Outcome: "checkpoint", StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(pre)}
 		r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp})
 		if err == nil {
 			e.publish(Event{Type: EventCheckpoint, RunID: run.ID, Step: step.ID, Kind: cp.Kind, Iteration: run.Iteration})
@@ -460,17 +547,17 @@ func (e *Engine) ask(ctx context.Context, wf *Workflow, run Run, step *StepDef, 
 		if ctx.Err() != nil {
 			return run, ctx.Err()
 		}
-		return e.retryOrEscalate(ctx, run, step, started, sc.Attempt, "checkpoint handler: "+err.Error())
+		return e.retryOrEscalate(ctx, wf, run, step, started, sc.Attempt, fmt.Errorf("checkpoint handler: %w", err))
 	}
 	cp.Status = CheckpointDecided
 	dec := &DecisionRecord{Decision: d, CheckpointID: cp.ID, DecidedAt: e.cfg.Now().UTC()}
 	outcome, update, err := step.Gate.Apply(ctx, sc, cp, d)
 	if err != nil {
-		return e.retryOrEscalate(ctx, run, step, started, sc.Attempt, "applying decision: "+err.Error())
+		return e.retryOrEscalate(ctx, wf, run, step, started, sc.Attempt, fmt.Errorf("applying decision: %w", err))
 	}
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
 		Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: decisionOutput(d)}
-	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec, NewCheckpoint: &cp, Decision: dec})
+	return e.transition(ctx, wf, run, step, outcome, pre.merge(update), Commit{Step: rec, NewCheckpoint: &cp, Decision: dec})
 }
 
 func decisionOutput(d Decision) json.RawMessage {
@@ -541,6 +628,12 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 	if err != nil {
 		if ctx.Err() != nil {
 			return run, ctx.Err()
+		}
+		var stop *stopError
+		if errors.As(err, &stop) {
+			// The decision is valid but the gate may not follow it (a loop
+			// bound used up): the gate's own Then says what happens.
+			return e.giveUp(ctx, wf, run, step, now, sc.Attempt, stop.then, err.Error(), Commit{ResolveCheckpoint: cp.ID})
 		}
 		return e.escalate(ctx, run, step, now, sc.Attempt, "applying decision: "+err.Error())
 	}

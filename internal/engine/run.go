@@ -152,4 +152,7 @@ type Commit struct {
 	// ResolveCheckpoint marks the given checkpoint as no longer current
 	// (expired if it was still pending).
 	ResolveCheckpoint string
+	// WakeAt, when set, schedules an advance of the run at that time in
+	// the same transaction (a run waiting on a timer).
+	WakeAt time.Time
 }

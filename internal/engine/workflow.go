@@ -38,6 +38,20 @@ const End = "_end"
 // Outcomes lists every outcome, for validation and exhaustive tests.
 func Outcomes() []Outcome { return []Outcome{OK, Fail, Skip, Iterate, More, Default} }
 
+// gotoPrefix marks an outcome that names its own target.
+const gotoPrefix = "goto:"
+
+// Goto is the outcome "go to step id" (or End). Workflows compiled from
+// definition files route by target rather than by a fixed outcome (a gate
+// has one target per option); the edge must still be declared in Next, as
+// Next{Goto(id): id}, so the graph stays data that is validated and drawn.
+func Goto(id string) Outcome { return Outcome(gotoPrefix + id) }
+
+// GotoTarget returns the target a Goto outcome names.
+func (o Outcome) GotoTarget() (string, bool) {
+	return strings.CutPrefix(string(o), gotoPrefix)
+}
+
 // Next maps outcomes to the ID of the next step (or End).
 type Next map[Outcome]string
 
@@ -54,7 +68,8 @@ type Condition struct {
 	Message string
 }
 
-// RetryPolicy says how often a failing step is tried before a human is asked.
+// RetryPolicy says how often a failing step is tried, and what happens when
+// every attempt failed.
 type RetryPolicy struct {
 	// MaxAttempts counts the first try; 0 means the engine default (3).
 	MaxAttempts int
@@ -62,6 +77,45 @@ type RetryPolicy struct {
 	// failure up to MaxBackoff.
 	Backoff    time.Duration
 	MaxBackoff time.Duration
+	// Then is the outcome the step takes once its attempts are used up (or
+	// a handler returned Stop): "" asks a person (an escalation); an
+	// outcome without a transition, such as Fail, fails the run with the
+	// last error.
+	Then Outcome
+}
+
+// stopError is a step error that retrying cannot fix.
+type stopError struct {
+	err  error
+	then Outcome
+}
+
+func (e *stopError) Error() string { return e.err.Error() }
+func (e *stopError) Unwrap() error { return e.err }
+
+// waitError parks a run until a time.
+type waitError struct{ until time.Time }
+
+func (e *waitError) Error() string {
+	return "waiting until " + e.until.UTC().Format(time.RFC3339)
+}
+
+// WaitUntil is what a handler returns to wait, durably, until t (a delay
+// stage): the engine commits the handler's update with the run waiting
+// (no checkpoint) and, in the same transaction, a job that advances it at
+// t; then the step runs again and should find its time has come. No
+// goroutine sleeps, so the wait survives restarts.
+func WaitUntil(t time.Time) error { return &waitError{until: t} }
+
+// Stop wraps an error retrying cannot fix (a loop bound used up, a gate's
+// conditions failing for good): the engine makes no further attempt and
+// takes then at once, as RetryPolicy.Then when retries run out ("" asks a
+// person; an outcome without a transition fails the run with err).
+func Stop(err error, then Outcome) error {
+	if err == nil {
+		return nil
+	}
+	return &stopError{err: err, then: then}
 }
 
 func (p RetryPolicy) attempts() int {
@@ -118,6 +172,10 @@ type Workflow struct {
 	// MaxIterations bounds Iterate transitions; a run may override it with
 	// the "max_iterations" parameter when a step declares it.
 	MaxIterations int
+	// Init, if set, builds a new run's first state from its resolved
+	// parameters (a definition file's initial context). It runs once, in
+	// Start, so the state is stored with the run it belongs to.
+	Init func(p Params) (State, error)
 }
 
 // MaxIterationsParam is the run parameter that overrides Workflow.MaxIterations.
@@ -175,10 +233,14 @@ func (w *Workflow) Validate() error {
 			fe.Add(key, fmt.Sprintf("step %q has no transitions", s.ID))
 		}
 		for _, o := range sortedOutcomes(s.Next) {
-			if !slices.Contains(Outcomes(), o) {
+			to := s.Next[o]
+			if target, ok := o.GotoTarget(); ok {
+				if target != to {
+					fe.Add(key, fmt.Sprintf("step %q: outcome %q must go to %q, not %q", s.ID, o, target, to))
+				}
+			} else if !slices.Contains(Outcomes(), o) {
 				fe.Add(key, fmt.Sprintf("step %q maps unknown outcome %q", s.ID, o))
 			}
-			to := s.Next[o]
 			if to == End {
 				terminal = true
 			} else if !ids[to] {
@@ -202,6 +264,11 @@ func (w *Workflow) Validate() error {
 		}
 		if s.Retry.MaxAttempts < 0 || s.Retry.Backoff < 0 || s.Retry.MaxBackoff < 0 {
 			fe.Add(key, fmt.Sprintf("step %q: retry policy has a negative value", s.ID))
+		}
+		if t, ok := s.Retry.Then.GotoTarget(); ok {
+			if _, mapped := s.Next[s.Retry.Then]; !mapped {
+				fe.Add(key, fmt.Sprintf("step %q: retry policy goes to %q, which the step's transitions do not declare", s.ID, t))
+			}
 		}
 	}
 	if !terminal && len(w.Steps) > 0 {

@@ -187,6 +187,15 @@ func (s *Store) scheduleAdvanceTx(ctx context.Context, tx *sql.Tx, runID string)
 	return nil
 }
 
+// scheduleAdvanceAtTx queues an advance due at `at` inside tx: a run
+// waiting on a timer and the job that wakes it commit together.
+func (s *Store) scheduleAdvanceAtTx(ctx context.Context, tx *sql.Tx, runID string, at time.Time) error {
+	if _, err := s.jobs.InsertTx(ctx, tx, AdvanceArgs{RunID: runID}, &river.InsertOpts{ScheduledAt: at}); err != nil {
+		return fmt.Errorf("store: schedule run %s at %s: %w", runID, at.Format(time.RFC3339), err)
+	}
+	return nil
+}
+
 // localDriver is River's SQLite driver without its notifications. That
 // driver emulates LISTEN/NOTIFY with an outbox table it polls every 50 ms,
 // so a job waited 25 ms on average before a worker saw it, and an idle

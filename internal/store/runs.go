@@ -196,6 +196,11 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 			return engine.Run{}, err
 		}
 	}
+	if !c.WakeAt.IsZero() {
+		if err := s.scheduleAdvanceAtTx(ctx, tx, c.Run.ID, c.WakeAt); err != nil {
+			return engine.Run{}, err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return engine.Run{}, fmt.Errorf("store: commit step: %w", err)
 	}

@@ -60,19 +60,34 @@ func newScope(d *Definition, stageIDs map[string]bool) *scope {
 	return s
 }
 
-// templates splits a string into its {{ expr }} parts.
-func templates(s string) ([]string, error) {
-	var out []string
+// Segment is one piece of a template: literal Text, or an Expr to
+// evaluate (its source, trimmed).
+type Segment struct {
+	Text string
+	Expr string
+}
+
+// ParseTemplate splits a string into literal text and {{ expr }} parts,
+// so the engine evaluates templates exactly as loading checked them. A
+// string without "{{" is one text segment (none when empty).
+func ParseTemplate(s string) ([]Segment, error) {
+	var out []Segment
 	for {
 		i := strings.Index(s, "{{")
 		if i < 0 {
 			if strings.Contains(s, "}}") {
 				return out, errors.New(`"}}" without "{{"`)
 			}
+			if s != "" {
+				out = append(out, Segment{Text: s})
+			}
 			return out, nil
 		}
 		if strings.Contains(s[:i], "}}") {
 			return out, errors.New(`"}}" without "{{"`)
+		}
+		if i > 0 {
+			out = append(out, Segment{Text: s[:i]})
 		}
 		j := strings.Index(s[i+2:], "}}")
 		if j < 0 {
@@ -82,9 +97,21 @@ func templates(s string) ([]string, error) {
 		if body == "" {
 			return out, errors.New("empty {{ }}")
 		}
-		out = append(out, body)
+		out = append(out, Segment{Expr: body})
 		s = s[i+2+j+2:]
 	}
+}
+
+// templates lists a string's {{ expr }} parts.
+func templates(s string) ([]string, error) {
+	segs, err := ParseTemplate(s)
+	var out []string
+	for _, sg := range segs {
+		if sg.Expr != "" {
+			out = append(out, sg.Expr)
+		}
+	}
+	return out, err
 }
 
 // check compiles one expression reference, reporting at its position.

@@ -1,0 +1,267 @@
+// Package flow compiles a workflow definition file (internal/engine/def)
+// into an engine.Workflow, so a definition runs on the durable engine
+// exactly like a workflow written in Go: each top-level stage becomes one
+// step, its transitions become the step's Next (every target declared,
+// so the graph stays data), and what the run knows — params, context,
+// outputs — lives in the run's State, committed with each transition.
+//
+// docs/architecture.md describes the compile rules; docs/workflows.md is
+// the format.
+package flow
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/expr-lang/expr/vm"
+
+	"quarry/internal/engine"
+	"quarry/internal/engine/def"
+	"quarry/internal/fault"
+)
+
+// Skill is a Go handler that skill and action stages call by name. It
+// returns the stage's outputs, stored as outputs.<stage>.<name>; an error
+// is a failed attempt (retried per the stage's on_error).
+type Skill func(ctx context.Context, in Input) (map[string]any, error)
+
+// Skills are the registered handlers by name. main builds the map and
+// passes it in, so what a definition may call is visible in one place.
+type Skills map[string]Skill
+
+// Names lists the registered names in order, for def.Options.Skills.
+func (s Skills) Names() []string {
+	out := make([]string, 0, len(s))
+	for n := range s {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Input is what a skill sees: its evaluated `with` values and, read-only,
+// everything in scope for expressions.
+type Input struct {
+	RunID string
+	Stage string
+	// With holds the stage's inputs, templates evaluated.
+	With    map[string]any
+	Params  map[string]any
+	Context map[string]any
+	// Outputs holds outputs.<stage>.<name> of the stages run so far.
+	Outputs map[string]map[string]any
+	// Attempt is 1 for the first try; PrevError is the last attempt's
+	// error, so a retry can do better.
+	Attempt   int
+	PrevError string
+	// Progress publishes a progress event for pages watching the run.
+	Progress func(message string, data any)
+}
+
+// compiler holds what the steps of one definition share.
+type compiler struct {
+	d      *def.Definition
+	skills Skills
+	index  map[string]int         // top-level stage id → position
+	stages []string               // every stage id, branch stages too (outputs.<id>)
+	progs  map[string]*vm.Program // compiled expressions by source
+	errs   def.Errors
+}
+
+// Compile turns a loaded, valid definition into a workflow the engine runs.
+// Stage types it cannot run yet (parallel, webhook) are reported
+// as def.Errors at the stage, inside a fault.EInvalid, as are skills
+// missing from skills.
+func Compile(d *def.Definition, skills Skills) (*engine.Workflow, error) {
+	if d == nil || len(d.Stages) == 0 {
+		return nil, fault.Errorf(fault.EInvalid, "flow: the definition has no stages")
+	}
+	c := &compiler{d: d, skills: skills, index: map[string]int{}, progs: map[string]*vm.Program{}}
+	for i, s := range d.Stages {
+		c.index[s.ID] = i
+		c.stages = append(c.stages, s.ID)
+		for _, b := range s.Branches {
+			for _, bs := range b.Stages {
+				c.stages = append(c.stages, bs.ID)
+			}
+		}
+	}
+	wf := &engine.Workflow{
+		Name: d.Metadata.Name, Title: d.Metadata.Title, Description: d.Metadata.Description,
+		Entry: d.Stages[0].ID,
+	}
+	for _, f := range d.Context {
+		c.compileValue(f.Value, f.Pos, "")
+	}
+	for i, s := range d.Stages {
+		next := def.Complete
+		if i+1 < len(d.Stages) {
+			next = d.Stages[i+1].ID
+		}
+		if step, ok := c.stage(s, next); ok {
+			wf.Steps = append(wf.Steps, step)
+		}
+	}
+	if len(c.errs) > 0 {
+		return nil, &fault.Error{Code: fault.EInvalid, Message: fmt.Sprintf("workflow %s cannot run: %d problem(s)", d.File, len(c.errs)), Err: c.errs}
+	}
+	wf.Steps[0].Params = params(d)
+	wf.Init = c.init
+	if err := wf.Validate(); err != nil {
+		return nil, err
+	}
+	return wf, nil
+}
+
+func (c *compiler) errorf(p def.Pos, stage, format string, args ...any) {
+	c.errs = append(c.errs, def.Error{File: c.d.File, Line: p.Line, Col: p.Col, Stage: stage, Msg: fmt.Sprintf(format, args...)})
+}
+
+// stage compiles one top-level stage; next is the stage after it in the
+// file (or complete), the default of every forward transition.
+func (c *compiler) stage(s *def.Stage, next string) (engine.StepDef, bool) {
+	c.compileCommon(s)
+	switch s.Type {
+	case def.TypeSkill, def.TypeAction:
+		skill, ok := c.skills[s.Skill]
+		if !ok || skill == nil {
+			c.errorf(s.Pos, s.ID, "skill %q is not registered", s.Skill)
+			return engine.StepDef{}, false
+		}
+		for _, f := range s.With {
+			c.compileValue(f.Value, f.Pos, s.ID)
+		}
+		return c.skillStep(s, next, skill), true
+	case def.TypeSet:
+		for _, f := range s.Set {
+			src, _ := f.Value.(string)
+			c.compile(src, f.Pos, s.ID)
+		}
+		return c.setStep(s, next), true
+	case def.TypeGate:
+		for _, x := range s.Conditions {
+			c.compile(x.Src, x.Pos, s.ID)
+		}
+		if s.OnFail != nil {
+			for _, f := range s.OnFail.Context {
+				c.compileValue(f.Value, f.Pos, s.ID)
+			}
+			c.compileLimit(s.OnFail.MaxIterations, s.ID)
+		}
+		return c.gateStep(s, next), true
+	case def.TypeDelay:
+		if s.Until != "" {
+			c.compileValue(s.Until, s.Pos, s.ID)
+		}
+		if s.Poll != nil {
+			c.compile(s.Poll.Condition.Src, s.Poll.Condition.Pos, s.ID)
+		}
+		return c.delayStep(s, next), true
+	}
+	c.errorf(s.Pos, s.ID, "%s stages are not run by the engine yet", s.Type)
+	return engine.StepDef{}, false
+}
+
+// compileCommon compiles the expressions every stage type may have.
+func (c *compiler) compileCommon(s *def.Stage) {
+	if s.Condition.Src != "" {
+		c.compile(s.Condition.Src, s.Condition.Pos, s.ID)
+	}
+	c.compileLimit(s.MaxIterations, s.ID)
+}
+
+func (c *compiler) compileLimit(l def.Limit, stage string) {
+	if l.Expr != "" {
+		c.compileValue(l.Expr, l.Pos, stage)
+	}
+}
+
+// target resolves a transition: "" is dflt, complete is engine.End.
+func target(t def.Target, dflt string) string {
+	id := t.ID
+	if id == "" {
+		id = dflt
+	}
+	if id == def.Complete {
+		return engine.End
+	}
+	return id
+}
+
+// then maps a def.Then onto the outcome the engine takes when retries (or
+// a loop bound) run out: escalate asks a person (""), fail (the default)
+// is Fail, which has no transition and so fails the run, goto is a Goto.
+func then(t def.Then) engine.Outcome {
+	switch t.Action {
+	case def.ThenEscalate:
+		return ""
+	case def.ThenGoto:
+		return engine.Goto(target(t.Goto, def.Complete))
+	}
+	return engine.Fail
+}
+
+// transitions is the table shared by skill, action, set and delay stages
+// and by gates without options: OK goes to def's on_complete (or on_pass),
+// Skip to skip_to when the stage has a condition (else on as OK, so a
+// person may skip it at an escalation), and each goto target of on_error
+// is declared.
+func (c *compiler) transitions(s *def.Stage, onOK string, next string) engine.Next {
+	n := engine.Next{}
+	if onOK != "" {
+		n[engine.OK] = onOK
+	}
+	switch {
+	case s.Condition.Src != "":
+		n[engine.Skip] = target(s.SkipTo, next)
+	case onOK != "":
+		n[engine.Skip] = onOK
+	}
+	if s.OnError != nil && s.OnError.Then.Action == def.ThenGoto {
+		declare(n, target(s.OnError.Then.Goto, def.Complete))
+	}
+	return n
+}
+
+func declare(n engine.Next, to string) {
+	n[engine.Goto(to)] = to
+}
+
+// retry maps on_error onto the engine's policy: retry N is N+1 attempts,
+// the backoff is constant, and without on_error a failure fails the run
+// at once.
+func retry(s *def.Stage) engine.RetryPolicy {
+	p := engine.RetryPolicy{MaxAttempts: 1, Then: engine.Fail}
+	if s.OnError != nil {
+		p.MaxAttempts = s.OnError.Retry + 1
+		p.Backoff, p.MaxBackoff = s.OnError.Backoff, s.OnError.Backoff
+		p.Then = then(s.OnError.Then)
+	}
+	return p
+}
+
+// params turns the definition's params into the engine's declarations (on
+// the entry step), so Start resolves and checks them as for any workflow.
+func params(d *def.Definition) []engine.Param {
+	out := make([]engine.Param, 0, len(d.Params))
+	for _, p := range d.Params {
+		ep := engine.Param{Name: p.Name, Description: p.Description, Required: p.Required,
+			Min: p.Min, Max: p.Max, Choices: slices.Clone(p.Enum), Default: p.Default}
+		switch p.Type {
+		case def.ParamString:
+			ep.Type = engine.ParamString
+		case def.ParamInt:
+			ep.Type = engine.ParamInt
+		case def.ParamFloat:
+			ep.Type = engine.ParamFloat
+		case def.ParamBool:
+			ep.Type = engine.ParamBool
+		case def.ParamList:
+			ep.Type = engine.ParamStrings
+		}
+		out = append(out, ep)
+	}
+	return out
+}

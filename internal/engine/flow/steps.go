@@ -1,0 +1,127 @@
+package flow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"quarry/internal/engine"
+	"quarry/internal/engine/def"
+)
+
+// begin is how every stage starts: its env, its condition (false: the
+// stage is skipped, and does not count as run), then its max_iterations
+// (used up: the stage stops and follows on_error.then). The update it
+// returns counts the run; it commits only with the stage's transition.
+func (c *compiler) begin(s *def.Stage, sc engine.StepContext) (env map[string]any, u engine.Update, skip bool, err error) {
+	env, err = c.env(sc.Params, sc.State)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if s.Condition.Src != "" {
+		ok, err := c.evalBool(s.Condition.Src, env)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("condition: %w", err)
+		}
+		if !ok {
+			return env, nil, true, nil
+		}
+	}
+	n, err := count(sc.State, visitsKey+s.ID)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if s.MaxIterations.Set() {
+		limit, err := c.limit(s.MaxIterations, env)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if n >= limit {
+			return nil, nil, false, engine.Stop(fmt.Errorf("stage %q has run %d times, its max_iterations", s.ID, n), retry(s).Then)
+		}
+	}
+	u = engine.Update{}
+	if err := u.Set(visitsKey+s.ID, n+1); err != nil {
+		return nil, nil, false, err
+	}
+	return env, u, false, nil
+}
+
+func (c *compiler) skillStep(s *def.Stage, next string, skill Skill) engine.StepDef {
+	onOK := target(s.OnComplete, next)
+	h := func(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
+		env, u, skip, err := c.begin(s, sc)
+		if err != nil {
+			return "", nil, err
+		}
+		if skip {
+			return engine.Skip, nil, nil
+		}
+		with, err := c.fields(s.With, env)
+		if err != nil {
+			return "", nil, fmt.Errorf("with %w", err)
+		}
+		outs := map[string]map[string]any{}
+		for id, o := range env["outputs"].(map[string]any) {
+			outs[id] = o.(map[string]any)
+		}
+		in := Input{RunID: sc.RunID, Stage: s.ID, With: with,
+			Params: env["params"].(map[string]any), Context: env["context"].(map[string]any), Outputs: outs,
+			Attempt: sc.Attempt, PrevError: sc.PrevError, Progress: sc.Progress}
+		run := ctx
+		if s.Timeout > 0 {
+			var cancel context.CancelFunc
+			run, cancel = context.WithTimeout(ctx, s.Timeout)
+			defer cancel()
+		}
+		out, err := skill(run, in)
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(run.Err(), context.DeadlineExceeded) {
+				return "", nil, fmt.Errorf("timed out after %s: %w", s.Timeout, err)
+			}
+			return "", nil, err
+		}
+		for _, o := range s.Outputs {
+			if v, ok := out[o.Name]; o.Required && (!ok || v == nil) {
+				return "", nil, fmt.Errorf("skill %s gave no %q, a required output", s.Skill, o.Name)
+			}
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		if err := u.Set(outputsKey+s.ID, out); err != nil {
+			return "", nil, err
+		}
+		return engine.OK, u, nil
+	}
+	return engine.StepDef{ID: s.ID, Handler: h, Next: c.transitions(s, onOK, next), Retry: retry(s)}
+}
+
+// setStep assigns context values in file order; each expression sees the
+// values assigned before it.
+func (c *compiler) setStep(s *def.Stage, next string) engine.StepDef {
+	onOK := target(s.OnComplete, next)
+	h := func(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
+		env, u, skip, err := c.begin(s, sc)
+		if err != nil {
+			return "", nil, err
+		}
+		if skip {
+			return engine.Skip, nil, nil
+		}
+		cx := env["context"].(map[string]any)
+		for _, f := range s.Set {
+			src, _ := f.Value.(string)
+			v, err := c.eval(src, env)
+			if err != nil {
+				return "", nil, fmt.Errorf("set %s: %w", f.Key, err)
+			}
+			cx[f.Key] = v
+			if err := u.Set(contextKey+f.Key, v); err != nil {
+				return "", nil, err
+			}
+		}
+		return engine.OK, u, nil
+	}
+	return engine.StepDef{ID: s.ID, Handler: h, Next: c.transitions(s, onOK, next), Retry: retry(s)}
+}
