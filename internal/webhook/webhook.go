@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"quarry/internal/engine/def"
+	"quarry/internal/engine/flow"
 	"quarry/internal/fault"
 )
 
@@ -189,4 +190,12 @@ func wantStatus(want []int) string {
 		return "2xx"
 	}
 	return strings.Trim(fmt.Sprint(want), "[]")
+}
+
+// Stage makes a workflow webhook stage's call (flow.Webhook): main passes
+// it to flow.CompileWith.
+func (c *Caller) Stage(ctx context.Context, call flow.WebhookCall) (flow.WebhookAnswer, error) {
+	a, err := c.Do(ctx, Call{Method: call.Method, URL: call.URL, Headers: call.Headers, Body: call.Body},
+		Expect{Status: call.Status, JSON: call.JSON})
+	return flow.WebhookAnswer{Status: a.Status, JSON: a.JSON}, err
 }

@@ -60,25 +60,48 @@ type Input struct {
 	Progress func(message string, data any)
 }
 
+// Options are what a definition's stages may call: skill handlers by
+// name, the webhook caller and the secrets webhook requests may name.
+type Options struct {
+	Skills Skills
+	// Webhook makes webhook stages' calls; nil means a definition with a
+	// webhook stage cannot run.
+	Webhook Webhook
+	// Secrets are the values `{{ secrets.NAME }}` fills in a webhook's
+	// request; they are never stored in the run.
+	Secrets map[string]string
+}
+
 // compiler holds what the steps of one definition share.
 type compiler struct {
-	d      *def.Definition
-	skills Skills
-	index  map[string]int         // top-level stage id → position
-	stages []string               // every stage id, branch stages too (outputs.<id>)
-	progs  map[string]*vm.Program // compiled expressions by source
-	errs   def.Errors
+	d       *def.Definition
+	skills  Skills
+	webhook Webhook
+	secrets map[string]any
+	index   map[string]int         // top-level stage id → position
+	stages  []string               // every stage id, branch stages too (outputs.<id>)
+	progs   map[string]*vm.Program // compiled expressions by source
+	errs    def.Errors
 }
 
 // Compile turns a loaded, valid definition into a workflow the engine runs.
-// Stage types it cannot run yet (parallel, webhook) are reported
+// Stage types it cannot run yet (parallel; webhook without a caller, see
+// CompileWith) are reported
 // as def.Errors at the stage, inside a fault.EInvalid, as are skills
 // missing from skills.
 func Compile(d *def.Definition, skills Skills) (*engine.Workflow, error) {
+	return CompileWith(d, Options{Skills: skills})
+}
+
+// CompileWith is Compile with everything stages may call (Options).
+func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	if d == nil || len(d.Stages) == 0 {
 		return nil, fault.Errorf(fault.EInvalid, "flow: the definition has no stages")
 	}
-	c := &compiler{d: d, skills: skills, index: map[string]int{}, progs: map[string]*vm.Program{}}
+	c := &compiler{d: d, skills: o.Skills, webhook: o.Webhook, secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
+	for k, v := range o.Secrets {
+		c.secrets[k] = v
+	}
 	for i, s := range d.Stages {
 		c.index[s.ID] = i
 		c.stages = append(c.stages, s.ID)
@@ -159,6 +182,20 @@ func (c *compiler) stage(s *def.Stage, next string) (engine.StepDef, bool) {
 			c.compile(s.Poll.Condition.Src, s.Poll.Condition.Pos, s.ID)
 		}
 		return c.delayStep(s, next), true
+	case def.TypeWebhook:
+		if c.webhook == nil || s.Request == nil {
+			c.errorf(s.Pos, s.ID, "webhook stages cannot run here: no webhook caller is configured")
+			return engine.StepDef{}, false
+		}
+		c.compileValue(s.Request.URL, s.Request.Pos, s.ID)
+		for _, f := range s.Request.Headers {
+			c.compileValue(f.Value, f.Pos, s.ID)
+		}
+		c.compileValue(s.Request.Body, s.Request.Pos, s.ID)
+		if s.Expect != nil {
+			c.compileValue(s.Expect.JSON, s.Pos, s.ID)
+		}
+		return c.webhookStep(s, next), true
 	}
 	c.errorf(s.Pos, s.ID, "%s stages are not run by the engine yet", s.Type)
 	return engine.StepDef{}, false
