@@ -37,7 +37,10 @@ type App struct {
 	logger *slog.Logger
 	echo   *echo.Echo
 
-	registry      *engine.Registry
+	registry *engine.Registry
+	// startable are the workflow files registered at start, their content
+	// hash by workflow name (withDefinitions).
+	startable     map[string]string
 	buildRegistry func(st *store.Store) (*engine.Registry, error)
 	noDemo        bool
 	version       string
@@ -133,6 +136,9 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 			return nil, err
 		}
 	}
+	if a.registry, a.startable, err = withDefinitions(cfg, a.registry, a.logger); err != nil {
+		return nil, err
+	}
 	if a.metrics, err = metrics.New(a.store, metrics.Options{Logger: a.logger, Version: a.version}); err != nil {
 		return nil, err
 	}
@@ -177,7 +183,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
 		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), PublicURL: cfg.PublicURL, ReadLimits: cfg.Import,
 		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest, ExclusionReasons: cfg.ExclusionReasons, StopWindow: cfg.StopWindow,
-		WorkflowsDir: cfg.WorkflowsDir, DefinitionOptions: DefinitionOptions(cfg),
+		WorkflowsDir: cfg.WorkflowsDir, DefinitionOptions: DefinitionOptions(cfg), StartableFiles: a.startable,
 	})
 	return a, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
+	"quarry/internal/engine/flow"
 	"quarry/internal/fault"
 	"quarry/internal/research"
 	"quarry/internal/runview"
@@ -182,6 +183,18 @@ type DecisionInput struct {
 	RevisedData  json.RawMessage `json:"revised_data"`
 	Note         string          `json:"note"`
 	DecidedBy    string          `json:"decided_by"`
+	// Option picks a gate's option by its label, with Input when the
+	// option requires it (a definition file's gate, flow.Choose).
+	Option string `json:"option"`
+	Input  string `json:"input"`
+}
+
+// createInput is POST /api/runs: the search's own fields, or a workflow
+// by name with its params.
+type createInput struct {
+	startInput
+	Workflow string         `json:"workflow"`
+	Params   map[string]any `json:"params"`
 }
 
 // decodeJSON reads one JSON object, refusing unknown fields so a typo is an
@@ -205,11 +218,25 @@ func decodeJSON(c echo.Context, v any) error {
 
 // CreateRun handles POST /api/runs → 201 {id, url, status}.
 func (a *API) CreateRun(c echo.Context) error {
-	var in startInput
+	var in createInput
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	run, err := start(c.Request().Context(), a.engine, in, nil)
+	var run engine.Run
+	var err error
+	if name := strings.TrimSpace(in.Workflow); name != "" && name != SearchWorkflow {
+		if in.Question != "" || in.MaxIterations != nil || in.StrategyCheckpoint != nil || in.Sources != nil {
+			return &fault.Error{Code: fault.EInvalid, Message: "invalid run", Fields: map[string]string{
+				"params": fmt.Sprintf("question, max_iterations, strategy_checkpoint and sources start the search; the %s workflow takes its parameters in params", name)}}
+		}
+		run, err = a.engine.Start(c.Request().Context(), name, in.Params)
+	} else {
+		if len(in.Params) > 0 {
+			return &fault.Error{Code: fault.EInvalid, Message: "invalid run", Fields: map[string]string{
+				"params": "the search takes question, max_iterations, strategy_checkpoint, sources and started_by as fields of their own"}}
+		}
+		run, err = start(c.Request().Context(), a.engine, in.startInput, nil)
+	}
 	if err != nil {
 		return err
 	}
@@ -260,6 +287,16 @@ func (a *API) Decide(c echo.Context) error {
 		return err
 	}
 	d := engine.Decision{Action: engine.DecisionAction(in.Action), RevisedData: in.RevisedData, Note: in.Note, DecidedBy: by}
+	if strings.TrimSpace(in.Option) != "" {
+		if len(in.RevisedData) > 0 {
+			return &fault.Error{Code: fault.EInvalid, Message: "invalid decision", Fields: map[string]string{"option": "an option is chosen alone: send option (and input), not revised_data"}}
+		}
+		if in.Action != "" && in.Action != string(engine.Approve) {
+			return &fault.Error{Code: fault.EInvalid, Message: "invalid decision", Fields: map[string]string{"action": "choosing an option approves the gate: send approve or no action"}}
+		}
+		d = flow.Choose(strings.TrimSpace(in.Option), in.Input, by)
+		d.Note = in.Note
+	}
 	ctx := c.Request().Context()
 	run, err := a.runs.Run(ctx, c.Param("id"))
 	if err != nil {

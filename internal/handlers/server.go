@@ -82,6 +82,10 @@ type Deps struct {
 	// definition files, checked with DefinitionOptions; "" lists none.
 	WorkflowsDir      string
 	DefinitionOptions def.Options
+	// StartableFiles are the definition files registered when the server
+	// started: content hash by workflow name. A listed file whose text
+	// differs (edited since) cannot start runs until a restart.
+	StartableFiles map[string]string
 	// OnRequest, if set, is told of every answered request (metrics); the
 	// request log gets the same line either way.
 	OnRequest func(RequestInfo)
@@ -215,7 +219,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits, graphs: graphs,
 		settings: settings}
 	names := &Names{people: p}
-	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: graphs}
+	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: graphs, startable: deps.StartableFiles}
 	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}
 	// CSRF guards every app route (GETs get the session's token, unsafe
 	// methods must come from this origin and echo it back); it is per

@@ -26,6 +26,8 @@ type Workflows struct {
 	dir    string
 	opts   def.Options
 	graphs *wfgraph.Renderer
+	// startable are the files registered at start (Deps.StartableFiles).
+	startable map[string]string
 }
 
 // List handles GET /workflows: every registered workflow, then every
@@ -38,6 +40,9 @@ func (h *Workflows) List(c echo.Context) error {
 	ctx := c.Request().Context()
 	d := views.WorkflowsData{Page: h.people.page(c), Dir: h.dir}
 	for i, w := range h.registry.List() {
+		if _, file := h.startable[w.Name]; file {
+			continue // listed with its file below
+		}
 		d.Workflows = append(d.Workflows, h.view(ctx, fmt.Sprintf("wf%d", i), wfgraph.FromWorkflow(w), w.Description))
 	}
 	if h.dir != "" {

@@ -33,8 +33,9 @@ type WorkflowJSON struct {
 	// Valid is false for a file with problems, each in Errors.
 	Valid  bool                  `json:"valid"`
 	Errors []DefinitionErrorJSON `json:"errors,omitempty"`
-	// CanStart says whether POST /api/runs starts this workflow. Definition
-	// files do not start runs yet: they are listed and checked only.
+	// CanStart says whether POST /api/runs starts this workflow: a
+	// definition file registered when the server started, unchanged since
+	// (an edited file runs after a restart).
 	CanStart bool        `json:"can_start"`
 	Params   []ParamJSON `json:"params"`
 }
@@ -65,6 +66,9 @@ type ParamJSON struct {
 func (h *Workflows) API(c echo.Context) error {
 	out := WorkflowsJSON{Workflows: []WorkflowJSON{}}
 	for _, w := range h.registry.List() {
+		if _, file := h.startable[w.Name]; file {
+			continue // listed with its file below
+		}
 		decl, err := w.Params()
 		if err != nil {
 			return err
@@ -78,7 +82,9 @@ func (h *Workflows) API(c echo.Context) error {
 			out.DirError = err.Error()
 		}
 		for _, f := range files {
-			out.Workflows = append(out.Workflows, fileJSON(f))
+			w := fileJSON(f)
+			w.CanStart = w.Valid && w.Hash != "" && h.startable[w.Name] == w.Hash
+			out.Workflows = append(out.Workflows, w)
 		}
 	}
 	return c.JSON(http.StatusOK, out)

@@ -223,7 +223,7 @@ stages:
 	require.Equal(t, 3, ask.Version)
 	require.Len(t, ask.Hash, 64)
 	require.True(t, ask.Valid)
-	require.False(t, ask.CanStart, "definition files do not start runs yet")
+	require.True(t, ask.CanStart, "registered at start, unchanged since")
 	require.Equal(t, []handlers.ParamJSON{
 		{Name: "topic", Type: "string", Required: true, Description: "What to ask about"},
 		{Name: "rounds", Type: "int", Default: float64(2), Min: ptr(1.0), Max: ptr(5.0)},
@@ -231,6 +231,23 @@ stages:
 
 	bad := byName["bad"]
 	require.False(t, bad.Valid)
+	require.False(t, bad.CanStart)
+
+	// Edited since the server started: listed as it is now, and it waits
+	// for a restart to start runs.
+	src, err := os.ReadFile(filepath.Join(dir, "ask.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ask.yaml"), []byte(strings.Replace(string(src), "version: 3", "version: 4", 1)), 0o644))
+	res = w.doJSON(t, http.MethodGet, "/api/workflows", nil)
+	defer res.Body.Close()
+	got = handlers.WorkflowsJSON{}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&got))
+	for _, wf := range got.Workflows {
+		if wf.Name == "ask" {
+			require.Equal(t, 4, wf.Version)
+			require.False(t, wf.CanStart, "edited since the start: it runs after a restart")
+		}
+	}
 	require.Equal(t, []handlers.DefinitionErrorJSON{{File: "bad.yaml", Line: 8, Col: 18, Stage: "first",
 		Message: `on_complete: "nowhere" is not a stage (nor complete)`}}, bad.Errors)
 }
