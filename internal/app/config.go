@@ -88,6 +88,11 @@ type Config struct {
 	// only; def.HostAllowed): nothing else is ever fetched by a workflow.
 	// Empty means none, so a definition with a webhook stage is invalid.
 	WebhookHosts []string
+	// WebhookSecrets are the values `{{ secrets.NAME }}` fills in webhook
+	// requests, read from the file QUARRY_WEBHOOK_SECRETS_FILE names (one
+	// NAME=value a line). Never serialised, logged or shown: the webhook
+	// caller also removes them from its errors.
+	WebhookSecrets map[string]string `json:"-"`
 	// Import bounds what reading one file may cost (its Limits and Gzip;
 	// the other fields are per file): library uploads, files attached to
 	// runs and `quarry import`. Zero fields mean the defaults.

@@ -446,3 +446,26 @@ func TestLoadStopWindow(t *testing.T) {
 	err = app.Config{Addr: "127.0.0.1:0", DB: "q.db", StopWindow: -1}.Validate()
 	require.Contains(t, fault.ErrorFields(err), "stop_window")
 }
+
+// TestWebhookSecretsFile: the secrets file's NAME=value lines become
+// Config.WebhookSecrets, never serialised; a bad line is named by its
+// number, never by its value.
+func TestWebhookSecretsFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "secrets")
+	require.NoError(t, os.WriteFile(good, []byte("# chat\nHOOK_TOKEN = s3cret=with=equals\n\nother_2=x\n"), 0o600))
+	cfg, err := load(t, map[string]string{"QUARRY_WEBHOOK_SECRETS_FILE": good})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"HOOK_TOKEN": "s3cret=with=equals", "other_2": "x"}, cfg.WebhookSecrets)
+	b, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "s3cret")
+
+	bad := filepath.Join(dir, "bad")
+	require.NoError(t, os.WriteFile(bad, []byte("OK=1\n2BAD=hidden-value\n"), 0o600))
+	_, err = load(t, map[string]string{"QUARRY_WEBHOOK_SECRETS_FILE": bad})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), bad+":2")
+	require.NotContains(t, err.Error(), "hidden-value")
+}

@@ -29,7 +29,7 @@ func withDefinitions(cfg Config, reg *engine.Registry, logger *slog.Logger) (*en
 		logger.Warn("workflows directory", "dir", cfg.WorkflowsDir, "err", err)
 	}
 	wfs := reg.List()
-	caller := &webhook.Caller{Hosts: cfg.WebhookHosts}
+	caller := &webhook.Caller{Hosts: cfg.WebhookHosts, Secrets: cfg.WebhookSecrets}
 	for _, f := range files {
 		if f.Err != nil {
 			logger.Warn("workflow definition does not load; it cannot start runs", "file", f.File, "err", f.Err)
@@ -40,7 +40,7 @@ func withDefinitions(cfg Config, reg *engine.Registry, logger *slog.Logger) (*en
 			logger.Warn("workflow definition names a workflow already registered; it cannot start runs", "file", f.File, "workflow", name)
 			continue
 		}
-		wf, err := flow.CompileWith(f.Def, flow.Options{Skills: flow.Skills{}, Webhook: caller.Stage})
+		wf, err := flow.CompileWith(f.Def, flow.Options{Skills: flow.Skills{}, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets})
 		if err != nil {
 			logger.Warn("workflow definition cannot run here", "file", f.File, "err", err)
 			continue

@@ -103,6 +103,8 @@ func settings() []setting {
 			doc: "a directory of workflow definition files (`*.yaml`, `*.yml`; see `docs/workflows.md`) listed on /workflows, each drawn or shown with its errors"},
 		setting{env: "QUARRY_WEBHOOK_HOSTS", key: "webhook_hosts", set: setWebhookHosts,
 			doc: "the hosts workflow webhook stages may call, comma-separated (a list in the file): `host` allows that host on any port, `host:port` that port only; nothing else is ever fetched by a workflow"},
+		setting{env: "QUARRY_WEBHOOK_SECRETS_FILE", key: "webhook_secrets_file", set: setWebhookSecrets,
+			doc: "a file of `NAME=value` lines (`#` starts a comment): the values `{{ secrets.NAME }}` fills in workflow webhook requests; never logged, shown or stored in a run"},
 		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
 			doc: "`offline` (heuristic skills); `openai` (any OpenAI-compatible server: Ollama, vLLM, llama.cpp, OpenRouter) or `anthropic`"},
 		setting{env: "QUARRY_LLM_MODEL", key: "llm.model", shown: "`" + llm.DefaultOpenAIModel + "` (openai), `" + llm.DefaultAnthropicModel + "` (anthropic)",
@@ -225,6 +227,41 @@ func setWebhookHosts(c *Config, v string) error {
 		}
 	}
 	return nil
+}
+
+// setWebhookSecrets reads the secrets file: NAME=value lines, NAME as an
+// expression name (letters, digits, _; not first a digit), blank lines
+// and # comments skipped. An error names the line, never its value.
+func setWebhookSecrets(c *Config, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("cannot read the secrets file: %w", err)
+	}
+	c.WebhookSecrets = map[string]string{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		name = strings.TrimSpace(name)
+		if !ok || !isSecretName(name) {
+			return fmt.Errorf("%s:%d: want NAME=value, NAME of letters, digits and _", path, i+1)
+		}
+		c.WebhookSecrets[name] = strings.TrimSpace(value)
+	}
+	return nil
+}
+
+// isSecretName reports whether `secrets.NAME` can reach name: letters,
+// digits and _, not first a digit.
+func isSecretName(name string) bool {
+	for i, r := range name {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return name != ""
 }
 
 func setBaseURL(source string) func(*Config, string) error {
