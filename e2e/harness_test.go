@@ -183,7 +183,13 @@ func startDemoApp(t *testing.T) *server {
 // workflows workflows builds over its store.
 func startServerWith(t *testing.T, db string, workflows func(*store.Store) (*engine.Registry, error)) *server {
 	t.Helper()
-	cfg := app.Config{Addr: "127.0.0.1:0", DB: db}
+	return startServerConfig(t, app.Config{Addr: "127.0.0.1:0", DB: db}, workflows)
+}
+
+// startServerConfig is startServerWith with the app's whole configuration.
+func startServerConfig(t *testing.T, cfg app.Config, workflows func(*store.Store) (*engine.Registry, error)) *server {
+	t.Helper()
+	db := cfg.DB
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, cfg, app.WithWorkflowsFrom(workflows))
 	if err != nil {

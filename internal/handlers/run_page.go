@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/engine"
+	"quarry/internal/engine/flow"
 	"quarry/internal/research"
 	"quarry/internal/runview"
 	"quarry/internal/skills/pipeline"
@@ -155,6 +156,12 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 
 		f.Feedback = draftBefore(v.Decisions, cp.Iteration)
 		d.Review = &f
+	case flow.KindGate:
+		p, err := engine.PayloadAs[flow.GatePayload](*cp)
+		if err != nil {
+			return err
+		}
+		d.Gate = gateFormOf(run.ID, cp.ID, p)
 	case engine.KindEscalation:
 		p, err := engine.PayloadAs[engine.EscalationPayload](*cp)
 		if err != nil {

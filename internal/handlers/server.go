@@ -219,7 +219,8 @@ func registerApp(e *echo.Echo, deps Deps) {
 	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits, graphs: graphs,
 		settings: settings}
 	names := &Names{people: p}
-	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: graphs, startable: deps.StartableFiles}
+	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: graphs, startable: deps.StartableFiles,
+		engine: deps.Engine, runs: deps.Store, done: deps.Done}
 	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}
 	// CSRF guards every app route (GETs get the session's token, unsafe
 	// methods must come from this origin and echo it back); it is per
@@ -243,14 +244,16 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
+	g.POST("/runs/:id/checkpoints/:cp/gate", runs.DecideGate, p.requireName).Name = "decide-gate"
 	g.POST("/runs/:id/checkpoints/:cp/marks", runs.SaveMarks, p.requireName).Name = "review-marks"
 	g.POST("/runs/:id/checkpoints/:cp/more", runs.ShowMore, p.requireName).Name = "review-more"
 	g.POST("/runs/:id/checkpoints/:cp/rest", runs.MarkRest, p.requireName).Name = "review-mark-rest"
 	g.POST("/runs/:id/checkpoints/:cp/rest/undo", runs.UndoRest, p.requireName).Name = "review-mark-rest-undo"
-	for _, kind := range []string{"strategy", "review", "escalation", "more", "rest", "rest/undo"} {
+	for _, kind := range []string{"strategy", "review", "escalation", "gate", "more", "rest", "rest/undo"} {
 		g.GET("/runs/:id/checkpoints/:cp/"+kind, runs.ToRunPage)
 	}
 	g.GET("/workflows", wfs.List).Name = "workflows"
+	g.POST("/workflows/:name/runs", wfs.Start, p.requireName).Name = "workflow-start"
 	if deps.Library != nil && deps.Imports != nil {
 		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits}
 		g.GET("/library", lib.Show, p.requireName).Name = "library"

@@ -28,6 +28,10 @@ type Workflows struct {
 	graphs *wfgraph.Renderer
 	// startable are the files registered at start (Deps.StartableFiles).
 	startable map[string]string
+	// engine, runs and done start runs of them (Start).
+	engine *engine.Engine
+	runs   RunStore
+	done   <-chan struct{}
 }
 
 // List handles GET /workflows: every registered workflow, then every
@@ -37,6 +41,11 @@ type Workflows struct {
 // (file:line:col) and cannot start runs. A directory that cannot be read
 // is reported on the page, which still lists the registered workflows.
 func (h *Workflows) List(c echo.Context) error {
+	return render(c, http.StatusOK, views.WorkflowsPage(h.data(c)))
+}
+
+// data is the workflows page as it stands.
+func (h *Workflows) data(c echo.Context) views.WorkflowsData {
 	ctx := c.Request().Context()
 	d := views.WorkflowsData{Page: h.people.page(c), Dir: h.dir}
 	for i, w := range h.registry.List() {
@@ -58,13 +67,42 @@ func (h *Workflows) List(c echo.Context) error {
 			if f.Err == nil {
 				wv := h.view(ctx, fmt.Sprintf("wff%d", i), wfgraph.FromDefinition(f.Def), f.Def.Metadata.Description)
 				fv.Workflow = &wv
+				switch hash, ok := h.startable[f.Def.Metadata.Name]; {
+				case ok && hash == f.Def.Hash:
+					fv.Start = startFormOf(f.Def)
+				case ok:
+					fv.NotStartable = "the file changed since the server started; it starts runs after a restart"
+				default:
+					fv.NotStartable = "this server cannot run it (its skill or parallel stages cannot run here yet, or its name is taken; see the server's log)"
+				}
 			} else {
 				fv.Errors = problemLines(f.Err)
 			}
 			d.Files = append(d.Files, fv)
 		}
 	}
-	return render(c, http.StatusOK, views.WorkflowsPage(d))
+	return d
+}
+
+// startFormOf is a workflow file's start form, each field showing its
+// parameter's default.
+func startFormOf(d *def.Definition) *views.WorkflowStartForm {
+	f := &views.WorkflowStartForm{Name: d.Metadata.Name, Title: d.Metadata.Title}
+	if f.Title == "" {
+		f.Title = d.Metadata.Name
+	}
+	for _, p := range d.Params {
+		sp := views.StartParam{Name: p.Name, Type: string(p.Type), Description: p.Description, Required: p.Required}
+		switch v := p.Default.(type) {
+		case nil:
+		case []string:
+			sp.Value = strings.Join(v, "\n")
+		default:
+			sp.Value = fmt.Sprint(v)
+		}
+		f.Params = append(f.Params, sp)
+	}
+	return f
 }
 
 // view draws one workflow; id makes its SVG's element ids unique on the

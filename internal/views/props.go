@@ -341,8 +341,10 @@ type RunData struct {
 	Review            *ReviewForm
 	// Escalation is set when a step failed every attempt.
 	Escalation *EscalationForm
-	History    []IterationRow
-	Decisions  []DecisionRow
+	// Gate is set at a workflow file's gate with options.
+	Gate      *GateForm
+	History   []IterationRow
+	Decisions []DecisionRow
 	// Final is the last reviewed collection, shown once the run ended.
 	Final       *PaperGroupSet
 	Accumulated []research.ScoredPaper
@@ -411,6 +413,28 @@ type WorkflowFile struct {
 	Name     string // metadata.name when the file got that far
 	Workflow *WorkflowView
 	Errors   []string
+	// Start is its start form when it can start runs; NotStartable says
+	// why not otherwise.
+	Start        *WorkflowStartForm
+	NotStartable string
+}
+
+// WorkflowStartForm starts a run of a workflow file from its declared
+// params.
+type WorkflowStartForm struct {
+	Name, Title string
+	Params      []StartParam
+	// Error is why the last start was refused.
+	Error string
+}
+
+// StartParam is one parameter's field: its type (string, int, float,
+// bool, list), the value to show (the default, or what was sent) and its
+// error.
+type StartParam struct {
+	Name, Type, Description string
+	Required                bool
+	Value, Error            string
 }
 
 // WorkflowsData is the workflow page: the built-in workflows, then the
@@ -467,3 +491,29 @@ type WorkflowStageState struct {
 	ID, Type, State string
 	Attempts        int
 }
+
+// GateForm is a workflow file's gate waiting for a person: its options
+// (label, whether it needs input), the context keys it shows and its
+// conditions' results.
+type GateForm struct {
+	RunID, CheckpointID, Stage string
+	Options                    []GateOptionView
+	TakesInput                 bool
+	Context                    []KeyValue
+	Checks                     []GateCheckView
+	// Error and Input are a refused choice's message and the input sent.
+	Error, Input string
+}
+
+// GateOptionView is one option's button.
+type GateOptionView struct {
+	Label         string
+	RequiresInput bool
+}
+
+// KeyValue is one context key a gate shows, its value as JSON.
+type KeyValue struct{ Key, Value string }
+
+// GateCheckView is one condition's result: "passed", "did not pass" or
+// the evaluation error.
+type GateCheckView struct{ Condition, Result string }

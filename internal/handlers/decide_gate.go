@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/engine/flow"
+	"quarry/internal/fault"
+	"quarry/internal/views"
+)
+
+// gateFormOf is a workflow file's gate as its form shows it.
+func gateFormOf(runID, cpID string, p flow.GatePayload) *views.GateForm {
+	f := &views.GateForm{RunID: runID, CheckpointID: cpID, Stage: p.Stage}
+	for _, o := range p.Options {
+		f.Options = append(f.Options, views.GateOptionView{Label: o.Label, RequiresInput: o.RequiresInput})
+		f.TakesInput = f.TakesInput || o.RequiresInput
+	}
+	keys := make([]string, 0, len(p.Context))
+	for k := range p.Context {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b, _ := json.Marshal(p.Context[k]) // JSON-decoded values always encode
+		f.Context = append(f.Context, views.KeyValue{Key: k, Value: string(b)})
+	}
+	for _, c := range p.Checks {
+		r := "passed"
+		switch {
+		case c.Error != "":
+			r = "could not be evaluated: " + c.Error
+		case !c.Passed:
+			r = "did not pass"
+		}
+		f.Checks = append(f.Checks, views.GateCheckView{Condition: c.Condition, Result: r})
+	}
+	return f
+}
+
+// DecideGate handles POST /runs/:id/checkpoints/:cp/gate: the person picks
+// one of a workflow file's gate options (option, with input when it needs
+// some). A choice the gate refuses redraws the page with why (422), the
+// input kept; a checkpoint decided meanwhile shows who did.
+func (h *Runs) DecideGate(c echo.Context) error {
+	run, cp, err := h.pendingCheckpoint(c, flow.KindGate)
+	if err != nil {
+		return h.conflictPage(c, run.ID, err)
+	}
+	input := c.FormValue("input")
+	d := flow.Choose(strings.TrimSpace(c.FormValue("option")), input, h.people.name(c))
+	ctx := c.Request().Context()
+	err = h.engine.Decide(ctx, run.ID, cp.ID, d)
+	switch fault.ErrorCode(err) {
+	case "":
+		settle(ctx, h.engine, h.runs, run.ID, h.done)
+		return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
+	case fault.EConflict:
+		return h.conflictPage(c, run.ID, err)
+	case fault.EInvalid:
+		data, derr := runData(ctx, h.runs, h.engine, run, h.people.page(c), h.settings.stopWindow)
+		if derr != nil {
+			return derr
+		}
+		if data.Gate != nil {
+			data.Gate.Error, data.Gate.Input = fault.ErrorMessage(err), input
+		}
+		return render(c, http.StatusUnprocessableEntity, views.RunPage(data))
+	}
+	return err
+}
