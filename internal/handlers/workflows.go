@@ -44,21 +44,38 @@ func (h *Workflows) List(c echo.Context) error {
 	return render(c, http.StatusOK, views.WorkflowsPage(h.data(c)))
 }
 
+// builtins are the registered workflows that no definition file of the
+// directory registered: each file is listed as a file.
+func (h *Workflows) builtins() []*engine.Workflow {
+	var out []*engine.Workflow
+	for _, w := range h.registry.List() {
+		if _, file := h.startable[w.Name]; !file {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// files reads the workflows directory as it is now (an edited file shows
+// at once), with why it could not be read ("" when it could).
+func (h *Workflows) files() ([]def.Loaded, string) {
+	files, err := def.LoadFS(os.DirFS(h.dir), h.opts)
+	if err != nil {
+		return files, err.Error()
+	}
+	return files, ""
+}
+
 // data is the workflows page as it stands.
 func (h *Workflows) data(c echo.Context) views.WorkflowsData {
 	ctx := c.Request().Context()
 	d := views.WorkflowsData{Page: h.people.page(c), Dir: h.dir}
-	for i, w := range h.registry.List() {
-		if _, file := h.startable[w.Name]; file {
-			continue // listed with its file below
-		}
+	for i, w := range h.builtins() {
 		d.Workflows = append(d.Workflows, h.view(ctx, fmt.Sprintf("wf%d", i), wfgraph.FromWorkflow(w), w.Description))
 	}
 	if h.dir != "" {
-		files, err := def.LoadFS(os.DirFS(h.dir), h.opts)
-		if err != nil {
-			d.DirError = err.Error()
-		}
+		var files []def.Loaded
+		files, d.DirError = h.files()
 		for i, f := range files {
 			fv := views.WorkflowFile{File: f.File}
 			if f.Def != nil {

@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"os"
 
 	"github.com/labstack/echo/v4"
 
@@ -65,10 +64,7 @@ type ParamJSON struct {
 // API handles GET /api/workflows.
 func (h *Workflows) API(c echo.Context) error {
 	out := WorkflowsJSON{Workflows: []WorkflowJSON{}}
-	for _, w := range h.registry.List() {
-		if _, file := h.startable[w.Name]; file {
-			continue // listed with its file below
-		}
+	for _, w := range h.builtins() {
 		decl, err := w.Params()
 		if err != nil {
 			return err
@@ -77,10 +73,8 @@ func (h *Workflows) API(c echo.Context) error {
 			Source: "builtin", Valid: true, CanStart: true, Params: engineParams(decl)})
 	}
 	if h.dir != "" {
-		files, err := def.LoadFS(os.DirFS(h.dir), h.opts)
-		if err != nil {
-			out.DirError = err.Error()
-		}
+		var files []def.Loaded
+		files, out.DirError = h.files()
 		for _, f := range files {
 			w := fileJSON(f)
 			w.CanStart = w.Valid && w.Hash != "" && h.startable[w.Name] == w.Hash
