@@ -195,6 +195,9 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 			return 0, err
 		}
 	}
+	if _, err := e.recoverBranches(ctx); err != nil {
+		return 0, err
+	}
 	return len(ids), nil
 }
 
@@ -219,13 +222,22 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 		return err
 	}
 	// A run found waiting on a timer is woken once per call; a timer this
-	// call reaches ends it, until its own job comes due.
+	// call reaches ends it, until its own job comes due. A run waiting on
+	// its branches joins once per call: a branch's end schedules the next.
 	timer := run.Status == StatusWaiting && run.CheckpointID == ""
+	joined := false
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		switch {
+		case run.Status == StatusWaiting && run.CheckpointID == "" && wf.fans(run.Step):
+			if joined {
+				return nil
+			}
+			joined = true
+			step, _ := wf.Step(run.Step)
+			run, err = e.join(ctx, wf, run, step)
 		case run.Status == StatusWaiting && run.CheckpointID == "" && timer:
 			// A timer's job came due (or a duplicate came early): the step
 			// runs once more and checks the time itself; if it is early it
@@ -304,6 +316,9 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 	}
 	if step.Gate != nil {
 		return e.visitGate(ctx, wf, run, step, sc, started)
+	}
+	if step.Fan != nil {
+		return e.fanOut(ctx, wf, run, step, sc, started)
 	}
 	outcome, update, err := step.Handler(ctx, sc)
 	var wait *waitError
@@ -715,7 +730,7 @@ func (e *Engine) Cancel(ctx context.Context, runID, by string) error {
 	next.Status, next.Step, next.CheckpointID = StatusCanceled, "", ""
 	next.Error = "canceled by " + by
 	now := e.cfg.Now().UTC()
-	_, err = e.commit(ctx, Commit{From: run.Status, Run: next, ResolveCheckpoint: cpID, Step: &StepRecord{RunID: run.ID, Step: run.Step,
+	_, err = e.commit(ctx, Commit{From: run.Status, Run: next, ResolveCheckpoint: cpID, EndBranches: true, Step: &StepRecord{RunID: run.ID, Step: run.Step,
 		Iteration: run.Iteration, Outcome: "canceled", Error: next.Error, StartedAt: now, FinishedAt: now}})
 	return err
 }

@@ -155,4 +155,10 @@ type Commit struct {
 	// WakeAt, when set, schedules an advance of the run at that time in
 	// the same transaction (a run waiting on a timer).
 	WakeAt time.Time
+	// Branches are a parallel step's new branches: inserted with Fan set
+	// to the seq this commit produces, each with its job.
+	Branches []Branch
+	// EndBranches cancels the run's open branches (the join decided, or
+	// the run was canceled).
+	EndBranches bool
 }

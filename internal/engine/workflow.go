@@ -148,6 +148,8 @@ type StepDef struct {
 	Handler Handler
 	// Gate makes this step a human checkpoint.
 	Gate *Gate
+	// Fan makes this step run branches (a parallel stage).
+	Fan *Fan
 	// Next maps outcomes to next steps; Default is the fallback.
 	Next Next
 	// Exit is where an Iterate goes once the workflow's max_iterations is
@@ -221,8 +223,11 @@ func (w *Workflow) Validate() error {
 	iterates := false
 	for _, s := range w.Steps {
 		key := "step " + s.ID
-		if (s.Handler == nil) == (s.Gate == nil) {
-			fe.Add(key, fmt.Sprintf("step %q must have exactly one of a handler or a gate", s.ID))
+		if kinds := btoi(s.Handler != nil) + btoi(s.Gate != nil) + btoi(s.Fan != nil); kinds != 1 {
+			fe.Add(key, fmt.Sprintf("step %q must have exactly one of a handler, a gate or branches", s.ID))
+		}
+		if s.Fan != nil && (s.Fan.Branches == nil || s.Fan.Join == nil) {
+			fe.Add(key, fmt.Sprintf("step %q: branches need a list and a join", s.ID))
 		}
 		if s.Gate != nil {
 			if err := s.Gate.validate(); err != nil {
@@ -316,6 +321,19 @@ func (w *Workflow) reachable() map[string]bool {
 		}
 	}
 	return seen
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fans reports whether step id runs branches.
+func (w *Workflow) fans(id string) bool {
+	s, ok := w.Step(id)
+	return ok && s.Fan != nil
 }
 
 // resolve returns the target of an outcome, falling back to Default.

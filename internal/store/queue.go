@@ -100,10 +100,18 @@ func (s *Store) Wake(ctx context.Context) {
 // full disk from turning the queue's failed fetches into a busy loop.
 const DefaultFetchPollInterval = 2 * time.Second
 
+// DefaultBranchWorkers bounds the branches running at once: enough to
+// overlap branches that wait on sources or webhooks, few enough that a
+// for_each over hundreds of items does not flood them.
+const DefaultBranchWorkers = 8
+
 // QueueOptions tune the job queue.
 type QueueOptions struct {
 	// Workers is how many runs advance at once (default 4).
 	Workers int
+	// BranchWorkers is how many branches of parallel stages run at once,
+	// across runs (default DefaultBranchWorkers).
+	BranchWorkers int
 	// FetchPollInterval is how often the workers look for due jobs that
 	// nothing announced (default DefaultFetchPollInterval).
 	FetchPollInterval time.Duration
@@ -131,13 +139,22 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {
 		return fmt.Errorf("store: register worker: %w", err)
 	}
+	if badv, ok := adv.(BranchAdvancer); ok {
+		if err := river.AddWorkerSafely(workers, &branchWorker{adv: badv, store: s}); err != nil {
+			return fmt.Errorf("store: register worker: %w", err)
+		}
+	}
+	if opts.BranchWorkers <= 0 {
+		opts.BranchWorkers = DefaultBranchWorkers
+	}
 	cooldown := time.Millisecond
 	if opts.FetchPollInterval < cooldown {
 		cooldown = opts.FetchPollInterval
 	}
 	c, err := river.NewClient(localDriver{riversqlite.New(s.queue)}, &river.Config{
 		Logger:               quietLogger(s.log),
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}},
+		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers},
+			BranchQueue: {MaxWorkers: opts.BranchWorkers}},
 		Workers:              workers,
 		FetchCooldown:        cooldown,
 		FetchPollInterval:    opts.FetchPollInterval,

@@ -201,6 +201,16 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 			return engine.Run{}, err
 		}
 	}
+	if c.EndBranches {
+		if err := cancelBranches(ctx, tx, c.Run.ID, formatTime(c.Run.UpdatedAt)); err != nil {
+			return engine.Run{}, err
+		}
+	}
+	if len(c.Branches) > 0 {
+		if err := s.insertBranches(ctx, tx, c.Run.Version+1, c.Branches); err != nil {
+			return engine.Run{}, err
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return engine.Run{}, fmt.Errorf("store: commit step: %w", err)
 	}
@@ -500,10 +510,14 @@ func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecor
 	return nil
 }
 
-// ResumableRuns lists runs that were pending or running: after a crash
-// these are the ones to resume from their last committed step.
+// ResumableRuns lists runs that were pending or running, and runs waiting
+// on a parallel stage's branches: after a crash these are the ones to
+// resume from their last committed step (a join whose last branch ended
+// just before the crash must still happen).
 func (s *Store) ResumableRuns(ctx context.Context) ([]string, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at`)
+	rows, err := s.read.QueryContext(ctx, `SELECT id FROM runs WHERE status IN ('pending', 'running')
+		OR (status = 'waiting' AND checkpoint_id IS NULL AND EXISTS (SELECT 1 FROM branch_runs b WHERE b.run_id = runs.id AND b.step = runs.current_step))
+		ORDER BY created_at`)
 	if err != nil {
 		return nil, fmt.Errorf("store: resumable runs: %w", err)
 	}

@@ -149,7 +149,15 @@ func (c *compiler) env(p engine.Params, s engine.State) (map[string]any, error) 
 		}
 		outputs[id] = o
 	}
-	return map[string]any{"params": c.paramValues(p), "context": ctx, "outputs": outputs}, nil
+	env := map[string]any{"params": c.paramValues(p), "context": ctx, "outputs": outputs}
+	if raw, ok := s[itemKey]; ok { // a for_each branch's item
+		var item any
+		if err := json.Unmarshal(raw, &item); err != nil {
+			return nil, fault.Errorf(fault.EInternal, "state %q: %v", itemKey, err)
+		}
+		env[itemKey] = item
+	}
+	return env, nil
 }
 
 // paramValues gives each declared param its declared Go type: a run's

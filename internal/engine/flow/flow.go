@@ -197,6 +197,9 @@ func (c *compiler) stage(s *def.Stage, next string) (engine.StepDef, bool) {
 		}
 		return c.webhookStep(s, next), true
 	}
+	if s.Type == def.TypeParallel {
+		return c.parallelStep(s, next)
+	}
 	c.errorf(s.Pos, s.ID, "%s stages are not run by the engine yet", s.Type)
 	return engine.StepDef{}, false
 }

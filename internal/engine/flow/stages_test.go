@@ -409,14 +409,15 @@ stages:
 	require.Equal(t, []string{"tick:ok", "tick:ok", "tick:ok", "tick:goto:done", "done:ok"}, b.steps(t, r.ID))
 }
 
-func TestCompileRefusesStagesItCannotRunYet(t *testing.T) {
+func TestCompileRefusesWhatABranchCannotRun(t *testing.T) {
 	t.Parallel()
 	src := head + `metadata: {name: fan}
 stages:
   - id: fan
     type: parallel
     branches:
-      - {id: one, type: skill, skill: echo}
+      - {id: one, type: skill, skill: echo, on_error: {retry: 1, then: escalate}}
+      - {id: ask, type: gate, options: [{label: Go, next: complete}]}
 `
 	skills := flow.Skills{"echo": echo(&counter{})}
 	d, err := def.Load("fan.yaml", []byte(src), def.Options{Skills: skills.Names()})
@@ -425,7 +426,8 @@ stages:
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	var errs def.Errors
 	require.ErrorAs(t, err, &errs)
-	require.Equal(t, `fan.yaml:5:5: stage "fan": parallel stages are not run by the engine yet`, errs.Error())
+	require.Equal(t, `fan.yaml:8:9: stage "one": on_error then escalate cannot be in a parallel branch: use fail (the branch fails) or goto a stage of the branch
+fan.yaml:9:9: stage "ask": a gate with options cannot be in a parallel branch: a branch cannot ask a person; put the gate after the parallel stage`, errs.Error())
 
 	// A skill the definition names but the map does not hold.
 	d, err = def.Load("fan.yaml", []byte(head+"metadata: {name: one}\nstages:\n  - {id: a, type: skill, skill: echo}\n"), def.Options{Skills: []string{"echo"}})
