@@ -274,3 +274,35 @@ func (s *Store) WakeBranches(ctx context.Context) {
 		s.log.Warn("store: wake branch workers", "err", err)
 	}
 }
+
+// BranchStep is one attempt of a branch's step, from branch_steps.
+type BranchStep struct {
+	Fan    int64
+	Branch string
+	engine.StepRecord
+}
+
+// BranchSteps returns a run's branch step attempts, by fan, branch and
+// order.
+func (s *Store) BranchSteps(ctx context.Context, runID string) ([]BranchStep, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT fan, branch, step, attempt, outcome, error, started_at, finished_at, COALESCE(output, '')
+		FROM branch_steps WHERE run_id = ? ORDER BY fan, branch, seq`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: branch steps of %s: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []BranchStep
+	for rows.Next() {
+		var b BranchStep
+		var started, finished, output string
+		if err := rows.Scan(&b.Fan, &b.Branch, &b.Step, &b.Attempt, &b.Outcome, &b.Error, &started, &finished, &output); err != nil {
+			return nil, err
+		}
+		b.RunID, b.StartedAt, b.FinishedAt = runID, parseTime(started), parseTime(finished)
+		if output != "" {
+			b.Output = json.RawMessage(output)
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
