@@ -152,7 +152,7 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 		cooldown = opts.FetchPollInterval
 	}
 	c, err := river.NewClient(localDriver{riversqlite.New(s.queue)}, &river.Config{
-		Logger:               quietLogger(s.log),
+		Logger: quietLogger(s.log),
 		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers},
 			BranchQueue: {MaxWorkers: opts.BranchWorkers}},
 		Workers:              workers,

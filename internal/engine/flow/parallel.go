@@ -283,4 +283,3 @@ func (c *compiler) branchOutputs(s *def.Stage, bs []engine.Branch, ok, ran int) 
 	})
 	return u, err
 }
-
