@@ -104,9 +104,6 @@ type BranchCommit struct {
 	Step *StepRecord
 	// RetryAt, when set, schedules the branch's job again at that time.
 	RetryAt time.Time
-	// Finished schedules an advance of the run in the same transaction,
-	// so its join looks at the branch's result.
-	Finished bool
 }
 
 // fanStore is the persistence parallel steps need.
@@ -262,7 +259,7 @@ func ignoreConflict(err error) error {
 func (e *Engine) branchStep(ctx context.Context, fs fanStore, parallel *StepDef, run Run, b Branch) (Branch, bool, error) {
 	step, ok := parallel.Fan.Steps[b.Cursor]
 	if !ok {
-		return e.endBranch(ctx, fs, b, BranchFailed, fmt.Sprintf("branch step %q is not in step %q", b.Cursor, parallel.ID), nil)
+		return e.endBranch(ctx, fs, parallel, run, b, BranchFailed, fmt.Sprintf("branch step %q is not in step %q", b.Cursor, parallel.ID), nil)
 	}
 	sc := e.stepContext(run, step.ID)
 	sc.State = run.State.merge(b.State)
@@ -320,17 +317,17 @@ func (e *Engine) branchStep(ctx context.Context, fs fanStore, parallel *StepDef,
 			return nb, true, cerr
 		}
 		if to, ok := step.resolve(then); ok && then != "" {
-			return e.moveBranch(ctx, fs, next, to, nil, rec)
+			return e.moveBranch(ctx, fs, parallel, run, next, to, nil, rec)
 		}
-		return e.endBranch(ctx, fs, next, BranchFailed, fmt.Sprintf("%s: %s", step.ID, err), rec)
+		return e.endBranch(ctx, fs, parallel, run, next, BranchFailed, fmt.Sprintf("%s: %s", step.ID, err), rec)
 	}
 	rec.Outcome, rec.FinishedAt, rec.Output = string(outcome), e.cfg.Now().UTC(), encodeUpdate(update)
 	to, ok := step.resolve(outcome)
 	if !ok {
 		next.State = b.State.merge(update)
-		return e.endBranch(ctx, fs, next, BranchFailed, fmt.Sprintf("%s: %s", step.ID, outcomeMessage(outcome)), rec)
+		return e.endBranch(ctx, fs, parallel, run, next, BranchFailed, fmt.Sprintf("%s: %s", step.ID, outcomeMessage(outcome)), rec)
 	}
-	return e.moveBranch(ctx, fs, next, to, update, rec)
+	return e.moveBranch(ctx, fs, parallel, run, next, to, update, rec)
 }
 
 func outcomeMessage(o Outcome) string {
@@ -342,11 +339,11 @@ func outcomeMessage(o Outcome) string {
 
 // moveBranch commits a branch step's result and its move to the next step
 // (End finishes the branch).
-func (e *Engine) moveBranch(ctx context.Context, fs fanStore, b Branch, to string, update Update, rec *StepRecord) (Branch, bool, error) {
+func (e *Engine) moveBranch(ctx context.Context, fs fanStore, parallel *StepDef, run Run, b Branch, to string, update Update, rec *StepRecord) (Branch, bool, error) {
 	b.State = b.State.merge(update)
 	b.Attempt, b.Error = 0, ""
 	if to == End {
-		return e.endBranch(ctx, fs, b, BranchCompleted, "", rec)
+		return e.endBranch(ctx, fs, parallel, run, b, BranchCompleted, "", rec)
 	}
 	b.Cursor = to
 	nb, err := fs.CommitBranch(ctx, BranchCommit{Branch: b, Step: rec})
@@ -354,19 +351,38 @@ func (e *Engine) moveBranch(ctx context.Context, fs fanStore, b Branch, to strin
 }
 
 // endBranch commits a branch's end and asks the run to join.
-func (e *Engine) endBranch(ctx context.Context, fs fanStore, b Branch, status BranchStatus, msg string, rec *StepRecord) (Branch, bool, error) {
+func (e *Engine) endBranch(ctx context.Context, fs fanStore, parallel *StepDef, run Run, b Branch, status BranchStatus, msg string, rec *StepRecord) (Branch, bool, error) {
 	b.Status, b.Cursor, b.Error = status, "", msg
 	b.FinishedAt = e.cfg.Now().UTC()
 	if b.StartedAt.IsZero() {
 		b.StartedAt = b.FinishedAt
 	}
-	nb, err := fs.CommitBranch(ctx, BranchCommit{Branch: b, Step: rec, Finished: true})
-	if err == nil {
-		e.publish(Event{Type: EventProgress, RunID: b.RunID, Step: b.Step,
-			Message: fmt.Sprintf("branch %s %s", b.ID, status), Data: map[string]string{"branch": b.ID, "status": string(status)}})
-		e.wake(ctx)
+	nb, err := fs.CommitBranch(ctx, BranchCommit{Branch: b, Step: rec})
+	if err != nil {
+		return nb, false, err
 	}
-	return nb, false, err
+	e.publish(Event{Type: EventProgress, RunID: b.RunID, Step: b.Step,
+		Message: fmt.Sprintf("branch %s %s", b.ID, status), Data: map[string]string{"branch": b.ID, "status": string(status)}})
+	return nb, false, e.maybeJoin(ctx, fs, parallel, run)
+}
+
+// maybeJoin asks the run to advance once its join can decide. Each branch
+// asks after its own end is committed, so the last branch to end sees
+// every other end, and a decidable join stays decidable: no join is
+// missed. A crash between the branch's commit and this call leaves the
+// run waiting with its branches ended, which Recover resumes
+// (Store.ResumableRuns). Asking only then, not at every branch's end,
+// saves a job and a join per branch.
+func (e *Engine) maybeJoin(ctx context.Context, fs fanStore, parallel *StepDef, run Run) error {
+	branches, err := fs.Branches(ctx, run.ID, parallel.ID)
+	if err != nil {
+		return err
+	}
+	_, _, decided, err := parallel.Fan.Join(e.stepContext(run, parallel.ID), branches)
+	if err == nil && !decided {
+		return nil
+	}
+	return e.cfg.Store.ScheduleAdvance(ctx, run.ID)
 }
 
 // recoverBranches queues every branch a crash left open.

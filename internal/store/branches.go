@@ -187,7 +187,7 @@ func (s *Store) Branch(ctx context.Context, runID string, fan int64, id string) 
 
 // CommitBranch applies one branch transition atomically: the branch's
 // new position, state and status, its step's audit record, and the job
-// that goes on (a retry later; the run's join once the branch finished).
+// that goes on (a retry later).
 // A branch that moved on or was canceled is an fault.EConflict.
 func (s *Store) CommitBranch(ctx context.Context, c engine.BranchCommit) (engine.Branch, error) {
 	b := c.Branch
@@ -227,11 +227,6 @@ func (s *Store) CommitBranch(ctx context.Context, c engine.BranchCommit) (engine
 	if !c.RetryAt.IsZero() {
 		if _, err := s.jobs.InsertTx(ctx, tx, branchArgs(b), &river.InsertOpts{Queue: BranchQueue, ScheduledAt: c.RetryAt}); err != nil {
 			return b, fmt.Errorf("store: schedule branch %s: %w", b.ID, err)
-		}
-	}
-	if c.Finished {
-		if err := s.scheduleAdvanceTx(ctx, tx, b.RunID); err != nil {
-			return b, err
 		}
 	}
 	if err := tx.Commit(); err != nil {

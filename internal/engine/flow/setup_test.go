@@ -24,7 +24,7 @@ type bundle struct {
 }
 
 // compile loads a definition from YAML and compiles it with skills.
-func compile(t *testing.T, src string, skills flow.Skills) *engine.Workflow {
+func compile(t testing.TB, src string, skills flow.Skills) *engine.Workflow {
 	t.Helper()
 	d, err := def.Load("test.yaml", []byte(src), def.Options{Skills: skills.Names()})
 	require.NoError(t, err)
