@@ -29,10 +29,13 @@ type StageState struct {
 	Branches []BranchState `json:"branches"`
 }
 
-// BranchState is one branch of a parallel stage.
+// BranchState is one branch of a parallel stage (its latest visit).
 type BranchState struct {
 	ID    string `json:"id"`
 	State string `json:"state"`
+	// Attempts counts the failed attempts of the branch's current step.
+	Attempts int    `json:"attempts,omitempty"`
+	Error    string `json:"error,omitempty"`
 }
 
 // ResumeContext says where a run stands, for a person or script picking
@@ -83,8 +86,9 @@ type ParallelStatus struct {
 // Progress lays out run's stages in w's order with their states in the
 // run's current iteration, and its ResumeContext, from its audit trail
 // (recs, in order; a record's Output may be left out when over
-// MaxShownOutput, with OutputSize saying how big it was).
-func Progress(w *Workflow, run Run, recs []StepRecord) ([]StageState, ResumeContext) {
+// MaxShownOutput, with OutputSize saying how big it was) and its parallel
+// stages' latest branches.
+func Progress(w *Workflow, run Run, recs []StepRecord, branches []Branch) ([]StageState, ResumeContext) {
 	stages := make([]StageState, 0, len(w.Steps))
 	var rc ResumeContext
 	last := map[string]StepRecord{}
@@ -106,6 +110,10 @@ func Progress(w *Workflow, run Run, recs []StepRecord) ([]StageState, ResumeCont
 		st := StageState{ID: s.ID, Type: "skill", State: StagePending, Attempts: attempts[s.ID], Branches: []BranchState{}}
 		if s.Gate != nil {
 			st.Type = "gate"
+		}
+		if s.Fan != nil {
+			st.Type = "parallel"
+			st.Branches, rc.Parallel = branchStates(s.ID, current, branches, rc.Parallel)
 		}
 		r, ran := last[s.ID]
 		switch {
@@ -148,6 +156,32 @@ func Progress(w *Workflow, run Run, recs []StepRecord) ([]StageState, ResumeCont
 		}
 	}
 	return stages, rc
+}
+
+// branchStates lists step's branches and, when step is the current
+// stage, counts them for the ResumeContext.
+func branchStates(step, current string, branches []Branch, par *ParallelStatus) ([]BranchState, *ParallelStatus) {
+	out := []BranchState{}
+	ps := &ParallelStatus{Failed: []string{}}
+	for _, b := range branches {
+		if b.Step != step {
+			continue
+		}
+		out = append(out, BranchState{ID: b.ID, State: string(b.Status), Attempts: b.Attempt, Error: b.Error})
+		switch b.Status {
+		case BranchSkipped:
+			continue
+		case BranchCompleted:
+			ps.Completed++
+		case BranchFailed:
+			ps.Failed = append(ps.Failed, b.ID)
+		}
+		ps.Total++
+	}
+	if step != current {
+		return out, par
+	}
+	return out, ps
 }
 
 func currentState(s Status) string {

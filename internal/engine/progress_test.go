@@ -40,7 +40,7 @@ func TestProgress(t *testing.T) {
 	t.Run("RetryPending", func(t *testing.T) {
 		t.Parallel()
 		run := engine.Run{Status: engine.StatusRunning, Step: "fetch", Iteration: 1}
-		ss, rc := engine.Progress(w, run, []engine.StepRecord{rec("fetch", 1, 1, "error", "source down", "")})
+		ss, rc := engine.Progress(w, run, []engine.StepRecord{rec("fetch", 1, 1, "error", "source down", "")}, nil)
 		require.Equal(t, map[string]string{"fetch": "running", "check": "pending", "report": "pending"}, states(ss))
 		require.Equal(t, 1, ss[0].Attempts)
 		require.Equal(t, "gate", ss[1].Type)
@@ -56,7 +56,7 @@ func TestProgress(t *testing.T) {
 		run := engine.Run{Status: engine.StatusWaiting, Step: "check", Iteration: 1}
 		ss, rc := engine.Progress(w, run, []engine.StepRecord{
 			rec("fetch", 1, 1, "error", "flaky", ""), rec("fetch", 1, 2, "ok", "", `{"n":3}`), rec("check", 1, 0, "checkpoint", "", ""),
-		})
+		}, nil)
 		require.Equal(t, map[string]string{"fetch": "completed", "check": "waiting", "report": "pending"}, states(ss))
 		require.Equal(t, 2, ss[0].Attempts, "the failed attempt and its retry")
 		require.Equal(t, []string{"fetch"}, rc.Completed)
@@ -69,7 +69,7 @@ func TestProgress(t *testing.T) {
 		run := engine.Run{Status: engine.StatusRunning, Step: "fetch", Iteration: 2}
 		ss, rc := engine.Progress(w, run, []engine.StepRecord{
 			rec("fetch", 1, 1, "ok", "", `{"n":3}`), rec("check", 1, 0, "iterate", "", `{"d":1}`),
-		})
+		}, nil)
 		require.Equal(t, map[string]string{"fetch": "running", "check": "pending", "report": "pending"}, states(ss))
 		require.Zero(t, ss[0].Attempts)
 		require.Empty(t, rc.Completed)
@@ -82,13 +82,13 @@ func TestProgress(t *testing.T) {
 		big := `{"papers":"` + strings.Repeat("x", engine.MaxShownOutput) + `"}`
 		ss, rc := engine.Progress(w, run, []engine.StepRecord{
 			rec("fetch", 1, 1, "ok", "", big), rec("check", 1, 0, "ok", "", ""), {Step: "report", Iteration: 1, Outcome: "ok", OutputSize: 20000},
-		})
+		}, nil)
 		require.Equal(t, map[string]string{"fetch": "completed", "check": "completed", "report": "completed"}, states(ss))
 		require.Equal(t, []string{"fetch", "check", "report"}, rc.Completed)
 		require.Empty(t, rc.Current)
 		require.Equal(t, &engine.StageOutput{Stage: "report", Bytes: 20000}, rc.LastOutput, "a large output is only sized")
 
-		_, rc = engine.Progress(w, run, []engine.StepRecord{rec("fetch", 1, 1, "ok", "", big)})
+		_, rc = engine.Progress(w, run, []engine.StepRecord{rec("fetch", 1, 1, "ok", "", big)}, nil)
 		require.Nil(t, rc.LastOutput.Output)
 		require.Equal(t, len(big), rc.LastOutput.Bytes)
 	})
@@ -99,7 +99,7 @@ func TestProgress(t *testing.T) {
 		ss, rc := engine.Progress(w, run, []engine.StepRecord{
 			rec("fetch", 1, 1, "ok", "", ""), rec("check", 1, 0, "ok", "", ""),
 			rec("report", 1, 1, "error", "disk full", ""), rec("report", 1, 2, "error", "disk full", ""), rec("report", 1, 2, "escalated", "disk full", ""),
-		})
+		}, nil)
 		require.Equal(t, "failed", states(ss)["report"])
 		require.Equal(t, 2, ss[2].Attempts)
 		require.Equal(t, &engine.PendingRetry{Stage: "report", Error: "disk full", Attempt: 2}, rc.PendingRetry)

@@ -251,7 +251,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 		// Requests arriving meanwhile wait for this load, so one
 		// leaving early must not cancel it for them.
 		ctx := context.WithoutCancel(ctx)
-		if prev != nil && prev.loaded.Load() && prev.run.Version == st.Version {
+		if prev != nil && prev.loaded.Load() && prev.run.Version == st.Version && prev.stamp.Branches == st.Branches {
 			// Only marks moved (a click in the review): the run, its
 			// checkpoints and its state are as decoded for the stamp
 			// before, which for a run of thousands of papers was most
@@ -282,7 +282,11 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 				if trail, e.err = rs.StepTrail(ctx, id); e.err != nil {
 					return
 				}
-				e.stages, e.resume = engine.Progress(wf, e.run, trail)
+				var branches []engine.Branch
+				if branches, e.err = rs.RunBranches(ctx, id); e.err != nil {
+					return
+				}
+				e.stages, e.resume = engine.Progress(wf, e.run, trail, branches)
 			}
 			if e.run.Workflow == pipeline.Name {
 				if e.state, e.err = pipeline.StateOf(e.run); e.err != nil {

@@ -142,3 +142,74 @@ func mustJSON(t *testing.T, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestParallelWorkflowFileReportsItsBranches: GET /api/runs/:id shows a
+// parallel stage's branches while they run (stages[].branches and
+// resume_context.parallel), then the join's result.
+func TestParallelWorkflowFileReportsItsBranches(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		_, _ = w.Write([]byte(`{"ok": true}`))
+	}))
+	defer hook.Close()
+	u, err := url.Parse(hook.URL)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fan.yaml"), []byte(`apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: fan, title: "Fan"}
+stages:
+  - id: tell
+    type: parallel
+    join: all
+    branches:
+      - {id: a, type: webhook, request: {url: "`+hook.URL+`/ok"}}
+      - {id: b, type: webhook, request: {url: "`+hook.URL+`/ok"}}
+      - {id: c, type: webhook, request: {url: "`+hook.URL+`/slow"}}
+`), 0o644))
+	reg, err := testapp.Registry()
+	require.NoError(t, err)
+	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
+		WorkflowsDir: dir, WebhookHosts: []string{u.Hostname()}}, app.WithWorkflows(reg))
+	require.NoError(t, err)
+	w := serveApp(t, a)
+	created := w.startAPIRun(t, map[string]any{"workflow": "fan", "params": map[string]any{}})
+	var run handlers.RunJSON
+	branches := func() map[string]string {
+		out := map[string]string{}
+		for _, s := range run.Stages {
+			for _, b := range s.Branches {
+				out[b.ID] = b.State
+			}
+		}
+		return out
+	}
+	require.Eventually(t, func() bool {
+		run = w.getRun(t, created.ID)
+		b := branches()
+		return b["a"] == "completed" && b["b"] == "completed"
+	}, 10*time.Second, 20*time.Millisecond, "a and b end while c waits on its hook")
+	require.Equal(t, "waiting", run.Status)
+	require.Equal(t, "parallel", run.Stages[0].Type)
+	require.Contains(t, []string{"pending", "running"}, branches()["c"])
+	require.NotNil(t, run.ResumeContext.Parallel)
+	require.Equal(t, 3, run.ResumeContext.Parallel.Total)
+	require.Equal(t, 2, run.ResumeContext.Parallel.Completed)
+	require.Empty(t, run.ResumeContext.Parallel.Failed)
+
+	close(release)
+	require.Eventually(t, func() bool {
+		run = w.getRun(t, created.ID)
+		return run.Status == "completed"
+	}, 10*time.Second, 20*time.Millisecond, "the join passes once c ends")
+	require.Equal(t, map[string]string{"a": "completed", "b": "completed", "c": "completed"}, branches())
+	require.Equal(t, "completed", run.Stages[0].State)
+	require.Nil(t, run.ResumeContext.Parallel, "no parallel stage is current")
+}

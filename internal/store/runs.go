@@ -110,6 +110,9 @@ func (s *Store) Run(ctx context.Context, id string) (engine.Run, error) {
 type RunStamp struct {
 	Version int64
 	MarkSeq int64
+	// Branches grows with every branch commit of a parallel stage, which
+	// leaves the run row alone.
+	Branches int64
 }
 
 // runStampSQL reads the stamp from two covering indexes (migration
@@ -117,7 +120,8 @@ type RunStamp struct {
 // reading it walks the state's overflow pages, megabytes for a large run.
 // SQLite would pick the primary key's index, hence INDEXED BY.
 const runStampSQL = `SELECT version,
-	COALESCE((SELECT MAX(seq) FROM paper_marks WHERE run_id = runs.id), 0) FROM runs INDEXED BY runs_id_version WHERE id = ?`
+	COALESCE((SELECT MAX(seq) FROM paper_marks WHERE run_id = runs.id), 0),
+	COALESCE((SELECT SUM(version) FROM branch_runs WHERE run_id = runs.id), 0) FROM runs INDEXED BY runs_id_version WHERE id = ?`
 
 // RunStamp returns the run's stamp, without reading its state.
 func (s *Store) RunStamp(ctx context.Context, id string) (RunStamp, error) {
@@ -128,7 +132,7 @@ func (s *Store) RunStamp(ctx context.Context, id string) (RunStamp, error) {
 	} else {
 		row = s.read.QueryRowContext(ctx, runStampSQL, id)
 	}
-	err := row.Scan(&st.Version, &st.MarkSeq)
+	err := row.Scan(&st.Version, &st.MarkSeq, &st.Branches)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, fault.Errorf(fault.ENotFound, "no run %q", id)
 	}
