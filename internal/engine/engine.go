@@ -76,6 +76,10 @@ type Config struct {
 	// Observer, if set, is told of every committed step, decision and
 	// progress report (metrics); nil observes nothing.
 	Observer Observer
+	// Resolve, if set, finds the workflow an existing run advances by
+	// (Engine.Workflow), so a run of an edited definition file finishes
+	// by the text it started with; nil uses the registered workflow.
+	Resolve Resolver
 	// Now, NewID and Sleep are injectable for tests.
 	Now   func() time.Time
 	NewID func() string
@@ -162,6 +166,7 @@ func (e *Engine) Start(ctx context.Context, workflow string, input map[string]an
 	r := Run{
 		ID: e.cfg.NewID(), Workflow: wf.Name, Params: params, State: state,
 		Step: wf.Entry, Status: StatusPending, Iteration: 1, CreatedAt: now, UpdatedAt: now,
+		Source: wf.Source,
 	}
 	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
 		return Run{}, err
@@ -214,7 +219,7 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
-	wf, err := e.cfg.Registry.Get(run.Workflow)
+	wf, err := e.Workflow(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -666,7 +671,7 @@ func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decis
 	if cp.Status != CheckpointPending {
 		return fault.Errorf(fault.EConflict, "this checkpoint is %s; the run has moved on", cp.Status)
 	}
-	wf, err := e.cfg.Registry.Get(run.Workflow)
+	wf, err := e.Workflow(ctx, run)
 	if err != nil {
 		return err
 	}

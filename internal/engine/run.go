@@ -106,6 +106,10 @@ type Run struct {
 	Error     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Source is the definition text a new run starts from (its workflow's
+	// Source); CreateRun stores it by hash with the run. It is not read
+	// back: the run's state names the hash it runs.
+	Source *Source
 }
 
 // IsComplete reports whether the run has ended for good.

@@ -46,8 +46,9 @@ type runCache struct {
 	csrfMark, personMark string
 	// settings are the server's review settings every page shows.
 	settings reviewSettings
-	// registry names each run's workflow, whose stages the API lists.
-	registry *engine.Registry
+	// workflow is the workflow a run runs (engine.Workflow: the version
+	// it started with), whose stages the API lists.
+	workflow func(context.Context, engine.Run) (*engine.Workflow, error)
 }
 
 // pageKey names one rendering of a run's page: the review list's query,
@@ -159,8 +160,8 @@ func (c *runCache) renderPage(pg *cachedPage, e *cachedRun, eng *engine.Engine, 
 	return nil
 }
 
-func newRunCache(settings reviewSettings, registry *engine.Registry) *runCache {
-	return &runCache{entries: map[string]*cachedRun{}, csrfMark: "q" + rand.Text(), personMark: "q" + rand.Text(), settings: settings, registry: registry}
+func newRunCache(settings reviewSettings, workflow func(context.Context, engine.Run) (*engine.Workflow, error)) *runCache {
+	return &runCache{entries: map[string]*cachedRun{}, csrfMark: "q" + rand.Text(), personMark: "q" + rand.Text(), settings: settings, workflow: workflow}
 }
 
 // cachedRun is one run at one stamp: loaded once, its page props and its
@@ -277,7 +278,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
 				return
 			}
-			if wf, err := c.registry.Get(e.run.Workflow); err == nil {
+			if wf, err := c.workflow(ctx, e.run); err == nil {
 				var trail []engine.StepRecord
 				if trail, e.err = rs.StepTrail(ctx, id); e.err != nil {
 					return

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
@@ -22,6 +23,11 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 	defer tx.Rollback()
 	if err := insertRun(ctx, tx, r); err != nil {
 		return err
+	}
+	if r.Source != nil {
+		if err := insertSource(ctx, tx, *r.Source, r.CreatedAt); err != nil {
+			return err
+		}
 	}
 	if err := s.scheduleAdvanceTx(ctx, tx, r.ID); err != nil {
 		return err
@@ -53,6 +59,32 @@ func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 		return fmt.Errorf("store: insert run: %w", err)
 	}
 	return nil
+}
+
+// insertSource keeps the definition text a run starts from under its
+// hash; runs of one text share the row.
+func insertSource(ctx context.Context, tx *sql.Tx, src engine.Source, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO workflow_sources (hash, name, version, file, text, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, src.Hash, src.Name, src.Version, src.File, src.Text, formatTime(at))
+	if err != nil {
+		return fmt.Errorf("store: keep workflow source: %w", err)
+	}
+	return nil
+}
+
+// WorkflowSource returns the definition text stored under hash, or an
+// fault.ENotFound error.
+func (s *Store) WorkflowSource(ctx context.Context, hash string) (engine.Source, error) {
+	src := engine.Source{Hash: hash}
+	err := s.read.QueryRowContext(ctx, `SELECT name, version, file, text FROM workflow_sources WHERE hash = ?`, hash).
+		Scan(&src.Name, &src.Version, &src.File, &src.Text)
+	if errors.Is(err, sql.ErrNoRows) {
+		return src, fault.Errorf(fault.ENotFound, "no workflow source %q", hash)
+	}
+	if err != nil {
+		return src, fmt.Errorf("store: workflow source %s: %w", hash, err)
+	}
+	return src, nil
 }
 
 func encodeState(st engine.State) (string, error) {
