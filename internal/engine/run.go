@@ -118,15 +118,19 @@ func (r Run) IsComplete() bool { return r.Status.IsComplete() }
 // StepRecord is one line of a run's audit trail: a step attempt, a gate
 // passed, or an engine transition (escalation, abort).
 type StepRecord struct {
-	RunID      string
-	Step       string
-	Iteration  int
-	Attempt    int
-	Outcome    string
-	Error      string
-	StartedAt  time.Time
-	FinishedAt time.Time
-	Output     json.RawMessage
+	RunID     string
+	Step      string
+	Iteration int
+	Attempt   int
+	// MaxAttempts is the step's retry policy's bound on attempts (0 when
+	// the record is not of a step's attempt, or was written before it
+	// was kept).
+	MaxAttempts int
+	Outcome     string
+	Error       string
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	Output      json.RawMessage
 	// OutputSize is the output's size in bytes when a read left a large
 	// output out (Output nil); 0 otherwise.
 	OutputSize int
@@ -159,4 +163,6 @@ type Commit struct {
 	// WakeAt, when set, schedules an advance of the run at that time in
 	// the same transaction (a run waiting on a timer).
 	WakeAt time.Time
+	// Checks are the gate checks the visit made, recorded with Step.
+	Checks []GateCheck
 }

@@ -176,6 +176,8 @@ type cachedRun struct {
 	// stages and resume are where the run stands (engine.Progress).
 	stages []engine.StageState
 	resume engine.ResumeContext
+	// checks are the run's gate checks, oldest first.
+	checks []engine.GateCheck
 	// marks are the papers' current marks (with who and when).
 	marks []research.Mark
 	// events are a search run's marks in the order they were made, for
@@ -258,7 +260,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			// before, which for a run of thousands of papers was most
 			// of a reload.
 			e.run, e.view, e.state = prev.run, prev.view, prev.state
-			e.stages, e.resume = prev.stages, prev.resume
+			e.stages, e.resume, e.checks = prev.stages, prev.resume, prev.checks
 			// What the stamp before built, or had to build on when it
 			// built nothing (a page read between two API reads).
 			if prev.pageBuilt.Load() {
@@ -284,6 +286,9 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 					return
 				}
 				e.stages, e.resume = engine.Progress(wf, e.run, trail)
+				if e.checks, e.err = rs.GateChecks(ctx, id); e.err != nil {
+					return
+				}
 			}
 			if e.run.Workflow == pipeline.Name {
 				if e.state, e.err = pipeline.StateOf(e.run); e.err != nil {
@@ -390,6 +395,10 @@ func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 		e.api.Workflow, e.api.Stages, e.api.ResumeContext = e.run.Workflow, e.stages, &e.resume
 		if e.api.Stages == nil {
 			e.api.Stages = []engine.StageState{}
+		}
+		e.api.GateChecks = e.checks
+		if e.api.GateChecks == nil {
+			e.api.GateChecks = []engine.GateCheck{}
 		}
 		if e.apiErr != nil || e.view.Pending == nil || e.view.Pending.Kind != pipeline.KindResultReview {
 			return

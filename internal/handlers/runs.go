@@ -32,6 +32,8 @@ type RunStore interface {
 	// StepTrail is the run's audit trail, large outputs left out: its
 	// stages and resume context (engine.Progress).
 	StepTrail(ctx context.Context, runID string) ([]engine.StepRecord, error)
+	// GateChecks are every automatic check the run's gates made.
+	GateChecks(ctx context.Context, runID string) ([]engine.GateCheck, error)
 }
 
 // RunFileStore keeps files attached to runs; *store.Store implements it.
