@@ -29,7 +29,6 @@ func withDefinitions(cfg Config, reg *engine.Registry, logger *slog.Logger) (*en
 		logger.Warn("workflows directory", "dir", cfg.WorkflowsDir, "err", err)
 	}
 	wfs := reg.List()
-	caller := &webhook.Caller{Hosts: cfg.WebhookHosts, Secrets: cfg.WebhookSecrets}
 	for _, f := range files {
 		if f.Err != nil {
 			logger.Warn("workflow definition does not load; it cannot start runs", "file", f.File, "err", f.Err)
@@ -40,7 +39,7 @@ func withDefinitions(cfg Config, reg *engine.Registry, logger *slog.Logger) (*en
 			logger.Warn("workflow definition names a workflow already registered; it cannot start runs", "file", f.File, "workflow", name)
 			continue
 		}
-		wf, err := flow.CompileWith(f.Def, flow.Options{Skills: flow.Skills{}, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets})
+		wf, err := flow.CompileWith(f.Def, compileOptions(cfg))
 		if err != nil {
 			logger.Warn("workflow definition cannot run here", "file", f.File, "err", err)
 			continue
@@ -56,4 +55,12 @@ func withDefinitions(cfg Config, reg *engine.Registry, logger *slog.Logger) (*en
 		return nil, nil, errors.Join(errors.New("app: register the workflow files"), err)
 	}
 	return next, added, nil
+}
+
+// compileOptions is what a definition's stages may call in this program:
+// the files registered at start and the stored texts of older runs
+// (pinned) compile alike.
+func compileOptions(cfg Config) flow.Options {
+	caller := &webhook.Caller{Hosts: cfg.WebhookHosts, Secrets: cfg.WebhookSecrets}
+	return flow.Options{Skills: flow.Skills{}, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets}
 }

@@ -56,6 +56,7 @@ type StepContext struct {
 	// PrevError is the previous attempt's error, so a retry can do better.
 	PrevError string
 	emit      func(Event)
+	check     func(GateCheck) // a gate visit's recorder (Check)
 }
 
 // Progress publishes a progress event for pages that watch the run.
@@ -76,6 +77,10 @@ type Config struct {
 	// Observer, if set, is told of every committed step, decision and
 	// progress report (metrics); nil observes nothing.
 	Observer Observer
+	// Resolve, if set, finds the workflow an existing run advances by
+	// (Engine.Workflow), so a run of an edited definition file finishes
+	// by the text it started with; nil uses the registered workflow.
+	Resolve Resolver
 	// Now, NewID and Sleep are injectable for tests.
 	Now   func() time.Time
 	NewID func() string
@@ -87,6 +92,9 @@ type Config struct {
 type Engine struct {
 	cfg   Config
 	locks sync.Map // run ID → *sync.Mutex: one advancer per run in this process
+	// checks holds, by run ID, the GateChecks of the gate visit in
+	// flight (under the run's lock) until the commit that ends it.
+	checks sync.Map
 }
 
 // New checks the configuration and returns an Engine.
@@ -162,6 +170,7 @@ func (e *Engine) Start(ctx context.Context, workflow string, input map[string]an
 	r := Run{
 		ID: e.cfg.NewID(), Workflow: wf.Name, Params: params, State: state,
 		Step: wf.Entry, Status: StatusPending, Iteration: 1, CreatedAt: now, UpdatedAt: now,
+		Source: wf.Source,
 	}
 	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
 		return Run{}, err
@@ -217,7 +226,7 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
-	wf, err := e.cfg.Registry.Get(run.Workflow)
+	wf, err := e.Workflow(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -270,6 +279,7 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 
 func (e *Engine) commit(ctx context.Context, c Commit) (Run, error) {
 	c.Run.UpdatedAt = e.cfg.Now().UTC()
+	c.Checks = append(c.Checks, e.takeChecks(c.Run.ID)...)
 	prev := c.Run.Status
 	r, err := e.cfg.Store.Commit(ctx, c)
 	if err != nil {
@@ -343,7 +353,7 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 		}
 		return e.retryOrEscalate(ctx, wf, run, step, started, sc.Attempt, err)
 	}
-	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: sc.Attempt,
 		Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
 	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec})
 }
@@ -355,7 +365,7 @@ func (e *Engine) wait(ctx context.Context, run Run, step *StepDef, started time.
 	next.State = run.State.merge(update)
 	next.Status = StatusWaiting
 	next.Attempt, next.Error = 0, ""
-	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,
 		Outcome: "waiting", StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
 	return e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, WakeAt: until.UTC()})
 }
@@ -429,7 +439,7 @@ func (e *Engine) retryOrEscalate(ctx context.Context, wf *Workflow, run Run, ste
 	next := run
 	next.Attempt = attempt
 	next.Error = msg
-	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,
 		Outcome: "error", Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
 	r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec})
 	if err != nil {
@@ -446,7 +456,7 @@ func (e *Engine) giveUp(ctx context.Context, wf *Workflow, run Run, step *StepDe
 	if then == "" {
 		return e.escalate(ctx, run, step, started, attempt, msg)
 	}
-	c.Step = &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
+	c.Step = &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,
 		Outcome: string(then), Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
 	if _, ok := step.resolve(then); ok {
 		return e.transition(ctx, wf, run, step, then, nil, c)
@@ -474,7 +484,7 @@ func (e *Engine) escalate(ctx context.Context, run Run, step *StepDef, started t
 	next.Attempt = attempt
 	next.Error = msg
 	next.CheckpointID = cp.ID
-	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: attempt,
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,
 		Outcome: "escalated", Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
 	r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp})
 	if err == nil {
@@ -499,7 +509,14 @@ func (e *Engine) visitGate(ctx context.Context, wf *Workflow, run Run, step *Ste
 	skip := g.Enabled != nil && !g.Enabled(sc)
 	var pre Update
 	if g.Precheck != nil && !skip {
+		var checks []GateCheck
+		sc.check = func(c GateCheck) { checks = append(checks, c) }
 		outcome, update, done, err := g.Precheck(ctx, sc)
+		sc.check = nil
+		if len(checks) > 0 {
+			e.checks.Store(run.ID, checks)
+			defer e.checks.Delete(run.ID) // a visit that ends without a commit
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return run, ctx.Err()
@@ -507,7 +524,7 @@ func (e *Engine) visitGate(ctx context.Context, wf *Workflow, run Run, step *Ste
 			return e.retryOrEscalate(ctx, wf, run, step, started, sc.Attempt, err)
 		}
 		if done {
-			rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+			rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: sc.Attempt,
 				Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
 			return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec})
 		}
@@ -519,7 +536,7 @@ func (e *Engine) visitGate(ctx context.Context, wf *Workflow, run Run, step *Ste
 		if auto == "" {
 			auto = OK
 		}
-		rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+		rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: sc.Attempt,
 			Outcome: string(auto), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: json.RawMessage(gateSkippedOutput)}
 		return e.transition(ctx, wf, run, step, auto, pre, Commit{Step: rec})
 	}
@@ -547,7 +564,7 @@ func (e *Engine) ask(ctx context.Context, wf *Workflow, run Run, step *StepDef, 
 		next.Status = StatusWaiting
 		next.CheckpointID = cp.ID
 		next.State = run.State.merge(pre)
-		rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+		rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: sc.Attempt,
 			Outcome: "checkpoint", StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(pre)}
 		r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp})
 		if err == nil {
@@ -570,7 +587,7 @@ func (e *Engine) ask(ctx context.Context, wf *Workflow, run Run, step *StepDef, 
 	if err != nil {
 		return e.retryOrEscalate(ctx, wf, run, step, started, sc.Attempt, fmt.Errorf("applying decision: %w", err))
 	}
-	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: sc.Attempt,
 		Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: decisionOutput(d)}
 	return e.transition(ctx, wf, run, step, outcome, pre.merge(update), Commit{Step: rec, NewCheckpoint: &cp, Decision: dec})
 }
@@ -616,7 +633,7 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 	}
 	sc := e.stepContext(run, step.ID)
 	now := e.cfg.Now().UTC()
-	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: sc.Attempt,
 		StartedAt: dec.DecidedAt, FinishedAt: now, Output: decisionOutput(dec.Decision)}
 	if cp.Kind == KindEscalation {
 		switch dec.Action {
@@ -681,7 +698,7 @@ func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decis
 	if cp.Status != CheckpointPending {
 		return fault.Errorf(fault.EConflict, "this checkpoint is %s; the run has moved on", cp.Status)
 	}
-	wf, err := e.cfg.Registry.Get(run.Workflow)
+	wf, err := e.Workflow(ctx, run)
 	if err != nil {
 		return err
 	}

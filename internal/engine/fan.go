@@ -224,7 +224,7 @@ func (e *Engine) AdvanceBranch(ctx context.Context, runID string, fan int64, id 
 	if run.Step != b.Step || run.Status != StatusWaiting || run.CheckpointID != "" {
 		return nil // the run moved on; its commit canceled the branch
 	}
-	wf, err := e.cfg.Registry.Get(run.Workflow)
+	wf, err := e.Workflow(ctx, run)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,8 @@ type StageState struct {
 	// Attempts are the attempts in the current iteration (a failed one
 	// and its retry are two).
 	Attempts int `json:"attempts"`
+	// MaxAttempts is the stage's bound on attempts (its retry policy).
+	MaxAttempts int `json:"max_attempts"`
 	// Branches are a parallel stage's; empty for every other stage.
 	Branches []BranchState `json:"branches"`
 }
@@ -93,13 +95,20 @@ func Progress(w *Workflow, run Run, recs []StepRecord, branches []Branch) ([]Sta
 	var rc ResumeContext
 	last := map[string]StepRecord{}
 	attempts := map[string]int{}
+	tried := map[string]int{} // the attempt number counted last, by step
 	for _, r := range recs {
 		if r.Iteration != run.Iteration {
 			continue
 		}
 		last[r.Step] = r
-		if r.Outcome != "checkpoint" && r.Outcome != "escalated" && r.Outcome != "failed" && r.Outcome != "canceled" {
+		// When retries run out, the escalation or failure is the record of
+		// the last attempt (its Attempt), so it counts, unless an error
+		// record of that attempt counted already or the engine wrote it
+		// without an attempt (Attempt 0).
+		settled := r.Outcome == "escalated" || r.Outcome == "failed"
+		if r.Outcome != "checkpoint" && r.Outcome != "canceled" && !(settled && (r.Attempt == 0 || r.Attempt == tried[r.Step])) {
 			attempts[r.Step]++
+			tried[r.Step] = r.Attempt
 		}
 	}
 	current := ""
@@ -108,6 +117,7 @@ func Progress(w *Workflow, run Run, recs []StepRecord, branches []Branch) ([]Sta
 	}
 	for _, s := range w.Steps {
 		st := StageState{ID: s.ID, Type: "skill", State: StagePending, Attempts: attempts[s.ID], Branches: []BranchState{}}
+		st.MaxAttempts = s.Retry.attempts()
 		if s.Gate != nil {
 			st.Type = "gate"
 		}

@@ -106,6 +106,10 @@ type Run struct {
 	Error     string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Source is the definition text a new run starts from (its workflow's
+	// Source); CreateRun stores it by hash with the run. It is not read
+	// back: the run's state names the hash it runs.
+	Source *Source
 }
 
 // IsComplete reports whether the run has ended for good.
@@ -114,15 +118,19 @@ func (r Run) IsComplete() bool { return r.Status.IsComplete() }
 // StepRecord is one line of a run's audit trail: a step attempt, a gate
 // passed, or an engine transition (escalation, abort).
 type StepRecord struct {
-	RunID      string
-	Step       string
-	Iteration  int
-	Attempt    int
-	Outcome    string
-	Error      string
-	StartedAt  time.Time
-	FinishedAt time.Time
-	Output     json.RawMessage
+	RunID     string
+	Step      string
+	Iteration int
+	Attempt   int
+	// MaxAttempts is the step's retry policy's bound on attempts (0 when
+	// the record is not of a step's attempt, or was written before it
+	// was kept).
+	MaxAttempts int
+	Outcome     string
+	Error       string
+	StartedAt   time.Time
+	FinishedAt  time.Time
+	Output      json.RawMessage
 	// OutputSize is the output's size in bytes when a read left a large
 	// output out (Output nil); 0 otherwise.
 	OutputSize int
@@ -161,4 +169,6 @@ type Commit struct {
 	// EndBranches cancels the run's open branches (the join decided, or
 	// the run was canceled).
 	EndBranches bool
+	// Checks are the gate checks the visit made, recorded with Step.
+	Checks []GateCheck
 }

@@ -178,6 +178,9 @@ type Workflow struct {
 	// parameters (a definition file's initial context). It runs once, in
 	// Start, so the state is stored with the run it belongs to.
 	Init func(p Params) (State, error)
+	// Source is the definition text the workflow was compiled from (nil
+	// for a workflow written in Go); runs store it when they start.
+	Source *Source
 }
 
 // MaxIterationsParam is the run parameter that overrides Workflow.MaxIterations.

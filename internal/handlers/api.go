@@ -74,6 +74,10 @@ type RunJSON struct {
 	// iteration, and ResumeContext where the run stands (engine.Progress).
 	Stages        []engine.StageState   `json:"stages"`
 	ResumeContext *engine.ResumeContext `json:"resume_context"`
+	// GateChecks are every automatic check the run's gates made (type,
+	// config, passed, result, error, time), oldest first, each with the
+	// stage, iteration and step record (seq) of its visit.
+	GateChecks []engine.GateCheck `json:"gate_checks"`
 }
 
 // PapersPageJSON is the page of a run's paper lists GET /api/runs/:id

@@ -46,8 +46,9 @@ type runCache struct {
 	csrfMark, personMark string
 	// settings are the server's review settings every page shows.
 	settings reviewSettings
-	// registry names each run's workflow, whose stages the API lists.
-	registry *engine.Registry
+	// workflow is the workflow a run runs (engine.Workflow: the version
+	// it started with), whose stages the API lists.
+	workflow func(context.Context, engine.Run) (*engine.Workflow, error)
 }
 
 // pageKey names one rendering of a run's page: the review list's query,
@@ -159,8 +160,8 @@ func (c *runCache) renderPage(pg *cachedPage, e *cachedRun, eng *engine.Engine, 
 	return nil
 }
 
-func newRunCache(settings reviewSettings, registry *engine.Registry) *runCache {
-	return &runCache{entries: map[string]*cachedRun{}, csrfMark: "q" + rand.Text(), personMark: "q" + rand.Text(), settings: settings, registry: registry}
+func newRunCache(settings reviewSettings, workflow func(context.Context, engine.Run) (*engine.Workflow, error)) *runCache {
+	return &runCache{entries: map[string]*cachedRun{}, csrfMark: "q" + rand.Text(), personMark: "q" + rand.Text(), settings: settings, workflow: workflow}
 }
 
 // cachedRun is one run at one stamp: loaded once, its page props and its
@@ -175,6 +176,8 @@ type cachedRun struct {
 	// stages and resume are where the run stands (engine.Progress).
 	stages []engine.StageState
 	resume engine.ResumeContext
+	// checks are the run's gate checks, oldest first.
+	checks []engine.GateCheck
 	// marks are the papers' current marks (with who and when).
 	marks []research.Mark
 	// events are a search run's marks in the order they were made, for
@@ -257,7 +260,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			// before, which for a run of thousands of papers was most
 			// of a reload.
 			e.run, e.view, e.state = prev.run, prev.view, prev.state
-			e.stages, e.resume = prev.stages, prev.resume
+			e.stages, e.resume, e.checks = prev.stages, prev.resume, prev.checks
 			// What the stamp before built, or had to build on when it
 			// built nothing (a page read between two API reads).
 			if prev.pageBuilt.Load() {
@@ -277,7 +280,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
 				return
 			}
-			if wf, err := c.registry.Get(e.run.Workflow); err == nil {
+			if wf, err := c.workflow(ctx, e.run); err == nil {
 				var trail []engine.StepRecord
 				if trail, e.err = rs.StepTrail(ctx, id); e.err != nil {
 					return
@@ -287,6 +290,9 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 					return
 				}
 				e.stages, e.resume = engine.Progress(wf, e.run, trail, branches)
+				if e.checks, e.err = rs.GateChecks(ctx, id); e.err != nil {
+					return
+				}
 			}
 			if e.run.Workflow == pipeline.Name {
 				if e.state, e.err = pipeline.StateOf(e.run); e.err != nil {
@@ -393,6 +399,10 @@ func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 		e.api.Workflow, e.api.Stages, e.api.ResumeContext = e.run.Workflow, e.stages, &e.resume
 		if e.api.Stages == nil {
 			e.api.Stages = []engine.StageState{}
+		}
+		e.api.GateChecks = e.checks
+		if e.api.GateChecks == nil {
+			e.api.GateChecks = []engine.GateCheck{}
 		}
 		if e.apiErr != nil || e.view.Pending == nil || e.view.Pending.Kind != pipeline.KindResultReview {
 			return

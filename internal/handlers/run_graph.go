@@ -21,7 +21,7 @@ func (h *Runs) GraphSVG(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	wf, err := h.engine.Registry().Get(e.run.Workflow)
+	wf, err := h.engine.Workflow(ctx, e.run)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,8 @@ type RunStore interface {
 	StepTrail(ctx context.Context, runID string) ([]engine.StepRecord, error)
 	// RunBranches are the branches of each parallel stage's latest visit.
 	RunBranches(ctx context.Context, runID string) ([]engine.Branch, error)
+	// GateChecks are every automatic check the run's gates made.
+	GateChecks(ctx context.Context, runID string) ([]engine.GateCheck, error)
 }
 
 // RunFileStore keeps files attached to runs; *store.Store implements it.

@@ -214,7 +214,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	p := newPeople(key, deps.SecureCookies)
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
 	settings := reviewSettings{reasons: deps.ExclusionReasons, stopWindow: deps.StopWindow}
-	cache := newRunCache(settings, deps.Engine.Registry())
+	cache := newRunCache(settings, deps.Engine.Workflow)
 	graphs := wfgraph.NewRenderer()
 	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits, graphs: graphs,
 		settings: settings}

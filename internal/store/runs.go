@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
@@ -22,6 +23,11 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 	defer tx.Rollback()
 	if err := insertRun(ctx, tx, r); err != nil {
 		return err
+	}
+	if r.Source != nil {
+		if err := insertSource(ctx, tx, *r.Source, r.CreatedAt); err != nil {
+			return err
+		}
 	}
 	if err := s.scheduleAdvanceTx(ctx, tx, r.ID); err != nil {
 		return err
@@ -53,6 +59,32 @@ func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 		return fmt.Errorf("store: insert run: %w", err)
 	}
 	return nil
+}
+
+// insertSource keeps the definition text a run starts from under its
+// hash; runs of one text share the row.
+func insertSource(ctx context.Context, tx *sql.Tx, src engine.Source, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO workflow_sources (hash, name, version, file, text, created_at)
+		VALUES (?, ?, ?, ?, ?, ?)`, src.Hash, src.Name, src.Version, src.File, src.Text, formatTime(at))
+	if err != nil {
+		return fmt.Errorf("store: keep workflow source: %w", err)
+	}
+	return nil
+}
+
+// WorkflowSource returns the definition text stored under hash, or an
+// fault.ENotFound error.
+func (s *Store) WorkflowSource(ctx context.Context, hash string) (engine.Source, error) {
+	src := engine.Source{Hash: hash}
+	err := s.read.QueryRowContext(ctx, `SELECT name, version, file, text FROM workflow_sources WHERE hash = ?`, hash).
+		Scan(&src.Name, &src.Version, &src.File, &src.Text)
+	if errors.Is(err, sql.ErrNoRows) {
+		return src, fault.Errorf(fault.ENotFound, "no workflow source %q", hash)
+	}
+	if err != nil {
+		return src, fmt.Errorf("store: workflow source %s: %w", hash, err)
+	}
+	return src, nil
 }
 
 func encodeState(st engine.State) (string, error) {
@@ -200,6 +232,11 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 			return engine.Run{}, err
 		}
 	}
+	if len(c.Checks) > 0 {
+		if err := insertGateChecks(ctx, tx, c.Run.ID, c.Run.Version+1, c.Checks); err != nil {
+			return engine.Run{}, err
+		}
+	}
 	if !c.WakeAt.IsZero() {
 		if err := s.scheduleAdvanceAtTx(ctx, tx, c.Run.ID, c.WakeAt); err != nil {
 			return engine.Run{}, err
@@ -261,21 +298,73 @@ func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, from engine.Status, r
 }
 
 const insertStepRunSQL = `INSERT INTO step_runs
-	(run_id, seq, step, iteration, attempt, outcome, error, started_at, finished_at, duration_ms, output)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	(run_id, seq, step, iteration, attempt, outcome, error, started_at, finished_at, duration_ms, output, status, max_attempts)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (s *Store) insertStepRun(ctx context.Context, tx *sql.Tx, seq int64, r engine.StepRecord) error {
 	var output any
 	if len(r.Output) > 0 {
 		output = string(r.Output)
 	}
-	_, err := tx.StmtContext(ctx, s.stmts.insertStepRun).ExecContext(ctx,
+	var st *sql.Stmt
+	var err error
+	if s.stmts.insertStepRun != nil {
+		st = tx.StmtContext(ctx, s.stmts.insertStepRun)
+	} else if st, err = tx.PrepareContext(ctx, insertStepRunSQL); err != nil {
+		return fmt.Errorf("store: insert step run: %w", err)
+	}
+	_, err = st.ExecContext(ctx,
 		r.RunID, seq, r.Step, r.Iteration, r.Attempt, r.Outcome, r.Error, formatTime(r.StartedAt), formatTime(r.FinishedAt),
-		float64(r.Duration().Microseconds())/1000, output)
+		float64(r.Duration().Microseconds())/1000, output, r.Status(), r.MaxAttempts)
 	if err != nil {
 		return fmt.Errorf("store: insert step run: %w", err)
 	}
 	return nil
+}
+
+// insertGateChecks records a gate visit's checks under the seq of its
+// step record.
+func insertGateChecks(ctx context.Context, tx *sql.Tx, runID string, seq int64, checks []engine.GateCheck) error {
+	for n, c := range checks {
+		var result any
+		if len(c.Result) > 0 && string(c.Result) != "null" {
+			result = string(c.Result)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO gate_checks
+			(run_id, seq, n, stage, iteration, type, config, passed, result, error, checked_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, seq, n, c.Stage, max(c.Iteration, 1), c.Type, c.Config, c.Passed, result, c.Error, formatTime(c.CheckedAt))
+		if err != nil {
+			return fmt.Errorf("store: insert gate check: %w", err)
+		}
+	}
+	return nil
+}
+
+// GateChecks returns every check the run's gates made, in order.
+func (s *Store) GateChecks(ctx context.Context, runID string) ([]engine.GateCheck, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT stage, iteration, seq, type, config, passed, result, error, checked_at
+		FROM gate_checks WHERE run_id = ? ORDER BY seq, n`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("store: gate checks: %w", err)
+	}
+	defer rows.Close()
+	out := []engine.GateCheck{}
+	for rows.Next() {
+		var c engine.GateCheck
+		var result sql.NullString
+		var at string
+		if err := rows.Scan(&c.Stage, &c.Iteration, &c.Seq, &c.Type, &c.Config, &c.Passed, &result, &c.Error, &at); err != nil {
+			return nil, fmt.Errorf("store: gate checks: %w", err)
+		}
+		c.Result = json.RawMessage("null")
+		if result.Valid {
+			c.Result = json.RawMessage(result.String)
+		}
+		c.CheckedAt = parseTime(at)
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 func insertCheckpoint(ctx context.Context, tx *sql.Tx, cp engine.Checkpoint) error {
@@ -416,7 +505,7 @@ func (s *Store) Checkpoints(ctx context.Context, runID string) ([]CheckpointDeci
 // StepRuns without the outputs over engine.MaxShownOutput bytes, whose
 // size alone is read, since a search's output holds every paper found.
 func (s *Store) StepTrail(ctx context.Context, runID string) ([]engine.StepRecord, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT step, iteration, attempt, outcome, error,
+	rows, err := s.read.QueryContext(ctx, `SELECT step, iteration, attempt, max_attempts, outcome, error,
 		CASE WHEN length(CAST(output AS BLOB)) <= ? THEN output END, COALESCE(length(CAST(output AS BLOB)), 0)
 		FROM step_runs WHERE run_id = ? ORDER BY seq`, engine.MaxShownOutput, runID)
 	if err != nil {
@@ -428,7 +517,7 @@ func (s *Store) StepTrail(ctx context.Context, runID string) ([]engine.StepRecor
 		r := engine.StepRecord{RunID: runID}
 		var output sql.NullString
 		var size int
-		if err := rows.Scan(&r.Step, &r.Iteration, &r.Attempt, &r.Outcome, &r.Error, &output, &size); err != nil {
+		if err := rows.Scan(&r.Step, &r.Iteration, &r.Attempt, &r.MaxAttempts, &r.Outcome, &r.Error, &output, &size); err != nil {
 			return nil, fmt.Errorf("store: step trail: %w", err)
 		}
 		if output.Valid {
@@ -443,7 +532,7 @@ func (s *Store) StepTrail(ctx context.Context, runID string) ([]engine.StepRecor
 
 // StepRuns returns a run's audit trail, in order.
 func (s *Store) StepRuns(ctx context.Context, runID string) ([]engine.StepRecord, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT run_id, step, iteration, attempt, outcome, error, started_at, finished_at, output
+	rows, err := s.read.QueryContext(ctx, `SELECT run_id, step, iteration, attempt, max_attempts, outcome, error, started_at, finished_at, output
 		FROM step_runs WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: step runs: %w", err)
@@ -454,7 +543,7 @@ func (s *Store) StepRuns(ctx context.Context, runID string) ([]engine.StepRecord
 		var r engine.StepRecord
 		var started, finished string
 		var output sql.NullString
-		if err := rows.Scan(&r.RunID, &r.Step, &r.Iteration, &r.Attempt, &r.Outcome, &r.Error, &started, &finished, &output); err != nil {
+		if err := rows.Scan(&r.RunID, &r.Step, &r.Iteration, &r.Attempt, &r.MaxAttempts, &r.Outcome, &r.Error, &started, &finished, &output); err != nil {
 			return nil, fmt.Errorf("store: step runs: %w", err)
 		}
 		r.StartedAt, r.FinishedAt = parseTime(started), parseTime(finished)

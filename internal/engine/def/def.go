@@ -26,7 +26,10 @@ type Definition struct {
 	File string
 	// Hash is the SHA-256 of the file's bytes (hex), so a run can record
 	// exactly which text it runs.
-	Hash       string
+	Hash string
+	// Text is the file's content, kept so a run can store the exact text
+	// it runs (engine.Source) and be finished by it after an edit.
+	Text       string
 	APIVersion string
 	Kind       string
 	Metadata   Metadata

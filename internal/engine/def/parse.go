@@ -90,7 +90,7 @@ func parse(r *reporter, src []byte) *Definition {
 		return nil
 	}
 	sum := sha256.Sum256(src)
-	def := &Definition{File: r.file, Hash: hex.EncodeToString(sum[:]), Metadata: Metadata{Version: 1}}
+	def := &Definition{File: r.file, Hash: hex.EncodeToString(sum[:]), Text: string(src), Metadata: Metadata{Version: 1}}
 	dec := &decoder{r: r}
 	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages")
 	if !ok {

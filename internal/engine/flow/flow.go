@@ -132,6 +132,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	}
 	wf.Steps[0].Params = params(d)
 	wf.Init = c.init
+	wf.Source = &engine.Source{Hash: d.Hash, Name: d.Metadata.Name, Version: d.Metadata.Version, File: d.File, Text: d.Text}
 	if err := wf.Validate(); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,10 @@ import (
 	"quarry/internal/fault"
 )
 
+// CheckCondition is the type of a gate check that evaluates one of the
+// gate's conditions (engine.GateCheck.Type; its Config is the source).
+const CheckCondition = "condition"
+
 // KindGate is the checkpoint kind of a definition's gate: the person picks
 // one of the gate's options.
 const KindGate engine.CheckpointKind = "gate"
@@ -105,10 +109,17 @@ func (c *compiler) precheck(s *def.Stage, sc engine.StepContext) (engine.Outcome
 	for _, x := range s.Conditions {
 		ok, err := c.evalBool(x.Src, env)
 		ch := Check{Condition: x.Src, Passed: err == nil && ok}
+		rec := engine.GateCheck{Type: CheckCondition, Config: x.Src, Passed: ch.Passed, Result: json.RawMessage("null")}
 		if err != nil {
 			ch.Error = err.Error()
+			rec.Error = ch.Error
+		} else if ok {
+			rec.Result = json.RawMessage("true")
+		} else {
+			rec.Result = json.RawMessage("false")
 		}
 		checks = append(checks, ch)
+		sc.Check(rec)
 	}
 	if len(checks) > 0 {
 		if err := u.Set(checksKey+s.ID, checks); err != nil {
