@@ -175,15 +175,15 @@ func (p *pipe) strategyCheckpointDefault() bool {
 
 // File is the search workflow's definition file, embedded: the stages,
 // their order and transitions, the gates and the params are there; this
-// package registers the steps and forms it names (Natives, Forms) and
-// sets what depends on the configuration (Definition).
+// package registers the steps and gates it names (natives, forms) and
+// sets on the compiled workflow what depends on the configuration.
 const File = "search.yaml"
 
 //go:embed search.yaml
 var searchFile []byte
 
-// Native step and form names the file uses; Names gives them to anyone
-// validating the file without building a pipeline (the CLI).
+// The names the file calls: its native steps are search.<step id>, its
+// gates' forms these two.
 const (
 	nativePrefix = "search."
 	FormStrategy = "strategy"
@@ -262,8 +262,8 @@ func (p *pipe) workflow() (*engine.Workflow, error) {
 			}
 		}
 	}
-	for name := range set {
-		return nil, fault.Errorf(fault.EInternal, "%s declares no parameter %q", File, name)
+	if len(set) > 0 {
+		return nil, fault.Errorf(fault.EInternal, "%s does not declare the parameters %v", File, slices.Sorted(maps.Keys(set)))
 	}
 	return wf, nil
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/engine/def"
 	"quarry/internal/skills/pipeline"
 )
 
@@ -121,4 +122,25 @@ func TestWorkflowShape(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, true, params[3].Default)
 	require.Equal(t, pipeline.DefaultMaxIterations, params[4].Default)
+}
+
+// TestSearchFileUsesEveryRegisteredName: the embedded file loads, and
+// each native step and form the package registers is one the file calls.
+func TestSearchFileUsesEveryRegisteredName(t *testing.T) {
+	t.Parallel()
+	d, err := pipeline.Definition()
+	require.NoError(t, err)
+	used := map[string]bool{}
+	for _, s := range d.Stages {
+		used[s.Skill], used[s.Form] = true, true
+	}
+	o := pipeline.DefOptions(def.Options{})
+	require.Len(t, o.Skills, 8)
+	for _, n := range o.Skills {
+		require.True(t, used[n], "native %s", n)
+	}
+	require.Len(t, o.Forms, 2)
+	for n := range o.Forms {
+		require.True(t, used[n], "form %s", n)
+	}
 }
