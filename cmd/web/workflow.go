@@ -12,6 +12,7 @@ import (
 	"quarry/internal/engine/def"
 	"quarry/internal/fault"
 	"quarry/internal/report/wfgraph"
+	"quarry/internal/skills/pipeline"
 )
 
 const workflowAbout = `Checks and draws workflow definition files (the format: docs/workflows.md).
@@ -22,8 +23,9 @@ const workflowAbout = `Checks and draws workflow definition files (the format: d
   graph FILE         print the file's graph on standard output, as DOT (the
                      default), SVG laid out by Graphviz, or Mermaid
 
-The file "-" is standard input. The skills and webhook hosts a file may
-name are the ones this binary knows.`
+The file "-" is standard input. The skills, forms and webhook hosts a
+file may name are the ones this binary knows (the search workflow's
+too: internal/skills/pipeline/search.yaml).`
 
 // workflowCmd implements `quarry workflow validate|graph`.
 func (c *cli) workflowCmd(ctx context.Context, args []string) error {
@@ -169,13 +171,15 @@ func (c *cli) loadDefinition(file string, opts def.Options) (*def.Definition, de
 
 // definitionOptions is app.DefinitionOptions of the settings a definition
 // is checked against (QUARRY_WEBHOOK_HOSTS, from the environment or the
-// configuration file), so the CLI judges a file as the server would.
+// configuration file), so the CLI judges a file as the server would, plus
+// the search workflow's native steps and forms, so its own file
+// (internal/skills/pipeline/search.yaml) checks and draws too.
 func (c *cli) definitionOptions() (def.Options, error) {
 	cfg, err := app.Load(app.Flags{}, c.getenv, "QUARRY_WEBHOOK_HOSTS")
 	if err != nil {
 		return def.Options{}, err
 	}
-	return app.DefinitionOptions(cfg), nil
+	return pipeline.DefOptions(app.DefinitionOptions(cfg)), nil
 }
 
 // printProblems writes one problem a line, file:line:col: message.

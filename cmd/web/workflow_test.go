@@ -137,3 +137,19 @@ stages:
 	require.Equal(t, 1, got.code, "a URL is not a host: the setting is refused")
 	require.Contains(t, got.stderr, "QUARRY_WEBHOOK_HOSTS")
 }
+
+// TestWorkflowCommandSearchFile: the search workflow's own file, whose
+// skills and forms are the pipeline's, validates and draws with its
+// titles and forms.
+func TestWorkflowCommandSearchFile(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join("..", "..", "internal", "skills", "pipeline", "search.yaml")
+	got := quarry(t, "", nil, "workflow", "validate", file)
+	require.Zero(t, got.code, got.stderr)
+	require.Equal(t, "ok: "+file+"\n", got.stdout)
+	got = quarry(t, "", nil, "workflow", "graph", file, "--format", "mermaid")
+	require.Zero(t, got.code, got.stderr)
+	for _, w := range []string{`("Parse the question<br/>skill · search.parse")`, `{{"Review the results<br/>gate · form review, 3 options"}}`, `-->|"more"|`} {
+		require.Contains(t, got.stdout, w)
+	}
+}

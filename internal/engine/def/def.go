@@ -215,7 +215,8 @@ type Stage struct {
 	Type StageType
 	Pos  Pos
 
-	// Any stage.
+	// Any stage. Title is what pages and graphs call the stage ("" = its id).
+	Title         string
 	Condition     Expr
 	SkipTo        Target
 	Timeout       time.Duration
@@ -231,7 +232,10 @@ type Stage struct {
 	// set.
 	Set []Field
 
-	// gate.
+	// gate. Form names a gate registered in Go whose own form asks the
+	// person (the search's strategy and review); its options then route
+	// the form's outcomes, labelled by their names.
+	Form        string
 	Conditions  []Expr
 	Options     []Option
 	ContextKeys []string

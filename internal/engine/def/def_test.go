@@ -13,6 +13,7 @@ import (
 var opts = def.Options{
 	Skills:       []string{"search.parse_intent", "search.build_strategy", "search.run", "search.dedup", "search.score", "export.write", "s"},
 	WebhookHosts: []string{"hooks.example.org"},
+	Forms:        map[string][]string{"review": {"approve", "iterate", "more"}},
 }
 
 func TestLivingReviewLoadsClean(t *testing.T) {

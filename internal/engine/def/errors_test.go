@@ -382,6 +382,73 @@ stages:
 			`t.yaml:10:5: stage "b": on_fail applies when conditions fail, and this gate has none`,
 			`t.yaml:10:21: stage "b": on_fail.goto: going back to "a" makes a loop without max_iterations (set it on a stage of the loop, or on the gate's on_fail)`,
 		}},
+		{"FormNotRegistered", head + `stages:
+  - {id: g, type: gate, form: nope, options: [{label: approve, next: complete}]}
+`, []string{
+			`t.yaml:5:25: stage "g": form "nope" is not registered`,
+		}},
+		{"FormNeedsOptions", head + `stages:
+  - {id: g, type: gate, form: review}
+`, []string{
+			`t.yaml:5:5: stage "g": a gate with a form needs options: one per outcome of form review (approve, iterate, more)`,
+		}},
+		{"FormOptions", head + `stages:
+  - id: g
+    type: gate
+    form: review
+    options:
+      - {label: approve, next: complete}
+      - {label: approve, next: complete}
+      - {label: redo, next: complete}
+      - {label: skip, next: complete, requires_input: true}
+`, []string{
+			`t.yaml:8:5: stage "g": form review's outcome "iterate" has no option`,
+			`t.yaml:8:5: stage "g": form review's outcome "more" has no option`,
+			`t.yaml:10:9: stage "g": option "approve" is given twice`,
+			`t.yaml:11:9: stage "g": form review has no outcome "redo" (approve, iterate, more, or skip)`,
+			`t.yaml:12:9: stage "g": requires_input does not apply to a form's options: the form asks what it needs`,
+		}},
+		{"FormKeysThatDoNotApply", head + `params: [{name: n, type: int, default: 2}]
+stages:
+  - id: g
+    type: gate
+    form: review
+    condition: "true"
+    max_iterations: 2
+    conditions: ["true"]
+    context: [x]
+    options: [{label: approve, next: complete}, {label: iterate, next: g}, {label: more, next: g}]
+    on_fail: {goto: g, then: fail, max_iterations: "{{ params.n }}"}
+`, []string{
+			`t.yaml:9:5: stage "g": condition does not apply to a gate with a form`,
+			`t.yaml:10:5: stage "g": max_iterations does not apply to a gate with a form`,
+			`t.yaml:11:5: stage "g": conditions does not apply to a gate with a form`,
+			`t.yaml:12:5: stage "g": context does not apply to a gate with a form`,
+			`t.yaml:14:5: stage "g": on_fail of a gate with a form takes max_iterations and then only`,
+			`t.yaml:14:5: stage "g": on_fail.then of a gate with a form is {goto: STAGE}: where its iterate goes once max_iterations is reached`,
+			`t.yaml:14:52: stage "g": on_fail.max_iterations of a gate with a form is a number or "{{ params.max_iterations }}": the run's iteration bound`,
+		}},
+		{"FormBoundsDiffer", head + `params: [{name: max_iterations, type: int, default: 2}]
+stages:
+  - id: a
+    type: gate
+    form: review
+    options: [{label: approve, next: b}, {label: iterate, next: a}, {label: more, next: a}]
+    on_fail: {max_iterations: "{{ params.max_iterations }}"}
+  - id: b
+    type: gate
+    form: review
+    options: [{label: approve, next: complete}, {label: iterate, next: a}, {label: more, next: b}]
+    on_fail: {max_iterations: 3, then: {goto: complete}}
+`, []string{
+			`t.yaml:15:31: stage "b": gates with a form share the run's iteration bound: on_fail.max_iterations must be gate "a"'s`,
+		}},
+		{"FormAndTitleKeys", head + `stages:
+  - {id: a, type: skill, skill: s, form: review, title: [x]}
+`, []string{
+			`t.yaml:5:36: stage "a": key "form" does not apply to a skill stage`,
+			`t.yaml:5:57: stage "a": title must be a string`,
+		}},
 		{"SkipToWithoutCondition", head + `stages:
   - {id: a, type: set, set: {x: 1}, skip_to: complete}
 `, []string{
@@ -497,6 +564,20 @@ stages:
 		{"DelayUntilTemplateAndDays", head + `stages:
   - {id: a, type: delay, until: "{{ context.end }}", timeout: 1d12h}
   - {id: b, type: delay, until: "2027-01-31T09:00:00Z", poll: {interval: 30m, condition: "context.done"}}
+`},
+		{"FormGate", head + `params: [{name: max_iterations, type: int, default: 3}]
+stages:
+  - {id: a, type: skill, skill: s, title: Work}
+  - id: g
+    type: gate
+    title: Look
+    form: review
+    options:
+      - {label: approve, next: complete}
+      - {label: iterate, next: a}
+      - {label: more, next: g}
+      - {label: skip, next: complete}
+    on_fail: {max_iterations: "{{params.max_iterations}}", then: {goto: complete}}
 `},
 		{"BlockLiteralCondition", head + `stages:
   - id: g

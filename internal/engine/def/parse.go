@@ -19,6 +19,10 @@ type Options struct {
 	// Skills are the names of the registered skill handlers; a skill or
 	// action stage naming any other is an error.
 	Skills []string
+	// Forms are the registered gate forms by name, each with the names of
+	// its outcomes: a gate's form must be one of them, and its options
+	// must route each outcome (and may route FormSkip).
+	Forms map[string][]string
 	// WebhookHosts are the hosts webhook stages may call
 	// (QUARRY_WEBHOOK_HOSTS); a URL's host must be one of them exactly
 	// (case-insensitive; "host:port" entries match that port only).
@@ -265,12 +269,12 @@ func (d *decoder) params(e kv, def *Definition) {
 
 // Keys every stage may have, and the keys of each type.
 var (
-	commonKeys = []string{"id", "type", "condition", "skip_to", "timeout", "on_error", "max_iterations"}
+	commonKeys = []string{"id", "type", "title", "condition", "skip_to", "timeout", "on_error", "max_iterations"}
 	typeKeys   = map[StageType][]string{
 		TypeSkill:    {"skill", "with", "outputs", "on_complete"},
 		TypeAction:   {"skill", "with", "on_complete"},
 		TypeSet:      {"set", "on_complete"},
-		TypeGate:     {"conditions", "options", "context", "on_pass", "on_fail"},
+		TypeGate:     {"form", "conditions", "options", "context", "on_pass", "on_fail"},
 		TypeParallel: {"branches", "for_each", "join", "on_any_reject", "on_all_reject", "on_complete"},
 		TypeDelay:    {"duration", "until", "poll", "on_complete"},
 		TypeWebhook:  {"request", "expect", "on_complete"},
@@ -336,6 +340,8 @@ func (d *decoder) stage(n ast.Node, inBranch bool) *Stage {
 			continue
 		}
 		switch e.key {
+		case "title":
+			s.Title, _ = d.str(e, id)
 		case "condition":
 			if src, ok := d.str(e, id); ok {
 				s.Condition = Expr{Src: src, Pos: posOf(e.value)}
@@ -375,6 +381,8 @@ func (d *decoder) stage(n ast.Node, inBranch bool) *Stage {
 					add(exprRef{src: src, pos: posOf(it), kind: exprBool})
 				}
 			}
+		case "form":
+			s.Form, _ = d.str(e, id)
 		case "options":
 			s.Options = d.options(e, id)
 		case "context":

@@ -44,6 +44,89 @@ func validate(r *reporter, d *Definition, opt Options) {
 		v.stage(sc, s, false)
 	}
 	v.graph(d.Stages, "")
+	v.iterationBound(d.Stages)
+}
+
+// FormSkip is the option label every form gate may route besides its
+// form's outcomes: where the run goes when a person skips the gate at an
+// escalation (without it, the gate cannot be skipped).
+const FormSkip = "skip"
+
+// IterationBound is the one on_fail.max_iterations template a gate with
+// a form may use besides a number: its iterate is the engine's
+// iteration, bounded per run by the max_iterations parameter.
+const IterationBound = "{{ params.max_iterations }}"
+
+// formGate checks a gate with a form: the form is registered, its
+// options route each of the form's outcomes once (skip optionally), and
+// the keys of gates whose choices the engine draws are absent.
+func (v *validator) formGate(s *Stage) {
+	id := s.ID
+	for _, k := range []string{"conditions", "context", "condition", "max_iterations"} {
+		if _, ok := s.keys[k]; ok {
+			v.r.at(s.at(k), id, "%s does not apply to a gate with a form", k)
+		}
+	}
+	if f := s.OnFail; f != nil {
+		if f.Goto.ID != "" || len(f.Context) > 0 {
+			v.r.at(s.at("on_fail"), id, "on_fail of a gate with a form takes max_iterations and then only")
+		}
+		if f.Then.Action != "" && f.Then.Action != ThenGoto {
+			v.r.at(s.at("on_fail"), id, "on_fail.then of a gate with a form is {goto: STAGE}: where its iterate goes once max_iterations is reached")
+		}
+		if l := f.MaxIterations; l.Expr != "" && squeeze(l.Expr) != squeeze(IterationBound) {
+			v.r.at(l.Pos, id, "on_fail.max_iterations of a gate with a form is a number or %q: the run's iteration bound", IterationBound)
+		}
+	}
+	outcomes, ok := v.opt.Forms[s.Form]
+	if !ok {
+		v.r.at(s.at("form"), id, "form %q is not registered", s.Form)
+		return
+	}
+	if len(s.Options) == 0 {
+		v.r.at(s.Pos, id, "a gate with a form needs options: one per outcome of form %s (%s)", s.Form, strings.Join(outcomes, ", "))
+		return
+	}
+	seen := map[string]bool{}
+	for _, o := range s.Options {
+		switch {
+		case o.Label != FormSkip && !contains(outcomes, o.Label):
+			v.r.at(o.Pos, id, "form %s has no outcome %q (%s, or %s)", s.Form, o.Label, strings.Join(outcomes, ", "), FormSkip)
+		case seen[o.Label]:
+			v.r.at(o.Pos, id, "option %q is given twice", o.Label)
+		}
+		if o.RequiresInput {
+			v.r.at(o.Pos, id, "requires_input does not apply to a form's options: the form asks what it needs")
+		}
+		seen[o.Label] = true
+	}
+	for _, oc := range outcomes {
+		if !seen[oc] {
+			v.r.at(s.at("options"), id, "form %s's outcome %q has no option", s.Form, oc)
+		}
+	}
+}
+
+// squeeze drops an expression's spaces, so "{{params.x}}" is "{{ params.x }}".
+func squeeze(s string) string { return strings.Join(strings.Fields(s), "") }
+
+// iterationBound checks that the gates with a form agree on
+// on_fail.max_iterations: the engine keeps one iteration count per run.
+func (v *validator) iterationBound(stages []*Stage) {
+	var first *Stage
+	for _, s := range stages {
+		if s.Type != TypeGate || s.Form == "" || s.OnFail == nil || !s.OnFail.MaxIterations.Set() {
+			continue
+		}
+		if first == nil {
+			first = s
+			continue
+		}
+		a, b := first.OnFail.MaxIterations, s.OnFail.MaxIterations
+		if a.N != b.N || squeeze(a.Expr) != squeeze(b.Expr) {
+			v.r.at(b.Pos, s.ID, "gates with a form share the run's iteration bound: on_fail.max_iterations must be gate %q's", first.ID)
+		}
+	}
 }
 
 func (v *validator) params(d *Definition) {
@@ -176,6 +259,10 @@ func (v *validator) stage(sc *scope, s *Stage, item bool) {
 			v.r.at(s.Pos, id, "a set stage needs set: a map of context keys to expressions")
 		}
 	case TypeGate:
+		if _, ok := s.keys["form"]; ok {
+			v.formGate(s)
+			break
+		}
 		if len(s.Conditions) == 0 && len(s.Options) == 0 {
 			v.r.at(s.Pos, id, "a gate needs conditions, options or both")
 		}

@@ -70,18 +70,26 @@ type Options struct {
 	// Secrets are the values `{{ secrets.NAME }}` fills in a webhook's
 	// request; they are never stored in the run.
 	Secrets map[string]string
+	// Natives are Go steps skill stages may name besides Skills; Forms
+	// are the gates with their own forms that gate stages name by form.
+	Natives Natives
+	Forms   Forms
 }
 
 // compiler holds what the steps of one definition share.
 type compiler struct {
 	d       *def.Definition
 	skills  Skills
+	natives Natives
+	forms   Forms
 	webhook Webhook
 	secrets map[string]any
 	index   map[string]int         // top-level stage id → position
 	stages  []string               // every stage id, branch stages too (outputs.<id>)
 	progs   map[string]*vm.Program // compiled expressions by source
 	errs    def.Errors
+	// maxIterations is the run's iteration bound, set by gates with a form.
+	maxIterations int
 }
 
 // Compile turns a loaded, valid definition into a workflow the engine runs.
@@ -98,7 +106,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	if d == nil || len(d.Stages) == 0 {
 		return nil, fault.Errorf(fault.EInvalid, "flow: the definition has no stages")
 	}
-	c := &compiler{d: d, skills: o.Skills, webhook: o.Webhook, secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
+	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, webhook: o.Webhook, secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
 	for k, v := range o.Secrets {
 		c.secrets[k] = v
 	}
@@ -124,6 +132,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 			next = d.Stages[i+1].ID
 		}
 		if step, ok := c.stage(s, next); ok {
+			step.Title = s.Title
 			wf.Steps = append(wf.Steps, step)
 		}
 	}
@@ -131,6 +140,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 		return nil, &fault.Error{Code: fault.EInvalid, Message: fmt.Sprintf("workflow %s cannot run: %d problem(s)", d.File, len(c.errs)), Err: c.errs}
 	}
 	wf.Steps[0].Params = params(d)
+	wf.MaxIterations = c.maxIterations
 	wf.Init = c.init
 	wf.Source = &engine.Source{Hash: d.Hash, Name: d.Metadata.Name, Version: d.Metadata.Version, File: d.File, Text: d.Text}
 	if err := wf.Validate(); err != nil {
@@ -149,6 +159,13 @@ func (c *compiler) stage(s *def.Stage, next string) (engine.StepDef, bool) {
 	c.compileCommon(s)
 	switch s.Type {
 	case def.TypeSkill, def.TypeAction:
+		if h, ok := c.natives[s.Skill]; ok && h != nil {
+			if _, twice := c.skills[s.Skill]; twice {
+				c.errorf(s.Pos, s.ID, "skill %q is registered both as a skill and as a native step", s.Skill)
+				return engine.StepDef{}, false
+			}
+			return c.nativeStep(s, next, h), true
+		}
 		skill, ok := c.skills[s.Skill]
 		if !ok || skill == nil {
 			c.errorf(s.Pos, s.ID, "skill %q is not registered", s.Skill)
@@ -165,6 +182,14 @@ func (c *compiler) stage(s *def.Stage, next string) (engine.StepDef, bool) {
 		}
 		return c.setStep(s, next), true
 	case def.TypeGate:
+		if s.Form != "" {
+			f, ok := c.forms[s.Form]
+			if !ok {
+				c.errorf(s.Pos, s.ID, "form %q is not registered", s.Form)
+				return engine.StepDef{}, false
+			}
+			return c.formStep(s, f)
+		}
 		for _, x := range s.Conditions {
 			c.compile(x.Src, x.Pos, s.ID)
 		}

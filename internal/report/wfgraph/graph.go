@@ -6,6 +6,7 @@
 package wfgraph
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func (b *builder) stages(list []*def.Stage, cluster, end string) {
 		if s.Type == def.TypeParallel {
 			from = b.parallel(s, cluster)
 		} else {
-			b.g.Nodes = append(b.g.Nodes, Node{ID: s.ID, Label: s.ID, Detail: detail(s), Kind: Kind(s.Type), Cluster: cluster})
+			b.g.Nodes = append(b.g.Nodes, Node{ID: s.ID, Label: cmp.Or(s.Title, s.ID), Detail: detail(s), Kind: Kind(s.Type), Cluster: cluster})
 		}
 		for _, t := range transitions(s, next) {
 			src := s.ID
@@ -270,6 +271,9 @@ func detail(s *def.Stage) string {
 		d += " · " + strings.Join(keys, ", ")
 	case def.TypeGate:
 		var parts []string
+		if s.Form != "" {
+			parts = append(parts, "form "+s.Form)
+		}
 		if n := len(s.Conditions); n > 0 {
 			parts = append(parts, plural(n, "condition"))
 		}

@@ -2,19 +2,25 @@
 // parse the question, build a strategy, let the researcher confirm it,
 // search the sources, deduplicate, score, organise, let the researcher
 // review, and iterate with their feedback until they approve or the loop
-// bound is reached. The skills do the work; this package only wires them
-// into steps, gates and state, so the engine can make every step durable.
+// bound is reached. The skills do the work; the workflow's shape is the
+// embedded definition file search.yaml (docs/workflows.md), which this
+// package compiles with its steps and the two gates registered by name,
+// so the engine can make every step durable.
 package pipeline
 
 import (
 	"cmp"
 	"context"
+	_ "embed" // search.yaml
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"quarry/internal/engine"
+	"quarry/internal/engine/def"
+	"quarry/internal/engine/flow"
 	"quarry/internal/fault"
 	"quarry/internal/research"
 	"quarry/internal/skills"
@@ -98,7 +104,10 @@ func New(sk Skills, opts Options) (*engine.Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	wf := p.workflow()
+	wf, err := p.workflow()
+	if err != nil {
+		return nil, err
+	}
 	if err := wf.Validate(); err != nil {
 		return nil, err
 	}
@@ -164,54 +173,99 @@ func (p *pipe) strategyCheckpointDefault() bool {
 	return p.opts.EnableStrategyCheckpoint == nil || *p.opts.EnableStrategyCheckpoint
 }
 
-// workflow is the search pipeline as data.
-func (p *pipe) workflow() *engine.Workflow {
-	return &engine.Workflow{
-		Name:  Name,
-		Title: "Literature search",
-		Description: "Parse the question, build and confirm a strategy, search the sources, " +
-			"deduplicate, score and organise the papers, review them and refine until done.",
-		Entry:         StepParse,
-		MaxIterations: p.opts.MaxIterations,
-		Steps: []engine.StepDef{
-			{ID: StepParse, Title: "Parse the question", Handler: p.parse,
-				Next: engine.Next{engine.OK: StepBuild},
-				Params: []engine.Param{{Name: ParamQuestion, Description: "The research question, in your own words.",
-					Type: engine.ParamString, Required: true, Min: engine.Bound(3), Max: engine.Bound(2000)},
-					{Name: ParamStartedBy, Description: "Who started the run, for the search-strategy report.",
-						Type: engine.ParamString, Default: "", Max: engine.Bound(200)}}},
-			{ID: StepBuild, Title: "Build the search strategy", Handler: p.build,
-				Next: engine.Next{engine.OK: StepConfirmStrategy},
-				Params: []engine.Param{{Name: ParamSources, Description: "The sources to search.",
-					Type: engine.ParamStrings, Choices: slices.Clone(p.sources), Default: slices.Clone(p.sources),
-					Min: engine.Bound(1)}}},
-			{ID: StepConfirmStrategy, Title: "Confirm the strategy", Gate: p.strategyGate(),
-				Next: engine.Next{engine.OK: StepSearch, engine.Skip: StepSearch, engine.Iterate: StepBuild},
-				Exit: StepFinalize,
-				Params: []engine.Param{{Name: ParamStrategyCheckpoint,
-					Description: "Ask me to confirm each strategy before searching.",
-					Type:        engine.ParamBool, Default: p.strategyCheckpointDefault()}}},
-			{ID: StepSearch, Title: "Search the sources", Handler: p.search,
-				Next: engine.Next{engine.OK: StepDedup}},
-			{ID: StepDedup, Title: "Remove duplicates", Handler: p.dedup,
-				Next: engine.Next{engine.OK: StepScore}},
-			{ID: StepScore, Title: "Score relevance", Handler: p.score,
-				Next: engine.Next{engine.OK: StepOrganize}},
-			{ID: StepOrganize, Title: "Organise into themes", Handler: p.organize,
-				Next: engine.Next{engine.OK: StepReview}},
-			{ID: StepReview, Title: "Review the results", Gate: p.reviewGate(),
-				Next: engine.Next{engine.OK: StepFinalize, engine.Iterate: StepBuild, engine.More: StepMore},
-				Exit: StepFinalize,
-				Params: []engine.Param{{Name: ParamMaxIterations,
-					Description: "The most search iterations this run may take.",
-					Type:        engine.ParamInt, Default: p.opts.MaxIterations,
-					Min: engine.Bound(1), Max: engine.Bound(MaxIterationsLimit)}}},
-			{ID: StepMore, Title: "Show more results", Handler: p.more,
-				Next: engine.Next{engine.OK: StepReview}},
-			{ID: StepFinalize, Title: "Finalise the collection", Handler: p.finalize,
-				Next: engine.Next{engine.OK: engine.End}},
-		},
+// File is the search workflow's definition file, embedded: the stages,
+// their order and transitions, the gates and the params are there; this
+// package registers the steps and gates it names (natives, forms) and
+// sets on the compiled workflow what depends on the configuration.
+const File = "search.yaml"
+
+//go:embed search.yaml
+var searchFile []byte
+
+// The names the file calls: its native steps are search.<step id>, its
+// gates' forms these two.
+const (
+	nativePrefix = "search."
+	FormStrategy = "strategy"
+	FormReview   = "review"
+)
+
+// Definition loads the embedded search workflow file (with the names
+// this package registers, see DefOptions).
+func Definition() (*def.Definition, error) {
+	return def.Load(File, searchFile, DefOptions(def.Options{}))
+}
+
+// DefOptions adds the native steps and forms this package registers to
+// o, so a definition naming them validates.
+func DefOptions(o def.Options) def.Options {
+	var p pipe
+	o.Skills = append(slices.Clone(o.Skills), p.natives().Names()...)
+	forms := maps.Clone(o.Forms)
+	if forms == nil {
+		forms = map[string][]string{}
 	}
+	maps.Copy(forms, p.forms().Outcomes())
+	o.Forms = forms
+	return o
+}
+
+// natives are the search's steps by the names the file gives them.
+func (p *pipe) natives() flow.Natives {
+	return flow.Natives{
+		nativePrefix + StepParse:    p.parse,
+		nativePrefix + StepBuild:    p.build,
+		nativePrefix + StepSearch:   p.search,
+		nativePrefix + StepDedup:    p.dedup,
+		nativePrefix + StepScore:    p.score,
+		nativePrefix + StepOrganize: p.organize,
+		nativePrefix + StepMore:     p.more,
+		nativePrefix + StepFinalize: p.finalize,
+	}
+}
+
+// forms are the two checkpoints: approve goes on, iterate rebuilds the
+// strategy (counting an iteration), more shows the next page.
+func (p *pipe) forms() flow.Forms {
+	return flow.Forms{
+		FormStrategy: {Gate: p.strategyGate(), Outcomes: map[string]engine.Outcome{"approve": engine.OK, "iterate": engine.Iterate}},
+		FormReview:   {Gate: p.reviewGate(), Outcomes: map[string]engine.Outcome{"approve": engine.OK, "iterate": engine.Iterate, "more": engine.More}},
+	}
+}
+
+// workflow compiles the search workflow file and sets what the
+// configuration decides: the sources a run may choose (all by default),
+// whether the strategy is confirmed, and the iteration bound.
+func (p *pipe) workflow() (*engine.Workflow, error) {
+	d, err := Definition()
+	if err != nil {
+		return nil, err
+	}
+	wf, err := flow.CompileWith(d, flow.Options{Natives: p.natives(), Forms: p.forms()})
+	if err != nil {
+		return nil, err
+	}
+	wf.MaxIterations = p.opts.MaxIterations
+	set := map[string]func(*engine.Param){
+		ParamSources: func(q *engine.Param) {
+			q.Choices, q.Default = slices.Clone(p.sources), slices.Clone(p.sources)
+		},
+		ParamStrategyCheckpoint: func(q *engine.Param) { q.Default = p.strategyCheckpointDefault() },
+		ParamMaxIterations:      func(q *engine.Param) { q.Default = p.opts.MaxIterations },
+	}
+	for i := range wf.Steps {
+		for j := range wf.Steps[i].Params {
+			q := &wf.Steps[i].Params[j]
+			if f, ok := set[q.Name]; ok {
+				f(q)
+				delete(set, q.Name)
+			}
+		}
+	}
+	if len(set) > 0 {
+		return nil, fault.Errorf(fault.EInternal, "%s does not declare the parameters %v", File, slices.Sorted(maps.Keys(set)))
+	}
+	return wf, nil
 }
 
 // notebook collects the notes skills add during one step, so the step can
