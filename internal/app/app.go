@@ -142,7 +142,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	if a.metrics, err = metrics.New(a.store, metrics.Options{Logger: a.logger, Version: a.version}); err != nil {
 		return nil, err
 	}
-	pin := newPinned(a.registry, a.store, DefinitionOptions(cfg), compileOptions(cfg))
+	pin := newPinned(a.registry, a.startable, a.store, DefinitionOptions(cfg), compileOptions(cfg))
 	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger,
 		Observer: a.metrics, Resolve: pin.resolve}); err != nil {
 		return nil, err

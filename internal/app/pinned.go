@@ -21,9 +21,12 @@ type sourceStore interface {
 // file says now. The registered workflow serves when its text is the
 // run's (by hash); otherwise the run's text is read from the store,
 // loaded and compiled with the options the directory's files get, and
-// kept by hash. Go workflows carry no stamp and always run as registered.
+// kept by hash. Workflows built into the binary (the search, the
+// templates) always run as registered: their text and the Go handlers it
+// names ship together, so an old text could name handlers that changed.
 type pinned struct {
 	reg     *engine.Registry
+	files   map[string]string // workflow name → hash, of the directory's files
 	sources sourceStore
 	load    def.Options
 	compile flow.Options
@@ -32,16 +35,19 @@ type pinned struct {
 	byHash map[string]*engine.Workflow
 }
 
-func newPinned(reg *engine.Registry, sources sourceStore, load def.Options, compile flow.Options) *pinned {
-	return &pinned{reg: reg, sources: sources, load: load, compile: compile, byHash: map[string]*engine.Workflow{}}
+func newPinned(reg *engine.Registry, files map[string]string, sources sourceStore, load def.Options, compile flow.Options) *pinned {
+	return &pinned{reg: reg, files: files, sources: sources, load: load, compile: compile, byHash: map[string]*engine.Workflow{}}
 }
 
 func (p *pinned) resolve(ctx context.Context, run engine.Run) (*engine.Workflow, error) {
+	registered, regErr := p.reg.Get(run.Workflow)
+	if _, file := p.files[run.Workflow]; regErr == nil && !file {
+		return registered, nil
+	}
 	stamp, ok, err := flow.RunStamp(run.State)
 	if err != nil {
 		return nil, err
 	}
-	registered, regErr := p.reg.Get(run.Workflow)
 	if !ok || (regErr == nil && registered.Source != nil && registered.Source.Hash == stamp.Hash) {
 		return registered, regErr
 	}
