@@ -149,7 +149,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopWorkers = cancel
-	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{OnJobStart: a.metrics.JobStarted}); err != nil {
+	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{OnJobStart: a.metrics.JobStarted, BranchWorkers: cfg.BranchWorkers}); err != nil {
 		return nil, err
 	}
 	n, err := a.engine.Recover(ctx)

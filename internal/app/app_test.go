@@ -55,6 +55,7 @@ func TestConfig(t *testing.T) {
 			tt.want.Database.ImportReserve = store.DefaultImportReserve
 			tt.want.ExclusionReasons = research.DefaultExclusionReasons()
 			tt.want.StopWindow = research.DefaultStopWindow
+			tt.want.BranchWorkers = store.DefaultBranchWorkers
 			require.Equal(t, tt.want, cfg)
 			require.NoError(t, cfg.Validate())
 		})

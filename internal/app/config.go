@@ -93,6 +93,10 @@ type Config struct {
 	// NAME=value a line). Never serialised, logged or shown: the webhook
 	// caller also removes them from its errors.
 	WebhookSecrets map[string]string `json:"-"`
+	// BranchWorkers bounds the branches of parallel stages running at
+	// once, across runs (store.QueueOptions.BranchWorkers); 0 means
+	// store.DefaultBranchWorkers.
+	BranchWorkers int
 	// Import bounds what reading one file may cost (its Limits and Gzip;
 	// the other fields are per file): library uploads, files attached to
 	// runs and `quarry import`. Zero fields mean the defaults.

@@ -103,6 +103,8 @@ func settings() []setting {
 			doc: "a directory of workflow definition files (`*.yaml`, `*.yml`; see `docs/workflows.md`) listed on /workflows, each drawn or shown with its errors"},
 		setting{env: "QUARRY_WEBHOOK_HOSTS", key: "webhook_hosts", set: setWebhookHosts,
 			doc: "the hosts workflow webhook stages may call, comma-separated (a list in the file): `host` allows that host on any port, `host:port` that port only; nothing else is ever fetched by a workflow"},
+		setting{env: "QUARRY_BRANCH_WORKERS", key: "branch_workers", def: strconv.Itoa(store.DefaultBranchWorkers), set: setBranchWorkers,
+			doc: "how many branches of workflows' parallel stages run at once, across runs, 1 to 256; the rest wait their turn in the job queue"},
 		setting{env: "QUARRY_WEBHOOK_SECRETS_FILE", key: "webhook_secrets_file", set: setWebhookSecrets,
 			doc: "a file of `NAME=value` lines (`#` starts a comment): the values `{{ secrets.NAME }}` fills in workflow webhook requests; never logged, shown or stored in a run"},
 		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
@@ -293,6 +295,15 @@ func setStopWindow(c *Config, v string) error {
 		return fmt.Errorf("%q is not a whole number of papers between 1 and 100000", v)
 	}
 	c.StopWindow = n
+	return nil
+}
+
+func setBranchWorkers(c *Config, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 256 {
+		return fmt.Errorf("%q is not a whole number between 1 and 256", v)
+	}
+	c.BranchWorkers = n
 	return nil
 }
 
