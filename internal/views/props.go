@@ -393,6 +393,9 @@ type WorkflowView struct {
 	Mermaid   string
 	Steps     []WorkflowStep
 	Edges     []WorkflowEdge
+	// Start is the start form of a built-in template (nil for a workflow
+	// that starts elsewhere, as the search does from the home page).
+	Start *WorkflowStartForm
 }
 
 // WorkflowStep is one stage of a drawn workflow, in definition order.
