@@ -19,7 +19,8 @@ import (
 // listed on /workflows among the built-in workflows, drawn from their
 // definitions, each with a start form from its params (defaults shown);
 // GET /api/workflows says they can start. The living review starts from
-// its form, a bad field refused with the values kept.
+// its form, a bad field refused with the values kept, and its run's
+// status line carries the version the page's drawing follows.
 func TestBuiltinTemplatesStartFromTheirForms(t *testing.T) {
 	t.Parallel()
 	a, err := app.New(t.Context(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
@@ -64,4 +65,11 @@ func TestBuiltinTemplatesStartFromTheirForms(t *testing.T) {
 		_, doc = w.get(t, w.client, runPath)
 		return doc.Find(`[data-testid="checkpoint-gate"]`).Length() == 1
 	}, 20*time.Second, 20*time.Millisecond, "the run's page shows its review gate")
+	status := doc.Find(`#run-status`)
+	require.Equal(t, "review", status.AttrOr("data-step", ""))
+	version := status.AttrOr("data-version", "")
+	require.NotEmpty(t, version)
+	img := doc.Find(`img[data-testid="run-graph"]`)
+	require.Equal(t, version, img.AttrOr("data-version", ""), "the drawing is of the version the status line shows")
+	require.Contains(t, img.AttrOr("src", ""), "graph.svg?v="+version)
 }

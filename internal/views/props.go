@@ -298,7 +298,10 @@ type IterationRow struct {
 
 // RunStatus is the live part of the run page, polled and streamed.
 type RunStatus struct {
-	ID           string
+	ID string
+	// Version is the run's version: it changes with every transition, and
+	// static/app.js redraws the workflow panel's drawing when it does.
+	Version      int64
 	Status       string
 	Iteration    int
 	Step         string
