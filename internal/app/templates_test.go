@@ -103,6 +103,22 @@ func TestLivingReviewTemplateStops(t *testing.T) {
 	}
 }
 
+// TestLivingReviewTemplateChecksItsParams: an interval or end date that
+// does not parse fails the run at its first stage, saying which check
+// did not pass, instead of at the first wait.
+func TestLivingReviewTemplateChecksItsParams(t *testing.T) {
+	t.Parallel()
+	a := templateApp(t)
+	for _, params := range []map[string]any{{"interval": "soon"}, {"interval": "0s"}, {"end_date": "next year"}} {
+		params["question"] = "How does SQLite WAL mode affect crash recovery?"
+		run, err := a.Engine().Start(t.Context(), "living-review", params)
+		require.NoError(t, err)
+		run = waitRun(t, a, run.ID, 20*time.Second, func(r engine.Run) bool { return r.Status == engine.StatusFailed })
+		require.Contains(t, run.Error, "check", "%v", params)
+		require.NotContains(t, run.State, "outputs.parse", "nothing after the check ran")
+	}
+}
+
 // TestScreeningTemplateRuns: the screening workflow searches the demo
 // library with its high caps, merges duplicates, then shows the ranked
 // papers two at a time: all of one batch kept, one paper of the next by

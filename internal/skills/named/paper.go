@@ -41,15 +41,6 @@ func (p Paper) raw() research.RawPaper {
 		ArxivID: p.ArxivID, URL: p.URL, Source: p.Source, Abstract: p.Abstract}
 }
 
-// ids lists the papers' IDs in order.
-func ids(papers []Paper) []string {
-	out := make([]string, 0, len(papers))
-	for _, p := range papers {
-		out = append(out, p.ID)
-	}
-	return out
-}
-
 // nonNil keeps an empty list a list (not null) in outputs, so
 // len(outputs.x.papers) works on it.
 func nonNil(papers []Paper) []Paper {
