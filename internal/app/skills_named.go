@@ -46,15 +46,13 @@ func namedSkills(s Search, st *store.Store, logger *slog.Logger) (flow.Skills, e
 	case err != nil:
 		return nil, err
 	default:
-		sr, err := searcher.New(srcs, searcher.Options{SourceDeadline: s.SourceDeadline})
-		if err != nil {
-			return nil, err
-		}
-		d.Searcher, d.Sources = sr, sr.Names()
+		d.Sources, d.SearchOptions = srcs, searcher.Options{SourceDeadline: s.SourceDeadline}
 	}
 	out := flow.Skills{}
 	for name, sk := range named.New(d) {
-		out[name] = func(ctx context.Context, in flow.Input) (map[string]any, error) { return sk(ctx, in.With) }
+		out[name] = func(ctx context.Context, in flow.Input) (map[string]any, error) {
+			return sk(ctx, named.In{With: in.With, Progress: in.Progress})
+		}
 	}
 	return out, nil
 }

@@ -8,7 +8,7 @@ import (
 
 // batch is papers.batch: with {papers, screened, size} → {batch,
 // screened, remaining}: the next size papers (default 10) whose IDs are
-// not in screened, in order; screened with theirs added; and how many
+// not in screened, in order, each with its position in the batch; screened with theirs added; and how many
 // are left after this batch. An empty batch means everything is screened.
 func batch(_ context.Context, with map[string]any) (map[string]any, error) {
 	papers, err := arg[[]Paper](with, "papers", true)
@@ -39,6 +39,7 @@ func batch(_ context.Context, with map[string]any) (map[string]any, error) {
 		case done[p.ID]:
 		case len(next) < size:
 			done[p.ID] = true
+			p.Position = len(next) + 1
 			next = append(next, p)
 			screened = append(screened, p.ID)
 		default:

@@ -11,23 +11,24 @@ import (
 // deduplicator's records of one paper merged into one; merged counts the
 // records it removed.
 func dedup(d Deps) Skill {
-	return func(ctx context.Context, with map[string]any) (map[string]any, error) {
-		in, err := arg[[]Paper](with, "papers", true)
+	return func(ctx context.Context, in In) (map[string]any, error) {
+		with := in.With
+		papers, err := arg[[]Paper](with, "papers", true)
 		if err != nil {
 			return nil, err
 		}
-		raws := make([]research.RawPaper, 0, len(in))
-		for _, p := range in {
+		raws := make([]research.RawPaper, 0, len(papers))
+		for _, p := range papers {
 			raws = append(raws, p.raw())
 		}
 		out, _, err := d.Dedup.Dedup(ctx, raws)
 		if err != nil {
 			return nil, fmt.Errorf("deduplicate: %w", err)
 		}
-		papers := make([]Paper, 0, len(out))
+		merged := make([]Paper, 0, len(out))
 		for _, p := range out {
-			papers = append(papers, summary(p))
+			merged = append(merged, summary(p))
 		}
-		return plain(map[string]any{"papers": papers, "merged": len(in) - len(papers)})
+		return plain(map[string]any{"papers": merged, "merged": len(papers) - len(merged)})
 	}
 }

@@ -44,6 +44,7 @@ func keep(_ context.Context, with map[string]any) (map[string]any, error) {
 	}
 	for _, p := range chosen {
 		if !slices.ContainsFunc(kept, func(k Paper) bool { return k.ID == p.ID }) {
+			p.Position = 0 // a place in a batch, not in what is kept
 			kept = append(kept, p)
 		}
 	}

@@ -16,26 +16,42 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/skills"
+	"quarry/internal/skills/searcher"
+	"quarry/internal/skills/sources"
 )
 
 // Skill is one named handler: the stage's `with` values in, its outputs
 // out. An error is a failed attempt of the stage.
-type Skill func(ctx context.Context, with map[string]any) (map[string]any, error)
+type Skill func(ctx context.Context, in In) (map[string]any, error)
+
+// In is what a skill is given: the stage's evaluated `with` values and
+// where to report progress (the run page's progress lines; nil for none).
+type In struct {
+	With     map[string]any
+	Progress func(message string, data any)
+}
+
+// progress reports a line when anyone listens.
+func (in In) progress(message string, data any) {
+	if in.Progress != nil {
+		in.Progress(message, data)
+	}
+}
 
 // Deps are the skill implementations the named handlers call: the same
 // ones the search pipeline is built from.
 type Deps struct {
 	Intent  skills.IntentParser
 	Queries skills.QueryBuilder
-	// Searcher searches the enabled sources; nil when none can be
-	// searched (search.run then fails with SearchErr).
-	Searcher  skills.Searcher
-	SearchErr error
-	// Sources are the enabled sources' names: what a strategy searches
-	// when its stage names none.
-	Sources []string
-	Dedup   skills.Deduplicator
-	Scorer  skills.Scorer
+	// Sources are the enabled sources, searched by a searcher built for
+	// each search.run (so its progress goes to that run) with
+	// SearchOptions; a strategy without sources searches them all. None
+	// means nothing can be searched: search.run fails with SearchErr.
+	Sources       []sources.Source
+	SearchOptions searcher.Options
+	SearchErr     error
+	Dedup         skills.Deduplicator
+	Scorer        skills.Scorer
 }
 
 // New returns every named skill, by name.
@@ -46,11 +62,25 @@ func New(d Deps) map[string]Skill {
 		"search.run":      run(d),
 		"search.dedup":    dedup(d),
 		"search.score":    score(d),
-		"papers.new_only": newOnly,
-		"papers.batch":    batch,
-		"papers.keep":     keep,
-		"papers.export":   export,
+		"papers.new_only": withOnly(newOnly),
+		"papers.batch":    withOnly(batch),
+		"papers.keep":     withOnly(keep),
+		"papers.export":   withOnly(export),
 	}
+}
+
+// withOnly is a skill that needs only its `with` values.
+func withOnly(f func(ctx context.Context, with map[string]any) (map[string]any, error)) Skill {
+	return func(ctx context.Context, in In) (map[string]any, error) { return f(ctx, in.With) }
+}
+
+// sourceNames are the names of the enabled sources.
+func (d Deps) sourceNames() []string {
+	out := make([]string, 0, len(d.Sources))
+	for _, s := range d.Sources {
+		out = append(out, s.Name())
+	}
+	return out
 }
 
 // Names lists the skills New returns, sorted: what a definition file may

@@ -14,7 +14,6 @@ import (
 	"quarry/internal/skills/named"
 	"quarry/internal/skills/querybuilder"
 	"quarry/internal/skills/relevance"
-	"quarry/internal/skills/searcher"
 	"quarry/internal/skills/sources"
 )
 
@@ -38,18 +37,20 @@ func (s fakeSource) Search(_ context.Context, req sources.SourceRequest) ([]rese
 func setup(t *testing.T) (map[string]named.Skill, *int) {
 	t.Helper()
 	asked := new(int)
-	s, err := searcher.New([]sources.Source{fakeSource{asked: asked}}, searcher.Options{})
-	require.NoError(t, err)
-	return named.New(named.Deps{Intent: intent.New(nil), Queries: querybuilder.New(), Searcher: s,
-		Sources: []string{research.SourceLocal}, Dedup: dedup.New(), Scorer: relevance.Scorer{}}), asked
+	return named.New(named.Deps{Intent: intent.New(nil), Queries: querybuilder.New(),
+		Sources: []sources.Source{fakeSource{asked: asked}}, Dedup: dedup.New(), Scorer: relevance.Scorer{}}), asked
 }
 
 // call runs a skill and round-trips its outputs through JSON, as the run's
 // state stores them, so the next call sees what a definition passes on.
 func call(t *testing.T, sk map[string]named.Skill, name string, with map[string]any) map[string]any {
 	t.Helper()
-	out, err := sk[name](context.Background(), with)
+	var lines []string
+	out, err := sk[name](context.Background(), named.In{With: with, Progress: func(m string, _ any) { lines = append(lines, m) }})
 	require.NoError(t, err, name)
+	if name == "search.run" {
+		require.Contains(t, lines, "local: 6 found", "each source's progress")
+	}
 	b, err := json.Marshal(out)
 	require.NoError(t, err)
 	var back map[string]any
@@ -91,6 +92,7 @@ func TestSkillsChain(t *testing.T) {
 	b1 := call(t, sk, "papers.batch", map[string]any{"papers": papers, "size": 2})
 	require.Len(t, b1["batch"], 2)
 	require.EqualValues(t, 3, b1["remaining"])
+	require.EqualValues(t, 2, b1["batch"].([]any)[1].(map[string]any)["position"], "what a person types to keep it")
 	b2 := call(t, sk, "papers.batch", map[string]any{"papers": papers, "size": 2, "screened": b1["screened"]})
 	require.NotEqual(t, b1["batch"], b2["batch"])
 	require.EqualValues(t, 1, b2["remaining"])
@@ -99,7 +101,8 @@ func TestSkillsChain(t *testing.T) {
 	require.EqualValues(t, 2, kept["count"], "no pick keeps the whole batch")
 	kept = call(t, sk, "papers.keep", map[string]any{"kept": kept["kept"], "batch": b2["batch"], "pick": "2"})
 	require.EqualValues(t, 3, kept["count"])
-	require.Equal(t, b2["batch"].([]any)[1], kept["kept"].([]any)[2], "position 2 of the batch")
+	require.Equal(t, b2["batch"].([]any)[1].(map[string]any)["id"], kept["kept"].([]any)[2].(map[string]any)["id"], "position 2 of the batch")
+	require.NotContains(t, kept["kept"].([]any)[2], "position")
 	typo := call(t, sk, "papers.keep", map[string]any{"kept": kept["kept"], "batch": b2["batch"], "pick": "7, 1"})
 	require.EqualValues(t, 4, typo["count"], "position 1 kept")
 	require.Equal(t, []any{"7"}, typo["ignored"], "a word naming no paper is reported, not fatal")
@@ -108,7 +111,7 @@ func TestSkillsChain(t *testing.T) {
 	require.Equal(t, "ris", out["format"])
 	require.EqualValues(t, 3, out["count"])
 	require.Contains(t, out["text"], "TY  - ")
-	_, err := sk["papers.export"](context.Background(), map[string]any{"papers": kept["kept"], "format": "doc"})
+	_, err := sk["papers.export"](context.Background(), named.In{With: map[string]any{"papers": kept["kept"], "format": "doc"}})
 	require.Error(t, err)
 }
 
@@ -127,6 +130,6 @@ func TestNames(t *testing.T) {
 func TestRunWithoutSources(t *testing.T) {
 	t.Parallel()
 	sk := named.New(named.Deps{SearchErr: fmt.Errorf("no source can be searched")})
-	_, err := sk["search.run"](context.Background(), map[string]any{"strategy": map[string]any{}})
+	_, err := sk["search.run"](context.Background(), named.In{With: map[string]any{"strategy": map[string]any{}}})
 	require.ErrorContains(t, err, "no source")
 }

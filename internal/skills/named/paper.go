@@ -23,6 +23,9 @@ type Paper struct {
 	Source   string   `json:"source,omitempty"`
 	Abstract string   `json:"abstract,omitempty"`
 	Score    float64  `json:"score,omitempty"`
+	// Position is a paper's place in a screening batch (1 is the first),
+	// what a person types at the gate to keep it.
+	Position int `json:"position,omitempty"`
 }
 
 // summary is p as a Paper, its abstract clipped.

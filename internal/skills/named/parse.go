@@ -11,7 +11,8 @@ import (
 // parse is search.parse: with {question} → {intent}, the question read by
 // the pipeline's intent parser.
 func parse(d Deps) Skill {
-	return func(ctx context.Context, with map[string]any) (map[string]any, error) {
+	return func(ctx context.Context, in In) (map[string]any, error) {
+		with := in.With
 		q, err := arg[string](with, "question", true)
 		if err != nil {
 			return nil, err

@@ -6,16 +6,19 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/research"
+	"quarry/internal/skills/searcher"
 )
 
 // run is search.run: with {strategy, max_per_source?} → {papers, found,
 // errors}: the strategy searched over the enabled sources (the cap, when
-// given, replacing the strategy's), each paper as a Paper. found counts
+// given, replacing the strategy's), each paper as a Paper, each source's
+// progress reported as it comes. found counts
 // the papers by source; errors holds each failing source's error, which
 // never fails the stage while another source answers.
 func run(d Deps) Skill {
-	return func(ctx context.Context, with map[string]any) (map[string]any, error) {
-		if d.Searcher == nil {
+	return func(ctx context.Context, in In) (map[string]any, error) {
+		with := in.With
+		if len(d.Sources) == 0 {
 			err := d.SearchErr
 			if err == nil {
 				err = fault.Errorf(fault.EInvalid, "no source can be searched")
@@ -33,7 +36,22 @@ func run(d Deps) Skill {
 		if max > 0 {
 			st.MaxResultsPerSource = min(max, research.MaxResultsLimit)
 		}
-		res, err := d.Searcher.Search(ctx, st)
+		opts := d.SearchOptions
+		opts.OnEvent = func(ev searcher.Event) {
+			msg := fmt.Sprintf("%s: %s", ev.Source, ev.Kind)
+			switch ev.Kind {
+			case searcher.EventDone:
+				msg = fmt.Sprintf("%s: %s", ev.Source, ev.Found())
+			case searcher.EventError:
+				msg = fmt.Sprintf("%s: %s", ev.Source, ev.Error)
+			}
+			in.progress(msg, ev)
+		}
+		s, err := searcher.New(d.Sources, opts)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.Search(ctx, st)
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}

@@ -15,12 +15,13 @@ import (
 // paper scored by the pipeline's relevance scorer, best first, those below
 // min (0 to 1, default 0) left out.
 func score(d Deps) Skill {
-	return func(ctx context.Context, with map[string]any) (map[string]any, error) {
+	return func(ctx context.Context, in In) (map[string]any, error) {
+		with := in.With
 		intent, err := arg[research.ParsedIntent](with, "intent", true)
 		if err != nil {
 			return nil, err
 		}
-		in, err := arg[[]Paper](with, "papers", true)
+		papers, err := arg[[]Paper](with, "papers", true)
 		if err != nil {
 			return nil, err
 		}
@@ -28,8 +29,8 @@ func score(d Deps) Skill {
 		if err != nil {
 			return nil, err
 		}
-		raws := make([]research.RawPaper, 0, len(in))
-		for _, p := range in {
+		raws := make([]research.RawPaper, 0, len(papers))
+		for _, p := range papers {
 			raws = append(raws, p.raw())
 		}
 		scored, err := d.Scorer.Score(ctx, skills.ScoreInput{Intent: intent, Papers: raws})
@@ -40,15 +41,15 @@ func score(d Deps) Skill {
 			return nil, fault.Errorf(fault.EInternal, "the scorer returned %d papers for %d", len(scored), len(raws))
 		}
 		slices.SortStableFunc(scored, func(a, b research.ScoredPaper) int { return cmp.Compare(b.Score, a.Score) })
-		papers := []Paper{}
+		ranked := []Paper{}
 		for _, s := range scored {
 			if s.Score < floor {
 				continue
 			}
 			p := summary(s.RawPaper)
 			p.Score = s.Score
-			papers = append(papers, p)
+			ranked = append(ranked, p)
 		}
-		return plain(map[string]any{"papers": papers})
+		return plain(map[string]any{"papers": ranked})
 	}
 }

@@ -14,29 +14,30 @@ import (
 // source; max_per_source is each source's result cap (the builder's
 // default when absent), at most research.MaxResultsLimit.
 func strategy(d Deps) Skill {
-	return func(ctx context.Context, with map[string]any) (map[string]any, error) {
+	return func(ctx context.Context, in In) (map[string]any, error) {
+		with := in.With
 		intent, err := arg[research.ParsedIntent](with, "intent", true)
 		if err != nil {
 			return nil, err
 		}
-		in := skills.QueryInput{Intent: intent}
-		if in.Sources, err = arg[[]string](with, "sources", false); err != nil {
+		q := skills.QueryInput{Intent: intent}
+		if q.Sources, err = arg[[]string](with, "sources", false); err != nil {
 			return nil, err
 		}
-		if len(in.Sources) == 0 {
-			in.Sources = d.Sources
+		if len(q.Sources) == 0 {
+			q.Sources = d.sourceNames()
 		}
-		if in.MaxResultsPerSource, err = arg[int](with, "max_per_source", false); err != nil {
+		if q.MaxResultsPerSource, err = arg[int](with, "max_per_source", false); err != nil {
 			return nil, err
 		}
-		if in.MaxResultsPerSource < 0 || in.MaxResultsPerSource > research.MaxResultsLimit {
+		if q.MaxResultsPerSource < 0 || q.MaxResultsPerSource > research.MaxResultsLimit {
 			return nil, fault.Errorf(fault.EInvalid, "with.max_per_source must be between 1 and %d", research.MaxResultsLimit)
 		}
-		st, err := d.Queries.BuildStrategy(ctx, in)
+		st, err := d.Queries.BuildStrategy(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("build the strategy: %w", err)
 		}
-		if err := st.ValidateSources(d.Sources); err != nil {
+		if err := st.ValidateSources(d.sourceNames()); err != nil {
 			return nil, fmt.Errorf("the query builder returned an invalid strategy: %w", err)
 		}
 		queries := make([]string, 0, len(st.Queries))
