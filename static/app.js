@@ -140,6 +140,25 @@
 		return el ? el.value : "";
 	}
 
+	// The run page's workflow drawing follows the run: the status line the
+	// page polls (and the stream's status ping fetches at once) carries the
+	// run's version, and when it moved the drawing is fetched anew
+	// (graph.svg?v=version), so the highlighted stage moves without a
+	// reload.
+	function followGraph() {
+		var st = document.getElementById("run-status");
+		var img = document.querySelector('img[data-testid="run-graph"]');
+		if (!st || !img) return;
+		var v = st.getAttribute("data-version");
+		if (!v || v === img.getAttribute("data-version")) return;
+		img.setAttribute("data-version", v);
+		img.setAttribute("src", img.getAttribute("src").replace(/\?.*$/, "") + "?v=" + encodeURIComponent(v));
+		var cur = document.querySelector('[data-testid="run-current-stage"]');
+		var step = st.getAttribute("data-step");
+		if (cur && step) cur.textContent = step;
+	}
+	document.addEventListener("htmx:afterSettle", followGraph);
+
 	// The stream's EventSource is made by htmx's sse extension; every one
 	// it opens (it opens a new one to reconnect) is listened to once.
 	document.addEventListener("htmx:sseOpen", function (ev) {

@@ -136,13 +136,24 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 			return nil, err
 		}
 	}
-	if a.registry, a.startable, err = withDefinitions(cfg, a.registry, a.logger); err != nil {
+	skills, err := namedSkills(cfg.Search, a.store, a.logger)
+	if err != nil {
+		return nil, err
+	}
+	tpls, err := builtinTemplates(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if a.registry, tpls, err = withTemplates(a.registry, tpls, skills, a.logger); err != nil {
+		return nil, err
+	}
+	if a.registry, a.startable, err = withDefinitions(cfg, a.registry, skills, a.logger); err != nil {
 		return nil, err
 	}
 	if a.metrics, err = metrics.New(a.store, metrics.Options{Logger: a.logger, Version: a.version}); err != nil {
 		return nil, err
 	}
-	pin := newPinned(a.registry, a.startable, a.store, DefinitionOptions(cfg), compileOptions(cfg))
+	pin := newPinned(a.registry, a.startable, a.store, DefinitionOptions(cfg), compileOptions(cfg, skills))
 	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger,
 		Observer: a.metrics, Resolve: pin.resolve}); err != nil {
 		return nil, err
@@ -184,7 +195,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
 		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), PublicURL: cfg.PublicURL, ReadLimits: cfg.Import,
 		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest, ExclusionReasons: cfg.ExclusionReasons, StopWindow: cfg.StopWindow,
-		WorkflowsDir: cfg.WorkflowsDir, DefinitionOptions: DefinitionOptions(cfg), StartableFiles: a.startable,
+		WorkflowsDir: cfg.WorkflowsDir, DefinitionOptions: DefinitionOptions(cfg), StartableFiles: a.startable, Templates: tpls,
 	})
 	return a, nil
 }

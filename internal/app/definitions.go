@@ -4,16 +4,14 @@ import (
 	"slices"
 
 	"quarry/internal/engine/def"
+	"quarry/internal/skills/named"
 )
 
 // DefinitionOptions is what checking a workflow definition file needs from
-// this program: the names of the skills it registers and the hosts webhook
-// stages may call. The CLI (`quarry workflow validate`) and the /workflows
-// page both take it from here, so they judge a file alike.
-//
-// No skill handler is registered by name yet, so a file with a skill or
-// action stage is reported as naming an unregistered skill, which is true
-// of this binary; fill Skills here when the registry exists.
+// this program: the names of the skills it registers (internal/skills/named)
+// and the hosts webhook stages may call. The CLI (`quarry workflow
+// validate`), the /workflows page and the server's registration all take
+// it from here, so they judge a file alike.
 func DefinitionOptions(c Config) def.Options {
-	return def.Options{WebhookHosts: slices.Clone(c.WebhookHosts)}
+	return def.Options{Skills: named.Names(), WebhookHosts: slices.Clone(c.WebhookHosts)}
 }

@@ -131,7 +131,7 @@ func pageChanged(cp, status string, run engine.Run) bool {
 // statusOf is the run's status line as the page draws and polls it.
 func statusOf(run engine.Run) views.RunStatus {
 	return views.RunStatus{
-		ID: run.ID, Status: string(run.Status), Iteration: run.Iteration,
+		ID: run.ID, Version: run.Version, Status: string(run.Status), Iteration: run.Iteration,
 		Step: run.Step, CheckpointID: run.CheckpointID, Error: run.Error,
 	}
 }

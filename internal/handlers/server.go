@@ -86,6 +86,9 @@ type Deps struct {
 	// started: content hash by workflow name. A listed file whose text
 	// differs (edited since) cannot start runs until a restart.
 	StartableFiles map[string]string
+	// Templates are the built-in workflow templates the registry holds:
+	// listed among the built-in workflows, each with its start form.
+	Templates []*def.Definition
 	// OnRequest, if set, is told of every answered request (metrics); the
 	// request log gets the same line either way.
 	OnRequest func(RequestInfo)
@@ -220,7 +223,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 		settings: settings}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: graphs, startable: deps.StartableFiles,
-		engine: deps.Engine, runs: deps.Store, done: deps.Done}
+		templates: templatesByName(deps.Templates), engine: deps.Engine, runs: deps.Store, done: deps.Done}
 	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}
 	// CSRF guards every app route (GETs get the session's token, unsafe
 	// methods must come from this origin and echo it back); it is per

@@ -78,7 +78,7 @@ stages:
 			require.True(t, wf.CanStart, "a registered, unchanged file can start runs")
 		}
 	}
-	require.Equal(t, []string{"search:builtin", "check:file"}, names, "the file once, as a file")
+	require.Equal(t, []string{"search:builtin", "living-review:builtin", "screening:builtin", "check:file"}, names, "the built-in templates, then the file once, as a file")
 
 	res = w.postJSON(t, "/api/runs", map[string]any{"workflow": "check", "params": map[string]any{}})
 	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode, "label is required")

@@ -12,14 +12,14 @@ import (
 	"quarry/internal/views"
 )
 
-// Start handles POST /workflows/:name/runs: a run of a workflow file from
-// its start form, each field read by its parameter's type (a list is one
+// Start handles POST /workflows/:name/runs: a run of a workflow file or
+// a built-in template from its start form, each field read by its parameter's type (a list is one
 // item a line; an empty field takes the default). Every bad field is
 // shown at once on the workflows page, the values kept (422); a started
 // run's page comes next.
 func (h *Workflows) Start(c echo.Context) error {
 	name := c.Param("name")
-	if _, ok := h.startable[name]; !ok {
+	if _, ok := h.startable[name]; !ok && h.templates[name] == nil {
 		return fault.Errorf(fault.ENotFound, "no workflow file %q can start runs on this server", name)
 	}
 	wf, err := h.registry.Get(name)
@@ -101,8 +101,15 @@ func (h *Workflows) Start(c echo.Context) error {
 		}
 	}
 	d := h.data(c)
+	forms := make([]*views.WorkflowStartForm, 0, len(d.Files)+len(d.Workflows))
+	for i := range d.Workflows {
+		forms = append(forms, d.Workflows[i].Start)
+	}
 	for i := range d.Files {
-		if st := d.Files[i].Start; st != nil && st.Name == name {
+		forms = append(forms, d.Files[i].Start)
+	}
+	for _, st := range forms {
+		if st != nil && st.Name == name {
 			st.Error = "The run was not started: fix the fields marked below."
 			for j := range st.Params {
 				st.Params[j].Value = form.Get(st.Params[j].Name)

@@ -28,6 +28,8 @@ type Workflows struct {
 	graphs *wfgraph.Renderer
 	// startable are the files registered at start (Deps.StartableFiles).
 	startable map[string]string
+	// templates are the built-in templates by name (Deps.Templates).
+	templates map[string]*def.Definition
 	// engine, runs and done start runs of them (Start).
 	engine *engine.Engine
 	runs   RunStore
@@ -71,6 +73,12 @@ func (h *Workflows) data(c echo.Context) views.WorkflowsData {
 	ctx := c.Request().Context()
 	d := views.WorkflowsData{Page: h.people.page(c), Dir: h.dir}
 	for i, w := range h.builtins() {
+		if t := h.templates[w.Name]; t != nil {
+			v := h.view(ctx, fmt.Sprintf("wf%d", i), wfgraph.FromDefinition(t), t.Metadata.Description)
+			v.Start = startFormOf(t)
+			d.Workflows = append(d.Workflows, v)
+			continue
+		}
 		d.Workflows = append(d.Workflows, h.view(ctx, fmt.Sprintf("wf%d", i), wfgraph.FromWorkflow(w), w.Description))
 	}
 	if h.dir != "" {
@@ -99,6 +107,15 @@ func (h *Workflows) data(c echo.Context) views.WorkflowsData {
 		}
 	}
 	return d
+}
+
+// templatesByName indexes the built-in templates by workflow name.
+func templatesByName(tpls []*def.Definition) map[string]*def.Definition {
+	out := make(map[string]*def.Definition, len(tpls))
+	for _, t := range tpls {
+		out[t.Metadata.Name] = t
+	}
+	return out
 }
 
 // startFormOf is a workflow file's start form, each field showing its

@@ -298,7 +298,10 @@ type IterationRow struct {
 
 // RunStatus is the live part of the run page, polled and streamed.
 type RunStatus struct {
-	ID           string
+	ID string
+	// Version is the run's version: it changes with every transition, and
+	// static/app.js redraws the workflow panel's drawing when it does.
+	Version      int64
 	Status       string
 	Iteration    int
 	Step         string
@@ -393,6 +396,9 @@ type WorkflowView struct {
 	Mermaid   string
 	Steps     []WorkflowStep
 	Edges     []WorkflowEdge
+	// Start is the start form of a built-in template (nil for a workflow
+	// that starts elsewhere, as the search does from the home page).
+	Start *WorkflowStartForm
 }
 
 // WorkflowStep is one stage of a drawn workflow, in definition order.
