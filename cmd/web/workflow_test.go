@@ -149,7 +149,7 @@ func TestWorkflowCommandSearchFile(t *testing.T) {
 	require.Equal(t, "ok: "+file+"\n", got.stdout)
 	got = quarry(t, "", nil, "workflow", "graph", file, "--format", "mermaid")
 	require.Zero(t, got.code, got.stderr)
-	for _, w := range []string{`("Parse the question<br/>skill · search.parse")`, `{{"Review the results<br/>gate · form review, 3 options"}}`, `-->|"more"|`} {
+	for _, w := range []string{`("Parse the question<br/>skill · pipeline.parse")`, `{{"Review the results<br/>gate · form review, 3 options"}}`, `-->|"more"|`} {
 		require.Contains(t, got.stdout, w)
 	}
 }

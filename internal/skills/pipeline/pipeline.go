@@ -182,10 +182,10 @@ const File = "search.yaml"
 //go:embed search.yaml
 var searchFile []byte
 
-// The names the file calls: its native steps are search.<step id>, its
+// The names the file calls: its native steps are pipeline.<step id>, its
 // gates' forms these two.
 const (
-	nativePrefix = "search."
+	nativePrefix = "pipeline."
 	FormStrategy = "strategy"
 	FormReview   = "review"
 )
