@@ -51,7 +51,7 @@ func TestREADMEExampleLoads(t *testing.T) {
 		t.Fatal("the README's workflows section has no yaml example")
 	}
 	src, _, _ := strings.Cut(rest, "```")
-	d, err := Load("README.md", []byte(src), Options{WebhookHosts: []string{"hooks.example.org"}})
+	d, err := Load("README.md", []byte(src), Options{WebhookHosts: []string{"hooks.example.org"}, Skills: []string{"search.parse"}})
 	if err != nil {
 		t.Fatalf("the README's example does not load:\n%v", err)
 	}
@@ -59,7 +59,14 @@ func TestREADMEExampleLoads(t *testing.T) {
 	for _, s := range d.Stages {
 		types = append(types, s.Type)
 	}
-	for _, want := range []StageType{TypeSet, TypeWebhook, TypeGate, TypeDelay} {
+	for _, s := range d.Stages {
+		for _, b := range s.Branches {
+			for _, bs := range b.Stages {
+				types = append(types, bs.Type)
+			}
+		}
+	}
+	for _, want := range []StageType{TypeSet, TypeSkill, TypeParallel, TypeWebhook, TypeGate, TypeDelay} {
 		if !slices.Contains(types, want) {
 			t.Errorf("the example has no %s stage", want)
 		}
