@@ -97,13 +97,13 @@ func settings() []setting {
 		setting{env: "QUARRY_EXCLUSION_REASONS", key: "exclusion_reasons", def: strings.Join(research.DefaultExclusionReasons(), ","), set: setExclusionReasons,
 			doc: "the reasons the review offers for excluding a paper, comma-separated (a list in the file); keys 1–9 choose the first nine, and any other text is accepted too"},
 
-		setting{env: "QUARRY_STOP_WINDOW", key: "stop_window", def: strconv.Itoa(research.DefaultStopWindow), set: setStopWindow,
+		setting{env: "QUARRY_STOP_WINDOW", key: "stop_window", def: strconv.Itoa(research.DefaultStopWindow), set: intIn(1, 100000, "of papers ", func(c *Config) *int { return &c.StopWindow }),
 			doc: "k of the review's stopping suggestion \"no relevant paper in the last k screened\" (a hint; a run never stops by itself)"},
 		setting{flag: "workflows-dir", env: "QUARRY_WORKFLOWS_DIR", key: "workflows_dir", set: text(func(c *Config) *string { return &c.WorkflowsDir }),
 			doc: "a directory of workflow definition files (`*.yaml`, `*.yml`; see `docs/workflows.md`) listed on /workflows, each drawn or shown with its errors"},
 		setting{env: "QUARRY_WEBHOOK_HOSTS", key: "webhook_hosts", set: setWebhookHosts,
 			doc: "the hosts workflow webhook stages may call, comma-separated (a list in the file): `host` allows that host on any port, `host:port` that port only; nothing else is ever fetched by a workflow"},
-		setting{env: "QUARRY_BRANCH_WORKERS", key: "branch_workers", def: strconv.Itoa(store.DefaultBranchWorkers), set: setBranchWorkers,
+		setting{env: "QUARRY_BRANCH_WORKERS", key: "branch_workers", def: strconv.Itoa(store.DefaultBranchWorkers), set: intIn(1, 256, "", func(c *Config) *int { return &c.BranchWorkers }),
 			doc: "how many branches of workflows' parallel stages run at once, across runs, 1 to 256; the rest wait their turn in the job queue"},
 		setting{env: "QUARRY_WEBHOOK_SECRETS_FILE", key: "webhook_secrets_file", set: setWebhookSecrets,
 			doc: "a file of `NAME=value` lines (`#` starts a comment): the values `{{ secrets.NAME }}` fills in workflow webhook requests; never logged, shown or stored in a run"},
@@ -289,22 +289,17 @@ func setStrategyCheckpoint(c *Config, v string) error {
 	return nil
 }
 
-func setStopWindow(c *Config, v string) error {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 100000 {
-		return fmt.Errorf("%q is not a whole number of papers between 1 and 100000", v)
+// intIn sets an int setting that must be a whole number from lo to hi
+// (of what, e.g. "papers ", named in the error).
+func intIn(lo, hi int, what string, field func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("%q is not a whole number %sbetween %d and %d", v, what, lo, hi)
+		}
+		*field(c) = n
+		return nil
 	}
-	c.StopWindow = n
-	return nil
-}
-
-func setBranchWorkers(c *Config, v string) error {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > 256 {
-		return fmt.Errorf("%q is not a whole number between 1 and 256", v)
-	}
-	c.BranchWorkers = n
-	return nil
 }
 
 func setProvider(c *Config, v string) error {
