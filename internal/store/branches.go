@@ -224,13 +224,19 @@ func (s *Store) CommitBranch(ctx context.Context, c engine.BranchCommit) (engine
 			return b, fmt.Errorf("store: insert branch step: %w", err)
 		}
 	}
+	var retryJob int64
 	if !c.RetryAt.IsZero() {
-		if _, err := s.jobs.InsertTx(ctx, tx, branchArgs(b), &river.InsertOpts{Queue: BranchQueue, ScheduledAt: c.RetryAt}); err != nil {
+		res, err := s.jobs.InsertTx(ctx, tx, branchArgs(b), &river.InsertOpts{Queue: BranchQueue, ScheduledAt: c.RetryAt})
+		if err != nil {
 			return b, fmt.Errorf("store: schedule branch %s: %w", b.ID, err)
 		}
+		retryJob = res.Job.ID
 	}
 	if err := tx.Commit(); err != nil {
 		return b, fmt.Errorf("store: commit branch: %w", err)
+	}
+	if retryJob != 0 {
+		s.promptAt(c.RetryAt, retryJob, BranchQueue)
 	}
 	b.Version++
 	return b, nil

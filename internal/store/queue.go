@@ -177,6 +177,7 @@ func (s *Store) StopWorkers(ctx context.Context) error {
 	if s.worker == nil {
 		return nil
 	}
+	s.stopTimers()
 	err := s.worker.Stop(ctx)
 	s.worker = nil
 	return err
@@ -205,12 +206,14 @@ func (s *Store) scheduleAdvanceTx(ctx context.Context, tx *sql.Tx, runID string)
 }
 
 // scheduleAdvanceAtTx queues an advance due at `at` inside tx: a run
-// waiting on a timer and the job that wakes it commit together.
-func (s *Store) scheduleAdvanceAtTx(ctx context.Context, tx *sql.Tx, runID string, at time.Time) error {
-	if _, err := s.jobs.InsertTx(ctx, tx, AdvanceArgs{RunID: runID}, &river.InsertOpts{ScheduledAt: at}); err != nil {
-		return fmt.Errorf("store: schedule run %s at %s: %w", runID, at.Format(time.RFC3339), err)
+// waiting on a timer and the job that wakes it commit together. It
+// returns the job's ID, for promptAt once tx has committed.
+func (s *Store) scheduleAdvanceAtTx(ctx context.Context, tx *sql.Tx, runID string, at time.Time) (int64, error) {
+	res, err := s.jobs.InsertTx(ctx, tx, AdvanceArgs{RunID: runID}, &river.InsertOpts{ScheduledAt: at})
+	if err != nil {
+		return 0, fmt.Errorf("store: schedule run %s at %s: %w", runID, at.Format(time.RFC3339), err)
 	}
-	return nil
+	return res.Job.ID, nil
 }
 
 // localDriver is River's SQLite driver without its notifications. That

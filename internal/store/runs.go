@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/riverqueue/river"
 	"time"
 
 	"quarry/internal/engine"
@@ -237,8 +239,9 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 			return engine.Run{}, err
 		}
 	}
+	var wakeJob int64
 	if !c.WakeAt.IsZero() {
-		if err := s.scheduleAdvanceAtTx(ctx, tx, c.Run.ID, c.WakeAt); err != nil {
+		if wakeJob, err = s.scheduleAdvanceAtTx(ctx, tx, c.Run.ID, c.WakeAt); err != nil {
 			return engine.Run{}, err
 		}
 	}
@@ -254,6 +257,9 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 	}
 	if err := tx.Commit(); err != nil {
 		return engine.Run{}, fmt.Errorf("store: commit step: %w", err)
+	}
+	if wakeJob != 0 {
+		s.promptAt(c.WakeAt, wakeJob, river.QueueDefault)
 	}
 	r := c.Run
 	r.Version++

@@ -42,6 +42,8 @@ type Store struct {
 	// jobs inserts River jobs, inside our transactions when atomicity matters.
 	jobs   *river.Client[*sql.Tx]
 	worker *river.Client[*sql.Tx]
+	// timers start this process's jobs due later on time (timers.go).
+	timers timers
 	log    *slog.Logger
 	// stmts are the hot path's statements, prepared once on the writer
 	// connection: parsing SQL was a sixth of a step commit's CPU.
@@ -441,6 +443,7 @@ func (s *Store) Backups(ctx context.Context) ([]Backup, error) {
 // Close stops the workers (if started) and closes every pool.
 func (s *Store) Close() error {
 	var errs []error
+	s.stopTimers()
 	if s.worker != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		if err := s.worker.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
