@@ -51,7 +51,8 @@ func TestAPIRunStagesAndResumeContext(t *testing.T) {
 
 // TestRunPageWorkflowPanel: a run's page ends with its workflow, folded:
 // each stage with its state, and the drawing (graph.svg) with the current
-// stage outlined and every stage coloured by its state.
+// stage outlined and every stage coloured by its state, drawn from the
+// search's definition file (search.yaml) as its runs are compiled from it.
 func TestRunPageWorkflowPanel(t *testing.T) {
 	t.Parallel()
 	w := setupWeb(t)
@@ -75,6 +76,8 @@ func TestRunPageWorkflowPanel(t *testing.T) {
 	require.Equal(t, "waiting", review.AttrOr("data-state", ""))
 	require.Equal(t, "completed", svg.Find(`[data-node="organize"]`).AttrOr("data-state", ""))
 	require.Equal(t, "pending", svg.Find(`[data-node="finalize"]`).AttrOr("data-state", ""))
+	require.Equal(t, "skill", svg.Find(`[data-node="search"]`).AttrOr("data-kind", ""), "drawn from search.yaml, its native steps and form gates allowed")
+	require.Equal(t, "gate", review.AttrOr("data-kind", ""))
 
 	res, _ = w.download(t, "/runs/nosuchrun/graph.svg")
 	require.Equal(t, http.StatusNotFound, res.StatusCode)

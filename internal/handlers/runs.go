@@ -64,8 +64,10 @@ type Runs struct {
 	// settings are what the review offers and suggests (exclusion
 	// reasons, the stopping window).
 	settings reviewSettings
-	// graphs draws a run's workflow with its stages' states (GraphSVG).
+	// graphs draws a run's workflow with its stages' states (GraphSVG),
+	// drawn keeps the definition texts' graphs.
 	graphs *wfgraph.Renderer
+	drawn  drawnSources
 }
 
 // loadView reads run's checkpoints and builds what the run page and the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/app"
@@ -72,4 +73,12 @@ func TestBuiltinTemplatesStartFromTheirForms(t *testing.T) {
 	img := doc.Find(`img[data-testid="run-graph"]`)
 	require.Equal(t, version, img.AttrOr("data-version", ""), "the drawing is of the version the status line shows")
 	require.Contains(t, img.AttrOr("src", ""), "graph.svg?v="+version)
+	res, body := w.download(t, img.AttrOr("src", ""))
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	svg, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	require.NoError(t, err)
+	review := svg.Find(`[data-node="review"]`)
+	require.Equal(t, "true", review.AttrOr("data-current", ""))
+	require.Equal(t, "waiting", review.AttrOr("data-state", ""))
+	require.Equal(t, "set", svg.Find(`[data-node="tally"]`).AttrOr("data-kind", ""), "a set stage, as the definition says")
 }

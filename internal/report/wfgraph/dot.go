@@ -16,6 +16,8 @@ const (
 	Failed    State = "failed"
 	Skipped   State = "skipped"
 	Waiting   State = "waiting"
+	// Canceled is a parallel branch the join no longer needed.
+	Canceled State = "canceled"
 )
 
 // Options are how to draw one graph.
@@ -30,6 +32,9 @@ type Options struct {
 	// States colours stages (by stage id) and parallel branches (by
 	// cluster id, "<parallel id>.<branch id>") with a run's states.
 	States map[string]State
+	// Notes add a line to clusters' labels, by cluster id (a for_each
+	// branch's "2 of 3 done"; see ForRun).
+	Notes map[string]string
 }
 
 // prefix is ID made safe: Graphviz writes ids escaped (a - as &#45;), and
@@ -74,7 +79,7 @@ func stateStyle(st State) (fill, line string, ok bool) {
 		return "#dcefdc", "#2e7d32", true
 	case Failed:
 		return "#fdecea", "#8a1c1c", true
-	case Skipped:
+	case Skipped, Canceled:
 		return "#eeeeee", "#9e9e9e", true
 	case Waiting:
 		return colAmberL, colAmber, true
@@ -193,8 +198,12 @@ func (w *dotWriter) cluster(id, indent string) {
 			class += " wf-state-" + string(st)
 		}
 	}
+	label := c.Label
+	if n := w.o.Notes[c.ID]; n != "" {
+		label += "\n" + n
+	}
 	fmt.Fprintf(b, "%sid=%s; class=%s; label=%s; style=%s; fillcolor=%s; color=%s; fontsize=10; labeljust=l;\n",
-		in, quote(fmt.Sprintf("%s_c%d", w.o.prefix(), idx)), quote(class), quote(c.Label), style, quote(fill), quote(color))
+		in, quote(fmt.Sprintf("%s_c%d", w.o.prefix(), idx)), quote(class), quote(label), style, quote(fill), quote(color))
 	w.scope(id, in)
 	fmt.Fprintf(b, "%s}\n", indent)
 }
@@ -210,7 +219,7 @@ func (w *dotWriter) node(i int, n Node, indent string) {
 		if f, l, known := stateStyle(st); known {
 			class += " wf-state-" + string(st)
 			attrs = append(attrs, "fillcolor="+quote(f), "color="+quote(l))
-			if st == Skipped {
+			if st == Skipped || st == Canceled {
 				attrs = append(attrs, `fontcolor="#757575"`, `style="rounded,filled,dashed"`)
 			}
 		}

@@ -28,6 +28,7 @@ const (
 	KindGate     Kind = "gate"
 	KindParallel Kind = "parallel" // the fork: branches start here
 	KindJoin     Kind = "join"     // where a parallel stage's branches meet
+	KindBranch   Kind = "branch"   // a cluster: one branch of a parallel stage
 	KindDelay    Kind = "delay"
 	KindWebhook  Kind = "webhook"
 	KindStep     Kind = "step" // a Go workflow's handler step
@@ -74,7 +75,12 @@ type Edge struct {
 type Cluster struct {
 	ID, Label string
 	Parent    string // "" at the top
-	Kind      Kind   // KindParallel, or "branch"
+	Kind      Kind   // KindParallel or KindBranch
+	// Branch is a branch cluster's branch id, the id its run's branch
+	// has; ForEach marks the one branch of a for_each stage, drawn once
+	// for every item (run branches <Branch>-1, <Branch>-2, …).
+	Branch  string
+	ForEach bool
 }
 
 // Graph is a workflow as something to draw, in definition order.
@@ -159,7 +165,7 @@ func (b *builder) parallel(s *def.Stage, parent string) string {
 		if br.Condition.Src != "" {
 			edge += " if " + clip(br.Condition.Src, 30)
 		}
-		b.g.Clusters = append(b.g.Clusters, Cluster{ID: cid, Label: label, Parent: s.ID, Kind: "branch"})
+		b.g.Clusters = append(b.g.Clusters, Cluster{ID: cid, Label: label, Parent: s.ID, Kind: KindBranch, Branch: br.ID, ForEach: s.ForEach.Src != ""})
 		b.g.Edges = append(b.g.Edges, Edge{From: s.ID, To: br.Stages[0].ID, Key: "branch", Label: edge})
 		b.stages(br.Stages, cid, join)
 	}

@@ -103,8 +103,8 @@ func TestFromDefinition(t *testing.T) {
 	}, nodes)
 	require.Equal(t, []wfgraph.Cluster{
 		{ID: "fan", Label: "fan", Kind: wfgraph.KindParallel},
-		{ID: "fan.a", Label: "branch a", Parent: "fan", Kind: "branch"},
-		{ID: "fan.b1", Label: "branch b1", Parent: "fan", Kind: "branch"},
+		{ID: "fan.a", Label: "branch a", Parent: "fan", Kind: wfgraph.KindBranch, Branch: "a"},
+		{ID: "fan.b1", Label: "branch b1", Parent: "fan", Kind: wfgraph.KindBranch, Branch: "b1"},
 	}, g.Clusters)
 
 	require.Equal(t, []edge{
