@@ -347,6 +347,7 @@ func (e *cachedRun) pageData(eng *engine.Engine, set reviewSettings) (views.RunD
 		} else {
 			e.page, e.pageErr = runDataOf(eng, e.run, e.view, e.sets, views.Page{})
 		}
+		e.page.Status.Branches = e.stamp.Branches // what the drawing shows moves with branches too
 		if e.pageErr != nil {
 			return
 		}
@@ -547,7 +548,7 @@ func (e *cachedRun) workflowPanel() *views.RunWorkflow {
 	if e.stages == nil {
 		return nil
 	}
-	w := &views.RunWorkflow{RunID: e.run.ID, Version: e.run.Version, Name: e.run.Workflow, Current: e.resume.Current, Completed: e.resume.Completed}
+	w := &views.RunWorkflow{RunID: e.run.ID, Version: e.run.Version, Branches: e.stamp.Branches, Name: e.run.Workflow, Current: e.resume.Current, Completed: e.resume.Completed}
 	for _, s := range e.stages {
 		w.Stages = append(w.Stages, views.WorkflowStageState{ID: s.ID, Type: s.Type, State: s.State, Attempts: s.Attempts})
 	}

@@ -113,6 +113,18 @@ stages:
 	require.Equal(t, "pending", state(doc, "tell.join"))
 	require.Equal(t, "pending", state(doc, "each"))
 	require.Equal(t, "pending", state(doc, "item"))
+	// The branch's end left the run's version alone; the status line the
+	// page polls and the panel's drawing still name what moved, so the
+	// page fetches the drawing anew.
+	_, status := w.download(t, "/runs/"+created.ID+"/status")
+	line, err := goquery.NewDocumentFromReader(strings.NewReader(status))
+	require.NoError(t, err)
+	drawn := line.Find("[data-version]").First().AttrOr("data-version", "")
+	require.Regexp(t, `^[0-9]+\.[1-9][0-9]*$`, drawn, "the run's version and its branch stamp")
+	_, page := w.download(t, "/runs/"+created.ID)
+	pd, err := goquery.NewDocumentFromReader(strings.NewReader(page))
+	require.NoError(t, err)
+	require.Equal(t, drawn, pd.Find(`img[data-testid="run-graph"]`).AttrOr("data-version", ""))
 
 	free(0)
 	require.Eventually(t, func() bool {

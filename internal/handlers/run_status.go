@@ -36,6 +36,9 @@ func (h *Runs) Status(c echo.Context) error {
 		return h.stalePoll(c, run)
 	}
 	s := statusOf(run)
+	if st, err := h.runs.RunStamp(ctx, run.ID); err == nil {
+		s.Branches = st.Branches // the drawing moves as branches end, too
+	}
 	s.HoldsInput = q.Get("typed") == "1" || q.Get("form") == "1"
 	cp, drawn := q.Get("cp"), q.Get("s")
 	if !pageChanged(cp, drawn, run) {

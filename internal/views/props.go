@@ -1,6 +1,7 @@
 package views
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/a-h/templ"
@@ -300,8 +301,12 @@ type IterationRow struct {
 type RunStatus struct {
 	ID string
 	// Version is the run's version: it changes with every transition, and
-	// static/app.js redraws the workflow panel's drawing when it does.
-	Version      int64
+	// static/app.js redraws the workflow panel's drawing when it (or
+	// Branches) does.
+	Version int64
+	// Branches is the run's branch stamp (store.RunStamp.Branches): it
+	// grows as a parallel stage's branches commit, which leaves Version.
+	Branches     int64
 	Status       string
 	Iteration    int
 	Step         string
@@ -476,9 +481,10 @@ type LearnedChoice struct {
 // run stands (the API's resume_context).
 type RunWorkflow struct {
 	RunID string
-	// Version is the run's version: the drawing's address changes with it.
-	Version int64
-	Name    string
+	// Version and Branches are the run's version and branch stamp: the
+	// drawing's address changes with them (DrawnVersion).
+	Version, Branches int64
+	Name              string
 	// Stages are the stages in order, each "id: state".
 	Stages []WorkflowStageState
 	// Current is the current stage ("" once ended).
@@ -523,3 +529,13 @@ type KeyValue struct{ Key, Value string }
 // GateCheckView is one condition's result: "passed", "did not pass" or
 // the evaluation error.
 type GateCheckView struct{ Condition, Result string }
+
+// DrawnVersion names what a run's drawing shows: its version, and its
+// branch stamp once a parallel stage has branches. The status line and the
+// drawing carry it, so static/app.js refetches the drawing when it moves.
+func DrawnVersion(version, branches int64) string {
+	if branches == 0 {
+		return strconv.FormatInt(version, 10)
+	}
+	return strconv.FormatInt(version, 10) + "." + strconv.FormatInt(branches, 10)
+}

@@ -77,9 +77,9 @@ func RunWorkflowPanel(w RunWorkflow) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var4 string
-		templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(strconv.FormatInt(w.Version, 10))
+		templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(DrawnVersion(w.Version, w.Branches))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `internal/views/run_workflow.templ`, Line: 18, Col: 101}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `internal/views/run_workflow.templ`, Line: 18, Col: 104}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 		if templ_7745c5c3_Err != nil {
@@ -92,7 +92,7 @@ func RunWorkflowPanel(w RunWorkflow) templ.Component {
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs("The " + w.Name + " workflow, each stage coloured by its state")
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `internal/views/run_workflow.templ`, Line: 18, Col: 188}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `internal/views/run_workflow.templ`, Line: 18, Col: 191}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 		if templ_7745c5c3_Err != nil {
@@ -103,9 +103,9 @@ func RunWorkflowPanel(w RunWorkflow) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var6 string
-		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs("/runs/" + w.RunID + "/graph.svg?v=" + strconv.FormatInt(w.Version, 10))
+		templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs("/runs/" + w.RunID + "/graph.svg?v=" + DrawnVersion(w.Version, w.Branches))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `internal/views/run_workflow.templ`, Line: 19, Col: 80}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `internal/views/run_workflow.templ`, Line: 19, Col: 83}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 		if templ_7745c5c3_Err != nil {
