@@ -106,8 +106,9 @@ func (h *Runs) Events(c echo.Context) error {
 
 // changesPage reports whether ev may change what the run's page shows, so
 // the page must fetch its status: a checkpoint raised (the run waits or
-// is escalated; the engine publishes it after the commit) or decided, or
-// the run ended. Every step's commit publishes a status event, "running"
+// is escalated; the engine publishes it after the commit) or decided, the
+// run parked (a delay, a parallel stage's branches), or the run ended.
+// Every step's commit publishes a status event, "running"
 // for all but the last, which the page draws like any other running one:
 // pinging on those only kept status requests in flight, and the ping that
 // mattered could be lost behind them (see views.RunLive).
@@ -116,7 +117,9 @@ func changesPage(ev engine.Event) bool {
 	case engine.EventCheckpoint, engine.EventDecision:
 		return true
 	case engine.EventStatus:
-		return ev.Status.IsComplete()
+		// waiting: parked on a timer or on branches (a checkpoint also
+		// publishes its own event), so nothing more comes soon.
+		return ev.Status.IsComplete() || ev.Status == engine.StatusWaiting
 	}
 	return false
 }

@@ -13,8 +13,11 @@ import (
 // browser then loads already shows its form: one page load instead of a
 // "running" page, its event stream, a status request and a second page
 // load. A run that takes longer (network sources) gets its running page
-// after this, which follows it through the event stream.
-const settleWait = 750 * time.Millisecond
+// after this, which follows it through the event stream. 2 s: on a loaded
+// machine (the race detector, two cores shared by browser tests) the
+// local search took over 750 ms, and the running page then reloaded to
+// show the review the moment it came.
+const settleWait = 2 * time.Second
 
 // settle waits, at most settleWait, until run id stops for a person or
 // ends (see changesPage), or ctx or done ends first. It never fails: at
