@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -19,12 +20,12 @@ import (
 
 // fakeSource answers every query with the same papers, one of them twice
 // (by DOI) so dedup has something to merge, and records the cap asked.
-type fakeSource struct{ asked *int }
+type fakeSource struct{ asked *atomic.Int64 }
 
 func (fakeSource) Name() string { return research.SourceLocal }
 
 func (s fakeSource) Search(_ context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
-	*s.asked = req.MaxResults
+	s.asked.Store(int64(req.MaxResults)) // queries run concurrently
 	var out []research.RawPaper
 	for i := range 5 {
 		out = append(out, research.RawPaper{ID: fmt.Sprintf("p%d", i), Title: fmt.Sprintf("Sleep and memory consolidation, study %d", i),
@@ -34,9 +35,9 @@ func (s fakeSource) Search(_ context.Context, req sources.SourceRequest) ([]rese
 	return out, nil
 }
 
-func setup(t *testing.T) (map[string]named.Skill, *int) {
+func setup(t *testing.T) (map[string]named.Skill, *atomic.Int64) {
 	t.Helper()
-	asked := new(int)
+	asked := new(atomic.Int64)
 	return named.New(named.Deps{Intent: intent.New(nil), Queries: querybuilder.New(),
 		Sources: []sources.Source{fakeSource{asked: asked}}, Dedup: dedup.New(), Scorer: relevance.Scorer{}}), asked
 }
@@ -69,7 +70,7 @@ func TestSkillsChain(t *testing.T) {
 	st := call(t, sk, "search.strategy", map[string]any{"intent": parsed["intent"], "max_per_source": 300})
 	require.NotEmpty(t, st["queries"])
 	found := call(t, sk, "search.run", map[string]any{"strategy": st["strategy"]})
-	require.Equal(t, 300, *asked, "the cap from with reaches the source")
+	require.EqualValues(t, 300, asked.Load(), "the cap from with reaches the source")
 	require.Len(t, found["papers"], 6)
 	deduped := call(t, sk, "search.dedup", map[string]any{"papers": found["papers"]})
 	require.Len(t, deduped["papers"], 5)
