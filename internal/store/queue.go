@@ -105,6 +105,10 @@ const DefaultFetchPollInterval = 2 * time.Second
 // for_each over hundreds of items does not flood them.
 const DefaultBranchWorkers = 8
 
+// branchPollFactor makes the branch queue poll this many times less often
+// than the run queue.
+const branchPollFactor = 10
+
 // QueueOptions tune the job queue.
 type QueueOptions struct {
 	// Workers is how many runs advance at once (default 4).
@@ -154,7 +158,10 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 	c, err := river.NewClient(localDriver{riversqlite.New(s.queue)}, &river.Config{
 		Logger: quietLogger(s.log),
 		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers},
-			BranchQueue: {MaxWorkers: opts.BranchWorkers}},
+			// Every branch job is queued by this process, which wakes the
+			// queue (WakeBranches, ScheduleBranch, promptAt): its poll is
+			// only a fallback, kept rare so an idle server stays idle.
+			BranchQueue: {MaxWorkers: opts.BranchWorkers, FetchPollInterval: branchPollFactor * opts.FetchPollInterval}},
 		Workers:              workers,
 		FetchCooldown:        cooldown,
 		FetchPollInterval:    opts.FetchPollInterval,
