@@ -158,7 +158,9 @@ type VoteStore interface {
 // an Approval it is Decide (the ballot resolved). At one with, the vote
 // is validated like a decision, recorded, and resolves the gate when the
 // rule says so: the decision then names the people who chose the option
-// taken, and the run resumes as after Decide.
+// taken, and the run resumes as after Decide. (A programmatic
+// CheckpointHandler still answers such a gate with one decision: tests
+// and simulations have no people.)
 func (e *Engine) Vote(ctx context.Context, runID, checkpointID string, d Decision) (Ballot, error) {
 	if err := d.Validate(); err != nil {
 		return Ballot{}, err
@@ -167,7 +169,7 @@ func (e *Engine) Vote(ctx context.Context, runID, checkpointID string, d Decisio
 	if err != nil {
 		return Ballot{}, err
 	}
-	cp, dec, err := e.cfg.Store.Checkpoint(ctx, checkpointID)
+	cp, _, err := e.cfg.Store.Checkpoint(ctx, checkpointID)
 	if err != nil {
 		return Ballot{}, err
 	}
@@ -190,11 +192,10 @@ func (e *Engine) Vote(ctx context.Context, runID, checkpointID string, d Decisio
 	if d.Action != Approve {
 		return Ballot{}, fault.Errorf(fault.EInvalid, "a vote chooses one of the gate's options (approve), not %s", d.Action)
 	}
-	if dec == nil && cp.Status == CheckpointPending {
-		// A late vote skips validation: it is kept, then refused.
-		if err := e.validateDecision(step, e.stepContext(run, step.ID), cp, d); err != nil {
-			return Ballot{}, err
-		}
+	// Validated even when late, so the table holds no vote for an option
+	// the gate does not have.
+	if err := e.validateDecision(step, e.stepContext(run, step.ID), cp, d); err != nil {
+		return Ballot{}, err
 	}
 	vs, ok := e.cfg.Store.(VoteStore)
 	if !ok {

@@ -63,6 +63,35 @@ func gateApprovalOf(gates []runview.GateVotes, cpID string) *views.GateApprovalV
 	return nil
 }
 
+// GateVotes handles GET /runs/:id/checkpoints/:cp/votes: the gate's
+// votes fragment, which the form polls; 204 when the checkpoint is not a
+// gate several people decide.
+func (h *Runs) GateVotes(c echo.Context) error {
+	ctx := c.Request().Context()
+	runID, cpID := c.Param("id"), c.Param("cp")
+	cps, err := h.runs.Checkpoints(ctx, runID)
+	if err != nil {
+		return err
+	}
+	votes, err := h.runs.Votes(ctx, runID)
+	if err != nil {
+		return err
+	}
+	in := make([]runview.Checkpoint, len(cps))
+	for i, cd := range cps {
+		in[i] = runview.Checkpoint(cd)
+	}
+	gates, err := runview.GateVotesOf(in, votes)
+	if err != nil {
+		return err
+	}
+	a := gateApprovalOf(gates, cpID)
+	if a == nil {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return render(c, http.StatusOK, views.GateVotes(runID, cpID, *a))
+}
+
 // DecideGate handles POST /runs/:id/checkpoints/:cp/gate: the person picks
 // one of a workflow file's gate options (option, with input when it needs
 // some). A choice the gate refuses redraws the page with why (422), the

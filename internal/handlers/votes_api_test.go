@@ -140,6 +140,10 @@ func TestGatePageShowsVotes(t *testing.T) {
 	require.Equal(t, 1, doc.Find(`[data-testid="gate-vote"]`).Length())
 	require.Contains(t, doc.Find(`[data-testid="gate-vote"]`).Text(), "Ada: Approve")
 
+	// The fragment the form polls shows the same.
+	_, frag := w.get(t, bo, "/runs/"+run.ID+"/checkpoints/"+run.Checkpoint.ID+"/votes")
+	require.Contains(t, frag.Find(`[data-testid="gate-vote"]`).Text(), "Ada: Approve")
+
 	_, doc = w.get(t, bo, "/runs/"+run.ID)
 	form = url.Values{"_csrf": {csrf(doc)}, "option": {"Approve"}}
 	res, _ = w.post(t, bo, "/runs/"+run.ID+"/checkpoints/"+run.Checkpoint.ID+"/gate", form)
