@@ -131,7 +131,10 @@ func (a Approval) resolve(votes []Vote, at time.Time) *DecisionRecord {
 	}
 	who := strings.Join(by, ", ")
 	if who == "" {
-		who = "nobody" // failed with no vote for a failing option
+		// Failed with no vote for the failing option it takes: say so,
+		// which is also the input that option may require.
+		who = "nobody"
+		inputs = []string{"no vote: the gate could no longer pass"}
 	}
 	note := fmt.Sprintf("%d of %d votes for %q", len(by), len(votes), option)
 	if a.Of > 0 {

@@ -164,3 +164,37 @@ func TestGateApprovalConcurrentVotes(t *testing.T) {
 	}
 	require.Equal(t, 98, late)
 }
+
+// A gate that fails with no vote for any failing option takes the first
+// one, even when it requires input: the decision says why instead.
+func TestGateApprovalFailsWithoutFailingVotes(t *testing.T) {
+	t.Parallel()
+	c := &counter{}
+	b := setup(t, "", engine.Pending(), compile(t, `apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: split}
+stages:
+  - id: pick
+    type: gate
+    options:
+      - {label: Short, next: write}
+      - {label: Long, next: write}
+      - {label: Rethink, next: complete, requires_input: true}
+    approval: {count: 2, of: 2, options: [Short, Long]}
+  - {id: write, type: skill, skill: echo}
+`, flow.Skills{"echo": echo(c)}))
+	ctx := context.Background()
+	r := b.run(t, "split", nil)
+	cp, _ := pendingCheckpoint(t, b, r)
+	_, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Short", "", "ada"))
+	require.NoError(t, err)
+	bal, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Long", "", "bob"))
+	require.NoError(t, err)
+	require.True(t, bal.Resolved(), "both voted, each option has one of the two needed")
+	require.Equal(t, "nobody", bal.Decision.DecidedBy)
+	r = b.advance(t, r.ID)
+	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+	require.Equal(t, "Rethink", outputsOf(t, r)["pick"]["option"])
+	require.Equal(t, "no vote: the gate could no longer pass", outputsOf(t, r)["pick"]["input"])
+	require.Zero(t, c.get("write"))
+}
