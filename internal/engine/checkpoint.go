@@ -233,6 +233,9 @@ type Gate struct {
 	// (the conditions' results) and the person is asked. An error is a
 	// failed attempt.
 	Precheck func(ctx context.Context, sc StepContext) (outcome Outcome, update Update, done bool, err error)
+	// Approval, if set, makes the gate wait for several people's votes
+	// (Engine.Vote); nil: the first decision decides.
+	Approval *Approval
 }
 
 func (g *Gate) validate() error {

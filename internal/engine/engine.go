@@ -706,6 +706,10 @@ func (e *Engine) Decide(ctx context.Context, runID, checkpointID string, d Decis
 	if !ok {
 		return fault.Errorf(fault.EInvalid, "checkpoint step %q is not in workflow %q", cp.Step, wf.Name)
 	}
+	if g := step.Gate; g != nil && g.Approval != nil && g.Kind == cp.Kind {
+		_, err := e.Vote(ctx, runID, checkpointID, d) // several people decide: this is one vote
+		return err
+	}
 	if err := e.validateDecision(step, e.stepContext(run, step.ID), cp, d); err != nil {
 		return err
 	}

@@ -78,6 +78,18 @@ type RunJSON struct {
 	// config, passed, result, error, time), oldest first, each with the
 	// stage, iteration and step record (seq) of its visit.
 	GateChecks []engine.GateCheck `json:"gate_checks"`
+	// Votes are, per gate several people decide, every vote cast (who,
+	// option, input, note, time, replaced, late) and how many more the
+	// gate needs (runview.GateVotes).
+	Votes []runview.GateVotes `json:"votes"`
+}
+
+// VoteJSON answers a vote that did not decide its gate (202): the gate's
+// counted votes after it and how many more it needs.
+type VoteJSON struct {
+	Status string        `json:"status"` // "voted"
+	Votes  []engine.Vote `json:"votes"`
+	Needed int           `json:"needed"`
 }
 
 // PapersPageJSON is the page of a run's paper lists GET /api/runs/:id
@@ -270,7 +282,9 @@ func (a *API) GetRun(c echo.Context) error {
 	return c.JSONBlob(http.StatusOK, body)
 }
 
-// Decide handles POST /api/runs/:id/decisions → 202; 409 when the
+// Decide handles POST /api/runs/:id/decisions → 202; at a gate several
+// people decide the decision is a vote (engine.Vote), answered with the
+// votes so far (VoteJSON) while the gate still waits; 409 when the
 // checkpoint is no longer pending; 422 when the revised data is invalid.
 func (a *API) Decide(c echo.Context) error {
 	var in DecisionInput
@@ -309,8 +323,12 @@ func (a *API) Decide(c echo.Context) error {
 	if d, err = withStoredMarks(ctx, a.runs, a.engine, run, in.CheckpointID, d); err != nil {
 		return err
 	}
-	if err := a.engine.Decide(ctx, run.ID, in.CheckpointID, d); err != nil {
+	b, err := a.engine.Vote(ctx, run.ID, in.CheckpointID, d)
+	if err != nil {
 		return err
+	}
+	if !b.Resolved() {
+		return c.JSON(http.StatusAccepted, VoteJSON{Status: "voted", Votes: b.Votes, Needed: b.Needed})
 	}
 	return c.JSON(http.StatusAccepted, map[string]string{"status": "accepted"})
 }

@@ -10,6 +10,7 @@ import (
 
 	"quarry/internal/engine/flow"
 	"quarry/internal/fault"
+	"quarry/internal/runview"
 	"quarry/internal/views"
 )
 
@@ -40,6 +41,55 @@ func gateFormOf(runID, cpID string, p flow.GatePayload) *views.GateForm {
 		f.Checks = append(f.Checks, views.GateCheckView{Condition: c.Condition, Result: r})
 	}
 	return f
+}
+
+// gateApprovalOf is the vote count the form of gate checkpoint cpID
+// shows, nil when one person decides it.
+func gateApprovalOf(gates []runview.GateVotes, cpID string) *views.GateApprovalView {
+	for _, g := range gates {
+		if g.CheckpointID != cpID {
+			continue
+		}
+		a := &views.GateApprovalView{Count: g.Count, Of: g.Of, Needed: g.Needed, Waiting: g.Waiting, Passing: g.Options}
+		for _, v := range g.Votes {
+			if v.Late {
+				continue
+			}
+			a.Votes = append(a.Votes, views.GateVoteView{Voter: v.Voter, Option: v.Option, Input: v.Input, Note: v.Note,
+				At: v.VotedAt.UTC().Format("2006-01-02 15:04:05 UTC"), Replaced: v.Replaced})
+		}
+		return a
+	}
+	return nil
+}
+
+// GateVotes handles GET /runs/:id/checkpoints/:cp/votes: the gate's
+// votes fragment, which the form polls; 204 when the checkpoint is not a
+// gate several people decide.
+func (h *Runs) GateVotes(c echo.Context) error {
+	ctx := c.Request().Context()
+	runID, cpID := c.Param("id"), c.Param("cp")
+	cps, err := h.runs.Checkpoints(ctx, runID)
+	if err != nil {
+		return err
+	}
+	votes, err := h.runs.Votes(ctx, runID)
+	if err != nil {
+		return err
+	}
+	in := make([]runview.Checkpoint, len(cps))
+	for i, cd := range cps {
+		in[i] = runview.Checkpoint(cd)
+	}
+	gates, err := runview.GateVotesOf(in, votes)
+	if err != nil {
+		return err
+	}
+	a := gateApprovalOf(gates, cpID)
+	if a == nil {
+		return c.NoContent(http.StatusNoContent)
+	}
+	return render(c, http.StatusOK, views.GateVotes(runID, cpID, *a))
 }
 
 // DecideGate handles POST /runs/:id/checkpoints/:cp/gate: the person picks

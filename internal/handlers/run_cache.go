@@ -405,6 +405,10 @@ func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 		if e.api.GateChecks == nil {
 			e.api.GateChecks = []engine.GateCheck{}
 		}
+		e.api.Votes = e.view.Votes
+		if e.api.Votes == nil {
+			e.api.Votes = []runview.GateVotes{}
+		}
 		if e.apiErr != nil || e.view.Pending == nil || e.view.Pending.Kind != pipeline.KindResultReview {
 			return
 		}

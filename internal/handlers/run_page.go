@@ -162,6 +162,7 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 			return err
 		}
 		d.Gate = gateFormOf(run.ID, cp.ID, p)
+		d.Gate.Approval = gateApprovalOf(v.Votes, cp.ID)
 	case engine.KindEscalation:
 		p, err := engine.PayloadAs[engine.EscalationPayload](*cp)
 		if err != nil {

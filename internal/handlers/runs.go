@@ -36,6 +36,8 @@ type RunStore interface {
 	RunBranches(ctx context.Context, runID string) ([]engine.Branch, error)
 	// GateChecks are every automatic check the run's gates made.
 	GateChecks(ctx context.Context, runID string) ([]engine.GateCheck, error)
+	// Votes are every vote cast at the run's gates, oldest first.
+	Votes(ctx context.Context, runID string) ([]engine.Vote, error)
 }
 
 // RunFileStore keeps files attached to runs; *store.Store implements it.
@@ -81,5 +83,14 @@ func loadView(ctx context.Context, rs RunStore, run engine.Run) (runview.View, e
 	for i, cd := range cps {
 		in[i] = runview.Checkpoint(cd)
 	}
-	return runview.Build(run, in)
+	v, err := runview.Build(run, in)
+	if err != nil {
+		return v, err
+	}
+	votes, err := rs.Votes(ctx, run.ID)
+	if err != nil {
+		return v, err
+	}
+	v.Votes, err = runview.GateVotesOf(in, votes)
+	return v, err
 }

@@ -96,6 +96,9 @@ type View struct {
 	// Notes are what the skills reported about how they worked, such as
 	// an LLM skill falling back to its offline variant.
 	Notes []research.Note
+	// Votes are the votes at the run's gates several people decide, by
+	// gate checkpoint (set by the caller: GateVotesOf).
+	Votes []GateVotes
 }
 
 // Build reads run and its checkpoints (oldest first) into a View: the

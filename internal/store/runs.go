@@ -586,6 +586,19 @@ func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecor
 	if cp.Status != engine.CheckpointPending {
 		return fault.Errorf(fault.EConflict, "this checkpoint is %s; the run has moved on", cp.Status)
 	}
+	if err := s.decideTx(ctx, tx, runID, cp, d); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit decision: %w", err)
+	}
+	return nil
+}
+
+// decideTx records d on the pending checkpoint cp, puts the run back to
+// running and queues its advance (Decide, and the vote that resolves a
+// gate).
+func (s *Store) decideTx(ctx context.Context, tx *sql.Tx, runID string, cp engine.Checkpoint, d engine.DecisionRecord) error {
 	if err := insertDecision(ctx, tx, runID, d); err != nil {
 		return err
 	}
@@ -600,13 +613,7 @@ func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecor
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fault.Errorf(fault.EConflict, "run %s is not waiting at this checkpoint", runID)
 	}
-	if err := s.scheduleAdvanceTx(ctx, tx, runID); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit decision: %w", err)
-	}
-	return nil
+	return s.scheduleAdvanceTx(ctx, tx, runID)
 }
 
 // ResumableRuns lists runs that were pending or running, and runs waiting

@@ -515,6 +515,24 @@ type GateForm struct {
 	Checks                     []GateCheckView
 	// Error and Input are a refused choice's message and the input sent.
 	Error, Input string
+	// Approval is set at a gate several people decide: its votes so far
+	// and how many more it needs.
+	Approval *GateApprovalView
+}
+
+// GateApprovalView is a gate's vote count: Count people must choose the
+// same option of Passing; Needed more votes are needed, Waiting of the
+// Of people expected have not voted (Of 0: not known).
+type GateApprovalView struct {
+	Count, Of, Needed, Waiting int
+	Passing                    []string
+	Votes                      []GateVoteView
+}
+
+// GateVoteView is one vote as the form lists it.
+type GateVoteView struct {
+	Voter, Option, Input, Note, At string
+	Replaced                       bool
 }
 
 // GateOptionView is one option's button.

@@ -166,6 +166,21 @@ type Option struct {
 	Pos           Pos
 }
 
+// Approval makes a gate with options wait for several people: it passes
+// when Count distinct people chose the same option of Options (the
+// passing ones; the gate's other options fail it), and fails as soon as
+// it can no longer pass (engine.Approval.Tally). Of is how many people
+// are expected (0: not known).
+type Approval struct {
+	Count   int
+	Of      int
+	Options []string
+	Pos     Pos
+
+	keys      map[string]Pos
+	optionPos []Pos
+}
+
 // Branch is one arm of a parallel stage: stages run in order.
 type Branch struct {
 	ID        string
@@ -238,6 +253,7 @@ type Stage struct {
 	Form        string
 	Conditions  []Expr
 	Options     []Option
+	Approval    *Approval
 	ContextKeys []string
 	OnPass      Target
 	OnFail      *OnFail
@@ -269,4 +285,12 @@ func (s *Stage) at(key string) Pos {
 		return p
 	}
 	return s.Pos
+}
+
+// at is where a key of the approval was written, or the approval itself.
+func (a *Approval) at(key string) Pos {
+	if p, ok := a.keys[key]; ok {
+		return p
+	}
+	return a.Pos
 }

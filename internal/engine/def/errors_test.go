@@ -382,6 +382,33 @@ stages:
 			`t.yaml:10:5: stage "b": on_fail applies when conditions fail, and this gate has none`,
 			`t.yaml:10:21: stage "b": on_fail.goto: going back to "a" makes a loop without max_iterations (set it on a stage of the loop, or on the gate's on_fail)`,
 		}},
+		{"Approval", head + `stages:
+  - id: a
+    type: gate
+    options: [{label: Yes, next: b}, {label: No, next: complete}]
+    approval: {count: 0, options: [Yes, Maybe, Yes], voters: 3}
+  - id: b
+    type: gate
+    options: [{label: Yes, next: c}, {label: No, next: complete}]
+    approval: {count: 3, of: 2, options: [Yes, No]}
+  - id: c
+    type: gate
+    options: [{label: Yes, next: d}, {label: No, next: complete}]
+    approval: {of: 2}
+  - {id: d, type: gate, conditions: ["true"], approval: {count: 2, options: [Yes]}}
+  - {id: e, type: gate, form: review, approval: {count: 2, options: [approve]}, options: [{label: approve, next: complete}, {label: iterate, next: e}, {label: more, next: e}], on_fail: {max_iterations: 2}}
+`, []string{
+			`t.yaml:8:23: stage "a": approval.count must be at least 1`,
+			`t.yaml:8:41: stage "a": approval.options: "Maybe" is not one of the gate's options ("Yes", "No")`,
+			`t.yaml:8:48: stage "a": approval.options: "Yes" is given twice`,
+			`t.yaml:8:54: stage "a": unknown key "voters" in approval`,
+			`t.yaml:12:30: stage "b": approval.of (2) must be at least approval.count (3)`,
+			`t.yaml:12:42: stage "b": approval.options lists every option: leave one out, for the gate to take when it fails`,
+			`t.yaml:16:15: stage "c": approval needs count: how many people must choose the same option`,
+			`t.yaml:16:15: stage "c": approval needs options: the labels of the options that pass the gate`,
+			`t.yaml:17:57: stage "d": approval applies to a gate with options: the people vote for one`,
+			`t.yaml:18:39: stage "e": approval does not apply to a gate with a form: the form asks one person`,
+		}},
 		{"FormNotRegistered", head + `stages:
   - {id: g, type: gate, form: nope, options: [{label: approve, next: complete}]}
 `, []string{

@@ -274,7 +274,7 @@ var (
 		TypeSkill:    {"skill", "with", "outputs", "on_complete"},
 		TypeAction:   {"skill", "with", "on_complete"},
 		TypeSet:      {"set", "on_complete"},
-		TypeGate:     {"form", "conditions", "options", "context", "on_pass", "on_fail"},
+		TypeGate:     {"form", "conditions", "options", "approval", "context", "on_pass", "on_fail"},
 		TypeParallel: {"branches", "for_each", "join", "on_any_reject", "on_all_reject", "on_complete"},
 		TypeDelay:    {"duration", "until", "poll", "on_complete"},
 		TypeWebhook:  {"request", "expect", "on_complete"},
@@ -385,6 +385,8 @@ func (d *decoder) stage(n ast.Node, inBranch bool) *Stage {
 			s.Form, _ = d.str(e, id)
 		case "options":
 			s.Options = d.options(e, id)
+		case "approval":
+			s.Approval = d.approval(e, id)
 		case "context":
 			if items, ok := d.sequence(e, id); ok {
 				for _, it := range items {
@@ -588,6 +590,44 @@ func (d *decoder) options(e kv, stage string) []Option {
 		out = append(out, o)
 	}
 	return out
+}
+
+// approval reads a gate's {count, of, options}.
+func (d *decoder) approval(e kv, stage string) *Approval {
+	kvs, ok := d.mapping(e.value, stage, "approval", "count", "of", "options")
+	if !ok {
+		return nil
+	}
+	a := &Approval{Pos: posOf(e.value), keys: map[string]Pos{}}
+	for _, f := range kvs {
+		a.keys[f.key] = posOf(f.value)
+		switch f.key {
+		case "count":
+			if n, ok := d.integer(f, stage); ok {
+				a.Count = n
+				if n < 1 {
+					d.r.at(posOf(f.value), stage, "approval.count must be at least 1")
+				}
+			}
+		case "of":
+			if n, ok := d.integer(f, stage); ok {
+				a.Of = n
+			}
+		case "options":
+			if items, ok := d.sequence(f, stage); ok {
+				for _, it := range items {
+					l, ok := scalarString(it)
+					if !ok {
+						d.r.at(posOf(it), stage, "approval.options lists option labels")
+						continue
+					}
+					a.Options = append(a.Options, l)
+					a.optionPos = append(a.optionPos, posOf(it))
+				}
+			}
+		}
+	}
+	return a
 }
 
 // branches reads each branch: a stage (the branch is named by its id), a

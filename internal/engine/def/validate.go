@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -260,11 +261,17 @@ func (v *validator) stage(sc *scope, s *Stage, item bool) {
 		}
 	case TypeGate:
 		if _, ok := s.keys["form"]; ok {
+			if s.Approval != nil {
+				v.r.at(s.at("approval"), s.ID, "approval does not apply to a gate with a form: the form asks one person")
+			}
 			v.formGate(s)
 			break
 		}
 		if len(s.Conditions) == 0 && len(s.Options) == 0 {
 			v.r.at(s.Pos, id, "a gate needs conditions, options or both")
+		}
+		if s.Approval != nil {
+			v.approval(s)
 		}
 		if len(s.Options) > 0 && s.OnPass.ID != "" {
 			v.r.at(s.at("on_pass"), id, "on_pass does not apply to a gate with options: each option names its next stage")
@@ -549,4 +556,42 @@ func HostAllowed(hosts []string, u *url.URL) bool {
 		}
 	}
 	return false
+}
+
+// approval checks a gate's approval against its options: it needs them,
+// its options are some of their labels (not all: the gate takes one of
+// the others when it fails), and of, when given, leaves count reachable.
+func (v *validator) approval(s *Stage) {
+	a, id := s.Approval, s.ID
+	if len(s.Options) == 0 {
+		v.r.at(a.Pos, id, "approval applies to a gate with options: the people vote for one")
+		return
+	}
+	if _, ok := a.keys["count"]; !ok {
+		v.r.at(a.Pos, id, "approval needs count: how many people must choose the same option")
+	}
+	if p, ok := a.keys["of"]; ok && a.Count >= 1 && a.Of < a.Count {
+		v.r.at(p, id, "approval.of (%d) must be at least approval.count (%d)", a.Of, a.Count)
+	}
+	if len(a.Options) == 0 {
+		v.r.at(a.at("options"), id, "approval needs options: the labels of the options that pass the gate")
+		return
+	}
+	labels := make([]string, 0, len(s.Options))
+	for _, o := range s.Options {
+		labels = append(labels, fmt.Sprintf("%q", o.Label))
+	}
+	passing := map[string]bool{}
+	for i, l := range a.Options {
+		switch {
+		case passing[l]:
+			v.r.at(a.optionPos[i], id, "approval.options: %q is given twice", l)
+		case !slices.ContainsFunc(s.Options, func(o Option) bool { return o.Label == l }):
+			v.r.at(a.optionPos[i], id, "approval.options: %q is not one of the gate's options (%s)", l, strings.Join(labels, ", "))
+		}
+		passing[l] = true
+	}
+	if !slices.ContainsFunc(s.Options, func(o Option) bool { return !passing[o.Label] }) {
+		v.r.at(a.at("options"), id, "approval.options lists every option: leave one out, for the gate to take when it fails")
+	}
 }

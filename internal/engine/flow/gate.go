@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"quarry/internal/engine"
@@ -27,6 +28,27 @@ type GatePayload struct {
 	Options []GateOption   `json:"options"`
 	Context map[string]any `json:"context,omitempty"`
 	Checks  []Check        `json:"checks,omitempty"`
+	// Approval is set at a gate several people decide.
+	Approval *GateApproval `json:"approval,omitempty"`
+}
+
+// GateApproval is a gate's approval rule as its form and the API show it.
+type GateApproval struct {
+	Count   int      `json:"count"`
+	Of      int      `json:"of,omitempty"`
+	Options []string `json:"options"`
+}
+
+// Rule is the engine's rule for the approval, for counting votes shown
+// from a stored checkpoint.
+func (a GateApproval) Rule(options []GateOption) engine.Approval {
+	r := engine.Approval{Count: a.Count, Of: a.Of, Pass: a.Options}
+	for _, o := range options {
+		if !slices.Contains(a.Options, o.Label) {
+			r.Fail = append(r.Fail, o.Label)
+		}
+	}
+	return r
 }
 
 // GateOption is one choice, as the form draws it.
@@ -89,12 +111,38 @@ func (c *compiler) gateStep(s *def.Stage, next string) engine.StepDef {
 			return c.apply(s, sc, d)
 		},
 	}
+	if s.Approval != nil {
+		g.Approval = approval(s)
+	}
 	if len(s.Options) > 0 {
 		// Without a checkpoint handler (tests, simulations) nobody is
 		// asked: the first option is taken.
 		g.Auto = engine.Goto(target(s.Options[0].Next, def.Complete))
 	}
 	return engine.StepDef{ID: s.ID, Gate: g, Next: n, Retry: retry(s)}
+}
+
+// approval is the engine's rule for a gate several people decide: a
+// vote is a Choice, and the votes' resolution is one too.
+func approval(s *def.Stage) *engine.Approval {
+	a := &engine.Approval{Count: s.Approval.Count, Of: s.Approval.Of, Pass: s.Approval.Options,
+		Choice: func(d engine.Decision) (string, string) {
+			var ch Choice
+			_ = json.Unmarshal(d.RevisedData, &ch) // validated before it is counted
+			return ch.Option, ch.Input
+		},
+		Decision: func(option, input, by, note string) engine.Decision {
+			d := Choose(option, input, by)
+			d.Note = note
+			return d
+		},
+	}
+	for _, o := range s.Options {
+		if !slices.Contains(a.Pass, o.Label) {
+			a.Fail = append(a.Fail, o.Label)
+		}
+	}
+	return a
 }
 
 func (c *compiler) precheck(s *def.Stage, sc engine.StepContext) (engine.Outcome, engine.Update, bool, error) {
@@ -216,6 +264,9 @@ func (c *compiler) payload(s *def.Stage, sc engine.StepContext) (engine.Payload,
 			next = def.Complete
 		}
 		p.Options = append(p.Options, GateOption{Label: o.Label, Next: next, RequiresInput: o.RequiresInput})
+	}
+	if a := s.Approval; a != nil {
+		p.Approval = &GateApproval{Count: a.Count, Of: a.Of, Options: a.Options}
 	}
 	if len(s.ContextKeys) > 0 {
 		cx, err := Context(sc.State)

@@ -1,0 +1,200 @@
+package flow_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/engine/flow"
+	"quarry/internal/fault"
+)
+
+// votesDef is a 2-of-3 sign-off: Approve passes, Reject and Revise fail.
+const votesDef = `apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: signoff}
+stages:
+  - id: signoff
+    type: gate
+    options:
+      - {label: Approve, next: publish}
+      - {label: Reject, next: complete}
+      - {label: Revise, next: complete, requires_input: true}
+    approval: {count: 2, of: 3, options: [Approve]}
+  - id: publish
+    type: skill
+    skill: echo
+    with: {by: "{{ outputs.signoff.decided_by }}"}
+`
+
+func votesBundle(t *testing.T) (*bundle, *counter, engine.Run, engine.Checkpoint) {
+	t.Helper()
+	c := &counter{}
+	b := setup(t, "", engine.Pending(), compile(t, votesDef, flow.Skills{"echo": echo(c)}))
+	r := b.run(t, "signoff", nil)
+	cp, p := pendingCheckpoint(t, b, r)
+	require.Equal(t, &flow.GateApproval{Count: 2, Of: 3, Options: []string{"Approve"}}, p.Approval)
+	return b, c, r, cp
+}
+
+func TestGateApprovalPassesOnCountVotes(t *testing.T) {
+	t.Parallel()
+	b, c, r, cp := votesBundle(t)
+	ctx := context.Background()
+	bal, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "ada"))
+	require.NoError(t, err)
+	require.False(t, bal.Resolved())
+	require.Equal(t, 1, bal.Needed)
+	// Decide is a vote too at such a gate; a vote is validated like a decision.
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(b.eng.Decide(ctx, r.ID, cp.ID, flow.Choose("Revise", "", "bob"))))
+	require.NoError(t, b.eng.Decide(ctx, r.ID, cp.ID, flow.Choose("Reject", "", "bob")))
+	r = b.advance(t, r.ID)
+	require.Equal(t, engine.StatusWaiting, r.Status, "two votes, different options: still waiting")
+	bal, err = b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "cy"))
+	require.NoError(t, err)
+	require.True(t, bal.Resolved())
+	require.Equal(t, "ada, cy", bal.Decision.DecidedBy)
+	r = b.advance(t, r.ID)
+	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+	require.Equal(t, "ada, cy", outputsOf(t, r)["signoff"]["decided_by"])
+	require.Equal(t, 1, c.get("publish"))
+	// A vote after the gate resolved is kept, marked late, and refused.
+	_, err = b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Reject", "", "dee"))
+	require.Equal(t, fault.EConflict, fault.ErrorCode(err))
+	votes, err := b.store.Votes(ctx, r.ID)
+	require.NoError(t, err)
+	require.Len(t, votes, 4)
+	require.True(t, votes[3].Late)
+}
+
+func TestGateApprovalRevoteReplaces(t *testing.T) {
+	t.Parallel()
+	b, _, r, cp := votesBundle(t)
+	ctx := context.Background()
+	_, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "ada"))
+	require.NoError(t, err)
+	// ada changes her mind: her Approve no longer counts, so bob's
+	// Approve does not make two.
+	bal, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Revise", "tighten the query", "ada"))
+	require.NoError(t, err)
+	require.Len(t, bal.Votes, 1)
+	bal, err = b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "bob"))
+	require.NoError(t, err)
+	require.False(t, bal.Resolved())
+	votes, err := b.store.Votes(ctx, r.ID)
+	require.NoError(t, err)
+	require.Len(t, votes, 3)
+	require.Equal(t, []bool{true, false, false}, []bool{votes[0].Replaced, votes[1].Replaced, votes[2].Replaced})
+	require.Equal(t, "tighten the query", votes[1].Input)
+	// ada again, Approve: now two people chose it.
+	bal, err = b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "ada"))
+	require.NoError(t, err)
+	require.True(t, bal.Resolved())
+	require.Equal(t, "bob, ada", bal.Decision.DecidedBy)
+}
+
+// With three people expected, the gate waits while Approve can still
+// reach two votes and fails as soon as it cannot, taking the failing
+// option with the most votes (the first in the file on a tie).
+func TestGateApprovalFailsOnceItCannotPass(t *testing.T) {
+	t.Parallel()
+	b, c, r, cp := votesBundle(t)
+	ctx := context.Background()
+	_, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "ada"))
+	require.NoError(t, err)
+	bal, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Revise", "more sources", "bob"))
+	require.NoError(t, err)
+	require.False(t, bal.Resolved(), "Approve has 1 and cy may still vote")
+	require.Equal(t, 1, bal.Needed)
+	bal, err = b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Reject", "", "cy"))
+	require.NoError(t, err)
+	require.True(t, bal.Resolved(), "Approve has 1, nobody is left: it cannot pass")
+	require.Equal(t, "cy", bal.Decision.DecidedBy, "Reject and Revise tie: Reject comes first")
+	r = b.advance(t, r.ID)
+	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+	require.Equal(t, "Reject", outputsOf(t, r)["signoff"]["option"])
+	require.Zero(t, c.get("publish"))
+}
+
+// 100 votes at once, from 100 people, on the 2-of-3 gate: exactly one
+// decision, the run advances once, and every vote is in the table.
+func TestGateApprovalConcurrentVotes(t *testing.T) {
+	t.Parallel()
+	b, c, r, cp := votesBundle(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	resolved, conflicts := 0, 0
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bal, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", fmt.Sprintf("voter%02d", i)))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil && bal.Resolved():
+				resolved++
+			case fault.ErrorCode(err) == fault.EConflict:
+				conflicts++
+			default:
+				require.NoError(t, err)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, 1, resolved)
+	require.Equal(t, 98, conflicts)
+	r = b.advance(t, r.ID)
+	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+	require.Equal(t, 1, c.get("publish"))
+	require.Equal(t, []string{"signoff:checkpoint", "signoff:goto:publish", "publish:ok"}, b.steps(t, r.ID))
+	votes, err := b.store.Votes(ctx, r.ID)
+	require.NoError(t, err)
+	require.Len(t, votes, 100)
+	late := 0
+	for _, v := range votes {
+		if v.Late {
+			late++
+		}
+	}
+	require.Equal(t, 98, late)
+}
+
+// A gate that fails with no vote for any failing option takes the first
+// one, even when it requires input: the decision says why instead.
+func TestGateApprovalFailsWithoutFailingVotes(t *testing.T) {
+	t.Parallel()
+	c := &counter{}
+	b := setup(t, "", engine.Pending(), compile(t, `apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: split}
+stages:
+  - id: pick
+    type: gate
+    options:
+      - {label: Short, next: write}
+      - {label: Long, next: write}
+      - {label: Rethink, next: complete, requires_input: true}
+    approval: {count: 2, of: 2, options: [Short, Long]}
+  - {id: write, type: skill, skill: echo}
+`, flow.Skills{"echo": echo(c)}))
+	ctx := context.Background()
+	r := b.run(t, "split", nil)
+	cp, _ := pendingCheckpoint(t, b, r)
+	_, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Short", "", "ada"))
+	require.NoError(t, err)
+	bal, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Long", "", "bob"))
+	require.NoError(t, err)
+	require.True(t, bal.Resolved(), "both voted, each option has one of the two needed")
+	require.Equal(t, "nobody", bal.Decision.DecidedBy)
+	r = b.advance(t, r.ID)
+	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+	require.Equal(t, "Rethink", outputsOf(t, r)["pick"]["option"])
+	require.Equal(t, "no vote: the gate could no longer pass", outputsOf(t, r)["pick"]["input"])
+	require.Zero(t, c.get("write"))
+}
