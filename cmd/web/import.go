@@ -76,13 +76,6 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
-	// A bulk import rewrites much of the library: the database as it was
-	// is kept first (retention applies).
-	b, err := st.Backup(ctx, store.BackupImport, "")
-	if err != nil {
-		return err
-	}
-	logger.Info("backed up the database before importing", "backup", b.Path, "bytes", b.Size)
 
 	start := time.Now()
 	p := newProgressPrinter(c.stdout, isTerminal(c.stdout), in, time.Now)

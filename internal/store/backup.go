@@ -54,12 +54,20 @@ func (s *Store) Backup(ctx context.Context, reason, runID string) (Backup, error
 	if err := s.write.QueryRowContext(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`).Scan(&version); err != nil {
 		return Backup{}, fmt.Errorf("store: backup: schema version: %w", err)
 	}
-	b, err := s.snapshot(ctx, reason, runID, version)
+	if s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
+		return Backup{}, fault.Errorf(fault.EInvalid, "an in-memory database has no file to back up")
+	}
+	// The copy is read on a connection of its own, in one read
+	// transaction: the writer, which the server's runs share, goes on
+	// meanwhile (WAL).
+	db, err := OpenRaw(s.path, "")
+	if err != nil {
+		return Backup{}, fmt.Errorf("store: backup: %w", err)
+	}
+	b, err := s.snapshot(ctx, db, reason, runID, version)
+	db.Close()
 	if err != nil {
 		return Backup{}, err
-	}
-	if b.Path == "" {
-		return Backup{}, fault.Errorf(fault.EInvalid, "an in-memory database has no file to back up")
 	}
 	if err := s.record(ctx, b); err != nil {
 		return Backup{}, err
@@ -67,15 +75,16 @@ func (s *Store) Backup(ctx context.Context, reason, runID string) (Backup, error
 	return b, nil
 }
 
-// snapshot writes a VACUUM INTO copy of the live database (consistent
-// even while other connections write) to a new file in the backup
-// directory; it records nothing. An in-memory database gives a zero Backup.
-func (s *Store) snapshot(ctx context.Context, reason, runID string, version int64) (Backup, error) {
+// snapshot writes a VACUUM INTO copy of the live database, read through
+// db (consistent even while other connections write), to a new file in
+// the backup directory; it records nothing. An in-memory database gives a
+// zero Backup.
+func (s *Store) snapshot(ctx context.Context, db *sql.DB, reason, runID string, version int64) (Backup, error) {
 	if s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
 		return Backup{}, nil
 	}
 	b := Backup{Reason: reason, RunID: runID, FromVersion: version, CreatedAt: s.Now()}
-	path, size, err := vacuumInto(ctx, s.write, s.backupDir, filepath.Base(s.path), reason, b.CreatedAt)
+	path, size, err := vacuumInto(ctx, db, s.backupDir, filepath.Base(s.path), reason, b.CreatedAt)
 	if err != nil {
 		return Backup{}, fmt.Errorf("store: backup (%s): %w", reason, err)
 	}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
+	"quarry/internal/library"
 	"quarry/internal/store"
 )
 
@@ -115,4 +117,27 @@ func TestRestore(t *testing.T) {
 	require.Equal(t, r.Replaced.Path, list[0].Path)
 	// The replaced database is kept, whole.
 	require.NoError(t, store.CheckBackupFile(ctx, r.Replaced.Path))
+}
+
+// A bulk import (staged, then merged) backs the database up first.
+func TestBulkImportIsBackedUpFirst(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := openLibraryFile(t)
+	recs := []library.Record{paper("First quokka paper", "", 2020, "10.3/1"), paper("Second quokka paper", "", 2020, "10.3/2")}
+	n := 0
+	next := func() (library.Record, error) {
+		if n == len(recs) {
+			return library.Record{}, io.EOF
+		}
+		n++
+		return recs[n-1], nil
+	}
+	_, err := library.Import(ctx, st, next, library.ImportOptions{BatchSize: 1})
+	require.NoError(t, err)
+	list, err := st.Backups(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	require.Equal(t, store.BackupImport, list[0].Reason)
+	require.NoError(t, store.CheckBackupFile(ctx, list[0].Path))
 }

@@ -226,14 +226,15 @@ func (s *vettedStmt) QueryContext(ctx context.Context, args []driver.NamedValue)
 		r, err = s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
 		return err
 	})
-	if err != nil {
-		return nil, err
+	if err != nil || len(s.tables) == 0 {
+		return r, err
 	}
 	return &vettedRows{Rows: r, s: s}, nil
 }
 
-// vettedRows steps a vetted statement with its tables allowed; closeStmt
-// also closes the statement (one vet compiled for a single query).
+// vettedRows steps a vetted statement that deletes with its tables
+// allowed; closeStmt also closes the statement (one vet compiled for a
+// single query).
 type vettedRows struct {
 	driver.Rows
 	s         *vettedStmt
@@ -303,7 +304,10 @@ func (c *guardedConn) QueryContext(ctx context.Context, query string, args []dri
 		st.Close()
 		return nil, err
 	}
-	vr := r.(*vettedRows)
+	vr, ok := r.(*vettedRows)
+	if !ok {
+		vr = &vettedRows{Rows: r, s: st}
+	}
 	vr.closeStmt = true
 	return vr, nil
 }

@@ -4,7 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
@@ -115,4 +119,26 @@ func TestGuardLetsAVettedDeleteRecompile(t *testing.T) {
 	n, err := res.RowsAffected()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n)
+}
+
+// River's maintenance deletes (the job cleaner, leader and queue expiry,
+// deleting a job) are bounded and pass the guard.
+func TestGuardLetsRiverMaintain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	ex := riversqlite.New(s.write).GetExecutor()
+	now := time.Now()
+	_, err = ex.JobDeleteBefore(ctx, &riverdriver.JobDeleteBeforeParams{
+		CancelledDoDelete: true, CancelledFinalizedAtHorizon: now, CompletedDoDelete: true, CompletedFinalizedAtHorizon: now,
+		DiscardedDoDelete: true, DiscardedFinalizedAtHorizon: now, Max: 100})
+	require.NoError(t, err)
+	_, err = ex.LeaderDeleteExpired(ctx, &riverdriver.LeaderDeleteExpiredParams{Now: &now})
+	require.NoError(t, err)
+	_, err = ex.QueueDeleteExpired(ctx, &riverdriver.QueueDeleteExpiredParams{Max: 100, UpdatedAtHorizon: now})
+	require.NoError(t, err)
+	_, err = ex.JobDelete(ctx, &riverdriver.JobDeleteParams{ID: 12345})
+	require.ErrorIs(t, err, rivertype.ErrNotFound)
 }

@@ -366,7 +366,7 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 	}
 	var backup Backup
 	if pending && current > 0 {
-		if backup, err = s.snapshot(ctx, BackupMigration, "", current); err != nil {
+		if backup, err = s.snapshot(ctx, s.write, BackupMigration, "", current); err != nil {
 			return err
 		}
 	}
