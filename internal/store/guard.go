@@ -22,15 +22,18 @@ import (
 //     are refused outright; temporary objects are not guarded.
 //   - DELETE must be bounded: the statement must read a column of the
 //     table it deletes from (in practice in its WHERE; a RETURNING list
-//     reads columns too, so it counts). The authorizer cannot see a WHERE clause, only the
-//     columns a statement reads, and it is asked about the DELETE before
-//     them; so a statement whose text contains "delete" is compiled apart
-//     first (guardedConn.vet), and run only if every table it deletes
-//     from had a column read. Anything else compiled — a script's later
-//     statements, a statement re-prepared after a schema change — may not
-//     delete at all. The rule stops the slip of a missing or constant
-//     WHERE (DELETE FROM runs, … WHERE 1); it cannot judge what a WHERE
-//     means (WHERE id > 0 passes).
+//     reads columns too, so it counts). The authorizer cannot see a
+//     WHERE clause, only the columns a statement reads, and it is asked
+//     about the DELETE before them; so a statement whose text contains
+//     "delete" is compiled apart first (guardedConn.vet), and run only if
+//     every table it deletes from had a column read. Nothing else
+//     compiled may delete, save the vetted statement compiled again as it
+//     runs (SQLite recompiles when a bound value may change the plan, or
+//     the schema changed). The rule stops the slip of a missing or
+//     constant WHERE (DELETE FROM runs, … WHERE 1); it cannot judge what
+//     a WHERE means (WHERE id > 0 passes), and in a script of several
+//     statements only the first is vetted: a later one may delete from
+//     the tables the first deletes from, no other.
 //   - Deletes by the schema's own triggers and foreign-key actions, and
 //     by FTS5 inside its shadow tables (a derived index it rebuilds by
 //     emptying them), are allowed.
