@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/riverqueue/river/riverdriver"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/fault"
+	"quarry/migrations"
 )
 
 // The guard refuses DROP, ALTER and unbounded DELETE on the store's own
@@ -141,4 +143,23 @@ func TestGuardLetsRiverMaintain(t *testing.T) {
 	require.NoError(t, err)
 	_, err = ex.JobDelete(ctx, &riverdriver.JobDeleteParams{ID: 12345})
 	require.ErrorIs(t, err, rivertype.ErrNotFound)
+}
+
+// Migrations run before the guard is armed: they may drop and alter;
+// the same statements after Open are refused.
+func TestGuardLetsMigrationsThrough(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	first, err := migrations.FS.ReadFile("00001_engine.sql")
+	require.NoError(t, err)
+	fsys := fstest.MapFS{
+		"00001_engine.sql": {Data: first},
+		"00002_reshape.sql": {Data: []byte("-- +goose Up\nCREATE TABLE t (x);\nDELETE FROM t;\nDROP TABLE t;\nALTER TABLE settings ADD COLUMN note TEXT;\n" +
+			"-- +goose Down\nALTER TABLE settings DROP COLUMN note;\n")},
+	}
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{Migrations: fsys})
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.write.ExecContext(ctx, `ALTER TABLE settings DROP COLUMN note`)
+	require.Equal(t, fault.EUnauthorized, fault.ErrorCode(err), "%v", err)
 }
