@@ -1,5 +1,6 @@
 // Command web is the Quarry binary: `quarry serve` runs the web app, and
-// further subcommands (import, dedup, eval, workflow, version) share its
+// further subcommands (import, dedup, eval, workflow, backup, restore,
+// version) share its
 // configuration.
 package main
 
@@ -74,6 +75,8 @@ func commands() []command {
 		{"dedup", "merge several exports into one deduplicated file, with a CSV report of every merge", (*cli).dedupCmd},
 		{"eval", "measure the deduplicator or the relevance scorer on labelled data", (*cli).evalCmd},
 		{"workflow", "check workflow definition files and draw their graphs (DOT, SVG, Mermaid)", (*cli).workflowCmd},
+		{"backup", "copy the database into the backup directory (safe while the server runs)", (*cli).backupCmd},
+		{"restore", "replace the database with a backup, after checking it (stop the server first)", (*cli).restoreCmd},
 		{"version", "print the version and the revision it was built from", (*cli).versionCmd},
 		{"help", "show this help, or a subcommand's (quarry help import)", (*cli).helpCmd},
 	}

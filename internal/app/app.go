@@ -113,7 +113,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	for _, opt := range opts {
 		opt(a)
 	}
-	if a.store, err = store.Open(ctx, cfg.DB, store.Options{Logger: a.logger, BusyTimeout: cfg.Database.BusyTimeout, MaxBytes: cfg.Database.MaxBytes, ImportReserve: cfg.Database.ImportReserve}); err != nil {
+	if a.store, err = store.Open(ctx, cfg.DB, cfg.StoreOptions(a.logger)); err != nil {
 		return nil, err
 	}
 	defer func() {

@@ -14,6 +14,7 @@ import (
 	"quarry/internal/fault"
 	"quarry/internal/research"
 	"quarry/internal/skills/llm"
+	"quarry/internal/store"
 )
 
 // Defaults used when no flag, environment variable or file sets a value.
@@ -113,6 +114,18 @@ type Database struct {
 	// ImportReserve is the free space imports leave on the disk; 0 is the
 	// default, negative turns the check off.
 	ImportReserve int64
+	// BackupDir is where backups go; empty is "backups" beside the
+	// database.
+	BackupDir string
+	// BackupKeep is how many backups are kept; 0 is the default.
+	BackupKeep int
+}
+
+// StoreOptions are the store's options for this configuration, logging
+// to log: the server and every subcommand open the database alike.
+func (c Config) StoreOptions(log *slog.Logger) store.Options {
+	return store.Options{Logger: log, BusyTimeout: c.Database.BusyTimeout, MaxBytes: c.Database.MaxBytes, ImportReserve: c.Database.ImportReserve,
+		BackupDir: c.Database.BackupDir, BackupKeep: c.Database.BackupKeep}
 }
 
 // Search says which sources a deployment searches, how to reach them and

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"quarry/internal/fault"
@@ -95,10 +96,21 @@ const (
 // (importing the file again completes it; imports are idempotent) and the
 // rest staged for DropStaged. If the index is stale (after a migration) it
 // is rebuilt once at the end instead, the one long transaction left.
+//
+// A bulk import rewrites much of the library, so the database as it was is
+// backed up first (BackupImport; retention applies), whoever started it:
+// an upload or quarry import.
 func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, error) {
 	stale, err := s.LibraryIndexStale(ctx)
 	if err != nil {
 		return ImportCounts{}, err
+	}
+	if s.path != ":memory:" && !strings.HasPrefix(s.path, "file::memory:") {
+		b, err := s.Backup(ctx, BackupImport, "")
+		if err != nil {
+			return ImportCounts{}, err
+		}
+		s.log.Info("store: backed up the database before a bulk import", "backup", b.Path, "bytes", b.Size)
 	}
 	var total ImportCounts
 	rows, after := s.mergeRows, int64(0)

@@ -24,7 +24,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+	"modernc.org/sqlite" // the pure-Go SQLite driver, also registered as "sqlite"
 
 	"quarry/internal/engine"
 	"quarry/migrations"
@@ -42,6 +42,8 @@ type Store struct {
 	// jobs inserts River jobs, inside our transactions when atomicity matters.
 	jobs   *river.Client[*sql.Tx]
 	worker *river.Client[*sql.Tx]
+	// guard refuses destructive statements once migrations are done.
+	guard guard
 	// timers start this process's jobs due later on time (timers.go).
 	timers timers
 	log    *slog.Logger
@@ -53,6 +55,10 @@ type Store struct {
 		// /api/runs/:id asks it, and parsing was half its cost.
 		runStamp *sql.Stmt
 	}
+	// backupDir and backupKeep are Options.BackupDir and BackupKeep with
+	// their defaults applied.
+	backupDir  string
+	backupKeep int
 	// importReserve is Options.ImportReserve with its default applied.
 	importReserve int64
 	// mergeRows is the first merge transaction's size, mergeRowsMax its
@@ -84,6 +90,12 @@ type Options struct {
 	// the last byte cannot even delete what an import staged, since the
 	// delete must be logged first.
 	ImportReserve int64
+	// BackupDir is where backups are written; empty means a directory
+	// "backups" beside the database (DefaultBackupDir).
+	BackupDir string
+	// BackupKeep is how many backups retention keeps (the newest); older
+	// ones are deleted with their files. 0 means DefaultBackupKeep.
+	BackupKeep int
 	// MergeRows caps the rows one merge transaction of a bulk import moves
 	// (default 10000; below it the size adapts to keep each transaction
 	// short). Tests lower it to see merges interleave with other writers.
@@ -157,6 +169,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		opts.Migrations = migrations.FS
 	}
 	s := &Store{path: path, log: opts.Logger, Now: time.Now, mergeRows: firstMergeRows, mergeRowsMax: maxMergeRows}
+	s.backupDir, s.backupKeep = opts.BackupDir, opts.BackupKeep
+	if s.backupDir == "" {
+		s.backupDir = DefaultBackupDir(path)
+	}
+	if s.backupKeep <= 0 {
+		s.backupKeep = DefaultBackupKeep
+	}
 	s.importReserve = opts.ImportReserve
 	if s.importReserve == 0 {
 		s.importReserve = DefaultImportReserve
@@ -167,10 +186,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	var err error
 	open := func(readOnly bool, conns int) (*sql.DB, error) {
-		db, err := sql.Open("sqlite", dsn(path, readOnly, opts.Synchronous, opts.BusyTimeout))
+		base, err := sqlite.NewConnector(dsn(path, readOnly, opts.Synchronous, opts.BusyTimeout))
 		if err != nil {
 			return nil, err
 		}
+		db := sql.OpenDB(guardedConnector{base, &s.guard})
 		db.SetMaxOpenConns(conns)
 		db.SetMaxIdleConns(conns)
 		db.SetConnMaxLifetime(0)
@@ -209,6 +229,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if err := capSize(ctx, s.write, opts.MaxBytes); err != nil {
+		s.write.Close()
+		return nil, err
+	}
+	// From here on no DROP, ALTER or unbounded DELETE runs (guard.go).
+	if err := s.guard.arm(ctx, s.write); err != nil {
 		s.write.Close()
 		return nil, err
 	}
@@ -339,9 +364,9 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 	if err != nil {
 		return fmt.Errorf("store: migration status: %w", err)
 	}
-	var backup string
+	var backup Backup
 	if pending && current > 0 {
-		if backup, err = s.backup(ctx, current); err != nil {
+		if backup, err = s.snapshot(ctx, s.write, BackupMigration, "", current); err != nil {
 			return err
 		}
 	}
@@ -351,14 +376,13 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 	// lose the race ("index … already exists") with its transaction
 	// rolled back; reading again finds the winner's versions (settle).
 	if err := settle(ctx, func() error { _, err := p.Up(ctx); return err }); err != nil {
-		return fmt.Errorf("store: apply migrations (backup: %q): %w", backup, err)
+		return fmt.Errorf("store: apply migrations (backup: %q): %w", backup.Path, err)
 	}
-	if backup != "" {
-		if _, err := s.write.ExecContext(ctx, `INSERT INTO backups (path, from_version, created_at) VALUES (?, ?, ?)`,
-			backup, current, formatTime(s.Now())); err != nil {
-			return fmt.Errorf("store: record backup: %w", err)
+	if backup.Path != "" {
+		if err := s.record(ctx, backup); err != nil {
+			return err
 		}
-		s.log.Info("store: backed up database before migrating", "backup", backup, "from_version", current)
+		s.log.Info("store: backed up database before migrating", "backup", backup.Path, "from_version", current)
 	}
 	m, err := rivermigrate.New(riversqlite.New(s.write), nil)
 	if err != nil {
@@ -398,46 +422,6 @@ func settle(ctx context.Context, apply func() error) error {
 		}
 	}
 	return err
-}
-
-// backup copies the live database with VACUUM INTO, which is consistent
-// even while other connections write.
-func (s *Store) backup(ctx context.Context, version int64) (string, error) {
-	if s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
-		return "", nil
-	}
-	name := fmt.Sprintf("%s.backup-v%d-%s.db", s.path, version, s.Now().UTC().Format("20060102T150405.000000000Z"))
-	if _, err := s.write.ExecContext(ctx, `VACUUM INTO ?`, name); err != nil {
-		return "", fmt.Errorf("store: backup before migrating: %w", err)
-	}
-	return name, nil
-}
-
-// Backup is one recorded pre-migration backup.
-type Backup struct {
-	Path        string
-	FromVersion int64
-	CreatedAt   time.Time
-}
-
-// Backups lists the pre-migration backups, newest first.
-func (s *Store) Backups(ctx context.Context) ([]Backup, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT path, from_version, created_at FROM backups ORDER BY id DESC`)
-	if err != nil {
-		return nil, fmt.Errorf("store: backups: %w", err)
-	}
-	defer rows.Close()
-	var out []Backup
-	for rows.Next() {
-		var b Backup
-		var at string
-		if err := rows.Scan(&b.Path, &b.FromVersion, &at); err != nil {
-			return nil, fmt.Errorf("store: backups: %w", err)
-		}
-		b.CreatedAt = parseTime(at)
-		out = append(out, b)
-	}
-	return out, rows.Err()
 }
 
 // Close stops the workers (if started) and closes every pool.

@@ -63,7 +63,7 @@ func TestPendingMigrationsAreBackedUpFirst(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, backups, 1)
 	require.Equal(t, int64(1), backups[0].FromVersion)
-	require.Equal(t, dir, filepath.Dir(backups[0].Path))
+	require.Equal(t, filepath.Join(dir, "backups"), filepath.Dir(backups[0].Path))
 	_, err = os.Stat(backups[0].Path)
 	require.NoError(t, err)
 

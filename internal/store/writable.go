@@ -20,7 +20,7 @@ func (s *Store) Writable(ctx context.Context) error {
 		ON CONFLICT (id) DO UPDATE SET pad = excluded.pad`, probeBytes); err != nil {
 		return fmt.Errorf("store: write probe: %w", err)
 	}
-	if _, err := s.write.ExecContext(ctx, `DELETE FROM write_probe`); err != nil {
+	if _, err := s.write.ExecContext(ctx, `DELETE FROM write_probe WHERE id = 1`); err != nil {
 		return fmt.Errorf("store: write probe: %w", err)
 	}
 	return nil

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/store"
+)
+
+// quarry backup writes a recorded copy beside the database, and quarry
+// restore refuses a damaged file (exit 1,
+// nothing touched) and restores a good one.
+func TestBackupAndRestoreCommands(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "q.db")
+	env := map[string]string{"QUARRY_DB": db, "QUARRY_BACKUP_KEEP": "5"}
+
+	got := quarry(t, "", env, "backup")
+	require.Equal(t, 0, got.code, got.stderr)
+	require.Contains(t, got.stdout, "backed up "+db+" to "+filepath.Join(dir, "backups"))
+	ris := filepath.Join(dir, "a.ris")
+	require.NoError(t, os.WriteFile(ris, []byte(dedupRIS), 0o644))
+	got = quarry(t, "", env, "import", ris)
+	require.Equal(t, 0, got.code, got.stderr)
+
+	st, err := store.Open(t.Context(), db, store.Options{})
+	require.NoError(t, err)
+	list, err := st.Backups(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+	require.Len(t, list, 1, "a small import (one batch) is no bulk import and takes no backup")
+	require.Equal(t, store.BackupManual, list[0].Reason)
+	empty := list[0].Path // the library before the import
+
+	garbage := filepath.Join(dir, "garbage.db")
+	require.NoError(t, os.WriteFile(garbage, []byte("SQLite format 3\x00 and then nothing that makes sense"), 0o644))
+	got = quarry(t, "", env, "restore", garbage)
+	require.Equal(t, 1, got.code, "a refused file is a failure, not a misuse: %s", got.stderr)
+	require.Contains(t, got.stderr, "cannot restore "+garbage)
+	got = quarry(t, "", env, "restore")
+	require.Equal(t, 2, got.code)
+
+	got = quarry(t, "", env, "restore", empty)
+	require.Equal(t, 0, got.code, got.stderr)
+	require.Contains(t, got.stdout, "the replaced database is kept as "+filepath.Join(dir, "backups"))
+	st, err = store.Open(t.Context(), db, store.Options{})
+	require.NoError(t, err)
+	defer st.Close()
+	n, err := st.LibraryCount(t.Context())
+	require.NoError(t, err)
+	require.Zero(t, n, "the library is as it was before the import")
+}
