@@ -357,3 +357,12 @@ func intOf(n *ast.IntegerNode) (int64, bool) {
 	}
 	return 0, false
 }
+
+// isMapping reports whether n is a YAML mapping (block or flow).
+func isMapping(n ast.Node) bool {
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+		return true
+	}
+	return false
+}

@@ -175,7 +175,13 @@ type Approval struct {
 	Count   int
 	Of      int
 	Options []string
-	Pos     Pos
+	// Inline is set when approval.options are the gate's options
+	// themselves ({label, next, …}, no options key): then every option
+	// passes, and the first that Count people choose is taken.
+	Inline bool
+	Pos    Pos
+
+	defined []Option
 
 	keys      map[string]Pos
 	optionPos []Pos

@@ -409,6 +409,15 @@ stages:
 			`t.yaml:17:57: stage "d": approval applies to a gate with options: the people vote for one`,
 			`t.yaml:18:39: stage "e": approval does not apply to a gate with a form: the form asks one person`,
 		}},
+		{"ApprovalOptionsTwice", head + `stages:
+  - id: a
+    type: gate
+    options: [{label: Yes, next: complete}]
+    approval: {count: 2, options: [{label: Yes, next: complete}, {label: No, next: complete}]}
+`, []string{
+			`t.yaml:8:35: stage "a": the gate's options are given in options already; give them once`,
+			`t.yaml:8:66: stage "a": approval.options: "No" is not one of the gate's options ("Yes")`,
+		}},
 		{"FormNotRegistered", head + `stages:
   - {id: g, type: gate, form: nope, options: [{label: approve, next: complete}]}
 `, []string{

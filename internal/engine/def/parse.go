@@ -384,9 +384,20 @@ func (d *decoder) stage(n ast.Node, inBranch bool) *Stage {
 		case "form":
 			s.Form, _ = d.str(e, id)
 		case "options":
+			if s.Approval != nil && s.Approval.Inline {
+				d.r.at(posOf(e.value), id, "the gate's options are given in approval.options already; give them once")
+				break
+			}
 			s.Options = d.options(e, id)
 		case "approval":
 			s.Approval = d.approval(e, id)
+			if a := s.Approval; a != nil && a.Inline {
+				if len(s.Options) > 0 {
+					d.r.at(a.at("options"), id, "the gate's options are given in options already; give them once")
+					break
+				}
+				s.Options = a.defined
+			}
 		case "context":
 			if items, ok := d.sequence(e, id); ok {
 				for _, it := range items {
@@ -614,6 +625,17 @@ func (d *decoder) approval(e kv, stage string) *Approval {
 				a.Of = n
 			}
 		case "options":
+			if items, ok := d.sequence(f, stage); ok && len(items) > 0 && isMapping(items[0]) {
+				// The gate's options themselves ({label, next}): every one
+				// passes once count people choose it.
+				a.Inline = true
+				a.defined = d.options(f, stage)
+				for i, o := range a.defined {
+					a.Options = append(a.Options, o.Label)
+					a.optionPos = append(a.optionPos, posOf(items[min(i, len(items)-1)]))
+				}
+				break
+			}
 			if items, ok := d.sequence(f, stage); ok {
 				for _, it := range items {
 					l, ok := scalarString(it)

@@ -591,7 +591,7 @@ func (v *validator) approval(s *Stage) {
 		}
 		passing[l] = true
 	}
-	if !slices.ContainsFunc(s.Options, func(o Option) bool { return !passing[o.Label] }) {
+	if !a.Inline && !slices.ContainsFunc(s.Options, func(o Option) bool { return !passing[o.Label] }) {
 		v.r.at(a.at("options"), id, "approval.options lists every option: leave one out, for the gate to take when it fails")
 	}
 }

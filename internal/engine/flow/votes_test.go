@@ -198,3 +198,42 @@ stages:
 	require.Equal(t, "no vote: the gate could no longer pass", outputsOf(t, r)["pick"]["input"])
 	require.Zero(t, c.get("write"))
 }
+
+// quorumDef gives the gate's options inside approval: every option passes
+// once two people choose it (the shape ../shared/checks/wf/quorum.yaml
+// uses).
+const quorumDef = `apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: quorum}
+stages:
+  - id: vote
+    type: gate
+    approval:
+      count: 2
+      options:
+        - {label: Accept, next: accepted}
+        - {label: Reject, next: complete}
+  - {id: accepted, type: skill, skill: echo}
+`
+
+func TestGateApprovalWithItsOptionsInside(t *testing.T) {
+	t.Parallel()
+	c := &counter{}
+	b := setup(t, "", engine.Pending(), compile(t, quorumDef, flow.Skills{"echo": echo(c)}))
+	r := b.run(t, "quorum", nil)
+	cp, p := pendingCheckpoint(t, b, r)
+	require.Equal(t, []string{"Accept", "Reject"}, []string{p.Options[0].Label, p.Options[1].Label})
+	ctx := context.Background()
+	for _, v := range []struct{ who, opt string }{{"ana", "Accept"}, {"ben", "Reject"}} {
+		bal, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose(v.opt, "", v.who))
+		require.NoError(t, err)
+		require.False(t, bal.Resolved(), "one vote each: still waiting")
+	}
+	bal, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Accept", "", "cem"))
+	require.NoError(t, err)
+	require.True(t, bal.Resolved())
+	r = b.advance(t, r.ID)
+	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+	require.Equal(t, 1, c.get("accepted"))
+	require.Equal(t, "ana, cem", outputsOf(t, r)["vote"]["decided_by"])
+}
