@@ -78,6 +78,9 @@ type RunJSON struct {
 	// config, passed, result, error, time), oldest first, each with the
 	// stage, iteration and step record (seq) of its visit.
 	GateChecks []engine.GateCheck `json:"gate_checks"`
+	// ForkedFrom is the run and checkpoint this run was forked from
+	// (POST /api/runs/:id/fork); absent for a run that is not a fork.
+	ForkedFrom *engine.ForkOrigin `json:"forked_from,omitempty"`
 	// Votes are, per gate several people decide, every vote cast (who,
 	// option, input, note, time, replaced, late) and how many more the
 	// gate needs (runview.GateVotes).

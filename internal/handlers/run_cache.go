@@ -178,6 +178,8 @@ type cachedRun struct {
 	resume engine.ResumeContext
 	// checks are the run's gate checks, oldest first.
 	checks []engine.GateCheck
+	// fork is where the run was forked from (nil: not a fork).
+	fork *engine.ForkOrigin
 	// marks are the papers' current marks (with who and when).
 	marks []research.Mark
 	// events are a search run's marks in the order they were made, for
@@ -260,7 +262,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			// before, which for a run of thousands of papers was most
 			// of a reload.
 			e.run, e.view, e.state = prev.run, prev.view, prev.state
-			e.stages, e.resume, e.checks = prev.stages, prev.resume, prev.checks
+			e.stages, e.resume, e.checks, e.fork = prev.stages, prev.resume, prev.checks, prev.fork
 			// What the stamp before built, or had to build on when it
 			// built nothing (a page read between two API reads).
 			if prev.pageBuilt.Load() {
@@ -293,6 +295,9 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 				if e.checks, e.err = rs.GateChecks(ctx, id); e.err != nil {
 					return
 				}
+			}
+			if e.fork, e.err = rs.ForkOf(ctx, id); e.err != nil {
+				return
 			}
 			if e.run.Workflow == pipeline.Name {
 				if e.state, e.err = pipeline.StateOf(e.run); e.err != nil {
@@ -401,7 +406,7 @@ func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 		if e.api.Stages == nil {
 			e.api.Stages = []engine.StageState{}
 		}
-		e.api.GateChecks = e.checks
+		e.api.GateChecks, e.api.ForkedFrom = e.checks, e.fork
 		if e.api.GateChecks == nil {
 			e.api.GateChecks = []engine.GateCheck{}
 		}

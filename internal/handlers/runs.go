@@ -32,6 +32,8 @@ type RunStore interface {
 	// StepTrail is the run's audit trail, large outputs left out: its
 	// stages and resume context (engine.Progress).
 	StepTrail(ctx context.Context, runID string) ([]engine.StepRecord, error)
+	// ForkOf is where a run was forked from (nil: not a fork).
+	ForkOf(ctx context.Context, runID string) (*engine.ForkOrigin, error)
 	// RunBranches are the branches of each parallel stage's latest visit.
 	RunBranches(ctx context.Context, runID string) ([]engine.Branch, error)
 	// GateChecks are every automatic check the run's gates made.

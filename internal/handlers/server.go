@@ -271,6 +271,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
 	g.GET("/api/runs/:id", api.GetRun).Name = "api-run"
 	g.POST("/api/runs/:id/decisions", api.Decide).Name = "api-decide"
+	g.POST("/api/runs/:id/fork", api.Fork).Name = "api-run-fork"
 	g.GET("/api/runs/:id/marks", api.Marks).Name = "api-run-marks"
 	g.PUT("/api/runs/:id/marks/*", api.PutMark).Name = "api-run-mark"
 	g.POST("/api/runs/:id/checkpoints/:cp/more", api.ShowMore).Name = "api-run-more"

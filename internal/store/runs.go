@@ -215,6 +215,11 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 		if err := insertCheckpoint(ctx, tx, *c.NewCheckpoint); err != nil {
 			return engine.Run{}, err
 		}
+		if c.Run.CheckpointID == c.NewCheckpoint.ID { // a person is asked: keep the state, for forks
+			if err := insertCheckpointState(ctx, tx, c.NewCheckpoint.ID, c.Run.State); err != nil {
+				return engine.Run{}, err
+			}
+		}
 	}
 	if err := s.updateRun(ctx, tx, c.From, c.Run); err != nil {
 		return engine.Run{}, err

@@ -1,0 +1,81 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"quarry/internal/engine"
+	"quarry/internal/fault"
+)
+
+// insertCheckpointState keeps the run's state at a checkpoint a person is
+// asked at, in the commit that raises it, so a fork can start from there.
+func insertCheckpointState(ctx context.Context, tx *sql.Tx, cpID string, st engine.State) error {
+	enc, err := encodeState(st)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO checkpoint_states (checkpoint_id, state) VALUES (?, ?)`, cpID, enc); err != nil {
+		return fmt.Errorf("store: keep checkpoint state: %w", err)
+	}
+	return nil
+}
+
+// CheckpointState returns the run's state as it was at checkpoint id; a
+// checkpoint raised before states were kept is fault.ENotFound.
+func (s *Store) CheckpointState(ctx context.Context, id string) (engine.State, error) {
+	var raw string
+	err := s.read.QueryRowContext(ctx, `SELECT state FROM checkpoint_states WHERE checkpoint_id = ?`, id).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fault.Errorf(fault.ENotFound, "checkpoint %s has no kept state (it was raised before forks were possible)", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: checkpoint state %s: %w", id, err)
+	}
+	var st engine.State
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		return nil, fmt.Errorf("store: checkpoint state %s: %w", id, err)
+	}
+	return st, nil
+}
+
+// CreateFork inserts a fork's run, its origin and its first advance job
+// in one transaction.
+func (s *Store) CreateFork(ctx context.Context, r engine.Run, from engine.ForkOrigin) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := insertRun(ctx, tx, r); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO run_forks (run_id, from_run, from_checkpoint, forked_by, created_at) VALUES (?, ?, ?, ?, ?)`,
+		r.ID, from.Run, from.Checkpoint, from.By, formatTime(r.CreatedAt)); err != nil {
+		return fmt.Errorf("store: record fork: %w", err)
+	}
+	if err := s.scheduleAdvanceTx(ctx, tx, r.ID); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit fork: %w", err)
+	}
+	return nil
+}
+
+// ForkOf returns where run id was forked from (nil for a run that is not
+// a fork).
+func (s *Store) ForkOf(ctx context.Context, id string) (*engine.ForkOrigin, error) {
+	var f engine.ForkOrigin
+	err := s.read.QueryRowContext(ctx, `SELECT from_run, from_checkpoint, forked_by FROM run_forks WHERE run_id = ?`, id).Scan(&f.Run, &f.Checkpoint, &f.By)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: fork of %s: %w", id, err)
+	}
+	return &f, nil
+}
