@@ -45,3 +45,19 @@ func (a *API) Fork(c echo.Context) error {
 	return c.JSON(http.StatusCreated, ForkCreated{RunCreated: RunCreated{ID: run.ID, URL: "/runs/" + run.ID, Status: string(run.Status)},
 		ForkedFrom: engine.ForkOrigin{Run: c.Param("id"), Checkpoint: cp, By: by}})
 }
+
+// Fork handles the run page's "Fork from here" (POST /runs/:id/fork):
+// the fork is started and its page shown.
+func (h *Runs) Fork(c echo.Context) error {
+	cp := strings.TrimSpace(c.FormValue("checkpoint_id"))
+	if cp == "" {
+		return fault.Errorf(fault.EInvalid, "say which checkpoint to fork from")
+	}
+	ctx := c.Request().Context()
+	run, err := h.engine.Fork(ctx, c.Param("id"), cp, h.people.name(c))
+	if err != nil {
+		return err
+	}
+	settle(ctx, h.engine, h.runs, run.ID, h.done)
+	return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)
+}

@@ -92,7 +92,7 @@ func runDataOf(e *engine.Engine, run engine.Run, v runview.View, sets pipeline.S
 	bound := loopBound(e, run)
 	d := views.RunData{
 		Page: page, Question: v.Question, MaxIterations: bound,
-		Status: statusOf(run), Decisions: decisionRows(v.Decisions), History: historyRows(v.History),
+		Status: statusOf(run), Decisions: decisionRows(run.ID, v.Decisions), History: historyRows(v.History),
 		Accumulated: v.Accumulated, HasReport: run.Workflow == pipeline.Name,
 		HasPapers: run.Workflow == pipeline.Name && v.LastResult != nil, HasAccumulated: len(v.Accumulated) > 0,
 		Notes: v.Notes,
@@ -220,14 +220,14 @@ func historyRows(its []runview.Iteration) []views.IterationRow {
 }
 
 // decisionRows lays the run's decisions out for the read-only list.
-func decisionRows(ds []runview.Decision) []views.DecisionRow {
+func decisionRows(runID string, ds []runview.Decision) []views.DecisionRow {
 	var out []views.DecisionRow
 	for _, d := range ds {
 		action := string(d.Action)
 		if d.ShowMore {
 			action = "show more"
 		}
-		out = append(out, views.DecisionRow{Kind: string(d.Kind), Iteration: d.Iteration, Action: action,
+		out = append(out, views.DecisionRow{RunID: runID, CheckpointID: d.CheckpointID, Kind: string(d.Kind), Iteration: d.Iteration, Action: action,
 			By: d.By, At: d.At, Note: d.Note})
 	}
 	return out

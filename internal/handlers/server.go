@@ -248,6 +248,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
 	g.POST("/runs/:id/checkpoints/:cp/gate", runs.DecideGate, p.requireName).Name = "decide-gate"
+	g.POST("/runs/:id/fork", runs.Fork, p.requireName).Name = "run-fork"
 	g.GET("/runs/:id/checkpoints/:cp/votes", runs.GateVotes).Name = "gate-votes"
 	g.POST("/runs/:id/checkpoints/:cp/marks", runs.SaveMarks, p.requireName).Name = "review-marks"
 	g.POST("/runs/:id/checkpoints/:cp/more", runs.ShowMore, p.requireName).Name = "review-more"

@@ -25,7 +25,9 @@ type Checkpoint struct {
 
 // Decision is one recorded decision, for the run's read-only history.
 type Decision struct {
-	Kind      engine.CheckpointKind
+	// CheckpointID is the checkpoint decided (a fork starts from it).
+	CheckpointID string
+	Kind         engine.CheckpointKind
 	Iteration int
 	Action    engine.DecisionAction
 	// ShowMore is set for a review's "Show more" (pipeline.IsShowMore):
@@ -127,7 +129,7 @@ func Build(run engine.Run, checkpoints []Checkpoint) (View, error) {
 		}
 		if dec != nil {
 			v.Decisions = append(v.Decisions, Decision{
-				Kind: cp.Kind, Iteration: cp.Iteration, Action: dec.Action, ShowMore: cp.Kind == pipeline.KindResultReview && pipeline.IsShowMore(dec.Decision), Draft: pipeline.DraftOf(dec.Decision),
+				CheckpointID: cp.ID, Kind: cp.Kind, Iteration: cp.Iteration, Action: dec.Action, ShowMore: cp.Kind == pipeline.KindResultReview && pipeline.IsShowMore(dec.Decision), Draft: pipeline.DraftOf(dec.Decision),
 				By: dec.DecidedBy, At: dec.DecidedAt, Note: dec.Note,
 			})
 		}

@@ -267,7 +267,9 @@ type SubmittedStrategy struct {
 
 // DecisionRow is one decision in a run's read-only history.
 type DecisionRow struct {
-	Kind      string
+	// RunID and CheckpointID address the "Fork from here" button.
+	RunID, CheckpointID string
+	Kind                string
 	Iteration int
 	Action    string
 	By        string
