@@ -28,8 +28,8 @@ type Decision struct {
 	// CheckpointID is the checkpoint decided (a fork starts from it).
 	CheckpointID string
 	Kind         engine.CheckpointKind
-	Iteration int
-	Action    engine.DecisionAction
+	Iteration    int
+	Action       engine.DecisionAction
 	// ShowMore is set for a review's "Show more" (pipeline.IsShowMore):
 	// recorded as an edit, it decided nothing about the papers. Draft is
 	// the feedback typed when it was asked, which the next review of the

@@ -270,11 +270,11 @@ type DecisionRow struct {
 	// RunID and CheckpointID address the "Fork from here" button.
 	RunID, CheckpointID string
 	Kind                string
-	Iteration int
-	Action    string
-	By        string
-	At        time.Time
-	Note      string
+	Iteration           int
+	Action              string
+	By                  string
+	At                  time.Time
+	Note                string
 }
 
 // IterationRow is one pass of the loop in the history table.
