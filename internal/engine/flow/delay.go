@@ -18,15 +18,7 @@ const timersKey = "timers."
 // time, and when the job runs the step finds the time has come. With a
 // poll, it wakes every interval and ends early once the condition holds.
 func (c *compiler) delayStep(s *def.Stage, next string) engine.StepDef {
-	onOK := target(s.OnComplete, next)
-	h := func(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-		env, u, skip, err := c.begin(s, sc)
-		if err != nil {
-			return "", nil, err
-		}
-		if skip {
-			return engine.Skip, nil, nil
-		}
+	return c.workStep(s, next, func(ctx context.Context, sc engine.StepContext, env map[string]any, u engine.Update) (engine.Outcome, engine.Update, error) {
 		due, _, err := engine.Get[time.Time](sc.State, timersKey+s.ID)
 		if err != nil {
 			return "", nil, err
@@ -58,8 +50,7 @@ func (c *compiler) delayStep(s *def.Stage, next string) engine.StepDef {
 			return "", nil, err
 		}
 		return "", w, engine.WaitUntil(wake)
-	}
-	return engine.StepDef{ID: s.ID, Handler: h, Next: c.transitions(s, onOK, next), Retry: retry(s)}
+	})
 }
 
 // due is when a delay entered now ends: now + duration, or until.

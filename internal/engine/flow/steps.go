@@ -47,8 +47,10 @@ func (c *compiler) begin(s *def.Stage, sc engine.StepContext) (env map[string]an
 	return env, u, false, nil
 }
 
-func (c *compiler) skillStep(s *def.Stage, next string, skill Skill) engine.StepDef {
-	onOK := target(s.OnComplete, next)
+// workStep is a skill, action, set, delay or webhook stage: begin (its
+// condition, its max_iterations, its visit counted in u), then body, with
+// the transitions and retry policy every such stage has.
+func (c *compiler) workStep(s *def.Stage, next string, body func(ctx context.Context, sc engine.StepContext, env map[string]any, u engine.Update) (engine.Outcome, engine.Update, error)) engine.StepDef {
 	h := func(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
 		env, u, skip, err := c.begin(s, sc)
 		if err != nil {
@@ -57,6 +59,13 @@ func (c *compiler) skillStep(s *def.Stage, next string, skill Skill) engine.Step
 		if skip {
 			return engine.Skip, nil, nil
 		}
+		return body(ctx, sc, env, u)
+	}
+	return engine.StepDef{ID: s.ID, Handler: h, Next: c.transitions(s, target(s.OnComplete, next), next), Retry: retry(s)}
+}
+
+func (c *compiler) skillStep(s *def.Stage, next string, skill Skill) engine.StepDef {
+	return c.workStep(s, next, func(ctx context.Context, sc engine.StepContext, env map[string]any, u engine.Update) (engine.Outcome, engine.Update, error) {
 		with, err := c.fields(s.With, env)
 		if err != nil {
 			return "", nil, fmt.Errorf("with %w", err)
@@ -93,22 +102,13 @@ func (c *compiler) skillStep(s *def.Stage, next string, skill Skill) engine.Step
 			return "", nil, err
 		}
 		return engine.OK, u, nil
-	}
-	return engine.StepDef{ID: s.ID, Handler: h, Next: c.transitions(s, onOK, next), Retry: retry(s)}
+	})
 }
 
 // setStep assigns context values in file order; each expression sees the
 // values assigned before it.
 func (c *compiler) setStep(s *def.Stage, next string) engine.StepDef {
-	onOK := target(s.OnComplete, next)
-	h := func(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-		env, u, skip, err := c.begin(s, sc)
-		if err != nil {
-			return "", nil, err
-		}
-		if skip {
-			return engine.Skip, nil, nil
-		}
+	return c.workStep(s, next, func(ctx context.Context, sc engine.StepContext, env map[string]any, u engine.Update) (engine.Outcome, engine.Update, error) {
 		cx := env["context"].(map[string]any)
 		for _, f := range s.Set {
 			src, _ := f.Value.(string)
@@ -122,6 +122,5 @@ func (c *compiler) setStep(s *def.Stage, next string) engine.StepDef {
 			}
 		}
 		return engine.OK, u, nil
-	}
-	return engine.StepDef{ID: s.ID, Handler: h, Next: c.transitions(s, onOK, next), Retry: retry(s)}
+	})
 }

@@ -40,15 +40,7 @@ type Webhook func(ctx context.Context, call WebhookCall) (WebhookAnswer, error)
 // The request's secrets are filled in for the call only: neither the
 // request nor its secrets are stored.
 func (c *compiler) webhookStep(s *def.Stage, next string) engine.StepDef {
-	onOK := target(s.OnComplete, next)
-	h := func(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-		env, u, skip, err := c.begin(s, sc)
-		if err != nil {
-			return "", nil, err
-		}
-		if skip {
-			return engine.Skip, nil, nil
-		}
+	return c.workStep(s, next, func(ctx context.Context, sc engine.StepContext, env map[string]any, u engine.Update) (engine.Outcome, engine.Update, error) {
 		call, err := c.webhookCall(s, env)
 		if err != nil {
 			return "", nil, err
@@ -70,8 +62,7 @@ func (c *compiler) webhookStep(s *def.Stage, next string) engine.StepDef {
 			return "", nil, err
 		}
 		return engine.OK, u, nil
-	}
-	return engine.StepDef{ID: s.ID, Handler: h, Next: c.transitions(s, onOK, next), Retry: retry(s)}
+	})
 }
 
 // webhookCall fills the stage's request templates, with the secrets in
