@@ -50,7 +50,7 @@ func gateApprovalOf(gates []runview.GateVotes, cpID string) *views.GateApprovalV
 		if g.CheckpointID != cpID {
 			continue
 		}
-		a := &views.GateApprovalView{Count: g.Count, Of: g.Of, Needed: g.Needed, Waiting: g.Waiting, Passing: g.Options}
+		a := &views.GateApprovalView{Count: g.Count, Of: g.Of, Needed: g.Needed, Waiting: g.Waiting, Expected: g.Expected, Passing: g.Options}
 		for _, v := range g.Votes {
 			if v.Late {
 				continue

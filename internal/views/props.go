@@ -527,8 +527,10 @@ type GateForm struct {
 // Of people expected have not voted (Of 0: not known).
 type GateApprovalView struct {
 	Count, Of, Needed, Waiting int
-	Passing                    []string
-	Votes                      []GateVoteView
+	// Expected names who has not voted yet, when the gate names its voters.
+	Expected []string
+	Passing  []string
+	Votes    []GateVoteView
 }
 
 // GateVoteView is one vote as the form lists it.

@@ -172,8 +172,11 @@ type Option struct {
 // it can no longer pass (engine.Approval.Tally). Of is how many people
 // are expected (0: not known).
 type Approval struct {
-	Count   int
-	Of      int
+	Count int
+	Of    int
+	// Voters, when written, are the only people who may vote, by name;
+	// Of is then their number, and pages name who has not voted yet.
+	Voters  []string
 	Options []string
 	// Inline is set when approval.options are the gate's options
 	// themselves ({label, next, …}, no options key): then every option
@@ -184,6 +187,7 @@ type Approval struct {
 	defined []Option
 
 	keys      map[string]Pos
+	voterPos  []Pos
 	optionPos []Pos
 }
 

@@ -401,13 +401,33 @@ stages:
 			`t.yaml:8:23: stage "a": approval.count must be at least 1`,
 			`t.yaml:8:41: stage "a": approval.options: "Maybe" is not one of the gate's options ("Yes", "No")`,
 			`t.yaml:8:48: stage "a": approval.options: "Yes" is given twice`,
-			`t.yaml:8:54: stage "a": unknown key "voters" in approval`,
+			`t.yaml:8:62: stage "a": voters must be a list`,
 			`t.yaml:12:30: stage "b": approval.of (2) must be at least approval.count (3)`,
 			`t.yaml:12:42: stage "b": approval.options lists every option: leave one out, for the gate to take when it fails`,
 			`t.yaml:16:15: stage "c": approval needs count: how many people must choose the same option`,
 			`t.yaml:16:15: stage "c": approval needs options: the labels of the options that pass the gate`,
 			`t.yaml:17:57: stage "d": approval applies to a gate with options: the people vote for one`,
 			`t.yaml:18:39: stage "e": approval does not apply to a gate with a form: the form asks one person`,
+		}},
+		{"ApprovalVoters", head + `stages:
+  - id: a
+    type: gate
+    options: [{label: Yes, next: b}, {label: No, next: complete}]
+    approval: {count: 2, of: 3, voters: [ada, Ada], options: [Yes]}
+  - id: b
+    type: gate
+    options: [{label: Yes, next: c}, {label: No, next: complete}]
+    approval: {count: 1, voters: [], options: [Yes]}
+  - id: c
+    type: gate
+    options: [{label: Yes, next: complete}, {label: No, next: complete}]
+    approval: {count: 1, voters: [ada, {name: bob}], options: [Yes]}
+`, []string{
+			`t.yaml:8:30: stage "a": approval.of (3) is not the number of approval.voters (2): leave of out, the voters say it`,
+			`t.yaml:8:41: stage "a": approval.voters names only 1 of the 2 people approval.count needs`,
+			`t.yaml:8:47: stage "a": approval.voters: "Ada" is named twice`,
+			`t.yaml:12:34: stage "b": approval.voters is empty: name the people who vote, or leave it out so anyone may`,
+			`t.yaml:16:40: stage "c": approval.voters lists people's names`,
 		}},
 		{"ApprovalOptionsTwice", head + `stages:
   - id: a

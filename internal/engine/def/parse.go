@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"quarry/internal/fault"
 
@@ -603,9 +604,9 @@ func (d *decoder) options(e kv, stage string) []Option {
 	return out
 }
 
-// approval reads a gate's {count, of, options}.
+// approval reads a gate's {count, of, voters, options}.
 func (d *decoder) approval(e kv, stage string) *Approval {
-	kvs, ok := d.mapping(e.value, stage, "approval", "count", "of", "options")
+	kvs, ok := d.mapping(e.value, stage, "approval", "count", "of", "voters", "options")
 	if !ok {
 		return nil
 	}
@@ -623,6 +624,20 @@ func (d *decoder) approval(e kv, stage string) *Approval {
 		case "of":
 			if n, ok := d.integer(f, stage); ok {
 				a.Of = n
+			}
+		case "voters":
+			if items, ok := d.sequence(f, stage); ok {
+				for _, it := range items {
+					name, ok := scalarString(it)
+					if !ok || strings.TrimSpace(name) == "" {
+						d.r.at(posOf(it), stage, "approval.voters lists people's names")
+						continue
+					}
+					a.Voters = append(a.Voters, strings.TrimSpace(name))
+					a.voterPos = append(a.voterPos, posOf(it))
+				}
+			} else {
+				delete(a.keys, "voters") // said already: not a list
 			}
 		case "options":
 			if items, ok := d.sequence(f, stage); ok && len(items) > 0 && isMapping(items[0]) {

@@ -573,6 +573,7 @@ func (v *validator) approval(s *Stage) {
 	if p, ok := a.keys["of"]; ok && a.Count >= 1 && a.Of < a.Count {
 		v.r.at(p, id, "approval.of (%d) must be at least approval.count (%d)", a.Of, a.Count)
 	}
+	v.voters(a, id)
 	if len(a.Options) == 0 {
 		v.r.at(a.at("options"), id, "approval needs options: the labels of the options that pass the gate")
 		return
@@ -593,5 +594,35 @@ func (v *validator) approval(s *Stage) {
 	}
 	if !a.Inline && !slices.ContainsFunc(s.Options, func(o Option) bool { return !passing[o.Label] }) {
 		v.r.at(a.at("options"), id, "approval.options lists every option: leave one out, for the gate to take when it fails")
+	}
+}
+
+// voters checks approval.voters: each named once (names compare without
+// case, as votes do), enough of them to reach count, and of, if also
+// given, their number; of is then set from them.
+func (v *validator) voters(a *Approval, id string) {
+	p, ok := a.keys["voters"]
+	if !ok {
+		return
+	}
+	seen := map[string]bool{}
+	for i, name := range a.Voters {
+		k := strings.ToLower(name)
+		if seen[k] {
+			v.r.at(a.voterPos[i], id, "approval.voters: %q is named twice", name)
+		}
+		seen[k] = true
+	}
+	switch {
+	case len(a.Voters) == 0:
+		v.r.at(p, id, "approval.voters is empty: name the people who vote, or leave it out so anyone may")
+	case a.Count >= 1 && len(seen) < a.Count:
+		v.r.at(p, id, "approval.voters names only %d of the %d people approval.count needs", len(seen), a.Count)
+	}
+	if q, ok := a.keys["of"]; ok && a.Of != len(a.Voters) {
+		v.r.at(q, id, "approval.of (%d) is not the number of approval.voters (%d): leave of out, the voters say it", a.Of, len(a.Voters))
+	}
+	if len(a.Voters) > 0 && a.Of == 0 {
+		a.Of = len(a.Voters)
 	}
 }
