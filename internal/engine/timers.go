@@ -187,7 +187,8 @@ func (e *Engine) notify(ctx context.Context, gt *GateTimeout, notices []Notice) 
 // FireTimers fires every gate timer due by the engine's clock, as their
 // jobs would, and returns how many it found due. Tests call it with an
 // injected clock; a timer fired already is a no-op, so calling it
-// besides the jobs is harmless.
+// besides the jobs is harmless. One timer's error does not keep the
+// others from firing; the errors are returned together.
 func (e *Engine) FireTimers(ctx context.Context) (int, error) {
 	ts, ok := e.cfg.Store.(TimerStore)
 	if !ok {
@@ -197,12 +198,13 @@ func (e *Engine) FireTimers(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	var errs []error
 	for _, t := range due {
 		if err := e.FireTimer(ctx, t.RunID, t.CheckpointID); err != nil {
-			return 0, err
+			errs = append(errs, fmt.Errorf("run %s, gate %s: %w", t.RunID, t.Stage, err))
 		}
 	}
-	return len(due), nil
+	return len(due), errors.Join(errs...)
 }
 
 // FireTimer is what a gate timer's job does. If the gate was decided (or
