@@ -508,3 +508,48 @@ stages:
 	require.Len(t, decs, 1)
 	require.Equal(t, engine.TimeoutBy, decs[0].DecidedBy)
 }
+
+// TestGateTimeoutAtAGateSeveralPeopleDecide: one vote of the two needed,
+// then the time runs out: the gate takes its default, and a vote after
+// it is kept as late and refused.
+func TestGateTimeoutAtAGateSeveralPeopleDecide(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	src := head + `metadata: {name: panel}
+stages:
+  - id: ask
+    type: gate
+    options: [{label: Approve, next: complete}, {label: Reject, next: complete}]
+    approval: {count: 2, options: [Approve]}
+    timeout: 1h
+    on_timeout: {default: Reject}
+`
+	b := setupClock(t, "", engine.Pending(), clk.now, compileTimed(t, src, flow.Skills{}, nil))
+	r := b.run(t, "panel", nil)
+	cp, _ := pendingCheckpoint(t, b, r)
+	ballot, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "ana"))
+	require.NoError(t, err)
+	require.False(t, ballot.Resolved())
+	require.Equal(t, engine.TimerPending, timerOf(t, b, cp.ID).Status, "a vote that does not decide leaves the timer running")
+
+	clk.add(time.Hour)
+	n, err := b.eng.FireTimers(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	r, err = b.store.Run(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.StatusCompleted, r.Status, "Reject ends the run, in the timer's commit")
+	decs := decisions(t, b, r.ID)
+	require.Len(t, decs, 1)
+	require.Equal(t, engine.TimeoutBy, decs[0].DecidedBy)
+	require.Equal(t, `{"option":"Reject"}`, string(decs[0].RevisedData))
+
+	_, err = b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "bo"))
+	require.Equal(t, fault.EConflict, fault.ErrorCode(err), "%v", err)
+	votes, err := b.store.Votes(ctx, r.ID)
+	require.NoError(t, err)
+	require.Len(t, votes, 2)
+	require.True(t, votes[1].Late)
+	require.Equal(t, map[string]any{"option": "Reject", "input": "", "decided_by": "timeout"}, outputsOf(t, r)["ask"])
+}
