@@ -198,9 +198,21 @@ func (s *Store) GateTimer(ctx context.Context, checkpointID string) (engine.Gate
 }
 
 // DueGateTimers lists the pending timers due at or before now, oldest
-// first.
+// first. Times are stored as RFC 3339 text with trailing zeros trimmed,
+// which sorts wrongly within one second ("…:00Z" after "…:00.5Z"), so
+// the query takes a second more and the clock decides.
 func (s *Store) DueGateTimers(ctx context.Context, now time.Time) ([]engine.GateTimer, error) {
-	return s.queryTimers(ctx, `status = 'pending' AND due_at <= ? ORDER BY due_at`, formatTime(now))
+	ts, err := s.queryTimers(ctx, `status = 'pending' AND due_at <= ? ORDER BY due_at`, formatTime(now.Add(time.Second)))
+	if err != nil {
+		return nil, err
+	}
+	due := ts[:0]
+	for _, t := range ts {
+		if !t.Due.After(now) {
+			due = append(due, t)
+		}
+	}
+	return due, nil
 }
 
 // GateTimers returns every timer of the run's gates, oldest first.

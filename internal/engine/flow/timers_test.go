@@ -553,3 +553,22 @@ stages:
 	require.True(t, votes[1].Late)
 	require.Equal(t, map[string]any{"option": "Reject", "input": "", "decided_by": "timeout"}, outputsOf(t, r)["ask"])
 }
+
+// TestDueTimersWithinOneSecond: a timer due on a whole second is due half
+// a second later, though its stored time sorts after that moment's.
+func TestDueTimersWithinOneSecond(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	b := setupClock(t, "", engine.Pending(), clk.now, compileTimed(t, onceDef, flow.Skills{"echo": echo(&counter{})}, nil))
+	r := b.run(t, "once", nil)
+	pendingCheckpoint(t, b, r)
+	clk.add(time.Hour - 500*time.Millisecond)
+	due, err := b.store.DueGateTimers(ctx, clk.now())
+	require.NoError(t, err)
+	require.Empty(t, due)
+	clk.add(time.Second)
+	due, err = b.store.DueGateTimers(ctx, clk.now())
+	require.NoError(t, err)
+	require.Len(t, due, 1)
+}
