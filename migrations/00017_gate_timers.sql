@@ -3,7 +3,8 @@
 -- (with the job due when it runs out); an extension moves due_at and
 -- counts, a firing or a person's decision ends it (fired / canceled).
 -- gate_notices records every event of a gate's timer and notify
--- (entered, extended, timed_out), whom it was for and whether it was sent.
+-- (entered, extended, timed_out), whom it was for and whether it was sent
+-- (pending: committed, not yet attempted; start-up sends those again).
 
 -- +goose Up
 CREATE TABLE gate_timers (
@@ -40,6 +41,7 @@ CREATE TABLE gate_notices (
     attempted_at  TEXT
 );
 CREATE INDEX gate_notices_run ON gate_notices (run_id, seq);
+CREATE INDEX gate_notices_pending ON gate_notices (seq) WHERE status = 'pending';
 
 -- +goose Down
 DROP TABLE gate_notices;

@@ -192,8 +192,9 @@ func (e *Engine) wake(ctx context.Context) {
 	}
 }
 
-// Recover schedules every run a crash left pending or running; call it on
-// start-up. Advancing is idempotent, so a run scheduled twice is harmless.
+// Recover schedules every run a crash left pending or running, and sends
+// the gate notices a crash left unsent; call it on start-up. Advancing
+// is idempotent, so a run scheduled twice is harmless.
 func (e *Engine) Recover(ctx context.Context) (int, error) {
 	ids, err := e.cfg.Store.ResumableRuns(ctx)
 	if err != nil {
@@ -207,6 +208,7 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 	if _, err := e.recoverBranches(ctx); err != nil {
 		return 0, err
 	}
+	e.resendNotices(ctx)
 	return len(ids), nil
 }
 

@@ -129,6 +129,9 @@ type TimerStore interface {
 	ScheduleGateTimer(ctx context.Context, t GateTimer) error
 	// RecordNotice records what sending a notice did.
 	RecordNotice(ctx context.Context, id string, status NoticeStatus, errMsg string) error
+	// PendingNotices lists the notices recorded but never attempted (a
+	// crash came between their commit and their sending), oldest first.
+	PendingNotices(ctx context.Context) ([]Notice, error)
 }
 
 // gateTimer is the timer and the entered notice of a gate asking at cp
@@ -182,6 +185,40 @@ func (e *Engine) notify(ctx context.Context, gt *GateTimeout, notices []Notice) 
 			e.cfg.Logger.Warn("engine: record a notice", "run", n.RunID, "notice", n.ID, "err", err)
 		}
 	}
+}
+
+// resendNotices sends the notices a crash left pending (recorded with
+// their commit, never attempted), so a notice is sent at least once. A
+// gate that no longer notifies, or a server without a notifier, records
+// them instead. Errors are logged: notices never hold a start-up back.
+func (e *Engine) resendNotices(ctx context.Context) int {
+	ts, ok := e.cfg.Store.(TimerStore)
+	if !ok {
+		return 0
+	}
+	pending, err := ts.PendingNotices(ctx)
+	if err != nil {
+		e.cfg.Logger.Warn("engine: pending notices", "err", err)
+		return 0
+	}
+	for _, n := range pending {
+		var gt *GateTimeout
+		if run, err := e.cfg.Store.Run(ctx, n.RunID); err == nil {
+			if wf, err := e.Workflow(ctx, run); err == nil {
+				if step, ok := wf.Step(n.Stage); ok && step.Gate != nil {
+					gt = step.Gate.Timeout
+				}
+			}
+		}
+		if gt == nil || gt.Notify == nil {
+			if err := ts.RecordNotice(ctx, n.ID, NoticeRecorded, "not sent: nothing sends this gate's notices now"); err != nil {
+				e.cfg.Logger.Warn("engine: record a notice", "run", n.RunID, "notice", n.ID, "err", err)
+			}
+			continue
+		}
+		e.notify(ctx, gt, []Notice{n})
+	}
+	return len(pending)
 }
 
 // FireTimers fires every gate timer due by the engine's clock, as their

@@ -239,9 +239,18 @@ func (s *Store) queryTimers(ctx context.Context, where string, arg any) ([]engin
 
 // GateNotices returns every notice of the run's gates, in order.
 func (s *Store) GateNotices(ctx context.Context, runID string) ([]engine.Notice, error) {
+	return s.queryNotices(ctx, `n.run_id = ?`, runID)
+}
+
+// PendingNotices lists the notices never attempted, oldest first.
+func (s *Store) PendingNotices(ctx context.Context) ([]engine.Notice, error) {
+	return s.queryNotices(ctx, `n.status = ?`, string(engine.NoticePending))
+}
+
+func (s *Store) queryNotices(ctx context.Context, where string, arg any) ([]engine.Notice, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT n.id, n.run_id, r.workflow, n.stage, n.checkpoint_id, n.event, n.due_at, n.extensions,
 		n.outcome, n.targets, n.status, n.error, n.created_at
-		FROM gate_notices n JOIN runs r ON r.id = n.run_id WHERE n.run_id = ? ORDER BY n.seq`, runID)
+		FROM gate_notices n JOIN runs r ON r.id = n.run_id WHERE `+where+` ORDER BY n.seq`, arg)
 	if err != nil {
 		return nil, fmt.Errorf("store: gate notices: %w", err)
 	}

@@ -572,3 +572,45 @@ func TestDueTimersWithinOneSecond(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, due, 1)
 }
+
+// stopper is a Notifier that stops the process as it sends: it cancels
+// the context the engine works under, so the notice's outcome cannot be
+// recorded, as when the server stops mid-send.
+type stopper struct{ stop context.CancelFunc }
+
+func (s stopper) Notify(ctx context.Context, _ flow.Notice) error {
+	s.stop()
+	return ctx.Err()
+}
+
+// TestANoticeACrashLeftUnsentIsSentAtStartUp: the entered notice is
+// committed with the checkpoint; the process stops while sending it, so
+// it stays pending; the next process's Recover sends it, once.
+func TestANoticeACrashLeftUnsentIsSentAtStartUp(t *testing.T) {
+	t.Parallel()
+	clk := &clock{t: t0}
+	path := filepath.Join(t.TempDir(), "notices.db")
+	ctx, stop := context.WithCancel(context.Background())
+	first := setupClock(t, path, engine.Pending(), clk.now, compileTimed(t, extendDef, flow.Skills{}, stopper{stop}))
+	r, err := first.eng.Start(context.Background(), "chase", nil)
+	require.NoError(t, err)
+	_ = first.eng.Advance(ctx, r.ID)
+	notices, err := first.store.GateNotices(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.Len(t, notices, 1)
+	require.Equal(t, engine.NoticePending, notices[0].Status)
+	require.NoError(t, first.store.Close())
+
+	note := &notifier{}
+	second := setupClock(t, path, engine.Pending(), clk.now, compileTimed(t, extendDef, flow.Skills{}, note))
+	_, err = second.eng.Recover(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, []string{"entered"}, note.events())
+	require.Equal(t, notices[0].ID, note.got[0].ID)
+	notices, err = second.store.GateNotices(context.Background(), r.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.NoticeSent, notices[0].Status)
+	_, err = second.eng.Recover(context.Background())
+	require.NoError(t, err)
+	require.Len(t, note.got, 1, "sent once")
+}
