@@ -192,8 +192,9 @@ func (e *Engine) wake(ctx context.Context) {
 	}
 }
 
-// Recover schedules every run a crash left pending or running; call it on
-// start-up. Advancing is idempotent, so a run scheduled twice is harmless.
+// Recover schedules every run a crash left pending or running, and sends
+// the gate notices a crash left unsent; call it on start-up. Advancing
+// is idempotent, so a run scheduled twice is harmless.
 func (e *Engine) Recover(ctx context.Context) (int, error) {
 	ids, err := e.cfg.Store.ResumableRuns(ctx)
 	if err != nil {
@@ -207,6 +208,7 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 	if _, err := e.recoverBranches(ctx); err != nil {
 		return 0, err
 	}
+	e.resendNotices(ctx)
 	return len(ids), nil
 }
 
@@ -321,7 +323,7 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 		if !c.Check(sc) {
 			// A precondition describes the state the step needs; retrying
 			// cannot change it, so a person is asked at once.
-			return e.escalate(ctx, run, step, started, sc.Attempt, fmt.Sprintf("precondition %q failed: %s", c.Name, c.Message))
+			return e.escalate(ctx, run, step, started, sc.Attempt, fmt.Sprintf("precondition %q failed: %s", c.Name, c.Message), Commit{})
 		}
 	}
 	if step.Gate != nil {
@@ -454,7 +456,7 @@ func (e *Engine) retryOrEscalate(ctx context.Context, wf *Workflow, run Run, ste
 // c carries what the commit must also resolve (a decided checkpoint).
 func (e *Engine) giveUp(ctx context.Context, wf *Workflow, run Run, step *StepDef, started time.Time, attempt int, then Outcome, msg string, c Commit) (Run, error) {
 	if then == "" {
-		return e.escalate(ctx, run, step, started, attempt, msg)
+		return e.escalate(ctx, run, step, started, attempt, msg, c)
 	}
 	c.Step = &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,
 		Outcome: string(then), Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
@@ -473,7 +475,8 @@ func (e *Engine) giveUp(ctx context.Context, wf *Workflow, run Run, step *StepDe
 // escalate stops the run at an escalation checkpoint: a person chooses
 // retry (approve), skip (edit) or abort (reject). Escalations never go to a
 // programmatic handler: an always-approve handler would retry forever.
-func (e *Engine) escalate(ctx context.Context, run Run, step *StepDef, started time.Time, attempt int, msg string) (Run, error) {
+// c carries what the commit must also write (a gate timer that fired).
+func (e *Engine) escalate(ctx context.Context, run Run, step *StepDef, started time.Time, attempt int, msg string, c Commit) (Run, error) {
 	cp, err := NewCheckpoint(KindEscalation, EscalationPayload{Step: step.ID, Error: msg, Attempts: attempt}, run.ID, run.Iteration, e.cfg.Now())
 	if err != nil {
 		return run, err
@@ -486,7 +489,8 @@ func (e *Engine) escalate(ctx context.Context, run Run, step *StepDef, started t
 	next.CheckpointID = cp.ID
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,
 		Outcome: "escalated", Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
-	r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp})
+	c.From, c.Run, c.Step, c.NewCheckpoint = run.Status, next, rec, &cp
+	r, err := e.commit(ctx, c)
 	if err == nil {
 		e.publish(Event{Type: EventCheckpoint, RunID: run.ID, Step: step.ID, Kind: KindEscalation, Message: msg})
 	}
@@ -566,9 +570,11 @@ func (e *Engine) ask(ctx context.Context, wf *Workflow, run Run, step *StepDef, 
 		next.State = run.State.merge(pre)
 		rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: sc.Attempt,
 			Outcome: "checkpoint", StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(pre)}
-		r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp})
+		timer, notices := e.gateTimer(run, step, cp)
+		r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp, Timer: timer, Notices: notices})
 		if err == nil {
 			e.publish(Event{Type: EventCheckpoint, RunID: run.ID, Step: step.ID, Kind: cp.Kind, Iteration: run.Iteration})
+			e.notify(ctx, step.Gate.Timeout, notices)
 		}
 		return r, err
 	}
@@ -667,7 +673,7 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 			// bound used up): the gate's own Then says what happens.
 			return e.giveUp(ctx, wf, run, step, now, sc.Attempt, stop.then, err.Error(), Commit{ResolveCheckpoint: cp.ID})
 		}
-		return e.escalate(ctx, run, step, now, sc.Attempt, "applying decision: "+err.Error())
+		return e.escalate(ctx, run, step, now, sc.Attempt, "applying decision: "+err.Error(), Commit{})
 	}
 	rec.Outcome = string(outcome)
 	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec, ResolveCheckpoint: cp.ID})

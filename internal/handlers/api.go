@@ -85,6 +85,14 @@ type RunJSON struct {
 	// option, input, note, time, replaced, late) and how many more the
 	// gate needs (runview.GateVotes).
 	Votes []runview.GateVotes `json:"votes"`
+	// GateTimers are the run's gate timers (a gate with timeout): due
+	// time, extensions, status (pending, fired, canceled) and, once
+	// fired, what the timer did (default, escalate, fail, goto:STAGE);
+	// GateNotices every event of theirs (entered, extended, timed_out)
+	// with whom it was for and whether it was sent (sent, failed with
+	// the error, recorded, pending).
+	GateTimers  []engine.GateTimer `json:"gate_timers"`
+	GateNotices []engine.Notice    `json:"gate_notices"`
 }
 
 // VoteJSON answers a vote that did not decide its gate (202): the gate's

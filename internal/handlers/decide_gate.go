@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"quarry/internal/engine"
 	"quarry/internal/engine/flow"
 	"quarry/internal/fault"
 	"quarry/internal/runview"
@@ -41,6 +42,17 @@ func gateFormOf(runID, cpID string, p flow.GatePayload) *views.GateForm {
 		f.Checks = append(f.Checks, views.GateCheckView{Condition: c.Condition, Result: r})
 	}
 	return f
+}
+
+// gateTimerOf is what the form of gate checkpoint cpID says of its
+// timer: when the gate decides itself or extends (nil: no timer pending).
+func gateTimerOf(timers []engine.GateTimer, cpID string) *views.GateTimerView {
+	for _, t := range timers {
+		if t.CheckpointID == cpID && t.Status == engine.TimerPending {
+			return &views.GateTimerView{Due: t.Due, Default: t.Default, Extensions: t.Extensions, MaxExtensions: t.MaxExtensions}
+		}
+	}
+	return nil
 }
 
 // gateApprovalOf is the vote count the form of gate checkpoint cpID

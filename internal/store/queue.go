@@ -148,6 +148,11 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 			return fmt.Errorf("store: register worker: %w", err)
 		}
 	}
+	if fire, ok := adv.(TimerFirer); ok {
+		if err := river.AddWorkerSafely(workers, &gateTimerWorker{fire: fire}); err != nil {
+			return fmt.Errorf("store: register worker: %w", err)
+		}
+	}
 	if opts.BranchWorkers <= 0 {
 		opts.BranchWorkers = DefaultBranchWorkers
 	}

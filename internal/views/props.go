@@ -275,6 +275,9 @@ type DecisionRow struct {
 	By                  string
 	At                  time.Time
 	Note                string
+	// TimedOut is the option a gate's timer took, "" for a decision
+	// someone made.
+	TimedOut string
 }
 
 // IterationRow is one pass of the loop in the history table.
@@ -520,6 +523,17 @@ type GateForm struct {
 	// Approval is set at a gate several people decide: its votes so far
 	// and how many more it needs.
 	Approval *GateApprovalView
+	// Timer is set while the gate's timer runs: when it decides itself.
+	Timer *GateTimerView
+}
+
+// GateTimerView is a gate's pending timer: at Due the gate takes Default
+// or, without one, extends its time (Extensions of MaxExtensions done)
+// or, once they are used up, times out.
+type GateTimerView struct {
+	Due                       time.Time
+	Default                   string
+	Extensions, MaxExtensions int
 }
 
 // GateApprovalView is a gate's vote count: Count people must choose the

@@ -191,6 +191,36 @@ type Approval struct {
 	optionPos []Pos
 }
 
+// OnTimeout is what a gate with a timeout does when nobody chose in time:
+// take Default (an option's label), or extend the time by Extend up to
+// MaxExtensions times and then follow Then.
+type OnTimeout struct {
+	Default       string
+	Extend        time.Duration
+	MaxExtensions int
+	Then          Then
+	Pos           Pos
+
+	keys map[string]Pos
+}
+
+// at is where a key of on_timeout was written, or on_timeout itself.
+func (o *OnTimeout) at(key string) Pos {
+	if p, ok := o.keys[key]; ok {
+		return p
+	}
+	return o.Pos
+}
+
+// Notice is one target of a gate's notify: a webhook URL or an e-mail
+// address (exactly one is set). The engine records each notice; what
+// sends it is given to flow (flow.Notifier).
+type Notice struct {
+	Webhook string
+	Email   string
+	Pos     Pos
+}
+
 // Branch is one arm of a parallel stage: stages run in order.
 type Branch struct {
 	ID        string
@@ -267,6 +297,11 @@ type Stage struct {
 	ContextKeys []string
 	OnPass      Target
 	OnFail      *OnFail
+	// OnTimeout applies when the gate has a Timeout (for a gate, how long
+	// the person has); Notify is told when the gate asks, extends its
+	// time and times out.
+	OnTimeout *OnTimeout
+	Notify    []Notice
 
 	// parallel.
 	Branches    []Branch

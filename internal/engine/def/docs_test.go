@@ -22,6 +22,7 @@ func TestReferenceNamesEveryKey(t *testing.T) {
 		"retry", "backoff", "then", "goto", "label", "next", "requires_input",
 		"interval", "method", "url", "headers", "body", "status", "json",
 		"escalate", "fail", "all", "any", "complete", "item", "secrets",
+		"extend", "max_extensions", "webhook", "email",
 	}, allStageKeys...)
 	for _, tp := range []StageType{TypeSkill, TypeAction, TypeSet, TypeGate, TypeParallel, TypeDelay, TypeWebhook} {
 		keys = append(keys, string(tp))

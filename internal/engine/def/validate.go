@@ -3,6 +3,7 @@ package def
 import (
 	"fmt"
 	"math"
+	"net/mail"
 	"net/url"
 	"slices"
 	"strings"
@@ -63,7 +64,7 @@ const IterationBound = "{{ params.max_iterations }}"
 // the keys of gates whose choices the engine draws are absent.
 func (v *validator) formGate(s *Stage) {
 	id := s.ID
-	for _, k := range []string{"conditions", "context", "condition", "max_iterations"} {
+	for _, k := range []string{"conditions", "context", "condition", "max_iterations", "timeout", "on_timeout", "notify"} {
 		if _, ok := s.keys[k]; ok {
 			v.r.at(s.at(k), id, "%s does not apply to a gate with a form", k)
 		}
@@ -282,6 +283,7 @@ func (v *validator) stage(sc *scope, s *Stage, item bool) {
 		if f := s.OnFail; f != nil && f.Goto.ID == "" && f.Then.Action == "" && !f.MaxIterations.Set() {
 			v.r.at(s.at("on_fail"), id, "on_fail needs goto or then")
 		}
+		v.gateTimeout(s)
 	case TypeParallel:
 		v.parallel(sc, s)
 	case TypeDelay:
@@ -415,6 +417,9 @@ func edges(s *Stage, next string) []edge {
 			if f.Then.Action == ThenGoto {
 				add(f.Then.Goto, "on_fail.then.goto")
 			}
+		}
+		if o := s.OnTimeout; o != nil && o.Then.Action == ThenGoto {
+			add(o.Then.Goto, "on_timeout.then.goto")
 		}
 	case TypeParallel:
 		dflt(s.OnComplete, "on_complete")
@@ -556,6 +561,74 @@ func HostAllowed(hosts []string, u *url.URL) bool {
 		}
 	}
 	return false
+}
+
+// gateTimeout checks a gate's timeout, on_timeout and notify: a timeout
+// is how long a person has to choose, so it needs options and says what
+// happens when nobody did; the default is one of the options, taken
+// without input; notices go to allowed webhook hosts or e-mail addresses.
+func (v *validator) gateTimeout(s *Stage) {
+	id := s.ID
+	_, timed := s.keys["timeout"]
+	o := s.OnTimeout
+	switch {
+	case timed && len(s.Options) == 0:
+		v.r.at(s.at("timeout"), id, "a gate's timeout is how long a person has to choose, and this gate has no options")
+	case timed && o == nil:
+		if _, ok := s.keys["on_timeout"]; !ok {
+			v.r.at(s.at("timeout"), id, "timeout needs on_timeout: {default: OPTION} or {extend: DURATION, max_extensions: N, then: …}")
+		}
+	case !timed && o != nil:
+		v.r.at(s.at("on_timeout"), id, "on_timeout needs timeout: how long the person has")
+	}
+	if o != nil {
+		_, hasDefault := o.keys["default"]
+		_, hasExtend := o.keys["extend"]
+		switch {
+		case hasDefault == hasExtend:
+			v.r.at(o.Pos, id, "on_timeout needs exactly one of default (an option) or extend (a duration)")
+		case hasDefault:
+			for _, k := range []string{"max_extensions", "then"} {
+				if _, ok := o.keys[k]; ok {
+					v.r.at(o.at(k), id, "on_timeout.%s applies with extend, not with default", k)
+				}
+			}
+			labels := make([]string, 0, len(s.Options))
+			found := false
+			for _, opt := range s.Options {
+				labels = append(labels, fmt.Sprintf("%q", opt.Label))
+				if opt.Label != o.Default {
+					continue
+				}
+				found = true
+				if opt.RequiresInput {
+					v.r.at(o.at("default"), id, "on_timeout.default: option %q requires input, which nobody gives when the time is up", o.Default)
+				}
+			}
+			if !found && len(s.Options) > 0 {
+				v.r.at(o.at("default"), id, "on_timeout.default: %q is not one of the gate's options (%s)", o.Default, strings.Join(labels, ", "))
+			}
+		case hasExtend:
+			if _, ok := o.keys["max_extensions"]; !ok {
+				v.r.at(o.Pos, id, "on_timeout with extend needs max_extensions: how many times the time is extended")
+			}
+			if _, ok := o.keys["then"]; !ok {
+				v.r.at(o.Pos, id, "on_timeout with extend needs then: escalate, fail or {goto: STAGE}, once the extensions are used up")
+			}
+		}
+	}
+	for _, n := range s.Notify {
+		switch {
+		case strings.Contains(n.Webhook, "{{"):
+			v.r.at(n.Pos, id, "notify: webhook %q is called as written: it takes no {{ templates }}", n.Webhook)
+		case n.Webhook != "":
+			v.webhookURL(&Request{URL: n.Webhook, Pos: n.Pos}, id)
+		case n.Email != "":
+			if a, err := mail.ParseAddress(n.Email); err != nil || a.Address != n.Email {
+				v.r.at(n.Pos, id, "notify: %q is not an e-mail address", n.Email)
+			}
+		}
+	}
 }
 
 // approval checks a gate's approval against its options: it needs them,

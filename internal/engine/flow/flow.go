@@ -74,6 +74,26 @@ type Options struct {
 	// are the gates with their own forms that gate stages name by form.
 	Natives Natives
 	Forms   Forms
+	// Notifier sends the notices of gates' notify; nil means notices are
+	// only recorded.
+	Notifier Notifier
+}
+
+// Notice is what a gate's notify is told: the run, workflow, stage and
+// event (entered, extended, timed_out), when the gate decides itself,
+// and the targets.
+type Notice = engine.Notice
+
+// NoticeTarget is one target of a gate's notify: a webhook URL or an
+// e-mail address.
+type NoticeTarget = engine.NoticeTarget
+
+// Notifier sends a gate's notices. The engine calls it after the commit
+// that records the notice, and records whether it was sent or failed
+// (with the error), so a notice is never sent for a transition that did
+// not happen. Real webhook and e-mail senders are given by the program.
+type Notifier interface {
+	Notify(ctx context.Context, n Notice) error
 }
 
 // compiler holds what the steps of one definition share.
@@ -83,6 +103,7 @@ type compiler struct {
 	natives Natives
 	forms   Forms
 	webhook Webhook
+	notify  Notifier
 	secrets map[string]any
 	index   map[string]int         // top-level stage id → position
 	stages  []string               // every stage id, branch stages too (outputs.<id>)
@@ -106,7 +127,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	if d == nil || len(d.Stages) == 0 {
 		return nil, fault.Errorf(fault.EInvalid, "flow: the definition has no stages")
 	}
-	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, webhook: o.Webhook, secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
+	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, webhook: o.Webhook, notify: o.Notifier, secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
 	for k, v := range o.Secrets {
 		c.secrets[k] = v
 	}

@@ -116,12 +116,36 @@ func (c *compiler) gateStep(s *def.Stage, next string) engine.StepDef {
 	if s.Approval != nil {
 		g.Approval = approval(s)
 	}
+	if s.Timeout > 0 || len(s.Notify) > 0 {
+		g.Timeout = c.timeout(s)
+		if o := s.OnTimeout; o != nil && o.Then.Action == def.ThenGoto {
+			declare(n, target(o.Then.Goto, def.Complete))
+		}
+	}
 	if len(s.Options) > 0 {
 		// Without a checkpoint handler (tests, simulations) nobody is
 		// asked: the first option is taken.
 		g.Auto = engine.Goto(target(s.Options[0].Next, def.Complete))
 	}
 	return engine.StepDef{ID: s.ID, Gate: g, Next: n, Retry: retry(s)}
+}
+
+// timeout is the engine's timer for a gate with timeout, on_timeout
+// and notify: the default is a Choice like a person's, by
+// engine.TimeoutBy.
+func (c *compiler) timeout(s *def.Stage) *engine.GateTimeout {
+	gt := &engine.GateTimeout{After: s.Timeout,
+		Choose: func(option string) engine.Decision { return Choose(option, "", engine.TimeoutBy) }}
+	if o := s.OnTimeout; o != nil {
+		gt.Default, gt.Extend, gt.MaxExtensions, gt.Then = o.Default, o.Extend, o.MaxExtensions, then(o.Then)
+	}
+	for _, n := range s.Notify {
+		gt.Targets = append(gt.Targets, engine.NoticeTarget{Webhook: n.Webhook, Email: n.Email})
+	}
+	if c.notify != nil {
+		gt.Notify = c.notify.Notify
+	}
+	return gt
 }
 
 // approval is the engine's rule for a gate several people decide: a
