@@ -409,7 +409,6 @@ stages:
 			`t.yaml:17:57: stage "d": approval applies to a gate with options: the people vote for one`,
 			`t.yaml:18:39: stage "e": approval does not apply to a gate with a form: the form asks one person`,
 		}},
-<<<<<<< HEAD
 		{"ApprovalVoters", head + `stages:
   - id: a
     type: gate
@@ -429,7 +428,7 @@ stages:
 			`t.yaml:8:47: stage "a": approval.voters: "Ada" is named twice`,
 			`t.yaml:12:34: stage "b": approval.voters is empty: name the people who vote, or leave it out so anyone may`,
 			`t.yaml:16:40: stage "c": approval.voters lists people's names`,
-=======
+		}},
 		{"GateTimeout", head + `stages:
   - id: a
     type: gate
@@ -484,7 +483,6 @@ stages:
 			`t.yaml:35:39: stage "g": timeout does not apply to a gate with a form`,
 			`t.yaml:35:52: stage "g": on_timeout does not apply to a gate with a form`,
 			`t.yaml:35:84: stage "g": notify does not apply to a gate with a form`,
->>>>>>> gatetimers
 		}},
 		{"ApprovalOptionsTwice", head + `stages:
   - id: a
