@@ -39,6 +39,8 @@ type Definition struct {
 	Context []Field
 	// Stages run from the first, which is the entry.
 	Stages []*Stage
+	// Triggers start runs on a schedule or from an inbound webhook.
+	Triggers []Trigger
 
 	exprs []exprRef // top-level context templates
 }

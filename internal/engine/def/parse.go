@@ -96,7 +96,7 @@ func parse(r *reporter, src []byte) *Definition {
 	sum := sha256.Sum256(src)
 	def := &Definition{File: r.file, Hash: hex.EncodeToString(sum[:]), Text: string(src), Metadata: Metadata{Version: 1}}
 	dec := &decoder{r: r}
-	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages")
+	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages", "trigger")
 	if !ok {
 		return def
 	}
@@ -126,6 +126,8 @@ func parse(r *reporter, src []byte) *Definition {
 			def.Context = dec.fields(e, "", func(s string, p Pos) {
 				def.exprs = append(def.exprs, exprRef{src: s, pos: p, kind: exprTemplate, params: true})
 			})
+		case "trigger":
+			dec.triggers(e, def)
 		case "stages":
 			items, ok := dec.sequence(e, "")
 			if !ok {
