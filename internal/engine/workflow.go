@@ -181,6 +181,9 @@ type Workflow struct {
 	// Source is the definition text the workflow was compiled from (nil
 	// for a workflow written in Go); runs store it when they start.
 	Source *Source
+	// Triggers start runs of the workflow without a person (Scheduler,
+	// Engine.Fire).
+	Triggers []Trigger
 }
 
 // MaxIterationsParam is the run parameter that overrides Workflow.MaxIterations.

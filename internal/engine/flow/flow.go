@@ -123,6 +123,10 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 		Name: d.Metadata.Name, Title: d.Metadata.Title, Description: d.Metadata.Description,
 		Entry: d.Stages[0].ID,
 	}
+	for _, t := range d.Triggers {
+		wf.Triggers = append(wf.Triggers, engine.Trigger{Workflow: wf.Name, Name: t.Name, Kind: engine.TriggerKind(t.Kind),
+			Schedule: t.Schedule, Params: t.ParamValues(), Next: t.Next})
+	}
 	for _, f := range d.Context {
 		c.compileValue(f.Value, f.Pos, "")
 	}
