@@ -97,6 +97,9 @@ type Deps struct {
 	// Metrics serves /metrics (Prometheus' text format); nil leaves the
 	// route out.
 	Metrics http.Handler
+	// Triggers keeps workflow triggers' tokens and firings; nil leaves
+	// the inbound trigger route out.
+	Triggers TriggerStore
 }
 
 // Defaults for Deps, chosen for a single-user app: forms and imports are
@@ -277,6 +280,12 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.PUT("/api/runs/:id/marks/*", api.PutMark).Name = "api-run-mark"
 	g.POST("/api/runs/:id/checkpoints/:cp/more", api.ShowMore).Name = "api-run-more"
 	g.GET("/api/runs/:id/export", (&Export{runs: deps.Store}).Run).Name = "api-run-export"
+	if deps.Triggers != nil {
+		// Not a csrfRoutes route: callers are other servers, and the
+		// trigger's token authenticates them.
+		trig := &Triggers{engine: deps.Engine, store: deps.Triggers}
+		e.POST("/api/triggers/:workflow/:name", trig.Fire, middleware.BodyLimit(TriggerBodyLimit)).Name = "api-trigger"
+	}
 }
 
 // isUpload reports whether the request is a file upload, which gets the
