@@ -314,6 +314,9 @@ type RunStatus struct {
 	Step         string
 	CheckpointID string
 	Error        string
+	// Queued says why the run waits for its turn behind a concurrency
+	// limit ("" when it does not).
+	Queued string
 	// HoldsInput is set when the page shows what a losing submit carried:
 	// text the person typed, which a reload would throw away, so the poller
 	// asks for the stale banner instead (typed=1). A checkpoint form counts
