@@ -226,7 +226,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 		settings: settings}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: graphs, startable: deps.StartableFiles,
-		templates: templatesByName(deps.Templates), engine: deps.Engine, runs: deps.Store, done: deps.Done}
+		templates: templatesByName(deps.Templates), engine: deps.Engine, runs: deps.Store, done: deps.Done, triggers: deps.Triggers}
 	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}
 	// CSRF guards every app route (GETs get the session's token, unsafe
 	// methods must come from this origin and echo it back); it is per

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -133,4 +134,29 @@ func TestInboundTrigger(t *testing.T) {
 	require.Empty(t, firings[0].Error)
 	require.Empty(t, firings[1].RunID)
 	require.Contains(t, firings[1].Error, "label")
+
+	// The API lists the trigger and its firings, never the token; the
+	// workflows page shows the token and the firings.
+	res = w.doJSON(t, http.MethodGet, "/api/workflows", nil)
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), token)
+	var list handlers.WorkflowsJSON
+	require.NoError(t, json.Unmarshal(raw, &list))
+	var intake *handlers.WorkflowJSON
+	for i := range list.Workflows {
+		if list.Workflows[i].Name == "intake" {
+			intake = &list.Workflows[i]
+		}
+	}
+	require.NotNil(t, intake)
+	require.Equal(t, []handlers.TriggerJSON{{Name: "new-papers", Kind: "webhook", URL: path}}, intake.Triggers)
+	require.Len(t, intake.Firings, 2)
+	require.Equal(t, created.ID, intake.Firings[0].RunID)
+
+	_, doc := w.get(t, w.client, "/workflows")
+	card := doc.Find(`[data-testid="workflow-file"][data-workflow="intake"]`)
+	require.Equal(t, token, card.Find(`[data-testid="trigger-token"]`).Text())
+	require.Equal(t, 2, card.Find(`[data-testid="trigger-firing"]`).Length())
+	require.Equal(t, 1, card.Find(`a[href="/runs/`+created.ID+`"]`).Length())
 }

@@ -37,6 +37,10 @@ type WorkflowJSON struct {
 	// (an edited file runs after a restart).
 	CanStart bool        `json:"can_start"`
 	Params   []ParamJSON `json:"params"`
+	// Triggers start runs of a registered workflow on a schedule or from
+	// an inbound webhook; Firings are their last firings, newest first.
+	Triggers []TriggerJSON   `json:"triggers,omitempty"`
+	Firings  []engine.Firing `json:"firings,omitempty"`
 }
 
 // DefinitionErrorJSON is one problem of a definition file.
@@ -69,8 +73,12 @@ func (h *Workflows) API(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		out.Workflows = append(out.Workflows, WorkflowJSON{Name: w.Name, Title: w.Title, Description: w.Description,
-			Source: "builtin", Valid: true, CanStart: true, Params: engineParams(decl)})
+		j := WorkflowJSON{Name: w.Name, Title: w.Title, Description: w.Description,
+			Source: "builtin", Valid: true, CanStart: true, Params: engineParams(decl)}
+		if j.Triggers, j.Firings, err = h.triggersJSON(c.Request().Context(), w.Name); err != nil {
+			return err
+		}
+		out.Workflows = append(out.Workflows, j)
 	}
 	if h.dir != "" {
 		var files []def.Loaded
@@ -78,6 +86,12 @@ func (h *Workflows) API(c echo.Context) error {
 		for _, f := range files {
 			w := fileJSON(f)
 			w.CanStart = w.Valid && w.Hash != "" && h.startable[w.Name] == w.Hash
+			if h.startable[w.Name] != "" {
+				var err error
+				if w.Triggers, w.Firings, err = h.triggersJSON(c.Request().Context(), w.Name); err != nil {
+					return err
+				}
+			}
 			out.Workflows = append(out.Workflows, w)
 		}
 	}
