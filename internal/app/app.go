@@ -164,7 +164,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopWorkers = cancel
 	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{OnJobStart: a.metrics.JobStarted, BranchWorkers: cfg.BranchWorkers,
-		Limits: store.RunLimits{Max: cfg.MaxActiveRuns, PerWorkflow: cfg.WorkflowLimits}}); err != nil {
+		Limits: runLimits(cfg, a.registry)}); err != nil {
 		return nil, err
 	}
 	n, err := a.engine.Recover(ctx)

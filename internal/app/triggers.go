@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"quarry/internal/engine"
+	"quarry/internal/store"
 )
 
 // TriggerTick is how often the server fires due schedules: a schedule
@@ -67,4 +68,27 @@ func (a *App) startTriggers(ctx context.Context, loop context.Context) error {
 		}
 	}()
 	return nil
+}
+
+// runLimits are the bounds on runs executing at once: the workflows'
+// own (a definition's concurrency.runs), overridden by
+// QUARRY_WORKFLOW_LIMITS for the workflows it names, and
+// QUARRY_MAX_ACTIVE_RUNS for all of them together.
+func runLimits(cfg Config, reg *engine.Registry) store.RunLimits {
+	l := store.RunLimits{Max: cfg.MaxActiveRuns}
+	for _, wf := range reg.List() {
+		if wf.MaxActiveRuns > 0 {
+			if l.PerWorkflow == nil {
+				l.PerWorkflow = map[string]int{}
+			}
+			l.PerWorkflow[wf.Name] = wf.MaxActiveRuns
+		}
+	}
+	for name, n := range cfg.WorkflowLimits {
+		if l.PerWorkflow == nil {
+			l.PerWorkflow = map[string]int{}
+		}
+		l.PerWorkflow[name] = n
+	}
+	return l
 }

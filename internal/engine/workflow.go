@@ -184,6 +184,9 @@ type Workflow struct {
 	// Triggers start runs of the workflow without a person (Scheduler,
 	// Engine.Fire).
 	Triggers []Trigger
+	// MaxActiveRuns bounds its runs executing at once (0: no bound of its
+	// own); the server's job queue enforces it.
+	MaxActiveRuns int
 }
 
 // MaxIterationsParam is the run parameter that overrides Workflow.MaxIterations.

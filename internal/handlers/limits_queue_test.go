@@ -21,12 +21,29 @@ import (
 )
 
 // TestRunQueuedBehindWorkflowLimit: with QUARRY_WORKFLOW_LIMITS hold=1,
-// a second run of hold, started while the first executes (its webhook
+// or the definition's concurrency: {runs: 1}, a second run of hold, started while the first executes (its webhook
 // stage waits on a slow server), is not refused: the API and the run's
 // status line say it is queued behind the limit, and once the first
 // finishes it runs and completes too.
 func TestRunQueuedBehindWorkflowLimit(t *testing.T) {
 	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		limits map[string]int
+		key    string
+	}{
+		{"Configured", map[string]int{"hold": 1}, ""},
+		{"Declared", nil, "concurrency: {runs: 1}\n"},
+		{"ConfigurationWins", map[string]int{"hold": 1}, "concurrency: {runs: 5}\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			queuedBehindLimit(t, tt.limits, tt.key)
+		})
+	}
+}
+
+func queuedBehindLimit(t *testing.T, limits map[string]int, key string) {
 	release := make(chan struct{})
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-release
@@ -46,7 +63,7 @@ func TestRunQueuedBehindWorkflowLimit(t *testing.T) {
 kind: Workflow
 metadata: {name: hold}
 params: [{name: label, type: string, required: true}]
-stages:
+`+key+`stages:
   - id: call
     type: webhook
     request: {url: "`+hook.URL+`/slow"}
@@ -54,7 +71,7 @@ stages:
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
 	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir,
-		WebhookHosts: []string{u.Hostname()}, WorkflowLimits: map[string]int{"hold": 1}}, app.WithWorkflows(reg), app.WithoutDemoLibrary())
+		WebhookHosts: []string{u.Hostname()}, WorkflowLimits: limits}, app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	w := serveApp(t, a)
 

@@ -529,6 +529,12 @@ stages:
 			`t.yaml:5:68: stage "a": an output has no name`,
 			`t.yaml:5:96: stage "a": unknown key "type" in an output`,
 		}},
+		{"ConcurrencyRuns", head + `concurrency: {runs: 0, jobs: 2}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:4:21: concurrency.runs must be at least 1`,
+			`t.yaml:4:24: unknown key "jobs" in concurrency`,
+		}},
 		{"TriggerBadCron", head + `trigger: {schedule: "0 6 * *"}
 stages: [{id: a, type: skill, skill: s}]
 `, []string{
@@ -627,6 +633,7 @@ stages:
     expect: {status: 204}
 `},
 		{"Triggers", head + `params: [{name: q, type: string, required: true}]
+concurrency: {runs: 2}
 trigger:
   - {schedule: "0 6 * * MON", params: {q: weekly}}
   - {schedule: "CRON_TZ=Europe/Paris 30 7 1 * *", name: monthly, params: {q: monthly}, webhook: inbound}

@@ -196,3 +196,20 @@ func (v *validator) triggers(d *Definition) {
 		}
 	}
 }
+
+// concurrency decodes concurrency: {runs: N}.
+func (d *decoder) concurrency(e kv, def *Definition) {
+	kvs, ok := d.mapping(e.value, "", "concurrency", "runs")
+	if !ok {
+		return
+	}
+	for _, m := range kvs {
+		if n, ok := d.integer(m, ""); ok {
+			if n < 1 {
+				d.r.at(posOf(m.value), "", "concurrency.runs must be at least 1")
+				continue
+			}
+			def.MaxActiveRuns = n
+		}
+	}
+}
