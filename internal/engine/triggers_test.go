@@ -131,3 +131,37 @@ func TestScheduleFiresOncePerSlot(t *testing.T) {
 		require.Equal(t, engine.TriggerSchedule, f.Kind)
 	}
 }
+
+// TestScheduleSlotAndRunCommitTogether: when the run a slot starts cannot
+// be stored, the slot is not taken and no firing is recorded, so the next
+// tick fires it: a failure neither skips the slot nor leaves half of it.
+func TestScheduleSlotAndRunCommitTogether(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, s := scheduled(t, filepath.Join(t.TempDir(), "quarry.db"))
+	mon := time.Date(2026, 11, 2, 5, 0, 0, 0, time.UTC)
+	_, err := s.Tick(ctx, mon)
+	require.NoError(t, err)
+	due := mon.Add(time.Hour)
+	tr := engine.Trigger{Workflow: "weekly", Name: "schedule", Kind: engine.TriggerSchedule, Schedule: "0 6 * * MON"}
+	got, err := st.TriggerDue(ctx, tr, time.Time{})
+	require.NoError(t, err)
+	require.Equal(t, due, got)
+
+	taken := engine.Run{ID: "taken", Workflow: "weekly", Status: engine.StatusPending, Step: "a", CreatedAt: mon, UpdatedAt: mon}
+	require.NoError(t, st.CreateRun(ctx, taken))
+	ok, err := st.FireSchedule(ctx, engine.Firing{Workflow: "weekly", Trigger: "schedule", Kind: engine.TriggerSchedule, At: due, Due: &due, RunID: "taken"},
+		due.AddDate(0, 0, 7), &taken)
+	require.Error(t, err, "the run's id exists: its insert fails")
+	require.False(t, ok)
+	got, err = st.TriggerDue(ctx, tr, time.Time{})
+	require.NoError(t, err)
+	require.Equal(t, due, got, "the slot is still due")
+	firings, err := st.Firings(ctx, "weekly", 10)
+	require.NoError(t, err)
+	require.Empty(t, firings)
+
+	fired, err := s.Tick(ctx, due.Add(time.Second))
+	require.NoError(t, err)
+	require.Len(t, fired, 1, "the next tick fires the slot")
+}
