@@ -272,6 +272,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	}
 
 	g.GET("/api/workflows", wfs.API).Name = "api-workflows"
+	g.GET("/api/workflows/:name", wfs.APIOne).Name = "api-workflow"
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
 	g.GET("/api/runs/:id", api.GetRun).Name = "api-run"
 	g.POST("/api/runs/:id/decisions", api.Decide).Name = "api-decide"

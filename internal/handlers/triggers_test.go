@@ -154,6 +154,14 @@ func TestInboundTrigger(t *testing.T) {
 	require.Len(t, intake.Firings, 2)
 	require.Equal(t, created.ID, intake.Firings[0].RunID)
 
+	res = w.doJSON(t, http.MethodGet, "/api/workflows/intake", nil)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	var one handlers.WorkflowJSON
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&one))
+	require.Equal(t, *intake, one)
+	res = w.doJSON(t, http.MethodGet, "/api/workflows/nope", nil)
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
+
 	_, doc := w.get(t, w.client, "/workflows")
 	card := doc.Find(`[data-testid="workflow-file"][data-workflow="intake"]`)
 	require.Equal(t, token, card.Find(`[data-testid="trigger-token"]`).Text())

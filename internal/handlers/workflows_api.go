@@ -8,6 +8,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/engine/def"
+	"quarry/internal/fault"
 )
 
 // WorkflowsJSON is GET /api/workflows: every workflow the server knows,
@@ -67,16 +68,45 @@ type ParamJSON struct {
 
 // API handles GET /api/workflows.
 func (h *Workflows) API(c echo.Context) error {
+	out, err := h.list(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// APIOne handles GET /api/workflows/:name: one workflow as GET
+// /api/workflows lists it, with its triggers and recent firings (the
+// registered one, when a file in the directory repeats its name).
+func (h *Workflows) APIOne(c echo.Context) error {
+	out, err := h.list(c)
+	if err != nil {
+		return err
+	}
+	name := c.Param("name")
+	var found *WorkflowJSON
+	for i, w := range out.Workflows {
+		if w.Name == name && (found == nil || w.CanStart && !found.CanStart) {
+			found = &out.Workflows[i]
+		}
+	}
+	if found == nil {
+		return fault.Errorf(fault.ENotFound, "no workflow %q", name)
+	}
+	return c.JSON(http.StatusOK, found)
+}
+
+func (h *Workflows) list(c echo.Context) (WorkflowsJSON, error) {
 	out := WorkflowsJSON{Workflows: []WorkflowJSON{}}
 	for _, w := range h.builtins() {
 		decl, err := w.Params()
 		if err != nil {
-			return err
+			return out, err
 		}
 		j := WorkflowJSON{Name: w.Name, Title: w.Title, Description: w.Description,
 			Source: "builtin", Valid: true, CanStart: true, Params: engineParams(decl)}
 		if j.Triggers, j.Firings, err = h.triggersJSON(c.Request().Context(), w.Name); err != nil {
-			return err
+			return out, err
 		}
 		out.Workflows = append(out.Workflows, j)
 	}
@@ -89,13 +119,13 @@ func (h *Workflows) API(c echo.Context) error {
 			if h.startable[w.Name] != "" {
 				var err error
 				if w.Triggers, w.Firings, err = h.triggersJSON(c.Request().Context(), w.Name); err != nil {
-					return err
+					return out, err
 				}
 			}
 			out.Workflows = append(out.Workflows, w)
 		}
 	}
-	return c.JSON(http.StatusOK, out)
+	return out, nil
 }
 
 func fileJSON(f def.Loaded) WorkflowJSON {
