@@ -540,6 +540,12 @@ stages: [{id: a, type: skill, skill: s}]
 `, []string{
 			`t.yaml:4:21: schedule "0 6 * *" is not a cron spec (minute hour day-of-month month day-of-week, e.g. "0 6 * * MON"): expected exactly 5 fields, found 4: [0 6 * *]`,
 		}},
+		{"TriggerNamesUnique", head + `trigger:
+  - {schedule: "@daily", name: inbound, webhook: inbound}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:5:50: trigger "inbound" is named twice`,
+		}},
 		{"TriggerShape", head + `trigger:
   - {webhook: hook, params: {n: 1}}
   - {name: x}

@@ -64,7 +64,8 @@ func ParseSchedule(spec string) (cron.Schedule, error) {
 }
 
 // triggers decodes trigger: one mapping, or a list of them. A mapping may
-// hold both schedule and webhook, which makes two triggers.
+// hold both schedule and webhook, which makes two triggers; its name and
+// params are then the schedule's.
 func (d *decoder) triggers(e kv, def *Definition) {
 	n, ok := d.plainNode(e.value, "")
 	if !ok {
@@ -112,7 +113,7 @@ func (d *decoder) triggers(e kv, def *Definition) {
 			}
 			schedules++
 			switch {
-			case name != nil && hook == nil:
+			case name != nil:
 				t.Name, _ = d.str(*name, "")
 				t.namePos = posOf(name.value)
 			case schedules == 1:
