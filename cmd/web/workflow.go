@@ -22,6 +22,8 @@ const workflowAbout = `Checks and draws workflow definition files (the format: d
                      exit status 1 when any file has a problem
   graph FILE         print the file's graph on standard output, as DOT (the
                      default), SVG laid out by Graphviz, or Mermaid
+  trigger-token WORKFLOW NAME [--rotate]
+                     print (or replace) the token of a webhook trigger
 
 The file "-" is standard input. The skills, forms and webhook hosts a
 file may name are the ones this binary knows (the search workflow's
@@ -29,22 +31,24 @@ too: internal/skills/pipeline/search.yaml).`
 
 // workflowCmd implements `quarry workflow validate|graph`.
 func (c *cli) workflowCmd(ctx context.Context, args []string) error {
-	fs := newFlagSet("workflow", "quarry workflow <validate|graph> [flags] FILE...", workflowAbout)
+	fs := newFlagSet("workflow", "quarry workflow <validate|graph|trigger-token> [flags] FILE...", workflowAbout)
 	if len(args) == 0 {
-		return fs.misuse("want validate or graph")
+		return fs.misuse("want validate, graph or trigger-token")
 	}
 	switch args[0] {
 	case "validate":
 		return c.workflowValidate(args[1:])
 	case "graph":
 		return c.workflowGraph(ctx, args[1:])
+	case "trigger-token":
+		return c.workflowTriggerToken(ctx, args[1:])
 	case "-h", "-help", "--help":
 		if _, err := io.WriteString(c.stdout, fs.usage()); err != nil {
 			return err
 		}
 		return errHelpShown
 	}
-	return fs.misuse("unknown workflow command %q (validate or graph)", args[0])
+	return fs.misuse("unknown workflow command %q (validate, graph or trigger-token)", args[0])
 }
 
 // workflowValidate implements `quarry workflow validate FILE...`: every

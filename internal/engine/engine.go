@@ -152,6 +152,26 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Start validates the parameters, stores a pending run and schedules it.
 func (e *Engine) Start(ctx context.Context, workflow string, input map[string]any) (Run, error) {
+	r, err := e.newRun(workflow, input)
+	if err != nil {
+		return Run{}, err
+	}
+	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
+		return Run{}, err
+	}
+	e.started(ctx, r)
+	return r, nil
+}
+
+// started announces a run just stored and wakes the workers for it.
+func (e *Engine) started(ctx context.Context, r Run) {
+	e.publish(Event{Type: EventStatus, RunID: r.ID, Status: r.Status})
+	e.wake(ctx)
+}
+
+// newRun is a pending run of workflow with input as its params (checked),
+// not yet stored.
+func (e *Engine) newRun(workflow string, input map[string]any) (Run, error) {
 	wf, err := e.cfg.Registry.Get(workflow)
 	if err != nil {
 		return Run{}, err
@@ -172,11 +192,6 @@ func (e *Engine) Start(ctx context.Context, workflow string, input map[string]an
 		Step: wf.Entry, Status: StatusPending, Iteration: 1, CreatedAt: now, UpdatedAt: now,
 		Source: wf.Source,
 	}
-	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
-		return Run{}, err
-	}
-	e.publish(Event{Type: EventStatus, RunID: r.ID, Status: r.Status})
-	e.wake(ctx)
 	return r, nil
 }
 

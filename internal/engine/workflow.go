@@ -181,6 +181,12 @@ type Workflow struct {
 	// Source is the definition text the workflow was compiled from (nil
 	// for a workflow written in Go); runs store it when they start.
 	Source *Source
+	// Triggers start runs of the workflow without a person (Scheduler,
+	// Engine.Fire).
+	Triggers []Trigger
+	// MaxActiveRuns bounds its runs executing at once (0: no bound of its
+	// own); the server's job queue enforces it.
+	MaxActiveRuns int
 }
 
 // MaxIterationsParam is the run parameter that overrides Workflow.MaxIterations.

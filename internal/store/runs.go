@@ -23,6 +23,18 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback()
+	if err := s.createRunTx(ctx, tx, r); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit run: %w", err)
+	}
+	return nil
+}
+
+// createRunTx inserts a pending run, the definition text it runs and its
+// first advance job inside tx.
+func (s *Store) createRunTx(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 	if err := insertRun(ctx, tx, r); err != nil {
 		return err
 	}
@@ -31,13 +43,7 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 			return err
 		}
 	}
-	if err := s.scheduleAdvanceTx(ctx, tx, r.ID); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit run: %w", err)
-	}
-	return nil
+	return s.scheduleAdvanceTx(ctx, tx, r.ID)
 }
 
 func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {

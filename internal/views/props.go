@@ -317,6 +317,9 @@ type RunStatus struct {
 	Step         string
 	CheckpointID string
 	Error        string
+	// Queued says why the run waits for its turn behind a concurrency
+	// limit ("" when it does not).
+	Queued string
 	// HoldsInput is set when the page shows what a losing submit carried:
 	// text the person typed, which a reload would throw away, so the poller
 	// asks for the stale banner instead (typed=1). A checkpoint form counts
@@ -408,7 +411,25 @@ type WorkflowView struct {
 	Edges     []WorkflowEdge
 	// Start is the start form of a built-in template (nil for a workflow
 	// that starts elsewhere, as the search does from the home page).
-	Start *WorkflowStartForm
+	Start *WorkflowStartForm // Triggers start the workflow by themselves; Firings are their last
+	// firings, newest first; TriggerError says why they could not be read.
+	Triggers     []WorkflowTrigger
+	Firings      []WorkflowFiring
+	TriggerError string
+}
+
+// WorkflowTrigger is one trigger of a workflow: a schedule with its next
+// due time, or a webhook with its URL and token.
+type WorkflowTrigger struct {
+	Name, Kind, Schedule, NextDue string
+	URL, Token                    string
+}
+
+// WorkflowFiring is one firing of a workflow's trigger: the run it
+// started, or why none.
+type WorkflowFiring struct {
+	Trigger, Kind, At, RunID, Error string
+	Missed                          int
 }
 
 // WorkflowStep is one stage of a drawn workflow, in definition order.

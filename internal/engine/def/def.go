@@ -39,6 +39,11 @@ type Definition struct {
 	Context []Field
 	// Stages run from the first, which is the entry.
 	Stages []*Stage
+	// Triggers start runs on a schedule or from an inbound webhook.
+	Triggers []Trigger
+	// MaxActiveRuns bounds the workflow's runs executing at once
+	// (concurrency.runs; 0: no bound of its own).
+	MaxActiveRuns int
 
 	exprs []exprRef // top-level context templates
 }

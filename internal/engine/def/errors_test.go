@@ -604,6 +604,47 @@ stages:
 			`t.yaml:5:68: stage "a": an output has no name`,
 			`t.yaml:5:96: stage "a": unknown key "type" in an output`,
 		}},
+		{"ConcurrencyRuns", head + `concurrency: {runs: 0, jobs: 2}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:4:21: concurrency.runs must be at least 1`,
+			`t.yaml:4:24: unknown key "jobs" in concurrency`,
+		}},
+		{"TriggerBadCron", head + `trigger: {schedule: "0 6 * *"}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:4:21: schedule "0 6 * *" is not a cron spec (minute hour day-of-month month day-of-week, e.g. "0 6 * * MON"): expected exactly 5 fields, found 4: [0 6 * *]`,
+		}},
+		{"TriggerNamesUnique", head + `trigger:
+  - {schedule: "@daily", name: inbound, webhook: inbound}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:5:50: trigger "inbound" is named twice`,
+		}},
+		{"TriggerShape", head + `trigger:
+  - {webhook: hook, params: {n: 1}}
+  - {name: x}
+  - {schedule: "@daily", name: BAD}
+  - {webhook: hook}
+  - {schedule: "@daily", frequency: 2}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:5:21: a webhook trigger takes its run's params from the request's JSON body, not from params`,
+			`t.yaml:6:5: a trigger needs schedule (a cron spec) or webhook (a name)`,
+			`t.yaml:7:32: trigger name "BAD" must be lower-case letters, digits, - and _`,
+			`t.yaml:8:15: trigger "hook" is named twice`,
+			`t.yaml:9:26: unknown key "frequency" in a trigger`,
+		}},
+		{"TriggerScheduleParams", head + `params:
+  - {name: q, type: string, required: true}
+  - {name: n, type: int, max: 3}
+trigger: {schedule: "0 6 * * MON", params: {n: 5, m: 1}}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:7:21: trigger "schedule": the required parameter "q" has no value in the trigger's params`,
+			`t.yaml:7:45: trigger "schedule": params.n is above max 3`,
+			`t.yaml:7:51: trigger "schedule": params.m is not a declared parameter`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -671,6 +712,13 @@ stages:
       headers: {X-Key: "{{ secrets.KEY }}"}
       body: {ids: ["{{ outputs.w.x }}"], n: 3}
     expect: {status: 204}
+`},
+		{"Triggers", head + `params: [{name: q, type: string, required: true}]
+concurrency: {runs: 2}
+trigger:
+  - {schedule: "0 6 * * MON", params: {q: weekly}}
+  - {schedule: "CRON_TZ=Europe/Paris 30 7 1 * *", name: monthly, params: {q: monthly}, webhook: inbound}
+stages: [{id: a, type: skill, skill: s}]
 `},
 		{"DelayUntilTemplateAndDays", head + `stages:
   - {id: a, type: delay, until: "{{ context.end }}", timeout: 1d12h}

@@ -20,6 +20,7 @@ type validator struct {
 func validate(r *reporter, d *Definition, opt Options) {
 	v := &validator{r: r, opt: opt, ids: map[string]bool{}}
 	v.params(d)
+	v.triggers(d)
 	// Stage ids are unique across the file, branches included, because
 	// outputs.<stage> names them all.
 	var all []*Stage

@@ -142,7 +142,11 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	}
 	wf := &engine.Workflow{
 		Name: d.Metadata.Name, Title: d.Metadata.Title, Description: d.Metadata.Description,
-		Entry: d.Stages[0].ID,
+		Entry: d.Stages[0].ID, MaxActiveRuns: d.MaxActiveRuns,
+	}
+	for _, t := range d.Triggers {
+		wf.Triggers = append(wf.Triggers, engine.Trigger{Workflow: wf.Name, Name: t.Name, Kind: engine.TriggerKind(t.Kind),
+			Schedule: t.Schedule, Params: t.ParamValues(), Next: t.Next})
 	}
 	for _, f := range d.Context {
 		c.compileValue(f.Value, f.Pos, "")
