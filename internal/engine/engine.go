@@ -57,6 +57,7 @@ type StepContext struct {
 	PrevError string
 	emit      func(Event)
 	check     func(GateCheck) // a gate visit's recorder (Check)
+	read      func(ctx context.Context, id string) (Run, error)
 }
 
 // Progress publishes a progress event for pages that watch the run.
@@ -152,25 +153,9 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Start validates the parameters, stores a pending run and schedules it.
 func (e *Engine) Start(ctx context.Context, workflow string, input map[string]any) (Run, error) {
-	wf, err := e.cfg.Registry.Get(workflow)
+	r, err := e.newRun(workflow, input)
 	if err != nil {
 		return Run{}, err
-	}
-	params, err := wf.ResolveParams(input)
-	if err != nil {
-		return Run{}, err
-	}
-	state := State{}
-	if wf.Init != nil {
-		if state, err = wf.Init(params); err != nil {
-			return Run{}, err
-		}
-	}
-	now := e.cfg.Now().UTC()
-	r := Run{
-		ID: e.cfg.NewID(), Workflow: wf.Name, Params: params, State: state,
-		Step: wf.Entry, Status: StatusPending, Iteration: 1, CreatedAt: now, UpdatedAt: now,
-		Source: wf.Source,
 	}
 	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
 		return Run{}, err
@@ -294,6 +279,7 @@ func (e *Engine) stepContext(run Run, step string) StepContext {
 	sc := StepContext{
 		RunID: run.ID, StepID: step, Params: run.Params, State: run.State,
 		Iteration: run.Iteration, Attempt: run.Attempt + 1, Now: e.cfg.Now().UTC(), emit: e.publish,
+		read: e.cfg.Store.Run,
 	}
 	if o := e.cfg.Observer; o != nil {
 		sc.emit = func(ev Event) {
@@ -334,6 +320,10 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 	var wait *waitError
 	if errors.As(err, &wait) {
 		return e.wait(ctx, run, step, started, sc.Attempt, update, wait.until)
+	}
+	var child *childError
+	if errors.As(err, &child) {
+		return e.startChild(ctx, wf, run, step, started, sc.Attempt, update, child.spec)
 	}
 	if err == nil {
 		after := sc
@@ -390,6 +380,13 @@ func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *St
 	next.Error = ""
 	next.CheckpointID = ""
 	to, ok := step.resolve(outcome)
+	if step.ID == wf.OnFailure && wf.OnFailure != "" {
+		// The run's on_error hooks have run: it fails with its first error.
+		msg, _, _ := Get[string](next.State, FailureKey)
+		next.Status, next.Error, next.Step = StatusFailed, msg, ""
+		c.From, c.Run = run.Status, next
+		return e.commit(ctx, c)
+	}
 	if !ok {
 		msg := fmt.Sprintf("step %q returned %q, which has no transition", step.ID, outcome)
 		if outcome == Fail {
@@ -398,7 +395,7 @@ func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *St
 		next.Status = StatusFailed
 		next.Error = msg
 		next.Step = ""
-		c.From, c.Run = run.Status, next
+		c.From, c.Run = run.Status, wf.failing(next, msg)
 		return e.commit(ctx, c)
 	}
 	if outcome == Iterate {
@@ -407,6 +404,9 @@ func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *St
 		} else {
 			next.Iteration = run.Iteration + 1
 		}
+	}
+	if to == End && wf.OnComplete != "" && step.ID != wf.OnComplete {
+		to = wf.OnComplete // the run's on_complete hooks run first
 	}
 	if to == End {
 		next.Status = StatusCompleted
@@ -431,10 +431,10 @@ func (e *Engine) retryOrEscalate(ctx context.Context, wf *Workflow, run Run, ste
 	msg := failure.Error()
 	var stop *stopError
 	if errors.As(failure, &stop) {
-		return e.giveUp(ctx, wf, run, step, started, attempt, stop.then, msg, Commit{})
+		return e.giveUp(ctx, wf, run, step, started, attempt, stop.then, msg, Commit{}, stop.update)
 	}
 	if attempt >= step.Retry.attempts() {
-		return e.giveUp(ctx, wf, run, step, started, attempt, step.Retry.Then, msg, Commit{})
+		return e.giveUp(ctx, wf, run, step, started, attempt, step.Retry.Then, msg, Commit{}, nil)
 	}
 	next := run
 	next.Attempt = attempt
@@ -451,22 +451,25 @@ func (e *Engine) retryOrEscalate(ctx context.Context, wf *Workflow, run Run, ste
 
 // giveUp ends a step that will not be tried again: then "" escalates; an
 // outcome with a transition takes it; any other fails the run with msg.
-// c carries what the commit must also resolve (a decided checkpoint).
-func (e *Engine) giveUp(ctx context.Context, wf *Workflow, run Run, step *StepDef, started time.Time, attempt int, then Outcome, msg string, c Commit) (Run, error) {
+// c carries what the commit must also resolve (a decided checkpoint);
+// update is what the step still records on its way out (StopWith).
+func (e *Engine) giveUp(ctx context.Context, wf *Workflow, run Run, step *StepDef, started time.Time, attempt int, then Outcome, msg string, c Commit, update Update) (Run, error) {
 	if then == "" {
+		run.State = run.State.merge(update)
 		return e.escalate(ctx, run, step, started, attempt, msg)
 	}
 	c.Step = &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,
 		Outcome: string(then), Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
 	if _, ok := step.resolve(then); ok {
-		return e.transition(ctx, wf, run, step, then, nil, c)
+		return e.transition(ctx, wf, run, step, then, update, c)
 	}
 	next := run
+	next.State = run.State.merge(update)
 	next.Status, next.Step, next.CheckpointID = StatusFailed, "", ""
 	next.Attempt = attempt
 	next.Error = fmt.Sprintf("step %q failed: %s", step.ID, msg)
 	c.Step.Outcome = "failed"
-	c.From, c.Run = run.Status, next
+	c.From, c.Run = run.Status, wf.failing(next, next.Error)
 	return e.commit(ctx, c)
 }
 
@@ -665,7 +668,7 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 		if errors.As(err, &stop) {
 			// The decision is valid but the gate may not follow it (a loop
 			// bound used up): the gate's own Then says what happens.
-			return e.giveUp(ctx, wf, run, step, now, sc.Attempt, stop.then, err.Error(), Commit{ResolveCheckpoint: cp.ID})
+			return e.giveUp(ctx, wf, run, step, now, sc.Attempt, stop.then, err.Error(), Commit{ResolveCheckpoint: cp.ID}, stop.update)
 		}
 		return e.escalate(ctx, run, step, now, sc.Attempt, "applying decision: "+err.Error())
 	}
