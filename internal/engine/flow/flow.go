@@ -96,10 +96,10 @@ type compiler struct {
 	actionAttempts int
 	actionBackoff  time.Duration
 	secrets        map[string]any
-	index   map[string]int         // top-level stage id → position
-	stages  []string               // every stage id, branch stages too (outputs.<id>)
-	progs   map[string]*vm.Program // compiled expressions by source
-	errs    def.Errors
+	index          map[string]int         // top-level stage id → position
+	stages         []string               // every stage id, branch stages too (outputs.<id>)
+	progs          map[string]*vm.Program // compiled expressions by source
+	errs           def.Errors
 	// maxIterations is the run's iteration bound, set by gates with a form.
 	maxIterations int
 }
