@@ -9,6 +9,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/engine/def"
+	"quarry/internal/fault"
 )
 
 // Message is a notify action's notice: a JSON POST to Webhook (when set)
@@ -127,8 +128,10 @@ func (c *compiler) runAction(ctx context.Context, runID, stage, action string, w
 		if rerr := c.actions.Record(ctx, rec); rerr != nil {
 			return nil, errors.Join(err, rerr)
 		}
+		// A refusal (a host off the allowlist, nothing configured, a bad
+		// value) is not tried again: only an unreachable target is.
 		var invalid *invalidAction
-		if err == nil || attempt >= attempts || errors.As(err, &invalid) {
+		if err == nil || attempt >= attempts || errors.As(err, &invalid) || fault.ErrorCode(err) == fault.EInvalid {
 			return out, err
 		}
 		t := time.NewTimer(c.actionBackoff)
