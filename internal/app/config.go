@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"quarry/internal/notify"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
+	"quarry/internal/notify"
 	"quarry/internal/research"
 	"quarry/internal/skills/llm"
 	"quarry/internal/store"
