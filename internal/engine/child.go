@@ -120,7 +120,9 @@ type ChildLink struct {
 	Workflow string `json:"workflow"`
 	Step     string `json:"step"`
 	Wait     bool   `json:"wait"`
-	Status   Status `json:"status"`
+	// Status is the child's status when read (empty where a cached page
+	// leaves it out: the child's own page says).
+	Status Status `json:"status,omitempty"`
 }
 
 // ActionRecord is one attempt of a built-in action (an action stage, or a
