@@ -404,3 +404,20 @@ stages:
 	require.Equal(t, engine.StatusWaiting, k.Status, "the child goes on by itself")
 	require.Equal(t, map[string]any{"topic": "ants"}, outputsOf(t, k)["look"])
 }
+
+func TestStartWorkflowCannotBeInABranch(t *testing.T) {
+	t.Parallel()
+	src := head + `metadata: {name: fan}
+stages:
+  - id: both
+    type: parallel
+    branches:
+      - id: a
+        stages:
+          - {id: sub, type: action, action: start_workflow, with: {workflow: child}}
+`
+	d, err := def.Load("test.yaml", []byte(src), def.Options{})
+	require.NoError(t, err)
+	_, err = flow.CompileWith(d, flow.Options{})
+	require.ErrorContains(t, err, `test.yaml:10:13: stage "sub": start_workflow cannot be in a parallel branch`)
+}
