@@ -1,7 +1,6 @@
 package def
 
 import (
-	"net/url"
 	"slices"
 	"strings"
 )
@@ -173,12 +172,12 @@ func literal(v any) (string, bool) {
 
 // SafeFileName reports whether name is a plain file name that stays in
 // the directory it is joined to: not empty, no separator, not . or ..,
-// no NUL, and not hidden.
+// no NUL or colon, no "..", and not hidden.
 func SafeFileName(name string) bool {
 	if name == "" || len(name) > 200 || strings.ContainsAny(name, "/\\\x00:") || strings.HasPrefix(name, ".") {
 		return false
 	}
-	return url.PathEscape(name) != "" && !strings.Contains(name, "..")
+	return !strings.Contains(name, "..")
 }
 
 // hookAt is where a hook's key was written, or the hook itself.
