@@ -421,3 +421,20 @@ stages:
 	_, err = flow.CompileWith(d, flow.Options{})
 	require.ErrorContains(t, err, `test.yaml:10:13: stage "sub": start_workflow cannot be in a parallel branch`)
 }
+
+// The drawing, and the exhaustive suite's "every move is an edge", see
+// the on_complete hooks between the last stage and the end.
+func TestGraphRunsThroughOnComplete(t *testing.T) {
+	t.Parallel()
+	d, err := def.Load("test.yaml", []byte(hooksDef), def.Options{Skills: []string{"maybe_fail"}, WebhookHosts: []string{"hooks.example.org"}})
+	require.NoError(t, err)
+	wf, err := flow.CompileWith(d, flow.Options{Skills: flow.Skills{"maybe_fail": maybeFail}, Actions: &fakeActions{}})
+	require.NoError(t, err)
+	var edges []string
+	for _, e := range wf.Graph().Edges {
+		edges = append(edges, e.From+"->"+e.To)
+	}
+	require.Contains(t, edges, "work->on_complete")
+	require.Contains(t, edges, "on_complete->"+engine.End)
+	require.NotContains(t, edges, "work->"+engine.End)
+}
