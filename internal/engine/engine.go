@@ -756,7 +756,38 @@ func (e *Engine) Cancel(ctx context.Context, runID, by string) error {
 	now := e.cfg.Now().UTC()
 	_, err = e.commit(ctx, Commit{From: run.Status, Run: next, ResolveCheckpoint: cpID, EndBranches: true, Step: &StepRecord{RunID: run.ID, Step: run.Step,
 		Iteration: run.Iteration, Outcome: "canceled", Error: next.Error, StartedAt: now, FinishedAt: now}})
-	return err
+	if err != nil {
+		return err
+	}
+	return e.cancelChildren(ctx, run.ID, by)
+}
+
+// childLister is implemented by stores that link child runs to their
+// parent (store.Store).
+type childLister interface {
+	RunChildren(ctx context.Context, runID string) ([]ChildLink, error)
+}
+
+// cancelChildren cancels the runs a canceled run was waiting for: nobody
+// would read how they end. Runs started without waiting go on.
+func (e *Engine) cancelChildren(ctx context.Context, runID, by string) error {
+	cl, ok := e.cfg.Store.(childLister)
+	if !ok {
+		return nil
+	}
+	children, err := cl.RunChildren(ctx, runID)
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if !c.Wait || c.Status.IsComplete() {
+			continue
+		}
+		if err := e.Cancel(ctx, c.RunID, by+" (its parent run was canceled)"); err != nil && fault.ErrorCode(err) != fault.EConflict {
+			return err
+		}
+	}
+	return nil
 }
 
 func (e *Engine) publish(ev Event) {

@@ -438,3 +438,23 @@ func TestGraphRunsThroughOnComplete(t *testing.T) {
 	require.Contains(t, edges, "on_complete->"+engine.End)
 	require.NotContains(t, edges, "work->"+engine.End)
 }
+
+// Canceling a parent cancels the child it waits for; a child started
+// without waiting goes on.
+func TestCancelingAParentCancelsTheChildItWaitsFor(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setupFlows(t, "", nil, flow.Skills{"echo": echo(&counter{}), "boom": boom}, childDef, parentDef)
+	p := b.run(t, "parent", nil)
+	kids := childrenOf(t, b, p.ID)
+	require.Len(t, kids, 1)
+	k := b.advance(t, kids[0].RunID)
+	require.Equal(t, engine.StatusWaiting, k.Status)
+	require.NoError(t, b.eng.Cancel(ctx, p.ID, "ada"))
+	k, err := b.store.Run(ctx, k.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.StatusCanceled, k.Status)
+	require.Equal(t, "canceled by ada (its parent run was canceled)", k.Error)
+	p = b.advance(t, p.ID) // the child's end woke it: nothing to do
+	require.Equal(t, engine.StatusCanceled, p.Status)
+}
