@@ -53,6 +53,36 @@ func (sc StepContext) ReadRun(ctx context.Context, id string) (Run, error) {
 	return sc.read(ctx, id)
 }
 
+// MaxChildDepth bounds how deeply runs may start runs: a workflow that
+// starts itself stops there instead of starting runs for ever.
+const MaxChildDepth = 8
+
+// parentReader is implemented by stores that link child runs to their
+// parent (store.Store).
+type parentReader interface {
+	RunParent(ctx context.Context, runID string) (*Parent, error)
+}
+
+// depth is how many runs started run id, one above the other.
+func (e *Engine) depth(ctx context.Context, id string) (int, error) {
+	pr, ok := e.cfg.Store.(parentReader)
+	if !ok {
+		return 0, nil
+	}
+	n := 0
+	for ; n <= MaxChildDepth; n++ {
+		p, err := pr.RunParent(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		if p == nil {
+			break
+		}
+		id = p.RunID
+	}
+	return n, nil
+}
+
 // newRun builds a pending run of workflow with input resolved against its
 // params (Start and StartChild).
 func (e *Engine) newRun(workflow string, input map[string]any) (Run, error) {
@@ -81,6 +111,11 @@ func (e *Engine) newRun(workflow string, input map[string]any) (Run, error) {
 // startChild creates the child run a step asked for and commits it with
 // the step: the parent waiting for it, or moved on.
 func (e *Engine) startChild(ctx context.Context, wf *Workflow, run Run, step *StepDef, started time.Time, attempt int, update Update, spec ChildRun) (Run, error) {
+	if depth, err := e.depth(ctx, run.ID); err != nil {
+		return run, err
+	} else if depth >= MaxChildDepth {
+		return e.retryOrEscalate(ctx, wf, run, step, started, attempt, Stop(fmt.Errorf("start_workflow %s: runs are nested %d deep already, the most there may be (does a workflow start itself?)", spec.Workflow, depth), step.Retry.Then))
+	}
 	child, err := e.newRun(spec.Workflow, spec.Params)
 	if err != nil {
 		return e.retryOrEscalate(ctx, wf, run, step, started, attempt, fmt.Errorf("start_workflow %s: %w", spec.Workflow, err))

@@ -458,3 +458,30 @@ func TestCancelingAParentCancelsTheChildItWaitsFor(t *testing.T) {
 	p = b.advance(t, p.ID) // the child's end woke it: nothing to do
 	require.Equal(t, engine.StatusCanceled, p.Status)
 }
+
+// A workflow that starts itself stops at engine.MaxChildDepth runs deep.
+func TestAWorkflowStartingItselfStops(t *testing.T) {
+	t.Parallel()
+	src := head + `metadata: {name: again}
+stages:
+  - id: sub
+    type: action
+    action: start_workflow
+    with: {workflow: again, wait: false}
+`
+	b := setupFlows(t, "", nil, nil, src)
+	r := b.run(t, "again", nil)
+	ids := []string{r.ID}
+	for {
+		kids := childrenOf(t, b, ids[len(ids)-1])
+		if len(kids) == 0 {
+			break
+		}
+		require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+		r = b.advance(t, kids[0].RunID)
+		ids = append(ids, r.ID)
+	}
+	require.Len(t, ids, engine.MaxChildDepth+1)
+	require.Equal(t, engine.StatusFailed, r.Status)
+	require.Contains(t, r.Error, "nested 8 deep already")
+}
