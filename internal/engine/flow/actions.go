@@ -125,7 +125,7 @@ func (c *compiler) runAction(ctx context.Context, runID, stage, action string, w
 		if err != nil {
 			rec.Status, rec.Error = engine.ActionFailed, err.Error()
 		}
-		if rerr := c.actions.Record(ctx, rec); rerr != nil {
+		if rerr := c.record(ctx, rec); rerr != nil {
 			return nil, errors.Join(err, rerr)
 		}
 		// A refusal (a host off the allowlist, nothing configured, a bad
@@ -142,6 +142,15 @@ func (c *compiler) runAction(ctx context.Context, runID, stage, action string, w
 		case <-t.C:
 		}
 	}
+}
+
+// record keeps an action attempt in the run's audit; without Actions (a
+// definition whose hooks only start runs) there is nowhere to keep it.
+func (c *compiler) record(ctx context.Context, r engine.ActionRecord) error {
+	if c.actions == nil {
+		return nil
+	}
+	return c.actions.Record(ctx, r)
 }
 
 // invalidAction is a with value no retry can fix (wrong type).
@@ -302,7 +311,17 @@ func (c *compiler) hookStep(id string, hooks []*def.Hook) engine.StepDef {
 		for _, hk := range hooks {
 			with, err := c.fields(hk.With, env)
 			if err != nil {
-				return "", nil, fmt.Errorf("%s %s: with %w", id, hk.Action, err)
+				// A value that cannot be evaluated is the hook's failure,
+				// recorded like one, not the run's.
+				err = fmt.Errorf("with %w", err)
+				rec := engine.ActionRecord{RunID: sc.RunID, Stage: id, Action: hk.Action, Attempt: 1, Status: engine.ActionFailed, Error: err.Error()}
+				if rerr := c.record(ctx, rec); rerr != nil {
+					return "", nil, rerr
+				}
+				if hk.Required {
+					failed = append(failed, fmt.Errorf("%s %s (required): %w", id, hk.Action, err))
+				}
+				continue
 			}
 			if hk.Action == def.ActionStartWorkflow {
 				name, _ := with["workflow"].(string)

@@ -485,3 +485,21 @@ stages:
 	require.Equal(t, engine.StatusFailed, r.Status)
 	require.Contains(t, r.Error, "nested 8 deep already")
 }
+
+// A hook whose with cannot be evaluated is recorded as failed; the run
+// still completes.
+func TestHookWithABadValueIsRecorded(t *testing.T) {
+	t.Parallel()
+	src := head + `metadata: {name: hooked}
+stages:
+  - {id: work, type: skill, skill: maybe_fail}
+on_complete:
+  - {action: notify, with: {webhook: "https://hooks.example.org/x", text: "{{ 1 / len(outputs.work) - outputs.work.nothing }}"}}
+  - {action: snapshot}
+`
+	acts := &fakeActions{}
+	b := setupFlows(t, "", acts, flow.Skills{"maybe_fail": maybeFail}, src)
+	r := b.run(t, "hooked", nil)
+	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+	require.Equal(t, []string{"on_complete:notify:failed", "on_complete:snapshot:ok"}, acts.recorded())
+}
