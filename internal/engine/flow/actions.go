@@ -116,8 +116,9 @@ func (c *compiler) actionStep(s *def.Stage, next string) engine.StepDef {
 // backoff while tries remain; every try is recorded under stage.
 func (c *compiler) runAction(ctx context.Context, runID, stage, action string, with map[string]any) (map[string]any, error) {
 	attempts := max(c.actionAttempts, 1)
+	sent := map[string]bool{} // a notice's targets reached: not sent again
 	for attempt := 1; ; attempt++ {
-		out, err := c.doAction(ctx, runID, stage, action, with)
+		out, err := c.doAction(ctx, runID, stage, action, with, sent)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -162,7 +163,10 @@ func invalid(format string, args ...any) error {
 	return &invalidAction{msg: fmt.Sprintf(format, args...)}
 }
 
-func (c *compiler) doAction(ctx context.Context, runID, stage, action string, with map[string]any) (map[string]any, error) {
+// doAction makes one attempt; sent records which of a notice's targets
+// (webhook, email) it reached, so a try after a failure sends only to
+// the others.
+func (c *compiler) doAction(ctx context.Context, runID, stage, action string, with map[string]any, sent map[string]bool) (map[string]any, error) {
 	switch action {
 	case def.ActionExport:
 		e := Export{RunID: runID, Stage: stage}
@@ -197,7 +201,26 @@ func (c *compiler) doAction(ctx context.Context, runID, stage, action string, wi
 		default:
 			return nil, invalid("notify: email is %T, not an address or a list", to)
 		}
-		if err := c.actions.Notify(ctx, m); err != nil {
+		var errs []error
+		if m.Webhook != "" && !sent["webhook"] {
+			one := m
+			one.Email = nil
+			if err := c.actions.Notify(ctx, one); err != nil {
+				errs = append(errs, err)
+			} else {
+				sent["webhook"] = true
+			}
+		}
+		if len(m.Email) > 0 && !sent["email"] {
+			one := m
+			one.Webhook = ""
+			if err := c.actions.Notify(ctx, one); err != nil {
+				errs = append(errs, err)
+			} else {
+				sent["email"] = true
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
 			return nil, err
 		}
 		return map[string]any{"ok": true}, nil

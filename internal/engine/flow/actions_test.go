@@ -142,8 +142,9 @@ func TestBuiltinActionsRunInOrder(t *testing.T) {
 	require.Equal(t, "save", acts.exports[0].Stage)
 	require.Equal(t, []map[string]any{{"id": "p1", "title": "Bees"}, {"id": "p2", "title": "Ants"}}, acts.exports[0].Papers)
 	require.Equal(t, []string{r.ID}, acts.snaps)
-	require.Equal(t, []flow.Message{{Webhook: "https://hooks.example.org/quarry", Email: []string{"ada@example.org"}, Subject: "Exported",
-		Text: "2 papers in /exports/found.bib"}}, acts.messages)
+	require.Equal(t, []flow.Message{
+		{Webhook: "https://hooks.example.org/quarry", Subject: "Exported", Text: "2 papers in /exports/found.bib"},
+		{Email: []string{"ada@example.org"}, Subject: "Exported", Text: "2 papers in /exports/found.bib"}}, acts.messages)
 	out := outputsOf(t, r)
 	require.JSONEq(t, `{"path": "/exports/found.bib", "count": 2, "format": "bibtex"}`, jsonOf(t, out["save"]))
 	require.JSONEq(t, `{"path": "/backups/`+r.ID+`.db", "bytes": 4096}`, jsonOf(t, out["backup"]))
@@ -502,4 +503,37 @@ on_complete:
 	r := b.run(t, "hooked", nil)
 	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
 	require.Equal(t, []string{"on_complete:notify:failed", "on_complete:snapshot:ok"}, acts.recorded())
+}
+
+// A notice to a webhook and an e-mail address whose webhook fails once:
+// the second try posts to the webhook only, so the mail goes once.
+func TestNotifyRetriesOnlyTheTargetThatFailed(t *testing.T) {
+	t.Parallel()
+	acts := &webhookDown{fakeActions: &fakeActions{}, down: 1}
+	src := head + `metadata: {name: tell}
+stages:
+  - id: tell
+    type: action
+    action: notify
+    with: {webhook: "https://hooks.example.org/x", email: ada@example.org, text: hi}
+`
+	b := setupFlows(t, "", acts, nil, src)
+	r := b.run(t, "tell", nil)
+	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
+	require.Equal(t, []string{"tell:notify:failed", "tell:notify:ok"}, acts.recorded())
+	require.Equal(t, []flow.Message{{Email: []string{"ada@example.org"}, Text: "hi"}, {Webhook: "https://hooks.example.org/x", Text: "hi"}}, acts.messages)
+}
+
+// webhookDown fails its first down webhook posts.
+type webhookDown struct {
+	*fakeActions
+	down int
+}
+
+func (w *webhookDown) Notify(ctx context.Context, m flow.Message) error {
+	if m.Webhook != "" && w.down > 0 {
+		w.down--
+		return errors.New("webhook: connection refused")
+	}
+	return w.fakeActions.Notify(ctx, m)
 }
