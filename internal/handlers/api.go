@@ -85,6 +85,14 @@ type RunJSON struct {
 	// ForkedFrom is the run and checkpoint this run was forked from
 	// (POST /api/runs/:id/fork); absent for a run that is not a fork.
 	ForkedFrom *engine.ForkOrigin `json:"forked_from,omitempty"`
+	// ParentRun is the run whose start_workflow stage started this one
+	// (absent: none); ChildRuns the runs this run's stages started
+	// (run_id, workflow, step, wait; each run's status is its own
+	// answer's); Actions every attempt of its built-in actions (stage or
+	// hook, action, attempt, status, error, at).
+	ParentRun *engine.Parent        `json:"parent_run,omitempty"`
+	ChildRuns []engine.ChildLink    `json:"child_runs"`
+	Actions   []engine.ActionRecord `json:"actions"`
 	// Votes are, per gate several people decide, every vote cast (who,
 	// option, input, note, time, replaced, late) and how many more the
 	// gate needs (runview.GateVotes).

@@ -34,6 +34,12 @@ type RunStore interface {
 	StepTrail(ctx context.Context, runID string) ([]engine.StepRecord, error)
 	// ForkOf is where a run was forked from (nil: not a fork).
 	ForkOf(ctx context.Context, runID string) (*engine.ForkOrigin, error)
+	// RunParent is the run whose start_workflow stage started this one
+	// (nil: none); RunChildren the runs its stages started; RunActions
+	// its recorded built-in action attempts.
+	RunParent(ctx context.Context, runID string) (*engine.Parent, error)
+	RunChildren(ctx context.Context, runID string) ([]engine.ChildLink, error)
+	RunActions(ctx context.Context, runID string) ([]engine.ActionRecord, error)
 	// RunBranches are the branches of each parallel stage's latest visit.
 	RunBranches(ctx context.Context, runID string) ([]engine.Branch, error)
 	// GateChecks are every automatic check the run's gates made.
