@@ -113,7 +113,9 @@ func withDefinitions(cfg Config, reg *engine.Registry, skills flow.Skills, acts 
 // (pinned) compile alike.
 func compileOptions(cfg Config, skills flow.Skills, acts flow.Actions) flow.Options {
 	caller := &webhook.Caller{Hosts: cfg.WebhookHosts, Secrets: cfg.WebhookSecrets}
-	return flow.Options{Skills: skills, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets, Actions: acts}
+	sender := &notify.Sender{Hosts: slices.Clone(cfg.WebhookHosts), SMTP: cfg.SMTP}
+	return flow.Options{Skills: skills, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets, Actions: acts,
+		Notifier: actions.GateNotifier{Send: sender.Send, PublicURL: cfg.PublicURL}}
 }
 
 // actionRunner carries out workflows' export, notify and snapshot
