@@ -21,7 +21,6 @@ func insertParent(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 	return nil
 }
 
-
 // wakeParent queues the advance of the run waiting for child runID, if
 // any, in the transaction that ends the child: the parent is woken exactly
 // when the child's end is committed. It reports whether it queued a job.
