@@ -90,6 +90,10 @@ func TestWorkflowShape(t *testing.T) {
 			Type: engine.ParamBool, Default: false},
 		{Name: "max_iterations", Description: "The most search iterations this run may take.",
 			Type: engine.ParamInt, Default: 7, Min: engine.Bound(1), Max: engine.Bound(pipeline.MaxIterationsLimit)},
+		{Name: "clarify", Description: "Ask me a few questions first when the question is ambiguous.",
+			Type: engine.ParamBool, Default: false},
+		{Name: "quality_gate", Description: "Refuse to approve a strategy with blocking review findings unless I say why.",
+			Type: engine.ParamBool, Default: false},
 	}, params)
 
 	g := wf.Graph()

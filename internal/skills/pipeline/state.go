@@ -34,6 +34,15 @@ const (
 	// ParamStartedBy names who started the run (the display name of the
 	// person, or what an API client says), for the search-strategy report.
 	ParamStartedBy = "started_by"
+	// ParamClarify makes the run ask clarifying questions before it
+	// builds the strategy, when the question is ambiguous (off by
+	// default: most questions lack a time frame, and a run that always
+	// asks first would be one more step for every search).
+	ParamClarify = "clarify"
+	// ParamQualityGate makes the strategy review's blocking findings
+	// refuse an approval without a note (off by default: the findings
+	// are then shown as warnings only).
+	ParamQualityGate = "quality_gate"
 )
 
 // State keys the steps write. They are the run's durable memory, so a
