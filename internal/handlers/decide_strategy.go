@@ -36,6 +36,7 @@ func strategyFormOf(runID string, cp engine.Checkpoint, p pipeline.StrategyPaylo
 		FieldsOfStudy: strings.Join(p.Strategy.Filters.FieldsOfStudy, ", "),
 		FieldChoices:  query.FieldsOfStudy(),
 		SentAs:        map[string]map[string]string{},
+		Findings:      p.Findings, QualityGate: p.QualityGate,
 	}
 	if f.Iteration == 0 {
 		f.Iteration = cp.Iteration

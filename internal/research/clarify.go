@@ -146,7 +146,10 @@ func ApplyAnswers(in ParsedIntent, qs []ClarifyingQuestion, answers ClarifyAnswe
 			continue
 		}
 		if !ok {
-			opt = otherOption(q.Kind, a)
+			if opt, ok = otherOption(q.Kind, a); !ok {
+				fe.Add("answers."+q.ID, fmt.Sprintf("%q names no year: give the years, e.g. 2015-2020, or choose an option", a))
+				continue
+			}
 		}
 		out = q.apply(out, opt)
 	}
@@ -169,14 +172,16 @@ func (q ClarifyingQuestion) option(answer string) (ClarifyOption, bool) {
 var yearsIn = regexp.MustCompile(`\b(1[89]\d\d|2[01]\d\d)\b`)
 
 // otherOption reads an answer in the person's own words: for a time frame
-// the years it names (one year: from then on), otherwise the words.
-func otherOption(kind, answer string) ClarifyOption {
+// the years it names (one year: from then on; none: not ok), otherwise
+// the words.
+func otherOption(kind, answer string) (ClarifyOption, bool) {
 	o := ClarifyOption{Label: answer, Value: answer}
 	if kind == ClarifyTimeFrame {
 		ys := yearsIn.FindAllString(answer, 2)
-		if len(ys) > 0 {
-			o.YearRange.From, _ = strconv.Atoi(ys[0])
+		if len(ys) == 0 {
+			return o, false
 		}
+		o.YearRange.From, _ = strconv.Atoi(ys[0])
 		if len(ys) > 1 {
 			o.YearRange.To, _ = strconv.Atoi(ys[1])
 			if o.YearRange.From > o.YearRange.To {
@@ -184,7 +189,7 @@ func otherOption(kind, answer string) ClarifyOption {
 			}
 		}
 	}
-	return o
+	return o, true
 }
 
 // apply changes the intent as one chosen option says.

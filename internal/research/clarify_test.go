@@ -51,6 +51,9 @@ func TestApplyAnswers(t *testing.T) {
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 	require.Contains(t, fault.ErrorFields(err)["answers.acronym-cbt"], `"Cognitive bias training" is not one of`)
 	require.Equal(t, "no such question was asked", fault.ErrorFields(err)["answers.nope"])
+
+	_, err = research.ApplyAnswers(in, qs, research.ClarifyAnswers{"time_frame": "recent ones"})
+	require.Contains(t, fault.ErrorFields(err)["answers.time_frame"], "names no year")
 }
 
 func TestValidateQuestions(t *testing.T) {

@@ -14,6 +14,7 @@ const Name = "search"
 // and tests can assert on the path it took.
 const (
 	StepParse           = "parse"
+	StepClarify         = "clarify"
 	StepBuild           = "build"
 	StepConfirmStrategy = "confirm_strategy"
 	StepSearch          = "search"
@@ -63,6 +64,9 @@ const (
 	// keyRemovedLearned lists the learned exclusions the researcher removed
 	// at a strategy checkpoint, which later builds must not learn again.
 	keyRemovedLearned = "removed_learned_exclusions"
+	// keyClarify holds the clarifying questions the parse step found
+	// (none when the run does not ask them or the question is clear).
+	keyClarify = "clarifying_questions"
 )
 
 // RunState is everything pages and the API show about a search run, decoded
