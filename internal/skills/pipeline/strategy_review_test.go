@@ -162,3 +162,41 @@ func TestQualityGateEditFixesTheFindings(t *testing.T) {
 	require.Contains(t, fault.ErrorFields(err)["note"], `SHOULD: The concept "sqlite" is searched without a synonym`)
 	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, edit("(sqlite OR sqlite3) AND (durability OR persistence)", research.YearRange{From: 2015})))
 }
+
+// TestQualityGateRelaxesByIteration: the same kinds of finding block
+// less as the run iterates: at iteration 3 the COULD (no date limit) is
+// a warning and the SHOULD still blocks; from 5 only a MUST would.
+func TestQualityGateRelaxesByIteration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	eng, st, run, cp := waitAtStrategy(t, map[string]any{pipeline.ParamQuestion: "sqlite durability", pipeline.ParamQualityGate: true})
+	blocks := map[int]map[string]bool{}
+	for it := 1; it <= 5; it++ {
+		require.Equal(t, it, cp.Iteration)
+		p, err := engine.PayloadAs[pipeline.StrategyPayload](cp)
+		require.NoError(t, err)
+		blocks[it] = map[string]bool{}
+		for _, f := range p.Findings {
+			blocks[it][f.Rule] = f.Blocks
+		}
+		if it == 5 {
+			break
+		}
+		require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: engine.Reject, DecidedBy: "ann"}), "rejecting is never blocked")
+		require.NoError(t, eng.Advance(ctx, run.ID))
+		run, err = st.Run(ctx, run.ID)
+		require.NoError(t, err)
+		cp, _, err = st.Checkpoint(ctx, run.CheckpointID)
+		require.NoError(t, err)
+	}
+	for it, want := range map[int]map[string]bool{
+		1: {pipeline.RuleNoDateLimit: true, pipeline.RuleConceptNoSynonym: true},
+		2: {pipeline.RuleNoDateLimit: true, pipeline.RuleConceptNoSynonym: true},
+		3: {pipeline.RuleNoDateLimit: false, pipeline.RuleConceptNoSynonym: true},
+		4: {pipeline.RuleNoDateLimit: false, pipeline.RuleConceptNoSynonym: true},
+		5: {pipeline.RuleNoDateLimit: false, pipeline.RuleConceptNoSynonym: false},
+	} {
+		require.Equal(t, want, blocks[it], "iteration %d", it)
+	}
+	require.NoError(t, eng.Decide(ctx, run.ID, cp.ID, engine.Decision{Action: engine.Approve, DecidedBy: "ann"}), "at iteration 5 nothing blocks")
+}
