@@ -77,3 +77,37 @@ func TestClarifyForm(t *testing.T) {
 	require.Contains(t, doc.Find(`[data-testid="decision"]`).First().Text(), "clarify", "the answers are the checkpoint's decision")
 	require.Contains(t, doc.Find(`[data-testid="checkpoint-strategy"] [data-testid="intent-concepts"]`).Text(), "adults")
 }
+
+// TestAPIClarify: a run started through the API with clarify asks its
+// questions at a "clarify" checkpoint (GET /api/runs/:id shows them);
+// the decisions endpoint takes the answers as revised_data {answers},
+// refusing one that names no option (422, nothing decided), and the
+// strategy that follows is built from the intent they shaped.
+func TestAPIClarify(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	created := w.startAPIRun(t, map[string]any{"question": "sleep and memory consolidation", "strategy_checkpoint": true,
+		"clarify": true, "sources": testapp.Sources})
+	st := w.waitForCheckpoint(t, created.ID, "clarify", 1)
+	var p pipeline.ClarifyPayload
+	require.NoError(t, json.Unmarshal(st.Checkpoint.Payload, &p))
+	require.NotEmpty(t, p.Questions)
+	require.LessOrEqual(t, len(p.Questions), research.MaxClarifyingQuestions)
+
+	decide := "/api/runs/" + created.ID + "/decisions"
+	res := w.postJSON(t, decide, map[string]any{"checkpoint_id": st.Checkpoint.ID, "action": "approve",
+		"revised_data": map[string]any{"answers": map[string]string{"time_frame": "Tomorrow"}}})
+	res.Body.Close()
+	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
+	w.waitForCheckpoint(t, created.ID, "clarify", 1)
+
+	res = w.postJSON(t, decide, map[string]any{"checkpoint_id": st.Checkpoint.ID, "action": "approve",
+		"revised_data": map[string]any{"answers": map[string]string{"time_frame": "The last 10 years"}}})
+	res.Body.Close()
+	require.Equal(t, http.StatusAccepted, res.StatusCode)
+	st = w.waitForCheckpoint(t, created.ID, "strategy_confirmation", 1)
+	var sp pipeline.StrategyPayload
+	require.NoError(t, json.Unmarshal(st.Checkpoint.Payload, &sp))
+	require.Equal(t, research.YearRange{From: 2015, To: 2025}, sp.Intent.YearRange)
+	require.Equal(t, 2015, sp.Strategy.YearRange.From)
+}
