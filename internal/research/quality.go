@@ -88,7 +88,7 @@ func Blocking(fs []Finding) []Finding {
 func BlockingSummary(fs []Finding, iteration int) string {
 	parts := make([]string, 0, len(fs))
 	for _, f := range fs {
-		parts = append(parts, string(f.Severity)+": "+f.Message)
+		parts = append(parts, string(f.Severity)+": "+strings.TrimSuffix(f.Message, "."))
 	}
 	n := "finding blocks"
 	if len(fs) != 1 {

@@ -112,7 +112,7 @@ func conceptFindings(intent research.ParsedIntent, asts []query.AST) []research.
 				Message: fmt.Sprintf("The concept %q of the question is in no query: add it, or say in the note why it is left out.", c.Term)})
 		case !alternatives:
 			out = append(out, research.Finding{Rule: RuleConceptNoSynonym, Severity: research.SeverityShould, Field: "queries",
-				Message: fmt.Sprintf("The concept %q is searched without a synonym: authors who use another word are missed; write it as (%s OR …).", c.Term, c.Term)})
+				Message: fmt.Sprintf("The concept %q is searched without a synonym: authors who use another word are missed; write it as (%s OR …).", c.Term, query.NewTerm(c.Term, false).String())})
 		}
 	}
 	return out
