@@ -95,3 +95,24 @@ func TestAPIStrategyFindings(t *testing.T) {
 	res.Body.Close()
 	require.Equal(t, http.StatusAccepted, res.StatusCode)
 }
+
+// TestStrategyFormFindingsOfTheEdit: an edit the gate refuses comes back
+// with the findings of what was typed: the years set, "no date limit" is
+// gone from the list while the finding still blocking is named.
+func TestStrategyFormFindingsOfTheEdit(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runID := w.startFromHome(t, "sleep and memory consolidation", url.Values{"quality_gate": {"true"}})
+	_, doc := w.get(t, w.client, "/runs/"+runID)
+	require.NotEmpty(t, doc.Find(`[data-testid="finding"][data-rule="no_date_limit"]`).Nodes)
+	action := doc.Find(`form[data-testid="strategy-form"]`).AttrOr("action", "")
+	vals := strategyValues(doc)
+	vals.Set("year_from", "2015")
+	vals.Set("action", "edit")
+	res, doc := w.post(t, w.client, action, vals)
+	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
+	require.Empty(t, doc.Find(`[data-testid="finding"][data-rule="no_date_limit"]`).Nodes, "the years typed fixed it")
+	require.NotEmpty(t, doc.Find(`[data-testid="finding"][data-blocks="true"]`).Nodes)
+	require.Contains(t, doc.Find(`[data-field="note"]`).Text(), "Approval refused")
+	require.Equal(t, "2015", doc.Find(`input#year_from`).AttrOr("value", ""), "the edit is kept")
+}

@@ -133,6 +133,23 @@ func IntentOf(run engine.Run) (*research.ParsedIntent, error) {
 	return optional[research.ParsedIntent](run.State, keyIntent)
 }
 
+// FindingsOf reviews strategy s as the run's strategy checkpoint at
+// iteration would (ReviewStrategy, with Blocks set when the run enforces
+// the quality gate), so a form refused for an edit can show the findings
+// of what the person typed rather than of the proposal. available are
+// the sources the run could search.
+func FindingsOf(run engine.Run, s research.SearchStrategy, iteration int, available []string) ([]research.Finding, error) {
+	intent, err := IntentOf(run)
+	if err != nil || intent == nil {
+		return nil, err
+	}
+	wfs, _, err := engine.Get[research.WorkflowState](run.State, keyWorkflow)
+	if err != nil {
+		return nil, err
+	}
+	return research.WithBlocks(ReviewStrategy(*intent, s, wfs.History, available), iteration, run.Params.Bool(ParamQualityGate)), nil
+}
+
 func optional[T any](s engine.State, key string) (*T, error) {
 	raw, ok := s[key]
 	if !ok || string(raw) == "null" {
