@@ -56,13 +56,26 @@ func (c *Clarifier) Clarify(ctx context.Context, question string, in research.Pa
 	return c.fallback.Clarify(ctx, question, in)
 }
 
+// questionID makes a model's question ID safe in a form's field names
+// and element IDs: lower case letters, digits, "_" and "-", the rest
+// "-" (two IDs made the same are then refused as duplicates).
+func questionID(id string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '-'
+	}, strings.ToLower(strings.TrimSpace(id)))
+}
+
 // checkQuestions cleans a model's questions in place (one-line texts and
 // labels, an acronym's term trimmed) and validates them: at most three
 // questions of a known kind with two or three distinct options each.
 func checkQuestions(a *clarifyAnswer) error {
 	for i := range a.Questions {
 		q := &a.Questions[i]
-		q.ID, q.Kind, q.Text, q.Term = oneLine(q.ID), strings.ToLower(oneLine(q.Kind)), oneLine(q.Text), oneLine(q.Term)
+		q.ID, q.Kind, q.Text, q.Term = questionID(q.ID), strings.ToLower(oneLine(q.Kind)), oneLine(q.Text), oneLine(q.Term)
 		for j := range q.Options {
 			q.Options[j].Label, q.Options[j].Value = oneLine(q.Options[j].Label), oneLine(q.Options[j].Value)
 		}

@@ -28,9 +28,9 @@ func TestClarifier(t *testing.T) {
 		wantRetryErr string
 		wantNote     string
 	}{
-		{name: "Valid", steps: []step{answer("clarify_valid.json")}, wantIDs: []string{"acronym-pd", "years"}, wantRequests: 1},
+		{name: "Valid", steps: []step{answer("clarify_valid.json")}, wantIDs: []string{"acronym-pd", "years-asked"}, wantRequests: 1},
 		{name: "Clear", steps: []step{answer("clarify_none.json")}, wantIDs: []string{}, wantRequests: 1},
-		{name: "NotJSONThenValid", steps: []step{answer("not_json.txt"), answer("clarify_valid.json")}, wantIDs: []string{"acronym-pd", "years"}, wantRequests: 2,
+		{name: "NotJSONThenValid", steps: []step{answer("not_json.txt"), answer("clarify_valid.json")}, wantIDs: []string{"acronym-pd", "years-asked"}, wantRequests: 2,
 			wantRetryErr: "no JSON object"},
 		{name: "FourOptionsTwice", steps: []step{answer("clarify_too_many_options.json")}, wantRequests: 2,
 			wantRetryErr: "4 options, 2 to 3 are asked for", wantNote: "rejected twice"},
