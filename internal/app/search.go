@@ -112,8 +112,10 @@ func NewSearch(s Search, lib sources.Source, files pipeline.FileSource) (*pipeli
 	if err != nil {
 		return nil, err
 	}
+	parser := intent.New(nil)
 	sk := pipeline.Skills{
-		Intent:    llm.NewIntentParser(provider, intent.New(nil)),
+		Intent:    llm.NewIntentParser(provider, parser),
+		Clarifier: llm.NewClarifier(provider, parser),
 		Queries:   llm.NewQueryBuilder(provider, querybuilder.New()),
 		Sources:   srcs,
 		Dedup:     dedup.New(),

@@ -264,7 +264,7 @@ func (a *API) CreateRun(c echo.Context) error {
 	var run engine.Run
 	var err error
 	if name := strings.TrimSpace(in.Workflow); name != "" && name != SearchWorkflow {
-		if in.Question != "" || in.MaxIterations != nil || in.StrategyCheckpoint != nil || in.Sources != nil {
+		if in.Question != "" || in.MaxIterations != nil || in.StrategyCheckpoint != nil || in.Sources != nil || in.Clarify != nil || in.QualityGate != nil {
 			return &fault.Error{Code: fault.EInvalid, Message: "invalid run", Fields: map[string]string{
 				"params": fmt.Sprintf("question, max_iterations, strategy_checkpoint and sources start the search; the %s workflow takes its parameters in params", name)}}
 		}

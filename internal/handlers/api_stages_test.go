@@ -29,11 +29,12 @@ func TestAPIRunStagesAndResumeContext(t *testing.T) {
 		states[s.ID], types[s.ID] = s.State, s.Type
 		ids = append(ids, s.ID)
 	}
-	require.Equal(t, []string{"parse", "build", "confirm_strategy", "search", "dedup", "score", "organize", "review", "more", "finalize"}, ids, "every stage, in the workflow's order")
+	require.Equal(t, []string{"parse", "clarify", "build", "confirm_strategy", "search", "dedup", "score", "organize", "review", "more", "finalize"}, ids, "every stage, in the workflow's order")
 	for _, id := range []string{"parse", "build", "search", "dedup", "score", "organize"} {
 		require.Equal(t, engine.StageCompleted, states[id], id)
 	}
 	require.Equal(t, engine.StageSkipped, states["confirm_strategy"], "the strategy checkpoint was off")
+	require.Equal(t, engine.StageSkipped, states["clarify"], "clarifying questions are off by default")
 	require.Equal(t, engine.StageWaiting, states["review"])
 	require.Equal(t, engine.StagePending, states["finalize"])
 	require.Equal(t, "gate", types["review"])

@@ -36,6 +36,7 @@ func strategyFormOf(runID string, cp engine.Checkpoint, p pipeline.StrategyPaylo
 		FieldsOfStudy: strings.Join(p.Strategy.Filters.FieldsOfStudy, ", "),
 		FieldChoices:  query.FieldsOfStudy(),
 		SentAs:        map[string]map[string]string{},
+		Findings:      p.Findings, QualityGate: p.QualityGate,
 	}
 	if f.Iteration == 0 {
 		f.Iteration = cp.Iteration
@@ -190,6 +191,12 @@ func (h *Runs) DecideStrategy(c echo.Context) error {
 	case fault.EInvalid:
 		if fields := fault.ErrorFields(err); len(fields) > 0 {
 			f.Errors = formErrors(fields, form["sources"])
+			if d.Action == engine.Edit { // the review of what was typed, which the refusal named
+				s, _ := strategyOf(f, p.Strategy)
+				if f.Findings, err = pipeline.FindingsOf(run, s, cp.Iteration, knownOr(knownSources(h.engine), p.Strategy.Sources)); err != nil {
+					return err
+				}
+			}
 			return h.renderStrategy(c, run, http.StatusUnprocessableEntity, f)
 		}
 	}

@@ -108,6 +108,11 @@ type startInput struct {
 	// StartedBy is who started the run: the form's signed-in name, or what
 	// an API client says.
 	StartedBy string `json:"started_by"`
+	// Clarify asks clarifying questions first when the question is
+	// ambiguous; QualityGate holds approval back for the strategy
+	// review's blocking findings (both off when not given).
+	Clarify     *bool `json:"clarify"`
+	QualityGate *bool `json:"quality_gate"`
 }
 
 // start validates the question (3–2,000 characters) and the workflow's
@@ -136,6 +141,12 @@ func start(ctx context.Context, e *engine.Engine, in startInput, fe fault.FieldE
 	}
 	if _, ok := params[paramSources]; ok && in.Sources != nil {
 		input[paramSources] = in.Sources
+	}
+	if _, ok := params[pipeline.ParamClarify]; ok && in.Clarify != nil {
+		input[pipeline.ParamClarify] = *in.Clarify
+	}
+	if _, ok := params[pipeline.ParamQualityGate]; ok && in.QualityGate != nil {
+		input[pipeline.ParamQualityGate] = *in.QualityGate
 	}
 	if _, ok := params[pipeline.ParamStartedBy]; ok && strings.TrimSpace(in.StartedBy) != "" {
 		input[pipeline.ParamStartedBy] = strings.TrimSpace(in.StartedBy)
@@ -175,7 +186,8 @@ func (h *Home) Start(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := startInput{Question: f.Question, StrategyCheckpoint: &f.ConfirmStrategy, Sources: chosen, StartedBy: h.people.name(c)}
+	in := startInput{Question: f.Question, StrategyCheckpoint: &f.ConfirmStrategy, Sources: chosen, StartedBy: h.people.name(c),
+		Clarify: &f.Clarify, QualityGate: &f.QualityGate}
 	if in.Sources == nil {
 		in.Sources = []string{}
 	}
@@ -232,6 +244,8 @@ func (h *Home) submitted(c echo.Context) (views.StartForm, []string, error) {
 	f.Question = form.Get(paramQuestion)
 	f.MaxIterations = form.Get(paramMaxIterations)
 	f.ConfirmStrategy = form.Get(paramStrategyCheckpoint) == "true"
+	f.Clarify = form.Get(pipeline.ParamClarify) == "true"
+	f.QualityGate = form.Get(pipeline.ParamQualityGate) == "true"
 	chosen := form[paramSources]
 	for i := range f.Sources {
 		f.Sources[i].Checked = slices.Contains(chosen, f.Sources[i].Value)

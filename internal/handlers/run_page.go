@@ -143,6 +143,12 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 		f := strategyFormOf(run.ID, *cp, p, knownSources(e))
 		f.MaxIterations = bound
 		d.Strategy = &f
+	case pipeline.KindClarify:
+		p, err := engine.PayloadAs[pipeline.ClarifyPayload](*cp)
+		if err != nil {
+			return err
+		}
+		d.Clarify = &views.ClarifyForm{RunID: run.ID, CheckpointID: cp.ID, Question: p.Question, Questions: p.Questions}
 	case pipeline.KindResultReview:
 		p, err := engine.PayloadAs[pipeline.ResultPayload](*cp)
 		if err != nil {

@@ -249,6 +249,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/runs/:id/graph.svg", runs.GraphSVG).Name = "run-graph-svg"
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
+	g.POST("/runs/:id/checkpoints/:cp/clarify", runs.DecideClarify, p.requireName).Name = "decide-clarify"
 	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
 	g.POST("/runs/:id/checkpoints/:cp/gate", runs.DecideGate, p.requireName).Name = "decide-gate"
 	g.POST("/runs/:id/fork", runs.Fork, p.requireName).Name = "run-fork"
@@ -257,7 +258,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/runs/:id/checkpoints/:cp/more", runs.ShowMore, p.requireName).Name = "review-more"
 	g.POST("/runs/:id/checkpoints/:cp/rest", runs.MarkRest, p.requireName).Name = "review-mark-rest"
 	g.POST("/runs/:id/checkpoints/:cp/rest/undo", runs.UndoRest, p.requireName).Name = "review-mark-rest-undo"
-	for _, kind := range []string{"strategy", "review", "escalation", "gate", "more", "rest", "rest/undo"} {
+	for _, kind := range []string{"strategy", "clarify", "review", "escalation", "gate", "more", "rest", "rest/undo"} {
 		g.GET("/runs/:id/checkpoints/:cp/"+kind, runs.ToRunPage)
 	}
 	g.GET("/workflows", wfs.List).Name = "workflows"

@@ -111,3 +111,12 @@ type Scorer interface {
 type Organizer interface {
 	Organize(ctx context.Context, papers []research.ScoredPaper) ([]research.Group, error)
 }
+
+// Clarifier proposes the clarifying questions a run asks before it builds
+// the strategy (issue 18 §6): none when the question is clear, otherwise
+// at most research.MaxClarifyingQuestions with 2–3 options each
+// (research.ValidateQuestions). It is optional: a pipeline without one
+// asks nothing.
+type Clarifier interface {
+	Clarify(ctx context.Context, question string, intent research.ParsedIntent) ([]research.ClarifyingQuestion, error)
+}

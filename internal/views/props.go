@@ -44,6 +44,9 @@ type StartForm struct {
 	IterationsMax   string
 	ConfirmStrategy bool
 	Errors          map[string]string
+	// Clarify and QualityGate are the run's clarify and quality_gate
+	// parameters (both off by default).
+	Clarify, QualityGate bool
 }
 
 // HomeData is the home page.
@@ -105,6 +108,29 @@ type StrategyForm struct {
 	// reads as any iteration's). At the bound rejecting cannot build
 	// another strategy: it ends the run, and the form says so.
 	MaxIterations int
+
+	// Findings are the strategy review's, each with its severity and
+	// whether it blocks approval at this iteration; QualityGate says
+	// whether blocking ones refuse an approval without a note.
+	Findings    []research.Finding
+	QualityGate bool
+}
+
+// Blocked reports whether a finding blocks approving the strategy as is.
+func (f StrategyForm) Blocked() bool { return len(research.Blocking(f.Findings)) > 0 }
+
+// ClarifyForm is the clarifying-questions checkpoint: each question with
+// its options as radio buttons, and the person's own answer where the
+// question takes one. Answers and Other hold what was submitted (by
+// question ID), so a refused answer comes back as it was typed.
+type ClarifyForm struct {
+	RunID        string
+	CheckpointID string
+	Question     string
+	Questions    []research.ClarifyingQuestion
+	Answers      map[string]string
+	Other        map[string]string
+	Errors       map[string]string
 }
 
 // AttachedFileChoice is one attached file in the strategy form; Value is
@@ -355,6 +381,8 @@ type RunData struct {
 	SubmittedStrategy *SubmittedStrategy
 	Strategy          *StrategyForm
 	Review            *ReviewForm
+	// Clarify is set at the clarifying-questions checkpoint.
+	Clarify *ClarifyForm
 	// Escalation is set when a step failed every attempt.
 	Escalation *EscalationForm
 	// Gate is set at a workflow file's gate with options.

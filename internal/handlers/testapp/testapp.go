@@ -99,8 +99,10 @@ func Registry() (*engine.Registry, error) { return RegistryWithFiles(nil) }
 // from files (the app's store).
 func RegistryWithFiles(files pipeline.FileSource) (*engine.Registry, error) {
 	lib := Library()
+	parser := intent.New(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) })
 	wf, err := pipeline.New(pipeline.Skills{
-		Intent:    intent.New(func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }),
+		Intent:    parser,
+		Clarifier: parser,
 		Queries:   querybuilder.New(),
 		Sources:   []sources.Source{source{name: Sources[0], papers: lib}, source{name: Sources[1], papers: lib[:3]}},
 		Dedup:     dedup.New(),

@@ -31,13 +31,19 @@ func (p *pipe) strategyGate() *engine.Gate {
 			if err != nil {
 				return nil, err
 			}
-			return StrategyPayload{Intent: intent, Strategy: strategy, Iteration: sc.Iteration}, nil
+			findings, err := p.findings(sc, strategy)
+			if err != nil {
+				return nil, err
+			}
+			return StrategyPayload{Intent: intent, Strategy: strategy, Iteration: sc.Iteration,
+				Findings: findings, QualityGate: sc.Params.Bool(ParamQualityGate)}, nil
 		},
 		Validate: func(sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) error {
-			if !revises(d) {
-				return nil
+			s, err := p.decidedStrategy(sc, d)
+			if err != nil || s == nil {
+				return err
 			}
-			_, err := p.revisedStrategy(sc, d)
+			_, err = p.overridden(sc, d, *s)
 			return err
 		},
 		Apply: func(_ context.Context, sc engine.StepContext, _ engine.Checkpoint, d engine.Decision) (engine.Outcome, engine.Update, error) {
@@ -51,7 +57,10 @@ func (p *pipe) strategyGate() *engine.Gate {
 				if err != nil {
 					return "", nil, err
 				}
-				err = recordRemovedLearned(sc, u, s)
+				if err = recordRemovedLearned(sc, u, s); err != nil {
+					return "", nil, err
+				}
+				err = p.noteOverride(sc, u, d, s)
 				return engine.OK, u, err
 			case d.Action == engine.Reject:
 				// The rejected strategy joins the history, so the next build
@@ -78,10 +87,88 @@ func (p *pipe) strategyGate() *engine.Gate {
 				}
 				return engine.Iterate, u, err
 			default:
-				return engine.OK, nil, nil
+				strategy, err := need[research.SearchStrategy](sc.State, keyStrategy)
+				if err != nil {
+					return "", nil, err
+				}
+				u := engine.Update{}
+				if err := p.noteOverride(sc, u, d, strategy); err != nil || len(u) == 0 {
+					return engine.OK, nil, err
+				}
+				return engine.OK, u, nil
 			}
 		},
 	}
+}
+
+// findings reviews strategy s at the gate's iteration (ReviewStrategy),
+// with Blocks set when the run enforces the quality gate; never nil, so
+// the payload always lists them.
+func (p *pipe) findings(sc engine.StepContext, s research.SearchStrategy) ([]research.Finding, error) {
+	intent, err := need[research.ParsedIntent](sc.State, keyIntent)
+	if err != nil {
+		return nil, err
+	}
+	wfs, _, err := engine.Get[research.WorkflowState](sc.State, keyWorkflow)
+	if err != nil {
+		return nil, err
+	}
+	fs := research.WithBlocks(ReviewStrategy(intent, s, wfs.History, p.sources), sc.Iteration, sc.Params.Bool(ParamQualityGate))
+	if fs == nil {
+		fs = []research.Finding{}
+	}
+	return fs, nil
+}
+
+// decidedStrategy is the strategy a decision would search: the revised
+// one (checked) when it revises, the proposal when it approves it, nil
+// when it searches nothing (reject).
+func (p *pipe) decidedStrategy(sc engine.StepContext, d engine.Decision) (*research.SearchStrategy, error) {
+	switch {
+	case revises(d):
+		s, err := p.revisedStrategy(sc, d)
+		return &s, err
+	case d.Action == engine.Approve:
+		s, err := need[research.SearchStrategy](sc.State, keyStrategy)
+		return &s, err
+	}
+	return nil, nil
+}
+
+// overridden applies the quality gate to a decision that searches s: the
+// findings that block at this iteration refuse it (EInvalid, naming
+// them, on the note field) unless the decision says why in its note,
+// which makes it an approval despite them. It returns the findings so
+// overridden.
+func (p *pipe) overridden(sc engine.StepContext, d engine.Decision, s research.SearchStrategy) ([]research.Finding, error) {
+	if !sc.Params.Bool(ParamQualityGate) {
+		return nil, nil
+	}
+	fs, err := p.findings(sc, s)
+	if err != nil {
+		return nil, err
+	}
+	blocking := research.Blocking(fs)
+	if len(blocking) == 0 {
+		return nil, nil
+	}
+	if strings.TrimSpace(d.Note) != "" {
+		return blocking, nil
+	}
+	return nil, &fault.Error{Code: fault.EInvalid, Message: "the strategy review blocks approval", Fields: map[string]string{
+		"note": "Approval refused: " + research.BlockingSummary(blocking, sc.Iteration) +
+			". Edit the strategy, or approve anyway with a note saying why."}}
+}
+
+// noteOverride adds to u a run note when d approved s despite blocking
+// findings, so the report and the run page say so with the reason.
+func (p *pipe) noteOverride(sc engine.StepContext, u engine.Update, d engine.Decision, s research.SearchStrategy) error {
+	blocking, err := p.overridden(sc, d, s)
+	if err != nil || len(blocking) == 0 {
+		return err
+	}
+	return noteNow(sc, u, research.Note{Skill: "strategy review", Message: fmt.Sprintf(
+		"approved anyway by %s: %s; their note: %s", d.DecidedBy, research.BlockingSummary(blocking, sc.Iteration), strings.TrimSpace(d.Note))})
 }
 
 // revises reports whether a strategy decision replaces the strategy: an

@@ -19,6 +19,14 @@ type StrategyPayload struct {
 	Intent    research.ParsedIntent   `json:"intent"`
 	Strategy  research.SearchStrategy `json:"strategy"`
 	Iteration int                     `json:"iteration"`
+	// Findings are the strategy review's (ReviewStrategy), each saying
+	// whether it blocks approval at this iteration; checkpoints recorded
+	// before the review existed have none.
+	Findings []research.Finding `json:"findings"`
+	// QualityGate says whether blocking findings refuse an approval
+	// without a note (the run's quality_gate parameter); without it every
+	// finding is a warning.
+	QualityGate bool `json:"quality_gate"`
 }
 
 // CheckpointKind pairs this payload with its kind.

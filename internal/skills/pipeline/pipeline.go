@@ -56,6 +56,9 @@ type Skills struct {
 	Dedup         skills.Deduplicator
 	Scorer        skills.Scorer
 	Organizer     skills.Organizer
+	// Clarifier proposes clarifying questions for an ambiguous question
+	// (nil: runs never ask them, whatever their clarify parameter says).
+	Clarifier skills.Clarifier
 	// Files reads the records of files attached to a run (nil: runs
 	// cannot use attached files, and a strategy naming one reports it as
 	// that file's error).
@@ -188,6 +191,7 @@ const (
 	nativePrefix = "pipeline."
 	FormStrategy = "strategy"
 	FormReview   = "review"
+	FormClarify  = "clarify"
 )
 
 // Definition loads the embedded search workflow file (with the names
@@ -230,6 +234,7 @@ func (p *pipe) forms() flow.Forms {
 	return flow.Forms{
 		FormStrategy: {Gate: p.strategyGate(), Outcomes: map[string]engine.Outcome{"approve": engine.OK, "iterate": engine.Iterate}},
 		FormReview:   {Gate: p.reviewGate(), Outcomes: map[string]engine.Outcome{"approve": engine.OK, "iterate": engine.Iterate, "more": engine.More}},
+		FormClarify:  {Gate: p.clarifyGate(), Outcomes: map[string]engine.Outcome{"approve": engine.OK}},
 	}
 }
 
@@ -344,7 +349,11 @@ func (p *pipe) parse(ctx context.Context, sc engine.StepContext) (engine.Outcome
 	if err := intent.Validate(); err != nil {
 		return "", nil, fmt.Errorf("the intent parser returned an invalid intent: %w", err)
 	}
-	u, err := set(keyIntent, intent, keyWorkflow, research.WorkflowState{CurrentIteration: sc.Iteration})
+	qs, err := p.clarifyingQuestions(ctx, sc, intent)
+	if err != nil {
+		return "", nil, err
+	}
+	u, err := set(keyIntent, intent, keyWorkflow, research.WorkflowState{CurrentIteration: sc.Iteration}, keyClarify, qs)
 	if err == nil {
 		err = nb.flush(sc, u)
 	}

@@ -37,7 +37,9 @@ func TestWorkflowShape(t *testing.T) {
 		Skippable bool
 	}
 	want := []step{
-		{ID: "parse", Title: "Parse the question", Next: engine.Next{engine.OK: "build"}},
+		{ID: "parse", Title: "Parse the question", Next: engine.Next{engine.OK: "clarify"}},
+		{ID: "clarify", Title: "Clarify the question", Gate: pipeline.KindClarify,
+			Next: engine.Next{engine.OK: "build", engine.Skip: "build"}, Skippable: true},
 		{ID: "build", Title: "Build the search strategy", Next: engine.Next{engine.OK: "confirm_strategy"}},
 		{ID: "confirm_strategy", Title: "Confirm the strategy", Gate: pipeline.KindStrategyConfirmation,
 			Next: engine.Next{engine.OK: "search", engine.Skip: "search", engine.Iterate: "build"}, Exit: "finalize", Skippable: true},
@@ -58,7 +60,7 @@ func TestWorkflowShape(t *testing.T) {
 			require.Nil(t, s.Gate.Precheck, "step %s", s.ID)
 			require.Contains(t, []engine.Outcome{"", engine.OK}, s.Gate.Auto, "step %s", s.ID)
 			require.NotNil(t, s.Gate.Validate, "step %s", s.ID)
-			require.Equal(t, s.ID == pipeline.StepConfirmStrategy, s.Gate.Enabled != nil, "step %s", s.ID)
+			require.Equal(t, s.ID == pipeline.StepConfirmStrategy || s.ID == pipeline.StepClarify, s.Gate.Enabled != nil, "step %s", s.ID)
 		} else {
 			require.NotNil(t, s.Handler, "step %s", s.ID)
 		}
@@ -90,6 +92,10 @@ func TestWorkflowShape(t *testing.T) {
 			Type: engine.ParamBool, Default: false},
 		{Name: "max_iterations", Description: "The most search iterations this run may take.",
 			Type: engine.ParamInt, Default: 7, Min: engine.Bound(1), Max: engine.Bound(pipeline.MaxIterationsLimit)},
+		{Name: "clarify", Description: "Ask me a few questions first when the question is ambiguous.",
+			Type: engine.ParamBool, Default: false},
+		{Name: "quality_gate", Description: "Refuse to approve a strategy with blocking review findings unless I say why.",
+			Type: engine.ParamBool, Default: false},
 	}, params)
 
 	g := wf.Graph()
@@ -98,7 +104,8 @@ func TestWorkflowShape(t *testing.T) {
 		edges = append(edges, e.From+" -"+e.Outcome+"-> "+e.To)
 	}
 	require.Equal(t, []string{
-		"parse -ok-> build",
+		"parse -ok-> clarify",
+		"clarify -ok-> build", "clarify -skip-> build",
 		"build -ok-> confirm_strategy",
 		"confirm_strategy -iterate-> build", "confirm_strategy -ok-> search", "confirm_strategy -skip-> search",
 		"confirm_strategy -exit-> finalize",
@@ -139,7 +146,7 @@ func TestSearchFileUsesEveryRegisteredName(t *testing.T) {
 	for _, n := range o.Skills {
 		require.True(t, used[n], "native %s", n)
 	}
-	require.Len(t, o.Forms, 2)
+	require.Len(t, o.Forms, 3)
 	for n := range o.Forms {
 		require.True(t, used[n], "form %s", n)
 	}

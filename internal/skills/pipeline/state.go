@@ -14,6 +14,7 @@ const Name = "search"
 // and tests can assert on the path it took.
 const (
 	StepParse           = "parse"
+	StepClarify         = "clarify"
 	StepBuild           = "build"
 	StepConfirmStrategy = "confirm_strategy"
 	StepSearch          = "search"
@@ -34,6 +35,15 @@ const (
 	// ParamStartedBy names who started the run (the display name of the
 	// person, or what an API client says), for the search-strategy report.
 	ParamStartedBy = "started_by"
+	// ParamClarify makes the run ask clarifying questions before it
+	// builds the strategy, when the question is ambiguous (off by
+	// default: most questions lack a time frame, and a run that always
+	// asks first would be one more step for every search).
+	ParamClarify = "clarify"
+	// ParamQualityGate makes the strategy review's blocking findings
+	// refuse an approval without a note (off by default: the findings
+	// are then shown as warnings only).
+	ParamQualityGate = "quality_gate"
 )
 
 // State keys the steps write. They are the run's durable memory, so a
@@ -54,6 +64,9 @@ const (
 	// keyRemovedLearned lists the learned exclusions the researcher removed
 	// at a strategy checkpoint, which later builds must not learn again.
 	keyRemovedLearned = "removed_learned_exclusions"
+	// keyClarify holds the clarifying questions the parse step found
+	// (none when the run does not ask them or the question is clear).
+	keyClarify = "clarifying_questions"
 )
 
 // RunState is everything pages and the API show about a search run, decoded
@@ -118,6 +131,23 @@ func StateOf(run engine.Run) (RunState, error) {
 // the state, such as the review highlighting them in titles.
 func IntentOf(run engine.Run) (*research.ParsedIntent, error) {
 	return optional[research.ParsedIntent](run.State, keyIntent)
+}
+
+// FindingsOf reviews strategy s as the run's strategy checkpoint at
+// iteration would (ReviewStrategy, with Blocks set when the run enforces
+// the quality gate), so a form refused for an edit can show the findings
+// of what the person typed rather than of the proposal. available are
+// the sources the run could search.
+func FindingsOf(run engine.Run, s research.SearchStrategy, iteration int, available []string) ([]research.Finding, error) {
+	intent, err := IntentOf(run)
+	if err != nil || intent == nil {
+		return nil, err
+	}
+	wfs, _, err := engine.Get[research.WorkflowState](run.State, keyWorkflow)
+	if err != nil {
+		return nil, err
+	}
+	return research.WithBlocks(ReviewStrategy(*intent, s, wfs.History, available), iteration, run.Params.Bool(ParamQualityGate)), nil
 }
 
 func optional[T any](s engine.State, key string) (*T, error) {
