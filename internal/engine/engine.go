@@ -335,7 +335,7 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 	if errors.As(err, &wait) {
 		return e.wait(ctx, run, step, started, sc.Attempt, update, wait.until)
 	}
-	if err == nil {
+	if err == nil && outcome != Skip { // a skipped step wrote nothing to check
 		after := sc
 		after.State = run.State.merge(update)
 		for _, c := range step.Postconditions {

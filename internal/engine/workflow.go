@@ -82,6 +82,10 @@ type RetryPolicy struct {
 	// outcome without a transition, such as Fail, fails the run with the
 	// last error.
 	Then Outcome
+	// AskToResume: after a restart, a step that was waiting out its
+	// backoff is not retried by itself; the run waits at a resume
+	// checkpoint until a person says resume (Engine.Recover).
+	AskToResume bool
 }
 
 // stopError is a step error that retrying cannot fix.

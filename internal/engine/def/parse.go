@@ -96,7 +96,7 @@ func parse(r *reporter, src []byte) *Definition {
 	sum := sha256.Sum256(src)
 	def := &Definition{File: r.file, Hash: hex.EncodeToString(sum[:]), Text: string(src), Metadata: Metadata{Version: 1}}
 	dec := &decoder{r: r}
-	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages")
+	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages", "backup")
 	if !ok {
 		return def
 	}
@@ -126,6 +126,8 @@ func parse(r *reporter, src []byte) *Definition {
 			def.Context = dec.fields(e, "", func(s string, p Pos) {
 				def.exprs = append(def.exprs, exprRef{src: s, pos: p, kind: exprTemplate, params: true})
 			})
+		case "backup":
+			def.Backup, _ = dec.boolean(e, "")
 		case "stages":
 			items, ok := dec.sequence(e, "")
 			if !ok {
@@ -271,9 +273,9 @@ func (d *decoder) params(e kv, def *Definition) {
 var (
 	commonKeys = []string{"id", "type", "title", "condition", "skip_to", "timeout", "on_error", "max_iterations"}
 	typeKeys   = map[StageType][]string{
-		TypeSkill:    {"skill", "with", "outputs", "on_complete"},
-		TypeAction:   {"skill", "with", "on_complete"},
-		TypeSet:      {"set", "on_complete"},
+		TypeSkill:    {"skill", "with", "outputs", "on_complete", "postconditions"},
+		TypeAction:   {"skill", "with", "on_complete", "postconditions"},
+		TypeSet:      {"set", "on_complete", "postconditions"},
 		TypeGate:     {"form", "conditions", "options", "approval", "context", "on_pass", "on_fail"},
 		TypeParallel: {"branches", "for_each", "join", "on_any_reject", "on_all_reject", "on_complete"},
 		TypeDelay:    {"duration", "until", "poll", "on_complete"},
@@ -369,6 +371,8 @@ func (d *decoder) stage(n ast.Node, inBranch bool) *Stage {
 			s.Outputs = d.outputs(e, id)
 		case "set":
 			s.Set = d.setFields(e, id, add)
+		case "postconditions":
+			s.Postconditions = d.exprList(e, id, add)
 		case "conditions":
 			if items, ok := d.sequence(e, id); ok {
 				for _, it := range items {
@@ -522,7 +526,7 @@ func (d *decoder) then(e kv, stage string) Then {
 }
 
 func (d *decoder) onError(e kv, stage string) *OnError {
-	kvs, ok := d.mapping(e.value, stage, "on_error", "retry", "backoff", "then")
+	kvs, ok := d.mapping(e.value, stage, "on_error", "retry", "backoff", "then", "resume")
 	if !ok {
 		return nil
 	}
@@ -540,9 +544,37 @@ func (d *decoder) onError(e kv, stage string) *OnError {
 			o.Backoff, _ = d.duration(f, stage)
 		case "then":
 			o.Then = d.then(f, stage)
+		case "resume":
+			if v, ok := d.str(f, stage); ok {
+				switch v {
+				case ResumeAuto, ResumeAsk:
+					o.Resume = v
+				default:
+					d.r.at(posOf(f.value), stage, "resume must be auto or ask, not %q", v)
+				}
+			}
 		}
 	}
 	return o
+}
+
+// exprList reads a list of boolean expressions (postconditions).
+func (d *decoder) exprList(e kv, stage string, add func(exprRef)) []Expr {
+	items, ok := d.sequence(e, stage)
+	if !ok {
+		return nil
+	}
+	var out []Expr
+	for _, it := range items {
+		src, ok := scalarString(it)
+		if !ok {
+			d.r.at(posOf(it), stage, "%s must list string expressions", e.key)
+			continue
+		}
+		out = append(out, Expr{Src: src, Pos: posOf(it)})
+		add(exprRef{src: src, pos: posOf(it), kind: exprBool})
+	}
+	return out
 }
 
 func (d *decoder) onFail(e kv, stage string, add func(exprRef)) *OnFail {

@@ -304,6 +304,7 @@ func retry(s *def.Stage) engine.RetryPolicy {
 		p.MaxAttempts = s.OnError.Retry + 1
 		p.Backoff, p.MaxBackoff = s.OnError.Backoff, s.OnError.Backoff
 		p.Then = then(s.OnError.Then)
+		p.AskToResume = s.OnError.Resume == def.ResumeAsk
 	}
 	return p
 }
