@@ -256,6 +256,15 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 			next.Status = StatusRunning
 			run, err = e.commit(ctx, Commit{From: run.Status, Run: next})
 		case run.Status == StatusPending:
+			if wf.Backup {
+				if berr := e.backupBefore(ctx, run); berr != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					run, err = e.fail(ctx, run, "the backup this workflow takes before a run failed: "+berr.Error())
+					break
+				}
+			}
 			next := run
 			next.Status = StatusRunning
 			run, err = e.commit(ctx, Commit{From: run.Status, Run: next})
@@ -275,6 +284,27 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 			return err
 		}
 	}
+}
+
+// runBackuper is a store that can back the database up before a run
+// (internal/store: VACUUM INTO, recorded with the run's id and size).
+type runBackuper interface {
+	BackupBeforeRun(ctx context.Context, runID string) error
+}
+
+// backupBefore takes the backup a workflow that declares one wants
+// before a run's first stage. A crash between the backup and the run's
+// first commit takes a second one on resume, which is harmless.
+func (e *Engine) backupBefore(ctx context.Context, run Run) error {
+	b, ok := e.cfg.Store.(runBackuper)
+	if !ok {
+		return errors.New("this store cannot take backups")
+	}
+	if err := b.BackupBeforeRun(ctx, run.ID); err != nil {
+		return err
+	}
+	e.publish(Event{Type: EventProgress, RunID: run.ID, Step: run.Step, Message: "database backed up before the run"})
+	return nil
 }
 
 func (e *Engine) commit(ctx context.Context, c Commit) (Run, error) {

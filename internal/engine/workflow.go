@@ -185,6 +185,9 @@ type Workflow struct {
 	// Source is the definition text the workflow was compiled from (nil
 	// for a workflow written in Go); runs store it when they start.
 	Source *Source
+	// Backup asks the store for a database backup before each run's
+	// first step (a definition's backup: true).
+	Backup bool
 }
 
 // MaxIterationsParam is the run parameter that overrides Workflow.MaxIterations.

@@ -75,6 +75,23 @@ func (s *Store) Backup(ctx context.Context, reason, runID string) (Backup, error
 	return b, nil
 }
 
+// BackupBeforeRun is the backup the engine takes before the first step
+// of a run whose workflow declares backup: true (reason BackupRun, with
+// the run's id). An in-memory database has nothing to copy: it is
+// skipped with a warning rather than failing the run.
+func (s *Store) BackupBeforeRun(ctx context.Context, runID string) error {
+	if s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
+		s.log.Warn("store: no backup before the run: the database is in memory", "run", runID)
+		return nil
+	}
+	b, err := s.Backup(ctx, BackupRun, runID)
+	if err != nil {
+		return err
+	}
+	s.log.Info("store: backed up database before a run", "run", runID, "backup", b.Path, "size", b.Size)
+	return nil
+}
+
 // snapshot writes a VACUUM INTO copy of the live database, read through
 // db (consistent even while other connections write), to a new file in
 // the backup directory; it records nothing. An in-memory database gives a

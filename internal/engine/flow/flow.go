@@ -142,6 +142,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	wf.Steps[0].Params = params(d)
 	wf.MaxIterations = c.maxIterations
 	wf.Init = c.init
+	wf.Backup = d.Backup
 	wf.Source = &engine.Source{Hash: d.Hash, Name: d.Metadata.Name, Version: d.Metadata.Version, File: d.File, Text: d.Text}
 	if err := wf.Validate(); err != nil {
 		return nil, err
