@@ -469,6 +469,11 @@ type EscalationForm struct {
 	// CanSkip is false when the step has no skip path (the engine would
 	// refuse a skip).
 	CanSkip bool
+	// Resume is set when a restart found the step waiting to retry and
+	// its definition asks a person first (on_error.resume: ask); then
+	// MaxAttempts bounds its attempts.
+	Resume      bool
+	MaxAttempts int
 }
 
 // LearnedChoice is one learned term on the strategy form: what it is, how
