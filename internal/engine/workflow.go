@@ -188,6 +188,10 @@ type Workflow struct {
 	// Backup asks the store for a database backup before each run's
 	// first step (a definition's backup: true).
 	Backup bool
+	// CheckStart, if set, says whether a run may start at step with the
+	// given state (Engine.StartAt): nil, or a fault.EInvalid naming each
+	// missing value. Nil: runs start only at Entry.
+	CheckStart func(step string, given State) error
 }
 
 // MaxIterationsParam is the run parameter that overrides Workflow.MaxIterations.

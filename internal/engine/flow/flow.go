@@ -143,6 +143,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	wf.MaxIterations = c.maxIterations
 	wf.Init = c.init
 	wf.Backup = d.Backup
+	wf.CheckStart = c.checkStart
 	wf.Source = &engine.Source{Hash: d.Hash, Name: d.Metadata.Name, Version: d.Metadata.Version, File: d.File, Text: d.Text}
 	if err := wf.Validate(); err != nil {
 		return nil, err
