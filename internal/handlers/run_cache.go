@@ -180,6 +180,9 @@ type cachedRun struct {
 	checks []engine.GateCheck
 	// fork is where the run was forked from (nil: not a fork).
 	fork *engine.ForkOrigin
+	// start is where the run was started when not at its first stage
+	// the ordinary way (nil otherwise).
+	start *engine.StartOrigin
 	// marks are the papers' current marks (with who and when).
 	marks []research.Mark
 	// events are a search run's marks in the order they were made, for
@@ -262,7 +265,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			// before, which for a run of thousands of papers was most
 			// of a reload.
 			e.run, e.view, e.state = prev.run, prev.view, prev.state
-			e.stages, e.resume, e.checks, e.fork = prev.stages, prev.resume, prev.checks, prev.fork
+			e.stages, e.resume, e.checks, e.fork, e.start = prev.stages, prev.resume, prev.checks, prev.fork, prev.start
 			// What the stamp before built, or had to build on when it
 			// built nothing (a page read between two API reads).
 			if prev.pageBuilt.Load() {
@@ -297,6 +300,9 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 				}
 			}
 			if e.fork, e.err = rs.ForkOf(ctx, id); e.err != nil {
+				return
+			}
+			if e.start, e.err = rs.StartOf(ctx, id); e.err != nil {
 				return
 			}
 			if e.run.Workflow == pipeline.Name {
@@ -406,7 +412,7 @@ func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 		if e.api.Stages == nil {
 			e.api.Stages = []engine.StageState{}
 		}
-		e.api.GateChecks, e.api.ForkedFrom = e.checks, e.fork
+		e.api.GateChecks, e.api.ForkedFrom, e.api.StartedFrom = e.checks, e.fork, e.start
 		if e.api.GateChecks == nil {
 			e.api.GateChecks = []engine.GateCheck{}
 		}
@@ -560,6 +566,9 @@ func (e *cachedRun) workflowPanel() *views.RunWorkflow {
 	w := &views.RunWorkflow{RunID: e.run.ID, Version: e.run.Version, Branches: e.stamp.Branches, Name: e.run.Workflow, Current: e.resume.Current, Completed: e.resume.Completed}
 	for _, s := range e.stages {
 		w.Stages = append(w.Stages, views.WorkflowStageState{ID: s.ID, Type: s.Type, State: s.State, Attempts: s.Attempts})
+	}
+	if st := e.start; st != nil {
+		w.StartedAt, w.StartedBy, w.Given = st.Stage, st.By, st.Given
 	}
 	if r := e.resume.PendingRetry; r != nil {
 		w.Retry = fmt.Sprintf("attempt %d failed: %s", r.Attempt, r.Error)

@@ -34,6 +34,9 @@ type RunStore interface {
 	StepTrail(ctx context.Context, runID string) ([]engine.StepRecord, error)
 	// ForkOf is where a run was forked from (nil: not a fork).
 	ForkOf(ctx context.Context, runID string) (*engine.ForkOrigin, error)
+	// StartOf is where a run started at a stage started (nil: at its
+	// first stage, the ordinary way).
+	StartOf(ctx context.Context, runID string) (*engine.StartOrigin, error)
 	// RunBranches are the branches of each parallel stage's latest visit.
 	RunBranches(ctx context.Context, runID string) ([]engine.Branch, error)
 	// GateChecks are every automatic check the run's gates made.

@@ -503,6 +503,10 @@ type RunWorkflow struct {
 	// LastOutput names the stage whose output came last and its size.
 	LastOutput      string
 	LastOutputBytes int
+	// StartedAt is the stage the run was started at, with the state keys
+	// it was given and who started it ("": started at its first stage).
+	StartedAt, StartedBy string
+	Given                []string
 }
 
 // WorkflowStageState is one stage of a run and its state.
