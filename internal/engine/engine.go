@@ -394,7 +394,16 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 	}
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: sc.Attempt,
 		Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
-	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec})
+	c := Commit{Step: rec}
+	if outcome != Skip && len(step.ReadBacks) > 0 {
+		c.ReadBacks, c.Update = step.ReadBacks, update
+	}
+	r, err := e.transition(ctx, wf, run, step, outcome, update, c)
+	if err != nil && isReadBack(err) {
+		// The store rolled the step's commit back: the attempt failed.
+		return e.retryOrEscalate(ctx, wf, run, step, started, sc.Attempt, err)
+	}
+	return r, err
 }
 
 // wait parks the run on a timer: waiting, no checkpoint, with the step's

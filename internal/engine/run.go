@@ -171,4 +171,9 @@ type Commit struct {
 	EndBranches bool
 	// Checks are the gate checks the visit made, recorded with Step.
 	Checks []GateCheck
+	// ReadBacks are the step's read-back postconditions, checked by the
+	// store last inside the transaction (CheckReadBacks) against Update,
+	// what the step wrote.
+	ReadBacks []ReadBack
+	Update    Update
 }

@@ -161,7 +161,10 @@ type StepDef struct {
 	Exit           string
 	Preconditions  []Condition
 	Postconditions []Condition
-	Retry          RetryPolicy
+	// ReadBacks are postconditions the store checks inside the commit of
+	// the step's result, reading back what it wrote (ReadBack).
+	ReadBacks []ReadBack
+	Retry     RetryPolicy
 	// Params declares the run parameters this step reads, for validation
 	// and for forms.
 	Params []Param

@@ -74,6 +74,9 @@ type Options struct {
 	// are the gates with their own forms that gate stages name by form.
 	Natives Natives
 	Forms   Forms
+	// ReadBacks are, by native name, postconditions the store checks
+	// inside the commit of the native's result (engine.ReadBack).
+	ReadBacks map[string][]engine.ReadBack
 }
 
 // compiler holds what the steps of one definition share.
@@ -82,6 +85,7 @@ type compiler struct {
 	skills  Skills
 	natives Natives
 	forms   Forms
+	reads   map[string][]engine.ReadBack
 	webhook Webhook
 	secrets map[string]any
 	index   map[string]int         // top-level stage id → position
@@ -106,7 +110,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	if d == nil || len(d.Stages) == 0 {
 		return nil, fault.Errorf(fault.EInvalid, "flow: the definition has no stages")
 	}
-	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, webhook: o.Webhook, secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
+	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, reads: o.ReadBacks, webhook: o.Webhook, secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
 	for k, v := range o.Secrets {
 		c.secrets[k] = v
 	}
