@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
+	"quarry/internal/research"
 )
 
 // shown is a checkpoint payload that shows papers (as the search's
@@ -67,4 +68,22 @@ func TestRunPapersReadBackRollsTheCommitBack(t *testing.T) {
 	require.NoError(t, commit("cp2"))
 	require.NoError(t, s.write.QueryRowContext(ctx, `SELECT count(*) FROM run_papers WHERE run_id = 'r1'`).Scan(&n))
 	require.Equal(t, 2, n)
+
+	// Marks saved at that checkpoint read back the same way.
+	_, err = s.write.ExecContext(ctx, `CREATE TEMP TRIGGER lose_marks BEFORE INSERT ON paper_marks WHEN NEW.paper_id = 'p2' BEGIN SELECT RAISE(IGNORE); END`)
+	require.NoError(t, err)
+	marks := []research.Mark{{PaperID: "p1", Mark: research.MarkRelevant, By: "ada"}, {PaperID: "p2", Mark: research.MarkRelevant, By: "ada"}}
+	_, err = s.SaveMarks(ctx, r.ID, "cp2", marks)
+	require.True(t, errors.As(err, &rb), "%v", err)
+	require.EqualError(t, err, `postcondition "marks recorded" failed on reading back what was written (rolled back): 2 marks written, 1 stored`)
+	got2, err := s.Marks(ctx, r.ID)
+	require.NoError(t, err)
+	require.Empty(t, got2, "no mark of the batch was kept")
+	_, err = s.write.ExecContext(ctx, `DROP TRIGGER temp.lose_marks`)
+	require.NoError(t, err)
+	_, err = s.SaveMarks(ctx, r.ID, "cp2", marks)
+	require.NoError(t, err)
+	got2, err = s.Marks(ctx, r.ID)
+	require.NoError(t, err)
+	require.Len(t, got2, 2)
 }
