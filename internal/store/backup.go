@@ -223,8 +223,18 @@ type Restored struct {
 // fault.EInvalid error, and nothing is touched); the database it replaces
 // is backed up first (reason BackupRestore, recorded in the restored
 // database); the copy is swapped in by a rename, migrated if it is older,
-// and checked again. No server may have the database open meanwhile.
+// and checked again. No server may have the database open meanwhile: on
+// Linux and macOS a database another process has open (SQLite's lock on
+// its -shm file) is refused with fault.EConflict, nothing touched; call
+// Restore before this process opens it.
 func Restore(ctx context.Context, dbPath, file string, opts Options) (Restored, error) {
+	busy, err := openElsewhere(dbPath)
+	if err != nil {
+		return Restored{}, err
+	}
+	if busy {
+		return Restored{}, fault.Errorf(fault.EConflict, "%s is open in another process (a running server or import?): stop it, then restore", dbPath)
+	}
 	if err := CheckBackupFile(ctx, file); err != nil {
 		return Restored{}, err
 	}
