@@ -501,6 +501,11 @@ stages:
 `, []string{
 			`t.yaml:5:65: stage "a": resume must be auto or ask, not "later"`,
 		}},
+		{"OnErrorResumeWithoutRetry", head + `stages:
+  - {id: a, type: skill, skill: s, on_error: {resume: ask}}
+`, []string{
+			`t.yaml:5:55: stage "a": resume: ask applies to retries: set retry`,
+		}},
 		{"Postconditions", head + `stages:
   - {id: a, type: set, set: {x: 1}, postconditions: ["context.x", "outputs.b.n > 0", 3]}
   - {id: g, type: gate, conditions: ["true"], postconditions: ["true"]}

@@ -531,6 +531,7 @@ func (d *decoder) onError(e kv, stage string) *OnError {
 		return nil
 	}
 	o := &OnError{}
+	var resumeAt *Pos
 	for _, f := range kvs {
 		switch f.key {
 		case "retry":
@@ -549,11 +550,16 @@ func (d *decoder) onError(e kv, stage string) *OnError {
 				switch v {
 				case ResumeAuto, ResumeAsk:
 					o.Resume = v
+					p := posOf(f.value)
+					resumeAt = &p
 				default:
 					d.r.at(posOf(f.value), stage, "resume must be auto or ask, not %q", v)
 				}
 			}
 		}
+	}
+	if o.Resume == ResumeAsk && o.Retry == 0 && resumeAt != nil {
+		d.r.at(*resumeAt, stage, "resume: ask applies to retries: set retry")
 	}
 	return o
 }
