@@ -16,7 +16,9 @@ import (
 func TestStartAtAGoWorkflow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ok := func(context.Context, engine.StepContext) (engine.Outcome, engine.Update, error) { return engine.OK, nil, nil }
+	ok := func(context.Context, engine.StepContext) (engine.Outcome, engine.Update, error) {
+		return engine.OK, nil, nil
+	}
 	wf := &engine.Workflow{Name: "two", Entry: "a", Steps: []engine.StepDef{
 		{ID: "a", Handler: ok, Next: engine.Next{engine.OK: "b"}},
 		{ID: "b", Handler: ok, Next: engine.Next{engine.OK: engine.End}},
