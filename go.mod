@@ -6,6 +6,7 @@ require (
 	github.com/expr-lang/expr v1.17.8
 	github.com/goccy/go-graphviz v0.2.10
 	github.com/goccy/go-yaml v1.19.2
+	github.com/robfig/cron/v3 v3.0.1
 	golang.org/x/text v0.43.0
 )
 

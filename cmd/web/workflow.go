@@ -26,6 +26,8 @@ and starts runs on a running server.
   start NAME         start a run of workflow NAME on the server, at its first
                      stage or, with --from STAGE and the values the stages
                      from there need, at that stage (quarry workflow start -h)
+  trigger-token WORKFLOW NAME [--rotate]
+                     print (or replace) the token of a webhook trigger
 
 The file "-" is standard input. The skills, forms and webhook hosts a
 file may name are the ones this binary knows (the search workflow's
@@ -33,9 +35,9 @@ too: internal/skills/pipeline/search.yaml).`
 
 // workflowCmd implements `quarry workflow validate|graph`.
 func (c *cli) workflowCmd(ctx context.Context, args []string) error {
-	fs := newFlagSet("workflow", "quarry workflow <validate|graph|start> [flags] FILE...|NAME", workflowAbout)
+	fs := newFlagSet("workflow", "quarry workflow <validate|graph|start|trigger-token> [flags] FILE...|NAME", workflowAbout)
 	if len(args) == 0 {
-		return fs.misuse("want validate, graph or start")
+		return fs.misuse("want validate, graph, start or trigger-token")
 	}
 	switch args[0] {
 	case "validate":
@@ -44,13 +46,15 @@ func (c *cli) workflowCmd(ctx context.Context, args []string) error {
 		return c.workflowGraph(ctx, args[1:])
 	case "start":
 		return c.workflowStart(ctx, args[1:])
+	case "trigger-token":
+		return c.workflowTriggerToken(ctx, args[1:])
 	case "-h", "-help", "--help":
 		if _, err := io.WriteString(c.stdout, fs.usage()); err != nil {
 			return err
 		}
 		return errHelpShown
 	}
-	return fs.misuse("unknown workflow command %q (validate, graph or start)", args[0])
+	return fs.misuse("unknown workflow command %q (validate, graph, start or trigger-token)", args[0])
 }
 
 // workflowValidate implements `quarry workflow validate FILE...`: every

@@ -58,6 +58,9 @@ type App struct {
 	// serves /metrics.
 	metrics   *metrics.Metrics
 	closeOnce sync.Once
+	// loops are background loops on the workers' context (the trigger
+	// scheduler); Close waits for them before closing the store.
+	loops sync.WaitGroup
 }
 
 // Option adjusts an App at construction; it exists so tests and commands
@@ -160,7 +163,8 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopWorkers = cancel
-	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{OnJobStart: a.metrics.JobStarted, BranchWorkers: cfg.BranchWorkers}); err != nil {
+	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{OnJobStart: a.metrics.JobStarted, BranchWorkers: cfg.BranchWorkers,
+		Limits: runLimits(cfg, a.registry)}); err != nil {
 		return nil, err
 	}
 	n, err := a.engine.Recover(ctx)
@@ -169,6 +173,9 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	}
 	if n > 0 {
 		a.logger.Info("resuming runs interrupted by a stop", "runs", n)
+	}
+	if err := a.startTriggers(ctx, workerCtx); err != nil {
+		return nil, err
 	}
 	key, err := sessionKey(ctx, cfg, a.store)
 	if err != nil {
@@ -196,6 +203,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), PublicURL: cfg.PublicURL, ReadLimits: cfg.Import,
 		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest, ExclusionReasons: cfg.ExclusionReasons, StopWindow: cfg.StopWindow,
 		WorkflowsDir: cfg.WorkflowsDir, DefinitionOptions: DefinitionOptions(cfg), StartableFiles: a.startable, Templates: tpls,
+		Triggers: a.store,
 	})
 	return a, nil
 }
@@ -280,6 +288,7 @@ func (a *App) Close() error {
 		a.stopWorkers()
 		a.stopWorkers = nil
 	}
+	a.loops.Wait()
 	if a.imports != nil {
 		a.imports.Wait()
 	}

@@ -98,6 +98,11 @@ type Config struct {
 	// once, across runs (store.QueueOptions.BranchWorkers); 0 means
 	// store.DefaultBranchWorkers.
 	BranchWorkers int
+	// MaxActiveRuns bounds the runs executing at once, of every workflow;
+	// WorkflowLimits bounds them per workflow name (store.RunLimits).
+	// Zero and empty: no limit but the job workers.
+	MaxActiveRuns  int
+	WorkflowLimits map[string]int
 	// Import bounds what reading one file may cost (its Limits and Gzip;
 	// the other fields are per file): library uploads, files attached to
 	// runs and `quarry import`. Zero fields mean the defaults.

@@ -101,6 +101,9 @@ func TestLoadErrorsNameTheSetting(t *testing.T) {
 		{"ShortSessionKey", nil, map[string]string{"QUARRY_SESSION_KEY": "short"}, "session_key"},
 		{"UnknownSource", nil, map[string]string{"QUARRY_SOURCES": "local,scopus"}, "sources[1]"},
 		{"SerpAPIWithoutKey", nil, map[string]string{"QUARRY_SOURCES": "serpapi_scholar"}, "serpapi_key"},
+		{"WorkflowLimitNotANumber", nil, map[string]string{"QUARRY_WORKFLOW_LIMITS": "screening=2,search=many"}, "QUARRY_WORKFLOW_LIMITS"},
+		{"WorkflowLimitTwice", nil, map[string]string{"QUARRY_WORKFLOW_LIMITS": "screening=2,screening=3"}, "QUARRY_WORKFLOW_LIMITS"},
+		{"NegativeMaxActiveRuns", nil, map[string]string{"QUARRY_MAX_ACTIVE_RUNS": "-1"}, "QUARRY_MAX_ACTIVE_RUNS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -468,4 +471,14 @@ func TestWebhookSecretsFile(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), bad+":2")
 	require.NotContains(t, err.Error(), "hidden-value")
+}
+
+// TestLoadRunLimits: QUARRY_MAX_ACTIVE_RUNS and QUARRY_WORKFLOW_LIMITS
+// reach the configuration (store.RunLimits is built from them).
+func TestLoadRunLimits(t *testing.T) {
+	t.Parallel()
+	cfg, err := load(t, map[string]string{"QUARRY_MAX_ACTIVE_RUNS": "6", "QUARRY_WORKFLOW_LIMITS": " screening=2, search=4 ,"})
+	require.NoError(t, err)
+	require.Equal(t, 6, cfg.MaxActiveRuns)
+	require.Equal(t, map[string]int{"screening": 2, "search": 4}, cfg.WorkflowLimits)
 }

@@ -109,6 +109,10 @@ func settings() []setting {
 			doc: "the hosts workflow webhook stages may call, comma-separated (a list in the file): `host` allows that host on any port, `host:port` that port only; nothing else is ever fetched by a workflow"},
 		setting{env: "QUARRY_BRANCH_WORKERS", key: "branch_workers", def: strconv.Itoa(store.DefaultBranchWorkers), set: intIn(1, 256, "", func(c *Config) *int { return &c.BranchWorkers }),
 			doc: "how many branches of workflows' parallel stages run at once, across runs, 1 to 256; the rest wait their turn in the job queue"},
+		setting{env: "QUARRY_MAX_ACTIVE_RUNS", key: "max_active_runs", def: "0", set: intIn(0, 100000, "", func(c *Config) *int { return &c.MaxActiveRuns }),
+			doc: "how many runs may execute at once, of every workflow and across the processes sharing the database (0: no limit but the job workers); a run over the limit is not refused, it waits its turn and says so; a run waiting for a person, a timer or its branches does not count"},
+		setting{env: "QUARRY_WORKFLOW_LIMITS", key: "workflow_limits", set: setWorkflowLimits,
+			doc: "per-workflow limits on the runs executing at once, comma-separated `name=N` (e.g. `screening=2,search=4`); they wait their turn like QUARRY_MAX_ACTIVE_RUNS"},
 		setting{env: "QUARRY_WEBHOOK_SECRETS_FILE", key: "webhook_secrets_file", set: setWebhookSecrets,
 			doc: "a file of `NAME=value` lines (`#` starts a comment): the values `{{ secrets.NAME }}` fills in workflow webhook requests; never logged, shown or stored in a run"},
 		setting{env: "QUARRY_LLM_PROVIDER", key: "llm.provider", def: llm.ProviderOffline, set: setProvider,
@@ -231,6 +235,27 @@ func setWebhookHosts(c *Config, v string) error {
 			}
 			c.WebhookHosts = append(c.WebhookHosts, h)
 		}
+	}
+	return nil
+}
+
+// setWorkflowLimits reads `name=N` pairs, comma-separated.
+func setWorkflowLimits(c *Config, v string) error {
+	c.WorkflowLimits = map[string]int{}
+	for pair := range strings.SplitSeq(v, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		name, n, ok := strings.Cut(pair, "=")
+		name = strings.TrimSpace(name)
+		limit, err := strconv.Atoi(strings.TrimSpace(n))
+		if !ok || name == "" || err != nil || limit < 1 {
+			return fmt.Errorf("%q is not name=N with N a whole number from 1", pair)
+		}
+		if _, dup := c.WorkflowLimits[name]; dup {
+			return fmt.Errorf("%q: workflow %s is limited twice", pair, name)
+		}
+		c.WorkflowLimits[name] = limit
 	}
 	return nil
 }

@@ -236,6 +236,9 @@ type Gate struct {
 	// Approval, if set, makes the gate wait for several people's votes
 	// (Engine.Vote); nil: the first decision decides.
 	Approval *Approval
+	// Timeout, if set, bounds how long the gate waits for a person and
+	// says whom to tell (GateTimeout).
+	Timeout *GateTimeout
 }
 
 func (g *Gate) validate() error {
@@ -246,6 +249,8 @@ func (g *Gate) validate() error {
 		return errors.New("gate has no payload builder")
 	case g.Apply == nil:
 		return errors.New("gate has no decision applier")
+	case g.Timeout != nil && g.Timeout.Default != "" && g.Timeout.Choose == nil:
+		return errors.New("gate's timeout has a default but no way to choose it")
 	}
 	return nil
 }

@@ -157,6 +157,26 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Start validates the parameters, stores a pending run and schedules it.
 func (e *Engine) Start(ctx context.Context, workflow string, input map[string]any) (Run, error) {
+	r, err := e.newRun(workflow, input)
+	if err != nil {
+		return Run{}, err
+	}
+	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
+		return Run{}, err
+	}
+	e.started(ctx, r)
+	return r, nil
+}
+
+// started announces a run just stored and wakes the workers for it.
+func (e *Engine) started(ctx context.Context, r Run) {
+	e.publish(Event{Type: EventStatus, RunID: r.ID, Status: r.Status})
+	e.wake(ctx)
+}
+
+// newRun is a pending run of workflow with input as its params (checked),
+// not yet stored.
+func (e *Engine) newRun(workflow string, input map[string]any) (Run, error) {
 	wf, err := e.cfg.Registry.Get(workflow)
 	if err != nil {
 		return Run{}, err
@@ -177,11 +197,6 @@ func (e *Engine) Start(ctx context.Context, workflow string, input map[string]an
 		Step: wf.Entry, Status: StatusPending, Iteration: 1, CreatedAt: now, UpdatedAt: now,
 		Source: wf.Source,
 	}
-	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
-		return Run{}, err
-	}
-	e.publish(Event{Type: EventStatus, RunID: r.ID, Status: r.Status})
-	e.wake(ctx)
 	return r, nil
 }
 
@@ -197,8 +212,9 @@ func (e *Engine) wake(ctx context.Context) {
 	}
 }
 
-// Recover schedules every run a crash left pending or running; call it on
-// start-up. Advancing is idempotent, so a run scheduled twice is harmless.
+// Recover schedules every run a crash left pending or running, and sends
+// the gate notices a crash left unsent; call it on start-up. Advancing
+// is idempotent, so a run scheduled twice is harmless.
 func (e *Engine) Recover(ctx context.Context) (int, error) {
 	ids, err := e.cfg.Store.ResumableRuns(ctx)
 	if err != nil {
@@ -212,6 +228,7 @@ func (e *Engine) Recover(ctx context.Context) (int, error) {
 	if _, err := e.recoverBranches(ctx); err != nil {
 		return 0, err
 	}
+	e.resendNotices(ctx)
 	return len(ids), nil
 }
 
@@ -360,7 +377,7 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 		if !c.Check(sc) {
 			// A precondition describes the state the step needs; retrying
 			// cannot change it, so a person is asked at once.
-			return e.escalate(ctx, run, step, started, sc.Attempt, fmt.Sprintf("precondition %q failed: %s", c.Name, c.Message))
+			return e.escalate(ctx, run, step, started, sc.Attempt, fmt.Sprintf("precondition %q failed: %s", c.Name, c.Message), Commit{})
 		}
 	}
 	if step.Gate != nil {
@@ -536,7 +553,7 @@ func (e *Engine) askToResume(ctx context.Context, run Run, step *StepDef) (Run, 
 // c carries what the commit must also resolve (a decided checkpoint).
 func (e *Engine) giveUp(ctx context.Context, wf *Workflow, run Run, step *StepDef, started time.Time, attempt int, then Outcome, msg string, c Commit) (Run, error) {
 	if then == "" {
-		return e.escalate(ctx, run, step, started, attempt, msg)
+		return e.escalate(ctx, run, step, started, attempt, msg, c)
 	}
 	c.Step = &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,
 		Outcome: string(then), Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
@@ -555,7 +572,8 @@ func (e *Engine) giveUp(ctx context.Context, wf *Workflow, run Run, step *StepDe
 // escalate stops the run at an escalation checkpoint: a person chooses
 // retry (approve), skip (edit) or abort (reject). Escalations never go to a
 // programmatic handler: an always-approve handler would retry forever.
-func (e *Engine) escalate(ctx context.Context, run Run, step *StepDef, started time.Time, attempt int, msg string) (Run, error) {
+// c carries what the commit must also write (a gate timer that fired).
+func (e *Engine) escalate(ctx context.Context, run Run, step *StepDef, started time.Time, attempt int, msg string, c Commit) (Run, error) {
 	cp, err := NewCheckpoint(KindEscalation, EscalationPayload{Step: step.ID, Error: msg, Attempts: attempt}, run.ID, run.Iteration, e.cfg.Now())
 	if err != nil {
 		return run, err
@@ -568,7 +586,8 @@ func (e *Engine) escalate(ctx context.Context, run Run, step *StepDef, started t
 	next.CheckpointID = cp.ID
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,
 		Outcome: "escalated", Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
-	r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp})
+	c.From, c.Run, c.Step, c.NewCheckpoint = run.Status, next, rec, &cp
+	r, err := e.commit(ctx, c)
 	if err == nil {
 		e.publish(Event{Type: EventCheckpoint, RunID: run.ID, Step: step.ID, Kind: KindEscalation, Message: msg})
 	}
@@ -648,9 +667,11 @@ func (e *Engine) ask(ctx context.Context, wf *Workflow, run Run, step *StepDef, 
 		next.State = run.State.merge(pre)
 		rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: sc.Attempt,
 			Outcome: "checkpoint", StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(pre)}
-		r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp})
+		timer, notices := e.gateTimer(run, step, cp)
+		r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp, Timer: timer, Notices: notices})
 		if err == nil {
 			e.publish(Event{Type: EventCheckpoint, RunID: run.ID, Step: step.ID, Kind: cp.Kind, Iteration: run.Iteration})
+			e.notify(ctx, step.Gate.Timeout, notices)
 		}
 		return r, err
 	}
@@ -756,7 +777,7 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 			// bound used up): the gate's own Then says what happens.
 			return e.giveUp(ctx, wf, run, step, now, sc.Attempt, stop.then, err.Error(), Commit{ResolveCheckpoint: cp.ID})
 		}
-		return e.escalate(ctx, run, step, now, sc.Attempt, "applying decision: "+err.Error())
+		return e.escalate(ctx, run, step, now, sc.Attempt, "applying decision: "+err.Error(), Commit{})
 	}
 	rec.Outcome = string(outcome)
 	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec, ResolveCheckpoint: cp.ID})

@@ -176,4 +176,12 @@ type Commit struct {
 	// what the step wrote.
 	ReadBacks []ReadBack
 	Update    Update
+	// Timer is a gate timer to store (a new one with its checkpoint, an
+	// extended or fired one): pending, its job is scheduled for its Due
+	// in the same transaction. Notices are recorded with it.
+	Timer   *GateTimer
+	Notices []Notice
+	// A Decision without NewCheckpoint (a timer's) decides the run's
+	// pending checkpoint: the commit fails with fault.EConflict if it
+	// was decided already.
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,9 @@ type Approval struct {
 	// it lets the gate fail early, once the voters left cannot make any
 	// passing option reach Count.
 	Of int
+	// Voters, when set, are the only people who may vote (names compared
+	// without case); Of is their number.
+	Voters []string
 	// Pass are the passing options' labels; Fail the gate's other
 	// options, in the gate's order (the gate takes one when it fails).
 	Pass, Fail []string
@@ -204,6 +208,9 @@ func (e *Engine) Vote(ctx context.Context, runID, checkpointID string, d Decisio
 	if !ok {
 		return Ballot{}, errors.New("engine: this store cannot record votes")
 	}
+	if err := a.mayVote(d.DecidedBy); err != nil {
+		return Ballot{}, err
+	}
 	option, input := a.Choice(d)
 	now := e.cfg.Now().UTC()
 	v := Vote{RunID: runID, CheckpointID: cp.ID, Voter: strings.TrimSpace(d.DecidedBy), Option: option, Input: input, Note: d.Note, VotedAt: now}
@@ -228,4 +235,13 @@ func (e *Engine) Vote(ctx context.Context, runID, checkpointID string, d Decisio
 	b.Needed = a.Needed(b.Votes)
 	e.publish(Event{Type: EventDecision, RunID: runID, Step: cp.Step, Kind: cp.Kind, Message: fmt.Sprintf("%s voted %q", v.Voter, option)})
 	return b, nil
+}
+
+// mayVote refuses a vote from someone the gate does not name, when it
+// names its voters (fault.EUnauthorized).
+func (a Approval) mayVote(voter string) error {
+	if len(a.Voters) == 0 || slices.ContainsFunc(a.Voters, func(v string) bool { return strings.EqualFold(v, strings.TrimSpace(voter)) }) {
+		return nil
+	}
+	return fault.Errorf(fault.EUnauthorized, "%q may not vote at this gate: only %s do", strings.TrimSpace(voter), strings.Join(a.Voters, ", "))
 }

@@ -195,6 +195,12 @@ type Workflow struct {
 	// given state (Engine.StartAt): nil, or a fault.EInvalid naming each
 	// missing value. Nil: runs start only at Entry.
 	CheckStart func(step string, given State) error
+	// Triggers start runs of the workflow without a person (Scheduler,
+	// Engine.Fire).
+	Triggers []Trigger
+	// MaxActiveRuns bounds its runs executing at once (0: no bound of its
+	// own); the server's job queue enforces it.
+	MaxActiveRuns int
 }
 
 // MaxIterationsParam is the run parameter that overrides Workflow.MaxIterations.

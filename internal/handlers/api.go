@@ -78,6 +78,10 @@ type RunJSON struct {
 	// config, passed, result, error, time), oldest first, each with the
 	// stage, iteration and step record (seq) of its visit.
 	GateChecks []engine.GateCheck `json:"gate_checks"`
+	// Queued says why the run waits for its turn behind a concurrency
+	// limit (QUARRY_MAX_ACTIVE_RUNS, QUARRY_WORKFLOW_LIMITS); absent when
+	// it does not.
+	Queued string `json:"queued,omitempty"`
 	// ForkedFrom is the run and checkpoint this run was forked from
 	// (POST /api/runs/:id/fork); absent for a run that is not a fork.
 	ForkedFrom *engine.ForkOrigin `json:"forked_from,omitempty"`
@@ -89,6 +93,14 @@ type RunJSON struct {
 	// option, input, note, time, replaced, late) and how many more the
 	// gate needs (runview.GateVotes).
 	Votes []runview.GateVotes `json:"votes"`
+	// GateTimers are the run's gate timers (a gate with timeout): due
+	// time, extensions, status (pending, fired, canceled) and, once
+	// fired, what the timer did (default, escalate, fail, goto:STAGE);
+	// GateNotices every event of theirs (entered, extended, timed_out)
+	// with whom it was for and whether it was sent (sent, failed with
+	// the error, recorded, pending).
+	GateTimers  []engine.GateTimer `json:"gate_timers"`
+	GateNotices []engine.Notice    `json:"gate_notices"`
 }
 
 // VoteJSON answers a vote that did not decide its gate (202): the gate's
@@ -282,6 +294,10 @@ func (a *API) GetRun(c echo.Context) error {
 	out, body, err := e.json(page, per)
 	if err != nil {
 		return err
+	}
+	// Being queued changes no run stamp, so it is not in the cached body.
+	if out.Queued = queuedBehindLimit(c.Request().Context(), a.runs, e.run); out.Queued != "" {
+		return c.JSON(http.StatusOK, out)
 	}
 	if c.Echo().Debug || c.QueryParams().Has("pretty") {
 		return c.JSON(http.StatusOK, out)

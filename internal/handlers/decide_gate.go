@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"quarry/internal/engine"
 	"quarry/internal/engine/flow"
 	"quarry/internal/fault"
 	"quarry/internal/runview"
@@ -43,6 +44,17 @@ func gateFormOf(runID, cpID string, p flow.GatePayload) *views.GateForm {
 	return f
 }
 
+// gateTimerOf is what the form of gate checkpoint cpID says of its
+// timer: when the gate decides itself or extends (nil: no timer pending).
+func gateTimerOf(timers []engine.GateTimer, cpID string) *views.GateTimerView {
+	for _, t := range timers {
+		if t.CheckpointID == cpID && t.Status == engine.TimerPending {
+			return &views.GateTimerView{Due: t.Due, Default: t.Default, Extensions: t.Extensions, MaxExtensions: t.MaxExtensions}
+		}
+	}
+	return nil
+}
+
 // gateApprovalOf is the vote count the form of gate checkpoint cpID
 // shows, nil when one person decides it.
 func gateApprovalOf(gates []runview.GateVotes, cpID string) *views.GateApprovalView {
@@ -50,7 +62,7 @@ func gateApprovalOf(gates []runview.GateVotes, cpID string) *views.GateApprovalV
 		if g.CheckpointID != cpID {
 			continue
 		}
-		a := &views.GateApprovalView{Count: g.Count, Of: g.Of, Needed: g.Needed, Waiting: g.Waiting, Passing: g.Options}
+		a := &views.GateApprovalView{Count: g.Count, Of: g.Of, Needed: g.Needed, Waiting: g.Waiting, Expected: g.Expected, Passing: g.Options}
 		for _, v := range g.Votes {
 			if v.Late {
 				continue

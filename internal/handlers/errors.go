@@ -81,6 +81,17 @@ type ErrorJSON struct {
 // import holds the write lock for at most about a second at a time.
 const retryAfterSeconds = "2"
 
+// badRequestError marks a refused payload of a machine caller (an
+// inbound trigger): 400, as webhook senders expect, with the wrapped
+// error's code, message and fields. Forms and the rest of the API answer
+// 422 for the same code.
+type badRequestError struct{ err error }
+
+func (b *badRequestError) Error() string { return b.err.Error() }
+func (b *badRequestError) Unwrap() error { return b.err }
+
+func badRequest(err error) error { return &badRequestError{err: err} }
+
 // panicError carries a recovered panic and its stack to the error handler,
 // which logs it once.
 type panicError struct {
@@ -134,6 +145,9 @@ func classify(err error) problem {
 	err = store.Fault(err) // a full disk or a busy database, whoever wrapped it
 	code := fault.ErrorCode(err)
 	status := StatusForCode(code)
+	if _, ok := errors.AsType[*badRequestError](err); ok && code == fault.EInvalid {
+		status = http.StatusBadRequest
+	}
 	if status == http.StatusInternalServerError {
 		code = fault.EInternal
 	}

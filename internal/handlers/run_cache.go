@@ -420,6 +420,13 @@ func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 		if e.api.Votes == nil {
 			e.api.Votes = []runview.GateVotes{}
 		}
+		e.api.GateTimers, e.api.GateNotices = e.view.Timers, e.view.Notices
+		if e.api.GateTimers == nil {
+			e.api.GateTimers = []engine.GateTimer{}
+		}
+		if e.api.GateNotices == nil {
+			e.api.GateNotices = []engine.Notice{}
+		}
 		if e.apiErr != nil || e.view.Pending == nil || e.view.Pending.Kind != pipeline.KindResultReview {
 			return
 		}

@@ -92,7 +92,7 @@ func runDataOf(e *engine.Engine, run engine.Run, v runview.View, sets pipeline.S
 	bound := loopBound(e, run)
 	d := views.RunData{
 		Page: page, Question: v.Question, MaxIterations: bound,
-		Status: statusOf(run), Decisions: decisionRows(run.ID, v.Decisions), History: historyRows(v.History),
+		Status: statusOf(run), Decisions: decisionRows(run.ID, v.Decisions, v.Timers), History: historyRows(v.History),
 		Accumulated: v.Accumulated, HasReport: run.Workflow == pipeline.Name,
 		HasPapers: run.Workflow == pipeline.Name && v.LastResult != nil, HasAccumulated: len(v.Accumulated) > 0,
 		Notes: v.Notes,
@@ -163,6 +163,7 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 		}
 		d.Gate = gateFormOf(run.ID, cp.ID, p)
 		d.Gate.Approval = gateApprovalOf(v.Votes, cp.ID)
+		d.Gate.Timer = gateTimerOf(v.Timers, cp.ID)
 	case engine.KindEscalation:
 		p, err := engine.PayloadAs[engine.EscalationPayload](*cp)
 		if err != nil {
@@ -219,16 +220,23 @@ func historyRows(its []runview.Iteration) []views.IterationRow {
 	return out
 }
 
-// decisionRows lays the run's decisions out for the read-only list.
-func decisionRows(runID string, ds []runview.Decision) []views.DecisionRow {
+// decisionRows lays the run's decisions out for the read-only list; a
+// decision a gate's timer took says so, with the default it took.
+func decisionRows(runID string, ds []runview.Decision, timers []engine.GateTimer) []views.DecisionRow {
 	var out []views.DecisionRow
 	for _, d := range ds {
 		action := string(d.Action)
 		if d.ShowMore {
 			action = "show more"
 		}
-		out = append(out, views.DecisionRow{RunID: runID, CheckpointID: d.CheckpointID, Kind: string(d.Kind), Iteration: d.Iteration, Action: action,
-			By: d.By, At: d.At, Note: d.Note})
+		row := views.DecisionRow{RunID: runID, CheckpointID: d.CheckpointID, Kind: string(d.Kind), Iteration: d.Iteration, Action: action,
+			By: d.By, At: d.At, Note: d.Note}
+		for _, t := range timers {
+			if t.CheckpointID == d.CheckpointID && t.Status == engine.TimerFired && t.Outcome == "default" {
+				row.TimedOut = t.Default
+			}
+		}
+		out = append(out, row)
 	}
 	return out
 }

@@ -39,6 +39,7 @@ func (h *Runs) Status(c echo.Context) error {
 	if st, err := h.runs.RunStamp(ctx, run.ID); err == nil {
 		s.Branches = st.Branches // the drawing moves as branches end, too
 	}
+	s.Queued = queuedBehindLimit(ctx, h.runs, run)
 	s.HoldsInput = q.Get("typed") == "1" || q.Get("form") == "1"
 	cp, drawn := q.Get("cp"), q.Get("s")
 	if !pageChanged(cp, drawn, run) {
@@ -137,4 +138,24 @@ func statusOf(run engine.Run) views.RunStatus {
 		ID: run.ID, Version: run.Version, Status: string(run.Status), Iteration: run.Iteration,
 		Step: run.Step, CheckpointID: run.CheckpointID, Error: run.Error,
 	}
+}
+
+// queueStore is implemented by stores that bound the runs executing at
+// once (*store.Store).
+type queueStore interface {
+	QueuedBehindLimit(ctx context.Context, id string) (string, error)
+}
+
+// queuedBehindLimit says why a run that has not stopped waits its turn
+// behind a concurrency limit ("" when it does not, or cannot be told).
+func queuedBehindLimit(ctx context.Context, runs any, run engine.Run) string {
+	q, ok := runs.(queueStore)
+	if !ok || (run.Status != engine.StatusPending && run.Status != engine.StatusRunning && run.Status != engine.StatusWaiting) {
+		return ""
+	}
+	why, err := q.QueuedBehindLimit(ctx, run.ID)
+	if err != nil {
+		return ""
+	}
+	return why
 }

@@ -43,6 +43,10 @@ type RunStore interface {
 	GateChecks(ctx context.Context, runID string) ([]engine.GateCheck, error)
 	// Votes are every vote cast at the run's gates, oldest first.
 	Votes(ctx context.Context, runID string) ([]engine.Vote, error)
+	// GateTimers and GateNotices are the run's gate timers and their
+	// notices (engine.GateTimeout).
+	GateTimers(ctx context.Context, runID string) ([]engine.GateTimer, error)
+	GateNotices(ctx context.Context, runID string) ([]engine.Notice, error)
 }
 
 // RunFileStore keeps files attached to runs; *store.Store implements it.
@@ -96,6 +100,12 @@ func loadView(ctx context.Context, rs RunStore, run engine.Run) (runview.View, e
 	if err != nil {
 		return v, err
 	}
-	v.Votes, err = runview.GateVotesOf(in, votes)
+	if v.Votes, err = runview.GateVotesOf(in, votes); err != nil {
+		return v, err
+	}
+	if v.Timers, err = rs.GateTimers(ctx, run.ID); err != nil {
+		return v, err
+	}
+	v.Notices, err = rs.GateNotices(ctx, run.ID)
 	return v, err
 }

@@ -97,6 +97,9 @@ type Deps struct {
 	// Metrics serves /metrics (Prometheus' text format); nil leaves the
 	// route out.
 	Metrics http.Handler
+	// Triggers keeps workflow triggers' tokens and firings; nil leaves
+	// the inbound trigger route out.
+	Triggers TriggerStore
 }
 
 // Defaults for Deps, chosen for a single-user app: forms and imports are
@@ -223,7 +226,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 		settings: settings}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: graphs, startable: deps.StartableFiles,
-		templates: templatesByName(deps.Templates), engine: deps.Engine, runs: deps.Store, done: deps.Done}
+		templates: templatesByName(deps.Templates), engine: deps.Engine, runs: deps.Store, done: deps.Done, triggers: deps.Triggers}
 	api := &API{runs: deps.Store, engine: deps.Engine, cache: cache, files: deps.Files}
 	// CSRF guards every app route (GETs get the session's token, unsafe
 	// methods must come from this origin and echo it back); it is per
@@ -269,6 +272,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	}
 
 	g.GET("/api/workflows", wfs.API).Name = "api-workflows"
+	g.GET("/api/workflows/:name", wfs.APIOne).Name = "api-workflow"
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
 	g.POST("/api/workflows/:name/runs", api.StartWorkflow).Name = "api-workflow-start"
 	g.GET("/api/runs/:id", api.GetRun).Name = "api-run"
@@ -278,6 +282,12 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.PUT("/api/runs/:id/marks/*", api.PutMark).Name = "api-run-mark"
 	g.POST("/api/runs/:id/checkpoints/:cp/more", api.ShowMore).Name = "api-run-more"
 	g.GET("/api/runs/:id/export", (&Export{runs: deps.Store}).Run).Name = "api-run-export"
+	if deps.Triggers != nil {
+		// Not a csrfRoutes route: callers are other servers, and the
+		// trigger's token authenticates them.
+		trig := &Triggers{engine: deps.Engine, store: deps.Triggers}
+		e.POST("/api/triggers/:workflow/:name", trig.Fire, middleware.BodyLimit(TriggerBodyLimit)).Name = "api-trigger"
+	}
 }
 
 // isUpload reports whether the request is a file upload, which gets the

@@ -39,8 +39,14 @@ stages:
 // waiting at its gate.
 func votesApp(t *testing.T) (*web, handlers.RunJSON) {
 	t.Helper()
+	return votesAppWith(t, signoffYAML)
+}
+
+// votesAppWith is votesApp with the signoff workflow written as text.
+func votesAppWith(t *testing.T, text string) (*web, handlers.RunJSON) {
+	t.Helper()
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "signoff.yaml"), []byte(signoffYAML), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "signoff.yaml"), []byte(text), 0o644))
 	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir})
 	require.NoError(t, err)
 	w := serveApp(t, a)
@@ -201,4 +207,27 @@ func TestConcurrentVotesThroughAPI(t *testing.T) {
 		trail = append(trail, s.Step+":"+s.Outcome)
 	}
 	require.Equal(t, []string{"signoff:checkpoint", "signoff:goto:done", "done:ok"}, trail)
+}
+
+// TestNamedVotersAPIAndPage: a gate that names its voters refuses anyone
+// else's vote (403, nothing recorded) and lists, in the API and on the
+// page, who has not voted yet.
+func TestNamedVotersAPIAndPage(t *testing.T) {
+	t.Parallel()
+	w, run := votesAppWith(t, strings.Replace(signoffYAML, "{count: 2, of: 3, options: [Approve]}", "{count: 2, voters: [Ada, Bob, Cy], options: [Approve]}", 1))
+	code, body, err := vote(w, run.ID, run.Checkpoint.ID, "Eve", "Approve")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusForbidden, code, body)
+	require.Contains(t, body, "only Ada, Bob, Cy")
+	code, body, err = vote(w, run.ID, run.Checkpoint.ID, "ada", "Approve")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusAccepted, code, body)
+	got := w.getRun(t, run.ID)
+	require.Len(t, got.Votes, 1)
+	require.Equal(t, []string{"Bob", "Cy"}, got.Votes[0].Expected)
+	require.Equal(t, []string{"ada:Approve:false"}, voteRows(got.Votes[0].Votes), "Eve's vote was not recorded")
+	c := newClient(t)
+	w.signIn(t, c, "Bob")
+	_, doc := w.get(t, c, "/runs/"+run.ID)
+	require.Equal(t, "Waiting for Bob, Cy.", strings.TrimSpace(doc.Find(`[data-testid="gate-votes-expected"]`).Text()))
 }

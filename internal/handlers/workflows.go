@@ -34,6 +34,9 @@ type Workflows struct {
 	engine *engine.Engine
 	runs   RunStore
 	done   <-chan struct{}
+	// triggers keeps the workflows' trigger state and firings (nil: none
+	// shown).
+	triggers TriggerStore
 }
 
 // List handles GET /workflows: every registered workflow, then every
@@ -144,6 +147,9 @@ func startFormOf(d *def.Definition) *views.WorkflowStartForm {
 func (h *Workflows) view(ctx context.Context, id string, g wfgraph.Graph, description string) views.WorkflowView {
 	o := wfgraph.Options{ID: id}
 	v := views.WorkflowView{Name: g.Name, Title: g.Title, Description: description, Mermaid: wfgraph.Mermaid(g, o)}
+	if err := h.triggerViews(ctx, &v); err != nil {
+		v.TriggerError = err.Error()
+	}
 	svg, err := h.graphs.SVG(ctx, g, o)
 	if err != nil {
 		v.DrawError = err.Error()

@@ -8,6 +8,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/engine/def"
+	"quarry/internal/fault"
 )
 
 // WorkflowsJSON is GET /api/workflows: every workflow the server knows,
@@ -37,6 +38,10 @@ type WorkflowJSON struct {
 	// (an edited file runs after a restart).
 	CanStart bool        `json:"can_start"`
 	Params   []ParamJSON `json:"params"`
+	// Triggers start runs of a registered workflow on a schedule or from
+	// an inbound webhook; Firings are their last firings, newest first.
+	Triggers []TriggerJSON   `json:"triggers,omitempty"`
+	Firings  []engine.Firing `json:"firings,omitempty"`
 }
 
 // DefinitionErrorJSON is one problem of a definition file.
@@ -63,14 +68,47 @@ type ParamJSON struct {
 
 // API handles GET /api/workflows.
 func (h *Workflows) API(c echo.Context) error {
+	out, err := h.list(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// APIOne handles GET /api/workflows/:name: one workflow as GET
+// /api/workflows lists it, with its triggers and recent firings (the
+// registered one, when a file in the directory repeats its name).
+func (h *Workflows) APIOne(c echo.Context) error {
+	out, err := h.list(c)
+	if err != nil {
+		return err
+	}
+	name := c.Param("name")
+	var found *WorkflowJSON
+	for i, w := range out.Workflows {
+		if w.Name == name && (found == nil || w.CanStart && !found.CanStart) {
+			found = &out.Workflows[i]
+		}
+	}
+	if found == nil {
+		return fault.Errorf(fault.ENotFound, "no workflow %q", name)
+	}
+	return c.JSON(http.StatusOK, found)
+}
+
+func (h *Workflows) list(c echo.Context) (WorkflowsJSON, error) {
 	out := WorkflowsJSON{Workflows: []WorkflowJSON{}}
 	for _, w := range h.builtins() {
 		decl, err := w.Params()
 		if err != nil {
-			return err
+			return out, err
 		}
-		out.Workflows = append(out.Workflows, WorkflowJSON{Name: w.Name, Title: w.Title, Description: w.Description,
-			Source: "builtin", Valid: true, CanStart: true, Params: engineParams(decl)})
+		j := WorkflowJSON{Name: w.Name, Title: w.Title, Description: w.Description,
+			Source: "builtin", Valid: true, CanStart: true, Params: engineParams(decl)}
+		if j.Triggers, j.Firings, err = h.triggersJSON(c.Request().Context(), w.Name); err != nil {
+			return out, err
+		}
+		out.Workflows = append(out.Workflows, j)
 	}
 	if h.dir != "" {
 		var files []def.Loaded
@@ -78,10 +116,16 @@ func (h *Workflows) API(c echo.Context) error {
 		for _, f := range files {
 			w := fileJSON(f)
 			w.CanStart = w.Valid && w.Hash != "" && h.startable[w.Name] == w.Hash
+			if h.startable[w.Name] != "" {
+				var err error
+				if w.Triggers, w.Firings, err = h.triggersJSON(c.Request().Context(), w.Name); err != nil {
+					return out, err
+				}
+			}
 			out.Workflows = append(out.Workflows, w)
 		}
 	}
-	return c.JSON(http.StatusOK, out)
+	return out, nil
 }
 
 func fileJSON(f def.Loaded) WorkflowJSON {

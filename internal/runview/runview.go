@@ -101,6 +101,10 @@ type View struct {
 	// Votes are the votes at the run's gates several people decide, by
 	// gate checkpoint (set by the caller: GateVotesOf).
 	Votes []GateVotes
+	// Timers and Notices are the run's gate timers and the notices of
+	// their events (set by the caller).
+	Timers  []engine.GateTimer
+	Notices []engine.Notice
 }
 
 // Build reads run and its checkpoints (oldest first) into a View: the

@@ -1,6 +1,9 @@
 package runview
 
 import (
+	"slices"
+	"strings"
+
 	"quarry/internal/engine"
 	"quarry/internal/engine/flow"
 )
@@ -20,9 +23,12 @@ type GateVotes struct {
 	// Needed is how many more votes the closest passing option needs
 	// while the gate waits (0 once decided); Waiting is how many expected
 	// people have not voted (Of known, gate waiting).
-	Needed  int           `json:"needed"`
-	Waiting int           `json:"waiting"`
-	Votes   []engine.Vote `json:"votes"`
+	Needed  int `json:"needed"`
+	Waiting int `json:"waiting"`
+	// Expected are the people the gate names who have not voted yet
+	// (gate waiting, voters named).
+	Expected []string      `json:"expected,omitempty"`
+	Votes    []engine.Vote `json:"votes"`
 }
 
 // GateVotesOf groups a run's votes by the gate checkpoint they were cast
@@ -58,8 +64,20 @@ func GateVotesOf(checkpoints []Checkpoint, votes []engine.Vote) ([]GateVotes, er
 			if g.Of > 0 {
 				g.Waiting = max(g.Of-len(counted), 0)
 			}
+			g.Expected = notVoted(p.Approval.Voters, counted)
 		}
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// notVoted are the voters with no counted vote, in the gate's order.
+func notVoted(voters []string, counted []engine.Vote) []string {
+	var out []string
+	for _, name := range voters {
+		if !slices.ContainsFunc(counted, func(v engine.Vote) bool { return strings.EqualFold(v.Voter, name) }) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -42,8 +42,8 @@ func (s *Store) CheckpointState(ctx context.Context, id string) (engine.State, e
 	return st, nil
 }
 
-// CreateFork inserts a fork's run, its origin and its first advance job
-// in one transaction.
+// CreateFork inserts a fork's run, its origin, the marks it starts with
+// (copyForkMarks) and its first advance job in one transaction.
 func (s *Store) CreateFork(ctx context.Context, r engine.Run, from engine.ForkOrigin) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
@@ -56,6 +56,9 @@ func (s *Store) CreateFork(ctx context.Context, r engine.Run, from engine.ForkOr
 	if _, err := tx.ExecContext(ctx, `INSERT INTO run_forks (run_id, from_run, from_checkpoint, forked_by, created_at) VALUES (?, ?, ?, ?, ?)`,
 		r.ID, from.Run, from.Checkpoint, from.By, formatTime(r.CreatedAt)); err != nil {
 		return fmt.Errorf("store: record fork: %w", err)
+	}
+	if err := copyForkMarks(ctx, tx, r.ID, from); err != nil {
+		return err
 	}
 	if err := s.scheduleAdvanceTx(ctx, tx, r.ID); err != nil {
 		return err
@@ -78,4 +81,24 @@ func (s *Store) ForkOf(ctx context.Context, id string) (*engine.ForkOrigin, erro
 		return nil, fmt.Errorf("store: fork of %s: %w", id, err)
 	}
 	return &f, nil
+}
+
+// copyForkMarks gives a fork the marks its origin had at the checkpoint it
+// forks from: marks live outside the run's state (paper_marks), so a fork
+// that took only the state would show its first review unmarked and lose
+// the relevant papers earlier reviews accumulated. Every mark of the
+// origin is copied except those made at its checkpoints raised after the
+// fork's (by rowid: the order they were inserted in), so a fork of a fork
+// keeps the marks its own origin gave it. Rows keep their checkpoint,
+// author and time: they say where each mark was made.
+func copyForkMarks(ctx context.Context, tx *sql.Tx, runID string, from engine.ForkOrigin) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO paper_marks
+		(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at)
+		SELECT ?, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at
+		FROM paper_marks WHERE run_id = ? AND checkpoint_id NOT IN (
+			SELECT id FROM checkpoints WHERE run_id = ? AND rowid > (SELECT rowid FROM checkpoints WHERE id = ?))
+		ORDER BY seq`, runID, from.Run, from.Run, from.Checkpoint); err != nil {
+		return fmt.Errorf("store: copy marks to fork: %w", err)
+	}
+	return nil
 }

@@ -29,6 +29,7 @@ type advanceWorker struct {
 	adv     Advancer
 	store   *Store
 	onStart func(kind string, wait time.Duration)
+	limits  RunLimits
 }
 
 // Work advances the run; an error makes River retry the job with backoff.
@@ -42,6 +43,14 @@ func (w *advanceWorker) Work(ctx context.Context, job *river.Job[AdvanceArgs]) e
 	if w.onStart != nil && job.AttemptedAt != nil {
 		w.onStart(job.Kind, max(0, job.AttemptedAt.Sub(job.ScheduledAt)))
 	}
+	if w.limits.active() {
+		return w.store.withSlot(ctx, w.limits, job.Args.RunID, job.ID, func() error { return w.advance(ctx, job) })
+	}
+	return w.advance(ctx, job)
+}
+
+// advance advances the run, waiting out a full disk or busy database.
+func (w *advanceWorker) advance(ctx context.Context, job *river.Job[AdvanceArgs]) error {
 	for {
 		err := w.adv.Advance(ctx, job.Args.RunID)
 		if err == nil || !Transient(err) || ctx.Err() != nil {
@@ -119,6 +128,9 @@ type QueueOptions struct {
 	// FetchPollInterval is how often the workers look for due jobs that
 	// nothing announced (default DefaultFetchPollInterval).
 	FetchPollInterval time.Duration
+	// Limits bound the runs executing at once (zero: only Workers does,
+	// per process).
+	Limits RunLimits
 	// OnJobStart, if set, is told when a worker starts a run's job and how
 	// long the job waited since it was due (metrics). It is called from
 	// the workers' goroutines, so it must be safe for concurrent use.
@@ -137,7 +149,7 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 		opts.FetchPollInterval = DefaultFetchPollInterval
 	}
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv, store: s, onStart: opts.OnJobStart}); err != nil {
+	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv, store: s, onStart: opts.OnJobStart, limits: opts.Limits}); err != nil {
 		return fmt.Errorf("store: register worker: %w", err)
 	}
 	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {
@@ -145,6 +157,11 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 	}
 	if badv, ok := adv.(BranchAdvancer); ok {
 		if err := river.AddWorkerSafely(workers, &branchWorker{adv: badv, store: s}); err != nil {
+			return fmt.Errorf("store: register worker: %w", err)
+		}
+	}
+	if fire, ok := adv.(TimerFirer); ok {
+		if err := river.AddWorkerSafely(workers, &gateTimerWorker{fire: fire}); err != nil {
 			return fmt.Errorf("store: register worker: %w", err)
 		}
 	}

@@ -68,10 +68,14 @@ func (s *Store) AttachRunFile(ctx context.Context, f RunFile) (RunFile, error) {
 
 // RunFilePapers returns the papers of the attached file id of run runID
 // (ENotFound if the run has no such file: a strategy naming a file of
-// another run must not read it).
+// another run must not read it). A fork reads the files of the runs it
+// was forked from: its state, copied from theirs, names them, and files
+// are never changed once attached, so sharing them is copying them.
 func (s *Store) RunFilePapers(ctx context.Context, runID, id string) ([]research.RawPaper, error) {
 	var raw string
-	err := s.read.QueryRowContext(ctx, `SELECT papers FROM run_files WHERE id = ? AND run_id = ?`, id, runID).Scan(&raw)
+	err := s.read.QueryRowContext(ctx, `WITH RECURSIVE lineage(run_id) AS (
+			SELECT ? UNION SELECT f.from_run FROM run_forks f JOIN lineage l ON f.run_id = l.run_id)
+		SELECT papers FROM run_files WHERE id = ? AND run_id IN (SELECT run_id FROM lineage)`, runID, id).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fault.Errorf(fault.ENotFound, "run %s has no attached file %q", runID, id)
 	}

@@ -25,6 +25,18 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback()
+	if err := s.createRunTx(ctx, tx, r); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit run: %w", err)
+	}
+	return nil
+}
+
+// createRunTx inserts a pending run, the definition text it runs and its
+// first advance job inside tx.
+func (s *Store) createRunTx(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 	if err := insertRun(ctx, tx, r); err != nil {
 		return err
 	}
@@ -33,13 +45,7 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 			return err
 		}
 	}
-	if err := s.scheduleAdvanceTx(ctx, tx, r.ID); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit run: %w", err)
-	}
-	return nil
+	return s.scheduleAdvanceTx(ctx, tx, r.ID)
 }
 
 func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
@@ -227,6 +233,17 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 		return engine.Run{}, err
 	}
 	if c.Decision != nil {
+		if c.NewCheckpoint == nil || c.NewCheckpoint.ID != c.Decision.CheckpointID {
+			// A decision on the checkpoint the run waits at (a gate's
+			// timer): it must still be pending.
+			res, err := tx.ExecContext(ctx, `UPDATE checkpoints SET status = 'decided' WHERE id = ? AND status = 'pending'`, c.Decision.CheckpointID)
+			if err != nil {
+				return engine.Run{}, fmt.Errorf("store: decide checkpoint: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return engine.Run{}, fault.Errorf(fault.EConflict, "checkpoint %s is no longer pending", c.Decision.CheckpointID)
+			}
+		}
 		if err := insertDecision(ctx, tx, c.Run.ID, *c.Decision); err != nil {
 			return engine.Run{}, err
 		}
@@ -235,6 +252,13 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 		if _, err := tx.ExecContext(ctx, `UPDATE checkpoints SET status = 'expired' WHERE id = ? AND status = 'pending'`, c.ResolveCheckpoint); err != nil {
 			return engine.Run{}, fmt.Errorf("store: resolve checkpoint: %w", err)
 		}
+		if err := cancelTimerTx(ctx, tx, c.ResolveCheckpoint); err != nil {
+			return engine.Run{}, err
+		}
+	}
+	timerJob, err := s.writeTimerTx(ctx, tx, c.Timer, c.Notices)
+	if err != nil {
+		return engine.Run{}, err
 	}
 	if c.Step != nil {
 		if err := s.insertStepRun(ctx, tx, c.Run.Version+1, *c.Step); err != nil {
@@ -272,6 +296,9 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 	}
 	if wakeJob != 0 {
 		s.promptAt(c.WakeAt, wakeJob, river.QueueDefault)
+	}
+	if timerJob != 0 {
+		s.promptAt(c.Timer.Due, timerJob, river.QueueDefault)
 	}
 	r := c.Run
 	r.Version++
@@ -632,6 +659,9 @@ func (s *Store) decideTx(ctx context.Context, tx *sql.Tx, runID string, cp engin
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE checkpoints SET status = 'decided' WHERE id = ?`, cp.ID); err != nil {
 		return fmt.Errorf("store: decide: %w", err)
+	}
+	if err := cancelTimerTx(ctx, tx, cp.ID); err != nil {
+		return err
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE runs SET status = 'running', version = version + 1, updated_at = ?
 		WHERE id = ? AND checkpoint_id = ? AND status IN ('waiting', 'escalated')`, formatTime(s.Now()), runID, cp.ID)

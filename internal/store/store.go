@@ -46,6 +46,7 @@ type Store struct {
 	guard guard
 	// timers start this process's jobs due later on time (timers.go).
 	timers timers
+	slots  slots
 	log    *slog.Logger
 	// stmts are the hot path's statements, prepared once on the writer
 	// connection: parsing SQL was a sixth of a step commit's CPU.

@@ -275,6 +275,9 @@ type DecisionRow struct {
 	By                  string
 	At                  time.Time
 	Note                string
+	// TimedOut is the option a gate's timer took, "" for a decision
+	// someone made.
+	TimedOut string
 }
 
 // IterationRow is one pass of the loop in the history table.
@@ -314,6 +317,9 @@ type RunStatus struct {
 	Step         string
 	CheckpointID string
 	Error        string
+	// Queued says why the run waits for its turn behind a concurrency
+	// limit ("" when it does not).
+	Queued string
 	// HoldsInput is set when the page shows what a losing submit carried:
 	// text the person typed, which a reload would throw away, so the poller
 	// asks for the stale banner instead (typed=1). A checkpoint form counts
@@ -405,7 +411,25 @@ type WorkflowView struct {
 	Edges     []WorkflowEdge
 	// Start is the start form of a built-in template (nil for a workflow
 	// that starts elsewhere, as the search does from the home page).
-	Start *WorkflowStartForm
+	Start *WorkflowStartForm // Triggers start the workflow by themselves; Firings are their last
+	// firings, newest first; TriggerError says why they could not be read.
+	Triggers     []WorkflowTrigger
+	Firings      []WorkflowFiring
+	TriggerError string
+}
+
+// WorkflowTrigger is one trigger of a workflow: a schedule with its next
+// due time, or a webhook with its URL and token.
+type WorkflowTrigger struct {
+	Name, Kind, Schedule, NextDue string
+	URL, Token                    string
+}
+
+// WorkflowFiring is one firing of a workflow's trigger: the run it
+// started, or why none.
+type WorkflowFiring struct {
+	Trigger, Kind, At, RunID, Error string
+	Missed                          int
 }
 
 // WorkflowStep is one stage of a drawn workflow, in definition order.
@@ -529,6 +553,17 @@ type GateForm struct {
 	// Approval is set at a gate several people decide: its votes so far
 	// and how many more it needs.
 	Approval *GateApprovalView
+	// Timer is set while the gate's timer runs: when it decides itself.
+	Timer *GateTimerView
+}
+
+// GateTimerView is a gate's pending timer: at Due the gate takes Default
+// or, without one, extends its time (Extensions of MaxExtensions done)
+// or, once they are used up, times out.
+type GateTimerView struct {
+	Due                       time.Time
+	Default                   string
+	Extensions, MaxExtensions int
 }
 
 // GateApprovalView is a gate's vote count: Count people must choose the
@@ -536,8 +571,10 @@ type GateForm struct {
 // Of people expected have not voted (Of 0: not known).
 type GateApprovalView struct {
 	Count, Of, Needed, Waiting int
-	Passing                    []string
-	Votes                      []GateVoteView
+	// Expected names who has not voted yet, when the gate names its voters.
+	Expected []string
+	Passing  []string
+	Votes    []GateVoteView
 }
 
 // GateVoteView is one vote as the form lists it.

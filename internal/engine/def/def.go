@@ -41,6 +41,11 @@ type Definition struct {
 	Stages []*Stage
 	// Backup asks for a database backup before each run's first stage.
 	Backup bool
+	// Triggers start runs on a schedule or from an inbound webhook.
+	Triggers []Trigger
+	// MaxActiveRuns bounds the workflow's runs executing at once
+	// (concurrency.runs; 0: no bound of its own).
+	MaxActiveRuns int
 
 	exprs []exprRef // top-level context templates
 }
@@ -183,8 +188,11 @@ type Option struct {
 // it can no longer pass (engine.Approval.Tally). Of is how many people
 // are expected (0: not known).
 type Approval struct {
-	Count   int
-	Of      int
+	Count int
+	Of    int
+	// Voters, when written, are the only people who may vote, by name;
+	// Of is then their number, and pages name who has not voted yet.
+	Voters  []string
 	Options []string
 	// Inline is set when approval.options are the gate's options
 	// themselves ({label, next, …}, no options key): then every option
@@ -195,7 +203,38 @@ type Approval struct {
 	defined []Option
 
 	keys      map[string]Pos
+	voterPos  []Pos
 	optionPos []Pos
+}
+
+// OnTimeout is what a gate with a timeout does when nobody chose in time:
+// take Default (an option's label), or extend the time by Extend up to
+// MaxExtensions times and then follow Then.
+type OnTimeout struct {
+	Default       string
+	Extend        time.Duration
+	MaxExtensions int
+	Then          Then
+	Pos           Pos
+
+	keys map[string]Pos
+}
+
+// at is where a key of on_timeout was written, or on_timeout itself.
+func (o *OnTimeout) at(key string) Pos {
+	if p, ok := o.keys[key]; ok {
+		return p
+	}
+	return o.Pos
+}
+
+// Notice is one target of a gate's notify: a webhook URL or an e-mail
+// address (exactly one is set). The engine records each notice; what
+// sends it is given to flow (flow.Notifier).
+type Notice struct {
+	Webhook string
+	Email   string
+	Pos     Pos
 }
 
 // Branch is one arm of a parallel stage: stages run in order.
@@ -279,6 +318,11 @@ type Stage struct {
 	ContextKeys []string
 	OnPass      Target
 	OnFail      *OnFail
+	// OnTimeout applies when the gate has a Timeout (for a gate, how long
+	// the person has); Notify is told when the gate asks, extends its
+	// time and times out.
+	OnTimeout *OnTimeout
+	Notify    []Notice
 
 	// parallel.
 	Branches    []Branch

@@ -21,7 +21,8 @@ func TestReferenceNamesEveryKey(t *testing.T) {
 		"type", "required", "default", "min", "max", "enum",
 		"retry", "backoff", "then", "goto", "label", "next", "requires_input",
 		"interval", "method", "url", "headers", "body", "status", "json",
-		"escalate", "fail", "all", "any", "complete", "item", "secrets",
+		"escalate", "fail", "all", "any", "complete", "item", "secrets", "trigger", "schedule", "concurrency", "runs",
+		"extend", "max_extensions", "webhook", "email",
 	}, allStageKeys...)
 	for _, tp := range []StageType{TypeSkill, TypeAction, TypeSet, TypeGate, TypeParallel, TypeDelay, TypeWebhook} {
 		keys = append(keys, string(tp))

@@ -401,13 +401,88 @@ stages:
 			`t.yaml:8:23: stage "a": approval.count must be at least 1`,
 			`t.yaml:8:41: stage "a": approval.options: "Maybe" is not one of the gate's options ("Yes", "No")`,
 			`t.yaml:8:48: stage "a": approval.options: "Yes" is given twice`,
-			`t.yaml:8:54: stage "a": unknown key "voters" in approval`,
+			`t.yaml:8:62: stage "a": voters must be a list`,
 			`t.yaml:12:30: stage "b": approval.of (2) must be at least approval.count (3)`,
 			`t.yaml:12:42: stage "b": approval.options lists every option: leave one out, for the gate to take when it fails`,
 			`t.yaml:16:15: stage "c": approval needs count: how many people must choose the same option`,
 			`t.yaml:16:15: stage "c": approval needs options: the labels of the options that pass the gate`,
 			`t.yaml:17:57: stage "d": approval applies to a gate with options: the people vote for one`,
 			`t.yaml:18:39: stage "e": approval does not apply to a gate with a form: the form asks one person`,
+		}},
+		{"ApprovalVoters", head + `stages:
+  - id: a
+    type: gate
+    options: [{label: Yes, next: b}, {label: No, next: complete}]
+    approval: {count: 2, of: 3, voters: [ada, Ada], options: [Yes]}
+  - id: b
+    type: gate
+    options: [{label: Yes, next: c}, {label: No, next: complete}]
+    approval: {count: 1, voters: [], options: [Yes]}
+  - id: c
+    type: gate
+    options: [{label: Yes, next: complete}, {label: No, next: complete}]
+    approval: {count: 1, voters: [ada, {name: bob}], options: [Yes]}
+`, []string{
+			`t.yaml:8:30: stage "a": approval.of (3) is not the number of approval.voters (2): leave of out, the voters say it`,
+			`t.yaml:8:41: stage "a": approval.voters names only 1 of the 2 people approval.count needs`,
+			`t.yaml:8:47: stage "a": approval.voters: "Ada" is named twice`,
+			`t.yaml:12:34: stage "b": approval.voters is empty: name the people who vote, or leave it out so anyone may`,
+			`t.yaml:16:40: stage "c": approval.voters lists people's names`,
+		}},
+		{"GateTimeout", head + `stages:
+  - id: a
+    type: gate
+    options: [{label: Yes, next: b}, {label: Why, next: b, requires_input: true}]
+    timeout: 2d
+    on_timeout: {default: Maybe, then: fail}
+  - id: b
+    type: gate
+    options: [{label: Yes, next: c}]
+    timeout: 1h
+  - id: c
+    type: gate
+    options: [{label: Yes, next: d}]
+    on_timeout: {extend: 1h, default: Yes}
+  - id: d
+    type: gate
+    conditions: ["true"]
+    timeout: 1h
+    on_timeout: {extend: 1x, max_extensions: 0, then: later}
+  - id: e
+    type: gate
+    options: [{label: Yes, next: f}, {label: Why, next: f, requires_input: true}]
+    timeout: 1h
+    on_timeout: {default: Why}
+    notify: [{webhook: "https://evil.example.com/x"}, {email: "not an address"}, {email: a@b.org, webhook: "https://hooks.example.org/x"}, {sms: "555"}]
+  - id: f
+    type: gate
+    options: [{label: Yes, next: g}]
+    timeout: 1h
+    on_timeout: {extend: 12h}
+    notify: []
+  - {id: g, type: gate, form: review, timeout: 1h, on_timeout: {default: approve}, notify: [{email: a@b.org}], options: [{label: approve, next: complete}, {label: iterate, next: g}, {label: more, next: g}], on_fail: {max_iterations: 2}}
+`, []string{
+			`t.yaml:9:27: stage "a": on_timeout.default: "Maybe" is not one of the gate's options ("Yes", "Why")`,
+			`t.yaml:9:40: stage "a": on_timeout.then applies with extend, not with default`,
+			`t.yaml:13:5: stage "b": timeout needs on_timeout: {default: OPTION} or {extend: DURATION, max_extensions: N, then: …}`,
+			`t.yaml:17:5: stage "c": on_timeout needs timeout: how long the person has`,
+			`t.yaml:17:17: stage "c": on_timeout needs exactly one of default (an option) or extend (a duration)`,
+			`t.yaml:21:5: stage "d": a gate's timeout is how long a person has to choose, and this gate has no options`,
+			`t.yaml:22:26: stage "d": extend: "1x" is not a positive duration (like "90s", "10m", "1h30m" or "2d")`,
+			`t.yaml:22:46: stage "d": on_timeout.max_extensions must be between 1 and 100`,
+			`t.yaml:22:55: stage "d": then must be escalate, fail or {goto: STAGE}, not "later"`,
+			`t.yaml:27:27: stage "e": on_timeout.default: option "Why" requires input, which nobody gives when the time is up`,
+			`t.yaml:28:14: stage "e": url host "evil.example.com" is not in the webhook allowlist (QUARRY_WEBHOOK_HOSTS)`,
+			`t.yaml:28:55: stage "e": notify: "not an address" is not an e-mail address`,
+			`t.yaml:28:82: stage "e": a notice is {webhook: URL} or {email: ADDRESS}: exactly one of them`,
+			`t.yaml:28:140: stage "e": a notice is {webhook: URL} or {email: ADDRESS}: exactly one of them`,
+			`t.yaml:28:141: stage "e": unknown key "sms" in a notice`,
+			`t.yaml:33:17: stage "f": on_timeout with extend needs max_extensions: how many times the time is extended`,
+			`t.yaml:33:17: stage "f": on_timeout with extend needs then: escalate, fail or {goto: STAGE}, once the extensions are used up`,
+			`t.yaml:34:13: stage "f": notify is empty`,
+			`t.yaml:35:39: stage "g": timeout does not apply to a gate with a form`,
+			`t.yaml:35:52: stage "g": on_timeout does not apply to a gate with a form`,
+			`t.yaml:35:84: stage "g": notify does not apply to a gate with a form`,
 		}},
 		{"ApprovalOptionsTwice", head + `stages:
   - id: a
@@ -547,6 +622,47 @@ stages:
 			`t.yaml:5:68: stage "a": an output has no name`,
 			`t.yaml:5:96: stage "a": unknown key "type" in an output`,
 		}},
+		{"ConcurrencyRuns", head + `concurrency: {runs: 0, jobs: 2}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:4:21: concurrency.runs must be at least 1`,
+			`t.yaml:4:24: unknown key "jobs" in concurrency`,
+		}},
+		{"TriggerBadCron", head + `trigger: {schedule: "0 6 * *"}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:4:21: schedule "0 6 * *" is not a cron spec (minute hour day-of-month month day-of-week, e.g. "0 6 * * MON"): expected exactly 5 fields, found 4: [0 6 * *]`,
+		}},
+		{"TriggerNamesUnique", head + `trigger:
+  - {schedule: "@daily", name: inbound, webhook: inbound}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:5:50: trigger "inbound" is named twice`,
+		}},
+		{"TriggerShape", head + `trigger:
+  - {webhook: hook, params: {n: 1}}
+  - {name: x}
+  - {schedule: "@daily", name: BAD}
+  - {webhook: hook}
+  - {schedule: "@daily", frequency: 2}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:5:21: a webhook trigger takes its run's params from the request's JSON body, not from params`,
+			`t.yaml:6:5: a trigger needs schedule (a cron spec) or webhook (a name)`,
+			`t.yaml:7:32: trigger name "BAD" must be lower-case letters, digits, - and _`,
+			`t.yaml:8:15: trigger "hook" is named twice`,
+			`t.yaml:9:26: unknown key "frequency" in a trigger`,
+		}},
+		{"TriggerScheduleParams", head + `params:
+  - {name: q, type: string, required: true}
+  - {name: n, type: int, max: 3}
+trigger: {schedule: "0 6 * * MON", params: {n: 5, m: 1}}
+stages: [{id: a, type: skill, skill: s}]
+`, []string{
+			`t.yaml:7:21: trigger "schedule": the required parameter "q" has no value in the trigger's params`,
+			`t.yaml:7:45: trigger "schedule": params.n is above max 3`,
+			`t.yaml:7:51: trigger "schedule": params.m is not a declared parameter`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -615,6 +731,13 @@ stages:
       body: {ids: ["{{ outputs.w.x }}"], n: 3}
     expect: {status: 204}
 `},
+		{"Triggers", head + `params: [{name: q, type: string, required: true}]
+concurrency: {runs: 2}
+trigger:
+  - {schedule: "0 6 * * MON", params: {q: weekly}}
+  - {schedule: "CRON_TZ=Europe/Paris 30 7 1 * *", name: monthly, params: {q: monthly}, webhook: inbound}
+stages: [{id: a, type: skill, skill: s}]
+`},
 		{"DelayUntilTemplateAndDays", head + `stages:
   - {id: a, type: delay, until: "{{ context.end }}", timeout: 1d12h}
   - {id: b, type: delay, until: "2027-01-31T09:00:00Z", poll: {interval: 30m, condition: "context.done"}}
@@ -632,6 +755,24 @@ stages:
       - {label: more, next: g}
       - {label: skip, next: complete}
     on_fail: {max_iterations: "{{params.max_iterations}}", then: {goto: complete}}
+`},
+		{"GateTimeouts", head + `stages:
+  - id: ask
+    type: gate
+    options: [{label: Go, next: wait}, {label: Stop, next: complete, requires_input: true}]
+    timeout: 2d
+    on_timeout: {default: Go}
+    notify: [{webhook: "https://hooks.example.org/notify"}, {email: lead@example.org}]
+  - id: wait
+    type: gate
+    options: [{label: Go, next: last}, {label: Again, next: ask}]
+    timeout: 24h
+    on_timeout: {extend: 24h, max_extensions: 3, then: {goto: ask}}
+    on_fail: {max_iterations: 3, then: fail}
+  - id: last
+    type: gate
+    options: [{label: Go, next: complete}]
+    notify: [{email: lead@example.org}]
 `},
 		{"BlockLiteralCondition", head + `stages:
   - id: g

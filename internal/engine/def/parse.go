@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"quarry/internal/fault"
 
@@ -96,7 +97,7 @@ func parse(r *reporter, src []byte) *Definition {
 	sum := sha256.Sum256(src)
 	def := &Definition{File: r.file, Hash: hex.EncodeToString(sum[:]), Text: string(src), Metadata: Metadata{Version: 1}}
 	dec := &decoder{r: r}
-	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages", "backup")
+	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages", "backup", "trigger", "concurrency")
 	if !ok {
 		return def
 	}
@@ -128,6 +129,10 @@ func parse(r *reporter, src []byte) *Definition {
 			})
 		case "backup":
 			def.Backup, _ = dec.boolean(e, "")
+		case "trigger":
+			dec.triggers(e, def)
+		case "concurrency":
+			dec.concurrency(e, def)
 		case "stages":
 			items, ok := dec.sequence(e, "")
 			if !ok {
@@ -276,7 +281,7 @@ var (
 		TypeSkill:    {"skill", "with", "outputs", "on_complete", "postconditions"},
 		TypeAction:   {"skill", "with", "on_complete", "postconditions"},
 		TypeSet:      {"set", "on_complete", "postconditions"},
-		TypeGate:     {"form", "conditions", "options", "approval", "context", "on_pass", "on_fail"},
+		TypeGate:     {"form", "conditions", "options", "approval", "context", "on_pass", "on_fail", "on_timeout", "notify"},
 		TypeParallel: {"branches", "for_each", "join", "on_any_reject", "on_all_reject", "on_complete"},
 		TypeDelay:    {"duration", "until", "poll", "on_complete"},
 		TypeWebhook:  {"request", "expect", "on_complete"},
@@ -417,6 +422,10 @@ func (d *decoder) stage(n ast.Node, inBranch bool) *Stage {
 			s.OnPass = d.target(e, id)
 		case "on_fail":
 			s.OnFail = d.onFail(e, id, add)
+		case "on_timeout":
+			s.OnTimeout = d.onTimeout(e, id)
+		case "notify":
+			s.Notify = d.notify(e, id)
 		case "branches":
 			s.Branches = d.branches(e, id)
 		case "for_each":
@@ -608,6 +617,66 @@ func (d *decoder) onFail(e kv, stage string, add func(exprRef)) *OnFail {
 	return o
 }
 
+// onTimeout reads {default: LABEL} or {extend, max_extensions, then}.
+func (d *decoder) onTimeout(e kv, stage string) *OnTimeout {
+	kvs, ok := d.mapping(e.value, stage, "on_timeout", "default", "extend", "max_extensions", "then")
+	if !ok {
+		return nil
+	}
+	o := &OnTimeout{Pos: posOf(e.value), keys: map[string]Pos{}}
+	for _, f := range kvs {
+		o.keys[f.key] = posOf(f.value)
+		switch f.key {
+		case "default":
+			o.Default, _ = d.str(f, stage)
+		case "extend":
+			o.Extend, _ = d.duration(f, stage)
+		case "max_extensions":
+			if n, ok := d.integer(f, stage); ok {
+				o.MaxExtensions = n
+				if n < 1 || n > 100 {
+					d.r.at(posOf(f.value), stage, "on_timeout.max_extensions must be between 1 and 100")
+				}
+			}
+		case "then":
+			o.Then = d.then(f, stage)
+		}
+	}
+	return o
+}
+
+// notify reads a list of {webhook: URL} and {email: ADDRESS}.
+func (d *decoder) notify(e kv, stage string) []Notice {
+	items, ok := d.sequence(e, stage)
+	if !ok {
+		return nil
+	}
+	var out []Notice
+	for _, it := range items {
+		kvs, ok := d.mapping(it, stage, "a notice", "webhook", "email")
+		if !ok {
+			continue
+		}
+		n := Notice{Pos: posOf(it)}
+		for _, f := range kvs {
+			switch f.key {
+			case "webhook":
+				n.Webhook, _ = d.str(f, stage)
+			case "email":
+				n.Email, _ = d.str(f, stage)
+			}
+		}
+		if (n.Webhook == "") == (n.Email == "") {
+			d.r.at(n.Pos, stage, "a notice is {webhook: URL} or {email: ADDRESS}: exactly one of them")
+		}
+		out = append(out, n)
+	}
+	if len(items) == 0 {
+		d.r.at(posOf(e.value), stage, "notify is empty")
+	}
+	return out
+}
+
 func (d *decoder) options(e kv, stage string) []Option {
 	items, ok := d.sequence(e, stage)
 	if !ok {
@@ -641,9 +710,9 @@ func (d *decoder) options(e kv, stage string) []Option {
 	return out
 }
 
-// approval reads a gate's {count, of, options}.
+// approval reads a gate's {count, of, voters, options}.
 func (d *decoder) approval(e kv, stage string) *Approval {
-	kvs, ok := d.mapping(e.value, stage, "approval", "count", "of", "options")
+	kvs, ok := d.mapping(e.value, stage, "approval", "count", "of", "voters", "options")
 	if !ok {
 		return nil
 	}
@@ -661,6 +730,20 @@ func (d *decoder) approval(e kv, stage string) *Approval {
 		case "of":
 			if n, ok := d.integer(f, stage); ok {
 				a.Of = n
+			}
+		case "voters":
+			if items, ok := d.sequence(f, stage); ok {
+				for _, it := range items {
+					name, ok := scalarString(it)
+					if !ok || strings.TrimSpace(name) == "" {
+						d.r.at(posOf(it), stage, "approval.voters lists people's names")
+						continue
+					}
+					a.Voters = append(a.Voters, strings.TrimSpace(name))
+					a.voterPos = append(a.voterPos, posOf(it))
+				}
+			} else {
+				delete(a.keys, "voters") // said already: not a list
 			}
 		case "options":
 			if items, ok := d.sequence(f, stage); ok && len(items) > 0 && isMapping(items[0]) {

@@ -3,6 +3,7 @@ package def
 import (
 	"fmt"
 	"math"
+	"net/mail"
 	"net/url"
 	"slices"
 	"strings"
@@ -19,6 +20,7 @@ type validator struct {
 func validate(r *reporter, d *Definition, opt Options) {
 	v := &validator{r: r, opt: opt, ids: map[string]bool{}}
 	v.params(d)
+	v.triggers(d)
 	// Stage ids are unique across the file, branches included, because
 	// outputs.<stage> names them all.
 	var all []*Stage
@@ -63,7 +65,7 @@ const IterationBound = "{{ params.max_iterations }}"
 // the keys of gates whose choices the engine draws are absent.
 func (v *validator) formGate(s *Stage) {
 	id := s.ID
-	for _, k := range []string{"conditions", "context", "condition", "max_iterations"} {
+	for _, k := range []string{"conditions", "context", "condition", "max_iterations", "timeout", "on_timeout", "notify"} {
 		if _, ok := s.keys[k]; ok {
 			v.r.at(s.at(k), id, "%s does not apply to a gate with a form", k)
 		}
@@ -282,6 +284,7 @@ func (v *validator) stage(sc *scope, s *Stage, item bool) {
 		if f := s.OnFail; f != nil && f.Goto.ID == "" && f.Then.Action == "" && !f.MaxIterations.Set() {
 			v.r.at(s.at("on_fail"), id, "on_fail needs goto or then")
 		}
+		v.gateTimeout(s)
 	case TypeParallel:
 		v.parallel(sc, s)
 	case TypeDelay:
@@ -415,6 +418,9 @@ func edges(s *Stage, next string) []edge {
 			if f.Then.Action == ThenGoto {
 				add(f.Then.Goto, "on_fail.then.goto")
 			}
+		}
+		if o := s.OnTimeout; o != nil && o.Then.Action == ThenGoto {
+			add(o.Then.Goto, "on_timeout.then.goto")
 		}
 	case TypeParallel:
 		dflt(s.OnComplete, "on_complete")
@@ -558,6 +564,74 @@ func HostAllowed(hosts []string, u *url.URL) bool {
 	return false
 }
 
+// gateTimeout checks a gate's timeout, on_timeout and notify: a timeout
+// is how long a person has to choose, so it needs options and says what
+// happens when nobody did; the default is one of the options, taken
+// without input; notices go to allowed webhook hosts or e-mail addresses.
+func (v *validator) gateTimeout(s *Stage) {
+	id := s.ID
+	_, timed := s.keys["timeout"]
+	o := s.OnTimeout
+	switch {
+	case timed && len(s.Options) == 0:
+		v.r.at(s.at("timeout"), id, "a gate's timeout is how long a person has to choose, and this gate has no options")
+	case timed && o == nil:
+		if _, ok := s.keys["on_timeout"]; !ok {
+			v.r.at(s.at("timeout"), id, "timeout needs on_timeout: {default: OPTION} or {extend: DURATION, max_extensions: N, then: …}")
+		}
+	case !timed && o != nil:
+		v.r.at(s.at("on_timeout"), id, "on_timeout needs timeout: how long the person has")
+	}
+	if o != nil {
+		_, hasDefault := o.keys["default"]
+		_, hasExtend := o.keys["extend"]
+		switch {
+		case hasDefault == hasExtend:
+			v.r.at(o.Pos, id, "on_timeout needs exactly one of default (an option) or extend (a duration)")
+		case hasDefault:
+			for _, k := range []string{"max_extensions", "then"} {
+				if _, ok := o.keys[k]; ok {
+					v.r.at(o.at(k), id, "on_timeout.%s applies with extend, not with default", k)
+				}
+			}
+			labels := make([]string, 0, len(s.Options))
+			found := false
+			for _, opt := range s.Options {
+				labels = append(labels, fmt.Sprintf("%q", opt.Label))
+				if opt.Label != o.Default {
+					continue
+				}
+				found = true
+				if opt.RequiresInput {
+					v.r.at(o.at("default"), id, "on_timeout.default: option %q requires input, which nobody gives when the time is up", o.Default)
+				}
+			}
+			if !found && len(s.Options) > 0 {
+				v.r.at(o.at("default"), id, "on_timeout.default: %q is not one of the gate's options (%s)", o.Default, strings.Join(labels, ", "))
+			}
+		case hasExtend:
+			if _, ok := o.keys["max_extensions"]; !ok {
+				v.r.at(o.Pos, id, "on_timeout with extend needs max_extensions: how many times the time is extended")
+			}
+			if _, ok := o.keys["then"]; !ok {
+				v.r.at(o.Pos, id, "on_timeout with extend needs then: escalate, fail or {goto: STAGE}, once the extensions are used up")
+			}
+		}
+	}
+	for _, n := range s.Notify {
+		switch {
+		case strings.Contains(n.Webhook, "{{"):
+			v.r.at(n.Pos, id, "notify: webhook %q is called as written: it takes no {{ templates }}", n.Webhook)
+		case n.Webhook != "":
+			v.webhookURL(&Request{URL: n.Webhook, Pos: n.Pos}, id)
+		case n.Email != "":
+			if a, err := mail.ParseAddress(n.Email); err != nil || a.Address != n.Email {
+				v.r.at(n.Pos, id, "notify: %q is not an e-mail address", n.Email)
+			}
+		}
+	}
+}
+
 // approval checks a gate's approval against its options: it needs them,
 // its options are some of their labels (not all: the gate takes one of
 // the others when it fails), and of, when given, leaves count reachable.
@@ -573,6 +647,7 @@ func (v *validator) approval(s *Stage) {
 	if p, ok := a.keys["of"]; ok && a.Count >= 1 && a.Of < a.Count {
 		v.r.at(p, id, "approval.of (%d) must be at least approval.count (%d)", a.Of, a.Count)
 	}
+	v.voters(a, id)
 	if len(a.Options) == 0 {
 		v.r.at(a.at("options"), id, "approval needs options: the labels of the options that pass the gate")
 		return
@@ -593,5 +668,35 @@ func (v *validator) approval(s *Stage) {
 	}
 	if !a.Inline && !slices.ContainsFunc(s.Options, func(o Option) bool { return !passing[o.Label] }) {
 		v.r.at(a.at("options"), id, "approval.options lists every option: leave one out, for the gate to take when it fails")
+	}
+}
+
+// voters checks approval.voters: each named once (names compare without
+// case, as votes do), enough of them to reach count, and of, if also
+// given, their number; of is then set from them.
+func (v *validator) voters(a *Approval, id string) {
+	p, ok := a.keys["voters"]
+	if !ok {
+		return
+	}
+	seen := map[string]bool{}
+	for i, name := range a.Voters {
+		k := strings.ToLower(name)
+		if seen[k] {
+			v.r.at(a.voterPos[i], id, "approval.voters: %q is named twice", name)
+		}
+		seen[k] = true
+	}
+	switch {
+	case len(a.Voters) == 0:
+		v.r.at(p, id, "approval.voters is empty: name the people who vote, or leave it out so anyone may")
+	case a.Count >= 1 && len(seen) < a.Count:
+		v.r.at(p, id, "approval.voters names only %d of the %d people approval.count needs", len(seen), a.Count)
+	}
+	if q, ok := a.keys["of"]; ok && a.Of != len(a.Voters) {
+		v.r.at(q, id, "approval.of (%d) is not the number of approval.voters (%d): leave of out, the voters say it", a.Of, len(a.Voters))
+	}
+	if len(a.Voters) > 0 && a.Of == 0 {
+		a.Of = len(a.Voters)
 	}
 }

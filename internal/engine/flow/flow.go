@@ -77,6 +77,26 @@ type Options struct {
 	// ReadBacks are, by native name, postconditions the store checks
 	// inside the commit of the native's result (engine.ReadBack).
 	ReadBacks map[string][]engine.ReadBack
+	// Notifier sends the notices of gates' notify; nil means notices are
+	// only recorded.
+	Notifier Notifier
+}
+
+// Notice is what a gate's notify is told: the run, workflow, stage and
+// event (entered, extended, timed_out), when the gate decides itself,
+// and the targets.
+type Notice = engine.Notice
+
+// NoticeTarget is one target of a gate's notify: a webhook URL or an
+// e-mail address.
+type NoticeTarget = engine.NoticeTarget
+
+// Notifier sends a gate's notices. The engine calls it after the commit
+// that records the notice, and records whether it was sent or failed
+// (with the error), so a notice is never sent for a transition that did
+// not happen. Real webhook and e-mail senders are given by the program.
+type Notifier interface {
+	Notify(ctx context.Context, n Notice) error
 }
 
 // compiler holds what the steps of one definition share.
@@ -87,6 +107,7 @@ type compiler struct {
 	forms   Forms
 	reads   map[string][]engine.ReadBack
 	webhook Webhook
+	notify  Notifier
 	secrets map[string]any
 	index   map[string]int         // top-level stage id → position
 	stages  []string               // every stage id, branch stages too (outputs.<id>)
@@ -110,7 +131,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	if d == nil || len(d.Stages) == 0 {
 		return nil, fault.Errorf(fault.EInvalid, "flow: the definition has no stages")
 	}
-	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, reads: o.ReadBacks, webhook: o.Webhook, secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
+	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, reads: o.ReadBacks, webhook: o.Webhook, notify: o.Notifier, secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
 	for k, v := range o.Secrets {
 		c.secrets[k] = v
 	}
@@ -125,7 +146,11 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	}
 	wf := &engine.Workflow{
 		Name: d.Metadata.Name, Title: d.Metadata.Title, Description: d.Metadata.Description,
-		Entry: d.Stages[0].ID,
+		Entry: d.Stages[0].ID, MaxActiveRuns: d.MaxActiveRuns,
+	}
+	for _, t := range d.Triggers {
+		wf.Triggers = append(wf.Triggers, engine.Trigger{Workflow: wf.Name, Name: t.Name, Kind: engine.TriggerKind(t.Kind),
+			Schedule: t.Schedule, Params: t.ParamValues(), Next: t.Next})
 	}
 	for _, f := range d.Context {
 		c.compileValue(f.Value, f.Pos, "")

@@ -34,15 +34,17 @@ type GatePayload struct {
 
 // GateApproval is a gate's approval rule as its form and the API show it.
 type GateApproval struct {
-	Count   int      `json:"count"`
-	Of      int      `json:"of,omitempty"`
+	Count int `json:"count"`
+	Of    int `json:"of,omitempty"`
+	// Voters are the people the gate names, when it does.
+	Voters  []string `json:"voters,omitempty"`
 	Options []string `json:"options"`
 }
 
 // Rule is the engine's rule for the approval, for counting votes shown
 // from a stored checkpoint.
 func (a GateApproval) Rule(options []GateOption) engine.Approval {
-	r := engine.Approval{Count: a.Count, Of: a.Of, Pass: a.Options}
+	r := engine.Approval{Count: a.Count, Of: a.Of, Voters: a.Voters, Pass: a.Options}
 	for _, o := range options {
 		if !slices.Contains(a.Options, o.Label) {
 			r.Fail = append(r.Fail, o.Label)
@@ -114,6 +116,12 @@ func (c *compiler) gateStep(s *def.Stage, next string) engine.StepDef {
 	if s.Approval != nil {
 		g.Approval = approval(s)
 	}
+	if s.Timeout > 0 || len(s.Notify) > 0 {
+		g.Timeout = c.timeout(s)
+		if o := s.OnTimeout; o != nil && o.Then.Action == def.ThenGoto {
+			declare(n, target(o.Then.Goto, def.Complete))
+		}
+	}
 	if len(s.Options) > 0 {
 		// Without a checkpoint handler (tests, simulations) nobody is
 		// asked: the first option is taken.
@@ -122,10 +130,28 @@ func (c *compiler) gateStep(s *def.Stage, next string) engine.StepDef {
 	return engine.StepDef{ID: s.ID, Gate: g, Next: n, Retry: retry(s)}
 }
 
+// timeout is the engine's timer for a gate with timeout, on_timeout
+// and notify: the default is a Choice like a person's, by
+// engine.TimeoutBy.
+func (c *compiler) timeout(s *def.Stage) *engine.GateTimeout {
+	gt := &engine.GateTimeout{After: s.Timeout,
+		Choose: func(option string) engine.Decision { return Choose(option, "", engine.TimeoutBy) }}
+	if o := s.OnTimeout; o != nil {
+		gt.Default, gt.Extend, gt.MaxExtensions, gt.Then = o.Default, o.Extend, o.MaxExtensions, then(o.Then)
+	}
+	for _, n := range s.Notify {
+		gt.Targets = append(gt.Targets, engine.NoticeTarget{Webhook: n.Webhook, Email: n.Email})
+	}
+	if c.notify != nil {
+		gt.Notify = c.notify.Notify
+	}
+	return gt
+}
+
 // approval is the engine's rule for a gate several people decide: a
 // vote is a Choice, and the votes' resolution is one too.
 func approval(s *def.Stage) *engine.Approval {
-	a := &engine.Approval{Count: s.Approval.Count, Of: s.Approval.Of, Pass: s.Approval.Options,
+	a := &engine.Approval{Count: s.Approval.Count, Of: s.Approval.Of, Voters: s.Approval.Voters, Pass: s.Approval.Options,
 		Choice: func(d engine.Decision) (string, string) {
 			var ch Choice
 			_ = json.Unmarshal(d.RevisedData, &ch) // validated before it is counted
@@ -266,7 +292,7 @@ func (c *compiler) payload(s *def.Stage, sc engine.StepContext) (engine.Payload,
 		p.Options = append(p.Options, GateOption{Label: o.Label, Next: next, RequiresInput: o.RequiresInput})
 	}
 	if a := s.Approval; a != nil {
-		p.Approval = &GateApproval{Count: a.Count, Of: a.Of, Options: a.Options}
+		p.Approval = &GateApproval{Count: a.Count, Of: a.Of, Voters: a.Voters, Options: a.Options}
 	}
 	if len(s.ContextKeys) > 0 {
 		cx, err := Context(sc.State)

@@ -237,3 +237,40 @@ func TestGateApprovalWithItsOptionsInside(t *testing.T) {
 	require.Equal(t, 1, c.get("accepted"))
 	require.Equal(t, "ana, cem", outputsOf(t, r)["vote"]["decided_by"])
 }
+
+// namedVotersDef is a 2-of-3 sign-off by three named people.
+const namedVotersDef = `apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: named}
+stages:
+  - id: signoff
+    type: gate
+    options:
+      - {label: Approve, next: complete}
+      - {label: Reject, next: complete}
+    approval: {count: 2, voters: [Ada, Bob, Cy], options: [Approve]}
+`
+
+// TestGateApprovalNamedVoters: a gate that names its voters counts them
+// as expected (of), refuses anyone else (nothing recorded), matches names
+// without case.
+func TestGateApprovalNamedVoters(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "", engine.Pending(), compile(t, namedVotersDef, flow.Skills{}))
+	r := b.run(t, "named", nil)
+	cp, p := pendingCheckpoint(t, b, r)
+	require.Equal(t, &flow.GateApproval{Count: 2, Of: 3, Voters: []string{"Ada", "Bob", "Cy"}, Options: []string{"Approve"}}, p.Approval)
+	ctx := context.Background()
+	_, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "Eve"))
+	require.Equal(t, fault.EUnauthorized, fault.ErrorCode(err))
+	require.ErrorContains(t, err, "only Ada, Bob, Cy")
+	bal, err := b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Reject", "", "ada"))
+	require.NoError(t, err)
+	require.False(t, bal.Resolved())
+	bal, err = b.eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Reject", "", " BOB "))
+	require.NoError(t, err)
+	require.True(t, bal.Resolved(), "two of the three named chose Reject")
+	votes, err := b.store.Votes(ctx, r.ID)
+	require.NoError(t, err)
+	require.Len(t, votes, 2, "Eve's refused vote is not recorded")
+}

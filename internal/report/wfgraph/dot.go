@@ -252,7 +252,7 @@ func (w *dotWriter) edge(i int, e Edge) {
 			label += "max_iterations: " + e.Limit
 		}
 		attrs = append(attrs, `style=dashed`, "color="+quote(colAmber), "fontcolor="+quote(colAmber), "constraint=false")
-	case e.Key == "on_error" || e.Key == "on_any_reject" || e.Key == "on_all_reject" || e.Key == "on_fail.then":
+	case e.Key == "on_error" || e.Key == "on_any_reject" || e.Key == "on_all_reject" || e.Key == "on_fail.then" || e.Key == "on_timeout.then":
 		class += " wf-error"
 		attrs = append(attrs, `style=dotted`)
 	case e.Key == "skip_to":

@@ -56,9 +56,10 @@ type Node struct {
 }
 
 // Edge is one transition. Key is the definition key it comes from
-// (on_complete, on_pass, on_fail, on_fail.then, option, on_error, skip_to,
-// branch, on_any_reject, on_all_reject; a Go workflow's outcomes); Label
-// is what the arrow says, "" when it needs nothing.
+// (on_complete, on_pass, on_fail, on_fail.then, on_timeout.then, option,
+// on_error, skip_to, branch, on_any_reject, on_all_reject; a Go
+// workflow's outcomes); Label is what the arrow says, "" when it needs
+// nothing.
 type Edge struct {
 	From, To   string
 	Key, Label string
@@ -212,6 +213,9 @@ func transitions(s *def.Stage, next string) []transition {
 			if f.Then.Action == def.ThenGoto {
 				add(f.Then.Goto, "on_fail.then", "on_fail then", false)
 			}
+		}
+		if o := s.OnTimeout; o != nil && o.Then.Action == def.ThenGoto {
+			add(o.Then.Goto, "on_timeout.then", "on_timeout then", false)
 		}
 	case def.TypeParallel:
 		add(orNext(s.OnComplete), "on_complete", "on_complete", true)

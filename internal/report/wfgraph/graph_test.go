@@ -205,3 +205,21 @@ func TestFromWorkflow(t *testing.T) {
 		{"done", wfgraph.End, "ok", "", ""},
 	}, edgesOf(g))
 }
+
+// TestFromDefinitionGateTimeout: a gate's on_timeout then goto is an
+// arrow of its own.
+func TestFromDefinitionGateTimeout(t *testing.T) {
+	t.Parallel()
+	g := wfgraph.FromDefinition(load(t, "timed.yaml", `apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: timed}
+stages:
+  - id: ask
+    type: gate
+    options: [{label: Go, next: complete}]
+    timeout: 1h
+    on_timeout: {extend: 1h, max_extensions: 2, then: {goto: chase}}
+  - {id: chase, type: set, set: {late: "true"}}
+`, def.Options{}))
+	require.Contains(t, edgesOf(g), edge{"ask", "chase", "on_timeout.then", "on_timeout then", ""})
+}
