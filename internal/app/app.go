@@ -150,13 +150,14 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	if a.registry, tpls, err = withTemplates(a.registry, tpls, skills, a.logger); err != nil {
 		return nil, err
 	}
-	if a.registry, a.startable, err = withDefinitions(cfg, a.registry, skills, a.logger); err != nil {
+	acts := actionRunner(cfg, a.store)
+	if a.registry, a.startable, err = withDefinitions(cfg, a.registry, skills, acts, a.logger); err != nil {
 		return nil, err
 	}
 	if a.metrics, err = metrics.New(a.store, metrics.Options{Logger: a.logger, Version: a.version}); err != nil {
 		return nil, err
 	}
-	pin := newPinned(a.registry, a.startable, a.store, DefinitionOptions(cfg), compileOptions(cfg, skills))
+	pin := newPinned(a.registry, a.startable, a.store, DefinitionOptions(cfg), compileOptions(cfg, skills, acts))
 	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger,
 		Observer: a.metrics, Resolve: pin.resolve}); err != nil {
 		return nil, err

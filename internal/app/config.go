@@ -12,6 +12,7 @@ import (
 
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
+	"quarry/internal/notify"
 	"quarry/internal/research"
 	"quarry/internal/skills/llm"
 	"quarry/internal/store"
@@ -94,6 +95,12 @@ type Config struct {
 	// NAME=value a line). Never serialised, logged or shown: the webhook
 	// caller also removes them from its errors.
 	WebhookSecrets map[string]string `json:"-"`
+	// ExportDir is where workflows' export actions write their files
+	// (actions.Runner); empty means export actions fail, recorded.
+	ExportDir string
+	// SMTP is the mail server notify actions send e-mail through; an empty
+	// Addr means e-mail notices fail, recorded.
+	SMTP notify.SMTP
 	// BranchWorkers bounds the branches of parallel stages running at
 	// once, across runs (store.QueueOptions.BranchWorkers); 0 means
 	// store.DefaultBranchWorkers.

@@ -3,6 +3,7 @@ package app
 import (
 	"slices"
 
+	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine/def"
 	"quarry/internal/skills/named"
 )
@@ -13,5 +14,5 @@ import (
 // validate`), the /workflows page and the server's registration all take
 // it from here, so they judge a file alike.
 func DefinitionOptions(c Config) def.Options {
-	return def.Options{Skills: named.Names(), WebhookHosts: slices.Clone(c.WebhookHosts)}
+	return def.Options{Skills: named.Names(), WebhookHosts: slices.Clone(c.WebhookHosts), ExportFormats: slices.Clone(codecs.ExportFormats)}
 }

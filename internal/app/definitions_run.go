@@ -1,13 +1,18 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
+	"slices"
 
+	"quarry/internal/actions"
 	"quarry/internal/engine"
 	"quarry/internal/engine/def"
 	"quarry/internal/engine/flow"
+	"quarry/internal/notify"
+	"quarry/internal/store"
 	"quarry/internal/templates"
 	"quarry/internal/webhook"
 )
@@ -65,7 +70,7 @@ func withTemplates(reg *engine.Registry, tpls []*def.Definition, skills flow.Ski
 // left out; /workflows shows why. Files are read once, at start: an edited
 // file runs after a restart (its runs record the version and hash they
 // started with; see the README).
-func withDefinitions(cfg Config, reg *engine.Registry, skills flow.Skills, logger *slog.Logger) (*engine.Registry, map[string]string, error) {
+func withDefinitions(cfg Config, reg *engine.Registry, skills flow.Skills, acts flow.Actions, logger *slog.Logger) (*engine.Registry, map[string]string, error) {
 	added := map[string]string{}
 	if cfg.WorkflowsDir == "" {
 		return reg, added, nil
@@ -85,7 +90,7 @@ func withDefinitions(cfg Config, reg *engine.Registry, skills flow.Skills, logge
 			logger.Warn("workflow definition names a workflow already registered; it cannot start runs", "file", f.File, "workflow", name)
 			continue
 		}
-		wf, err := flow.CompileWith(f.Def, compileOptions(cfg, skills))
+		wf, err := flow.CompileWith(f.Def, compileOptions(cfg, skills, acts))
 		if err != nil {
 			logger.Warn("workflow definition cannot run here", "file", f.File, "err", err)
 			continue
@@ -106,7 +111,22 @@ func withDefinitions(cfg Config, reg *engine.Registry, skills flow.Skills, logge
 // compileOptions is what a definition's stages may call in this program:
 // the files registered at start and the stored texts of older runs
 // (pinned) compile alike.
-func compileOptions(cfg Config, skills flow.Skills) flow.Options {
+func compileOptions(cfg Config, skills flow.Skills, acts flow.Actions) flow.Options {
 	caller := &webhook.Caller{Hosts: cfg.WebhookHosts, Secrets: cfg.WebhookSecrets}
-	return flow.Options{Skills: skills, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets}
+	return flow.Options{Skills: skills, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets, Actions: acts}
+}
+
+// actionRunner carries out workflows' export, notify and snapshot
+// actions with this configuration, recording each attempt in st.
+func actionRunner(cfg Config, st *store.Store) *actions.Runner {
+	sender := &notify.Sender{Hosts: slices.Clone(cfg.WebhookHosts), SMTP: cfg.SMTP}
+	return &actions.Runner{
+		ExportDir: cfg.ExportDir,
+		Send:      sender.Send,
+		Backup: func(ctx context.Context, runID string) (string, int64, error) {
+			b, err := st.Backup(ctx, store.BackupRun, runID)
+			return b.Path, b.Size, err
+		},
+		Keep: st.RecordAction,
+	}
 }

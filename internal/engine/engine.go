@@ -57,6 +57,7 @@ type StepContext struct {
 	PrevError string
 	emit      func(Event)
 	check     func(GateCheck) // a gate visit's recorder (Check)
+	read      func(ctx context.Context, id string) (Run, error)
 }
 
 // Progress publishes a progress event for pages that watch the run.
@@ -346,6 +347,7 @@ func (e *Engine) stepContext(run Run, step string) StepContext {
 	sc := StepContext{
 		RunID: run.ID, StepID: step, Params: run.Params, State: run.State,
 		Iteration: run.Iteration, Attempt: run.Attempt + 1, Now: e.cfg.Now().UTC(), emit: e.publish,
+		read: e.cfg.Store.Run,
 	}
 	if o := e.cfg.Observer; o != nil {
 		sc.emit = func(ev Event) {
@@ -390,6 +392,10 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 	var wait *waitError
 	if errors.As(err, &wait) {
 		return e.wait(ctx, run, step, started, sc.Attempt, update, wait.until)
+	}
+	var child *childError
+	if errors.As(err, &child) {
+		return e.startChild(ctx, wf, run, step, started, sc.Attempt, update, child.spec)
 	}
 	if err == nil && outcome != Skip { // a skipped step wrote nothing to check
 		after := sc
@@ -455,6 +461,13 @@ func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *St
 	next.Error = ""
 	next.CheckpointID = ""
 	to, ok := step.resolve(outcome)
+	if step.ID == wf.OnFailure && wf.OnFailure != "" {
+		// The run's on_error hooks have run: it fails with its first error.
+		msg, _, _ := Get[string](next.State, FailureKey)
+		next.Status, next.Error, next.Step = StatusFailed, msg, ""
+		c.From, c.Run = run.Status, next
+		return e.commit(ctx, c)
+	}
 	if !ok {
 		msg := fmt.Sprintf("step %q returned %q, which has no transition", step.ID, outcome)
 		if outcome == Fail {
@@ -463,7 +476,7 @@ func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *St
 		next.Status = StatusFailed
 		next.Error = msg
 		next.Step = ""
-		c.From, c.Run = run.Status, next
+		c.From, c.Run = run.Status, wf.failing(next, msg)
 		return e.commit(ctx, c)
 	}
 	if outcome == Iterate {
@@ -472,6 +485,9 @@ func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *St
 		} else {
 			next.Iteration = run.Iteration + 1
 		}
+	}
+	if to == End && wf.OnComplete != "" && step.ID != wf.OnComplete {
+		to = wf.OnComplete // the run's on_complete hooks run first
 	}
 	if to == End {
 		next.Status = StatusCompleted
@@ -496,10 +512,10 @@ func (e *Engine) retryOrEscalate(ctx context.Context, wf *Workflow, run Run, ste
 	msg := failure.Error()
 	var stop *stopError
 	if errors.As(failure, &stop) {
-		return e.giveUp(ctx, wf, run, step, started, attempt, stop.then, msg, Commit{})
+		return e.giveUp(ctx, wf, run, step, started, attempt, stop.then, msg, Commit{}, stop.update)
 	}
 	if attempt >= step.Retry.attempts() {
-		return e.giveUp(ctx, wf, run, step, started, attempt, step.Retry.Then, msg, Commit{})
+		return e.giveUp(ctx, wf, run, step, started, attempt, step.Retry.Then, msg, Commit{}, nil)
 	}
 	next := run
 	next.Attempt = attempt
@@ -550,22 +566,25 @@ func (e *Engine) askToResume(ctx context.Context, run Run, step *StepDef) (Run, 
 
 // giveUp ends a step that will not be tried again: then "" escalates; an
 // outcome with a transition takes it; any other fails the run with msg.
-// c carries what the commit must also resolve (a decided checkpoint).
-func (e *Engine) giveUp(ctx context.Context, wf *Workflow, run Run, step *StepDef, started time.Time, attempt int, then Outcome, msg string, c Commit) (Run, error) {
+// c carries what the commit must also resolve (a decided checkpoint);
+// update is what the step still records on its way out (StopWith).
+func (e *Engine) giveUp(ctx context.Context, wf *Workflow, run Run, step *StepDef, started time.Time, attempt int, then Outcome, msg string, c Commit, update Update) (Run, error) {
 	if then == "" {
+		run.State = run.State.merge(update)
 		return e.escalate(ctx, run, step, started, attempt, msg, c)
 	}
 	c.Step = &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,
 		Outcome: string(then), Error: msg, StartedAt: started, FinishedAt: e.cfg.Now().UTC()}
 	if _, ok := step.resolve(then); ok {
-		return e.transition(ctx, wf, run, step, then, nil, c)
+		return e.transition(ctx, wf, run, step, then, update, c)
 	}
 	next := run
+	next.State = run.State.merge(update)
 	next.Status, next.Step, next.CheckpointID = StatusFailed, "", ""
 	next.Attempt = attempt
 	next.Error = fmt.Sprintf("step %q failed: %s", step.ID, msg)
 	c.Step.Outcome = "failed"
-	c.From, c.Run = run.Status, next
+	c.From, c.Run = run.Status, wf.failing(next, next.Error)
 	return e.commit(ctx, c)
 }
 
@@ -775,7 +794,7 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 		if errors.As(err, &stop) {
 			// The decision is valid but the gate may not follow it (a loop
 			// bound used up): the gate's own Then says what happens.
-			return e.giveUp(ctx, wf, run, step, now, sc.Attempt, stop.then, err.Error(), Commit{ResolveCheckpoint: cp.ID})
+			return e.giveUp(ctx, wf, run, step, now, sc.Attempt, stop.then, err.Error(), Commit{ResolveCheckpoint: cp.ID}, stop.update)
 		}
 		return e.escalate(ctx, run, step, now, sc.Attempt, "applying decision: "+err.Error(), Commit{})
 	}
@@ -863,7 +882,38 @@ func (e *Engine) Cancel(ctx context.Context, runID, by string) error {
 	now := e.cfg.Now().UTC()
 	_, err = e.commit(ctx, Commit{From: run.Status, Run: next, ResolveCheckpoint: cpID, EndBranches: true, Step: &StepRecord{RunID: run.ID, Step: run.Step,
 		Iteration: run.Iteration, Outcome: "canceled", Error: next.Error, StartedAt: now, FinishedAt: now}})
-	return err
+	if err != nil {
+		return err
+	}
+	return e.cancelChildren(ctx, run.ID, by)
+}
+
+// childLister is implemented by stores that link child runs to their
+// parent (store.Store).
+type childLister interface {
+	RunChildren(ctx context.Context, runID string) ([]ChildLink, error)
+}
+
+// cancelChildren cancels the runs a canceled run was waiting for: nobody
+// would read how they end. Runs started without waiting go on.
+func (e *Engine) cancelChildren(ctx context.Context, runID, by string) error {
+	cl, ok := e.cfg.Store.(childLister)
+	if !ok {
+		return nil
+	}
+	children, err := cl.RunChildren(ctx, runID)
+	if err != nil {
+		return err
+	}
+	for _, c := range children {
+		if !c.Wait || c.Status.IsComplete() {
+			continue
+		}
+		if err := e.Cancel(ctx, c.RunID, by+" (its parent run was canceled)"); err != nil && fault.ErrorCode(err) != fault.EConflict {
+			return err
+		}
+	}
+	return nil
 }
 
 func (e *Engine) publish(ev Event) {

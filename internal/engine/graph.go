@@ -37,12 +37,19 @@ func (w *Workflow) Graph() Graph {
 			n.Gate = s.Gate.Kind
 		}
 		g.Nodes = append(g.Nodes, n)
+		// A run about to end goes through the on_complete hooks first.
+		to := func(t string) string {
+			if t == End && w.OnComplete != "" && s.ID != w.OnComplete {
+				return w.OnComplete
+			}
+			return t
+		}
 		for _, o := range sortedOutcomes(s.Next) {
-			g.Edges = append(g.Edges, Edge{From: s.ID, To: s.Next[o], Outcome: string(o)})
+			g.Edges = append(g.Edges, Edge{From: s.ID, To: to(s.Next[o]), Outcome: string(o)})
 			hasEnd = hasEnd || s.Next[o] == End
 		}
 		if s.Exit != "" {
-			g.Edges = append(g.Edges, Edge{From: s.ID, To: s.Exit, Outcome: "exit"})
+			g.Edges = append(g.Edges, Edge{From: s.ID, To: to(s.Exit), Outcome: "exit"})
 			hasEnd = hasEnd || s.Exit == End
 		}
 	}

@@ -110,6 +110,10 @@ type Run struct {
 	// Source); CreateRun stores it by hash with the run. It is not read
 	// back: the run's state names the hash it runs.
 	Source *Source
+	// Parent is set on a run a step started (StartChild); CreateRun and
+	// Commit store it, and a child's last commit wakes a waiting parent.
+	// It is not read back by Store.Run.
+	Parent *Parent
 }
 
 // IsComplete reports whether the run has ended for good.
@@ -184,4 +188,7 @@ type Commit struct {
 	// A Decision without NewCheckpoint (a timer's) decides the run's
 	// pending checkpoint: the commit fails with fault.EConflict if it
 	// was decided already.
+	// Child is a sub-workflow run the step started (Run.Parent set):
+	// inserted pending, with its job, in the same transaction.
+	Child *Run
 }

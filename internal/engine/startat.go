@@ -51,28 +51,16 @@ func (e *Engine) StartAt(ctx context.Context, workflow string, input map[string]
 	if wf.CheckStart == nil && (step != wf.Entry || len(given) > 0) {
 		return Run{}, fromError(fmt.Sprintf("workflow %s is written in Go: it starts only at its first stage %q, with its params", wf.Name, wf.Entry))
 	}
-	params, err := wf.ResolveParams(input)
+	r, err := e.newRun(workflow, input)
 	if err != nil {
 		return Run{}, err
-	}
-	state := State{}
-	if wf.Init != nil {
-		if state, err = wf.Init(params); err != nil {
-			return Run{}, err
-		}
 	}
 	if wf.CheckStart != nil {
 		if err := wf.CheckStart(step, given); err != nil {
 			return Run{}, err
 		}
 	}
-	state = state.merge(given)
-	now := e.cfg.Now().UTC()
-	r := Run{
-		ID: e.cfg.NewID(), Workflow: wf.Name, Params: params, State: state,
-		Step: step, Status: StatusPending, Iteration: 1, CreatedAt: now, UpdatedAt: now,
-		Source: wf.Source,
-	}
+	r.Step, r.State = step, r.State.merge(given)
 	keys := make([]string, 0, len(given))
 	for k := range given {
 		keys = append(keys, k)
@@ -81,8 +69,7 @@ func (e *Engine) StartAt(ctx context.Context, workflow string, input map[string]
 	if err := ss.CreateRunAt(ctx, r, StartOrigin{Stage: step, Given: keys, By: by}); err != nil {
 		return Run{}, err
 	}
-	e.publish(Event{Type: EventStatus, RunID: r.ID, Status: r.Status})
-	e.wake(ctx)
+	e.started(ctx, r)
 	return r, nil
 }
 

@@ -342,7 +342,7 @@ func (e *Engine) fireTimer(ctx context.Context, ts TimerStore, runID, checkpoint
 		msg := fmt.Sprintf("gate %q timed out: nobody decided by %s, after %d extension(s)", step.ID, t.Due.Format("2006-01-02 15:04 UTC"), t.Extensions)
 		c := Commit{ResolveCheckpoint: cp.ID, Timer: &fired, WakeAt: now,
 			Notices: []Notice{e.notice(gt, run, cp, NoticeTimedOut, t.Due, t.Extensions, fired.Outcome)}}
-		_, err = e.giveUp(ctx, wf, run, step, now, sc.Attempt, gt.Then, msg, c)
+		_, err = e.giveUp(ctx, wf, run, step, now, sc.Attempt, gt.Then, msg, c, nil)
 		return gt, c.Notices, err
 	}
 }
@@ -357,7 +357,7 @@ func (e *Engine) decideByTimer(ctx context.Context, wf *Workflow, run Run, step 
 	if err != nil {
 		var stop *stopError
 		if errors.As(err, &stop) {
-			return e.giveUp(ctx, wf, run, step, now, sc.Attempt, stop.then, err.Error(), c)
+			return e.giveUp(ctx, wf, run, step, now, sc.Attempt, stop.then, err.Error(), c, nil)
 		}
 		return e.escalate(ctx, run, step, now, sc.Attempt, "applying decision: "+err.Error(), c)
 	}

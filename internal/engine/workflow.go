@@ -90,8 +90,9 @@ type RetryPolicy struct {
 
 // stopError is a step error that retrying cannot fix.
 type stopError struct {
-	err  error
-	then Outcome
+	err    error
+	then   Outcome
+	update Update
 }
 
 func (e *stopError) Error() string { return e.err.Error() }
@@ -120,6 +121,16 @@ func Stop(err error, then Outcome) error {
 		return nil
 	}
 	return &stopError{err: err, then: then}
+}
+
+// StopWith is Stop with an update the step still commits on its way out
+// (a start_workflow stage forgets the child that failed, so coming back
+// to the stage starts a new one).
+func StopWith(err error, then Outcome, update Update) error {
+	if err == nil {
+		return nil
+	}
+	return &stopError{err: err, then: then, update: update}
 }
 
 func (p RetryPolicy) attempts() int {
@@ -201,6 +212,13 @@ type Workflow struct {
 	// MaxActiveRuns bounds its runs executing at once (0: no bound of its
 	// own); the server's job queue enforces it.
 	MaxActiveRuns int
+	// OnComplete and OnFailure name hook steps (a definition's
+	// on_complete and on_error actions): a run about to complete goes to
+	// OnComplete first, and a run about to fail goes to OnFailure, which
+	// runs once and then fails the run with the first error. They are
+	// reached by the engine, not by transitions.
+	OnComplete string
+	OnFailure  string
 }
 
 // MaxIterationsParam is the run parameter that overrides Workflow.MaxIterations.
@@ -322,6 +340,12 @@ func (w *Workflow) Validate() error {
 func (w *Workflow) reachable() map[string]bool {
 	seen := map[string]bool{w.Entry: true}
 	queue := []string{w.Entry}
+	for _, hook := range []string{w.OnComplete, w.OnFailure} {
+		if hook != "" && !seen[hook] {
+			seen[hook] = true
+			queue = append(queue, hook)
+		}
+	}
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]

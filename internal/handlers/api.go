@@ -89,6 +89,14 @@ type RunJSON struct {
 	// was given and who started it (POST /api/workflows/:name/runs with
 	// from); absent for a run started at its first stage the ordinary way.
 	StartedFrom *engine.StartOrigin `json:"started_from,omitempty"`
+	// ParentRun is the run whose start_workflow stage started this one
+	// (absent: none); ChildRuns the runs this run's stages started
+	// (run_id, workflow, step, wait; each run's status is its own
+	// answer's); Actions every attempt of its built-in actions (stage or
+	// hook, action, attempt, status, error, at).
+	ParentRun *engine.Parent        `json:"parent_run,omitempty"`
+	ChildRuns []engine.ChildLink    `json:"child_runs"`
+	Actions   []engine.ActionRecord `json:"actions"`
 	// Votes are, per gate several people decide, every vote cast (who,
 	// option, input, note, time, replaced, late) and how many more the
 	// gate needs (runview.GateVotes).

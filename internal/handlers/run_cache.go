@@ -183,6 +183,13 @@ type cachedRun struct {
 	// start is where the run was started when not at its first stage
 	// the ordinary way (nil otherwise).
 	start *engine.StartOrigin
+	// parent, children and actions link the run to the runs it was
+	// started by and started (without the children's status, which moves
+	// without this run's stamp), and list its action attempts: all are
+	// written with a commit of this run, so its stamp covers them.
+	parent   *engine.Parent
+	children []engine.ChildLink
+	actions  []engine.ActionRecord
 	// marks are the papers' current marks (with who and when).
 	marks []research.Mark
 	// events are a search run's marks in the order they were made, for
@@ -266,6 +273,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			// of a reload.
 			e.run, e.view, e.state = prev.run, prev.view, prev.state
 			e.stages, e.resume, e.checks, e.fork, e.start = prev.stages, prev.resume, prev.checks, prev.fork, prev.start
+			e.parent, e.children, e.actions = prev.parent, prev.children, prev.actions
 			// What the stamp before built, or had to build on when it
 			// built nothing (a page read between two API reads).
 			if prev.pageBuilt.Load() {
@@ -303,6 +311,9 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 				return
 			}
 			if e.start, e.err = rs.StartOf(ctx, id); e.err != nil {
+				return
+			}
+			if e.parent, e.children, e.actions, e.err = runLinks(ctx, rs, id); e.err != nil {
 				return
 			}
 			if e.run.Workflow == pipeline.Name {
@@ -363,6 +374,7 @@ func (e *cachedRun) pageData(eng *engine.Engine, set reviewSettings) (views.RunD
 			return
 		}
 		e.page.Workflow = e.workflowPanel()
+		e.page.Links = linksView(e.parent, e.children, e.fork, e.actions)
 		e.page = set.apply(e.page)
 		if showsProgress(e.run, e.page.Review != nil) {
 			e.page.Screening = screeningOf(e.run.ID, e.events, set.stopWindow)
@@ -427,6 +439,7 @@ func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 		if e.api.GateNotices == nil {
 			e.api.GateNotices = []engine.Notice{}
 		}
+		e.api.ParentRun, e.api.ChildRuns, e.api.Actions = e.parent, e.children, e.actions
 		if e.apiErr != nil || e.view.Pending == nil || e.view.Pending.Kind != pipeline.KindResultReview {
 			return
 		}

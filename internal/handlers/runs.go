@@ -37,6 +37,12 @@ type RunStore interface {
 	// StartOf is where a run started at a stage started (nil: at its
 	// first stage, the ordinary way).
 	StartOf(ctx context.Context, runID string) (*engine.StartOrigin, error)
+	// RunParent is the run whose start_workflow stage started this one
+	// (nil: none); RunChildren the runs its stages started; RunActions
+	// its recorded built-in action attempts.
+	RunParent(ctx context.Context, runID string) (*engine.Parent, error)
+	RunChildren(ctx context.Context, runID string) ([]engine.ChildLink, error)
+	RunActions(ctx context.Context, runID string) ([]engine.ActionRecord, error)
 	// RunBranches are the branches of each parallel stage's latest visit.
 	RunBranches(ctx context.Context, runID string) ([]engine.Branch, error)
 	// GateChecks are every automatic check the run's gates made.

@@ -34,8 +34,9 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 	return nil
 }
 
-// createRunTx inserts a pending run, the definition text it runs and its
-// first advance job inside tx.
+// createRunTx inserts a pending run, the definition text it runs, the
+// run that started it (a sub-workflow's parent) and its first advance job
+// inside tx.
 func (s *Store) createRunTx(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 	if err := insertRun(ctx, tx, r); err != nil {
 		return err
@@ -44,6 +45,9 @@ func (s *Store) createRunTx(ctx context.Context, tx *sql.Tx, r engine.Run) error
 		if err := insertSource(ctx, tx, *r.Source, r.CreatedAt); err != nil {
 			return err
 		}
+	}
+	if err := insertParent(ctx, tx, r); err != nil { // a run with or without a parent
+		return err
 	}
 	return s.scheduleAdvanceTx(ctx, tx, r.ID)
 }
@@ -286,6 +290,20 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 			return engine.Run{}, err
 		}
 	}
+	queued := false
+	if c.Child != nil {
+		if err := s.createRunTx(ctx, tx, *c.Child); err != nil {
+			return engine.Run{}, err
+		}
+		queued = true
+	}
+	if c.Run.Status.IsComplete() && !c.From.IsComplete() {
+		woke, err := s.wakeParent(ctx, tx, c.Run.ID)
+		if err != nil {
+			return engine.Run{}, err
+		}
+		queued = queued || woke
+	}
 	if len(c.ReadBacks) > 0 {
 		if err := engine.CheckReadBacks(ctx, c, txWritten{tx: tx, runID: c.Run.ID}); err != nil {
 			return engine.Run{}, err // rolled back
@@ -299,6 +317,9 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 	}
 	if timerJob != 0 {
 		s.promptAt(c.Timer.Due, timerJob, river.QueueDefault)
+	}
+	if queued {
+		s.Wake(context.WithoutCancel(ctx))
 	}
 	r := c.Run
 	r.Version++
@@ -674,13 +695,16 @@ func (s *Store) decideTx(ctx context.Context, tx *sql.Tx, runID string, cp engin
 	return s.scheduleAdvanceTx(ctx, tx, runID)
 }
 
-// ResumableRuns lists runs that were pending or running, and runs waiting
-// on a parallel stage's branches: after a crash these are the ones to
-// resume from their last committed step (a join whose last branch ended
-// just before the crash must still happen).
+// ResumableRuns lists runs that were pending or running, runs waiting
+// on a parallel stage's branches, and runs waiting for a child run that
+// has ended: after a crash these are the ones to resume from their last
+// committed step (a join whose last branch ended just before the crash
+// must still happen; so must a parent's wake, should its job be lost).
 func (s *Store) ResumableRuns(ctx context.Context) ([]string, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT id FROM runs WHERE status IN ('pending', 'running')
 		OR (status = 'waiting' AND checkpoint_id IS NULL AND EXISTS (SELECT 1 FROM branch_runs b WHERE b.run_id = runs.id AND b.step = runs.current_step))
+		OR (status = 'waiting' AND checkpoint_id IS NULL AND EXISTS (SELECT 1 FROM run_parents p JOIN runs c ON c.id = p.run_id
+			WHERE p.parent_run = runs.id AND p.parent_step = runs.current_step AND p.wait = 1 AND c.status IN ('completed', 'failed', 'canceled')))
 		ORDER BY created_at`)
 	if err != nil {
 		return nil, fmt.Errorf("store: resumable runs: %w", err)

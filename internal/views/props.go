@@ -377,6 +377,8 @@ type RunData struct {
 	// Screening is a search run's screening progress, at its review and
 	// once complete (nil otherwise).
 	Screening *Screening
+	// Links are the runs this one is linked to and its actions.
+	Links RunLinks
 }
 
 // PaperGroupSet is a completed run's final collection as the researcher

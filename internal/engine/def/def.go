@@ -46,6 +46,10 @@ type Definition struct {
 	// MaxActiveRuns bounds the workflow's runs executing at once
 	// (concurrency.runs; 0: no bound of its own).
 	MaxActiveRuns int
+	// OnComplete and OnError are the actions run when a run completes or
+	// fails (workflow-level hooks).
+	OnComplete []*Hook
+	OnError    []*Hook
 
 	exprs []exprRef // top-level context templates
 }
@@ -300,10 +304,15 @@ type Stage struct {
 	// that is false fails the attempt, which follows on_error.
 	Postconditions []Expr
 
-	// skill and action.
-	Skill   string
-	With    []Field
-	Outputs []Output
+	// skill and action. An action stage names a registered handler
+	// (skill) or a built-in (Action: export, notify, snapshot,
+	// start_workflow); Required makes a built-in's failure fail the
+	// attempt instead of being recorded only.
+	Skill    string
+	Action   string
+	Required bool
+	With     []Field
+	Outputs  []Output
 
 	// set.
 	Set []Field

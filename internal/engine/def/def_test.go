@@ -11,9 +11,10 @@ import (
 )
 
 var opts = def.Options{
-	Skills:       []string{"search.parse_intent", "search.build_strategy", "search.run", "search.dedup", "search.score", "export.write", "s"},
-	WebhookHosts: []string{"hooks.example.org"},
-	Forms:        map[string][]string{"review": {"approve", "iterate", "more"}},
+	Skills:        []string{"search.parse_intent", "search.build_strategy", "search.run", "search.dedup", "search.score", "export.write", "s"},
+	WebhookHosts:  []string{"hooks.example.org"},
+	ExportFormats: []string{"bibtex", "ris"},
+	Forms:         map[string][]string{"review": {"approve", "iterate", "more"}},
 }
 
 func TestLivingReviewLoadsClean(t *testing.T) {

@@ -139,7 +139,7 @@ stages:
   - {id: b, type: action}
 `, []string{
 			`t.yaml:5:26: stage "a": skill "nope" is not registered`,
-			`t.yaml:6:5: stage "b": an action stage needs skill: the name of a registered handler`,
+			`t.yaml:6:5: stage "b": an action stage needs action (export, notify, snapshot, start_workflow) or skill: the name of a registered handler`,
 		}},
 		{"Unreachable", head + `stages:
   - {id: a, type: set, set: {x: 1}, on_complete: complete}
@@ -662,6 +662,33 @@ stages: [{id: a, type: skill, skill: s}]
 			`t.yaml:7:21: trigger "schedule": the required parameter "q" has no value in the trigger's params`,
 			`t.yaml:7:45: trigger "schedule": params.n is above max 3`,
 			`t.yaml:7:51: trigger "schedule": params.m is not a declared parameter`,
+		}},
+		{"Actions", head + `stages:
+  - {id: a, type: action, action: mail}
+  - {id: b, type: action, action: export, with: {format: doc, file: ../x.ris, to: y}}
+  - {id: c, type: action, action: notify, with: {text: hi}}
+  - {id: d, type: action, action: notify, with: {text: hi, webhook: "https://evil.example/x"}}
+  - {id: e, type: action, action: start_workflow, with: {workflow: "{{ params.w }}", wait: "yes"}}
+  - {id: f, type: action, action: snapshot, skill: s, required: true}
+  - {id: g, type: skill, skill: s, required: true}
+on_complete:
+  - {action: notify, with: {text: done}}
+  - {with: {text: done}}
+`, []string{
+			`t.yaml:5:27: stage "a": unknown action "mail" (export, notify, snapshot, start_workflow)`,
+			`t.yaml:6:5: stage "b": action export needs with.papers`,
+			`t.yaml:6:50: stage "b": export format "doc" is not one of bibtex, ris`,
+			`t.yaml:6:63: stage "b": export file "../x.ris" must be a plain file name: no directory, no ..`,
+			`t.yaml:6:79: stage "b": action export has no with key "to" (papers, format, file)`,
+			`t.yaml:7:5: stage "c": action notify needs with.webhook, with.email or both`,
+			`t.yaml:8:60: stage "d": url host "evil.example" is not in the webhook allowlist (QUARRY_WEBHOOK_HOSTS)`,
+			`t.yaml:9:58: stage "e": start_workflow's workflow must be a workflow name written out`,
+			`t.yaml:9:68: stage "e": expression "params.w": params.w is not a declared parameter`,
+			`t.yaml:9:86: stage "e": start_workflow's wait must be true or false`,
+			`t.yaml:10:27: stage "f": an action stage names skill or action, not both`,
+			`t.yaml:11:36: stage "g": key "required" does not apply to a skill stage`,
+			`t.yaml:13:5: action notify needs with.webhook, with.email or both`,
+			`t.yaml:14:5: on_complete: a hook needs action: one of export, notify, snapshot, start_workflow`,
 		}},
 	}
 	for _, tt := range tests {

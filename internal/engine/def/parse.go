@@ -24,6 +24,11 @@ type Options struct {
 	// its outcomes: a gate's form must be one of them, and its options
 	// must route each outcome (and may route FormSkip).
 	Forms map[string][]string
+	// ExportFormats are the formats an export action may write (nil: not
+	// checked at load); Workflows the names start_workflow may start (nil:
+	// not checked at load).
+	ExportFormats []string
+	Workflows     []string
 	// WebhookHosts are the hosts webhook stages may call
 	// (QUARRY_WEBHOOK_HOSTS); a URL's host must be one of them exactly
 	// (case-insensitive; "host:port" entries match that port only).
@@ -97,7 +102,7 @@ func parse(r *reporter, src []byte) *Definition {
 	sum := sha256.Sum256(src)
 	def := &Definition{File: r.file, Hash: hex.EncodeToString(sum[:]), Text: string(src), Metadata: Metadata{Version: 1}}
 	dec := &decoder{r: r}
-	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages", "backup", "trigger", "concurrency")
+	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages", "backup", "trigger", "concurrency", "on_complete", "on_error")
 	if !ok {
 		return def
 	}
@@ -133,6 +138,13 @@ func parse(r *reporter, src []byte) *Definition {
 			dec.triggers(e, def)
 		case "concurrency":
 			dec.concurrency(e, def)
+		case "on_complete", "on_error":
+			hooks := dec.hooks(e, func(r exprRef) { def.exprs = append(def.exprs, r) })
+			if e.key == "on_complete" {
+				def.OnComplete = hooks
+			} else {
+				def.OnError = hooks
+			}
 		case "stages":
 			items, ok := dec.sequence(e, "")
 			if !ok {
@@ -279,7 +291,7 @@ var (
 	commonKeys = []string{"id", "type", "title", "condition", "skip_to", "timeout", "on_error", "max_iterations"}
 	typeKeys   = map[StageType][]string{
 		TypeSkill:    {"skill", "with", "outputs", "on_complete", "postconditions"},
-		TypeAction:   {"skill", "with", "on_complete", "postconditions"},
+		TypeAction:   {"skill", "action", "with", "required", "outputs", "on_complete", "postconditions"},
 		TypeSet:      {"set", "on_complete", "postconditions"},
 		TypeGate:     {"form", "conditions", "options", "approval", "context", "on_pass", "on_fail", "on_timeout", "notify"},
 		TypeParallel: {"branches", "for_each", "join", "on_any_reject", "on_all_reject", "on_complete"},
@@ -370,6 +382,10 @@ func (d *decoder) stage(n ast.Node, inBranch bool) *Stage {
 			s.OnComplete = d.target(e, id)
 		case "skill":
 			s.Skill, _ = d.str(e, id)
+		case "action":
+			s.Action, _ = d.str(e, id)
+		case "required":
+			s.Required, _ = d.boolean(e, id)
 		case "with":
 			s.With = d.fields(e, id, tmpl(false))
 		case "outputs":

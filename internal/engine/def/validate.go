@@ -46,6 +46,19 @@ func validate(r *reporter, d *Definition, opt Options) {
 	for _, s := range d.Stages {
 		v.stage(sc, s, false)
 	}
+	for i, hs := range [][]*Hook{d.OnComplete, d.OnError} {
+		hook := []string{"on_complete", "on_error"}[i]
+		for _, s := range all {
+			if len(hs) > 0 && s.ID == hook {
+				v.r.at(s.at("id"), s.ID, "stage id %q is the workflow's %s hooks' step: name the stage otherwise", hook, hook)
+			}
+		}
+		for _, h := range hs {
+			if h.Action != "" {
+				v.checkAction(h.Action, h.at("action"), h.Pos, h.With, "")
+			}
+		}
+	}
 	v.graph(d.Stages, "")
 	v.iterationBound(d.Stages)
 }
@@ -245,9 +258,25 @@ func (v *validator) stage(sc *scope, s *Stage, item bool) {
 	}
 	switch s.Type {
 	case TypeSkill, TypeAction:
-		if _, ok := s.keys["skill"]; !ok {
+		_, hasSkill := s.keys["skill"]
+		_, hasAction := s.keys["action"]
+		switch {
+		case s.Type == TypeAction && hasSkill && hasAction:
+			v.r.at(s.at("action"), id, "an action stage names skill or action, not both")
+		case s.Type == TypeAction && hasAction:
+			v.checkAction(s.Action, s.at("action"), s.Pos, s.With, id)
+			if _, ok := s.keys["outputs"]; ok {
+				v.r.at(s.at("outputs"), id, "outputs do not apply to a built-in action: its outputs are fixed (docs/workflows.md)")
+			}
+		case s.Type == TypeAction && !hasSkill:
+			v.r.at(s.Pos, id, "an action stage needs action (%s) or skill: the name of a registered handler", strings.Join(Actions(), ", "))
+		case !hasSkill:
 			v.r.at(s.Pos, id, "%s %s stage needs skill: the name of a registered handler", article(s.Type), s.Type)
-		} else if s.Skill != "" && !contains(v.opt.Skills, s.Skill) {
+		}
+		if _, ok := s.keys["required"]; ok && s.Type == TypeAction && !hasAction {
+			v.r.at(s.at("required"), id, "required applies to a built-in action (action: NAME)")
+		}
+		if hasSkill && s.Skill != "" && !contains(v.opt.Skills, s.Skill) {
 			v.r.at(s.at("skill"), id, "skill %q is not registered", s.Skill)
 		}
 		seen := map[string]bool{}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/expr-lang/expr/vm"
 
@@ -80,6 +81,13 @@ type Options struct {
 	// Notifier sends the notices of gates' notify; nil means notices are
 	// only recorded.
 	Notifier Notifier
+	// Actions carry out export, notify and snapshot actions (stages and
+	// on_complete / on_error hooks); nil means a definition using one
+	// cannot run. ActionAttempts and ActionBackoff are each action's own
+	// tries (0: DefaultActionAttempts, DefaultActionBackoff).
+	Actions        Actions
+	ActionAttempts int
+	ActionBackoff  time.Duration
 }
 
 // Notice is what a gate's notify is told: the run, workflow, stage and
@@ -108,11 +116,15 @@ type compiler struct {
 	reads   map[string][]engine.ReadBack
 	webhook Webhook
 	notify  Notifier
-	secrets map[string]any
-	index   map[string]int         // top-level stage id → position
-	stages  []string               // every stage id, branch stages too (outputs.<id>)
-	progs   map[string]*vm.Program // compiled expressions by source
-	errs    def.Errors
+	actions Actions
+	// actionAttempts and actionBackoff are each built-in action's tries.
+	actionAttempts int
+	actionBackoff  time.Duration
+	secrets        map[string]any
+	index          map[string]int         // top-level stage id → position
+	stages         []string               // every stage id, branch stages too (outputs.<id>)
+	progs          map[string]*vm.Program // compiled expressions by source
+	errs           def.Errors
 	// maxIterations is the run's iteration bound, set by gates with a form.
 	maxIterations int
 }
@@ -131,7 +143,15 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	if d == nil || len(d.Stages) == 0 {
 		return nil, fault.Errorf(fault.EInvalid, "flow: the definition has no stages")
 	}
-	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, reads: o.ReadBacks, webhook: o.Webhook, notify: o.Notifier, secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
+	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, reads: o.ReadBacks, webhook: o.Webhook, notify: o.Notifier, actions: o.Actions,
+		actionAttempts: o.ActionAttempts, actionBackoff: o.ActionBackoff,
+		secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
+	if c.actionAttempts <= 0 {
+		c.actionAttempts = DefaultActionAttempts
+	}
+	if o.ActionBackoff == 0 {
+		c.actionBackoff = DefaultActionBackoff
+	}
 	for k, v := range o.Secrets {
 		c.secrets[k] = v
 	}
@@ -165,6 +185,23 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 			wf.Steps = append(wf.Steps, step)
 		}
 	}
+	for _, h := range []struct {
+		id    string
+		hooks []*def.Hook
+		set   *string
+	}{{HookComplete, d.OnComplete, &wf.OnComplete}, {HookError, d.OnError, &wf.OnFailure}} {
+		if len(h.hooks) == 0 {
+			continue
+		}
+		for _, hk := range h.hooks {
+			c.needActions(hk.Action, hk.Pos, "")
+			for _, f := range hk.With {
+				c.compileValue(f.Value, f.Pos, "")
+			}
+		}
+		wf.Steps = append(wf.Steps, c.hookStep(h.id, h.hooks))
+		*h.set = h.id
+	}
 	if len(c.errs) > 0 {
 		return nil, &fault.Error{Code: fault.EInvalid, Message: fmt.Sprintf("workflow %s cannot run: %d problem(s)", d.File, len(c.errs)), Err: c.errs}
 	}
@@ -190,6 +227,15 @@ func (c *compiler) stage(s *def.Stage, next string) (engine.StepDef, bool) {
 	c.compileCommon(s)
 	switch s.Type {
 	case def.TypeSkill, def.TypeAction:
+		if s.Action != "" {
+			if !c.needActions(s.Action, s.Pos, s.ID) {
+				return engine.StepDef{}, false
+			}
+			for _, f := range s.With {
+				c.compileValue(f.Value, f.Pos, s.ID)
+			}
+			return c.actionStep(s, next), true
+		}
 		if h, ok := c.natives[s.Skill]; ok && h != nil {
 			if _, twice := c.skills[s.Skill]; twice {
 				c.errorf(s.Pos, s.ID, "skill %q is registered both as a skill and as a native step", s.Skill)
@@ -259,6 +305,16 @@ func (c *compiler) stage(s *def.Stage, next string) (engine.StepDef, bool) {
 	}
 	c.errorf(s.Pos, s.ID, "%s stages are not run by the engine yet", s.Type)
 	return engine.StepDef{}, false
+}
+
+// needActions reports whether action can run here: start_workflow
+// always can (the engine starts runs); the others need Options.Actions.
+func (c *compiler) needActions(action string, p def.Pos, stage string) bool {
+	if action == def.ActionStartWorkflow || c.actions != nil {
+		return true
+	}
+	c.errorf(p, stage, "%s actions cannot run here: no action runner is configured", action)
+	return false
 }
 
 // compileCommon compiles the expressions every stage type may have.

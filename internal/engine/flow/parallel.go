@@ -43,6 +43,11 @@ func (c *compiler) parallelStep(s *def.Stage, next string) (engine.StepDef, bool
 				ok = false
 				continue
 			}
+			if bs.Type == def.TypeAction && bs.Action == def.ActionStartWorkflow {
+				c.errorf(bs.Pos, bs.ID, "start_workflow cannot be in a parallel branch: a branch cannot start or wait for a run; put it before or after the parallel stage")
+				ok = false
+				continue
+			}
 			if bs.OnError != nil && bs.OnError.Then.Action == def.ThenEscalate {
 				c.errorf(bs.Pos, bs.ID, "on_error then escalate cannot be in a parallel branch: use fail (the branch fails) or goto a stage of the branch")
 				ok = false

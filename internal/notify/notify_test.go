@@ -1,0 +1,156 @@
+package notify_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/fault"
+	"quarry/internal/notify"
+)
+
+func TestPostSendsSlackAndTeamsText(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" "+r.Header.Get("Content-Type")+" "+string(b))
+		mu.Unlock()
+		if strings.HasSuffix(r.URL.Path, "/down") {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	s := &notify.Sender{Hosts: []string{u.Host}}
+	ctx := context.Background()
+	require.NoError(t, s.Send(ctx, notify.Notice{Webhook: srv.URL + "/services/T0/B0/secret", Text: "3 papers \"exported\""}))
+	mu.Lock()
+	require.Equal(t, []string{`POST /services/T0/B0/secret application/json {"text":"3 papers \"exported\""}`}, got)
+	mu.Unlock()
+
+	err := s.Send(ctx, notify.Notice{Webhook: srv.URL + "/down/secret-token/down", Text: "x"})
+	require.ErrorContains(t, err, "answered 503")
+	require.NotContains(t, err.Error(), "secret-token", "the webhook's path is its secret")
+
+	// A host off the allowlist is refused before any request.
+	err = (&notify.Sender{Hosts: []string{"hooks.example.org"}}).Send(ctx, notify.Notice{Webhook: srv.URL + "/x", Text: "x"})
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+	require.ErrorContains(t, err, "not in the webhook allowlist")
+	mu.Lock()
+	require.Len(t, got, 2)
+	mu.Unlock()
+
+	// Unreachable: the error names the origin only.
+	err = (&notify.Sender{Hosts: []string{"127.0.0.1"}}).Post(ctx, "http://127.0.0.1:1/hook/secret-token", "x")
+	require.Error(t, err)
+	require.NotContains(t, err.Error(), "secret-token")
+}
+
+// fakeSMTP is a tiny SMTP server on loopback: it accepts one message per
+// session and hands it over.
+func fakeSMTP(t *testing.T) (addr string, mails <-chan map[string]any) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	out := make(chan map[string]any, 4)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				r := bufio.NewReader(conn)
+				say := func(s string) { _, _ = io.WriteString(conn, s+"\r\n") }
+				say("220 fake ESMTP")
+				m := map[string]any{"rcpt": []string{}}
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					cmd := strings.TrimRight(line, "\r\n")
+					switch up := strings.ToUpper(cmd); {
+					case strings.HasPrefix(up, "EHLO"), strings.HasPrefix(up, "HELO"):
+						say("250-fake")
+						say("250 8BITMIME")
+					case strings.HasPrefix(up, "MAIL FROM:"):
+						m["from"] = cmd[len("MAIL FROM:"):]
+						say("250 ok")
+					case strings.HasPrefix(up, "RCPT TO:"):
+						m["rcpt"] = append(m["rcpt"].([]string), cmd[len("RCPT TO:"):])
+						say("250 ok")
+					case up == "DATA":
+						say("354 go on")
+						var data strings.Builder
+						for {
+							l, err := r.ReadString('\n')
+							if err != nil {
+								return
+							}
+							if l == ".\r\n" {
+								break
+							}
+							data.WriteString(l)
+						}
+						m["data"] = data.String()
+						say("250 queued")
+						out <- m
+					case up == "QUIT":
+						say("221 bye")
+						return
+					default:
+						say("502 no")
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), out
+}
+
+func TestMailThroughSMTP(t *testing.T) {
+	t.Parallel()
+	addr, mails := fakeSMTP(t)
+	s := &notify.Sender{SMTP: notify.SMTP{Addr: addr, From: "Quarry <quarry@example.org>"}}
+	require.NoError(t, s.Send(context.Background(), notify.Notice{Email: []string{"ada@example.org", "Grace <grace@example.org>"},
+		Subject: "Run finished", Text: "2 papers\nkept"}))
+	m := <-mails
+	require.Equal(t, "<quarry@example.org> BODY=8BITMIME", m["from"])
+	require.Equal(t, []string{"<ada@example.org>", "<grace@example.org>"}, m["rcpt"])
+	data := m["data"].(string)
+	require.Contains(t, data, "From: \"Quarry\" <quarry@example.org>\r\n")
+	require.Contains(t, data, "To: ada@example.org, grace@example.org\r\n")
+	require.Contains(t, data, "Subject: Run finished\r\n")
+	require.True(t, strings.HasSuffix(data, "\r\n\r\n2 papers\r\nkept\r\n"), "%q", data)
+
+	// Not configured, a bad address, a subject that would inject headers:
+	// refused, nothing sent.
+	ctx := context.Background()
+	require.ErrorContains(t, (&notify.Sender{}).Mail(ctx, []string{"ada@example.org"}, "s", "t"), "QUARRY_SMTP_ADDR")
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(s.Mail(ctx, []string{"not an address"}, "s", "t")))
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(s.Mail(ctx, []string{"ada@example.org"}, "s\r\nBcc: eve@example.org", "t")))
+	require.Empty(t, mails)
+}
+
+func TestBodyIsTheWebhookJSON(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(notify.Body{Text: "hi"})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"text": "hi"}`, string(b))
+}
