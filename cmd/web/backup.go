@@ -53,7 +53,8 @@ func (c *cli) restoreCmd(ctx context.Context, args []string) error {
 		"Replaces the database with the backup FILE. FILE must pass SQLite's integrity\n"+
 			"check and be a Quarry database, else nothing is touched (exit status 1). The\n"+
 			"database it replaces is backed up first and kept; the restored one is migrated\n"+
-			"if it is older, and checked again. Stop the server first.")
+			"if it is older, and checked again. A database another process has open (a\n"+
+			"running server, an import) is refused: stop the server first.")
 	flags := app.Flags{}
 	flags.Bind(fs.FlagSet, "QUARRY_DB")
 	files, err := c.parse(fs, args)

@@ -89,7 +89,7 @@ func TestHelp(t *testing.T) {
 		{"DedupDashHAfterArguments", []string{"dedup", "a.ris", "-h"}, []string{"Usage: quarry dedup", "-out-format"}},
 		{"HelpEval", []string{"help", "eval"}, []string{"Usage: quarry eval", "screening DIR"}},
 		{"HelpVersion", []string{"help", "version"}, []string{"Usage: quarry version"}},
-		{"HelpWorkflow", []string{"help", "workflow"}, []string{"Usage: quarry workflow <validate|graph|trigger-token>", "validate FILE...", "graph FILE", "trigger-token WORKFLOW NAME"}},
+		{"HelpWorkflow", []string{"help", "workflow"}, []string{"Usage: quarry workflow <validate|graph|start|trigger-token>", "validate FILE...", "graph FILE", "start NAME", "trigger-token WORKFLOW NAME"}},
 		{"WorkflowGraphDashH", []string{"workflow", "graph", "-h"}, []string{"Usage: quarry workflow graph FILE [--format dot|svg|mermaid]", "-format"}},
 		{"HelpServe", []string{"help", "serve"}, []string{"Usage: quarry serve", "--addr, QUARRY_ADDR (default: 127.0.0.1:8080)"}},
 	}

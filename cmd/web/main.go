@@ -74,7 +74,7 @@ func commands() []command {
 		{"import", "import BibTeX, RIS, CSL-JSON, MEDLINE, CSV or JSON Lines files into the local library", (*cli).importCmd},
 		{"dedup", "merge several exports into one deduplicated file, with a CSV report of every merge", (*cli).dedupCmd},
 		{"eval", "measure the deduplicator or the relevance scorer on labelled data", (*cli).evalCmd},
-		{"workflow", "check workflow definition files and draw their graphs (DOT, SVG, Mermaid)", (*cli).workflowCmd},
+		{"workflow", "check workflow definition files, draw their graphs (DOT, SVG, Mermaid), start runs at any stage", (*cli).workflowCmd},
 		{"backup", "copy the database into the backup directory (safe while the server runs)", (*cli).backupCmd},
 		{"restore", "replace the database with a backup, after checking it (stop the server first)", (*cli).restoreCmd},
 		{"version", "print the version and the revision it was built from", (*cli).versionCmd},

@@ -15,13 +15,17 @@ import (
 	"quarry/internal/skills/pipeline"
 )
 
-const workflowAbout = `Checks and draws workflow definition files (the format: docs/workflows.md).
+const workflowAbout = `Checks and draws workflow definition files (the format: docs/workflows.md),
+and starts runs on a running server.
 
   validate FILE...   check every file; print "ok: FILE" for each good one and
                      each problem of a bad one as file:line:col: message;
                      exit status 1 when any file has a problem
   graph FILE         print the file's graph on standard output, as DOT (the
                      default), SVG laid out by Graphviz, or Mermaid
+  start NAME         start a run of workflow NAME on the server, at its first
+                     stage or, with --from STAGE and the values the stages
+                     from there need, at that stage (quarry workflow start -h)
   trigger-token WORKFLOW NAME [--rotate]
                      print (or replace) the token of a webhook trigger
 
@@ -31,15 +35,17 @@ too: internal/skills/pipeline/search.yaml).`
 
 // workflowCmd implements `quarry workflow validate|graph`.
 func (c *cli) workflowCmd(ctx context.Context, args []string) error {
-	fs := newFlagSet("workflow", "quarry workflow <validate|graph|trigger-token> [flags] FILE...", workflowAbout)
+	fs := newFlagSet("workflow", "quarry workflow <validate|graph|start|trigger-token> [flags] FILE...|NAME", workflowAbout)
 	if len(args) == 0 {
-		return fs.misuse("want validate, graph or trigger-token")
+		return fs.misuse("want validate, graph, start or trigger-token")
 	}
 	switch args[0] {
 	case "validate":
 		return c.workflowValidate(args[1:])
 	case "graph":
 		return c.workflowGraph(ctx, args[1:])
+	case "start":
+		return c.workflowStart(ctx, args[1:])
 	case "trigger-token":
 		return c.workflowTriggerToken(ctx, args[1:])
 	case "-h", "-help", "--help":
@@ -48,7 +54,7 @@ func (c *cli) workflowCmd(ctx context.Context, args []string) error {
 		}
 		return errHelpShown
 	}
-	return fs.misuse("unknown workflow command %q (validate, graph or trigger-token)", args[0])
+	return fs.misuse("unknown workflow command %q (validate, graph, start or trigger-token)", args[0])
 }
 
 // workflowValidate implements `quarry workflow validate FILE...`: every

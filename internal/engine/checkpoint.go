@@ -255,12 +255,25 @@ func (g *Gate) validate() error {
 	return nil
 }
 
-// EscalationPayload is shown when a step failed every attempt.
+// EscalationPayload is shown when a step failed every attempt, or (Reason
+// EscalationResume) when a restart found it waiting to retry and its
+// retry policy asks a person first (RetryPolicy.AskToResume).
 type EscalationPayload struct {
 	Step     string `json:"step"`
 	Error    string `json:"error"`
 	Attempts int    `json:"attempts"`
+	// Reason is "" for attempts used up, EscalationResume for a retry
+	// that waits for a person's word after a restart.
+	Reason string `json:"reason,omitempty"`
+	// MaxAttempts is the step's bound on attempts (with Reason resume:
+	// how many remain is MaxAttempts - Attempts).
+	MaxAttempts int `json:"max_attempts,omitempty"`
 }
+
+// EscalationResume is the reason of an escalation raised after a restart
+// for a step that was waiting out its backoff: approve resumes it (the
+// retry runs, its attempts counted on), edit skips it, reject cancels.
+const EscalationResume = "resume"
 
 // CheckpointKind implements Payload.
 func (EscalationPayload) CheckpointKind() CheckpointKind { return KindEscalation }

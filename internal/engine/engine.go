@@ -96,6 +96,11 @@ type Engine struct {
 	// checks holds, by run ID, the GateChecks of the gate visit in
 	// flight (under the run's lock) until the commit that ends it.
 	checks sync.Map
+	// retries holds, by run ID, the failed attempt whose retry this
+	// process scheduled (or a person resumed): a run found waiting to
+	// retry without it was left so by an earlier process, which is how a
+	// step whose policy says AskToResume knows a restart came between.
+	retries sync.Map
 }
 
 // New checks the configuration and returns an Engine.
@@ -274,6 +279,15 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 			next.Status = StatusRunning
 			run, err = e.commit(ctx, Commit{From: run.Status, Run: next})
 		case run.Status == StatusPending:
+			if wf.Backup {
+				if berr := e.backupBefore(ctx, run); berr != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					run, err = e.fail(ctx, run, "the backup this workflow takes before a run failed: "+berr.Error())
+					break
+				}
+			}
 			next := run
 			next.Status = StatusRunning
 			run, err = e.commit(ctx, Commit{From: run.Status, Run: next})
@@ -293,6 +307,27 @@ func (e *Engine) Advance(ctx context.Context, runID string) error {
 			return err
 		}
 	}
+}
+
+// runBackuper is a store that can back the database up before a run
+// (internal/store: VACUUM INTO, recorded with the run's id and size).
+type runBackuper interface {
+	BackupBeforeRun(ctx context.Context, runID string) error
+}
+
+// backupBefore takes the backup a workflow that declares one wants
+// before a run's first stage. A crash between the backup and the run's
+// first commit takes a second one on resume, which is harmless.
+func (e *Engine) backupBefore(ctx context.Context, run Run) error {
+	b, ok := e.cfg.Store.(runBackuper)
+	if !ok {
+		return errors.New("this store cannot take backups")
+	}
+	if err := b.BackupBeforeRun(ctx, run.ID); err != nil {
+		return err
+	}
+	e.publish(Event{Type: EventProgress, RunID: run.ID, Step: run.Step, Message: "database backed up before the run"})
+	return nil
 }
 
 func (e *Engine) commit(ctx context.Context, c Commit) (Run, error) {
@@ -333,6 +368,10 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 	if !ok {
 		return e.fail(ctx, run, fmt.Sprintf("step %q is not in workflow %q (was the workflow changed?)", run.Step, wf.Name))
 	}
+	if run.Attempt > 0 && step.Retry.AskToResume && !e.retryScheduled(run) {
+		return e.askToResume(ctx, run, step)
+	}
+	e.retries.Delete(run.ID)
 	sc := e.stepContext(run, step.ID)
 	started := e.cfg.Now().UTC()
 	e.publish(Event{Type: EventStepStarted, RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt})
@@ -358,7 +397,7 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 	if errors.As(err, &child) {
 		return e.startChild(ctx, wf, run, step, started, sc.Attempt, update, child.spec)
 	}
-	if err == nil {
+	if err == nil && outcome != Skip { // a skipped step wrote nothing to check
 		after := sc
 		after.State = run.State.merge(update)
 		for _, c := range step.Postconditions {
@@ -378,7 +417,16 @@ func (e *Engine) execute(ctx context.Context, wf *Workflow, run Run) (Run, error
 	}
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: sc.Attempt,
 		Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}
-	return e.transition(ctx, wf, run, step, outcome, update, Commit{Step: rec})
+	c := Commit{Step: rec}
+	if outcome != Skip && len(step.ReadBacks) > 0 {
+		c.ReadBacks, c.Update = step.ReadBacks, update
+	}
+	r, err := e.transition(ctx, wf, run, step, outcome, update, c)
+	if err != nil && isReadBack(err) {
+		// The store rolled the step's commit back: the attempt failed.
+		return e.retryOrEscalate(ctx, wf, run, step, started, sc.Attempt, err)
+	}
+	return r, err
 }
 
 // wait parks the run on a timer: waiting, no checkpoint, with the step's
@@ -479,7 +527,41 @@ func (e *Engine) retryOrEscalate(ctx context.Context, wf *Workflow, run Run, ste
 		return r, err
 	}
 	e.publish(Event{Type: EventStepFinished, RunID: run.ID, Step: step.ID, Outcome: "error", Message: msg, Attempt: attempt})
+	e.retries.Store(run.ID, attempt)
 	return r, e.cfg.Sleep(ctx, step.Retry.delay(attempt))
+}
+
+// retryScheduled reports whether this process scheduled the retry the run
+// waits for (its failed attempt is the one recorded).
+func (e *Engine) retryScheduled(run Run) bool {
+	n, ok := e.retries.Load(run.ID)
+	return ok && n.(int) == run.Attempt
+}
+
+// askToResume stops a run that a restart found waiting to retry a step
+// whose policy asks a person first: an escalation with reason
+// EscalationResume, showing the step's last error, until a person says
+// resume (approve), skip (edit) or cancel (reject).
+func (e *Engine) askToResume(ctx context.Context, run Run, step *StepDef) (Run, error) {
+	now := e.cfg.Now().UTC()
+	cp, err := NewCheckpoint(KindEscalation, EscalationPayload{Step: step.ID, Error: run.Error, Attempts: run.Attempt,
+		Reason: EscalationResume, MaxAttempts: step.Retry.attempts()}, run.ID, run.Iteration, now)
+	if err != nil {
+		return run, err
+	}
+	cp.ID, cp.Step = e.cfg.NewID(), step.ID
+	next := run
+	next.Status = StatusEscalated
+	next.CheckpointID = cp.ID
+	msg := fmt.Sprintf("the server restarted while step %q waited to retry after %d of %d attempts; its definition asks a person to resume it (last error: %s)",
+		step.ID, run.Attempt, step.Retry.attempts(), run.Error)
+	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: run.Attempt,
+		Outcome: "escalated", Error: msg, StartedAt: now, FinishedAt: now}
+	r, err := e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, NewCheckpoint: &cp})
+	if err == nil {
+		e.publish(Event{Type: EventCheckpoint, RunID: run.ID, Step: step.ID, Kind: KindEscalation, Message: msg})
+	}
+	return r, err
 }
 
 // giveUp ends a step that will not be tried again: then "" escalates; an
@@ -681,6 +763,13 @@ func (e *Engine) resume(ctx context.Context, wf *Workflow, run Run) (Run, error)
 			next := run
 			next.Attempt, next.Error, next.CheckpointID = 0, "", ""
 			rec.Outcome = "retry"
+			if p, err := PayloadAs[EscalationPayload](cp); err == nil && p.Reason == EscalationResume {
+				// Resumed on a person's word: the retry the restart held
+				// back runs now, its attempts counted on.
+				next.Attempt, next.Error = run.Attempt, run.Error
+				rec.Outcome = "resumed"
+				e.retries.Store(run.ID, run.Attempt)
+			}
 			return e.commit(ctx, Commit{From: run.Status, Run: next, Step: rec, ResolveCheckpoint: cp.ID})
 		case Edit: // skip the step
 			rec.Outcome = string(Skip)

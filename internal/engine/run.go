@@ -175,6 +175,11 @@ type Commit struct {
 	EndBranches bool
 	// Checks are the gate checks the visit made, recorded with Step.
 	Checks []GateCheck
+	// ReadBacks are the step's read-back postconditions, checked by the
+	// store last inside the transaction (CheckReadBacks) against Update,
+	// what the step wrote.
+	ReadBacks []ReadBack
+	Update    Update
 	// Timer is a gate timer to store (a new one with its checkpoint, an
 	// extended or fired one): pending, its job is scheduled for its Due
 	// in the same transaction. Notices are recorded with it.

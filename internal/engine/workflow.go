@@ -82,6 +82,10 @@ type RetryPolicy struct {
 	// outcome without a transition, such as Fail, fails the run with the
 	// last error.
 	Then Outcome
+	// AskToResume: after a restart, a step that was waiting out its
+	// backoff is not retried by itself; the run waits at a resume
+	// checkpoint until a person says resume (Engine.Recover).
+	AskToResume bool
 }
 
 // stopError is a step error that retrying cannot fix.
@@ -168,7 +172,10 @@ type StepDef struct {
 	Exit           string
 	Preconditions  []Condition
 	Postconditions []Condition
-	Retry          RetryPolicy
+	// ReadBacks are postconditions the store checks inside the commit of
+	// the step's result, reading back what it wrote (ReadBack).
+	ReadBacks []ReadBack
+	Retry     RetryPolicy
 	// Params declares the run parameters this step reads, for validation
 	// and for forms.
 	Params []Param
@@ -192,6 +199,13 @@ type Workflow struct {
 	// Source is the definition text the workflow was compiled from (nil
 	// for a workflow written in Go); runs store it when they start.
 	Source *Source
+	// Backup asks the store for a database backup before each run's
+	// first step (a definition's backup: true).
+	Backup bool
+	// CheckStart, if set, says whether a run may start at step with the
+	// given state (Engine.StartAt): nil, or a fault.EInvalid naming each
+	// missing value. Nil: runs start only at Entry.
+	CheckStart func(step string, given State) error
 	// Triggers start runs of the workflow without a person (Scheduler,
 	// Engine.Fire).
 	Triggers []Trigger

@@ -85,6 +85,10 @@ type RunJSON struct {
 	// ForkedFrom is the run and checkpoint this run was forked from
 	// (POST /api/runs/:id/fork); absent for a run that is not a fork.
 	ForkedFrom *engine.ForkOrigin `json:"forked_from,omitempty"`
+	// StartedFrom is the stage the run was started at, the state keys it
+	// was given and who started it (POST /api/workflows/:name/runs with
+	// from); absent for a run started at its first stage the ordinary way.
+	StartedFrom *engine.StartOrigin `json:"started_from,omitempty"`
 	// ParentRun is the run whose start_workflow stage started this one
 	// (absent: none); ChildRuns the runs this run's stages started
 	// (run_id, workflow, step, wait; each run's status is its own

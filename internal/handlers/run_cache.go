@@ -180,6 +180,9 @@ type cachedRun struct {
 	checks []engine.GateCheck
 	// fork is where the run was forked from (nil: not a fork).
 	fork *engine.ForkOrigin
+	// start is where the run was started when not at its first stage
+	// the ordinary way (nil otherwise).
+	start *engine.StartOrigin
 	// parent, children and actions link the run to the runs it was
 	// started by and started (without the children's status, which moves
 	// without this run's stamp), and list its action attempts: all are
@@ -269,7 +272,7 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			// before, which for a run of thousands of papers was most
 			// of a reload.
 			e.run, e.view, e.state = prev.run, prev.view, prev.state
-			e.stages, e.resume, e.checks, e.fork = prev.stages, prev.resume, prev.checks, prev.fork
+			e.stages, e.resume, e.checks, e.fork, e.start = prev.stages, prev.resume, prev.checks, prev.fork, prev.start
 			e.parent, e.children, e.actions = prev.parent, prev.children, prev.actions
 			// What the stamp before built, or had to build on when it
 			// built nothing (a page read between two API reads).
@@ -305,6 +308,9 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 				}
 			}
 			if e.fork, e.err = rs.ForkOf(ctx, id); e.err != nil {
+				return
+			}
+			if e.start, e.err = rs.StartOf(ctx, id); e.err != nil {
 				return
 			}
 			if e.parent, e.children, e.actions, e.err = runLinks(ctx, rs, id); e.err != nil {
@@ -418,7 +424,7 @@ func (e *cachedRun) json(page, per int) (RunJSON, []byte, error) {
 		if e.api.Stages == nil {
 			e.api.Stages = []engine.StageState{}
 		}
-		e.api.GateChecks, e.api.ForkedFrom = e.checks, e.fork
+		e.api.GateChecks, e.api.ForkedFrom, e.api.StartedFrom = e.checks, e.fork, e.start
 		if e.api.GateChecks == nil {
 			e.api.GateChecks = []engine.GateCheck{}
 		}
@@ -580,6 +586,9 @@ func (e *cachedRun) workflowPanel() *views.RunWorkflow {
 	w := &views.RunWorkflow{RunID: e.run.ID, Version: e.run.Version, Branches: e.stamp.Branches, Name: e.run.Workflow, Current: e.resume.Current, Completed: e.resume.Completed}
 	for _, s := range e.stages {
 		w.Stages = append(w.Stages, views.WorkflowStageState{ID: s.ID, Type: s.Type, State: s.State, Attempts: s.Attempts})
+	}
+	if st := e.start; st != nil {
+		w.StartedAt, w.StartedBy, w.Given = st.Stage, st.By, st.Given
 	}
 	if r := e.resume.PendingRetry; r != nil {
 		w.Retry = fmt.Sprintf("attempt %d failed: %s", r.Attempt, r.Error)

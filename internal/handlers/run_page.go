@@ -176,7 +176,7 @@ func pendingForm(d *views.RunData, e *engine.Engine, v runview.View, bound int) 
 			return err
 		}
 		d.Escalation = &views.EscalationForm{RunID: run.ID, CheckpointID: cp.ID, Step: p.Step, Error: p.Error,
-			Attempts: p.Attempts, CanSkip: skippable(e, run.Workflow, p.Step)}
+			Attempts: p.Attempts, CanSkip: skippable(e, run.Workflow, p.Step), Resume: p.Reason == engine.EscalationResume, MaxAttempts: p.MaxAttempts}
 	}
 	return nil
 }

@@ -34,6 +34,9 @@ type RunStore interface {
 	StepTrail(ctx context.Context, runID string) ([]engine.StepRecord, error)
 	// ForkOf is where a run was forked from (nil: not a fork).
 	ForkOf(ctx context.Context, runID string) (*engine.ForkOrigin, error)
+	// StartOf is where a run started at a stage started (nil: at its
+	// first stage, the ordinary way).
+	StartOf(ctx context.Context, runID string) (*engine.StartOrigin, error)
 	// RunParent is the run whose start_workflow stage started this one
 	// (nil: none); RunChildren the runs its stages started; RunActions
 	// its recorded built-in action attempts.

@@ -275,6 +275,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/api/workflows", wfs.API).Name = "api-workflows"
 	g.GET("/api/workflows/:name", wfs.APIOne).Name = "api-workflow"
 	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
+	g.POST("/api/workflows/:name/runs", api.StartWorkflow).Name = "api-workflow-start"
 	g.GET("/api/runs/:id", api.GetRun).Name = "api-run"
 	g.POST("/api/runs/:id/decisions", api.Decide).Name = "api-decide"
 	g.POST("/api/runs/:id/fork", api.Fork).Name = "api-run-fork"

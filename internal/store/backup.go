@@ -75,6 +75,23 @@ func (s *Store) Backup(ctx context.Context, reason, runID string) (Backup, error
 	return b, nil
 }
 
+// BackupBeforeRun is the backup the engine takes before the first step
+// of a run whose workflow declares backup: true (reason BackupRun, with
+// the run's id). An in-memory database has nothing to copy: it is
+// skipped with a warning rather than failing the run.
+func (s *Store) BackupBeforeRun(ctx context.Context, runID string) error {
+	if s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
+		s.log.Warn("store: no backup before the run: the database is in memory", "run", runID)
+		return nil
+	}
+	b, err := s.Backup(ctx, BackupRun, runID)
+	if err != nil {
+		return err
+	}
+	s.log.Info("store: backed up database before a run", "run", runID, "backup", b.Path, "size", b.Size)
+	return nil
+}
+
 // snapshot writes a VACUUM INTO copy of the live database, read through
 // db (consistent even while other connections write), to a new file in
 // the backup directory; it records nothing. An in-memory database gives a
@@ -206,8 +223,18 @@ type Restored struct {
 // fault.EInvalid error, and nothing is touched); the database it replaces
 // is backed up first (reason BackupRestore, recorded in the restored
 // database); the copy is swapped in by a rename, migrated if it is older,
-// and checked again. No server may have the database open meanwhile.
+// and checked again. No server may have the database open meanwhile: on
+// Linux and macOS a database another process has open (SQLite's lock on
+// its -shm file) is refused with fault.EConflict, nothing touched; call
+// Restore before this process opens it.
 func Restore(ctx context.Context, dbPath, file string, opts Options) (Restored, error) {
+	busy, err := openElsewhere(dbPath)
+	if err != nil {
+		return Restored{}, err
+	}
+	if busy {
+		return Restored{}, fault.Errorf(fault.EConflict, "%s is open in another process (a running server or import?): stop it, then restore", dbPath)
+	}
 	if err := CheckBackupFile(ctx, file); err != nil {
 		return Restored{}, err
 	}

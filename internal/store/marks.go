@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/research"
 )
@@ -39,15 +40,34 @@ func (s *Store) SaveMarks(ctx context.Context, runID, checkpointID string, marks
 	}
 	now := s.Now().UTC()
 	out := make([]research.Mark, 0, len(marks))
-	for _, m := range marks {
+	var first int64
+	for i, m := range marks {
 		m.At, m.Iteration = now, iteration
-		if _, err := tx.ExecContext(ctx, `INSERT INTO paper_marks
+		res, err := tx.ExecContext(ctx, `INSERT INTO paper_marks
 			(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			runID, m.PaperID, checkpointID, iteration, m.Mark, m.Note, m.Reason, m.By, formatTime(m.At)); err != nil {
+			runID, m.PaperID, checkpointID, iteration, m.Mark, m.Note, m.Reason, m.By, formatTime(m.At))
+		if err != nil {
 			return nil, fmt.Errorf("store: save mark: %w", err)
 		}
+		if i == 0 {
+			if first, err = res.LastInsertId(); err != nil {
+				return nil, fmt.Errorf("store: save mark: %w", err)
+			}
+		}
 		out = append(out, m)
+	}
+	// Postcondition: the marks read back as written, in this
+	// transaction; otherwise none of them is kept.
+	if len(marks) > 0 {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM paper_marks WHERE seq >= ? AND run_id = ? AND checkpoint_id = ?`,
+			first, runID, checkpointID).Scan(&n); err != nil {
+			return nil, fmt.Errorf("store: read back marks: %w", err)
+		}
+		if n != len(marks) {
+			return nil, &engine.ReadBackError{Name: "marks recorded", Err: fmt.Errorf("%d marks written, %d stored", len(marks), n)}
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("store: save marks: %w", err)

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/riverqueue/river"
@@ -302,6 +304,11 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.Run, error)
 		}
 		queued = queued || woke
 	}
+	if len(c.ReadBacks) > 0 {
+		if err := engine.CheckReadBacks(ctx, c, txWritten{tx: tx, runID: c.Run.ID}); err != nil {
+			return engine.Run{}, err // rolled back
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return engine.Run{}, fmt.Errorf("store: commit step: %w", err)
 	}
@@ -466,13 +473,29 @@ func insertRunPapers(ctx context.Context, tx *sql.Tx, runID string, iteration in
 		return fmt.Errorf("store: record run papers: %w", err)
 	}
 	defer st.Close()
+	distinct := map[string]bool{}
 	for _, id := range ids {
 		if id == "" {
 			continue
 		}
+		distinct[id] = true
 		if _, err := st.ExecContext(ctx, id, runID, iteration); err != nil {
 			return fmt.Errorf("store: record run papers: %w", err)
 		}
+	}
+	// Postcondition: every paper shown reads back as the run's, in this
+	// transaction; otherwise the checkpoint's commit is rolled back.
+	list, err := json.Marshal(slices.Collect(maps.Keys(distinct)))
+	if err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM run_papers WHERE run_id = ? AND paper_id IN (SELECT value FROM json_each(?))`,
+		runID, string(list)).Scan(&n); err != nil {
+		return fmt.Errorf("store: read back run papers: %w", err)
+	}
+	if n != len(distinct) {
+		return &engine.ReadBackError{Name: "run papers recorded", Err: fmt.Errorf("%d papers shown, %d recorded", len(distinct), n)}
 	}
 	return nil
 }
@@ -696,4 +719,22 @@ func (s *Store) ResumableRuns(ctx context.Context) ([]string, error) {
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
+}
+
+// txWritten reads a run's state as a commit's transaction holds it, for
+// the step's read-back postconditions (engine.ReadBack).
+type txWritten struct {
+	tx    *sql.Tx
+	runID string
+}
+
+func (w txWritten) State(ctx context.Context, key string) (json.RawMessage, bool, error) {
+	var raw sql.NullString
+	if err := w.tx.QueryRowContext(ctx, `SELECT state -> ? FROM runs WHERE id = ?`, `$."`+key+`"`, w.runID).Scan(&raw); err != nil {
+		return nil, false, fmt.Errorf("store: read back %s: %w", key, err)
+	}
+	if !raw.Valid {
+		return nil, false, nil
+	}
+	return json.RawMessage(raw.String), true, nil
 }

@@ -523,6 +523,11 @@ type EscalationForm struct {
 	// CanSkip is false when the step has no skip path (the engine would
 	// refuse a skip).
 	CanSkip bool
+	// Resume is set when a restart found the step waiting to retry and
+	// its definition asks a person first (on_error.resume: ask); then
+	// MaxAttempts bounds its attempts.
+	Resume      bool
+	MaxAttempts int
 }
 
 // LearnedChoice is one learned term on the strategy form: what it is, how
@@ -552,6 +557,10 @@ type RunWorkflow struct {
 	// LastOutput names the stage whose output came last and its size.
 	LastOutput      string
 	LastOutputBytes int
+	// StartedAt is the stage the run was started at, with the state keys
+	// it was given and who started it ("": started at its first stage).
+	StartedAt, StartedBy string
+	Given                []string
 }
 
 // WorkflowStageState is one stage of a run and its state.

@@ -39,6 +39,8 @@ type Definition struct {
 	Context []Field
 	// Stages run from the first, which is the entry.
 	Stages []*Stage
+	// Backup asks for a database backup before each run's first stage.
+	Backup bool
 	// Triggers start runs on a schedule or from an inbound webhook.
 	Triggers []Trigger
 	// MaxActiveRuns bounds the workflow's runs executing at once
@@ -145,12 +147,21 @@ const (
 	ThenGoto     = "goto"
 )
 
-// OnError is a stage's retry policy.
+// OnError is a stage's retry policy. Resume says what a restart does
+// to a stage waiting out its backoff: ResumeAuto ("", the default)
+// retries it, ResumeAsk waits for a person to say resume.
 type OnError struct {
 	Retry   int
 	Backoff time.Duration
 	Then    Then
+	Resume  string
 }
+
+// The values of on_error.resume.
+const (
+	ResumeAuto = "auto"
+	ResumeAsk  = "ask"
+)
 
 // OnFail is where a gate goes when its conditions fail.
 type OnFail struct {
@@ -287,6 +298,11 @@ type Stage struct {
 	OnError       *OnError
 	OnComplete    Target
 	MaxIterations Limit
+
+	// Postconditions (skill, action, set) are checked against the run's
+	// state with the stage's update applied, before it is committed; one
+	// that is false fails the attempt, which follows on_error.
+	Postconditions []Expr
 
 	// skill and action. An action stage names a registered handler
 	// (skill) or a built-in (Action: export, notify, snapshot,

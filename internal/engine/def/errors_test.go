@@ -571,6 +571,24 @@ stages:
 			`t.yaml:5:54: stage "a": retry must be between 0 and 100`,
 			`t.yaml:5:64: stage "a": then must be escalate, fail or {goto: STAGE}, not "retry"`,
 		}},
+		{"OnErrorResume", head + `stages:
+  - {id: a, type: skill, skill: s, on_error: {retry: 1, resume: later}}
+`, []string{
+			`t.yaml:5:65: stage "a": resume must be auto or ask, not "later"`,
+		}},
+		{"OnErrorResumeWithoutRetry", head + `stages:
+  - {id: a, type: skill, skill: s, on_error: {resume: ask}}
+`, []string{
+			`t.yaml:5:55: stage "a": resume: ask applies to retries: set retry`,
+		}},
+		{"Postconditions", head + `stages:
+  - {id: a, type: set, set: {x: 1}, postconditions: ["context.x", "outputs.b.n > 0", 3]}
+  - {id: g, type: gate, conditions: ["true"], postconditions: ["true"]}
+`, []string{
+			`t.yaml:5:67: stage "a": expression "outputs.b.n > 0": outputs.b: there is no stage "b"`,
+			`t.yaml:5:86: stage "a": postconditions must list string expressions`,
+			`t.yaml:6:47: stage "g": key "postconditions" does not apply to a gate stage`,
+		}},
 		{"MaxIterationsShape", head + `stages:
   - {id: a, type: set, set: {x: 1}, max_iterations: 0}
   - {id: b, type: set, set: {x: 1}, max_iterations: lots}

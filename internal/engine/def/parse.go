@@ -102,7 +102,7 @@ func parse(r *reporter, src []byte) *Definition {
 	sum := sha256.Sum256(src)
 	def := &Definition{File: r.file, Hash: hex.EncodeToString(sum[:]), Text: string(src), Metadata: Metadata{Version: 1}}
 	dec := &decoder{r: r}
-	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages", "trigger", "concurrency", "on_complete", "on_error")
+	kvs, ok := dec.mapping(body, "", "the definition", "apiVersion", "kind", "metadata", "params", "context", "stages", "backup", "trigger", "concurrency", "on_complete", "on_error")
 	if !ok {
 		return def
 	}
@@ -132,6 +132,8 @@ func parse(r *reporter, src []byte) *Definition {
 			def.Context = dec.fields(e, "", func(s string, p Pos) {
 				def.exprs = append(def.exprs, exprRef{src: s, pos: p, kind: exprTemplate, params: true})
 			})
+		case "backup":
+			def.Backup, _ = dec.boolean(e, "")
 		case "trigger":
 			dec.triggers(e, def)
 		case "concurrency":
@@ -288,9 +290,9 @@ func (d *decoder) params(e kv, def *Definition) {
 var (
 	commonKeys = []string{"id", "type", "title", "condition", "skip_to", "timeout", "on_error", "max_iterations"}
 	typeKeys   = map[StageType][]string{
-		TypeSkill:    {"skill", "with", "outputs", "on_complete"},
-		TypeAction:   {"skill", "action", "with", "required", "outputs", "on_complete"},
-		TypeSet:      {"set", "on_complete"},
+		TypeSkill:    {"skill", "with", "outputs", "on_complete", "postconditions"},
+		TypeAction:   {"skill", "action", "with", "required", "outputs", "on_complete", "postconditions"},
+		TypeSet:      {"set", "on_complete", "postconditions"},
 		TypeGate:     {"form", "conditions", "options", "approval", "context", "on_pass", "on_fail", "on_timeout", "notify"},
 		TypeParallel: {"branches", "for_each", "join", "on_any_reject", "on_all_reject", "on_complete"},
 		TypeDelay:    {"duration", "until", "poll", "on_complete"},
@@ -390,6 +392,8 @@ func (d *decoder) stage(n ast.Node, inBranch bool) *Stage {
 			s.Outputs = d.outputs(e, id)
 		case "set":
 			s.Set = d.setFields(e, id, add)
+		case "postconditions":
+			s.Postconditions = d.exprList(e, id, add)
 		case "conditions":
 			if items, ok := d.sequence(e, id); ok {
 				for _, it := range items {
@@ -547,11 +551,12 @@ func (d *decoder) then(e kv, stage string) Then {
 }
 
 func (d *decoder) onError(e kv, stage string) *OnError {
-	kvs, ok := d.mapping(e.value, stage, "on_error", "retry", "backoff", "then")
+	kvs, ok := d.mapping(e.value, stage, "on_error", "retry", "backoff", "then", "resume")
 	if !ok {
 		return nil
 	}
 	o := &OnError{}
+	var resumeAt *Pos
 	for _, f := range kvs {
 		switch f.key {
 		case "retry":
@@ -565,9 +570,42 @@ func (d *decoder) onError(e kv, stage string) *OnError {
 			o.Backoff, _ = d.duration(f, stage)
 		case "then":
 			o.Then = d.then(f, stage)
+		case "resume":
+			if v, ok := d.str(f, stage); ok {
+				switch v {
+				case ResumeAuto, ResumeAsk:
+					o.Resume = v
+					p := posOf(f.value)
+					resumeAt = &p
+				default:
+					d.r.at(posOf(f.value), stage, "resume must be auto or ask, not %q", v)
+				}
+			}
 		}
 	}
+	if o.Resume == ResumeAsk && o.Retry == 0 && resumeAt != nil {
+		d.r.at(*resumeAt, stage, "resume: ask applies to retries: set retry")
+	}
 	return o
+}
+
+// exprList reads a list of boolean expressions (postconditions).
+func (d *decoder) exprList(e kv, stage string, add func(exprRef)) []Expr {
+	items, ok := d.sequence(e, stage)
+	if !ok {
+		return nil
+	}
+	var out []Expr
+	for _, it := range items {
+		src, ok := scalarString(it)
+		if !ok {
+			d.r.at(posOf(it), stage, "%s must list string expressions", e.key)
+			continue
+		}
+		out = append(out, Expr{Src: src, Pos: posOf(it)})
+		add(exprRef{src: src, pos: posOf(it), kind: exprBool})
+	}
+	return out
 }
 
 func (d *decoder) onFail(e kv, stage string, add func(exprRef)) *OnFail {

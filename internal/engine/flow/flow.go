@@ -75,6 +75,9 @@ type Options struct {
 	// are the gates with their own forms that gate stages name by form.
 	Natives Natives
 	Forms   Forms
+	// ReadBacks are, by native name, postconditions the store checks
+	// inside the commit of the native's result (engine.ReadBack).
+	ReadBacks map[string][]engine.ReadBack
 	// Notifier sends the notices of gates' notify; nil means notices are
 	// only recorded.
 	Notifier Notifier
@@ -110,6 +113,7 @@ type compiler struct {
 	skills  Skills
 	natives Natives
 	forms   Forms
+	reads   map[string][]engine.ReadBack
 	webhook Webhook
 	notify  Notifier
 	actions Actions
@@ -139,7 +143,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	if d == nil || len(d.Stages) == 0 {
 		return nil, fault.Errorf(fault.EInvalid, "flow: the definition has no stages")
 	}
-	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, webhook: o.Webhook, notify: o.Notifier, actions: o.Actions,
+	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, reads: o.ReadBacks, webhook: o.Webhook, notify: o.Notifier, actions: o.Actions,
 		actionAttempts: o.ActionAttempts, actionBackoff: o.ActionBackoff,
 		secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
 	if c.actionAttempts <= 0 {
@@ -204,6 +208,8 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 	wf.Steps[0].Params = params(d)
 	wf.MaxIterations = c.maxIterations
 	wf.Init = c.init
+	wf.Backup = d.Backup
+	wf.CheckStart = c.checkStart
 	wf.Source = &engine.Source{Hash: d.Hash, Name: d.Metadata.Name, Version: d.Metadata.Version, File: d.File, Text: d.Text}
 	if err := wf.Validate(); err != nil {
 		return nil, err
@@ -385,6 +391,7 @@ func retry(s *def.Stage) engine.RetryPolicy {
 		p.MaxAttempts = s.OnError.Retry + 1
 		p.Backoff, p.MaxBackoff = s.OnError.Backoff, s.OnError.Backoff
 		p.Then = then(s.OnError.Then)
+		p.AskToResume = s.OnError.Resume == def.ResumeAsk
 	}
 	return p
 }

@@ -66,7 +66,8 @@ func (c *compiler) nativeStep(s *def.Stage, next string, h engine.Handler) engin
 	if s.OnError != nil && s.OnError.Then.Action == def.ThenGoto {
 		declare(n, target(s.OnError.Then.Goto, def.Complete))
 	}
-	step := engine.StepDef{ID: s.ID, Title: s.Title, Handler: h, Next: n, Retry: retry(s)}
+	step := engine.StepDef{ID: s.ID, Title: s.Title, Handler: h, Next: n, Retry: retry(s), Postconditions: c.postconditions(s),
+		ReadBacks: c.reads[s.Skill]}
 	if s.Condition.Src == "" && !s.MaxIterations.Set() && s.Timeout <= 0 {
 		return step
 	}

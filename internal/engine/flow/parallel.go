@@ -53,6 +53,11 @@ func (c *compiler) parallelStep(s *def.Stage, next string) (engine.StepDef, bool
 				ok = false
 				continue
 			}
+			if bs.OnError != nil && bs.OnError.Resume == def.ResumeAsk {
+				c.errorf(bs.Pos, bs.ID, "on_error resume: ask cannot be in a parallel branch: a branch's retry is a scheduled job that survives restarts; put the stage outside the parallel stage")
+				ok = false
+				continue
+			}
 			step, sok := c.stage(bs, after)
 			if !sok {
 				ok = false

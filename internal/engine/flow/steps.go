@@ -61,7 +61,29 @@ func (c *compiler) workStep(s *def.Stage, next string, body func(ctx context.Con
 		}
 		return body(ctx, sc, env, u)
 	}
-	return engine.StepDef{ID: s.ID, Handler: h, Next: c.transitions(s, target(s.OnComplete, next), next), Retry: retry(s)}
+	return engine.StepDef{ID: s.ID, Handler: h, Next: c.transitions(s, target(s.OnComplete, next), next), Retry: retry(s),
+		Postconditions: c.postconditions(s)}
+}
+
+// postconditions compiles a stage's postconditions into the engine's:
+// each is evaluated on the run's state with the stage's update applied,
+// before the commit, so a false one (or one that cannot be evaluated)
+// fails the attempt and nothing the stage wrote is kept.
+func (c *compiler) postconditions(s *def.Stage) []engine.Condition {
+	var out []engine.Condition
+	for _, x := range s.Postconditions {
+		c.compile(x.Src, x.Pos, s.ID)
+		out = append(out, engine.Condition{Name: x.Src, Message: "false after the stage's update; nothing it wrote is kept",
+			Check: func(sc engine.StepContext) bool {
+				env, err := c.env(sc.Params, sc.State)
+				if err != nil {
+					return false
+				}
+				ok, err := c.evalBool(x.Src, env)
+				return err == nil && ok
+			}})
+	}
+	return out
 }
 
 func (c *compiler) skillStep(s *def.Stage, next string, skill Skill) engine.StepDef {

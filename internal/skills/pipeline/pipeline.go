@@ -246,7 +246,7 @@ func (p *pipe) workflow() (*engine.Workflow, error) {
 	if err != nil {
 		return nil, err
 	}
-	wf, err := flow.CompileWith(d, flow.Options{Natives: p.natives(), Forms: p.forms()})
+	wf, err := flow.CompileWith(d, flow.Options{Natives: p.natives(), Forms: p.forms(), ReadBacks: readBacks()})
 	if err != nil {
 		return nil, err
 	}
