@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
@@ -613,4 +614,49 @@ func TestANoticeACrashLeftUnsentIsSentAtStartUp(t *testing.T) {
 	_, err = second.eng.Recover(context.Background())
 	require.NoError(t, err)
 	require.Len(t, note.got, 1, "sent once")
+}
+
+// TestGateTimerExtendsAcrossRestarts: extend ×3 → escalate with every
+// firing done by a new process on the same file (the last one's store
+// closed first), two firings racing in each: each extension happens once,
+// the fourth timeout escalates once, and the notices say so in order.
+func TestGateTimerExtendsAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := &clock{t: t0}
+	note := &notifier{}
+	path := filepath.Join(t.TempDir(), "extend.db")
+	wf := func() *engine.Workflow { return compileTimed(t, extendDef, flow.Skills{}, note) }
+	b := setupClock(t, path, engine.Pending(), clk.now, wf())
+	r := b.run(t, "chase", nil)
+	cp, _ := pendingCheckpoint(t, b, r)
+	due := t0.Add(time.Hour)
+	for i := 1; i <= 4; i++ {
+		require.NoError(t, b.store.Close())
+		clk.t = due.Add(time.Minute)
+		b = setupClock(t, path, engine.Pending(), clk.now, wf())
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := b.eng.FireTimers(ctx)
+				assert.NoError(t, err)
+			}()
+		}
+		wg.Wait()
+		require.Len(t, note.events(), 1+i, "firing %d happened once", i)
+		if i < 4 {
+			tm := timerOf(t, b, cp.ID)
+			require.Equal(t, i, tm.Extensions)
+			due = tm.Due
+		}
+	}
+	r, err := b.store.Run(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.StatusEscalated, r.Status)
+	require.Equal(t, []string{"ask:checkpoint", "ask:escalated"}, b.steps(t, r.ID))
+	require.Equal(t, []string{"entered", "extended", "extended", "extended", "timed_out"}, note.events())
+	tm := timerOf(t, b, cp.ID)
+	require.Equal(t, [3]any{engine.TimerFired, "escalate", 3}, [3]any{tm.Status, tm.Outcome, tm.Extensions})
 }
