@@ -49,8 +49,9 @@ const (
 
 // numKeys is how many blocking keys each record gets: the title's first
 // four words, its last four words (a typo rarely hits both ends), first
-// author + year + the title's first letter, and one per identifier.
-const numKeys = 6
+// author + year + the title's first letter, one per identifier, and the
+// first four words of a translated title (in the title-prefix blocks).
+const numKeys = 7
 
 // Clusters groups input indices into papers; see Analysis.Clusters. It is
 // the entry point for tools that only need the partition.
@@ -62,6 +63,12 @@ func Clusters(papers []research.RawPaper) [][]int {
 // Analyze finds duplicates and versions among papers and says why for each.
 // It only fails when ctx is cancelled.
 func Analyze(ctx context.Context, papers []research.RawPaper) (Analysis, error) {
+	return AnalyzeWith(ctx, papers, DefaultThresholds())
+}
+
+// AnalyzeWith is Analyze with other thresholds, for the harness that
+// chooses them (see Thresholds).
+func AnalyzeWith(ctx context.Context, papers []research.RawPaper, th Thresholds) (Analysis, error) {
 	if err := ctx.Err(); err != nil {
 		return Analysis{}, fmt.Errorf("dedup: %w", err)
 	}
@@ -100,7 +107,7 @@ func Analyze(ctx context.Context, papers []research.RawPaper) (Analysis, error) 
 			}
 		}
 		a, b := int(min(i, j)), int(max(i, j))
-		d := compare(&feats[a], &feats[b])
+		d := compare(&feats[a], &feats[b], &th)
 		if d.verdict == distinct {
 			return
 		}
@@ -168,6 +175,9 @@ func blockKeys(seed maphash.Seed, f *features) [numKeys]uint64 {
 	k[3] = h("d|", f.doi)
 	k[4] = h("m|", f.pmid)
 	k[5] = h("x|", f.arxiv)
+	if alt := strings.Fields(f.alt.title); len(alt) > 0 {
+		k[6] = h("p|", strings.Join(alt[:min(4, len(alt))], " "))
+	}
 	return k
 }
 
