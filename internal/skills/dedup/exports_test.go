@@ -147,3 +147,30 @@ func TestExplainExportVariants(t *testing.T) {
 		})
 	}
 }
+
+// TestDedupNoBridgeAcrossPlaces: a record without volume or pages matches
+// each of two items with one title in two issues; it may join one of them,
+// never make the two one record.
+func TestDedupNoBridgeAcrossPlaces(t *testing.T) {
+	t.Parallel()
+	const title = "Clinical commentary on the management of spasticity after stroke in the community"
+	papers := []research.RawPaper{
+		located(title, 2012, "Topics in Stroke Rehabilitation", "19", "2", "101-102", "Roth, E. J."),
+		{Title: title, Year: 2012, Venue: "Top Stroke Rehabil", Authors: []string{"Roth EJ"}},
+		located(title, 2012, "Topics in Stroke Rehabilitation", "19", "5", "401-402", "Roth, E. J."),
+	}
+	for _, order := range [][]int{{0, 1, 2}, {2, 1, 0}, {1, 0, 2}, {1, 2, 0}} {
+		in := make([]research.RawPaper, len(order))
+		for i, o := range order {
+			in[i] = papers[o]
+		}
+		a, err := dedup.Analyze(t.Context(), in)
+		require.NoError(t, err)
+		require.Len(t, a.Clusters, 2, "order %v: %v", order, a.Clusters)
+		for _, c := range a.Clusters {
+			if len(c) == 2 {
+				require.Equal(t, "2", in[c[0]].Issue+in[c[1]].Issue, "order %v: the first issue wins, whatever the order", order)
+			}
+		}
+	}
+}

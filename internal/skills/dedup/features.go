@@ -62,9 +62,10 @@ var (
 	latexCmd = regexp.MustCompile(`\\([a-zA-Z]+\s*|['"^` + "`" + `~=.])`)
 	// trailingNote matches annotations in round brackets appended to titles:
 	// "(Provisional abstract)", "(Review)".
-	trailingNote = regexp.MustCompile(`(?i)\s*\(((provisional|structured)? ?abstract|review)\)\s*[.;]*\s*$`)
-	kindPrefix   = regexp.MustCompile(`(?i)^\s*(erratum|errata|corrigendum|corrigenda|correction|retraction|retracted|expression of concern|reply|in reply|authors?'? reply|response|comment|commentary|editorial comment|re:)\b`)
-	partWord     = regexp.MustCompile(`(?i)\bpart\s+(one|two|three|four|five)\b`)
+	trailingNote   = regexp.MustCompile(`(?i)\s*\(((provisional|structured)? ?abstract|review)\)\s*[.;]*\s*$`)
+	kindPrefix     = regexp.MustCompile(`(?i)^\s*(erratum|errata|corrigendum|corrigenda|correction|retraction|retracted|expression of concern|reply|in reply|authors?'? reply|response|comment|commentary|editorial comment|re:)\b`)
+	venueQualifier = regexp.MustCompile(`\([^()]*\)`)
+	partWord       = regexp.MustCompile(`(?i)\bpart\s+(one|two|three|four|five)\b`)
 )
 
 // partNumbers turns spelled-out part numbers into digits so that "Part two"
@@ -377,6 +378,10 @@ func form(clean string) titleForm {
 	return t
 }
 
+// dashes are the characters exports put between two pages: hyphen-minus,
+// en and em dash, Unicode hyphen and non-breaking hyphen, minus sign.
+const dashes = "-–—‐‑−"
+
 // numRange reads a leading number or range: "945-948" → 945, 948; with
 // pages, an abbreviated end ("946-9") is completed to 949. It returns
 // zeros when the field does not start with a digit ("e12724", "Suppl").
@@ -387,10 +392,10 @@ func numRange(s string, pages bool) (int, int) {
 		return 0, 0
 	}
 	rest := strings.TrimLeft(s[n:], " ")
-	if rest == "" || !strings.ContainsRune("-–—", []rune(rest)[0]) {
+	if rest == "" || !strings.ContainsRune(dashes, []rune(rest)[0]) {
 		return lo, lo
 	}
-	rest = strings.TrimLeft(rest, "-–— ")
+	rest = strings.TrimLeft(rest, dashes+" ")
 	hi, m := leadingInt(rest)
 	if m == 0 {
 		return lo, lo
@@ -560,7 +565,7 @@ func leadingNumber(s string) string {
 // when the field has no page number in it ("Suppl", "No pagination").
 func firstPage(s string) string {
 	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "-–—,; "); i >= 0 {
+	if i := strings.IndexAny(s, dashes+",; "); i >= 0 {
 		s = s[:i]
 	}
 	s = strings.ToLower(s)
@@ -571,7 +576,12 @@ func firstPage(s string) string {
 }
 
 func normVenue(s string) string {
-	n := research.NormalizeTitle(html.UnescapeString(s))
+	s = html.UnescapeString(s)
+	if strings.IndexByte(s, '(') >= 0 {
+		// Edition qualifiers: "BMJ (Online)", "BMJ (Clinical research ed.)".
+		s = venueQualifier.ReplaceAllString(s, " ")
+	}
+	n := research.NormalizeTitle(s)
 	if n == "" {
 		return ""
 	}
@@ -579,6 +589,10 @@ func normVenue(s string) string {
 	out := toks[:0]
 	for _, t := range toks {
 		if !venueStop[t] {
+			if strings.Contains(t, "ae") || strings.Contains(t, "oe") {
+				// British spelling: "gynaecology", "paediatrics", "oesophagus".
+				t = strings.NewReplacer("ae", "e", "oe", "e").Replace(t)
+			}
 			out = append(out, t)
 		}
 	}

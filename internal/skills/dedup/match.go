@@ -274,9 +274,9 @@ func truncated(ta, tb *titleForm, th *Thresholds) bool {
 // "a1754"), or the numeric ranges overlap ("569" within "567-569").
 func pagesNoisy(a, b *features) bool {
 	if a.pageLo == 0 || b.pageLo == 0 {
-		// A supplement page ("S42") is a meeting abstract's, not an
-		// article's e-locator.
-		return a.page[0] != 's' && b.page[0] != 's'
+		// A supplement page ("S42") beside print pages is a meeting
+		// abstract's and the article's, not an e-locator.
+		return !(a.pageLo > 0 && b.page[0] == 's' || b.pageLo > 0 && a.page[0] == 's')
 	}
 	return a.pageLo <= b.pageHi && b.pageLo <= a.pageHi
 }
