@@ -174,3 +174,31 @@ func TestDedupNoBridgeAcrossPlaces(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainNumbersAsWords: numbers agree however they are written, and
+// still tell parts and phases apart.
+func TestExplainNumbersAsWords(t *testing.T) {
+	t.Parallel()
+	rec := func(title string) research.RawPaper {
+		return research.RawPaper{Title: title, Year: 2014, Venue: "Stroke", Authors: []string{"Bernhardt, J.", "Langhorne, P."}}
+	}
+	const tail = " trial of very early mobilisation after acute stroke in hospital stroke units"
+	tests := []struct {
+		name, a, b, want string
+	}{
+		{"RomanPhase", "A phase II" + tail, "A phase 2" + tail, "duplicate"},
+		{"PhaseOneRoman", "A phase I" + tail, "A phase 1" + tail, "duplicate"},
+		{"WordsForNumbers", "Two-year outcomes of a" + tail, "2-year outcomes of a" + tail, "duplicate"},
+		{"OtherPhase", "A phase II" + tail, "A phase III" + tail, "distinct"},
+		{"OtherPhaseWritten", "A phase II" + tail, "A phase 3" + tail, "distinct"},
+		{"OtherYears", "Two-year outcomes of a" + tail, "Three-year outcomes of a" + tail, "distinct"},
+		{"LanguageNote", "A phase 2" + tail + ". German", "A phase 2" + tail, "duplicate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := dedup.Explain(rec(tt.a), rec(tt.b))
+			require.True(t, strings.HasPrefix(got, tt.want), "Explain = %q, want prefix %q", got, tt.want)
+		})
+	}
+}

@@ -21,15 +21,15 @@ type features struct {
 
 	year     int
 	surnames []name // the first maxAuthors author surnames, in order
-	// nameTokens are the words of those authors' names, for lists whose
+	// authors are the first maxAuthors names as given, for lists whose
 	// surnames were read from a swapped format ("Ching-yi, Wu").
-	nameTokens []string
-	group      bool // an author is a group ("ALTS Group", "NEURITES Investigators")
-	doi        string
-	arxiv      string
-	pmid       string
-	volume     string // leading number of the volume
-	page       string // first page, only when it contains a digit
+	authors []string
+	group   bool // an author is a group ("ALTS Group", "NEURITES Investigators")
+	doi     string
+	arxiv   string
+	pmid    string
+	volume  string // leading number of the volume
+	page    string // first page, only when it contains a digit
 	// pageLo..pageHi is the numeric page range (0 when the pages are not
 	// plain numbers), to tell overlapping ranges from distant ones.
 	pageLo, pageHi int
@@ -49,11 +49,11 @@ type titleForm struct {
 	// prefixes are the title cut at each subtitle separator (":", " - ",
 	// ". "), same form: a record may lack any trailing part.
 	prefixes []string
-	// digits are the digit runs of the title in order ("Phase 2", "HPV-16/18"):
-	// typos rarely touch numbers, different papers often differ only there.
+	// digits are the numbers of the title in order, as digits ("Phase 2",
+	// "Phase II", "HPV-16/18", "two-year"): typos rarely touch numbers,
+	// different papers often differ only there.
 	digits  string
-	roman   string // roman-numeral tokens (ii, iii, iv…), for "Part II" vs "Part III"
-	generic bool   // "Editorial", "Book review": says nothing about which paper
+	generic bool // "Editorial", "Book review": says nothing about which paper
 }
 
 var (
@@ -65,12 +65,14 @@ var (
 	trailingNote   = regexp.MustCompile(`(?i)\s*\(((provisional|structured)? ?abstract|review)\)\s*[.;]*\s*$`)
 	kindPrefix     = regexp.MustCompile(`(?i)^\s*(erratum|errata|corrigendum|corrigenda|correction|retraction|retracted|expression of concern|reply|in reply|authors?'? reply|response|comment|commentary|editorial comment|re:)\b`)
 	venueQualifier = regexp.MustCompile(`\([^()]*\)`)
-	partWord       = regexp.MustCompile(`(?i)\bpart\s+(one|two|three|four|five)\b`)
 )
 
-// partNumbers turns spelled-out part numbers into digits so that "Part two"
-// and "Part 2" agree and both differ from "Part 3".
-var partNumbers = map[string]string{"one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
+// numberWords are spelled-out numbers, read as digits so that "two-year"
+// and "2-year", "Part two" and "Part 2" agree and differ from "three".
+var numberWords = map[string]string{
+	"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+	"seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+}
 
 // greek spells out Greek letters, which some databases keep ("interferon-γ")
 // and others transliterate ("interferon-gamma").
@@ -80,9 +82,14 @@ var greek = strings.NewReplacer(
 	"τ", " tau ", "ω", " omega ", "Α", " alpha ", "Β", " beta ", "Γ", " gamma ", "Δ", " delta ",
 )
 
-// romanTokens are the numerals that mark parts or sequels; "i" and "v" are
-// left out because they are also ordinary words and initials.
-var romanTokens = map[string]bool{"ii": true, "iii": true, "iv": true, "vi": true, "vii": true, "viii": true, "ix": true}
+// romanNumbers are the numerals that mark parts, phases or sequels; "i"
+// and "v" are also initials and words, so they count only after a word
+// that takes a number (see numbered).
+var romanNumbers = map[string]string{"ii": "2", "iii": "3", "iv": "4", "vi": "6", "vii": "7", "viii": "8", "ix": "9", "x": "10"}
+
+// numbered are words after which "i" and "v" are numbers: "Part I",
+// "Phase I", "Type V".
+var numbered = map[string]bool{"part": true, "phase": true, "type": true, "stage": true, "grade": true, "class": true, "study": true, "trial": true, "section": true, "volume": true}
 
 // genericWords start titles that recur for different items of one venue
 // ("Editorial", "Introduction to the special issue", "Book review").
@@ -99,14 +106,48 @@ var genericWords = map[string]bool{
 
 // groupWords mark a group author, which one database lists and another
 // replaces by its chair or leaves out.
-var groupWords = map[string]bool{
-	"group": true, "study": true, "investigators": true, "consortium": true, "collaboration": true,
-	"collaborative": true, "committee": true, "society": true, "trial": true, "network": true,
-	"association": true, "team": true, "collaborators": true, "writing": true, "working": true,
+var groupWords = []string{
+	"group", "study", "investigators", "consortium", "collaboration", "collaborative", "committee",
+	"society", "trial", "network", "association", "team", "collaborators", "writing", "working",
 }
+
+// hasGroupWord reports whether a name contains one of groupWords as a
+// word, in any case, without allocating: it runs on every author.
+func hasGroupWord(a string) bool {
+	for i := 0; i < len(a); {
+		for i < len(a) && !isASCIILetter(a[i]) {
+			i++
+		}
+		j := i
+		for j < len(a) && isASCIILetter(a[j]) {
+			j++
+		}
+		if w := a[i:j]; len(w) >= 4 {
+			for _, g := range groupWords {
+				if strings.EqualFold(w, g) {
+					return true
+				}
+			}
+		}
+		i = j
+	}
+	return false
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
 // venueStop are words dropped before comparing venues.
 var venueStop = map[string]bool{"the": true, "of": true, "and": true, "on": true, "in": true, "for": true, "de": true}
+
+// languages are the article languages some databases append after a
+// full stop: "… after stroke. German".
+var languages = map[string]bool{
+	"Russian": true, "Chinese": true, "Spanish": true, "Czech": true, "Italian": true, "Polish": true,
+	"Dutch": true, "Ukrainian": true, "German": true, "French": true, "Japanese": true, "Slovak": true,
+	"Hungarian": true, "Portuguese": true, "Turkish": true, "Norwegian": true, "Danish": true, "Swedish": true,
+	"Finnish": true, "Korean": true, "Hebrew": true, "Greek": true, "Croatian": true, "Serbian": true,
+	"Romanian": true, "Bulgarian": true, "Persian": true, "Arabic": true,
+}
 
 // cleaned is a title with its annotations taken off.
 type cleaned struct {
@@ -157,6 +198,9 @@ func cleanTitle(s string) cleaned {
 		s = t
 	}
 	s = strings.TrimSpace(s)
+	if i := strings.LastIndex(s, ". "); i >= 0 && languages[strings.TrimSpace(s[i+2:])] {
+		s = s[:i]
+	}
 	// A title wholly in brackets is a translation: "[Cognitive disorders …]".
 	if strings.HasPrefix(s, "[") {
 		s = strings.Trim(s, "[]. ")
@@ -234,9 +278,8 @@ var sectionLabels = []string{
 // when the label is in capitals and the title is not ("MEDICAL PROGRESS
 // Hepatitis C").
 func stripLabel(s string) string {
-	lower := strings.ToLower(s)
 	for _, l := range sectionLabels {
-		if !strings.HasPrefix(lower, l) {
+		if len(s) <= len(l) || !strings.EqualFold(s[:len(l)], l) {
 			continue
 		}
 		rest := s[len(l):]
@@ -320,6 +363,7 @@ func extract(p research.RawPaper) features {
 	}
 
 	f.year = p.Year
+	f.authors = p.Authors[:min(len(p.Authors), maxAuthors)]
 	for _, a := range p.Authors {
 		if len(f.surnames) == maxAuthors {
 			break
@@ -327,10 +371,7 @@ func extract(p research.RawPaper) features {
 		if s := surname(a); s != "" {
 			f.surnames = append(f.surnames, name{compact: strings.ReplaceAll(s, " ", ""), last: lastWord(s)})
 		}
-		for _, t := range strings.Fields(research.NormalizeTitle(a)) {
-			f.nameTokens = append(f.nameTokens, t)
-			f.group = f.group || groupWords[t]
-		}
+		f.group = f.group || hasGroupWord(a)
 	}
 	f.doi = research.NormalizeDOI(p.DOI)
 	f.arxiv = research.NormalizeArxivID(p.ArxivID)
@@ -358,20 +399,7 @@ func form(clean string) titleForm {
 			t.prefixes = append(t.prefixes, normTitle(clean[:loc[0]]))
 		}
 	}
-	lower := strings.ToLower(clean)
-	if strings.Contains(lower, "part") {
-		lower = partWord.ReplaceAllStringFunc(lower, func(s string) string {
-			return "part " + partNumbers[strings.Fields(s)[1]]
-		})
-	}
-	t.digits = digitsOf(lower)
-	var roman []string
-	for _, tok := range strings.Fields(t.title) {
-		if romanTokens[tok] {
-			roman = append(roman, tok)
-		}
-	}
-	t.roman = strings.Join(roman, " ")
+	t.digits = numbersOf(strings.ToLower(clean))
 	if first, _, _ := strings.Cut(t.title, " "); genericWords[first] || !strings.Contains(t.title, " ") {
 		t.generic = true
 	}
@@ -447,13 +475,40 @@ func subtitleSeps(s string, limit int) [][2]int {
 	return out
 }
 
-// digitsOf concatenates the digits of s, so "10 000" and "10000" agree.
-func digitsOf(s string) string {
+// numbersOf concatenates the numbers of a lowercased title in order:
+// digits as written ("10 000" and "10000" agree), roman numerals and
+// number words as digits.
+func numbersOf(s string) string {
 	var b []byte
-	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			b = append(b, s[i])
+	prev := ""
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			i += size
+			continue
 		}
+		j := i
+		for j < len(s) {
+			r, size := utf8.DecodeRuneInString(s[j:])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				break
+			}
+			j += size
+		}
+		tok := s[i:j]
+		switch {
+		case romanNumbers[tok] != "" && tok != "x" || (tok == "i" || tok == "v" || tok == "x") && numbered[prev]:
+			b = append(b, map[string]string{"i": "1", "v": "5"}[tok]+romanNumbers[tok]...)
+		case numberWords[tok] != "":
+			b = append(b, numberWords[tok]...)
+		default:
+			for k := 0; k < len(tok); k++ {
+				if tok[k] >= '0' && tok[k] <= '9' {
+					b = append(b, tok[k])
+				}
+			}
+		}
+		prev, i = tok, j
 	}
 	return string(b)
 }

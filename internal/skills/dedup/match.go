@@ -132,9 +132,6 @@ func fuzzyForms(a, b *features, ta, tb *titleForm, th *Thresholds) decision {
 	if a.kind != b.kind {
 		return reject("different kinds (erratum, reply, comment…)")
 	}
-	if ta.roman != tb.roman {
-		return reject("different part numbers")
-	}
 	yearGap := 0
 	if a.year != 0 && b.year != 0 {
 		yearGap = abs(a.year - b.year)
@@ -300,19 +297,23 @@ func oneDigitDropped(x, y string) bool {
 
 // namesOverlap reports whether at least half of one list's surnames occur
 // among the words of the other's names: the same people, with given and
-// family names swapped by one database.
+// family names swapped by one database. Only called for records at one
+// place whose first authors differ, so it may allocate.
 func namesOverlap(a, b *features) bool {
 	check := func(x, y *features) bool {
 		if len(x.surnames) == 0 {
 			return false
 		}
+		words := map[string]bool{}
+		for _, n := range y.authors {
+			for _, w := range strings.Fields(research.NormalizeTitle(n)) {
+				words[w] = len(w) > 1
+			}
+		}
 		found := 0
 		for _, s := range x.surnames {
-			for _, t := range y.nameTokens {
-				if len(t) > 1 && (s.last == t || s.compact == t) {
-					found++
-					break
-				}
+			if words[s.last] || words[s.compact] {
+				found++
 			}
 		}
 		return 2*found >= len(x.surnames)
