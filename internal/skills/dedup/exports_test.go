@@ -192,6 +192,8 @@ func TestExplainNumbersAsWords(t *testing.T) {
 		{"OtherPhase", "A phase II" + tail, "A phase III" + tail, "distinct"},
 		{"OtherPhaseWritten", "A phase II" + tail, "A phase 3" + tail, "distinct"},
 		{"OtherYears", "Two-year outcomes of a" + tail, "Three-year outcomes of a" + tail, "distinct"},
+		{"Ordinals", "Second report of a" + tail, "2nd report of a" + tail, "duplicate"},
+		{"OtherOrdinal", "Second report of a" + tail, "Third report of a" + tail, "distinct"},
 		{"LanguageNote", "A phase 2" + tail + ". German", "A phase 2" + tail, "duplicate"},
 	}
 	for _, tt := range tests {

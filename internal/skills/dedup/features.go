@@ -68,10 +68,14 @@ var (
 )
 
 // numberWords are spelled-out numbers, read as digits so that "two-year"
-// and "2-year", "Part two" and "Part 2" agree and differ from "three".
+// and "2-year", "Part two" and "Part 2", "Second" and "2nd" agree and
+// differ from "three".
 var numberWords = map[string]string{
 	"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
 	"seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+	// Ordinals: "Second international consensus …" is not the third.
+	"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "sixth": "6",
+	"seventh": "7", "eighth": "8", "ninth": "9", "tenth": "10",
 }
 
 // greek spells out Greek letters, which some databases keep ("interferon-γ")
