@@ -329,10 +329,6 @@ func versionPair(a, b *features) bool {
 	return a.preprint && b.published || a.published && b.preprint
 }
 
-// isAcronym reports whether a normalised venue is a single word ("iclr",
-// "cancer").
-func isAcronym(v string) bool { return v != "" && !strings.Contains(v, " ") }
-
 func conflict(x, y string) bool { return x != "" && y != "" && x != y }
 
 func nonEmpty(a, b string) string {
