@@ -125,6 +125,12 @@ func TestExplainExportVariants(t *testing.T) {
 		{"DroppedDigitAtSamePlace", nejm("p16INK4a expression in " + lancet), nejm("p6INK4a expression in " + lancet), "duplicate"},
 		{"OtherDigitAtSamePlace", nejm("Phase 2 trial of " + lancet), nejm("Phase 3 trial of " + lancet), "distinct"},
 
+		// Notes of other exports, and authors that name nobody.
+		{"LetterNote", bare(lancet + " (Letter)"), bare(lancet), "duplicate"},
+		{"NoAuthorsListed", nejm(lancet), located(lancet, 2013, "N Engl J Med", "368", "25", "2355-2365", "[No authors listed]"), "duplicate"},
+		{"AnonymousVsNamed", nejm(lancet), located(lancet, 2013, "N Engl J Med", "368", "25", "2355-2365", "Anonymous"), "duplicate"},
+		{"AnonymousElsewhere", nejm(lancet), located(lancet, 2013, "N Engl J Med", "368", "26", "2400-2401", "Anonymous"), "distinct"},
+
 		// The same title in two journals is two records; pages forgive only
 		// what exports do to them.
 		{"TwoJournalsNoPlace",

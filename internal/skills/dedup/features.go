@@ -60,9 +60,10 @@ var (
 	htmlTag = regexp.MustCompile(`<[^>]{1,40}>`)
 	// latexCmd matches \emph, \textit{… and accent commands \' \" \^ \` \~ \= \.
 	latexCmd = regexp.MustCompile(`\\([a-zA-Z]+\s*|['"^` + "`" + `~=.])`)
-	// trailingNote matches annotations in round brackets appended to titles:
+	// trailingNote matches annotations in round brackets appended to titles
+	// ("(Letter)", "(Editorial)"):
 	// "(Provisional abstract)", "(Review)".
-	trailingNote   = regexp.MustCompile(`(?i)\s*\(((provisional|structured)? ?abstract|review)\)\s*[.;]*\s*$`)
+	trailingNote   = regexp.MustCompile(`(?i)\s*\(((provisional|structured|meeting|conference)? ?abstract|review|letter|editorial)\)\s*[.;]*\s*$`)
 	kindPrefix     = regexp.MustCompile(`(?i)^\s*(erratum|errata|corrigendum|corrigenda|correction|retraction|retracted|expression of concern|reply|in reply|authors?'? reply|response|comment|commentary|editorial comment|re:)\b`)
 	venueQualifier = regexp.MustCompile(`\([^()]*\)`)
 )
@@ -546,7 +547,7 @@ type name struct {
 // "John Smith" or "J. Smith".
 func surname(a string) string {
 	a = strings.TrimSpace(a)
-	if a == "" {
+	if a == "" || noAuthor[research.NormalizeTitle(a)] {
 		return ""
 	}
 	if i := strings.IndexByte(a, ','); i >= 0 {
@@ -578,6 +579,13 @@ func surname(a string) string {
 		i--
 	}
 	return research.NormalizeTitle(strings.Join(fields[i:], " "))
+}
+
+// noAuthor are what databases write where a record has no author: they
+// name nobody, so they neither agree nor disagree with a list.
+var noAuthor = map[string]bool{
+	"anonymous": true, "anon": true, "no authors listed": true, "no author name available": true,
+	"et al": true, "unknown": true, "author unknown": true,
 }
 
 // dropSuffix removes generational suffixes: "wright jr" -> "wright".
