@@ -282,10 +282,14 @@ func resolve(n int, feats []features, found []Link, verdicts []verdict) Analysis
 		info[i] = clusterInfo{doi: f.doi, pmid: f.pmid, arxiv: f.arxiv, preprint: f.preprint, published: f.published}
 	}
 	// members lists each root's records, so a union can check that no two
-	// records it would join contradict each other.
+	// records it would join contradict each other; nil stands for the root
+	// alone, so singletons cost nothing.
 	members := make([][]int32, n)
-	for i := range members {
-		members[i] = []int32{int32(i)}
+	of := func(r int32) []int32 {
+		if members[r] == nil {
+			return []int32{r}
+		}
+		return members[r]
 	}
 	find := func(x int32) int32 {
 		for parent[x] != x {
@@ -343,7 +347,7 @@ func resolve(n int, feats []features, found []Link, verdicts []verdict) Analysis
 			}
 			continue
 		}
-		if placesClash(feats, members[ra], members[rb]) {
+		if placesClash(feats, of(ra), of(rb)) {
 			continue
 		}
 		if rb < ra {
@@ -351,7 +355,7 @@ func resolve(n int, feats []features, found []Link, verdicts []verdict) Analysis
 		}
 		parent[rb] = ra
 		info[ra].absorb(&info[rb])
-		members[ra] = append(members[ra], members[rb]...)
+		members[ra] = append(of(ra), of(rb)...)
 		members[rb] = nil
 		out.Merges = append(out.Merges, l)
 	}

@@ -111,14 +111,16 @@ var genericWords = map[string]bool{
 
 // groupWords mark a group author, which one database lists and another
 // replaces by its chair or leaves out.
-var groupWords = []string{
-	"group", "study", "investigators", "consortium", "collaboration", "collaborative", "committee",
-	"society", "trial", "network", "association", "team", "collaborators", "writing", "working",
+var groupWords = map[string]bool{
+	"group": true, "study": true, "investigators": true, "consortium": true, "collaboration": true,
+	"collaborative": true, "committee": true, "society": true, "trial": true, "network": true,
+	"association": true, "team": true, "collaborators": true, "writing": true, "working": true,
 }
 
 // hasGroupWord reports whether a name contains one of groupWords as a
 // word, in any case, without allocating: it runs on every author.
 func hasGroupWord(a string) bool {
+	var buf [16]byte
 	for i := 0; i < len(a); {
 		for i < len(a) && !isASCIILetter(a[i]) {
 			i++
@@ -127,11 +129,12 @@ func hasGroupWord(a string) bool {
 		for j < len(a) && isASCIILetter(a[j]) {
 			j++
 		}
-		if w := a[i:j]; len(w) >= 4 {
-			for _, g := range groupWords {
-				if strings.EqualFold(w, g) {
-					return true
-				}
+		if n := j - i; n >= 4 && n <= len(buf) {
+			for k := range n {
+				buf[k] = a[i+k] | 0x20
+			}
+			if groupWords[string(buf[:n])] {
+				return true
 			}
 		}
 		i = j
@@ -404,7 +407,7 @@ func form(clean string) titleForm {
 			t.prefixes = append(t.prefixes, normTitle(clean[:loc[0]]))
 		}
 	}
-	t.digits = numbersOf(strings.ToLower(clean))
+	t.digits = numbersOf(t.title)
 	if first, _, _ := strings.Cut(t.title, " "); genericWords[first] || !strings.Contains(t.title, " ") {
 		t.generic = true
 	}
@@ -480,40 +483,32 @@ func subtitleSeps(s string, limit int) [][2]int {
 	return out
 }
 
-// numbersOf concatenates the numbers of a lowercased title in order:
+// numbersOf concatenates the numbers of a normalised title in order:
 // digits as written ("10 000" and "10000" agree), roman numerals and
 // number words as digits.
-func numbersOf(s string) string {
+func numbersOf(title string) string {
 	var b []byte
 	prev := ""
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			i += size
-			continue
-		}
-		j := i
-		for j < len(s) {
-			r, size := utf8.DecodeRuneInString(s[j:])
-			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-				break
-			}
-			j += size
-		}
-		tok := s[i:j]
-		switch {
-		case romanNumbers[tok] != "" && tok != "x" || (tok == "i" || tok == "v" || tok == "x") && numbered[prev]:
-			b = append(b, map[string]string{"i": "1", "v": "5"}[tok]+romanNumbers[tok]...)
-		case numberWords[tok] != "":
-			b = append(b, numberWords[tok]...)
-		default:
-			for k := 0; k < len(tok); k++ {
-				if tok[k] >= '0' && tok[k] <= '9' {
-					b = append(b, tok[k])
-				}
+	for title != "" {
+		tok, rest, _ := strings.Cut(title, " ")
+		title = rest
+		n := len(b)
+		for k := 0; k < len(tok); k++ {
+			if tok[k] >= '0' && tok[k] <= '9' {
+				b = append(b, tok[k])
 			}
 		}
-		prev, i = tok, j
+		if len(b) == n && len(tok) <= 7 {
+			switch {
+			case romanNumbers[tok] != "" && tok != "x":
+				b = append(b, romanNumbers[tok]...)
+			case (tok == "i" || tok == "v" || tok == "x") && numbered[prev]:
+				b = append(b, map[string]string{"i": "1", "v": "5", "x": "10"}[tok]...)
+			case numberWords[tok] != "":
+				b = append(b, numberWords[tok]...)
+			}
+		}
+		prev = tok
 	}
 	return string(b)
 }
@@ -547,8 +542,8 @@ type name struct {
 // "John Smith" or "J. Smith".
 func surname(a string) string {
 	a = strings.TrimSpace(a)
-	if a == "" || noAuthor[research.NormalizeTitle(a)] {
-		return ""
+	if a == "" || len(a) <= 25 && strings.ContainsAny(a[:1], "aAnNeEuU[") && noAuthor[research.NormalizeTitle(a)] {
+		return "" // the cheap checks first: this runs on every author
 	}
 	if i := strings.IndexByte(a, ','); i >= 0 {
 		s := dropSuffix(research.NormalizeTitle(a[:i]))
