@@ -180,6 +180,9 @@ func blockKeys(seed maphash.Seed, f *features) [numKeys]uint64 {
 	k[3] = h("d|", f.doi)
 	k[4] = h("m|", f.pmid)
 	k[5] = h("x|", f.arxiv)
+	if f.alt == nil {
+		return k
+	}
 	if alt := strings.Fields(f.alt.title); len(alt) > 0 {
 		k[6] = h("p|", strings.Join(alt[:min(4, len(alt))], " "))
 	}
@@ -256,7 +259,11 @@ func agreement(a, b *features) int {
 func contentKey(f *features) string {
 	var b strings.Builder
 	b.WriteString(f.title)
-	for _, s := range []string{f.alt.title, strconv.Itoa(f.year), f.volume, strconv.Itoa(f.issueLo), f.page, f.venue, f.doi, f.pmid, f.arxiv, f.kind} {
+	alt := ""
+	if f.alt != nil {
+		alt = f.alt.title
+	}
+	for _, s := range []string{alt, strconv.Itoa(f.year), f.volume, strconv.Itoa(f.issueLo), f.page, f.venue, f.doi, f.pmid, f.arxiv, f.kind} {
 		b.WriteByte('|')
 		b.WriteString(s)
 	}

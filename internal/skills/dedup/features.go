@@ -15,8 +15,9 @@ import (
 type features struct {
 	titleForm
 	// alt is the title in its other language, when the record gives both
-	// ("Wirkung von X auf Y [Effect of X on Y]"); zero otherwise.
-	alt  titleForm
+	// ("Wirkung von X auf Y [Effect of X on Y]"); nil otherwise, as for
+	// most records.
+	alt  *titleForm
 	kind string // erratum, reply, comment, retraction… ("" for an article)
 
 	year     int
@@ -354,7 +355,8 @@ func extract(p research.RawPaper) features {
 	c := cleanTitle(p.Title)
 	f.titleForm = form(c.main)
 	if c.alt != "" {
-		f.alt = form(c.alt)
+		alt := form(c.alt)
+		f.alt = &alt
 	}
 	seps := subtitleSeps(c.main, 1)
 	if m := kindPrefix.FindStringSubmatch(c.main[:min(len(c.main), 40)]); m != nil {

@@ -107,11 +107,11 @@ func compare(a, b *features, th *Thresholds) decision {
 // by their translated titles when either gives one.
 func fuzzy(a, b *features, th *Thresholds) decision {
 	d := fuzzyForms(a, b, &a.titleForm, &b.titleForm, th)
-	if d.verdict != distinct || a.alt.title == "" && b.alt.title == "" {
+	if d.verdict != distinct || a.alt == nil && b.alt == nil {
 		return d
 	}
-	for _, p := range [...][2]*titleForm{{&a.alt, &b.titleForm}, {&a.titleForm, &b.alt}, {&a.alt, &b.alt}} {
-		if p[0].title == "" || p[1].title == "" {
+	for _, p := range [...][2]*titleForm{{a.alt, &b.titleForm}, {&a.titleForm, b.alt}, {a.alt, b.alt}} {
+		if p[0] == nil || p[1] == nil || p[0].title == "" || p[1].title == "" {
 			continue
 		}
 		if e := fuzzyForms(a, b, p[0], p[1], th); e.verdict != distinct {
