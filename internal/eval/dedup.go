@@ -112,15 +112,14 @@ func Dedup(ctx context.Context, dir string, out io.Writer) (DedupSummary, error)
 // DedupScore runs the deduplicator on recs and scores its clusters against
 // their labels: pairwise when recs carry groups, per record otherwise.
 func DedupScore(ctx context.Context, name string, recs []DedupRecord) (DedupDataset, error) {
-	papers := make([]research.RawPaper, len(recs))
+	return dedupScoreWith(ctx, name, recs, dedup.DefaultThresholds())
+}
+
+// scoreClusters scores an analysis of recs against their labels.
+func scoreClusters(name string, recs []DedupRecord, a dedup.Analysis) DedupDataset {
 	grouped := false
-	for i, r := range recs {
-		papers[i] = r.Paper
+	for _, r := range recs {
 		grouped = grouped || r.Group != ""
-	}
-	a, err := dedup.Analyze(ctx, papers)
-	if err != nil {
-		return DedupDataset{}, err
 	}
 	ds := DedupDataset{Name: name, Records: len(recs), RecordLevel: !grouped}
 	if grouped {
@@ -166,7 +165,7 @@ func DedupScore(ctx context.Context, name string, recs []DedupRecord) (DedupData
 			}
 		}
 		ds.Precision, ds.Recall, ds.F1 = dedupPRF(ds.CorrectPairs, ds.PredictedPairs, ds.TruePairs)
-		return ds, nil
+		return ds
 	}
 	for _, c := range a.Clusters {
 		for _, i := range c {
@@ -185,7 +184,7 @@ func DedupScore(ctx context.Context, name string, recs []DedupRecord) (DedupData
 		}
 	}
 	ds.Precision, ds.Recall, ds.F1 = dedupPRF(ds.CorrectFlagged, ds.PredictedFlagged, ds.Flagged)
-	return ds, nil
+	return ds
 }
 
 func dedupPRF(correct, predicted, truth int) (p, r, f float64) {

@@ -49,8 +49,9 @@ const (
 
 // numKeys is how many blocking keys each record gets: the title's first
 // four words, its last four words (a typo rarely hits both ends), first
-// author + year + the title's first letter, and one per identifier.
-const numKeys = 6
+// author + year + the title's first letter, one per identifier, and the
+// first four words of a translated title (in the title-prefix blocks).
+const numKeys = 7
 
 // Clusters groups input indices into papers; see Analysis.Clusters. It is
 // the entry point for tools that only need the partition.
@@ -62,6 +63,12 @@ func Clusters(papers []research.RawPaper) [][]int {
 // Analyze finds duplicates and versions among papers and says why for each.
 // It only fails when ctx is cancelled.
 func Analyze(ctx context.Context, papers []research.RawPaper) (Analysis, error) {
+	return AnalyzeWith(ctx, papers, DefaultThresholds())
+}
+
+// AnalyzeWith is Analyze with other thresholds, for the harness that
+// chooses them (see Thresholds).
+func AnalyzeWith(ctx context.Context, papers []research.RawPaper, th Thresholds) (Analysis, error) {
 	if err := ctx.Err(); err != nil {
 		return Analysis{}, fmt.Errorf("dedup: %w", err)
 	}
@@ -100,7 +107,7 @@ func Analyze(ctx context.Context, papers []research.RawPaper) (Analysis, error) 
 			}
 		}
 		a, b := int(min(i, j)), int(max(i, j))
-		d := compare(&feats[a], &feats[b])
+		d := compare(&feats[a], &feats[b], &th)
 		if d.verdict == distinct {
 			return
 		}
@@ -109,6 +116,10 @@ func Analyze(ctx context.Context, papers []research.RawPaper) (Analysis, error) 
 	}
 
 	count := 0
+	// Each block is handled once, at the first slot that reaches it: a
+	// translated title's key shares the title-prefix blocks, so a block's
+	// first member may hold its key in another slot.
+	handled := map[uint64]bool{}
 	for slot := range numKeys {
 		for i := range feats {
 			k := keys[i][slot]
@@ -116,9 +127,10 @@ func Analyze(ctx context.Context, papers []research.RawPaper) (Analysis, error) 
 				continue
 			}
 			m := blocks[k]
-			if len(m) < 2 || m[0] != int32(i) {
-				continue // each block is handled once, from its first member
+			if len(m) < 2 || handled[k] {
+				continue
 			}
+			handled[k] = true
 			if count++; count%1024 == 0 {
 				if err := ctx.Err(); err != nil {
 					return Analysis{}, fmt.Errorf("dedup: %w", err)
@@ -168,6 +180,12 @@ func blockKeys(seed maphash.Seed, f *features) [numKeys]uint64 {
 	k[3] = h("d|", f.doi)
 	k[4] = h("m|", f.pmid)
 	k[5] = h("x|", f.arxiv)
+	if f.alt == nil {
+		return k
+	}
+	if alt := strings.Fields(f.alt.title); len(alt) > 0 {
+		k[6] = h("p|", strings.Join(alt[:min(4, len(alt))], " "))
+	}
 	return k
 }
 
@@ -192,6 +210,74 @@ func (c *clusterInfo) absorb(o *clusterInfo) {
 	c.published = c.published || o.published
 }
 
+// placesClash reports whether any record of one cluster contradicts any
+// of the other's in a way no single link would have been allowed: another
+// volume, issue, kind, distant pages, years two apart, or two journals at
+// two places, unless the two share an identifier. A record without volume or pages can link to each of two
+// items (a column in two issues); the two must not become one through it.
+func placesClash(feats []features, x, y []int32) bool {
+	for _, i := range x {
+		for _, j := range y {
+			a, b := &feats[i], &feats[j]
+			if sharedID(a, b) {
+				continue // one DOI outweighs an online-first record's pages
+			}
+			located := a.volume != "" && a.volume == b.volume && a.page != "" && a.page == b.page
+			if conflict(a.volume, b.volume) || a.kind != b.kind ||
+				a.issueLo != 0 && b.issueLo != 0 && (a.issueHi < b.issueLo || b.issueHi < a.issueLo) ||
+				conflict(a.page, b.page) && !pagesNoisy(a, b) ||
+				a.year != 0 && b.year != 0 && abs(a.year-b.year) > 1 ||
+				!located && !venuesCompatible(a.venue, b.venue) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// agreement counts the fields both records have and agree on.
+func agreement(a, b *features) int {
+	n := 0
+	for _, f := range [...][2]string{{a.volume, b.volume}, {a.page, b.page}, {a.venue, b.venue}, {a.doi, b.doi}, {a.pmid, b.pmid}} {
+		if f[0] != "" && f[0] == f[1] {
+			n++
+		}
+	}
+	if a.issueLo != 0 && a.issueLo == b.issueLo {
+		n++
+	}
+	if a.year != 0 && a.year == b.year {
+		n++
+	}
+	if len(a.surnames) > 0 && len(b.surnames) > 0 && a.surnames[0] == b.surnames[0] {
+		n++
+	}
+	return n
+}
+
+// contentKey orders records by what they say, not where they stand.
+func contentKey(f *features) string {
+	var b strings.Builder
+	b.WriteString(f.title)
+	alt := ""
+	if f.alt != nil {
+		alt = f.alt.title
+	}
+	for _, s := range []string{alt, strconv.Itoa(f.year), f.volume, strconv.Itoa(f.issueLo), f.page, f.venue, f.doi, f.pmid, f.arxiv, f.kind} {
+		b.WriteByte('|')
+		b.WriteString(s)
+	}
+	for _, n := range f.surnames {
+		b.WriteByte('|')
+		b.WriteString(n.compact)
+	}
+	return b.String()
+}
+
+func sharedID(a, b *features) bool {
+	return a.doi != "" && a.doi == b.doi || a.pmid != "" && a.pmid == b.pmid || a.arxiv != "" && a.arxiv == b.arxiv
+}
+
 // resolve unions duplicate links, strongest first (identifiers, then fuzzy
 // by score), refusing unions that would put contradicting records together.
 func resolve(n int, feats []features, found []Link, verdicts []verdict) Analysis {
@@ -201,6 +287,16 @@ func resolve(n int, feats []features, found []Link, verdicts []verdict) Analysis
 		parent[i] = int32(i)
 		f := &feats[i]
 		info[i] = clusterInfo{doi: f.doi, pmid: f.pmid, arxiv: f.arxiv, preprint: f.preprint, published: f.published}
+	}
+	// members lists each root's records, so a union can check that no two
+	// records it would join contradict each other; nil stands for the root
+	// alone, so singletons cost nothing.
+	members := make([][]int32, n)
+	of := func(r int32) []int32 {
+		if members[r] == nil {
+			return []int32{r}
+		}
+		return members[r]
 	}
 	find := func(x int32) int32 {
 		for parent[x] != x {
@@ -220,9 +316,21 @@ func resolve(n int, feats []features, found []Link, verdicts []verdict) Analysis
 		}
 		return 0
 	}
+	// Where two links cannot both be taken (their records clash), the one
+	// with more agreeing fields goes first, then the one between records
+	// that sort first by content: the outcome does not depend on the
+	// input's order.
+	agree := make([]int, len(found))
+	pair := make([][2]string, len(found))
+	for i, l := range found {
+		agree[i] = agreement(&feats[l.A], &feats[l.B])
+		ka, kb := contentKey(&feats[l.A]), contentKey(&feats[l.B])
+		pair[i] = [2]string{min(ka, kb), max(ka, kb)}
+	}
 	slices.SortFunc(order, func(x, y int) int {
 		lx, ly := found[x], found[y]
-		return cmp.Or(cmp.Compare(rank(lx), rank(ly)), cmp.Compare(ly.Score, lx.Score),
+		return cmp.Or(cmp.Compare(rank(lx), rank(ly)), cmp.Compare(ly.Score, lx.Score), cmp.Compare(agree[y], agree[x]),
+			strings.Compare(pair[x][0], pair[y][0]), strings.Compare(pair[x][1], pair[y][1]),
 			cmp.Compare(lx.A, ly.A), cmp.Compare(lx.B, ly.B))
 	})
 
@@ -246,11 +354,16 @@ func resolve(n int, feats []features, found []Link, verdicts []verdict) Analysis
 			}
 			continue
 		}
+		if placesClash(feats, of(ra), of(rb)) {
+			continue
+		}
 		if rb < ra {
 			ra, rb = rb, ra
 		}
 		parent[rb] = ra
 		info[ra].absorb(&info[rb])
+		members[ra] = append(of(ra), of(rb)...)
+		members[rb] = nil
 		out.Merges = append(out.Merges, l)
 	}
 
