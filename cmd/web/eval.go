@@ -10,7 +10,9 @@ const evalAbout = `Measures the product's deduplicator or relevance scorer on la
 
   dedup DIR       run the deduplicator on every *.records.csv.gz in DIR
                   (labelled dup_group sets) and print pairwise precision,
-                  recall and F1 per dataset, then "dedup: precision=… recall=… f1=…"
+                  recall and F1 per dataset, then "dedup: precision=… recall=… f1=…";
+                  with --loso, choose each threshold leave-one-set-out and print
+                  the held-out figures, then "dedup loso: precision=… recall=…"
   screening DIR   simulate a researcher screening every review in DIR
                   (reviews.json + CSVs) with the app's relevance scorer and
                   print WSS@95 and RRF@10 per review, then the means
@@ -20,7 +22,8 @@ const evalAbout = `Measures the product's deduplicator or relevance scorer on la
 // evalCmd implements `quarry eval`: the quality harness that measures the
 // product's deduplicator and relevance scorer on labelled data sets.
 func (c *cli) evalCmd(ctx context.Context, args []string) error {
-	fs := newFlagSet("eval", "quarry eval <dedup|screening> DIR", evalAbout)
+	fs := newFlagSet("eval", "quarry eval [--loso] <dedup|screening> DIR", evalAbout)
+	loso := fs.Bool("loso", false, "dedup: choose the thresholds leave-one-set-out and report the held-out sets")
 	rest, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -31,6 +34,10 @@ func (c *cli) evalCmd(ctx context.Context, args []string) error {
 	kind, dir := rest[0], rest[1]
 	switch kind {
 	case "dedup":
+		if *loso {
+			_, err := eval.DedupLOSO(ctx, dir, c.stdout)
+			return err
+		}
 		_, err := eval.Dedup(ctx, dir, c.stdout)
 		return err
 	case "screening":
