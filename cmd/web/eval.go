@@ -14,10 +14,11 @@ const evalAbout = `Measures the product's deduplicator or relevance scorer on la
                   with --loso, choose each threshold leave-one-set-out and print
                   the held-out figures, then "dedup loso: precision=… recall=…"
   screening DIR   simulate a researcher screening every review in DIR
-                  (reviews.json + CSVs) with the app's relevance scorer and
-                  print WSS@95 and RRF@10 per review, then the means
-                  (wss95 is Cohen et al.'s definition; wss95_insights is
-                  asreview-insights', see docs/screening.md)`
+                  (reviews.json + CSVs) with the app's relevance scorer, its
+                  tuned constants chosen leave-one-review-out, and with the
+                  TF-IDF baselines; print WSS@95 and RRF@10 per review and
+                  fold, then "screening loso: wss95=… rrf10=…" and
+                  "screening baseline: wss95=… rrf10=…" (see docs/screening.md)`
 
 // evalCmd implements `quarry eval`: the quality harness that measures the
 // product's deduplicator and relevance scorer on labelled data sets.
@@ -41,7 +42,7 @@ func (c *cli) evalCmd(ctx context.Context, args []string) error {
 		_, err := eval.Dedup(ctx, dir, c.stdout)
 		return err
 	case "screening":
-		_, err := eval.Screening(ctx, dir, c.stdout)
+		_, err := eval.ScreeningLOSO(ctx, dir, c.stdout)
 		return err
 	default:
 		return fs.misuse("unknown kind %q (dedup or screening)", kind)

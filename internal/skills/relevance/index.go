@@ -143,9 +143,45 @@ type queryTerm struct {
 	idf    float64
 }
 
+// Tuning is the part of the scorer's constants that were chosen by
+// looking at screening results, exported so the evaluation harness can
+// choose each one leave-one-review-out (eval.ScreeningLOSO) instead of
+// trusting the values below. The app always uses DefaultTuning.
+type Tuning struct {
+	TitleWeight float64 // params.titleWeight
+	QueryDocW   float64 // params.queryDocW
+	LexicalHalf float64 // params.lexicalHalf
+	ColdShare   float64 // params.coldShare
+	Background  float64 // params.background
+	SVMC        float64 // params.svmC
+	NBShare     float64 // params.nbShare
+}
+
+// DefaultTuning is the values the app ranks with.
+func DefaultTuning() Tuning {
+	p := defaultParams()
+	return Tuning{
+		TitleWeight: p.titleWeight,
+		QueryDocW:   p.queryDocW,
+		LexicalHalf: p.lexicalHalf,
+		ColdShare:   p.coldShare,
+		Background:  p.background,
+		SVMC:        p.svmC,
+		NBShare:     p.nbShare,
+	}
+}
+
 // NewIndex tokenises papers and computes their lexical match with intent.
 func NewIndex(intent research.ParsedIntent, papers []research.RawPaper) *Index {
-	x := &Index{intent: intent, docs: make([]doc, len(papers)), p: defaultParams()}
+	return NewIndexTuned(intent, papers, DefaultTuning())
+}
+
+// NewIndexTuned is NewIndex with the tuned constants replaced by t.
+func NewIndexTuned(intent research.ParsedIntent, papers []research.RawPaper, t Tuning) *Index {
+	p := defaultParams()
+	p.titleWeight, p.queryDocW, p.lexicalHalf, p.coldShare = t.TitleWeight, t.QueryDocW, t.LexicalHalf, t.ColdShare
+	p.background, p.svmC, p.nbShare = t.Background, t.SVMC, t.NBShare
+	x := &Index{intent: intent, docs: make([]doc, len(papers)), p: p}
 	features := make([][]string, len(papers))
 	var total float64
 	for i, p := range papers {
