@@ -176,7 +176,6 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 	if err != nil {
 		return sum, err
 	}
-	parser, builder := intent.New(nil), querybuilder.New()
 	bm := newBM25(pool.papers)
 
 	for _, rev := range reviews {
@@ -187,7 +186,7 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 			}
 		}
 		res := SearchResult{Review: rev.Name, Included: len(included)}
-		ranked, err := productRanking(ctx, parser, builder, srch, pool, rev.Question)
+		ranked, err := productRanking(ctx, srch, pool, rev.Question)
 		if err != nil {
 			return sum, fmt.Errorf("%s: %w", rev.Name, err)
 		}
@@ -223,20 +222,39 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 	return sum, nil
 }
 
-// productRanking runs the first iteration of the product's search as a
-// run does it offline: the heuristic intent parser, the offline query
-// builder (asking for the most the local source may return) and the
-// searcher over the local library; it returns the pool indexes of what
-// was found, in the searcher's order.
-func productRanking(ctx context.Context, parser *intent.Parser, builder *querybuilder.Builder, srch *searcher.Searcher, pool *searchPool, question string) ([]int, error) {
-	in, err := parser.ParseIntent(ctx, question)
+// productRanking is FirstSearch at the local source's largest cap, as
+// pool indexes in the searcher's order, each once.
+func productRanking(ctx context.Context, srch *searcher.Searcher, pool *searchPool, question string) ([]int, error) {
+	papers, err := FirstSearch(ctx, srch, question, research.MaxResultsLimit)
 	if err != nil {
 		return nil, err
 	}
-	strat, err := builder.BuildStrategy(ctx, skills.QueryInput{
+	seen := map[int]bool{}
+	var ranked []int
+	for _, p := range papers {
+		i := pool.find(p)
+		if i < 0 || seen[i] {
+			continue
+		}
+		seen[i] = true
+		ranked = append(ranked, i)
+	}
+	return ranked, nil
+}
+
+// FirstSearch runs the first iteration of the product's search as a run
+// does it offline: the heuristic intent parser, the offline query builder
+// (asking each source for up to max records) and srch, a searcher over the
+// local library. It returns what the searcher found, in its order.
+func FirstSearch(ctx context.Context, srch *searcher.Searcher, question string, max int) ([]research.RawPaper, error) {
+	in, err := intent.New(nil).ParseIntent(ctx, question)
+	if err != nil {
+		return nil, err
+	}
+	strat, err := querybuilder.New().BuildStrategy(ctx, skills.QueryInput{
 		Intent:              in,
 		Sources:             []string{research.SourceLocal},
-		MaxResultsPerSource: research.MaxResultsLimit,
+		MaxResultsPerSource: max,
 	})
 	if err != nil {
 		return nil, err
@@ -248,17 +266,7 @@ func productRanking(ctx context.Context, parser *intent.Parser, builder *querybu
 	if s := res.Sources[research.SourceLocal]; s.Error != "" {
 		return nil, fmt.Errorf("local search: %s", s.Error)
 	}
-	seen := map[int]bool{}
-	var ranked []int
-	for _, p := range res.Papers {
-		i := pool.find(p)
-		if i < 0 || seen[i] {
-			continue
-		}
-		seen[i] = true
-		ranked = append(ranked, i)
-	}
-	return ranked, nil
+	return res.Papers, nil
 }
 
 // recallAt is, per cap of SearchCaps, the share of included found among
