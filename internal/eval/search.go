@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -39,7 +40,10 @@ type SearchResult struct {
 	Included int    `json:"included"`
 	// Returned is how many records the product's search returned (it may
 	// be fewer than the largest cap: strict Boolean matching).
-	Returned int       `json:"returned"`
+	Returned int `json:"returned"`
+	// Unpooled counts included records the library cannot hold (no title):
+	// misses for both methods.
+	Unpooled int       `json:"unpooled"`
 	Recall   []float64 `json:"recall"`
 	BM25     []float64 `json:"bm25_recall"`
 }
@@ -47,7 +51,10 @@ type SearchResult struct {
 // SearchSummary is every review's result and the means over reviews with
 // at least one included record, per cap.
 type SearchSummary struct {
-	Pool       int            `json:"pool"`
+	Pool int `json:"pool"`
+	// Library is how many papers the temporary library holds: Pool unless
+	// two pooled records share a stable ID.
+	Library    int            `json:"library"`
 	Reviews    []SearchResult `json:"reviews"`
 	MeanRecall []float64      `json:"mean_recall"`
 	MeanBM25   []float64      `json:"mean_bm25_recall"`
@@ -133,12 +140,17 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 	}
 	reviews := make([]ScreeningReview, 0, len(names))
 	pool := &searchPool{keys: map[string]int{}}
+	untitled := 0
 	for _, name := range names {
 		rev, err := ReadScreeningReview(dir, name)
 		if err != nil {
 			return sum, err
 		}
 		for _, r := range rev.Records {
+			if strings.TrimSpace(r.Paper.Title) == "" {
+				untitled++ // a library cannot hold it (the import requires a title)
+				continue
+			}
 			pool.add(r.Paper)
 		}
 		reviews = append(reviews, rev)
@@ -165,9 +177,17 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 		i++
 		return library.Record{Line: i, Paper: p, Origin: "pool"}, nil
 	}
-	if _, err := library.Import(ctx, st, next, library.ImportOptions{}); err != nil {
+	stats, err := library.Import(ctx, st, next, library.ImportOptions{})
+	if err != nil {
 		return sum, err
 	}
+	// The library keys papers by research.StableID, which can join two
+	// records the pool keeps apart: say so rather than measure a smaller
+	// library silently.
+	if sum.Library, err = st.LibraryCount(ctx); err != nil {
+		return sum, err
+	}
+	fmt.Fprintf(out, "pool: records=%d library=%d reviews=%d untitled=%d skipped=%d%s\n", sum.Pool, sum.Library, len(reviews), untitled, stats.Skipped, skipReasons(stats))
 	lib, err := local.New(st)
 	if err != nil {
 		return sum, err
@@ -179,13 +199,23 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 	bm := newBM25(pool.papers)
 
 	for _, rev := range reviews {
+		// An included record the pool does not hold (it has no title and
+		// no PMID or DOI of a titled one) stays in the denominator, under a
+		// key of its own: neither method can find it.
 		included := map[int]bool{}
+		lost := 0
 		for _, r := range rev.Records {
-			if r.Included {
-				included[pool.find(r.Paper)] = true
+			if !r.Included {
+				continue
 			}
+			i := pool.find(r.Paper)
+			if i < 0 {
+				lost++
+				i = -lost
+			}
+			included[i] = true
 		}
-		res := SearchResult{Review: rev.Name, Included: len(included)}
+		res := SearchResult{Review: rev.Name, Included: len(included), Unpooled: lost}
 		ranked, err := productRanking(ctx, srch, pool, rev.Question)
 		if err != nil {
 			return sum, fmt.Errorf("%s: %w", rev.Name, err)
@@ -193,7 +223,7 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 		res.Returned = len(ranked)
 		res.Recall = recallAt(ranked, included)
 		res.BM25 = recallAt(bm.rank(rev.Question, SearchCaps[len(SearchCaps)-1]), included)
-		fmt.Fprintf(out, "%s: included=%d returned=%d%s%s\n", res.Review, res.Included, res.Returned,
+		fmt.Fprintf(out, "%s: included=%d unpooled=%d returned=%d%s%s\n", res.Review, res.Included, res.Unpooled, res.Returned,
 			formatRecalls("recall", res.Recall), formatRecalls("bm25_recall", res.BM25))
 		sum.Reviews = append(sum.Reviews, res)
 	}
@@ -220,6 +250,18 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 	fmt.Fprintf(out, "search: recall@100=%.4f recall@500=%.4f bm25_recall@100=%.4f bm25_recall@500=%.4f\n",
 		sum.MeanRecall[1], sum.MeanRecall[2], sum.MeanBM25[1], sum.MeanBM25[2])
 	return sum, nil
+}
+
+// skipReasons is why the import left records out, for the pool line.
+func skipReasons(s library.ImportStats) string {
+	if s.Skipped == 0 {
+		return ""
+	}
+	var parts []string
+	for _, r := range slices.Sorted(maps.Keys(s.SkipReasons)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", r, s.SkipReasons[r]))
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // productRanking is FirstSearch at the local source's largest cap, as

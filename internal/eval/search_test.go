@@ -22,7 +22,10 @@ import (
 // title, other case and punctuation, no DOI), which the question does not
 // find; and the filler review, which includes nothing and so is left out
 // of the means. The heart review's third record has the fish review's
-// first record's PMID: one record of the pool.
+// first record's PMID: one record of the pool; its fifth, included, has no
+// title, so no library can hold it: it stays a miss for both methods; its
+// sixth, included, has the PMID of an untitled fish record read before it,
+// and is pooled (and found) all the same.
 func writeSearchDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -36,12 +39,15 @@ func writeSearchDir(t *testing.T) string {
 3,Axolotl limb growth,Salamanders regrow limbs.,,,1
 4,Zebrafish husbandry,Housing fish in the laboratory.,,,0
 5,Fin whale songs,Songs of the fin whale at sea.,,,1
+6,,,222,,0
 `)
 	write("Heart.csv", `record_id,title,abstract,pmid,doi,label_included
 1,Cardiac fibrosis in mice,Fibrosis of the cardiac muscle after infarction.,,,1
 2,REGENERATION of the Zebrafish Heart.,,,,1
 3,Fin regrowth,,111,,0
 4,Myocardial scarring imaging,Magnetic resonance of cardiac fibrosis in patients.,,10.1000/h4,0
+5,,Cardiac fibrosis without a title.,,,1
+6,Cardiac fibrosis in rats,Fibrosis of cardiac tissue.,222,,1
 `)
 	var filler strings.Builder
 	filler.WriteString("record_id,title,abstract,label_included\n")
@@ -59,7 +65,7 @@ func TestSearchBenchmarkTiny(t *testing.T) {
 	sum, err := Search(context.Background(), dir, &out)
 	require.NoError(t, err)
 	t.Log("\n" + out.String())
-	require.Equal(t, 5+4+30-2, sum.Pool)
+	require.Equal(t, 6+6+30-2-2, sum.Pool, "two duplicates and two untitled records left out")
 	require.Len(t, sum.Reviews, 3)
 	byName := map[string]SearchResult{}
 	for _, r := range sum.Reviews {
@@ -69,17 +75,20 @@ func TestSearchBenchmarkTiny(t *testing.T) {
 	require.Equal(t, 4, fish.Included)
 	require.Equal(t, []float64{0, 0.75, 0.75, 0.75}, fish.Recall)
 	require.Equal(t, []float64{0, 0.75, 0.75, 0.75}, fish.BM25)
-	require.Equal(t, 2, heart.Included)
+	require.Equal(t, 4, heart.Included)
+	require.Equal(t, 1, heart.Unpooled)
 	require.Equal(t, []float64{0.5, 0.5, 0.5, 0.5}, heart.Recall)
 	require.Equal(t, []float64{0.5, 0.5, 0.5, 0.5}, heart.BM25)
 	require.Equal(t, 0, filler.Included)
 	require.Equal(t, 33, filler.Returned, "the 30 fillers and the three zebrafish records")
-	require.InDeltaSlice(t, []float64{0.25, 0.625, 0.625, 0.625}, sum.MeanRecall, 1e-12)
-	require.InDeltaSlice(t, []float64{0.25, 0.625, 0.625, 0.625}, sum.MeanBM25, 1e-12)
+	want := []float64{0.25, 0.625, 0.625, 0.625}
+	require.InDeltaSlice(t, want, sum.MeanRecall, 1e-12)
+	require.InDeltaSlice(t, want, sum.MeanBM25, 1e-12)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	require.Len(t, lines, 5)
-	require.Equal(t, "Fish: included=4 returned=34 recall@25=0.0000 recall@100=0.7500 recall@500=0.7500 recall@1000=0.7500 bm25_recall@25=0.0000 bm25_recall@100=0.7500 bm25_recall@500=0.7500 bm25_recall@1000=0.7500", lines[1])
-	require.Equal(t, "search: recall@100=0.6250 recall@500=0.6250 bm25_recall@100=0.6250 bm25_recall@500=0.6250", lines[4])
+	require.Len(t, lines, 6)
+	require.Equal(t, "pool: records=38 library=38 reviews=3 untitled=2 skipped=0", lines[0])
+	require.Equal(t, "Fish: included=4 unpooled=0 returned=34 recall@25=0.0000 recall@100=0.7500 recall@500=0.7500 recall@1000=0.7500 bm25_recall@25=0.0000 bm25_recall@100=0.7500 bm25_recall@500=0.7500 bm25_recall@1000=0.7500", lines[2])
+	require.Equal(t, "search: recall@100=0.6250 recall@500=0.6250 bm25_recall@100=0.6250 bm25_recall@500=0.6250", lines[5])
 
 	_, err = Search(context.Background(), filepath.Join(dir, "missing"), &out)
 	require.Error(t, err)
