@@ -127,17 +127,28 @@ func TestBM25Baseline(t *testing.T) {
 }
 
 // TestSearchSharedData runs the benchmark on the shared review sets when
-// they are present: it must complete and print its summary line.
+// they are present: it must complete and print its summary line. All of
+// them take about 15 s (2.5 min with -race, most of it the library import
+// under the race detector); -short runs three small reviews.
 func TestSearchSharedData(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat(filepath.Join(screeningDataDir, "reviews.json")); err != nil {
 		t.Skipf("shared screening data not found at %s (set up ../shared/data to run the search benchmark): %v", screeningDataDir, err)
 	}
+	dir, reviews := screeningDataDir, 12
+	if testing.Short() {
+		dir, reviews = t.TempDir(), 3
+		for _, f := range []string{"reviews.json", "Cohen_2006_Antihistamines.csv.gz", "Donners_2021.csv.gz", "Cohen_2006_Estrogens.csv.gz"} {
+			raw, err := os.ReadFile(filepath.Join(screeningDataDir, f))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, f), raw, 0o600))
+		}
+	}
 	var out bytes.Buffer
-	sum, err := Search(context.Background(), screeningDataDir, &out)
+	sum, err := Search(context.Background(), dir, &out)
 	require.NoError(t, err)
 	t.Log("\n" + out.String())
-	require.Len(t, sum.Reviews, 12)
+	require.Len(t, sum.Reviews, reviews)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Regexp(t, `^search: recall@100=\d\.\d{4} recall@500=\d\.\d{4} bm25_recall@100=\d\.\d{4} bm25_recall@500=\d\.\d{4}$`, lines[len(lines)-1])
 }
