@@ -24,7 +24,7 @@ run: build ## Build, then serve on QUARRY_ADDR (default 127.0.0.1:8080)
 
 test: ## Install browser deps if missing, then run every test with -race (the exhaustive workflow suite last, without -race, which slows it sixfold, printing its size)
 	./scripts/setup-e2e.sh
-	$(GO) test -race -count=1 -timeout 25m -skip '^TestExhaustiveBuiltinWorkflows$$' ./...
+	$(GO) test -race -count=1 -timeout 35m -skip '^TestExhaustiveBuiltinWorkflows$$' ./...
 	@out=$$($(GO) test -count=1 -timeout 15m -run '^TestExhaustiveBuiltinWorkflows$$' -v ./internal/app/ 2>&1); status=$$?; \
 	if [ $$status -ne 0 ]; then echo "$$out"; exit $$status; fi; \
 	echo "$$out" | grep -E '^exhaustive:|^ok'

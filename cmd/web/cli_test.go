@@ -57,6 +57,7 @@ func TestExitCodes(t *testing.T) {
 		{"MissingFileIsAFailure", []string{"dedup", filepath.Join(dir, "nope.ris"), "--out", filepath.Join(dir, "m.ris")}, 1, "", "no such file"},
 		{"BadConfigurationIsAFailure", []string{"serve", "--log-level", "loud"}, 1, "", `--log-level: "loud" is not one of debug, info, warn, error`},
 		{"EmptyEvalDirIsAFailure", []string{"eval", "dedup", dir}, 1, "", "quarry: "},
+		{"EvalSearchWithoutDataIsAFailure", []string{"eval", "search", filepath.Join(dir, "nope")}, 1, "", "quarry: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +88,7 @@ func TestHelp(t *testing.T) {
 		{"HelpImport", []string{"help", "import"}, []string{"Usage: quarry import", "-format", "-db", "QUARRY_DB", "./quarry.db", "standard input"}},
 		{"ImportDashH", []string{"import", "-h"}, []string{"Usage: quarry import", "-column"}},
 		{"DedupDashHAfterArguments", []string{"dedup", "a.ris", "-h"}, []string{"Usage: quarry dedup", "-out-format"}},
-		{"HelpEval", []string{"help", "eval"}, []string{"Usage: quarry eval", "screening DIR"}},
+		{"HelpEval", []string{"help", "eval"}, []string{"Usage: quarry eval", "screening DIR", "search DIR"}},
 		{"HelpVersion", []string{"help", "version"}, []string{"Usage: quarry version"}},
 		{"HelpWorkflow", []string{"help", "workflow"}, []string{"Usage: quarry workflow <validate|graph|start|trigger-token>", "validate FILE...", "graph FILE", "start NAME", "trigger-token WORKFLOW NAME"}},
 		{"WorkflowGraphDashH", []string{"workflow", "graph", "-h"}, []string{"Usage: quarry workflow graph FILE [--format dot|svg|mermaid]", "-format"}},
@@ -255,4 +256,17 @@ func TestVersionCommand(t *testing.T) {
 	}
 	got := quarry(t, "", nil, "version", "extra")
 	require.Equal(t, 2, got.code)
+}
+
+// TestEvalSearch runs `quarry eval search` on a one-review directory: the
+// question finds one of its two included records, as does BM25.
+func TestEvalSearch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "reviews.json"), []byte(`{"Tea":{"review_title":"green tea"}}`), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Tea.csv"), []byte("record_id,title,abstract,label_included\n1,Green tea and health,Drinking green tea.,1\n2,Coffee,Espresso.,1\n3,Black tea,Fermented leaves.,0\n"), 0o600))
+	got := quarry(t, "", nil, "eval", "search", dir)
+	require.Equal(t, 0, got.code, "stderr: %s", got.stderr)
+	lines := strings.Split(strings.TrimSpace(got.stdout), "\n")
+	require.Equal(t, "search: recall@100=0.5000 recall@500=0.5000 bm25_recall@100=0.5000 bm25_recall@500=0.5000", lines[len(lines)-1])
 }

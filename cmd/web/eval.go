@@ -6,7 +6,7 @@ import (
 	"quarry/internal/eval"
 )
 
-const evalAbout = `Measures the product's deduplicator or relevance scorer on labelled data.
+const evalAbout = `Measures the product's deduplicator, relevance scorer or search on labelled data.
 
   dedup DIR       run the deduplicator on every *.records.csv.gz in DIR
                   (labelled dup_group sets) and print pairwise precision,
@@ -18,19 +18,25 @@ const evalAbout = `Measures the product's deduplicator or relevance scorer on la
                   tuned constants chosen leave-one-review-out, and with the
                   TF-IDF baselines; print WSS@95 and RRF@10 per review and
                   fold, then "screening loso: wss95=… rrf10=…" and
-                  "screening baseline: wss95=… rrf10=…" (see docs/screening.md)`
+                  "screening baseline: wss95=… rrf10=…" (see docs/screening.md)
+  search DIR      load every record of every review in DIR into a temporary
+                  library, run each review's first search iteration offline
+                  with its question and print the recall of its included
+                  records at 25, 100, 500 and 1000 beside an Okapi BM25
+                  baseline, then "search: recall@100=… recall@500=…
+                  bm25_recall@100=… bm25_recall@500=…"`
 
 // evalCmd implements `quarry eval`: the quality harness that measures the
-// product's deduplicator and relevance scorer on labelled data sets.
+// product's deduplicator, relevance scorer and search on labelled data sets.
 func (c *cli) evalCmd(ctx context.Context, args []string) error {
-	fs := newFlagSet("eval", "quarry eval [--loso] <dedup|screening> DIR", evalAbout)
+	fs := newFlagSet("eval", "quarry eval [--loso] <dedup|screening|search> DIR", evalAbout)
 	loso := fs.Bool("loso", false, "dedup: choose the thresholds leave-one-set-out and report the held-out sets")
 	rest, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) != 2 {
-		return fs.misuse("want a kind (dedup or screening) and a directory")
+		return fs.misuse("want a kind (dedup, screening or search) and a directory")
 	}
 	kind, dir := rest[0], rest[1]
 	switch kind {
@@ -44,7 +50,10 @@ func (c *cli) evalCmd(ctx context.Context, args []string) error {
 	case "screening":
 		_, err := eval.ScreeningLOSO(ctx, dir, c.stdout)
 		return err
+	case "search":
+		_, err := eval.Search(ctx, dir, c.stdout)
+		return err
 	default:
-		return fs.misuse("unknown kind %q (dedup or screening)", kind)
+		return fs.misuse("unknown kind %q (dedup, screening or search)", kind)
 	}
 }
