@@ -301,3 +301,20 @@ func afterWork() playwright.LocatorAssertionsToBeVisibleOptions {
 func roleName(name string) playwright.PageGetByRoleOptions {
 	return playwright.PageGetByRoleOptions{Name: name, Exact: playwright.Bool(true)}
 }
+
+// unrouteOnCleanup removes page's routes when the test ends, after the
+// page has left for about:blank. playwright-go v0.5200.1 reads a page's
+// route list without its lock while it dispatches a request to a route
+// handler (pageImpl.onRoute) and writes it without the lock in
+// UnrouteAll, and closing the context while a handler runs races too;
+// a page that polls (the status line, the event stream) keeps sending
+// matching requests, so the page first leaves, which ends its polling,
+// and only then are the routes removed (waiting for running handlers)
+// before the context closes.
+func unrouteOnCleanup(t *testing.T, page playwright.Page) {
+	t.Helper()
+	t.Cleanup(func() {
+		_, _ = page.Goto("about:blank")
+		_ = page.UnrouteAll(playwright.PageUnrouteAllOptions{Behavior: playwright.UnrouteBehaviorWait})
+	})
+}

@@ -91,12 +91,7 @@ func TestStreamBringsFormsWithoutPolling(t *testing.T) {
 			_ = r.Continue()
 		}
 	}))
-	// Route handlers run on playwright-go's goroutines; closing the
-	// context while one runs is a data race inside the library, so the
-	// routes go (waiting for running handlers) before the context does.
-	t.Cleanup(func() {
-		_ = page.UnrouteAll(playwright.PageUnrouteAllOptions{Behavior: playwright.UnrouteBehaviorWait})
-	})
+	unrouteOnCleanup(t, page)
 	_, err = page.Reload()
 	require.NoError(t, err)
 	require.NoError(t, expect.Locator(page.GetByTestId("checkpoint-strategy")).ToBeVisible())

@@ -29,9 +29,7 @@ func TestSharingAndStaleDecision(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, tab.Route("**/runs/*/status*", func(r playwright.Route) { _ = r.Abort() }))
 		require.NoError(t, tab.Route("**/runs/*/events", func(r playwright.Route) { _ = r.Abort() }))
-		// Unroute (waiting for running handlers) before the context
-		// closes: the two at once race inside playwright-go.
-		t.Cleanup(func() { _ = tab.UnrouteAll(playwright.PageUnrouteAllOptions{Behavior: playwright.UnrouteBehaviorWait}) })
+		unrouteOnCleanup(t, tab)
 		_, err = tab.Goto(link)
 		require.NoError(t, err)
 		require.NoError(t, expect.Locator(tab.GetByTestId("checkpoint-strategy")).ToBeVisible())
