@@ -51,6 +51,10 @@ func (c *cli) evalCmd(ctx context.Context, args []string) error {
 		_, err := eval.ScreeningLOSO(ctx, dir, c.stdout)
 		return err
 	case "search":
+		if *loso {
+			_, err := eval.SearchLOSO(ctx, dir, c.stdout)
+			return err
+		}
 		_, err := eval.Search(ctx, dir, c.stdout)
 		return err
 	default:

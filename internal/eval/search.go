@@ -133,10 +133,20 @@ func (sp *searchPool) add(p research.RawPaper) int {
 // review and a last line "search: recall@100=… recall@500=…
 // bm25_recall@100=… bm25_recall@500=…".
 func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, error) {
-	var sum SearchSummary
+	sums, err := searchTunings(ctx, dir, out, []local.Tuning{local.DefaultTuning()}, true)
+	if err != nil {
+		return SearchSummary{}, err
+	}
+	return sums[0], nil
+}
+
+// searchTunings measures the first iteration with each of tunings over one
+// pool, printing the per-review lines of each when verbose.
+func searchTunings(ctx context.Context, dir string, out io.Writer, tunings []local.Tuning, verbose bool) ([]SearchSummary, error) {
+	var pooled SearchSummary
 	names, err := ScreeningReviewNames(dir)
 	if err != nil {
-		return sum, err
+		return nil, err
 	}
 	reviews := make([]ScreeningReview, 0, len(names))
 	pool := &searchPool{keys: map[string]int{}}
@@ -144,7 +154,7 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 	for _, name := range names {
 		rev, err := ReadScreeningReview(dir, name)
 		if err != nil {
-			return sum, err
+			return nil, err
 		}
 		for _, r := range rev.Records {
 			if strings.TrimSpace(r.Paper.Title) == "" {
@@ -155,16 +165,16 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 		}
 		reviews = append(reviews, rev)
 	}
-	sum.Pool = len(pool.papers)
+	pooled.Pool = len(pool.papers)
 
 	tmp, err := os.MkdirTemp("", "quarry-eval-search-")
 	if err != nil {
-		return sum, err
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	st, err := store.Open(ctx, filepath.Join(tmp, "library.db"), store.Options{Synchronous: "OFF", ImportReserve: -1})
 	if err != nil {
-		return sum, err
+		return nil, err
 	}
 	defer st.Close()
 	i := 0
@@ -179,25 +189,23 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 	}
 	stats, err := library.Import(ctx, st, next, library.ImportOptions{})
 	if err != nil {
-		return sum, err
+		return nil, err
 	}
 	// The library keys papers by research.StableID, which can join two
 	// records the pool keeps apart: say so rather than measure a smaller
 	// library silently.
-	if sum.Library, err = st.LibraryCount(ctx); err != nil {
-		return sum, err
+	if pooled.Library, err = st.LibraryCount(ctx); err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(out, "pool: records=%d library=%d reviews=%d untitled=%d skipped=%d%s\n", sum.Pool, sum.Library, len(reviews), untitled, stats.Skipped, skipReasons(stats))
-	lib, err := local.New(st)
-	if err != nil {
-		return sum, err
-	}
-	srch, err := searcher.New([]sources.Source{lib}, searcher.Options{})
-	if err != nil {
-		return sum, err
-	}
+	fmt.Fprintf(out, "pool: records=%d library=%d reviews=%d untitled=%d skipped=%d%s\n", pooled.Pool, pooled.Library, len(reviews), untitled, stats.Skipped, skipReasons(stats))
 	bm := newBM25(pool.papers)
-
+	type target struct {
+		rev      ScreeningReview
+		included map[int]bool
+		lost     int
+		bm25     []float64
+	}
+	var targets []target
 	for _, rev := range reviews {
 		// An included record the pool does not hold (it has no title and
 		// no PMID or DOI of a titled one) stays in the denominator, under a
@@ -215,41 +223,65 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 			}
 			included[i] = true
 		}
-		res := SearchResult{Review: rev.Name, Included: len(included), Unpooled: lost}
-		ranked, err := productRanking(ctx, srch, pool, rev.Question)
-		if err != nil {
-			return sum, fmt.Errorf("%s: %w", rev.Name, err)
-		}
-		res.Returned = len(ranked)
-		res.Recall = recallAt(ranked, included)
-		res.BM25 = recallAt(bm.rank(rev.Question, SearchCaps[len(SearchCaps)-1]), included)
-		fmt.Fprintf(out, "%s: included=%d unpooled=%d returned=%d%s%s\n", res.Review, res.Included, res.Unpooled, res.Returned,
-			formatRecalls("recall", res.Recall), formatRecalls("bm25_recall", res.BM25))
-		sum.Reviews = append(sum.Reviews, res)
+		targets = append(targets, target{rev, included, lost, recallAt(bm.rank(rev.Question, SearchCaps[len(SearchCaps)-1]), included)})
 	}
-	sum.MeanRecall = make([]float64, len(SearchCaps))
-	sum.MeanBM25 = make([]float64, len(SearchCaps))
+	var sums []SearchSummary
+	for _, tn := range tunings {
+		sum := SearchSummary{Pool: pooled.Pool, Library: pooled.Library}
+		lib, err := local.NewTuned(st, tn)
+		if err != nil {
+			return nil, err
+		}
+		srch, err := searcher.New([]sources.Source{lib}, searcher.Options{})
+		if err != nil {
+			return nil, err
+		}
+		w := out
+		if !verbose {
+			w = io.Discard
+		}
+		for _, t := range targets {
+			res := SearchResult{Review: t.rev.Name, Included: len(t.included), Unpooled: t.lost, BM25: t.bm25}
+			ranked, err := productRanking(ctx, srch, pool, t.rev.Question)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.rev.Name, err)
+			}
+			res.Returned = len(ranked)
+			res.Recall = recallAt(ranked, t.included)
+			fmt.Fprintf(w, "%s: included=%d unpooled=%d returned=%d%s%s\n", res.Review, res.Included, res.Unpooled, res.Returned,
+				formatRecalls("recall", res.Recall), formatRecalls("bm25_recall", res.BM25))
+			sum.Reviews = append(sum.Reviews, res)
+		}
+		sum.MeanRecall = meanOver(sum.Reviews, func(r SearchResult) []float64 { return r.Recall })
+		sum.MeanBM25 = meanOver(sum.Reviews, func(r SearchResult) []float64 { return r.BM25 })
+		fmt.Fprintf(w, "mean:%s%s\n", formatRecalls("recall", sum.MeanRecall), formatRecalls("bm25_recall", sum.MeanBM25))
+		fmt.Fprintf(w, "search: recall@100=%.4f recall@500=%.4f bm25_recall@100=%.4f bm25_recall@500=%.4f\n",
+			sum.MeanRecall[1], sum.MeanRecall[2], sum.MeanBM25[1], sum.MeanBM25[2])
+		sums = append(sums, sum)
+	}
+	return sums, nil
+}
+
+// meanOver is the mean per cap of f over the reviews with at least one
+// included record.
+func meanOver(reviews []SearchResult, f func(SearchResult) []float64) []float64 {
+	out := make([]float64, len(SearchCaps))
 	var n float64
-	for _, r := range sum.Reviews {
+	for _, r := range reviews {
 		if r.Included == 0 {
 			continue
 		}
 		n++
-		for c := range SearchCaps {
-			sum.MeanRecall[c] += r.Recall[c]
-			sum.MeanBM25[c] += r.BM25[c]
+		for c, v := range f(r) {
+			out[c] += v
 		}
 	}
-	for c := range SearchCaps {
+	for c := range out {
 		if n > 0 {
-			sum.MeanRecall[c] /= n
-			sum.MeanBM25[c] /= n
+			out[c] /= n
 		}
 	}
-	fmt.Fprintf(out, "mean:%s%s\n", formatRecalls("recall", sum.MeanRecall), formatRecalls("bm25_recall", sum.MeanBM25))
-	fmt.Fprintf(out, "search: recall@100=%.4f recall@500=%.4f bm25_recall@100=%.4f bm25_recall@500=%.4f\n",
-		sum.MeanRecall[1], sum.MeanRecall[2], sum.MeanBM25[1], sum.MeanBM25[2])
-	return sum, nil
+	return out
 }
 
 // skipReasons is why the import left records out, for the pool line.

@@ -428,7 +428,7 @@ func sameStrategy(a, b research.SearchStrategy) bool {
 // unchanged keeps the per-source forms the builder wrote for it.
 func strategyOf(f views.StrategyForm, orig research.SearchStrategy) (research.SearchStrategy, fault.FieldErrors) {
 	fe := fault.FieldErrors{}
-	s := research.SearchStrategy{Filters: orig.Filters, Sources: []string{}}
+	s := research.SearchStrategy{Filters: orig.Filters, Sources: []string{}, QuestionWords: orig.QuestionWords}
 	for _, text := range f.Queries {
 		q := research.Query{Text: strings.TrimSpace(text)}
 		for _, o := range orig.Queries {

@@ -288,7 +288,15 @@ type SearchStrategy struct {
 	// records join every search's results, so they are deduplicated,
 	// scored and reviewed with the searched ones.
 	Files []AttachedFile `json:"files,omitempty"`
+	// QuestionWords are the content words of the question the strategy
+	// was built for. The local library ranks by them beside each query
+	// (a long question's criteria name what its concepts leave out);
+	// online sources get the queries alone.
+	QuestionWords []string `json:"question_words,omitempty"`
 }
+
+// MaxQuestionWords bounds SearchStrategy.QuestionWords.
+const MaxQuestionWords = 100
 
 // AttachedFile names a file attached to a run. Its records are stored once
 // with the run (the strategy only refers to them), so a large export does
@@ -341,6 +349,14 @@ func (s SearchStrategy) ValidateSources(known []string) error {
 }
 
 func (s SearchStrategy) validate(fe fault.FieldErrors) {
+	if n := len(s.QuestionWords); n > MaxQuestionWords {
+		fe.Add("question_words", fmt.Sprintf("%d words; a strategy keeps at most %d of its question", n, MaxQuestionWords))
+	}
+	for i, w := range atMost(s.QuestionWords, MaxQuestionWords) {
+		if n := utf8.RuneCountInString(w); n == 0 || n > MaxTermLength {
+			fe.Add(fmt.Sprintf("question_words[%d]", i), fmt.Sprintf("a word of 1 to %d characters", MaxTermLength))
+		}
+	}
 	switch {
 	case len(s.Queries) == 0:
 		fe.Add("queries", "at least one query is required")
@@ -1017,3 +1033,11 @@ const MaxQuestionLength = 2000
 // DefaultMaxResultsPerSource is used when the run does not say how many
 // results to ask each source for: enough to review, few enough to read.
 const DefaultMaxResultsPerSource = 25
+
+// LibraryHit is one paper a ranked library query matched: its row in the
+// library (papers.docid) and its score there, higher is better. Ranked
+// retrieval fuses several such lists before it reads any paper.
+type LibraryHit struct {
+	Doc   int64
+	Score float64
+}

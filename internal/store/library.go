@@ -22,11 +22,12 @@ func (s *Store) LibraryCount(ctx context.Context) (int, error) {
 // paperColumns are the columns scanPaper reads, in its order.
 const paperColumns = `p.id, p.title, p.authors, p.year, p.venue, p.abstract, p.doi, p.arxiv_id, p.pmid, p.url, p.volume, p.issue, p.pages`
 
-// scanPaper reads one row of paperColumns.
-func scanPaper(rows *sql.Rows) (research.RawPaper, error) {
+// scanPaper reads one row of paperColumns, after the leading columns a
+// query put before them (lead, scanned as they are).
+func scanPaper(rows *sql.Rows, lead ...any) (research.RawPaper, error) {
 	var p research.RawPaper
 	var authors string
-	if err := rows.Scan(&p.ID, &p.Title, &authors, &p.Year, &p.Venue, &p.Abstract, &p.DOI, &p.ArxivID, &p.PMID, &p.URL, &p.Volume, &p.Issue, &p.Pages); err != nil {
+	if err := rows.Scan(append(lead, &p.ID, &p.Title, &authors, &p.Year, &p.Venue, &p.Abstract, &p.DOI, &p.ArxivID, &p.PMID, &p.URL, &p.Volume, &p.Issue, &p.Pages)...); err != nil {
 		return p, err
 	}
 	if err := json.Unmarshal([]byte(authors), &p.Authors); err != nil {

@@ -211,7 +211,7 @@ func (p *Parser) ParseIntent(ctx context.Context, question string) (research.Par
 	in.ExcludeTerms = quotedOut
 	in.FieldsOfStudy = p.fieldsOfStudy(s + " , " + strings.Join(quoted, " , "))
 	s, in.StudyTypes = studyTypes(s)
-	in.Concepts = p.concepts(s, quoted, acronyms(topic))
+	in.Concepts = p.concepts(s, quoted, acronyms(topic), leadSentence(question))
 	if len(in.Concepts) == 0 {
 		return research.ParsedIntent{}, fault.Errorf(fault.EInvalid, "the research question has no searchable terms; say what the papers should be about")
 	}
@@ -231,6 +231,27 @@ func (p *Parser) SynonymsOf(term string) []string {
 		}
 	}
 	return nil
+}
+
+// leadSentence is the first line or sentence of a question that has more
+// than one, lower-cased with its words joined by single spaces; "" for a
+// question of one sentence.
+func leadSentence(q string) string {
+	q = strings.TrimSpace(q)
+	end := len(q)
+	if i := strings.IndexByte(q, '\n'); i >= 0 {
+		end = i
+	}
+	for _, sep := range []string{". ", "? ", "! "} {
+		if i := strings.Index(q[:end], sep); i >= 0 {
+			end = i
+		}
+	}
+	rest := strings.TrimSpace(strings.TrimLeft(q[end:], ".?!"))
+	if rest == "" {
+		return ""
+	}
+	return strings.Join(wordRE.FindAllString(strings.ToLower(q[:end]), -1), " ")
 }
 
 func cleanQuestion(q string) string {
@@ -654,7 +675,12 @@ var wordRE = regexp.MustCompile(`[\p{L}\p{N}]+(?:['’.\-][\p{L}\p{N}]+)*|[^\s\p
 // filler and punctuation; each word scores degree/frequency and a phrase
 // the sum of its words. Terms of the synonym table are kept whole even when
 // they contain stop words ("quality of life"), and quoted phrases come first.
-func (p *Parser) concepts(s string, quoted []string, acronyms map[string]bool) []research.Concept {
+//
+// In a question of several sentences or lines, the first says what it is
+// about (a review's title before its criteria): its phrases rank before
+// the rest, whose long phrases ("following inclusion criteria") RAKE
+// would otherwise put first.
+func (p *Parser) concepts(s string, quoted []string, acronyms map[string]bool, lead string) []research.Concept {
 	toks := wordRE.FindAllString(s, -1)
 	type cand struct {
 		words     []string
@@ -703,6 +729,7 @@ func (p *Parser) concepts(s string, quoted []string, acronyms map[string]bool) [
 		score     float64
 		pos       int
 		qualifier bool
+		lead      bool
 	}
 	var ranked []scored
 	seen := map[string]bool{}
@@ -722,7 +749,7 @@ func (p *Parser) concepts(s string, quoted []string, acronyms map[string]bool) [
 		if c.table {
 			sc += 2 // a known term of art beats an ad-hoc phrase of equal length
 		}
-		ranked = append(ranked, scored{phrase, sc, c.pos, c.qualifier})
+		ranked = append(ranked, scored{phrase, sc, c.pos, c.qualifier, lead != "" && strings.Contains(lead, phrase)})
 	}
 	// Who or where the question is about ranks after what it is about,
 	// whatever RAKE's scores say: the query builder's broad query takes
@@ -732,6 +759,9 @@ func (p *Parser) concepts(s string, quoted []string, acronyms map[string]bool) [
 	sort.SliceStable(ranked, func(i, j int) bool {
 		if ranked[i].qualifier != ranked[j].qualifier {
 			return !ranked[i].qualifier
+		}
+		if ranked[i].lead != ranked[j].lead {
+			return ranked[i].lead
 		}
 		if ranked[i].score != ranked[j].score {
 			return ranked[i].score > ranked[j].score

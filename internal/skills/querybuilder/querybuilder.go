@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"quarry/internal/fault"
@@ -134,6 +135,7 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 	}
 
 	base := research.SearchStrategy{
+		QuestionWords:       questionWords(in.Intent.Topic),
 		Sources:             sources,
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
@@ -663,6 +665,23 @@ func trimAll(list []string) []string {
 		if s = strings.Join(strings.Fields(strings.ReplaceAll(s, `"`, " ")), " "); s != "" {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// questionWords are the distinct content words of a question (no stop
+// words, numbers or single letters), in order, at most
+// research.MaxQuestionWords.
+func questionWords(topic string) []string {
+	var out []string
+	for _, w := range text.Words(topic) {
+		if len(out) == research.MaxQuestionWords {
+			break
+		}
+		if len(w) < 2 || text.IsStopword(w) || strings.IndexFunc(w, unicode.IsLetter) < 0 || slices.Contains(out, w) {
+			continue
+		}
+		out = append(out, w)
 	}
 	return out
 }

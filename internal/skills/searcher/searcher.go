@@ -271,7 +271,7 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 				continue // rendered to nothing this source can search: skip, as the renderer asks
 			}
 			left++
-			req := sources.SourceRequest{Query: text, YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters, Offset: offsets[si][qi]}
+			req := sources.SourceRequest{Query: text, YearRange: st.YearRange, MaxResults: st.MaxResultsPerSource, Filters: st.Filters, Offset: offsets[si][qi], QuestionWords: st.QuestionWords}
 			if f, ok := src.(sources.QueryFolder); ok {
 				texts[qi] = f.SentQuery(req)
 			}

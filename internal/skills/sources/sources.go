@@ -28,6 +28,9 @@ type SourceRequest struct {
 	// Semantic Scholar offset, SerpAPI start, the library's OFFSET).
 	Offset  int
 	Filters research.Filters
+	// QuestionWords are the strategy's (research.SearchStrategy): a
+	// source that ranks by words may use them, others ignore them.
+	QuestionWords []string
 }
 
 // Check rejects a request no source can answer; sources call it first so

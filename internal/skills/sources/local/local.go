@@ -9,6 +9,7 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/research"
+	"quarry/internal/skills/query"
 	"quarry/internal/skills/sources"
 )
 
@@ -16,15 +17,21 @@ import (
 // takes an FTS5 MATCH expression (the query package's local rendering),
 // returns papers best match first from an offset (the next page), and
 // reports a malformed expression as fault.EInvalid; and the count of the
-// same match without its limit.
+// same match without its limit. Ranked retrieval needs the scored matches
+// of an expression (docids only), the papers of docids, and how many
+// papers hold each of some words.
 type Library interface {
 	SearchLibraryPage(ctx context.Context, match string, years research.YearRange, offset, limit int) ([]research.RawPaper, error)
 	CountLibrary(ctx context.Context, match string, years research.YearRange) (int, error)
+	LibraryHits(ctx context.Context, match string, years research.YearRange, titleWeight float64, limit int) ([]research.LibraryHit, error)
+	LibraryPapersByDoc(ctx context.Context, docs []int64) ([]research.RawPaper, error)
+	LibraryDocFreqs(ctx context.Context, words []string) (int, []int, error)
 }
 
 // Source searches the local library.
 type Source struct {
-	lib Library
+	lib    Library
+	tuning Tuning
 }
 
 var _ sources.Counter = (*Source)(nil)
@@ -35,7 +42,18 @@ func New(lib Library) (*Source, error) {
 	if lib == nil {
 		return nil, fault.Errorf(fault.EInvalid, "local source: no library")
 	}
-	return &Source{lib: lib}, nil
+	return &Source{lib: lib, tuning: DefaultTuning()}, nil
+}
+
+// NewTuned is New with other ranking constants: the search benchmark's
+// leave-one-review-out selection tries several.
+func NewTuned(lib Library, t Tuning) (*Source, error) {
+	s, err := New(lib)
+	if err != nil {
+		return nil, err
+	}
+	s.tuning = t
+	return s, nil
 }
 
 // Name implements sources.Source.
@@ -47,18 +65,42 @@ func (s *Source) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 	return p.Papers, err
 }
 
-// SearchCounted implements sources.Counter: req.Query is the FTS5
-// expression, the year range is applied by the library (papers of unknown
-// year are kept, as YearRange.Contains does), Rank follows the library's
-// bm25 order from req.Offset (a next page), and the total is the library's
-// count of the same match. The count is asked only when the page is full:
-// a shorter page is the last.
+// SearchCounted implements sources.Counter. req.Query is the local
+// rendering of a query (FTS5 syntax that is also the query syntax): it is
+// ranked (see rank), not matched strictly, so a paper that says "deep
+// convolutional networks" is found for "deep learning" and "image
+// recognition" when it matches most of the query, and the total is every
+// paper that matched some included term. A query only FTS5 can read (a
+// researcher's column filter, NEAR) is matched strictly as written. The
+// year range is applied by the library (papers of unknown year are kept,
+// as YearRange.Contains does), and Rank follows the order from req.Offset
+// (a next page).
 func (s *Source) SearchCounted(ctx context.Context, req sources.SourceRequest) (sources.Page, error) {
 	unknown := sources.Page{Total: sources.TotalUnknown}
 	if err := req.Check(s.Name()); err != nil {
 		return unknown, err
 	}
 	limit := min(req.MaxResults, research.MaxResultsLimit)
+	if q, err := query.Parse(req.Query); err == nil && q.Positive() {
+		ranked, err := s.rank(ctx, q, req, req.Offset+limit)
+		if err != nil {
+			return unknown, err
+		}
+		page := ranked[min(req.Offset, len(ranked)):min(req.Offset+limit, len(ranked))]
+		papers, err := s.lib.LibraryPapersByDoc(ctx, page)
+		if err != nil {
+			return unknown, err
+		}
+		return sources.Page{Papers: s.ranked(papers), Total: sources.AtLeast(len(ranked), req.Offset+len(papers))}, nil
+	}
+	return s.strict(ctx, req, limit)
+}
+
+// strict matches req.Query as an FTS5 expression: the total is the
+// library's count of the same match, asked only when the page is full (a
+// shorter page is the last).
+func (s *Source) strict(ctx context.Context, req sources.SourceRequest, limit int) (sources.Page, error) {
+	unknown := sources.Page{Total: sources.TotalUnknown}
 	papers, err := s.lib.SearchLibraryPage(ctx, req.Query, req.YearRange, req.Offset, limit)
 	if err != nil {
 		return unknown, err
@@ -69,11 +111,17 @@ func (s *Source) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 			return unknown, err
 		}
 	}
+	out := s.ranked(papers)
+	return sources.Page{Papers: out, Total: sources.AtLeast(total, len(out))}, nil
+}
+
+// ranked names the source and numbers the papers of a page from 1.
+func (s *Source) ranked(papers []research.RawPaper) []research.RawPaper {
 	out := make([]research.RawPaper, 0, len(papers))
 	for _, p := range papers {
 		p.Source = s.Name()
 		p.Rank = len(out) + 1
 		out = append(out, p)
 	}
-	return sources.Page{Papers: out, Total: sources.AtLeast(total, len(out))}, nil
+	return out
 }

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"quarry/internal/fault"
+	"quarry/internal/research"
+)
+
+// libraryHitsSQL scores an FTS5 MATCH expression by bm25 over the title
+// (weighted by ?4), abstract and hyphen-joined compounds only: an author or
+// a venue named like a topic word says nothing about what a paper is about.
+// bm25 is negative (lower is better); it is negated so higher is better.
+const libraryHitsSQL = `SELECT p.docid, -bm25(papers_fts, ?4, 1.0, 0.0, 0.0, 1.0) AS score
+	FROM papers_fts JOIN papers p ON p.docid = papers_fts.rowid
+	WHERE papers_fts MATCH ?1
+	  AND (p.year = 0 OR ((?2 = 0 OR p.year >= ?2) AND (?3 = 0 OR p.year <= ?3)))
+	ORDER BY score DESC, p.docid
+	LIMIT ?5`
+
+// LibraryHits runs an FTS5 MATCH expression over the library and returns
+// up to limit papers (their docids and bm25 scores), best first, keeping
+// papers inside years and those of unknown year. titleWeight is how much
+// more a title match counts than an abstract match. A malformed expression
+// is fault.EInvalid, as for SearchLibrary.
+func (s *Store) LibraryHits(ctx context.Context, match string, years research.YearRange, titleWeight float64, limit int) ([]research.LibraryHit, error) {
+	if strings.TrimSpace(match) == "" {
+		return nil, fault.Errorf(fault.EInvalid, "the library search query is empty")
+	}
+	if limit <= 0 {
+		return nil, fault.Errorf(fault.EInvalid, "the library search limit must be positive, not %d", limit)
+	}
+	rows, err := s.read.QueryContext(ctx, libraryHitsSQL, match, years.From, years.To, titleWeight, limit)
+	if err != nil {
+		return nil, searchError(ctx, match, err)
+	}
+	defer rows.Close()
+	var out []research.LibraryHit
+	for rows.Next() {
+		var h research.LibraryHit
+		if err := rows.Scan(&h.Doc, &h.Score); err != nil {
+			return nil, fmt.Errorf("store: library hits: %w", err)
+		}
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, searchError(ctx, match, err)
+	}
+	return out, nil
+}
+
+// LibraryPapersByDoc returns the papers with the given docids, in the
+// order given; a docid no paper has (deleted since it was ranked) is left
+// out.
+func (s *Store) LibraryPapersByDoc(ctx context.Context, docs []int64) ([]research.RawPaper, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(docs)
+	if err != nil {
+		return nil, fmt.Errorf("store: library papers: %w", err)
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT p.docid, `+paperColumns+` FROM papers p WHERE p.docid IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("store: library papers: %w", err)
+	}
+	defer rows.Close()
+	byDoc := make(map[int64]research.RawPaper, len(docs))
+	for rows.Next() {
+		var doc int64
+		p, err := scanPaper(rows, &doc)
+		if err != nil {
+			return nil, fmt.Errorf("store: library papers: %w", err)
+		}
+		byDoc[doc] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: library papers: %w", err)
+	}
+	out := make([]research.RawPaper, 0, len(byDoc))
+	for _, d := range docs {
+		if p, ok := byDoc[d]; ok {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// LibraryDocFreqs returns how many papers the library holds and, for each
+// of terms (single words, stemmed by the index as a query is), how many
+// papers contain it: the statistics pseudo-relevance feedback weighs a
+// candidate expansion term by.
+func (s *Store) LibraryDocFreqs(ctx context.Context, terms []string) (int, []int, error) {
+	n, err := s.LibraryCount(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]int, len(terms))
+	for i, t := range terms {
+		match := `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+		if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ?`, match).Scan(&out[i]); err != nil {
+			return 0, nil, searchError(ctx, match, err)
+		}
+	}
+	return n, out, nil
+}
