@@ -70,7 +70,7 @@ func (s *Source) Search(ctx context.Context, req sources.SourceRequest) ([]resea
 // ranked (see rank), not matched strictly, so a paper that says "deep
 // convolutional networks" is found for "deep learning" and "image
 // recognition" when it matches most of the query, and the total is every
-// paper that matched some included term. A query only FTS5 can read (a
+// paper that matches some included term (and no excluded one). A query only FTS5 can read (a
 // researcher's column filter, NEAR) is matched strictly as written. The
 // year range is applied by the library (papers of unknown year are kept,
 // as YearRange.Contains does), and Rank follows the order from req.Offset
@@ -91,7 +91,15 @@ func (s *Source) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 		if err != nil {
 			return unknown, err
 		}
-		return sources.Page{Papers: s.ranked(papers), Total: sources.AtLeast(len(ranked), req.Offset+len(papers))}, nil
+		// A full page asks how many papers match some included term; a
+		// shorter one is the ranking's end.
+		total := req.Offset + len(papers)
+		if len(papers) >= limit {
+			if total, err = s.lib.CountLibrary(ctx, anyTermExpr(q), req.YearRange); err != nil {
+				return unknown, err
+			}
+		}
+		return sources.Page{Papers: s.ranked(papers), Total: sources.AtLeast(total, req.Offset+len(papers))}, nil
 	}
 	return s.strict(ctx, req, limit)
 }

@@ -43,12 +43,12 @@ type Tuning struct {
 // DefaultTuning is the tuning the product ranks with.
 func DefaultTuning() Tuning {
 	return Tuning{
-		TitleWeight:    12,
-		WordsWeight:    1.5,
-		ConceptDecay:   0.5,
+		TitleWeight:    20,
+		WordsWeight:    1,
+		ConceptDecay:   1,
 		FeedbackDocs:   10,
 		FeedbackTerms:  10,
-		FeedbackWeight: 1,
+		FeedbackWeight: 1.5,
 		Candidates:     3000,
 	}
 }
@@ -146,6 +146,25 @@ func withExclusions(expr string, excluded []query.Clause) string {
 		return expr
 	}
 	return "(" + expr + ") NOT (" + strings.Join(not, " OR ") + ")"
+}
+
+// anyTermExpr matches the papers that match some included term of q (its
+// words apart, for a phrase) and no excluded one: what a ranked search
+// says matched.
+func anyTermExpr(q query.AST) string {
+	var included, excluded []query.Clause
+	for _, c := range q.Clauses {
+		if c.Not {
+			excluded = append(excluded, c)
+		} else if e := conceptExpr(c); e != "" {
+			included = append(included, c)
+		}
+	}
+	var alts []string
+	for _, c := range included {
+		alts = append(alts, conceptExpr(c))
+	}
+	return withExclusions(strings.Join(alts, " OR "), excluded)
 }
 
 // queryWords are the distinct words (lower-cased) of the included terms,
