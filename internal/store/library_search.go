@@ -21,6 +21,31 @@ import (
 // abstract word.
 const libraryBM25 = `bm25(papers_fts, 10.0, 3.0, 1.0, 1.0, 3.0)`
 
+// searchLibraryAnyYearSQL is searchLibrarySQL without a year range: it
+// ranks from the index alone and reads only the page's papers (joining
+// papers for every match costs several times the ranking on a common
+// word).
+const searchLibraryAnyYearSQL = `SELECT ` + paperColumns + `
+	FROM (SELECT rowid, ` + libraryBM25 + ` AS score FROM papers_fts
+		WHERE papers_fts MATCH ?1 ORDER BY score, rowid LIMIT ?2 OFFSET ?3) f
+	JOIN papers p ON p.docid = f.rowid
+	ORDER BY f.score, f.rowid`
+
+// searchLibraryWidenedSQL is searchLibrarySQL over the index's best ?4
+// matches only: it joins those to papers for their years, so a year range
+// costs the page's join and not every match's. A full page from it is the
+// page searchLibrarySQL returns (the papers inside the years keep their
+// order); a short one may not be, and the full query answers instead.
+const searchLibraryWidenedSQL = `SELECT ` + paperColumns + `
+	FROM (SELECT rowid, ` + libraryBM25 + ` AS score FROM papers_fts
+		WHERE papers_fts MATCH ?1 ORDER BY score, rowid LIMIT ?4) f
+	JOIN papers p ON p.docid = f.rowid
+	WHERE (p.year = 0 OR ((?2 = 0 OR p.year >= ?2) AND (?3 = 0 OR p.year <= ?3)))
+	ORDER BY f.score, f.rowid
+	LIMIT ?5 OFFSET ?6`
+
+const countLibraryAnyYearSQL = `SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ?1`
+
 const searchLibrarySQL = `SELECT ` + paperColumns + `
 	FROM papers_fts JOIN papers p ON p.docid = papers_fts.rowid
 	WHERE papers_fts MATCH ?1
@@ -40,7 +65,11 @@ func (s *Store) CountLibrary(ctx context.Context, match string, years research.Y
 		return 0, fault.Errorf(fault.EInvalid, "the library search query is empty")
 	}
 	var n int
-	if err := s.read.QueryRowContext(ctx, countLibrarySQL, match, years.From, years.To).Scan(&n); err != nil {
+	query, args := countLibraryAnyYearSQL, []any{match}
+	if years != (research.YearRange{}) {
+		query, args = countLibrarySQL, []any{match, years.From, years.To}
+	}
+	if err := s.read.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
 		return 0, searchError(ctx, match, err)
 	}
 	return n, nil
@@ -70,7 +99,19 @@ func (s *Store) SearchLibraryPage(ctx context.Context, match string, years resea
 		return nil, fault.Errorf(fault.EInvalid, "the library search offset must not be negative, not %d", offset)
 	}
 	limit = min(limit, research.MaxResultsLimit)
-	rows, err := s.read.QueryContext(ctx, searchLibrarySQL, match, years.From, years.To, limit, offset)
+	if years == (research.YearRange{}) {
+		return s.searchPage(ctx, match, searchLibraryAnyYearSQL, match, limit, offset)
+	}
+	page, err := s.searchPage(ctx, match, searchLibraryWidenedSQL, match, years.From, years.To, (offset+limit)*yearsWiden, limit, offset)
+	if err != nil || len(page) == limit {
+		return page, err
+	}
+	return s.searchPage(ctx, match, searchLibrarySQL, match, years.From, years.To, limit, offset)
+}
+
+// searchPage runs one of the library search statements.
+func (s *Store) searchPage(ctx context.Context, match, query string, args ...any) ([]research.RawPaper, error) {
+	rows, err := s.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, searchError(ctx, match, err)
 	}

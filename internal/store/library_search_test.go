@@ -2,6 +2,8 @@ package store_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -111,4 +113,46 @@ func FuzzSearchLibrary(f *testing.F) {
 		_, err = st.SearchLibrary(ctx, match, research.YearRange{}, 5)
 		require.NoError(t, err, "rendered %q from %q", match, in)
 	})
+}
+
+// TestSearchLibraryYearPagesMatchTheFullRanking: a year-bounded page is the
+// papers of the unbounded ranking that fall inside the years, in order,
+// whether the range holds many of the best matches (answered from the
+// index's best matches alone) or only the worst (the full query answers).
+func TestSearchLibraryYearPagesMatchTheFullRanking(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openLibrary(t)
+	var recs []library.Record
+	for i := range 60 {
+		// Fewer repetitions of the word in later papers: later ranks lower.
+		abstract := strings.Repeat("malaria ", 1+(60-i)/6) + fmt.Sprintf("cohort %d", i)
+		recs = append(recs, paper(fmt.Sprintf("Study %d of fever", i), abstract, 1990+i%30, fmt.Sprintf("10.9/%d", i)))
+	}
+	_, err := library.Import(ctx, st, stream(recs...), library.ImportOptions{})
+	require.NoError(t, err)
+	all, err := st.SearchLibrary(ctx, `"malaria"`, research.YearRange{}, 100)
+	require.NoError(t, err)
+	require.Len(t, all, 60)
+	for _, years := range []research.YearRange{{From: 2000}, {To: 1995}, {From: 2019, To: 2019}, {From: 1990, To: 1990}} {
+		var want []string
+		for _, p := range all {
+			if years.Contains(p.Year) {
+				want = append(want, p.ID)
+			}
+		}
+		for _, pg := range []struct{ offset, limit int }{{0, 3}, {0, 5}, {2, 3}, {0, 100}} {
+			got, err := st.SearchLibraryPage(ctx, `"malaria"`, years, pg.offset, pg.limit)
+			require.NoError(t, err)
+			var ids []string
+			for _, p := range got {
+				ids = append(ids, p.ID)
+			}
+			end := min(pg.offset+pg.limit, len(want))
+			require.Equal(t, append([]string(nil), want[min(pg.offset, end):end]...), ids, "years %+v offset %d limit %d", years, pg.offset, pg.limit)
+		}
+		n, err := st.CountLibrary(ctx, `"malaria"`, years)
+		require.NoError(t, err)
+		require.Equal(t, len(want), n)
+	}
 }
