@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"quarry/internal/fault"
 	"quarry/internal/research"
 )
@@ -29,6 +31,9 @@ const libraryHitsSQL = `SELECT rowid, -bm25(papers_fts, ?2, 1.0, 0.0, 0.0, 1.0) 
 const libraryYearsSQL = `SELECT p.docid FROM papers p
 	WHERE p.docid IN (SELECT value FROM json_each(?1))
 	  AND (p.year = 0 OR ((?2 = 0 OR p.year >= ?2) AND (?3 = 0 OR p.year <= ?3)))`
+
+// docFreqReaders bounds the counts LibraryDocFreqs runs at once.
+const docFreqReaders = 4
 
 // yearsWiden is how many more papers a ranked query reads when a year
 // range will drop some of them afterwards.
@@ -156,12 +161,22 @@ func (s *Store) LibraryDocFreqs(ctx context.Context, terms []string) (int, []int
 	if err != nil {
 		return 0, nil, err
 	}
+	// Each count reads one word's doclist: independent reads, run a few
+	// at once on the read pool.
 	out := make([]int, len(terms))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(docFreqReaders)
 	for i, t := range terms {
-		match := `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
-		if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ?`, match).Scan(&out[i]); err != nil {
-			return 0, nil, searchError(ctx, match, err)
-		}
+		g.Go(func() error {
+			match := `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+			if err := s.read.QueryRowContext(gctx, `SELECT count(*) FROM papers_fts WHERE papers_fts MATCH ?`, match).Scan(&out[i]); err != nil {
+				return searchError(gctx, match, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, nil, err
 	}
 	return n, out, nil
 }

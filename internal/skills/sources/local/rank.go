@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"quarry/internal/research"
 	"quarry/internal/skills/query"
 	"quarry/internal/skills/sources"
@@ -52,6 +54,9 @@ func DefaultTuning() Tuning {
 		Candidates:     3000,
 	}
 }
+
+// rankReaders bounds the library reads one ranked search runs at once.
+const rankReaders = 4
 
 // ranking is one ranked retrieval's fused scores: every paper that matched
 // a term of the query (and no excluded term), by docid.
@@ -216,11 +221,6 @@ func (s *Source) rank(ctx context.Context, q query.AST, req sources.SourceReques
 		r.add(h, weight)
 		return nil
 	}
-	for i, c := range included {
-		if err := hits(conceptExpr(c), 1/(1+tn.ConceptDecay*float64(i))); err != nil {
-			return nil, err
-		}
-	}
 	words := queryWords(included)
 	all := words
 	for _, w := range req.QuestionWords {
@@ -228,10 +228,38 @@ func (s *Source) rank(ctx context.Context, q query.AST, req sources.SourceReques
 			all = append(all, w)
 		}
 	}
+	// The concept lists and the words list are independent reads: they
+	// run at once, and are added in a fixed order so that the sums (and
+	// so the ranking) never depend on which finished first.
+	type list struct {
+		expr   string
+		weight float64
+		hits   []research.LibraryHit
+	}
+	var lists []list
+	for i, c := range included {
+		lists = append(lists, list{expr: conceptExpr(c), weight: 1 / (1 + tn.ConceptDecay*float64(i))})
+	}
 	if len(all) > 1 {
-		if err := hits(wordsExpr(all), tn.WordsWeight); err != nil {
-			return nil, err
+		lists = append(lists, list{expr: wordsExpr(all), weight: tn.WordsWeight})
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(rankReaders)
+	for i := range lists {
+		if lists[i].expr == "" || lists[i].weight == 0 {
+			continue
 		}
+		g.Go(func() error {
+			h, err := s.lib.LibraryHits(gctx, withExclusions(lists[i].expr, excluded), years, tn.TitleWeight, limit)
+			lists[i].hits = h
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, l := range lists {
+		r.add(l.hits, l.weight)
 	}
 	if tn.FeedbackDocs > 0 && tn.FeedbackTerms > 0 && tn.FeedbackWeight > 0 {
 		fb, err := s.feedbackTerms(ctx, r.ordered(), words)
