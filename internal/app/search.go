@@ -134,7 +134,11 @@ func NewSearch(s Search, lib sources.Source, files pipeline.FileSource) (*pipeli
 // attached files read from it. With no searchable source the server still
 // starts, without search, and says so in the log.
 func Workflows(s Search, st *store.Store, logger *slog.Logger) (*engine.Registry, error) {
-	lib, err := local.New(st)
+	opts, err := localOptions(s, st)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := local.New(st, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,11 @@ import (
 // still exist (files naming them load), and search.run says why it
 // cannot search; an LLM that cannot be set up leaves the offline skills.
 func namedSkills(s Search, st *store.Store, logger *slog.Logger) (flow.Skills, error) {
-	lib, err := local.New(st)
+	opts, err := localOptions(s, st)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := local.New(st, opts...)
 	if err != nil {
 		return nil, err
 	}
