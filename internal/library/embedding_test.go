@@ -184,7 +184,7 @@ func TestSemanticNearest(t *testing.T) {
 	t.Cleanup(func() { stop(); job.Wait() })
 	waitFor(t, "embedded", func() bool { return job.Status().Embedded == 3 })
 
-	sem.ReloadEvery = 0
+	require.NoError(t, sem.Load(ctx))
 	got, err = sem.Nearest(ctx, "automobile", research.YearRange{}, 1)
 	require.NoError(t, err)
 	papers, err := st.LibraryPapersByDoc(ctx, got)
@@ -201,4 +201,16 @@ func TestSemanticNearest(t *testing.T) {
 	_, err = sem.Nearest(ctx, "automobile", research.YearRange{}, 1)
 	require.NoError(t, err)
 	require.Equal(t, requests, srv.Requests(), "a question's vector is asked once")
+
+	// A search never waits for the vectors to be read: the first one
+	// answers without them and starts reading them.
+	fresh := library.NewSemantic(st, emb)
+	got, err = fresh.Nearest(ctx, "automobile", research.YearRange{}, 1)
+	require.NoError(t, err)
+	require.Empty(t, got)
+	waitFor(t, "the vectors read in the background", func() bool {
+		got, err := fresh.Nearest(ctx, "automobile", research.YearRange{}, 1)
+		require.NoError(t, err)
+		return len(got) == 1
+	})
 }

@@ -34,9 +34,10 @@ type Semantic struct {
 	ReloadEvery time.Duration
 	now         func() time.Time
 
-	mu     sync.Mutex
-	index  *index // nil until first read
-	loaded time.Time
+	mu      sync.Mutex
+	index   *index // nil until first read
+	loaded  time.Time
+	loading bool // a read is under way
 	// queries caches query vectors: a search asks for the same question's
 	// vector for every page and every iteration.
 	queries map[string][]float32
@@ -53,8 +54,8 @@ func NewSemantic(st VectorStore, emb Embedder) *Semantic {
 
 // Nearest returns up to n docids of papers nearest to text, nearest
 // first, keeping papers inside years and those of unknown year. With no
-// vectors yet it returns none; an embeddings server that fails is an
-// error (the caller ranks without it).
+// vectors yet (or while they are first read) it returns none; an
+// embeddings server that fails is an error (the caller ranks without it).
 func (s *Semantic) Nearest(ctx context.Context, text string, years research.YearRange, n int) ([]int64, error) {
 	if n <= 0 || text == "" {
 		return nil, nil
@@ -81,28 +82,47 @@ const (
 	Oversample = 10
 )
 
-// vectors returns the in-memory vectors, reading them when there are none
-// yet or when they changed and the last read is ReloadEvery old.
+// vectors returns the in-memory vectors there are (nil before the first
+// read has finished), and starts reading them in the background when
+// there are none yet or the last read is ReloadEvery old: a search never
+// waits for a library's vectors to be read, it ranks by words meanwhile.
 func (s *Semantic) vectors(ctx context.Context) (*index, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.index != nil && s.now().Sub(s.loaded) < s.ReloadEvery {
-		return s.index, nil
+	if !s.loading && (s.index == nil || s.now().Sub(s.loaded) >= s.ReloadEvery) {
+		s.loading, s.loaded = true, s.now()
+		go func() { _ = s.Load(context.WithoutCancel(ctx)) }()
 	}
+	return s.index, nil
+}
+
+// Load reads the vectors now if they changed since they were last read
+// (the app warms the index at start; tests wait for it).
+func (s *Semantic) Load(ctx context.Context) error {
+	defer func() {
+		s.mu.Lock()
+		s.loading = false
+		s.mu.Unlock()
+	}()
 	gen, err := s.store.VectorGeneration(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if s.index != nil && s.index.generation == gen {
-		s.loaded = s.now()
-		return s.index, nil
+	s.mu.Lock()
+	current := s.index != nil && s.index.generation == gen
+	s.mu.Unlock()
+	if current {
+		return nil
 	}
 	set, err := s.store.LibraryVectors(ctx, s.emb.Model(), 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	s.index, s.loaded = newIndex(set), s.now()
-	return s.index, nil
+	ix := newIndex(set)
+	s.mu.Lock()
+	s.index, s.loaded = ix, s.now()
+	s.mu.Unlock()
+	return nil
 }
 
 func (s *Semantic) queryVector(ctx context.Context, text string) ([]float32, error) {

@@ -51,7 +51,7 @@ func BenchmarkSemanticNearest(b *testing.B) {
 	}
 	sem := library.NewSemantic(vectorsOnly{set: set}, constEmbedder{q})
 	ctx := context.Background()
-	if _, err := sem.Nearest(ctx, "warm", research.YearRange{}, 300); err != nil {
+	if err := sem.Load(ctx); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
