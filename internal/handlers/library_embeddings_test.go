@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/app"
+	"quarry/internal/handlers/testapp"
 	"quarry/internal/skills/embed"
 	"quarry/internal/skills/embed/embedtest"
-	"quarry/internal/handlers/testapp"
 )
 
 // TestLibraryShowsEmbeddingProgress: with an embeddings provider the
