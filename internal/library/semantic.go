@@ -30,7 +30,9 @@ import (
 type Semantic struct {
 	store VectorStore
 	emb   Embedder
-	// ReloadEvery bounds how often changed vectors are read again.
+	// ReloadEvery bounds how often changed vectors are read again: while
+	// a large library is being embedded (hours), every read is the whole
+	// set (about 1 GB at 170,000 × 1,536 dimensions), so not too often.
 	ReloadEvery time.Duration
 	now         func() time.Time
 
@@ -49,7 +51,7 @@ const maxCachedQueries = 512
 // NewSemantic returns the semantic search over st's vectors of emb's
 // model.
 func NewSemantic(st VectorStore, emb Embedder) *Semantic {
-	return &Semantic{store: st, emb: emb, ReloadEvery: 30 * time.Second, now: time.Now, queries: map[string][]float32{}}
+	return &Semantic{store: st, emb: emb, ReloadEvery: 2 * time.Minute, now: time.Now, queries: map[string][]float32{}}
 }
 
 // Nearest returns up to n docids of papers nearest to text, nearest
