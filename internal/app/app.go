@@ -61,6 +61,11 @@ type App struct {
 	// loops are background loops on the workers' context (the trigger
 	// scheduler); Close waits for them before closing the store.
 	loops sync.WaitGroup
+	// workerCtx is the workers' context, which background jobs run on.
+	workerCtx context.Context
+	// embedding embeds the library in the background; nil without an
+	// embeddings provider.
+	embedding *library.Embedding
 }
 
 // Option adjusts an App at construction; it exists so tests and commands
@@ -163,7 +168,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 		return nil, err
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	a.stopWorkers = cancel
+	a.stopWorkers, a.workerCtx = cancel, workerCtx
 	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{OnJobStart: a.metrics.JobStarted, BranchWorkers: cfg.BranchWorkers,
 		Limits: runLimits(cfg, a.registry)}); err != nil {
 		return nil, err
@@ -185,7 +190,10 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	a.streamsDone = make(chan struct{})
 	// Library imports run in the background on the workers' context, so
 	// Close stops them (leaving the library as it was) before the store goes.
-	a.imports = library.NewJobs(workerCtx, a.store, a.metrics.ImportDone)
+	if err := a.startEmbedding(); err != nil {
+		return nil, err
+	}
+	a.imports = library.NewJobs(workerCtx, a.store, a.metrics.ImportDone, a.importDone)
 	// Uploads are spooled beside the database (quarry.db-uploads, like
 	// SQLite's -wal file), emptied here of what a killed import left; an
 	// in-memory database has no beside, its uploads go to the system's
@@ -204,9 +212,27 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), PublicURL: cfg.PublicURL, ReadLimits: cfg.Import,
 		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest, ExclusionReasons: cfg.ExclusionReasons, StopWindow: cfg.StopWindow,
 		WorkflowsDir: cfg.WorkflowsDir, DefinitionOptions: DefinitionOptions(cfg), StartableFiles: a.startable, Templates: tpls,
-		Triggers: a.store,
+		Triggers: a.store, Embedding: a.embeddingStatus,
 	})
 	return a, nil
+}
+
+// importDone wakes the embedding job after an import: new papers, or
+// corrected ones whose vectors were dropped, are embedded at once.
+func (a *App) importDone(library.ImportStats, time.Duration, error) {
+	if a.embedding != nil {
+		a.embedding.Kick()
+	}
+}
+
+// embeddingStatus is how embedding the library is going, for the library
+// page; nil without an embeddings provider.
+func (a *App) embeddingStatus() *library.EmbeddingStatus {
+	if a.embedding == nil {
+		return nil
+	}
+	s := a.embedding.Status()
+	return &s
 }
 
 // observeRequest counts an answered request in the metrics.
@@ -290,6 +316,9 @@ func (a *App) Close() error {
 		a.stopWorkers = nil
 	}
 	a.loops.Wait()
+	if a.embedding != nil {
+		a.embedding.Wait()
+	}
 	if a.imports != nil {
 		a.imports.Wait()
 	}

@@ -14,6 +14,7 @@ import (
 	"quarry/internal/fault"
 	"quarry/internal/notify"
 	"quarry/internal/research"
+	"quarry/internal/skills/embed"
 	"quarry/internal/skills/llm"
 	"quarry/internal/store"
 )
@@ -168,6 +169,9 @@ type Search struct {
 	// scorer (offline heuristics by default). llm.Config never serialises
 	// its API key.
 	LLM llm.Config
+	// Embed selects the embeddings model behind semantic retrieval
+	// (none by default). embed.Config never serialises its API key.
+	Embed embed.Config
 }
 
 // SecureCookies reports whether cookies must be marked Secure: the public
@@ -261,6 +265,11 @@ func (s Search) check(fe fault.FieldErrors) []string {
 	for name := range s.BaseURLs {
 		if !slices.Contains(known, name) {
 			fe.Add("base_urls."+name, fmt.Sprintf("unknown source %q", name))
+		}
+	}
+	if s.Embed.Enabled() {
+		if _, err := embed.New(s.Embed); err != nil {
+			fe.Add("embed", fault.ErrorMessage(err))
 		}
 	}
 	if slices.Contains(out, research.SourceSerpAPIScholar) && strings.TrimSpace(s.SerpAPIKey) == "" {

@@ -16,6 +16,7 @@ import (
 	"quarry/internal/app"
 	"quarry/internal/fault"
 	"quarry/internal/research"
+	"quarry/internal/skills/embed"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/searcher"
 )
@@ -23,10 +24,13 @@ import (
 // offlineLLM is the LLM configuration nothing sets: the offline skills.
 var offlineLLM = llm.Config{Provider: llm.ProviderOffline, Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}
 
+// offlineEmbed is the embeddings configuration nothing sets: no vectors.
+var offlineEmbed = embed.Config{Provider: embed.ProviderOffline, Timeout: embed.DefaultTimeout, MaxRetries: embed.DefaultMaxRetries}
+
 // defaultSearch is the search configuration nothing sets.
 func defaultSearch() app.Search {
 	on := true
-	return app.Search{Sources: []string{"local"}, StrategyCheckpoint: &on, LLM: offlineLLM}
+	return app.Search{Sources: []string{"local"}, StrategyCheckpoint: &on, LLM: offlineLLM, Embed: offlineEmbed}
 }
 
 // configFile writes content as a QUARRY_CONFIG file and returns its path.
@@ -481,4 +485,58 @@ func TestLoadRunLimits(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 6, cfg.MaxActiveRuns)
 	require.Equal(t, map[string]int{"screening": 2, "search": 4}, cfg.WorkflowLimits)
+}
+
+// TestLoadEmbed covers the embeddings settings: offline by default, from
+// the environment and the file's embed object (the environment wins key by
+// key), OPENAI_API_KEY as the fallback key, and problems found at start-up
+// under the name of the place they came from; the key is never serialised.
+func TestLoadEmbed(t *testing.T) {
+	t.Parallel()
+	ollama := `{"embed":{"provider":"openai","model":"nomic-embed-text","base_url":"http://localhost:11434/v1","timeout":"2m","max_retries":1}}`
+	tests := []struct {
+		name      string
+		env       map[string]string
+		file      string
+		want      embed.Config
+		wantField string
+	}{
+		{name: "Unset", want: offlineEmbed},
+		{name: "FromEnv", env: map[string]string{"QUARRY_EMBED_PROVIDER": "OpenAI", "QUARRY_EMBED_MODEL": "m", "QUARRY_EMBED_API_KEY": "sk-e", "OPENAI_API_KEY": "sk-o"},
+			want: embed.Config{Provider: "openai", Model: "m", APIKey: "sk-e", Timeout: embed.DefaultTimeout, MaxRetries: embed.DefaultMaxRetries}},
+		{name: "VendorKeyFallback", env: map[string]string{"QUARRY_EMBED_PROVIDER": "openai", "OPENAI_API_KEY": "sk-o"},
+			want: embed.Config{Provider: "openai", APIKey: "sk-o", Timeout: embed.DefaultTimeout, MaxRetries: embed.DefaultMaxRetries}},
+		{name: "FromFile", file: ollama,
+			want: embed.Config{Provider: "openai", Model: "nomic-embed-text", BaseURL: "http://localhost:11434/v1", Timeout: 2 * time.Minute, MaxRetries: 1}},
+		{name: "EnvOverridesFile", file: ollama, env: map[string]string{"QUARRY_EMBED_MODEL": "bge-m3"},
+			want: embed.Config{Provider: "openai", Model: "bge-m3", BaseURL: "http://localhost:11434/v1", Timeout: 2 * time.Minute, MaxRetries: 1}},
+		{name: "UnknownProvider", env: map[string]string{"QUARRY_EMBED_PROVIDER": "cohere"}, wantField: "QUARRY_EMBED_PROVIDER"},
+		{name: "UnknownProviderInFile", file: `{"embed":{"provider":"cohere"}}`, wantField: "embed.provider"},
+		{name: "BadBaseURL", env: map[string]string{"QUARRY_EMBED_BASE_URL": "localhost:1"}, wantField: "QUARRY_EMBED_BASE_URL"},
+		{name: "BadRetries", env: map[string]string{"QUARRY_EMBED_MAX_RETRIES": "11"}, wantField: "QUARRY_EMBED_MAX_RETRIES"},
+		{name: "OpenAIWithoutKey", env: map[string]string{"QUARRY_EMBED_PROVIDER": "openai"}, wantField: "embed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{}
+			if tt.file != "" {
+				env["QUARRY_CONFIG"] = configFile(t, tt.file)
+			}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			cfg, err := load(t, env)
+			if tt.wantField != "" {
+				require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "err: %v", err)
+				require.Contains(t, fault.ErrorFields(err), tt.wantField)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, cfg.Search.Embed)
+			b, err := json.Marshal(cfg)
+			require.NoError(t, err)
+			require.NotContains(t, string(b), "sk-")
+		})
+	}
 }

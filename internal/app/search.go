@@ -8,6 +8,7 @@ import (
 	"quarry/internal/fault"
 	"quarry/internal/research"
 	"quarry/internal/skills/dedup"
+	"quarry/internal/skills/embed"
 	"quarry/internal/skills/intent"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/organize"
@@ -112,6 +113,10 @@ func NewSearch(s Search, lib sources.Source, files pipeline.FileSource) (*pipeli
 	if err != nil {
 		return nil, err
 	}
+	vectors, err := embed.New(s.Embed)
+	if err != nil {
+		return nil, err
+	}
 	parser := intent.New(nil)
 	sk := pipeline.Skills{
 		Intent:    llm.NewIntentParser(provider, parser),
@@ -119,7 +124,7 @@ func NewSearch(s Search, lib sources.Source, files pipeline.FileSource) (*pipeli
 		Queries:   llm.NewQueryBuilder(provider, querybuilder.New()),
 		Sources:   srcs,
 		Dedup:     dedup.New(),
-		Scorer:    llm.NewScorer(provider, relevance.Scorer{}),
+		Scorer:    embed.NewScorer(vectors, llm.NewScorer(provider, relevance.Scorer{})),
 		Organizer: organize.Organizer{},
 		Files:     files,
 		// The search step builds its searcher from these (OnEvent aside).
@@ -134,7 +139,11 @@ func NewSearch(s Search, lib sources.Source, files pipeline.FileSource) (*pipeli
 // attached files read from it. With no searchable source the server still
 // starts, without search, and says so in the log.
 func Workflows(s Search, st *store.Store, logger *slog.Logger) (*engine.Registry, error) {
-	lib, err := local.New(st)
+	opts, err := localOptions(s, st)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := local.New(st, opts...)
 	if err != nil {
 		return nil, err
 	}

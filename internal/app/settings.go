@@ -21,6 +21,7 @@ import (
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
 	"quarry/internal/research"
+	"quarry/internal/skills/embed"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/searcher"
 	"quarry/internal/store"
@@ -137,6 +138,19 @@ func settings() []setting {
 			doc: "how long one request may take, a duration such as `90s` or `3m`"},
 		setting{env: "QUARRY_LLM_MAX_RETRIES", key: "llm.max_retries", def: strconv.Itoa(llm.DefaultMaxRetries), set: setLLMRetries,
 			doc: "how often a failed request is retried, 0 to 10"},
+		setting{env: "QUARRY_EMBED_PROVIDER", key: "embed.provider", def: embed.ProviderOffline, set: setEmbedProvider,
+			doc: "`offline` (no vectors: search ranks by words alone) or `openai` (any OpenAI-compatible `/embeddings`: OpenAI, Ollama, vLLM, llama.cpp): the library is embedded in the background and searches fuse word and vector rankings"},
+		setting{env: "QUARRY_EMBED_MODEL", key: "embed.model", shown: "`" + embed.DefaultModel + "`",
+			set: text(func(c *Config) *string { return &c.Search.Embed.Model }), doc: "the embeddings model; vectors are stored under its name, so changing it embeds the library again"},
+		setting{env: "QUARRY_EMBED_BASE_URL", key: "embed.base_url", shown: "`" + embed.DefaultBaseURL + "`", set: setEmbedBaseURL,
+			doc: "the API root, e.g. `http://localhost:11434/v1` for Ollama"},
+		setting{env: "QUARRY_EMBED_API_KEY", key: "embed.api_key", shown: "`OPENAI_API_KEY`",
+			set: text(func(c *Config) *string { return &c.Search.Embed.APIKey }), doc: "the embeddings server's API key; never logged or shown"},
+		setting{env: "QUARRY_EMBED_TIMEOUT", key: "embed.timeout", def: embed.DefaultTimeout.String(), set: setEmbedTimeout,
+			doc: "how long one embeddings request may take"},
+		setting{env: "QUARRY_EMBED_MAX_RETRIES", key: "embed.max_retries", def: strconv.Itoa(embed.DefaultMaxRetries),
+			set: intIn(0, 10, "", func(c *Config) *int { return &c.Search.Embed.MaxRetries }),
+			doc: "how often a rate-limited (429) or failed (5xx) embeddings request is retried, with growing waits, 0 to 10"},
 		setting{env: "QUARRY_IMPORT_MAX_LINE_MB", key: "import.max_line_mb", def: strconv.Itoa(biblio.DefaultMaxLine >> 20),
 			set: setMiB(func(c *Config) *int { return &c.Import.Limits.MaxLine }),
 			doc: "imports and attached files: the longest line (RIS, MEDLINE, CSV, JSON Lines) or field value (BibTeX, CSL-JSON) read, in MiB; a record with a longer one is skipped and reported"},
@@ -349,6 +363,31 @@ func setProvider(c *Config, v string) error {
 	return nil
 }
 
+func setEmbedProvider(c *Config, v string) error {
+	if err := embed.CheckProvider(v); err != nil {
+		return err
+	}
+	c.Search.Embed.Provider = strings.ToLower(v)
+	return nil
+}
+
+func setEmbedBaseURL(c *Config, v string) error {
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", v)
+	}
+	c.Search.Embed.BaseURL = v
+	return nil
+}
+
+func setEmbedTimeout(c *Config, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q is not a positive duration such as 60s", v)
+	}
+	c.Search.Embed.Timeout = d
+	return nil
+}
+
 func setLLMBaseURL(c *Config, v string) error {
 	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%q is not an http(s) URL", v)
@@ -495,6 +534,10 @@ func Load(flags Flags, getenv func(string) string, only ...string) (Config, erro
 		return cfg, nil
 	}
 	resolveLLM(&cfg.Search.LLM, getenv)
+	if cfg.Search.Embed.Provider == embed.ProviderOpenAI {
+		// Like the LLM's: the vendor's own variable is an ambient fallback.
+		cfg.Search.Embed.APIKey = cmp.Or(cfg.Search.Embed.APIKey, strings.TrimSpace(getenv("OPENAI_API_KEY")))
+	}
 	return cfg, cfg.Validate()
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"quarry/internal/engine/flow"
 	"quarry/internal/skills/dedup"
+	"quarry/internal/skills/embed"
 	"quarry/internal/skills/intent"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/named"
@@ -24,7 +25,11 @@ import (
 // still exist (files naming them load), and search.run says why it
 // cannot search; an LLM that cannot be set up leaves the offline skills.
 func namedSkills(s Search, st *store.Store, logger *slog.Logger) (flow.Skills, error) {
-	lib, err := local.New(st)
+	opts, err := localOptions(s, st)
+	if err != nil {
+		return nil, err
+	}
+	lib, err := local.New(st, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -33,11 +38,16 @@ func namedSkills(s Search, st *store.Store, logger *slog.Logger) (flow.Skills, e
 		logger.Warn("workflow files' skills run offline: the LLM cannot be set up", "err", err)
 		provider = nil
 	}
+	vectors, err := embed.New(s.Embed)
+	if err != nil {
+		logger.Warn("workflow files' scorer runs without embeddings: they cannot be set up", "err", err)
+		vectors = nil
+	}
 	d := named.Deps{
 		Intent:  llm.NewIntentParser(provider, intent.New(nil)),
 		Queries: llm.NewQueryBuilder(provider, querybuilder.New()),
 		Dedup:   dedup.New(),
-		Scorer:  llm.NewScorer(provider, relevance.Scorer{}),
+		Scorer:  embed.NewScorer(vectors, llm.NewScorer(provider, relevance.Scorer{})),
 	}
 	srcs, err := s.buildSources(lib)
 	switch {

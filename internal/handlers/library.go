@@ -37,6 +37,8 @@ type Library struct {
 	store  LibraryStore
 	jobs   *library.Jobs
 	read   codecs.Options // the limits of reading a file
+	// embedding reports the background embedding (nil: none).
+	embedding func() *library.EmbeddingStatus
 }
 
 // maxShownErrors bounds the skipped records listed on the import page.
@@ -56,7 +58,31 @@ func (h *Library) renderPage(c echo.Context, status int, form views.ImportForm) 
 	for _, j := range h.jobs.List() {
 		d.Jobs = append(d.Jobs, jobView(j))
 	}
+	d.Embeddings = h.embeddingProgress()
 	return render(c, status, views.LibraryPage(d))
+}
+
+// Embeddings handles GET /library/embeddings: the background embedding's
+// progress, the fragment the library page polls while it runs (404
+// without an embeddings provider).
+func (h *Library) Embeddings(c echo.Context) error {
+	e := h.embeddingProgress()
+	if e == nil {
+		return fault.Errorf(fault.ENotFound, "semantic search is not configured (QUARRY_EMBED_PROVIDER)")
+	}
+	return render(c, http.StatusOK, views.LibraryEmbeddings(*e))
+}
+
+func (h *Library) embeddingProgress() *views.EmbeddingProgress {
+	if h.embedding == nil {
+		return nil
+	}
+	s := h.embedding()
+	if s == nil {
+		return nil
+	}
+	return &views.EmbeddingProgress{Model: s.Model, Papers: s.Papers, Embedded: s.Embedded, Running: s.Running,
+		Errors: s.Errors, LastError: s.LastError, LastErrorAt: s.LastErrorAt}
 }
 
 // Import handles POST /library/imports: it spools the uploaded file to

@@ -100,6 +100,9 @@ type Deps struct {
 	// Triggers keeps workflow triggers' tokens and firings; nil leaves
 	// the inbound trigger route out.
 	Triggers TriggerStore
+	// Embedding reports the library's background embedding; nil, or a nil
+	// answer, when no embeddings provider is configured.
+	Embedding func() *library.EmbeddingStatus
 }
 
 // Defaults for Deps, chosen for a single-user app: forms and imports are
@@ -264,11 +267,12 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/workflows", wfs.List).Name = "workflows"
 	g.POST("/workflows/:name/runs", wfs.Start, p.requireName).Name = "workflow-start"
 	if deps.Library != nil && deps.Imports != nil {
-		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits}
+		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits, embedding: deps.Embedding}
 		g.GET("/library", lib.Show, p.requireName).Name = "library"
 		g.POST("/library/imports", lib.Import, p.requireName).Name = "library-import"
 		g.GET("/library/imports/:id", lib.ImportStatus, p.requireName).Name = "library-import-status"
 		g.GET("/library/export", lib.Export).Name = "library-export"
+		g.GET("/library/embeddings", lib.Embeddings, p.requireName).Name = "library-embeddings"
 		g.GET("/library/papers/*", lib.Paper, p.requireName).Name = "library-paper"
 	}
 

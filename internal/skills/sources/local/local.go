@@ -28,27 +28,49 @@ type Library interface {
 	LibraryDocFreqs(ctx context.Context, words []string) (int, []int, error)
 }
 
+// Semantic finds the library's papers nearest in meaning to a text, best
+// first (library.Semantic, over stored embeddings). It is optional: a
+// source without one ranks by words alone, exactly as it always has.
+type Semantic interface {
+	Nearest(ctx context.Context, text string, years research.YearRange, n int) ([]int64, error)
+}
+
 // Source searches the local library.
 type Source struct {
-	lib    Library
-	tuning Tuning
+	lib      Library
+	tuning   Tuning
+	semantic Semantic
+}
+
+// Option adds an optional dependency to a Source.
+type Option func(*Source)
+
+// WithSemantic makes the ranking hybrid: the papers nearest to the query
+// in meaning are fused with the word ranking (see hybrid). A nil sem is
+// no option.
+func WithSemantic(sem Semantic) Option {
+	return func(s *Source) { s.semantic = sem }
 }
 
 var _ sources.Counter = (*Source)(nil)
 
 // New returns the local source over lib. A nil lib is EInvalid rather than
 // a panic at the first search, so a wiring mistake shows at start-up.
-func New(lib Library) (*Source, error) {
+func New(lib Library, opts ...Option) (*Source, error) {
 	if lib == nil {
 		return nil, fault.Errorf(fault.EInvalid, "local source: no library")
 	}
-	return &Source{lib: lib, tuning: DefaultTuning()}, nil
+	s := &Source{lib: lib, tuning: DefaultTuning()}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // NewTuned is New with other ranking constants: the search benchmark's
 // leave-one-review-out selection tries several.
-func NewTuned(lib Library, t Tuning) (*Source, error) {
-	s, err := New(lib)
+func NewTuned(lib Library, t Tuning, opts ...Option) (*Source, error) {
+	s, err := New(lib, opts...)
 	if err != nil {
 		return nil, err
 	}

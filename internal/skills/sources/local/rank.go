@@ -272,7 +272,7 @@ func (s *Source) rank(ctx context.Context, q query.AST, req sources.SourceReques
 			}
 		}
 	}
-	return r.ordered(), nil
+	return s.hybrid(ctx, r.ordered(), all, excluded, years)
 }
 
 // feedbackTerms are the words that best tell the first FeedbackDocs papers
