@@ -24,13 +24,17 @@ const evalAbout = `Measures the product's deduplicator, relevance scorer or sear
                   with its question and print the recall of its included
                   records at 25, 100, 500 and 1000 beside an Okapi BM25
                   baseline, then "search: recall@100=… recall@500=…
-                  bm25_recall@100=… bm25_recall@500=…"`
+                  bm25_recall@100=… bm25_recall@500=…"; with --loso, choose
+                  the library's ranking constants leave-one-review-out over a
+                  grid (minutes) and print each fold's choice and held-out
+                  recall, then "search loso: recall@100=… recall@500=…
+                  bm25_recall@100=… bm25_recall@500=…" (see docs/search.md)`
 
 // evalCmd implements `quarry eval`: the quality harness that measures the
 // product's deduplicator, relevance scorer and search on labelled data sets.
 func (c *cli) evalCmd(ctx context.Context, args []string) error {
 	fs := newFlagSet("eval", "quarry eval [--loso] <dedup|screening|search> DIR", evalAbout)
-	loso := fs.Bool("loso", false, "dedup: choose the thresholds leave-one-set-out and report the held-out sets")
+	loso := fs.Bool("loso", false, "dedup: choose the thresholds leave-one-set-out; search: choose the ranking constants leave-one-review-out; report the held-out sets")
 	rest, err := c.parse(fs, args)
 	if err != nil {
 		return err

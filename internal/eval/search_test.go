@@ -152,3 +152,20 @@ func TestSearchSharedData(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	require.Regexp(t, `^search: recall@100=\d\.\d{4} recall@500=\d\.\d{4} bm25_recall@100=\d\.\d{4} bm25_recall@500=\d\.\d{4}$`, lines[len(lines)-1])
 }
+
+// TestSearchLOSOTiny: the leave-one-review-out selection prints one fold
+// per review and the held-out line, and each fold's figure is its review's
+// figure under the tuning the other reviews chose.
+func TestSearchLOSOTiny(t *testing.T) {
+	t.Parallel()
+	dir := writeSearchDir(t)
+	var out bytes.Buffer
+	held, err := SearchLOSO(context.Background(), dir, &out)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 1+3+2, out.String())
+	require.True(t, strings.HasPrefix(lines[1], "fold Filler: TitleWeight="), lines[1])
+	require.True(t, strings.HasPrefix(lines[len(lines)-1], "search loso: recall@100="), lines[len(lines)-1])
+	require.Len(t, held.Reviews, 3)
+	require.InDeltaSlice(t, []float64{0.25, 0.625, 0.625, 0.625}, held.MeanRecall, 1e-12, "on this pool every tuning finds the same records")
+}
