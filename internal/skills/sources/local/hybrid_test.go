@@ -2,10 +2,7 @@ package local_test
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -25,28 +22,7 @@ import (
 func hybridFixture(t *testing.T, embedded bool, papers ...research.RawPaper) (*store.Store, *embedtest.Server, *embed.Client) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "lib.db"), store.Options{Synchronous: "OFF"})
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	topics := []string{"soil erosion in river basins", "monetary policy and inflation", "bird migration routes", "protein folding kinetics"}
-	for i := range 40 {
-		papers = append(papers, research.RawPaper{
-			Title:    fmt.Sprintf("A study of %s, part %d", topics[i%len(topics)], i),
-			Abstract: fmt.Sprintf("We measure %s across sites and years.", topics[i%len(topics)]),
-			Year:     2000 + i%20,
-		})
-	}
-	i := 0
-	_, err = library.Import(ctx, st, func() (library.Record, error) {
-		if i == len(papers) {
-			return library.Record{}, io.EOF
-		}
-		p := papers[i]
-		p.ID = research.StableID(p)
-		i++
-		return library.Record{Line: i, Paper: p, Origin: "fixture"}, nil
-	}, library.ImportOptions{})
-	require.NoError(t, err)
+	st := rankLibrary(t, papers...)
 	srv := embedtest.NewServer(t)
 	emb, err := embed.New(embed.Config{Provider: embed.ProviderOpenAI, BaseURL: srv.URL, Model: "fake"}, embed.WithoutBackoff())
 	require.NoError(t, err)

@@ -20,6 +20,14 @@ import (
 // topics, so that ranking has a background to rank against.
 func rankFixture(t *testing.T, papers ...research.RawPaper) *local.Source {
 	t.Helper()
+	src, err := local.New(rankLibrary(t, papers...))
+	require.NoError(t, err)
+	return src
+}
+
+// rankLibrary is rankFixture's store.
+func rankLibrary(t *testing.T, papers ...research.RawPaper) *store.Store {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "lib.db"), store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
@@ -43,9 +51,7 @@ func rankFixture(t *testing.T, papers ...research.RawPaper) *local.Source {
 		return library.Record{Line: i, Paper: p, Origin: "fixture"}, nil
 	}, library.ImportOptions{})
 	require.NoError(t, err)
-	src, err := local.New(st)
-	require.NoError(t, err)
-	return src
+	return st
 }
 
 func titles(t *testing.T, src *local.Source, req sources.SourceRequest) []string {
