@@ -24,7 +24,7 @@ func TestStrategyFormRemovesALearnedTermInOneClick(t *testing.T) {
 	t.Parallel()
 	proposed := research.SearchStrategy{
 		Queries: []research.Query{{Text: "sepsis -mice"}, {Text: "sepsis (lactate OR tolerance) -mice"}},
-		Sources: []string{"local"}, MaxResultsPerSource: 25,
+		Sources: []string{"local"}, MaxResultsPerSource: 25, QuestionWords: []string{"sepsis", "outcomes", "lactate"},
 		Filters: research.Filters{ExcludeTerms: []string{"mice"}, LearnedExcludeTerms: []string{"mice"}, Learned: []research.LearnedTerm{
 			{Term: "mice", Use: research.LearnedExclude, Papers: []string{"p1", "p2", "p3"}},
 			{Term: "lactate", Use: research.LearnedExpand, Feedback: "more on lactate"},
@@ -61,4 +61,5 @@ func TestStrategyFormRemovesALearnedTermInOneClick(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "sepsis", out.Queries[0].Text)
 	require.Equal(t, "sepsis lactate", out.Queries[1].Text)
+	require.Equal(t, proposed.QuestionWords, out.QuestionWords, "an edited strategy keeps the question's words the library ranks by")
 }

@@ -126,6 +126,7 @@ func baseStrategy(in skills.QueryInput) (research.SearchStrategy, error) {
 		Sources:             sources,
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
+		QuestionWords:       querybuilder.QuestionWords(in.Intent.Topic),
 		Filters: research.Filters{
 			IncludeTerms:  include,
 			ExcludeTerms:  keptExcl,

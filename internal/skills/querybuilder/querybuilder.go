@@ -135,7 +135,7 @@ func (b *Builder) BuildStrategy(ctx context.Context, in skills.QueryInput) (rese
 	}
 
 	base := research.SearchStrategy{
-		QuestionWords:       questionWords(in.Intent.Topic),
+		QuestionWords:       QuestionWords(in.Intent.Topic),
 		Sources:             sources,
 		YearRange:           in.Intent.YearRange,
 		MaxResultsPerSource: maxResults,
@@ -669,10 +669,10 @@ func trimAll(list []string) []string {
 	return out
 }
 
-// questionWords are the distinct content words of a question (no stop
+// QuestionWords are the distinct content words of a question (no stop
 // words, numbers or single letters), in order, at most
 // research.MaxQuestionWords.
-func questionWords(topic string) []string {
+func QuestionWords(topic string) []string {
 	var out []string
 	for _, w := range text.Words(topic) {
 		if len(out) == research.MaxQuestionWords {

@@ -425,3 +425,17 @@ func TestBuildStrategyStaysWithinTheLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestQuestionWords: the strategy records the question's content words
+// (stop words, numbers and single letters left out, each once, in order)
+// for the library to rank by, at most research.MaxQuestionWords.
+func TestQuestionWords(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []string{"dialectical", "behaviour", "therapy", "adults", "borderline", "personality", "disorder", "rcts"},
+		querybuilder.QuestionWords("Dialectical behaviour therapy for adults with borderline personality disorder: therapy in 2 of 3 RCTs? A"))
+	long := strings.Repeat("word ", 10)
+	for i := range 2 * research.MaxQuestionWords {
+		long += fmt.Sprintf("w%dx ", i)
+	}
+	require.Len(t, querybuilder.QuestionWords(long), research.MaxQuestionWords)
+}
