@@ -184,10 +184,11 @@ type batchReader struct {
 }
 
 // readAhead yields first (read already, with its error) and then the
-// batches of next, one read ahead of the consumer, closing c after the
-// batch that ends the stream.
+// batches of next, one read ahead of the consumer (c is unbuffered, so
+// at most two batches are in memory), closing c after the batch that ends
+// the stream.
 func readAhead(next Next, size int, first []Record, firstErr error) *batchReader {
-	r := &batchReader{c: make(chan readResult, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	r := &batchReader{c: make(chan readResult), quit: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		defer close(r.c)
