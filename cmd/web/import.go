@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -113,7 +114,7 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 // progress can be measured against the files' sizes.
 type importInput struct {
 	readers []*library.Reader
-	done    int64 // bytes taken from the files so far
+	done    int64 // bytes taken from the files so far (atomic: the import reads in its own goroutine)
 	size    int64 // their total size; 0 when unknown (a pipe, a device)
 }
 
@@ -376,7 +377,7 @@ func (p *progressPrinter) draw(indexing bool) {
 	p.drawn = now
 	st := importState{
 		Read: p.read, Skipped: p.skip,
-		Done: p.in.done, Size: p.in.size,
+		Done: atomic.LoadInt64(&p.in.done), Size: p.in.size,
 		Elapsed: now.Sub(p.start), Indexing: indexing,
 	}
 	if indexing {

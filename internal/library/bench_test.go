@@ -101,8 +101,8 @@ func BenchmarkLibrary(b *testing.B) {
 		require.Greater(b, hits, len(lat)/2, "most realistic queries must find something")
 		sort.Float64s(lat)
 		pct := func(p float64) float64 { return lat[int(p*float64(len(lat)-1))] }
-		fmt.Printf("library: import_s=%.1f records=%d query_p50_ms=%.1f query_p95_ms=%.1f (read=%d stored=%d skipped=%d queries=%d with_hits=%d)\n",
-			importS, stats.Read, pct(0.5), pct(0.95), stats.Read, n, stats.Skipped, len(lat), hits)
+		fmt.Printf("library: import_s=%.1f records=%d records_per_s=%.0f query_p50_ms=%.1f query_p95_ms=%.1f (read=%d stored=%d skipped=%d queries=%d with_hits=%d)\n",
+			importS, stats.Read, float64(stats.Read)/importS, pct(0.5), pct(0.95), stats.Read, n, stats.Skipped, len(lat), hits)
 		require.NoError(b, st.Close())
 	}
 }

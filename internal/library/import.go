@@ -61,18 +61,19 @@ func Chain(ctx context.Context, readers []*Reader) Next {
 // rows instead of duplicating them (fields missing from the newer record
 // keep their old values).
 //
-// An import is all or nothing. A stream that fits in one batch of
-// opts.BatchSize (a typical export) is written in one transaction that also
-// maintains the full-text index row by row (st.WritePapers). A larger one
-// is a bulk load: its records are staged one transaction per batch (so
-// other writers, the workflow engine, are not held up while the file is
-// read), then moved into the library and indexed (one FTS 'rebuild') in a
-// single transaction. If the import is interrupted (context cancelled, a
-// broken gzip stream, the process killed), the library is as it was: the
-// staged rows are deleted on the way out, or by a later store.Open if the
-// process died. Stats count records read and skipped as the import goes;
-// Inserted, Updated and Unchanged are known once the records are in the
-// library.
+// A stream that fits in one batch of opts.BatchSize (a typical export) is
+// written in one transaction that also maintains the full-text index row
+// by row (st.WritePapers). A larger one is a bulk load: its records are
+// staged one transaction per batch (so other writers, the workflow engine,
+// are not held up while the file is read), the next batch parsed while
+// one is staged, then moved into the library and indexed in short batches
+// (st.MergeStaged). If the import is interrupted while the file is read
+// (context cancelled, a broken gzip stream, the process killed), the
+// library is as it was: the staged rows are deleted on the way out, or by
+// a later store.Open if the process died; interrupted while merging, it
+// keeps the batches merged so far (see ImportStats.Outcome). Stats count
+// records read and skipped as the import goes; Inserted, Updated and
+// Unchanged are known once the records are in the library.
 func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats ImportStats, err error) {
 	// A full disk or a busy database is named as such, wherever it struck.
 	defer func() { err = store.Fault(err) }()
@@ -105,22 +106,24 @@ func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats
 		return stats, readErr
 	}
 	stage := newID() // a bulk load
-	for {
-		if len(batch) > 0 {
+	batches := readAhead(next, size, batch, readErr)
+	defer batches.stop()
+	for r := range batches.c {
+		if len(r.batch) > 0 {
 			b := stats.clone()
-			if err := st.StagePapers(ctx, stage, admit(&b, batch)); err != nil {
+			// A batch read is staged even if ctx ends meanwhile, so the
+			// stats of a stopped import are those of the records read
+			// before it stopped, as when reading and staging took turns;
+			// the reader, which watches ctx, stops the import.
+			if err := st.StagePapers(context.WithoutCancel(ctx), stage, admit(&b, r.batch)); err != nil {
 				return stats, errors.Join(err, st.DropStaged(ctx, stage))
 			}
 			stats = b
 			report(false)
 		}
-		if readErr != nil {
-			if !errors.Is(readErr, io.EOF) {
-				return stats, errors.Join(readErr, st.DropStaged(ctx, stage))
-			}
-			break
+		if r.err != nil && !errors.Is(r.err, io.EOF) {
+			return stats, errors.Join(r.err, st.DropStaged(ctx, stage))
 		}
-		batch, readErr = readBatch(next, size)
 	}
 	report(true)
 	counts, err := st.MergeStaged(ctx, stage)
@@ -162,6 +165,54 @@ func UpsertPaper(ctx context.Context, st Store, p research.RawPaper, origin stri
 		return false, fault.Errorf(fault.EInvalid, "paper %q: %s", p.Title, stats.Errors[0].Reason)
 	}
 	return stats.Inserted == 1, nil
+}
+
+// readResult is one batch of records and the error (io.EOF at the end)
+// that ended the stream after it, if any.
+type readResult struct {
+	batch []Record
+	err   error
+}
+
+// batchReader is a goroutine reading the batches of an import ahead of
+// its writer, so parsing the next batch overlaps storing this one (they
+// take about the same time, on separate cores).
+type batchReader struct {
+	c    chan readResult
+	quit chan struct{}
+	done chan struct{}
+}
+
+// readAhead yields first (read already, with its error) and then the
+// batches of next, one read ahead of the consumer (c is unbuffered, so
+// at most two batches are in memory), closing c after the batch that ends
+// the stream.
+func readAhead(next Next, size int, first []Record, firstErr error) *batchReader {
+	r := &batchReader{c: make(chan readResult), quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		defer close(r.c)
+		batch, err := first, firstErr
+		for {
+			select {
+			case r.c <- readResult{batch, err}:
+			case <-r.quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+			batch, err = readBatch(next, size)
+		}
+	}()
+	return r
+}
+
+// stop ends the reader (the import failed while writing) and waits for it,
+// so next is not called after Import returns.
+func (r *batchReader) stop() {
+	close(r.quit)
+	<-r.done
 }
 
 // readBatch collects up to size records; it returns the error (io.EOF at

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
@@ -36,7 +37,8 @@ func Open(path string, opts codecs.Options) (*Reader, error) {
 // OpenCounting is Open that adds every byte read from the file to *read
 // (the compressed bytes of a gzipped file, the only size known before
 // reading it), so progress can be measured against the file's size. read
-// may be nil. The count is a plain integer: one goroutine reads.
+// may be nil. It is added atomically: Import reads in a goroutine of its
+// own while progress is drawn from another.
 func OpenCounting(path string, opts codecs.Options, read *int64) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -155,6 +157,6 @@ type countingReader struct {
 
 func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	*c.n += int64(n)
+	atomic.AddInt64(c.n, int64(n)) // Import reads in a goroutine of its own
 	return n, err
 }
