@@ -157,17 +157,12 @@ func withExclusions(expr string, excluded []query.Clause) string {
 // words apart, for a phrase) and no excluded one: what a ranked search
 // says matched.
 func anyTermExpr(q query.AST) string {
-	var included, excluded []query.Clause
-	for _, c := range q.Clauses {
-		if c.Not {
-			excluded = append(excluded, c)
-		} else if e := conceptExpr(c); e != "" {
-			included = append(included, c)
-		}
-	}
+	included, excluded := clauses(q)
 	var alts []string
 	for _, c := range included {
-		alts = append(alts, conceptExpr(c))
+		if e := conceptExpr(c); e != "" {
+			alts = append(alts, e)
+		}
 	}
 	return withExclusions(strings.Join(alts, " OR "), excluded)
 }
@@ -198,43 +193,14 @@ func queryWords(clauses []query.Clause) []string {
 // the best papers share (pseudo-relevance feedback), fused by their
 // max-normalised scores. Papers matching an excluded clause are left out.
 func (s *Source) rank(ctx context.Context, q query.AST, req sources.SourceRequest, need int) ([]int64, error) {
-	years := req.YearRange
-	var included, excluded []query.Clause
-	for _, c := range q.Clauses {
-		if c.Not {
-			excluded = append(excluded, c)
-		} else if len(c.Any) > 0 {
-			included = append(included, c)
-		}
-	}
+	included, excluded := clauses(q)
 	tn := s.tuning
-	limit := max(tn.Candidates, 2*need)
-	r := &ranking{score: map[int64]float64{}}
-	hits := func(expr string, weight float64) error {
-		if expr == "" || weight == 0 {
-			return nil
-		}
-		h, err := s.lib.LibraryHits(ctx, withExclusions(expr, excluded), years, tn.TitleWeight, limit)
-		if err != nil {
-			return err
-		}
-		r.add(h, weight)
-		return nil
-	}
 	words := queryWords(included)
 	all := words
 	for _, w := range req.QuestionWords {
 		if w = strings.ToLower(w); !slices.Contains(all, w) && len(termWords(query.Term{Text: w})) > 0 {
 			all = append(all, w)
 		}
-	}
-	// The concept lists and the words list are independent reads: they
-	// run at once, and are added in a fixed order so that the sums (and
-	// so the ranking) never depend on which finished first.
-	type list struct {
-		expr   string
-		weight float64
-		hits   []research.LibraryHit
 	}
 	var lists []list
 	for i, c := range included {
@@ -243,23 +209,10 @@ func (s *Source) rank(ctx context.Context, q query.AST, req sources.SourceReques
 	if len(all) > 1 {
 		lists = append(lists, list{expr: wordsExpr(all), weight: tn.WordsWeight})
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(rankReaders)
-	for i := range lists {
-		if lists[i].expr == "" || lists[i].weight == 0 {
-			continue
-		}
-		g.Go(func() error {
-			h, err := s.lib.LibraryHits(gctx, withExclusions(lists[i].expr, excluded), years, tn.TitleWeight, limit)
-			lists[i].hits = h
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+	r := &ranking{score: map[int64]float64{}}
+	limit := max(tn.Candidates, 2*need)
+	if err := s.addLists(ctx, r, lists, excluded, req.YearRange, limit); err != nil {
 		return nil, err
-	}
-	for _, l := range lists {
-		r.add(l.hits, l.weight)
 	}
 	if tn.FeedbackDocs > 0 && tn.FeedbackTerms > 0 && tn.FeedbackWeight > 0 {
 		fb, err := s.feedbackTerms(ctx, r.ordered(), words)
@@ -267,12 +220,59 @@ func (s *Source) rank(ctx context.Context, q query.AST, req sources.SourceReques
 			return nil, err
 		}
 		if len(fb) > 0 {
-			if err := hits(wordsExpr(fb), tn.FeedbackWeight); err != nil {
+			if err := s.addLists(ctx, r, []list{{expr: wordsExpr(fb), weight: tn.FeedbackWeight}}, excluded, req.YearRange, limit); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return s.hybrid(ctx, r.ordered(), all, excluded, years)
+	return s.hybrid(ctx, r.ordered(), all, excluded, req.YearRange)
+}
+
+// list is one bm25 list of a ranked search: its expression, its weight in
+// the fusion, and the papers it ranked.
+type list struct {
+	expr   string
+	weight float64
+	hits   []research.LibraryHit
+}
+
+// addLists reads lists (without the excluded papers, inside years) and adds
+// them to r. The reads are independent: they run at once (rankReaders at
+// most), and are added in the order given so that the sums (and so the
+// ranking) never depend on which finished first.
+func (s *Source) addLists(ctx context.Context, r *ranking, lists []list, excluded []query.Clause, years research.YearRange, limit int) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(rankReaders)
+	for i := range lists {
+		if lists[i].expr == "" || lists[i].weight == 0 {
+			continue
+		}
+		g.Go(func() error {
+			h, err := s.lib.LibraryHits(gctx, withExclusions(lists[i].expr, excluded), years, s.tuning.TitleWeight, limit)
+			lists[i].hits = h
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, l := range lists {
+		r.add(l.hits, l.weight)
+	}
+	return nil
+}
+
+// clauses splits q into its included clauses (those with a term) and its
+// excluded ones.
+func clauses(q query.AST) (included, excluded []query.Clause) {
+	for _, c := range q.Clauses {
+		if c.Not {
+			excluded = append(excluded, c)
+		} else if len(c.Any) > 0 {
+			included = append(included, c)
+		}
+	}
+	return included, excluded
 }
 
 // feedbackTerms are the words that best tell the first FeedbackDocs papers
