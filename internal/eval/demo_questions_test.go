@@ -83,7 +83,7 @@ func TestDemoQuestions(t *testing.T) {
 	require.NoError(t, err)
 	lib, err := local.New(st)
 	require.NoError(t, err)
-	srch, err := searcher.New([]sources.Source{lib}, searcher.Options{})
+	srch, err := searcher.New([]sources.Source{lib}, offlineSearch())
 	require.NoError(t, err)
 
 	var report strings.Builder

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"quarry/internal/library"
@@ -22,6 +23,14 @@ import (
 	"quarry/internal/skills/sources/local"
 	"quarry/internal/store"
 )
+
+// offlineSearch is the searcher's options for a measurement: its per-call
+// timeout and per-source deadline guard a run against a slow API, and here
+// would only turn a slow machine (the race detector multiplies ranking
+// time several times over) into a failed measurement.
+func offlineSearch() searcher.Options {
+	return searcher.Options{Timeout: 30 * time.Minute, SourceDeadline: 30 * time.Minute}
+}
 
 // SearchCaps are the cut-offs the search benchmark reports recall at: the
 // first N records of a ranked result.
@@ -232,7 +241,7 @@ func searchTunings(ctx context.Context, dir string, out io.Writer, tunings []loc
 		if err != nil {
 			return nil, err
 		}
-		srch, err := searcher.New([]sources.Source{lib}, searcher.Options{})
+		srch, err := searcher.New([]sources.Source{lib}, offlineSearch())
 		if err != nil {
 			return nil, err
 		}

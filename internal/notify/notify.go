@@ -121,8 +121,14 @@ func (s *Sender) Post(ctx context.Context, raw, text string) error {
 	return nil
 }
 
+// client is the configured client, else one with its own transport that
+// keeps no connection open: notices are rare, and a shared transport is
+// one whose idle connections anyone may close mid-request (httptest's
+// Close does, for http.DefaultTransport).
 func (s *Sender) client() *http.Client {
-	c := http.Client{Timeout: DefaultTimeout}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableKeepAlives = true
+	c := http.Client{Timeout: DefaultTimeout, Transport: tr}
 	if s.Client != nil {
 		c = *s.Client
 	}
