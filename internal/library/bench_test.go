@@ -21,22 +21,6 @@ import (
 
 var benchCorpusDir = shareddata.Dir("corpus")
 
-// benchTopics are research topics of the kind the corpora cover; each is
-// asked in several shapes (as typed, with an OR group, with an exclusion,
-// with a year range) to give ~200 realistic local-library queries.
-var benchTopics = []string{
-	`gaussian splatting`, `"neural radiance fields"`, `diffusion models image editing`, `"large language models" reasoning`,
-	`retrieval augmented generation`, `vision language models hallucination`, `"reinforcement learning" robot manipulation`,
-	`graph neural networks`, `"federated learning" privacy`, `adversarial robustness`, `"knowledge distillation"`,
-	`text to video generation`, `"3d reconstruction" single image`, `autonomous driving planning`, `"chain of thought"`,
-	`machine translation low resource`, `"named entity recognition"`, `speech recognition`, `semantic segmentation`,
-	`"object detection" transformer`, `contrastive learning`, `"point cloud"`, `monocular depth estimation`,
-	`"visual question answering"`, `mixture of experts`, `"in-context learning"`, `protein structure`, `code generation`,
-	`"sentiment analysis"`, `pose estimation`, `"optical flow"`, `slam loop closure`, `recommendation systems`,
-	`"time series" forecasting`, `anomaly detection`, `"domain adaptation"`, `bayesian optimization`, `"active learning"`,
-	`"multi-agent" reinforcement`, `medical image segmentation`,
-}
-
 func benchQueries() []struct {
 	text  string
 	years research.YearRange
@@ -51,7 +35,7 @@ func benchQueries() []struct {
 			years research.YearRange
 		}{text, years})
 	}
-	for _, t := range benchTopics {
+	for _, t := range shareddata.CorpusTopics() {
 		add(t, research.YearRange{})
 		add(t+` (survey OR benchmark)`, research.YearRange{})
 		add(t+` -medical`, research.YearRange{})
@@ -64,10 +48,7 @@ func benchQueries() []struct {
 // BenchmarkLibrary imports both shared corpora (~170k records) into a fresh
 // database and times ~200 local-source queries, printing one figure line.
 func BenchmarkLibrary(b *testing.B) {
-	files := []string{
-		filepath.Join(benchCorpusDir, "arxiv_cs_listings_2025_2026.jsonl.gz"),
-		filepath.Join(benchCorpusDir, "paperlists_cs_venues.jsonl.gz"),
-	}
+	files := shareddata.CorpusFiles()
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
 			b.Skipf("corpus not present (%v); BenchmarkLibrary needs %s", err, benchCorpusDir)

@@ -19,6 +19,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/library"
+	"quarry/internal/shareddata"
 	"quarry/internal/store"
 )
 
@@ -32,10 +33,7 @@ const benchImportRecords = 100_000
 // included), and the peak live heap during the import next to the file's
 // size, which shows the import streams instead of loading the file.
 func BenchmarkImportFormats(b *testing.B) {
-	srcs := []string{
-		filepath.Join(benchCorpusDir, "arxiv_cs_listings_2025_2026.jsonl.gz"),
-		filepath.Join(benchCorpusDir, "paperlists_cs_venues.jsonl.gz"),
-	}
+	srcs := shareddata.CorpusFiles()
 	for _, src := range srcs {
 		if _, err := os.Stat(src); err != nil {
 			b.Skipf("corpus not present (%v); BenchmarkImportFormats needs %s", err, benchCorpusDir)

@@ -21,37 +21,16 @@ import (
 	"quarry/internal/store"
 )
 
-// rankBenchTopics are questions of the kind the shared corpora (computer
-// science papers) answer, typed as a researcher would; each is searched
-// as the first iteration's focused query would be, with its words as the
-// question's words.
-var rankBenchTopics = []string{
-	`gaussian splatting`, `"neural radiance fields"`, `diffusion models image editing`, `"large language models" reasoning`,
-	`retrieval augmented generation`, `vision language models hallucination`, `"reinforcement learning" robot manipulation`,
-	`graph neural networks`, `"federated learning" privacy`, `adversarial robustness`, `"knowledge distillation"`,
-	`text to video generation`, `"3d reconstruction" single image`, `autonomous driving planning`, `"chain of thought"`,
-	`machine translation low resource`, `"named entity recognition"`, `speech recognition`, `semantic segmentation`,
-	`"object detection" transformer`, `contrastive learning`, `"point cloud"`, `monocular depth estimation`,
-	`"visual question answering"`, `mixture of experts`, `"in-context learning"`, `protein structure`, `code generation`,
-	`"sentiment analysis"`, `pose estimation`, `"optical flow"`, `slam loop closure`, `recommendation systems`,
-	`"time series" forecasting`, `anomaly detection`, `"domain adaptation"`, `bayesian optimization`, `"active learning"`,
-	`"multi-agent" reinforcement`, `medical image segmentation`,
-}
-
 // BenchmarkRankedLibrary imports both shared corpora (~170k records) and
 // times the local source's ranked search (what a run's first search does
 // in the library) for each topic, with and without a year range, 25
 // results (the default per source), printing one figure line.
 // QUARRY_BENCH_LIBRARY names a database to reuse (imported on first use).
 func BenchmarkRankedLibrary(b *testing.B) {
-	dir := shareddata.Dir("corpus")
-	files := []string{
-		filepath.Join(dir, "arxiv_cs_listings_2025_2026.jsonl.gz"),
-		filepath.Join(dir, "paperlists_cs_venues.jsonl.gz"),
-	}
+	files := shareddata.CorpusFiles()
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
-			b.Skipf("corpus not present (%v); BenchmarkRankedLibrary needs %s", err, dir)
+			b.Skipf("corpus not present (%v); BenchmarkRankedLibrary needs %s", err, shareddata.Dir("corpus"))
 		}
 	}
 	ctx := context.Background()
@@ -73,7 +52,7 @@ func BenchmarkRankedLibrary(b *testing.B) {
 	for b.Loop() {
 		var lat []float64
 		hits := 0
-		for _, topic := range rankBenchTopics {
+		for _, topic := range shareddata.CorpusTopics() {
 			ast, err := query.Parse(topic)
 			require.NoError(b, err, topic)
 			match := query.RenderAll(ast, []string{query.Local})[query.Local]
