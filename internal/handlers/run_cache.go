@@ -266,75 +266,24 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 		// Requests arriving meanwhile wait for this load, so one
 		// leaving early must not cancel it for them.
 		ctx := context.WithoutCancel(ctx)
-		if prev != nil && prev.loaded.Load() && prev.run.Version == st.Version && prev.stamp.Branches == st.Branches {
-			// Only marks moved (a click in the review): the run, its
-			// checkpoints and its state are as decoded for the stamp
-			// before, which for a run of thousands of papers was most
-			// of a reload.
-			e.run, e.view, e.state = prev.run, prev.view, prev.state
-			e.stages, e.resume, e.checks, e.fork, e.start = prev.stages, prev.resume, prev.checks, prev.fork, prev.start
-			e.parent, e.children, e.actions = prev.parent, prev.children, prev.actions
-			// What the stamp before built, or had to build on when it
-			// built nothing (a page read between two API reads).
-			if prev.pageBuilt.Load() {
-				e.basePage.Store(&prev.page)
-			} else {
-				e.basePage.Store(prev.basePage.Load())
+		// The run, its links and its marks are read one after the other,
+		// not in one snapshot: a commit between two reads (a parent
+		// parked with the child it started) would give a page half
+		// before and half after it. Read again while the stamp moved
+		// under the load, a few times at most.
+		for range 3 {
+			c.fill(ctx, rs, id, e, prev, st)
+			now, err := rs.RunStamp(ctx, id)
+			if e.err != nil || err != nil || now == st {
+				break
 			}
-			if prev.apiBuilt.Load() {
-				e.baseAPI.Store(prev)
-			} else {
-				e.baseAPI.Store(prev.baseAPI.Load())
-			}
-		} else {
-			if e.run, e.err = rs.Run(ctx, id); e.err != nil {
-				return
-			}
-			if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
-				return
-			}
-			if wf, err := c.workflow(ctx, e.run); err == nil {
-				var trail []engine.StepRecord
-				if trail, e.err = rs.StepTrail(ctx, id); e.err != nil {
-					return
-				}
-				var branches []engine.Branch
-				if branches, e.err = rs.RunBranches(ctx, id); e.err != nil {
-					return
-				}
-				e.stages, e.resume = engine.Progress(wf, e.run, trail, branches)
-				if e.checks, e.err = rs.GateChecks(ctx, id); e.err != nil {
-					return
-				}
-			}
-			if e.fork, e.err = rs.ForkOf(ctx, id); e.err != nil {
-				return
-			}
-			if e.start, e.err = rs.StartOf(ctx, id); e.err != nil {
-				return
-			}
-			if e.parent, e.children, e.actions, e.err = runLinks(ctx, rs, id); e.err != nil {
-				return
-			}
-			if e.run.Workflow == pipeline.Name {
-				if e.state, e.err = pipeline.StateOf(e.run); e.err != nil {
-					return
-				}
-			}
+			prev, st = nil, now
+			e.basePage.Store(nil)
+			e.baseAPI.Store(nil)
 		}
-		e.sets = pipeline.SetsOf(pipeline.RunState{}, nil)
-		if e.run.Workflow == pipeline.Name {
-			if e.marks, e.err = rs.Marks(ctx, id); e.err != nil {
-				return
-			}
-			e.sets = pipeline.SetsOf(e.state, e.marks)
+		if e.err == nil {
+			e.loaded.Store(true)
 		}
-		if e.run.Workflow == pipeline.Name {
-			if e.events, e.err = rs.MarkEvents(ctx, id); e.err != nil {
-				return
-			}
-		}
-		e.loaded.Store(true)
 	})
 	if e.err != nil {
 		c.mu.Lock()
@@ -345,6 +294,79 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 		return nil, e.err
 	}
 	return e, nil
+}
+
+// fill reads run id into e: from prev where only marks moved since it was
+// read, from the store otherwise.
+func (c *runCache) fill(ctx context.Context, rs RunStore, id string, e, prev *cachedRun, st store.RunStamp) {
+	if prev != nil && prev.loaded.Load() && prev.run.Version == st.Version && prev.stamp.Branches == st.Branches {
+		// Only marks moved (a click in the review): the run, its
+		// checkpoints and its state are as decoded for the stamp
+		// before, which for a run of thousands of papers was most
+		// of a reload.
+		e.run, e.view, e.state = prev.run, prev.view, prev.state
+		e.stages, e.resume, e.checks, e.fork, e.start = prev.stages, prev.resume, prev.checks, prev.fork, prev.start
+		e.parent, e.children, e.actions = prev.parent, prev.children, prev.actions
+		// What the stamp before built, or had to build on when it
+		// built nothing (a page read between two API reads).
+		if prev.pageBuilt.Load() {
+			e.basePage.Store(&prev.page)
+		} else {
+			e.basePage.Store(prev.basePage.Load())
+		}
+		if prev.apiBuilt.Load() {
+			e.baseAPI.Store(prev)
+		} else {
+			e.baseAPI.Store(prev.baseAPI.Load())
+		}
+	} else {
+		if e.run, e.err = rs.Run(ctx, id); e.err != nil {
+			return
+		}
+		if e.view, e.err = loadView(ctx, rs, e.run); e.err != nil {
+			return
+		}
+		if wf, err := c.workflow(ctx, e.run); err == nil {
+			var trail []engine.StepRecord
+			if trail, e.err = rs.StepTrail(ctx, id); e.err != nil {
+				return
+			}
+			var branches []engine.Branch
+			if branches, e.err = rs.RunBranches(ctx, id); e.err != nil {
+				return
+			}
+			e.stages, e.resume = engine.Progress(wf, e.run, trail, branches)
+			if e.checks, e.err = rs.GateChecks(ctx, id); e.err != nil {
+				return
+			}
+		}
+		if e.fork, e.err = rs.ForkOf(ctx, id); e.err != nil {
+			return
+		}
+		if e.start, e.err = rs.StartOf(ctx, id); e.err != nil {
+			return
+		}
+		if e.parent, e.children, e.actions, e.err = runLinks(ctx, rs, id); e.err != nil {
+			return
+		}
+		if e.run.Workflow == pipeline.Name {
+			if e.state, e.err = pipeline.StateOf(e.run); e.err != nil {
+				return
+			}
+		}
+	}
+	e.sets = pipeline.SetsOf(pipeline.RunState{}, nil)
+	if e.run.Workflow == pipeline.Name {
+		if e.marks, e.err = rs.Marks(ctx, id); e.err != nil {
+			return
+		}
+		e.sets = pipeline.SetsOf(e.state, e.marks)
+	}
+	if e.run.Workflow == pipeline.Name {
+		if e.events, e.err = rs.MarkEvents(ctx, id); e.err != nil {
+			return
+		}
+	}
 }
 
 // maxCachedLists bounds the review pages a cachedRun keeps.
