@@ -69,11 +69,21 @@ type Record struct {
 	// them carry both in their note field (see NoteField).
 	Mark string
 	Note string
+	// Names are the authors as the file split them (family, given, or a
+	// corporate name kept whole), one per Paper.Authors entry after Finish;
+	// nil when the file gave only display strings. Writers take the split
+	// from here (NamesOf), since guessing it again from "Louis M. Wong Kee
+	// Song" gives the family name "Song".
+	Names []Name
 	// Extra keeps source-specific fields (categories, track, ...) as a JSON
 	// object, so nothing of the input is lost.
-	Extra   json.RawMessage
-	Skip    string
-	Problem string
+	Extra json.RawMessage
+	// Warnings are what the reader read and could not keep (a year field
+	// that holds no year): the record still imports, and the import
+	// reports each warning with the record's line.
+	Warnings []string
+	Skip     string
+	Problem  string
 }
 
 // Reader streams records from one file. Next returns io.EOF at the end;
@@ -123,9 +133,14 @@ func SplitNote(s string) (mark, note string) {
 	return m[1], strings.TrimSpace(s[len(m[0]):])
 }
 
-// Name is a person's name split the way citation formats store it.
+// Name is a person's name split the way citation formats store it, or a
+// name that must not be split (an organisation: "National Nurses United"
+// is not Mr United), kept whole in Literal.
 type Name struct {
-	Last, First, Suffix string
+	Last    string `json:"family,omitempty"`
+	First   string `json:"given,omitempty"`
+	Suffix  string `json:"suffix,omitempty"`
+	Literal string `json:"literal,omitempty"`
 }
 
 var suffixes = map[string]bool{"jr": true, "jr.": true, "sr": true, "sr.": true, "ii": true, "iii": true, "iv": true}
@@ -191,6 +206,9 @@ var particles = map[string]bool{
 // display form parse as an inverted one, and DisplayName must give the same
 // answer however often it is applied (a malformed "A, B, C, D" included).
 func (n Name) Display() string {
+	if n.Literal != "" {
+		return collapse(n.Literal)
+	}
 	return strings.Join(strings.Fields(strings.ReplaceAll(strings.Join(nonEmpty(n.First, n.Last, n.Suffix), " "), ",", " ")), " ")
 }
 
@@ -198,6 +216,9 @@ func (n Name) Display() string {
 // name with a suffix and no first name keeps the empty slot ("Last, ,
 // Suffix") so the suffix is not read back as a first name.
 func (n Name) Inverted() string {
+	if n.Literal != "" {
+		return noCommas(n.Literal)
+	}
 	last, first, suffix := noCommas(n.Last), noCommas(n.First), noCommas(n.Suffix)
 	switch {
 	case first == "" && suffix == "":
@@ -219,6 +240,19 @@ func nonEmpty(xs ...string) []string {
 		if x != "" {
 			out = append(out, x)
 		}
+	}
+	return out
+}
+
+// NamesOf is the split of each of the record's authors: the file's own
+// (Record.Names) when it has one per author, ParseName's guess otherwise.
+func NamesOf(r Record) []Name {
+	if len(r.Names) == len(r.Paper.Authors) {
+		return r.Names
+	}
+	out := make([]Name, len(r.Paper.Authors))
+	for i, a := range r.Paper.Authors {
+		out[i] = ParseName(a)
 	}
 	return out
 }
@@ -254,15 +288,28 @@ func Finish(r *Record) {
 		}
 	}
 	p.ArxivID = strings.TrimSpace(p.ArxivID)
-	authors := p.Authors[:0]
-	for _, a := range p.Authors {
-		if a = DisplayName(a); a != "" {
-			authors = append(authors, a)
+	if len(r.Names) > 0 {
+		// The split the file gave wins; Authors are its display forms.
+		names := r.Names[:0]
+		p.Authors = p.Authors[:0]
+		for _, n := range r.Names {
+			if a := n.Display(); a != "" {
+				names = append(names, n)
+				p.Authors = append(p.Authors, a)
+			}
 		}
+		r.Names = names
+	} else {
+		authors := p.Authors[:0]
+		for _, a := range p.Authors {
+			if a = DisplayName(a); a != "" {
+				authors = append(authors, a)
+			}
+		}
+		p.Authors = authors
 	}
-	p.Authors = authors
 	if len(p.Authors) == 0 {
-		p.Authors = nil
+		p.Authors, r.Names = nil, nil
 	}
 	kws := r.Keywords[:0]
 	for _, k := range r.Keywords {

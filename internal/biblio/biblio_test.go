@@ -136,3 +136,21 @@ func TestNotAYear(t *testing.T) {
 	long := biblio.NotAYear("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod")
 	require.Equal(t, `year "Lorem ipsum dolor sit amet, consectetur…" is not a year`, long, "a long value is cut")
 }
+
+func TestFinishKeepsTheFilesNameSplit(t *testing.T) {
+	r := biblio.Record{Paper: research.RawPaper{Title: "T"}, Names: []biblio.Name{
+		{Last: "Wong Kee Song", First: "Louis M."}, {Literal: "National Nurses United"}, {}, {Last: "El Khoury", First: "Rita"},
+	}}
+	biblio.Finish(&r)
+	require.Equal(t, []string{"Louis M. Wong Kee Song", "National Nurses United", "Rita El Khoury"}, r.Paper.Authors)
+	inv := []string{}
+	for _, n := range biblio.NamesOf(r) {
+		inv = append(inv, n.Inverted())
+	}
+	// Guessed again from the display form, the first would be "Song, Louis M. Wong Kee".
+	require.Equal(t, []string{"Wong Kee Song, Louis M.", "National Nurses United", "El Khoury, Rita"}, inv)
+
+	plain := biblio.Record{Paper: research.RawPaper{Title: "T", Authors: []string{"Ludwig van Beethoven"}}}
+	biblio.Finish(&plain)
+	require.Equal(t, []biblio.Name{{Last: "van Beethoven", First: "Ludwig"}}, biblio.NamesOf(plain))
+}
