@@ -94,6 +94,13 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 		}
 		fmt.Fprintf(c.stdout, "  %s:%d: %s\n", e.Origin, e.Line, e.Reason)
 	}
+	for i, e := range stats.Warnings {
+		if i == maxListedErrors {
+			fmt.Fprintf(c.stdout, "  … and %d more warnings\n", stats.Warned-maxListedErrors)
+			break
+		}
+		fmt.Fprintf(c.stdout, "  %s:%d: warning: %s\n", e.Origin, e.Line, e.Reason)
+	}
 	skipped := fmt.Sprintf("%d skipped", stats.Skipped)
 	if stats.Skipped > 0 {
 		skipped += " (" + stats.ReasonSummary() + ")"
@@ -103,7 +110,11 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 		// read as a partial success of an import that wrote nothing.
 		return fmt.Errorf("import stopped after reading %d records (%s); %s: %w", stats.Read, skipped, stats.Outcome(), err)
 	}
-	fmt.Fprintf(c.stdout, "imported %d new, %d updated, %d unchanged, %s in %.1f s\n", stats.Inserted, stats.Updated, stats.Unchanged, skipped, time.Since(start).Seconds())
+	warned := ""
+	if stats.Warned > 0 {
+		warned = fmt.Sprintf(" (%d with a warning)", stats.Warned)
+	}
+	fmt.Fprintf(c.stdout, "imported %d new, %d updated, %d unchanged%s, %s in %.1f s\n", stats.Inserted, stats.Updated, stats.Unchanged, warned, skipped, time.Since(start).Seconds())
 	return nil
 }
 

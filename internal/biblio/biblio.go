@@ -328,9 +328,11 @@ func Finish(r *Record) {
 	switch {
 	case p.Title == "":
 		r.Problem = "missing title"
-	case p.Year < 0 || p.Year > 3000:
-		r.Problem = fmt.Sprintf("year %d out of range", p.Year)
 	default:
+		if p.Year < 0 || p.Year > 3000 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("year %d out of range; imported without a year", p.Year))
+			p.Year = 0
+		}
 		p.ID = research.StableID(*p)
 	}
 }
@@ -350,15 +352,15 @@ var undated = map[string]bool{
 // (and a distinct skip reason per record).
 const maxYearInMessage = 40
 
-// NotAYear is the Problem for a record whose year field holds value and yet
-// yielded no year ("abc", "12345", true): "" when value is blank, zero (how
-// some tools write "unknown"), or one of the words for a work not dated yet
-// ("n.d.", "in press", "forthcoming", ...), all of which import as an
-// unknown year. Readers call it when they read year 0 so that a present but
-// unreadable year is reported with the record's line instead of silently
-// becoming "unknown". The record is left out rather than imported without
-// its year because Record has no warning to carry the loss to the person
-// importing; the message quotes the value so it can be fixed in the file.
+// NotAYear is the warning for a record whose year field holds value and
+// yet yielded no year ("abc", "12345", true, EndNote's placeholder "Year",
+// a BC date): "" when value is blank, zero (how some tools write
+// "unknown"), or one of the words for a work not dated yet ("n.d.", "in
+// press", "forthcoming", ...), all of which import as an unknown year.
+// Readers call it when they read year 0 and put a non-empty answer in
+// Record.Warnings: the record imports without its year (its title and DOI
+// are worth more than a lost year), and the message, which quotes the
+// value, tells the person importing what to fix in the file.
 func NotAYear(value string) string {
 	v := strings.TrimSpace(value)
 	if v == "" || strings.Trim(v, "0") == "" {

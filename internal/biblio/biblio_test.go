@@ -102,7 +102,9 @@ func TestFinish(t *testing.T) {
 	require.Equal(t, "missing title", bad.Problem)
 	old := biblio.Record{Paper: research.RawPaper{Title: "x", Year: 30000}}
 	biblio.Finish(&old)
-	require.Contains(t, old.Problem, "out of range")
+	require.Empty(t, old.Problem, "an impossible year does not cost the record")
+	require.Zero(t, old.Paper.Year)
+	require.Equal(t, []string{"year 30000 out of range; imported without a year"}, old.Warnings)
 }
 
 func TestDetect(t *testing.T) {

@@ -3,7 +3,6 @@ package handlers
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -145,7 +144,7 @@ func (h *Library) Export(c echo.Context) error {
 	w.Header().Set(echo.HeaderContentType, codecs.ContentType(format))
 	w.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="quarry-library%s"`, codecs.Extension(format)))
 	err = h.store.EachLibraryPaper(c.Request().Context(), func(p store.LibraryPaper) error {
-		return out.Write(libraryRecord(p))
+		return out.Write(library.ToBiblio(p.RawPaper, p.Extra))
 	})
 	if err == nil {
 		err = out.Close()
@@ -159,20 +158,6 @@ func (h *Library) Export(c echo.Context) error {
 	// Once the status is sent, a failure can only cut the body short; the
 	// error still reaches the log through the error handler.
 	return err
-}
-
-// libraryRecord turns a stored paper back into a file record, with the
-// type and keywords an import kept in extra.
-func libraryRecord(p store.LibraryPaper) biblio.Record {
-	r := biblio.Record{Paper: p.RawPaper}
-	var extra struct {
-		Type     string   `json:"type"`
-		Keywords []string `json:"keywords"`
-	}
-	if len(p.Extra) > 0 && json.Unmarshal(p.Extra, &extra) == nil {
-		r.Type, r.Keywords = extra.Type, extra.Keywords
-	}
-	return r
 }
 
 // parseColumns reads the CSV override field: "field=Header" pairs
@@ -216,5 +201,9 @@ func jobView(s library.JobStatus) views.ImportJob {
 		j.Errors = append(j.Errors, views.ImportError{Line: e.Line, Reason: e.Reason})
 	}
 	j.MoreErrors = len(s.Progress.Errors) - len(j.Errors)
+	j.Warned = s.Progress.Warned
+	for _, e := range s.Progress.Warnings[:min(len(s.Progress.Warnings), maxShownErrors)] {
+		j.Warnings = append(j.Warnings, views.ImportError{Line: e.Line, Reason: e.Reason})
+	}
 	return j
 }

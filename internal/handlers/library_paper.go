@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"quarry/internal/fault"
+	"quarry/internal/library"
 	"quarry/internal/store"
 	"quarry/internal/views"
 )
@@ -75,7 +76,7 @@ func (h *Library) Paper(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rec := libraryRecord(p.LibraryPaper)
+	rec := library.ToBiblio(p.RawPaper, p.Extra)
 	d := views.PaperData{
 		Page: h.people.page(c), ID: p.ID, Title: p.Title, Authors: p.Authors, Year: p.Year, Venue: p.Venue,
 		Volume: p.Volume, Issue: p.Issue, Pages: p.Pages, Abstract: p.Abstract, DOI: p.DOI, ArxivID: p.ArxivID,

@@ -90,10 +90,15 @@ func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats
 			opts.Progress(Progress{ImportStats: stats, Indexing: indexing})
 		}
 	}
+	var ap apart
 	batch, readErr := readBatch(next, size)
 	if errors.Is(readErr, io.EOF) && !stale { // it all fits in one transaction
 		b := stats.clone()
-		counts, err := st.WritePapers(ctx, admit(&b, batch))
+		papers := admit(&b, batch)
+		if err := ap.keepApart(ctx, st, &b, papers); err != nil {
+			return stats, err
+		}
+		counts, err := st.WritePapers(ctx, papers)
 		if err != nil {
 			return stats, err
 		}
@@ -115,7 +120,11 @@ func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats
 			// stats of a stopped import are those of the records read
 			// before it stopped, as when reading and staging took turns;
 			// the reader, which watches ctx, stops the import.
-			if err := st.StagePapers(context.WithoutCancel(ctx), stage, admit(&b, r.batch)); err != nil {
+			papers := admit(&b, r.batch)
+			if err := ap.keepApart(context.WithoutCancel(ctx), st, &b, papers); err != nil {
+				return stats, errors.Join(err, st.DropStaged(ctx, stage))
+			}
+			if err := st.StagePapers(context.WithoutCancel(ctx), stage, papers); err != nil {
 				return stats, errors.Join(err, st.DropStaged(ctx, stage))
 			}
 			stats = b
@@ -251,6 +260,9 @@ func admit(stats *ImportStats, batch []Record) []store.ImportPaper {
 		if err := p.Validate(); err != nil {
 			stats.Skip(rec.Origin, rec.Line, "invalid record: "+fault.ErrorMessage(err)+fieldSummary(err), true)
 			continue
+		}
+		for _, w := range rec.Warnings {
+			stats.Warn(rec.Origin, rec.Line, w)
 		}
 		papers = append(papers, store.ImportPaper{RawPaper: p, Origin: rec.Origin, Extra: rec.Extra, Line: rec.Line})
 	}

@@ -33,9 +33,13 @@ type Record struct {
 	Extra json.RawMessage
 	// Origin says where the record came from (the file name), for the
 	// papers.source column.
-	Origin  string
-	Skip    string
-	Problem string
+	Origin string
+	// Warnings are what the reader could not keep of a record that still
+	// imports (a year field that holds no year); each is reported with
+	// the line.
+	Warnings []string
+	Skip     string
+	Problem  string
 }
 
 // MaxRecordErrors caps ImportStats.Errors so a file of garbage cannot grow
@@ -57,6 +61,19 @@ type ImportStats struct {
 	SkipReasons map[string]int `json:"skip_reasons,omitempty"`
 	// Errors lists the first MaxRecordErrors unreadable or invalid lines.
 	Errors []research.RecordError `json:"errors,omitempty"`
+	// Warned counts records imported with a warning (something of theirs
+	// was not kept, or they were kept apart from a different work with
+	// the same DOI); Warnings lists the first MaxRecordErrors of them.
+	Warned   int                    `json:"warned,omitempty"`
+	Warnings []research.RecordError `json:"warnings,omitempty"`
+}
+
+// Warn records a warning on a record that was imported.
+func (s *ImportStats) Warn(origin string, line int, reason string) {
+	s.Warned++
+	if len(s.Warnings) < MaxRecordErrors {
+		s.Warnings = append(s.Warnings, research.RecordError{Origin: origin, Line: line, Reason: reason})
+	}
 }
 
 // Skip counts one skipped record, and records it as an error line when
@@ -90,6 +107,12 @@ func (s *ImportStats) Add(o ImportStats) {
 			s.Errors = append(s.Errors, e)
 		}
 	}
+	s.Warned += o.Warned
+	for _, e := range o.Warnings {
+		if len(s.Warnings) < MaxRecordErrors {
+			s.Warnings = append(s.Warnings, e)
+		}
+	}
 }
 
 // count adds what a write did to the library.
@@ -105,6 +128,7 @@ func (s *ImportStats) count(c store.ImportCounts) {
 func (s ImportStats) clone() ImportStats {
 	s.SkipReasons = maps.Clone(s.SkipReasons)
 	s.Errors = slices.Clone(s.Errors)
+	s.Warnings = slices.Clone(s.Warnings)
 	return s
 }
 
@@ -174,6 +198,9 @@ type Store interface {
 	StagePapers(ctx context.Context, stage string, papers []store.ImportPaper) error
 	MergeStaged(ctx context.Context, stage string) (store.ImportCounts, error)
 	DropStaged(ctx context.Context, stage string) error
+	// LibraryWorks gives the title and type stored under each of ids,
+	// so a different work sharing a DOI is kept apart (apart).
+	LibraryWorks(ctx context.Context, ids []string) (map[string]store.StoredWork, error)
 }
 
 var _ Store = (*store.Store)(nil)

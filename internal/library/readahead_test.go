@@ -33,6 +33,9 @@ func (f *failingStage) MergeStaged(context.Context, string) (store.ImportCounts,
 	return store.ImportCounts{}, errors.New("nothing should be merged")
 }
 func (f *failingStage) DropStaged(context.Context, string) error { f.dropped++; return nil }
+func (f *failingStage) LibraryWorks(context.Context, []string) (map[string]store.StoredWork, error) {
+	return nil, nil
+}
 
 // TestImportStopsReadingWhenStagingFails: the next batch is read while one
 // is staged; when staging fails, Import returns only once the reader has

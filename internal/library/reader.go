@@ -14,6 +14,7 @@ import (
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
+	"quarry/internal/research"
 )
 
 // Reader streams Records from one file in any format biblio/codecs reads
@@ -128,7 +129,7 @@ func (r *Reader) noRecords() error {
 // papers table has columns for go in Paper, the rest (type, keywords, a
 // mark or note someone exported) in Extra next to the format's own extras.
 func fromBiblio(b biblio.Record, origin string) Record {
-	rec := Record{Line: b.Line, Paper: b.Paper, Origin: origin, Skip: b.Skip, Problem: b.Problem}
+	rec := Record{Line: b.Line, Paper: b.Paper, Origin: origin, Warnings: b.Warnings, Skip: b.Skip, Problem: b.Problem}
 	extra := map[string]any{}
 	if len(b.Extra) > 0 {
 		_ = json.Unmarshal(b.Extra, &extra)
@@ -140,6 +141,9 @@ func fromBiblio(b biblio.Record, origin string) Record {
 	}
 	if len(b.Keywords) > 0 {
 		extra["keywords"] = b.Keywords
+	}
+	if names := keptNames(b); names != nil {
+		extra[namesKey] = names
 	}
 	if len(extra) > 0 {
 		if raw, err := json.Marshal(extra); err == nil {
@@ -159,4 +163,57 @@ func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	atomic.AddInt64(c.n, int64(n)) // Import reads in a goroutine of its own
 	return n, err
+}
+
+// namesKey is the papers.extra entry holding the authors' split where the
+// file gave one that differs from what biblio.ParseName would guess from
+// the display form (most names need nothing stored).
+const namesKey = "names"
+
+// keptNames is b's author split when guessing it again would get any name
+// wrong, nil otherwise.
+func keptNames(b biblio.Record) []biblio.Name {
+	if len(b.Names) != len(b.Paper.Authors) {
+		return nil
+	}
+	for i, n := range b.Names {
+		if biblio.ParseName(b.Paper.Authors[i]) != n {
+			return b.Names
+		}
+	}
+	return nil
+}
+
+// ToBiblio turns a stored paper back into a file record: the type,
+// keywords, author split and bibliographic fields an import kept in
+// extra go back where the writers look for them.
+func ToBiblio(p research.RawPaper, extra json.RawMessage) biblio.Record {
+	r := biblio.Record{Paper: p}
+	if len(extra) == 0 {
+		return r
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(extra, &m) != nil {
+		return r
+	}
+	take := func(key string, into any) {
+		if v, ok := m[key]; ok {
+			_ = json.Unmarshal(v, into)
+			delete(m, key)
+		}
+	}
+	take("type", &r.Type)
+	take("keywords", &r.Keywords)
+	take("mark", &r.Mark)
+	take("note", &r.Note)
+	take(namesKey, &r.Names)
+	if len(r.Names) != len(p.Authors) {
+		r.Names = nil
+	}
+	if len(m) > 0 {
+		if b, err := json.Marshal(m); err == nil {
+			r.Extra = b
+		}
+	}
+	return r
 }

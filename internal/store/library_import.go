@@ -12,7 +12,9 @@ import (
 
 // paperConflictSQL is how an imported paper meets one already stored under
 // the same stable ID: the newer record wins field by field, except that a
-// field it leaves empty keeps the stored value.
+// field it leaves empty keeps the stored value. Extra is merged the same
+// way key by key (json_patch), so re-importing an export in a format with
+// no place for a corpus's own fields (arXiv categories in RIS) keeps them.
 const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 		title = excluded.title,
 		authors = CASE WHEN excluded.authors <> '[]' THEN excluded.authors ELSE authors END,
@@ -28,7 +30,8 @@ const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 		pages = CASE WHEN excluded.pages <> '' THEN excluded.pages ELSE pages END,
 		source = excluded.source,
 		imported_at = excluded.imported_at,
-		extra = coalesce(excluded.extra, extra),
+		extra = CASE WHEN excluded.extra IS NULL THEN extra WHEN json_valid(extra) AND json_valid(excluded.extra)
+			THEN json_patch(extra, excluded.extra) ELSE excluded.extra END,
 		compounds = CASE WHEN excluded.abstract <> '' THEN excluded.compounds ELSE NULL END`
 
 // paperChangedSQL is true when the imported row n would change the stored
@@ -48,7 +51,8 @@ const paperChangedSQL = `(n.title IS NOT o.title
 		OR (n.volume <> '' AND n.volume IS NOT o.volume)
 		OR (n.issue <> '' AND n.issue IS NOT o.issue)
 		OR (n.pages <> '' AND n.pages IS NOT o.pages)
-		OR (n.extra IS NOT NULL AND n.extra IS NOT o.extra))`
+		OR (n.extra IS NOT NULL AND (CASE WHEN json_valid(o.extra) AND json_valid(n.extra)
+			THEN json_patch(o.extra, n.extra) IS NOT json(o.extra) ELSE n.extra IS NOT o.extra END)))`
 
 // unchangedPaperSQL says whether a paper with the bound values (a paperRow)
 // is stored already with the same content.
@@ -197,4 +201,40 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// StoredWork is what tells one work from another under the same stable
+// ID: its title and publication type (papers.extra's "type", "" when
+// unknown).
+type StoredWork struct {
+	Title, Type string
+}
+
+// LibraryWorks returns the stored title and type of each of ids the
+// library holds, so an import can keep a different work that shares a DOI
+// apart instead of overwriting it.
+func (s *Store) LibraryWorks(ctx context.Context, ids []string) (map[string]StoredWork, error) {
+	out := map[string]StoredWork{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT id, title, coalesce(CASE WHEN json_valid(extra) THEN json_extract(extra, '$.type') END, '')
+		FROM papers WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("store: library works: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var w StoredWork
+		if err := rows.Scan(&id, &w.Title, &w.Type); err != nil {
+			return nil, fmt.Errorf("store: library works: %w", err)
+		}
+		out[id] = w
+	}
+	return out, rows.Err()
 }

@@ -114,3 +114,38 @@ func TestChangedPaperIsFoundByNewTitleOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestReimportMergesExtra: a record read back from a format with no place
+// for a corpus's own fields (arXiv categories in RIS) keeps them, counts
+// as unchanged when it brings nothing new, and adds what it brings.
+func TestReimportMergesExtra(t *testing.T) {
+	t.Parallel()
+	for _, bulk := range []bool{false, true} {
+		st := openLibrary(t)
+		opts := library.ImportOptions{}
+		if bulk {
+			opts.BatchSize = 1
+		}
+		ctx := context.Background()
+		p := paper("Sleep spindles", "x", 2020, "10.1/s")
+		orig := p
+		orig.Extra = []byte(`{"categories":["q-bio.NC","cs.LG"],"type":"article"}`)
+		_, err := library.Import(ctx, st, stream(orig), opts)
+		require.NoError(t, err)
+
+		back := p
+		back.Extra = []byte(`{"type":"article"}`)
+		stats, err := library.Import(ctx, st, stream(back), opts)
+		require.NoError(t, err)
+		require.Equal(t, 1, stats.Unchanged, "bulk=%v: %+v", bulk, stats)
+
+		more := p
+		more.Extra = []byte(`{"type":"article","publisher":"Elsevier"}`)
+		stats, err = library.Import(ctx, st, stream(more), opts)
+		require.NoError(t, err)
+		require.Equal(t, 1, stats.Updated, "bulk=%v: %+v", bulk, stats)
+		got, err := st.LibraryPaperByID(ctx, "doi:10.1/s")
+		require.NoError(t, err)
+		require.JSONEq(t, `{"categories":["q-bio.NC","cs.LG"],"type":"article","publisher":"Elsevier"}`, string(got.Extra))
+	}
+}

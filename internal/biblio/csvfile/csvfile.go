@@ -330,7 +330,9 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 	rec.Mark = mapMark(get("mark"))
 	rec.Note = get("note")
 	if p.Year == 0 {
-		rec.Problem = biblio.NotAYear(year)
+		if w := biblio.NotAYear(year); w != "" {
+			rec.Warnings = append(rec.Warnings, w+"; imported without a year")
+		}
 	}
 	biblio.Finish(&rec)
 	return rec

@@ -132,7 +132,7 @@ func TestReaderMissingFields(t *testing.T) {
 	require.Empty(t, recs[2].Problem, "a short row is read as far as it goes")
 	require.Equal(t, "Short row", recs[2].Paper.Title)
 	require.Zero(t, recs[3].Paper.Year)
-	require.Equal(t, "year 9999 out of range", recs[4].Problem)
+	require.Equal(t, []string{"year 9999 out of range; imported without a year"}, recs[4].Warnings)
 	require.Equal(t, []string{"Jane Doe"}, recs[5].Paper.Authors)
 	require.Equal(t, 7, recs[5].Line)
 }
@@ -333,8 +333,8 @@ func TestSheetWriterDefusesEveryCell(t *testing.T) {
 }
 
 // TestReaderReportsAYearThatIsNotOne: a year cell that holds something
-// other than a year is reported with its line and value; a blank cell or
-// "n.d." is an unknown year.
+// other than a year imports the record without a year and a warning
+// quoting the value; a blank cell or "n.d." is an unknown year.
 func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 	t.Parallel()
 	recs := format().Read(t, []byte("title,year\nDated,May 2020\nBlank,\nUndated,n.d.\nBad,abc\n"))
@@ -345,5 +345,7 @@ func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 		require.Zero(t, r.Paper.Year)
 	}
 	require.Equal(t, 5, recs[3].Line)
-	require.Equal(t, `year "abc" is not a year`, recs[3].Problem)
+	require.Empty(t, recs[3].Problem)
+	require.Equal(t, "Bad", recs[3].Paper.Title)
+	require.Equal(t, []string{`year "abc" is not a year; imported without a year`}, recs[3].Warnings)
 }

@@ -205,7 +205,9 @@ func MapLine(line []byte) biblio.Record {
 		}
 	}
 	if p.Year == 0 {
-		rec.Problem = biblio.NotAYear(raw.Year.text)
+		if w := biblio.NotAYear(raw.Year.text); w != "" {
+			rec.Warnings = append(rec.Warnings, w+"; imported without a year")
+		}
 	}
 	biblio.Finish(&rec)
 	return rec
@@ -251,8 +253,8 @@ func (f *flexStrings) UnmarshalJSON(b []byte) error {
 
 // flexYear accepts a number, a numeric string ("2021") or a date string
 // that starts with its year ("2021-05-01"). Anything else leaves year 0 and
-// keeps the value as written in text, so MapLine can report it
-// (biblio.NotAYear) rather than import the record as if it had no year;
+// keeps the value as written in text, so MapLine can warn of it
+// (biblio.NotAYear) rather than import the record silently without a year;
 // the record is still decoded, so one bad year does not read as malformed
 // JSON.
 type flexYear struct {

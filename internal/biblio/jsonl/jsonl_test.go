@@ -78,23 +78,24 @@ func TestMapLine(t *testing.T) {
 		wantVenue   string
 		wantSkip    string
 		wantProblem string
+		wantWarning string
 	}{
-		{"PaperlistsAccepted", `{"source_file":"kdd/kdd2019.json","title":"GNN fraud","authors":["A"],"year":2019,"venue":"KDD","status":"Oral","doi":"10.1145/X","keywords":"a;b"}`, "doi:10.1145/x", "KDD", "", ""},
-		{"PaperlistsArxivField", `{"source_file":"acl/acl.json","title":"T","authors":[],"year":2022,"venue":"ACL","status":"Long","arxiv":"2201.00001"}`, "arxiv:2201.00001", "ACL", "", ""},
-		{"PaperlistsReject", `{"source_file":"iclr/iclr2018.json","title":"T","status":"Reject"}`, "", "", "status Reject", ""},
-		{"PaperlistsWithdraw", `{"source_file":"iclr/iclr2018.json","title":"T","status":"Withdraw"}`, "", "", "status Withdraw", ""},
-		{"PaperlistsDeskReject", `{"track":"main","title":"T","status":"Desk Reject"}`, "", "", "status Desk Reject", ""},
-		{"GenericStringYearAndNamedAuthors", `{"title":"Generic","authors":[{"name":"B. Name"}],"year":"2001","pmid":12345}`, "pmid:12345", "", "", ""},
-		{"MissingTitle", `{"arxiv_id":"2501.1","categories":["cs.AI"],"title":"  "}`, "", "", "", "missing title"},
-		{"NotAnObject", `[1,2,3]`, "", "", "", "malformed JSON"},
-		{"TitleWrongType", `{"title": 5}`, "", "", "", "malformed JSON"},
-		{"YearOutOfRange", `{"title":"Far future","year":30000}`, "", "", "", "year 30000 out of range"},
-		{"YearNotAYear", `{"title":"Bad year","year":"abc"}`, "", "", "", `year "abc" is not a year`},
-		{"YearWrongType", `{"title":"Bad year","year":true}`, "", "", "", `year "true" is not a year`},
-		{"YearHuge", `{"title":"Bad year","year":1e12}`, "", "", "", `year "1e12" is not a year`},
-		{"YearDateString", `{"title":"Dated","year":"2021-05-01","doi":"10.1/d"}`, "doi:10.1/d", "", "", ""},
-		{"YearUndated", `{"title":"Undated","year":"n.d.","doi":"10.1/u"}`, "doi:10.1/u", "", "", ""},
-		{"YearNull", `{"title":"No year","year":null,"doi":"10.1/n"}`, "doi:10.1/n", "", "", ""},
+		{"PaperlistsAccepted", `{"source_file":"kdd/kdd2019.json","title":"GNN fraud","authors":["A"],"year":2019,"venue":"KDD","status":"Oral","doi":"10.1145/X","keywords":"a;b"}`, "doi:10.1145/x", "KDD", "", "", ""},
+		{"PaperlistsArxivField", `{"source_file":"acl/acl.json","title":"T","authors":[],"year":2022,"venue":"ACL","status":"Long","arxiv":"2201.00001"}`, "arxiv:2201.00001", "ACL", "", "", ""},
+		{"PaperlistsReject", `{"source_file":"iclr/iclr2018.json","title":"T","status":"Reject"}`, "", "", "status Reject", "", ""},
+		{"PaperlistsWithdraw", `{"source_file":"iclr/iclr2018.json","title":"T","status":"Withdraw"}`, "", "", "status Withdraw", "", ""},
+		{"PaperlistsDeskReject", `{"track":"main","title":"T","status":"Desk Reject"}`, "", "", "status Desk Reject", "", ""},
+		{"GenericStringYearAndNamedAuthors", `{"title":"Generic","authors":[{"name":"B. Name"}],"year":"2001","pmid":12345}`, "pmid:12345", "", "", "", ""},
+		{"MissingTitle", `{"arxiv_id":"2501.1","categories":["cs.AI"],"title":"  "}`, "", "", "", "missing title", ""},
+		{"NotAnObject", `[1,2,3]`, "", "", "", "malformed JSON", ""},
+		{"TitleWrongType", `{"title": 5}`, "", "", "", "malformed JSON", ""},
+		{"YearOutOfRange", `{"title":"Far future","year":30000}`, "", "", "", "", "year 30000 out of range; imported without a year"},
+		{"YearNotAYear", `{"title":"Bad year","year":"abc"}`, "", "", "", "", `year "abc" is not a year; imported without a year`},
+		{"YearWrongType", `{"title":"Bad year","year":true}`, "", "", "", "", `year "true" is not a year; imported without a year`},
+		{"YearHuge", `{"title":"Bad year","year":1e12}`, "", "", "", "", `year "1e12" is not a year; imported without a year`},
+		{"YearDateString", `{"title":"Dated","year":"2021-05-01","doi":"10.1/d"}`, "doi:10.1/d", "", "", "", ""},
+		{"YearUndated", `{"title":"Undated","year":"n.d.","doi":"10.1/u"}`, "doi:10.1/u", "", "", "", ""},
+		{"YearNull", `{"title":"No year","year":null,"doi":"10.1/n"}`, "doi:10.1/n", "", "", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,6 +103,10 @@ func TestMapLine(t *testing.T) {
 			rec := jsonl.MapLine([]byte(tt.line))
 			require.Equal(t, tt.wantSkip, rec.Skip)
 			require.Equal(t, tt.wantProblem, rec.Problem)
+			if tt.wantWarning != "" {
+				require.Equal(t, []string{tt.wantWarning}, rec.Warnings)
+				require.Zero(t, rec.Paper.Year)
+			}
 			if tt.wantID != "" {
 				require.Equal(t, tt.wantID, rec.Paper.ID)
 				require.Equal(t, tt.wantVenue, rec.Paper.Venue)
@@ -193,7 +198,7 @@ func BenchmarkRead100k(b *testing.B) { format().BenchRead100k(b) }
 
 // TestMapLineYears: a year is a number, a numeric string or a date that
 // starts with one; a value that is there but is none of these is reported
-// with the value rather than read as "no year".
+// with the value as a warning on a record imported without a year.
 func TestMapLineYears(t *testing.T) {
 	t.Parallel()
 	for line, want := range map[string]int{
@@ -210,5 +215,7 @@ func TestMapLineYears(t *testing.T) {
 	recs := format().Read(t, []byte("{\"title\":\"ok\",\"year\":2020}\n{\"title\":\"Good otherwise\",\"year\":\"abc\"}\n"))
 	require.Len(t, recs, 2)
 	require.Equal(t, 2, recs[1].Line)
-	require.Equal(t, `year "abc" is not a year`, recs[1].Problem)
+	require.Empty(t, recs[1].Problem)
+	require.Zero(t, recs[1].Paper.Year)
+	require.Equal(t, []string{`year "abc" is not a year; imported without a year`}, recs[1].Warnings)
 }
