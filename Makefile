@@ -8,7 +8,7 @@ FUZZTIME ?= 10s
 TRIALS   ?= 30
 
 .DEFAULT_GOAL := help
-.PHONY: help generate build run test e2e screenshots bench fuzz chaos lint check release
+.PHONY: help generate build run test roundtrip e2e screenshots bench fuzz chaos lint check release
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -28,6 +28,10 @@ test: ## Install browser deps if missing, then run every test with -race (the ex
 	@out=$$($(GO) test -count=1 -timeout 15m -run '^TestExhaustiveBuiltinWorkflows$$' -v ./internal/app/ 2>&1); status=$$?; \
 	if [ $$status -ne 0 ]; then echo "$$out"; exit $$status; fi; \
 	echo "$$out" | grep -E '^exhaustive:|^ok'
+
+roundtrip: ## Export the whole shared corpora (~170k records) in every format and re-import each into a fresh library and the same one, one line per format (make test runs a 1-in-25 sample)
+	@QUARRY_ROUNDTRIP=full $(GO) test -count=1 -timeout 90m -run '^TestCorpusRoundTrip$$' -v ./internal/library/ > roundtrip.out 2>&1; status=$$?; \
+	grep -E '^roundtrip:|^(ok|FAIL|---|panic)' roundtrip.out; exit $$status
 
 e2e: ## Install browser deps if missing, then run only the browser tests
 	./scripts/setup-e2e.sh

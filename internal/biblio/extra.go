@@ -116,3 +116,16 @@ func equalFoldASCII(a, b string) bool {
 	}
 	return true
 }
+
+// NamesToKeep is r's author split when guessing it again from the display
+// forms (ParseName) would get any name wrong, nil otherwise: what a store
+// or a lossless format must keep besides the display forms.
+func NamesToKeep(r Record) []Name {
+	names := NamesOf(r)
+	for i, n := range names {
+		if ParseName(r.Paper.Authors[i]) != n {
+			return names
+		}
+	}
+	return nil
+}

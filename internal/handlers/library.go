@@ -143,12 +143,7 @@ func (h *Library) Export(c echo.Context) error {
 	}
 	w.Header().Set(echo.HeaderContentType, codecs.ContentType(format))
 	w.Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="quarry-library%s"`, codecs.Extension(format)))
-	err = h.store.EachLibraryPaper(c.Request().Context(), func(p store.LibraryPaper) error {
-		return out.Write(library.ToBiblio(p.RawPaper, p.Extra))
-	})
-	if err == nil {
-		err = out.Close()
-	}
+	err = library.Export(c.Request().Context(), h.store, out)
 	if err == nil {
 		err = bw.Flush()
 	}

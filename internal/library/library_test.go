@@ -51,7 +51,7 @@ func TestReaderKeepsWhatTheFileSaid(t *testing.T) {
 	require.Equal(t, "arxiv:2503.11731", recs[0].Paper.ID)
 	var extra map[string]any
 	require.NoError(t, json.Unmarshal(recs[0].Extra, &extra))
-	require.Equal(t, map[string]any{"categories": []any{"cs.CV", "cs.RO"}, "first_listed": "2025-03-18", "times_listed": float64(2)}, extra)
+	require.Equal(t, map[string]any{"categories": []any{"cs.CV", "cs.RO"}, "first_listed": "2025-03-18", "times_listed": float64(2), "type": "preprint"}, extra)
 	require.Equal(t, 3, recs[2].Line)
 	require.Equal(t, "malformed JSON", recs[2].Problem)
 

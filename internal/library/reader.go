@@ -134,7 +134,11 @@ func fromBiblio(b biblio.Record, origin string) Record {
 	if len(b.Extra) > 0 {
 		_ = json.Unmarshal(b.Extra, &extra)
 	}
-	for k, v := range map[string]string{"type": b.Type, "mark": b.Mark, "note": b.Note} {
+	typ := b.Type
+	if typ == biblio.Misc {
+		typ = "" // "of no known kind": every writer writes a type, and misc is what they write for none
+	}
+	for k, v := range map[string]string{"type": typ, "mark": b.Mark, "note": b.Note} {
 		if v != "" {
 			extra[k] = v
 		}
@@ -142,7 +146,7 @@ func fromBiblio(b biblio.Record, origin string) Record {
 	if len(b.Keywords) > 0 {
 		extra["keywords"] = b.Keywords
 	}
-	if names := keptNames(b); names != nil {
+	if names := biblio.NamesToKeep(b); names != nil {
 		extra[namesKey] = names
 	}
 	if len(extra) > 0 {
@@ -167,22 +171,8 @@ func (c countingReader) Read(p []byte) (int, error) {
 
 // namesKey is the papers.extra entry holding the authors' split where the
 // file gave one that differs from what biblio.ParseName would guess from
-// the display form (most names need nothing stored).
+// the display form (biblio.NamesToKeep; most names need nothing stored).
 const namesKey = "names"
-
-// keptNames is b's author split when guessing it again would get any name
-// wrong, nil otherwise.
-func keptNames(b biblio.Record) []biblio.Name {
-	if len(b.Names) != len(b.Paper.Authors) {
-		return nil
-	}
-	for i, n := range b.Names {
-		if biblio.ParseName(b.Paper.Authors[i]) != n {
-			return b.Names
-		}
-	}
-	return nil
-}
 
 // ToBiblio turns a stored paper back into a file record: the type,
 // keywords, author split and bibliographic fields an import kept in

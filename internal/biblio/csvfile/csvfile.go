@@ -43,7 +43,12 @@ import (
 var Fields = []string{
 	"title", "authors", "year", "venue", "volume", "issue", "pages", "abstract",
 	"doi", "pmid", "arxiv_id", "url", "keywords", "type", "mark", "note",
+	biblio.ExtraPublisher, biblio.ExtraAddress, biblio.ExtraISBN, biblio.ExtraISSN,
+	biblio.ExtraEditor, biblio.ExtraEdition, biblio.ExtraSeries, biblio.ExtraLanguage,
 }
+
+// extraFields are the Fields kept in Record.Extra under their own names.
+var extraFields = Fields[len(Fields)-8:]
 
 // headerNames lists, per field, the header names (lower case, single
 // spaces) that tools use for it, most specific first: full author names
@@ -66,6 +71,15 @@ var headerNames = map[string][]string{
 	"type":     {"type", "document type", "publication type", "dt", "item type", "entrytype"},
 	"mark":     {"mark"},
 	"note":     {"note", "notes"},
+
+	biblio.ExtraPublisher: {"publisher", "pu"},
+	biblio.ExtraAddress:   {"address", "place", "place published", "publisher place", "publisher city", "pi"},
+	biblio.ExtraISBN:      {"isbn", "bn"},
+	biblio.ExtraISSN:      {"issn", "sn"},
+	biblio.ExtraEditor:    {"editor", "editors", "ed", "be"},
+	biblio.ExtraEdition:   {"edition"},
+	biblio.ExtraSeries:    {"series", "series title", "se"},
+	biblio.ExtraLanguage:  {"language", "language of original document", "la"},
 }
 
 // pageEnds names the end-page column that goes with a start-page column
@@ -309,6 +323,16 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 	p := &rec.Paper
 	p.Title = get("title")
 	p.Authors = splitAuthors(get("authors"), r.scopusIDs)
+	// The cell gives each name's split ("Wong Kee Song, Louis M."), which
+	// the display form alone would lose.
+	for _, a := range p.Authors {
+		rec.Names = append(rec.Names, biblio.ParseName(a))
+	}
+	extra := map[string]string{}
+	for _, f := range extraFields {
+		extra[f] = strings.TrimSpace(get(f))
+	}
+	biblio.SetExtra(&rec, extra)
 	year := get("year")
 	p.Year = parseYear(year)
 	p.Venue = get("venue")
@@ -335,6 +359,7 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 		}
 	}
 	biblio.Finish(&rec)
+	rec.Names = biblio.NamesToKeep(rec) // nil where guessing does as well
 	return rec
 }
 
@@ -457,14 +482,19 @@ func (w *Writer) Write(rec biblio.Record) error {
 		return fmt.Errorf("csvfile: write: %w", err)
 	}
 	p := rec.Paper
-	authors := make([]string, len(p.Authors))
-	for i, a := range p.Authors {
-		n := biblio.ParseName(a)
+	names := biblio.NamesOf(rec)
+	authors := make([]string, len(names))
+	for i, n := range names {
 		authors[i] = n.Inverted()
-		if n.First == "" && n.Suffix != "" {
+		switch {
+		case n.First == "" && n.Suffix != "":
 			// Inverted gives "Last, Suffix", which reads back as a first
 			// name; the empty middle part keeps the suffix a suffix.
 			authors[i] = n.Last + ", , " + n.Suffix
+		case n.First == "" && n.Suffix == "" && biblio.ParseName(authors[i]) != n:
+			// A name not to be split ("National Nurses United"): a
+			// trailing comma says it is all family name.
+			authors[i] += ","
 		}
 	}
 	cell := strings.Join(authors, "; ")
@@ -478,6 +508,10 @@ func (w *Writer) Write(rec biblio.Record) error {
 	row := []string{
 		p.ID, p.Title, cell, year, p.Venue, p.Volume, p.Issue, p.Pages, p.Abstract,
 		p.DOI, p.PMID, p.ArxivID, p.URL, strings.Join(rec.Keywords, "; "), rec.Type, rec.Mark, rec.Note,
+	}
+	extra := biblio.ExtraFields(rec)
+	for _, f := range extraFields {
+		row = append(row, extra[f])
 	}
 	for i := range row {
 		row[i] = protect(row[i])

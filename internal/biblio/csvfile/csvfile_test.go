@@ -265,7 +265,7 @@ func TestReaderEmptyAndIOError(t *testing.T) {
 
 func TestRoundTrip(t *testing.T) {
 	t.Parallel()
-	const header = "id,title,authors,year,venue,volume,issue,pages,abstract,doi,pmid,arxiv_id,url,keywords,type,mark,note\n"
+	const header = "id,title,authors,year,venue,volume,issue,pages,abstract,doi,pmid,arxiv_id,url,keywords,type,mark,note,publisher,address,isbn,issn,editor,edition,series,language\n"
 	_, out := format().RoundTrip(t, biblitest.Corpus(t))
 	require.True(t, strings.HasPrefix(string(out), header))
 	require.Contains(t, string(out), `,"Corp., Research and Development;",`, "a lone author with \" and \" is not split")
@@ -348,4 +348,25 @@ func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 	require.Empty(t, recs[3].Problem)
 	require.Equal(t, "Bad", recs[3].Paper.Title)
 	require.Equal(t, []string{`year "abc" is not a year; imported without a year`}, recs[3].Warnings)
+}
+
+// TestNamesAndBibliographicFieldsRoundTrip: the authors' split (a family
+// name of several words, an organisation) and the bibliographic fields
+// kept in Extra come back from Quarry's own CSV.
+func TestNamesAndBibliographicFieldsRoundTrip(t *testing.T) {
+	t.Parallel()
+	rec := biblio.Record{Paper: research.RawPaper{Title: "Endoscopy"}, Names: []biblio.Name{
+		{Last: "Wong Kee Song", First: "Louis M."}, {Literal: "National Nurses United"}, {Last: "Van de Walle", First: "Rik"},
+	}}
+	biblio.SetExtra(&rec, map[string]string{biblio.ExtraPublisher: "Elsevier", biblio.ExtraISBN: "978-0-12-813743-7", biblio.ExtraEditor: "Dringenberg, Hans C."})
+	biblio.Finish(&rec)
+	back := format().Read(t, format().Write(t, []biblio.Record{rec}))
+	require.Len(t, back, 1)
+	var inverted []string
+	for _, n := range biblio.NamesOf(back[0]) {
+		inverted = append(inverted, n.Inverted())
+	}
+	require.Equal(t, []string{"Wong Kee Song, Louis M.", "National Nurses United", "Van de Walle, Rik"}, inverted)
+	require.Equal(t, rec.Paper.Authors, back[0].Paper.Authors)
+	require.Equal(t, biblio.ExtraFields(rec), biblio.ExtraFields(back[0]))
 }

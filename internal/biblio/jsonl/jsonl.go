@@ -97,6 +97,10 @@ type rawRecord struct {
 	Mark     string            `json:"mark"`
 	Note     string            `json:"note"`
 	Keywords flexStrings       `json:"keywords"`
+	// Names and Extra are what Quarry's export adds: the authors' split
+	// and the fields the papers table has no column for.
+	Names []biblio.Name  `json:"names"`
+	Extra map[string]any `json:"extra"`
 	// arXiv listings (arxiv_cs_listings_*.jsonl)
 	ArxivID     string      `json:"arxiv_id"`
 	Categories  flexStrings `json:"categories"`
@@ -164,6 +168,9 @@ func MapLine(line []byte) biblio.Record {
 		Keywords: raw.Keywords,
 		Note:     raw.Note,
 	}
+	if len(raw.Names) == len(raw.Authors) {
+		rec.Names = raw.Names
+	}
 	if t := strings.ToLower(strings.TrimSpace(raw.Type)); t != "" {
 		rec.Type = biblio.Misc
 		if types[t] {
@@ -178,6 +185,9 @@ func MapLine(line []byte) biblio.Record {
 	switch raw.kind() {
 	case KindArxivListing:
 		p.Venue = "arXiv" // as the arXiv source reports it, so dedup sees one spelling
+		if rec.Type == "" {
+			rec.Type = biblio.Preprint // a listing is a preprint by definition
+		}
 		if strings.TrimSpace(p.URL) == "" {
 			p.URL = "https://arxiv.org/abs/" + p.ArxivID // arXiv's metadata policy: link to arxiv.org
 		}
@@ -192,11 +202,22 @@ func MapLine(line []byte) biblio.Record {
 		if p.ArxivID == "" {
 			p.ArxivID = strings.TrimSpace(raw.Arxiv)
 		}
+		if rec.Type == "" {
+			rec.Type = biblio.Conference // paperlists lists conferences' accepted papers
+		}
 		extra = map[string]any{}
 		for k, v := range map[string]string{"source_file": raw.SourceFile, "paper_id": string(raw.PaperID), "track": raw.Track, "status": raw.Status, "pdf": raw.PDF} {
 			if v != "" {
 				extra[k] = v
 			}
+		}
+	}
+	for k, v := range raw.Extra {
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		if _, ok := extra[k]; !ok {
+			extra[k] = v
 		}
 	}
 	if len(extra) > 0 {
@@ -305,6 +326,10 @@ type line struct {
 	Keywords []string `json:"keywords,omitempty"`
 	Mark     string   `json:"mark,omitempty"`
 	Note     string   `json:"note,omitempty"`
+	// Names is written only where the file's split differs from what
+	// biblio.ParseName guesses from the display form.
+	Names []biblio.Name   `json:"names,omitempty"`
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // Writer writes one JSON object per line, Quarry's lossless export.
@@ -329,6 +354,7 @@ func (w *Writer) Write(rec biblio.Record) error {
 		Volume: p.Volume, Issue: p.Issue, Pages: p.Pages, Abstract: p.Abstract,
 		DOI: p.DOI, ArxivID: p.ArxivID, PMID: p.PMID, URL: p.URL,
 		Type: rec.Type, Keywords: rec.Keywords, Mark: rec.Mark, Note: rec.Note,
+		Names: biblio.NamesToKeep(rec), Extra: objectOrNil(rec.Extra),
 	})
 	if err != nil {
 		return fmt.Errorf("jsonl: write: %w", err)
@@ -342,4 +368,13 @@ func (w *Writer) Close() error {
 		return fmt.Errorf("jsonl: flush: %w", err)
 	}
 	return nil
+}
+
+// objectOrNil is raw when it is a non-empty JSON object.
+func objectOrNil(raw json.RawMessage) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil || len(m) == 0 {
+		return nil
+	}
+	return raw
 }
