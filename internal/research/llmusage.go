@@ -2,6 +2,7 @@ package research
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -27,6 +28,24 @@ type LLMUsage struct {
 	Latency time.Duration `json:"latency"`
 	// Skipped counts the requests not sent because the budget was spent.
 	Skipped int `json:"skipped,omitempty"`
+}
+
+// LLMUsageText says u in a sentence, the one way the run page and the
+// report write it.
+func LLMUsageText(u LLMUsage) string {
+	s := fmt.Sprintf("Language model: %d %s, %d tokens in, %d tokens out, %s in all.",
+		u.Calls, plural(u.Calls, "call", "calls"), u.TokensIn, u.TokensOut, u.Latency.Round(time.Millisecond))
+	if u.Skipped > 0 {
+		s += fmt.Sprintf(" %d %s not sent: the run's token budget was spent.", u.Skipped, plural(u.Skipped, "request", "requests"))
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Tokens is the tokens spent both ways, what a budget counts.

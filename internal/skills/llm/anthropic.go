@@ -52,7 +52,7 @@ const toolInstruction = "Give your answer by calling the %s tool; its input is y
 // Complete implements Provider with one message: the forced tool call's
 // input when the request has a schema, otherwise the text blocks.
 func (p *anthropicProvider) Complete(ctx context.Context, r Request) (string, error) {
-	if err := allowed(ctx, p.Name(), p.budget); err != nil {
+	if err := allowed(ctx, p.budget); err != nil {
 		return "", err
 	}
 	params := anthropic.MessageNewParams{

@@ -52,7 +52,7 @@ func (p *openAIProvider) Name() string { return ProviderOpenAI + "/" + p.model }
 
 // Complete implements Provider with one chat completion.
 func (p *openAIProvider) Complete(ctx context.Context, r Request) (string, error) {
-	if err := allowed(ctx, p.Name(), p.budget); err != nil {
+	if err := allowed(ctx, p.budget); err != nil {
 		return "", err
 	}
 	params := openai.ChatCompletionNewParams{

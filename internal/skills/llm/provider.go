@@ -104,7 +104,9 @@ type Config struct {
 	// RunTokenBudget caps the tokens (in and out) one run may spend on the
 	// model; once a run has spent it, the skills are not sent to the model
 	// any more and fall back to their offline variants, with a note. Zero
-	// means no cap.
+	// means no cap. It is checked before each request, so the request
+	// that crosses it (and the scorer's batches already in flight) still
+	// complete: a run may end a little past it.
 	RunTokenBudget int64 `json:"run_token_budget"`
 }
 
@@ -254,14 +256,13 @@ func refused(name, words string) error {
 
 // allowed checks the run's budget before a request is sent: with no meter
 // in ctx (no run) or no budget, every request may go.
-func allowed(ctx context.Context, name string, budget int64) error {
+func allowed(ctx context.Context, budget int64) error {
 	m := research.LLMMeterOf(ctx)
 	if m == nil || m.Allow(budget) {
 		return nil
 	}
-	u := m.Usage()
 	return &fault.Error{Code: fault.EInvalid, Err: ErrBudgetSpent, Message: fmt.Sprintf(
-		"the run's LLM token budget of %d tokens is spent (%d used in %d calls), so %s is not asked any more in this run", budget, u.Tokens(), u.Calls, name)}
+		"the run's LLM token budget of %d tokens is spent (%d used), so the model is not asked again in this run", budget, m.Usage().Tokens())}
 }
 
 // record counts an answered request on the run's meter.
