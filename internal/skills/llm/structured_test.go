@@ -381,3 +381,50 @@ func TestUsageRecordedAndBudgetStopsAsking(t *testing.T) {
 		})
 	}
 }
+
+// TestStructuredRequestsAsDocumented compares the structured-output part
+// of a request with the shape each vendor documents, written out in full:
+// OpenAI's chat completions reference (response_format of type
+// json_schema with name, description, schema and strict; accepted alike
+// by Ollama's OpenAI compatibility, vLLM's structured outputs and
+// llama.cpp's server) and Anthropic's tool use guide (tools with name,
+// description and input_schema; tool_choice {"type": "tool", "name"}).
+func TestStructuredRequestsAsDocumented(t *testing.T) {
+	t.Parallel()
+	schema := `{"type": "object", "properties": {"queries": {"type": "array", "items": {"type": "string"}}},
+		"required": ["queries"], "additionalProperties": false}`
+	want := map[string]string{
+		llm.ProviderOpenAI: `{"response_format": {"type": "json_schema", "json_schema": {"name": "search_queries",
+			"description": "The search queries, in the query syntax described.", "strict": true, "schema": ` + schema + `}}}`,
+		llm.ProviderAnthropic: `{"tools": [{"name": "search_queries", "description": "The search queries, in the query syntax described.",
+			"input_schema": ` + schema + `}], "tool_choice": {"type": "tool", "name": "search_queries"}}`,
+	}
+	for _, kind := range kinds {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			s := newServer(t, kind, func(int, map[string]any) (int, any) {
+				if kind == llm.ProviderOpenAI {
+					return http.StatusOK, chatCompletion(`{"queries": ["sleep memory"]}`, nil)
+				}
+				return http.StatusOK, message("tool_use", map[string]any{"type": "tool_use", "id": "toolu_1", "name": "search_queries",
+					"input": map[string]any{"queries": []string{"sleep memory"}}})
+			})
+			in := research.ParsedIntent{Topic: "sleep and memory", Concepts: []research.Concept{{Term: "sleep"}, {Term: "memory"}}}
+			var n notes
+			st, err := llm.NewQueryBuilder(s.provider(0), querybuilder.New()).BuildStrategy(n.ctx(), skills.QueryInput{Intent: in, Sources: []string{"openalex"}})
+			require.NoError(t, err)
+			require.Empty(t, n.all())
+			require.Equal(t, "sleep memory", st.Queries[0].Text)
+			body := s.requests()[0]
+			got := map[string]any{}
+			for _, k := range []string{"response_format", "tools", "tool_choice"} {
+				if v, ok := body[k]; ok {
+					got[k] = v
+				}
+			}
+			raw, err := json.Marshal(got)
+			require.NoError(t, err)
+			require.JSONEq(t, want[kind], string(raw))
+		})
+	}
+}
