@@ -111,9 +111,10 @@ type Config struct {
 }
 
 // DefaultRunTokenBudget is the default of QUARRY_LLM_RUN_TOKEN_BUDGET:
-// about a hundred scoring batches of twenty papers, far above what an
-// ordinary run of a few iterations spends, low enough that a runaway loop
-// (many iterations, many pages of results) stops costing money.
+// some 250 scoring batches of twenty papers with their abstracts (about
+// 5,000 papers scored), far above what an ordinary run of a few
+// iterations spends, low enough that a runaway run (many iterations, many
+// pages of results) stops costing money.
 const DefaultRunTokenBudget = 2_000_000
 
 // New returns the provider cfg describes. For ProviderOffline (or an empty
@@ -236,9 +237,10 @@ func systemPrompt(r Request) string {
 }
 
 // ErrRefused is the cause of a provider's error when the model declined to
-// answer (OpenAI's refusal, Anthropic's refusal stop reason or a prose
-// answer where a tool call was required): asking again would not help,
-// so the skill falls back at once.
+// answer (OpenAI's refusal field, Anthropic's refusal stop reason): asking
+// again would not help, so the skill falls back at once. A refusal in
+// prose is an answer without JSON, retried once like any other, and
+// quoted in the error.
 var ErrRefused = errors.New("the model declined to answer")
 
 // ErrBudgetSpent is the cause of a provider's error when the run has spent
