@@ -22,7 +22,7 @@ import (
 )
 
 // offlineLLM is the LLM configuration nothing sets: the offline skills.
-var offlineLLM = llm.Config{Provider: llm.ProviderOffline, Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}
+var offlineLLM = llm.Config{Provider: llm.ProviderOffline, Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries, RunTokenBudget: llm.DefaultRunTokenBudget}
 
 // offlineEmbed is the embeddings configuration nothing sets: no vectors.
 var offlineEmbed = embed.Config{Provider: embed.ProviderOffline, Timeout: embed.DefaultTimeout, MaxRetries: embed.DefaultMaxRetries}
@@ -164,7 +164,7 @@ func TestLoadSearch(t *testing.T) {
 	openai := offlineLLM
 	openai.Provider, openai.Model, openai.APIKey = llm.ProviderOpenAI, "m1", "sk-test"
 	fromFile := llm.Config{Provider: llm.ProviderOpenAI, Model: "qwen2.5:7b", BaseURL: "http://localhost:11434/v1",
-		APIKey: "sk-file", Timeout: 3 * time.Minute, MaxRetries: 0}
+		APIKey: "sk-file", Timeout: 3 * time.Minute, MaxRetries: 0, RunTokenBudget: llm.DefaultRunTokenBudget}
 	fileThenEnv := fromFile
 	fileThenEnv.Model, fileThenEnv.APIKey, fileThenEnv.MaxRetries = "llama3.1", "sk-env", 4
 	search := func(change func(*app.Search)) app.Search {
@@ -233,15 +233,20 @@ func TestLoadLLM(t *testing.T) {
 		wantField string
 	}{
 		{name: "Unset", env: nil,
-			want: llm.Config{Provider: "offline", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}},
+			want: llm.Config{Provider: "offline", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "OpenAIKeyFallback", env: map[string]string{"QUARRY_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"},
-			want: llm.Config{Provider: "openai", Model: llm.DefaultOpenAIModel, APIKey: "sk-o", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}},
+			want: llm.Config{Provider: "openai", Model: llm.DefaultOpenAIModel, APIKey: "sk-o", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "AnthropicKeyFallback", env: map[string]string{"QUARRY_LLM_PROVIDER": "Anthropic", "OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"},
-			want: llm.Config{Provider: "anthropic", Model: llm.DefaultAnthropicModel, APIKey: "sk-a", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}},
+			want: llm.Config{Provider: "anthropic", Model: llm.DefaultAnthropicModel, APIKey: "sk-a", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "QuarryKeyWins", env: map[string]string{"QUARRY_LLM_PROVIDER": "openai", "QUARRY_LLM_API_KEY": "sk-q", "OPENAI_API_KEY": "sk-o"},
-			want: llm.Config{Provider: "openai", Model: llm.DefaultOpenAIModel, APIKey: "sk-q", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}},
+			want: llm.Config{Provider: "openai", Model: llm.DefaultOpenAIModel, APIKey: "sk-q", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "Ollama", env: map[string]string{"QUARRY_LLM_PROVIDER": "openai", "QUARRY_LLM_MODEL": "qwen2.5:7b", "QUARRY_LLM_BASE_URL": "http://localhost:11434/v1", "QUARRY_LLM_TIMEOUT": "3m", "QUARRY_LLM_MAX_RETRIES": "0"},
-			want: llm.Config{Provider: "openai", Model: "qwen2.5:7b", BaseURL: "http://localhost:11434/v1", Timeout: 3 * time.Minute, MaxRetries: 0}},
+			want: llm.Config{Provider: "openai", Model: "qwen2.5:7b", BaseURL: "http://localhost:11434/v1", Timeout: 3 * time.Minute, MaxRetries: 0, RunTokenBudget: llm.DefaultRunTokenBudget}},
+		{name: "NoBudget", env: map[string]string{"QUARRY_LLM_RUN_TOKEN_BUDGET": "0"},
+			want: llm.Config{Provider: "offline", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}},
+		{name: "Budget", env: map[string]string{"QUARRY_LLM_RUN_TOKEN_BUDGET": "50000"},
+			want: llm.Config{Provider: "offline", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries, RunTokenBudget: 50000}},
+		{name: "BadBudget", env: map[string]string{"QUARRY_LLM_RUN_TOKEN_BUDGET": "-1"}, wantCode: fault.EInvalid, wantField: "QUARRY_LLM_RUN_TOKEN_BUDGET"},
 		{name: "BadTimeout", env: map[string]string{"QUARRY_LLM_TIMEOUT": "soon"}, wantCode: fault.EInvalid, wantField: "QUARRY_LLM_TIMEOUT"},
 		{name: "BadRetries", env: map[string]string{"QUARRY_LLM_MAX_RETRIES": "-2"}, wantCode: fault.EInvalid, wantField: "QUARRY_LLM_MAX_RETRIES"},
 		{name: "UnknownProvider", env: map[string]string{"QUARRY_LLM_PROVIDER": "gemini"}, wantCode: fault.EInvalid, wantField: "QUARRY_LLM_PROVIDER"},
@@ -276,23 +281,23 @@ func TestLoadLLMFileAndEnv(t *testing.T) {
 		want      llm.Config
 		wantField string
 	}{
-		{name: "Empty", file: `{}`, want: llm.Config{Provider: "offline", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}},
+		{name: "Empty", file: `{}`, want: llm.Config{Provider: "offline", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "FileOnly", file: ollama,
-			want: llm.Config{Provider: "openai", Model: "qwen2.5:7b", BaseURL: "http://localhost:11434/v1", APIKey: "sk-file", Timeout: 3 * time.Minute, MaxRetries: 0}},
+			want: llm.Config{Provider: "openai", Model: "qwen2.5:7b", BaseURL: "http://localhost:11434/v1", APIKey: "sk-file", Timeout: 3 * time.Minute, MaxRetries: 0, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "FileDefaults", file: `{"provider":"anthropic","api_key":"sk-file"}`,
-			want: llm.Config{Provider: "anthropic", Model: llm.DefaultAnthropicModel, APIKey: "sk-file", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}},
+			want: llm.Config{Provider: "anthropic", Model: llm.DefaultAnthropicModel, APIKey: "sk-file", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "EnvOverridesKeyByKey", file: ollama,
 			env:  map[string]string{"QUARRY_LLM_MODEL": "llama3.1", "QUARRY_LLM_API_KEY": "sk-env", "QUARRY_LLM_MAX_RETRIES": "5"},
-			want: llm.Config{Provider: "openai", Model: "llama3.1", BaseURL: "http://localhost:11434/v1", APIKey: "sk-env", Timeout: 3 * time.Minute, MaxRetries: 5}},
+			want: llm.Config{Provider: "openai", Model: "llama3.1", BaseURL: "http://localhost:11434/v1", APIKey: "sk-env", Timeout: 3 * time.Minute, MaxRetries: 5, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "EnvProviderOverridesFile", file: `{"provider":"anthropic","max_retries":3}`,
 			env:  map[string]string{"QUARRY_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"},
-			want: llm.Config{Provider: "openai", Model: llm.DefaultOpenAIModel, APIKey: "sk-o", Timeout: llm.DefaultTimeout, MaxRetries: 3}},
+			want: llm.Config{Provider: "openai", Model: llm.DefaultOpenAIModel, APIKey: "sk-o", Timeout: llm.DefaultTimeout, MaxRetries: 3, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "FileKeyBeforeVendorKey", file: `{"provider":"openai","api_key":"sk-file"}`,
 			env:  map[string]string{"OPENAI_API_KEY": "sk-o"},
-			want: llm.Config{Provider: "openai", Model: llm.DefaultOpenAIModel, APIKey: "sk-file", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}},
+			want: llm.Config{Provider: "openai", Model: llm.DefaultOpenAIModel, APIKey: "sk-file", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "UnknownProviderInFile", file: `{"provider":"gemini"}`, wantField: "llm.provider"},
 		{name: "UnknownProviderInFileHiddenByEnv", file: `{"provider":"gemini"}`, env: map[string]string{"QUARRY_LLM_PROVIDER": "offline"},
-			want: llm.Config{Provider: "offline", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries}},
+			want: llm.Config{Provider: "offline", Timeout: llm.DefaultTimeout, MaxRetries: llm.DefaultMaxRetries, RunTokenBudget: llm.DefaultRunTokenBudget}},
 		{name: "BadTimeoutInFile", file: `{"timeout":"90"}`, wantField: "llm.timeout"},
 		{name: "BadRetriesInFile", file: `{"max_retries":11}`, wantField: "llm.max_retries"},
 		{name: "BadBaseURLInFile", file: `{"provider":"openai","base_url":"ftp://x"}`, wantField: "llm.base_url"},

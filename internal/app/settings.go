@@ -138,6 +138,8 @@ func settings() []setting {
 			doc: "how long one request may take, a duration such as `90s` or `3m`"},
 		setting{env: "QUARRY_LLM_MAX_RETRIES", key: "llm.max_retries", def: strconv.Itoa(llm.DefaultMaxRetries), set: setLLMRetries,
 			doc: "how often a failed request is retried, 0 to 10"},
+		setting{env: "QUARRY_LLM_RUN_TOKEN_BUDGET", key: "llm.run_token_budget", def: strconv.Itoa(llm.DefaultRunTokenBudget), set: setLLMRunBudget,
+			doc: "how many tokens (in and out) one run may spend on the model, 0 for no cap; a run that has spent them stops asking the model, uses the offline skills and says so in its notes"},
 		setting{env: "QUARRY_EMBED_PROVIDER", key: "embed.provider", def: embed.ProviderOffline, set: setEmbedProvider,
 			doc: "`offline` (no vectors: search ranks by words alone) or `openai` (any OpenAI-compatible `/embeddings`: OpenAI, Ollama, vLLM, llama.cpp): the library is embedded in the background and searches fuse word and vector rankings"},
 		setting{env: "QUARRY_EMBED_MODEL", key: "embed.model", shown: "`" + embed.DefaultModel + "`",
@@ -450,6 +452,15 @@ func setLLMRetries(c *Config, v string) error {
 		return fmt.Errorf("%q is not a whole number between 0 and 10", v)
 	}
 	c.Search.LLM.MaxRetries = n
+	return nil
+}
+
+func setLLMRunBudget(c *Config, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q is not a whole number of tokens (0 for no cap)", v)
+	}
+	c.Search.LLM.RunTokenBudget = n
 	return nil
 }
 

@@ -66,7 +66,10 @@ type RunJSON struct {
 	// an LLM skill falling back to the offline heuristics (and why), so a
 	// script can tell the model's answer from the fallback's.
 	Notes []research.Note `json:"notes"`
-	Error string          `json:"error"`
+	// LLMUsage is what the run spent on language models (absent when it
+	// asked none).
+	LLMUsage *research.LLMUsage `json:"llm_usage,omitempty"`
+	Error    string             `json:"error"`
 	// PapersPage says which page of the paper lists (collection,
 	// accumulated_papers and a review checkpoint's) the answer holds.
 	PapersPage *PapersPageJSON `json:"papers_page"`

@@ -576,7 +576,7 @@ func runJSONOf(run engine.Run, v runview.View, sets pipeline.Sets) (RunJSON, err
 		ID: run.ID, Question: v.Question, Status: string(run.Status),
 		Iteration: run.Iteration, MaxIterations: run.Params.Int(paramMaxIterations),
 		AccumulatedPapers: v.Accumulated, Collection: collectionJSON(v.Collection(), sets), History: iterationsJSON(v.History),
-		Notes: v.Notes, Error: run.Error,
+		Notes: v.Notes, LLMUsage: v.LLMUsage, Error: run.Error,
 	}
 	if out.AccumulatedPapers == nil {
 		out.AccumulatedPapers = []research.ScoredPaper{}

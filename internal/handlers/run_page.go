@@ -95,7 +95,7 @@ func runDataOf(e *engine.Engine, run engine.Run, v runview.View, sets pipeline.S
 		Status: statusOf(run), Decisions: decisionRows(run.ID, v.Decisions, v.Timers), History: historyRows(v.History),
 		Accumulated: v.Accumulated, HasReport: run.Workflow == pipeline.Name,
 		HasPapers: run.Workflow == pipeline.Name && v.LastResult != nil, HasAccumulated: len(v.Accumulated) > 0,
-		Notes: v.Notes,
+		Notes: v.Notes, LLMUsage: v.LLMUsage,
 	}
 	if err := pendingForm(&d, e, v, bound); err != nil {
 		return d, err

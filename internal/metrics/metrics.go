@@ -22,6 +22,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/library"
+	"quarry/internal/research"
 	"quarry/internal/skills/searcher"
 	"quarry/internal/store"
 )
@@ -50,6 +51,8 @@ type Metrics struct {
 	importRecords  prometheus.Counter
 	imports        *prometheus.CounterVec
 	importRate     prometheus.Gauge
+	llmTokens      *prometheus.CounterVec
+	llmDuration    *prometheus.HistogramVec
 }
 
 var _ engine.Observer = (*Metrics)(nil)
@@ -112,6 +115,15 @@ func New(stats Stats, opts Options) (*Metrics, error) {
 			Name: "quarry_import_last_records_per_second",
 			Help: "Records per second of the last committed library import.",
 		}),
+		llmTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "quarry_llm_tokens_total",
+			Help: "Tokens the skills' language-model calls spent, by model (provider/model) and direction (in, out).",
+		}, []string{"model", "direction"}),
+		llmDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "quarry_llm_request_duration_seconds",
+			Help:    "Time of a skill's language-model call (the SDK's retries included), by model.",
+			Buckets: prometheus.ExponentialBuckets(0.1, 2, 11), // 0.1 s to 102 s
+		}, []string{"model"}),
 	}
 	for _, o := range []string{"ok", "error"} {
 		m.imports.WithLabelValues(o)
@@ -126,7 +138,7 @@ func New(stats Stats, opts Options) (*Metrics, error) {
 	for _, c := range []prometheus.Collector{
 		buildInfo,
 		m.httpDuration, m.stepDuration, m.decisions, m.sourceRequests, m.jobWait,
-		m.importRecords, m.imports, m.importRate,
+		m.importRecords, m.imports, m.importRate, m.llmTokens, m.llmDuration,
 		newStoreCollector(stats),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -169,9 +181,16 @@ func (m *Metrics) Decided(_ string, kind engine.CheckpointKind, action engine.De
 }
 
 // Progress implements engine.Observer: a search step's per-source report
-// (a searcher.Event that ends the source) counts its requests by outcome.
+// (a searcher.Event that ends the source) counts its requests by outcome,
+// and a language-model call (research.LLMCall) its tokens and time.
 // Other progress is not counted.
 func (m *Metrics) Progress(_ string, ev engine.Event) {
+	if c, ok := ev.Data.(research.LLMCall); ok {
+		m.llmTokens.WithLabelValues(c.Model, "in").Add(float64(c.TokensIn))
+		m.llmTokens.WithLabelValues(c.Model, "out").Add(float64(c.TokensOut))
+		m.llmDuration.WithLabelValues(c.Model).Observe(c.Latency.Seconds())
+		return
+	}
 	se, ok := ev.Data.(searcher.Event)
 	if !ok || (se.Kind != searcher.EventDone && se.Kind != searcher.EventError) {
 		return

@@ -18,6 +18,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/library"
 	"quarry/internal/metrics"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/skills/searcher"
 	"quarry/internal/store"
@@ -85,6 +86,8 @@ func TestHooksAndScrape(t *testing.T) {
 		Calls: map[searcher.CallOutcome]int{searcher.CallOK: 2, searcher.CallTimeout: 1}}})
 	m.Progress("search", engine.Event{Data: searcher.Event{Source: "arxiv", Kind: searcher.EventStart}})
 	m.Progress("search", engine.Event{Data: "some other step's progress"})
+	m.Progress("search", engine.Event{Data: research.LLMCall{Model: "openai/m", TokensIn: 300, TokensOut: 50, Latency: 1200 * time.Millisecond}})
+	m.Progress("search", engine.Event{Data: research.LLMCall{Model: "openai/m", TokensIn: 100, TokensOut: 20, Latency: 800 * time.Millisecond}})
 	m.JobStarted("advance_run", 20*time.Millisecond)
 	m.ImportDone(library.ImportStats{Read: 1000, Inserted: 990, Skipped: 10}, 2*time.Second, nil)
 	m.ImportDone(library.ImportStats{Read: 50}, time.Second, errors.New("broken gzip stream"))
@@ -95,6 +98,8 @@ func TestHooksAndScrape(t *testing.T) {
 	require.Equal(t, map[string]float64{"action=approve,kind=strategy_confirmation": 2}, got["quarry_decisions_total"])
 	require.Equal(t, map[string]float64{"outcome=ok,source=arxiv": 2, "outcome=timeout,source=arxiv": 1}, got["quarry_source_requests_total"])
 	require.Equal(t, map[string]float64{"kind=advance_run": 1}, got["quarry_job_wait_seconds"])
+	require.Equal(t, map[string]float64{"direction=in,model=openai/m": 400, "direction=out,model=openai/m": 70}, got["quarry_llm_tokens_total"])
+	require.Equal(t, map[string]float64{"model=openai/m": 2}, got["quarry_llm_request_duration_seconds"])
 	require.Equal(t, map[string]float64{"": 1000}, got["quarry_import_records_total"], "the failed import's records are not counted")
 	require.Equal(t, map[string]float64{"outcome=ok": 1, "outcome=error": 1}, got["quarry_imports_total"])
 	require.Equal(t, map[string]float64{"": 500}, got["quarry_import_last_records_per_second"])

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"quarry/internal/engine"
 	"quarry/internal/research"
@@ -151,6 +152,14 @@ func SearchStrategyMarkdown(w io.Writer, info RunInfo, rs pipeline.RunState) err
 		p("What the skills reported about how they worked, such as falling back to the offline heuristics.\n\n")
 		for _, n := range rs.Notes {
 			p("- %s: %s\n", inline(strings.ReplaceAll(n.Skill, "_", " ")), inline(n.Message))
+		}
+	}
+
+	if u := rs.LLMUsage; u != nil && (u.Calls > 0 || u.Skipped > 0) {
+		p("\n## Language model use\n\n")
+		p("- Calls: %d (%d tokens in, %d tokens out; %s in all)\n", u.Calls, u.TokensIn, u.TokensOut, u.Latency.Round(time.Millisecond))
+		if u.Skipped > 0 {
+			p("- Requests not sent because the run's token budget was spent: %d (the offline skills answered instead; see the notes)\n", u.Skipped)
 		}
 	}
 

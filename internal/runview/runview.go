@@ -98,6 +98,9 @@ type View struct {
 	// Notes are what the skills reported about how they worked, such as
 	// an LLM skill falling back to its offline variant.
 	Notes []research.Note
+	// LLMUsage is what the run spent on language models (nil when it
+	// asked none).
+	LLMUsage *research.LLMUsage
 	// Votes are the votes at the run's gates several people decide, by
 	// gate checkpoint (set by the caller: GateVotesOf).
 	Votes []GateVotes
@@ -212,6 +215,7 @@ func Build(run engine.Run, checkpoints []Checkpoint) (View, error) {
 		}
 		v.Final = rs.Final
 		v.MarkedIrrelevant, v.PaperNotes, v.Notes = rs.MarkedIrrelevant, rs.Workflow.PaperNotes, rs.Notes
+		v.LLMUsage = rs.LLMUsage
 	}
 	if v.Final == nil && run.IsComplete() && v.LastResult != nil {
 		c := v.LastResult.Collection

@@ -402,6 +402,9 @@ type RunData struct {
 	// Notes are what the skills reported about how they worked, above all
 	// an LLM skill that fell back to its offline variant (and why).
 	Notes []research.Note
+	// LLMUsage is what the run spent on language models (nil when it
+	// asked none).
+	LLMUsage *research.LLMUsage
 	// Screening is a search run's screening progress, at its review and
 	// once complete (nil otherwise).
 	Screening *Screening

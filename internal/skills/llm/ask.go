@@ -74,7 +74,9 @@ func extractJSON(answer string) ([]byte, error) {
 	}
 	start, end := strings.IndexByte(s, '{'), strings.LastIndexByte(s, '}')
 	if start < 0 || end < start {
-		return nil, fault.Errorf(fault.EInvalid, "the answer contains no JSON object")
+		// Quoted, so a model declining in prose reads as such in the
+		// run's notes.
+		return nil, fault.Errorf(fault.EInvalid, "the answer contains no JSON object; it reads %q", clip(oneLine(s), 200))
 	}
 	raw := []byte(s[start : end+1])
 	if !json.Valid(raw) {

@@ -44,7 +44,7 @@ type clarifyAnswer struct {
 func (c *Clarifier) Clarify(ctx context.Context, question string, in research.ParsedIntent) ([]research.ClarifyingQuestion, error) {
 	q := strings.TrimSpace(question)
 	prompt := "Research question: " + q + "\n\nAs parsed:\n" + describeIntent(in)
-	a, err := askJSON(ctx, c.p, Request{System: clarifySystem, Prompt: prompt, MaxTokens: 1024},
+	a, err := askJSON(ctx, c.p, Request{System: clarifySystem, Prompt: prompt, MaxTokens: 1024, Schema: clarifySchema()},
 		func(a *clarifyAnswer) error { return checkQuestions(a) })
 	if err == nil {
 		return a.Questions, nil

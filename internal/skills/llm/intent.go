@@ -55,7 +55,7 @@ func (ip *IntentParser) ParseIntent(ctx context.Context, question string) (resea
 	if q == "" || len(q) > research.MaxQuestionLength {
 		return ip.fallback.ParseIntent(ctx, question) // the fallback words the input error
 	}
-	intent, err := askJSON(ctx, ip.p, Request{System: intentSystem, Prompt: "Research question: " + q, MaxTokens: 2048},
+	intent, err := askJSON(ctx, ip.p, Request{System: intentSystem, Prompt: "Research question: " + q, MaxTokens: 2048, Schema: intentSchema()},
 		func(in *research.ParsedIntent) error { return checkIntent(in, q) })
 	if err == nil {
 		return intent, nil

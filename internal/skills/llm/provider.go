@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"quarry/internal/fault"
+	"quarry/internal/research"
 )
 
 // Provider names accepted in Config.Provider, QUARRY_LLM_PROVIDER and the
@@ -69,6 +70,12 @@ type Request struct {
 	// JSON mode where there is one (OpenAI's response_format json_object)
 	// and through the instructions otherwise (Anthropic).
 	JSON bool
+	// Schema, when set, asks for an answer in that shape through the API's
+	// structured output: OpenAI's response_format json_schema (strict), or
+	// for Anthropic a tool with the schema as input_schema that the model
+	// must call. A server that refuses the schema is asked again in JSON
+	// mode, and not sent a schema again while the process runs.
+	Schema *Schema
 }
 
 // Provider completes a prompt with a language model. Implementations retry
@@ -94,7 +101,21 @@ type Config struct {
 	// MaxRetries is how often the SDK retries a failed request (429, 5xx,
 	// connection errors) before giving up; zero means no retries.
 	MaxRetries int `json:"max_retries"`
+	// RunTokenBudget caps the tokens (in and out) one run may spend on the
+	// model; once a run has spent it, the skills are not sent to the model
+	// any more and fall back to their offline variants, with a note. Zero
+	// means no cap. It is checked before each request, so the request
+	// that crosses it (and the scorer's batches already in flight) still
+	// complete: a run may end a little past it.
+	RunTokenBudget int64 `json:"run_token_budget"`
 }
+
+// DefaultRunTokenBudget is the default of QUARRY_LLM_RUN_TOKEN_BUDGET:
+// some 250 scoring batches of twenty papers with their abstracts (about
+// 5,000 papers scored), far above what an ordinary run of a few
+// iterations spends, low enough that a runaway run (many iterations, many
+// pages of results) stops costing money.
+const DefaultRunTokenBudget = 2_000_000
 
 // New returns the provider cfg describes. For ProviderOffline (or an empty
 // provider) it returns (nil, nil): there is no model, and the LLM skill
@@ -112,6 +133,9 @@ func New(cfg Config) (Provider, error) {
 	}
 	if cfg.MaxRetries < 0 {
 		return nil, fault.Errorf(fault.EInvalid, "LLM max retries must not be negative (got %d)", cfg.MaxRetries)
+	}
+	if cfg.RunTokenBudget < 0 {
+		return nil, fault.Errorf(fault.EInvalid, "LLM run token budget must not be negative (got %d)", cfg.RunTokenBudget)
 	}
 	if cfg.Timeout < 0 {
 		return nil, fault.Errorf(fault.EInvalid, "LLM timeout must not be negative (got %s)", cfg.Timeout)
@@ -210,6 +234,44 @@ func systemPrompt(r Request) string {
 		return jsonInstruction
 	}
 	return r.System + "\n\n" + jsonInstruction
+}
+
+// ErrRefused is the cause of a provider's error when the model declined to
+// answer (OpenAI's refusal field, Anthropic's refusal stop reason): asking
+// again would not help, so the skill falls back at once. A refusal in
+// prose is an answer without JSON, retried once like any other, and
+// quoted in the error.
+var ErrRefused = errors.New("the model declined to answer")
+
+// ErrBudgetSpent is the cause of a provider's error when the run has spent
+// its token budget (Config.RunTokenBudget), so the request was not sent.
+var ErrBudgetSpent = errors.New("the run's LLM token budget is spent")
+
+// refused is the error for a refusal, quoting the model's words.
+func refused(name, words string) error {
+	msg := fmt.Sprintf("LLM %s declined to answer", name)
+	if w := clip(oneLine(words), 300); w != "" {
+		msg += ": " + w
+	}
+	return &fault.Error{Code: fault.EInvalid, Message: msg, Err: ErrRefused}
+}
+
+// allowed checks the run's budget before a request is sent: with no meter
+// in ctx (no run) or no budget, every request may go.
+func allowed(ctx context.Context, budget int64) error {
+	m := research.LLMMeterOf(ctx)
+	if m == nil || m.Allow(budget) {
+		return nil
+	}
+	return &fault.Error{Code: fault.EInvalid, Err: ErrBudgetSpent, Message: fmt.Sprintf(
+		"the run's LLM token budget of %d tokens is spent (%d used), so the model is not asked again in this run", budget, m.Usage().Tokens())}
+}
+
+// record counts an answered request on the run's meter.
+func record(ctx context.Context, name string, in, out int64, took time.Duration) {
+	if m := research.LLMMeterOf(ctx); m != nil {
+		m.Record(research.LLMCall{Model: name, TokensIn: in, TokensOut: out, Latency: took})
+	}
 }
 
 // providerError wraps an SDK error so that callers see which provider failed

@@ -67,7 +67,7 @@ func (qb *QueryBuilder) BuildStrategy(ctx context.Context, in skills.QueryInput)
 	for i, p := range in.Previous {
 		seen[querybuilder.StrategyKey(p)] = i + 1
 	}
-	ans, err := askJSON(ctx, qb.p, Request{System: querySystem, Prompt: queryPrompt(in), MaxTokens: 2048},
+	ans, err := askJSON(ctx, qb.p, Request{System: querySystem, Prompt: queryPrompt(in), MaxTokens: 2048, Schema: querySchema()},
 		func(a *queryAnswer) error { return checkQueries(a, base, seen) })
 	if err == nil {
 		return ans.strategy, nil

@@ -93,7 +93,7 @@ func (s *Scorer) Score(ctx context.Context, in skills.ScoreInput) ([]research.Sc
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			papers := in.Papers[r.start:min(r.start+ScoreBatchSize, len(in.Papers))]
-			ans, err := askJSON(ctx, s.p, Request{System: scoreSystem, Prompt: header + describePapers(papers), MaxTokens: DefaultMaxTokens},
+			ans, err := askJSON(ctx, s.p, Request{System: scoreSystem, Prompt: header + describePapers(papers), MaxTokens: DefaultMaxTokens, Schema: scoreSchema()},
 				func(a *scoreAnswer) error { return checkScores(a, len(papers)) })
 			r.items, r.err = ans.Scores, err
 		}(&batches[i])

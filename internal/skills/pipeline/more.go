@@ -119,7 +119,7 @@ type Deduper interface {
 // with the run's move back to the review, so a crash before the commit
 // fetches the page again on resume and nothing is appended twice.
 func (p *pipe) more(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx)
+	ctx, nb := withNotes(ctx, sc)
 	strategy, err := need[research.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
 		return "", nil, err

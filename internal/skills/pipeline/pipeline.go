@@ -274,10 +274,13 @@ func (p *pipe) workflow() (*engine.Workflow, error) {
 }
 
 // notebook collects the notes skills add during one step, so the step can
-// keep them in the run's state next to its output.
+// keep them in the run's state next to its output, and meters the step's
+// LLM calls on top of what the run spent before.
 type notebook struct {
 	mu    sync.Mutex
 	notes []research.Note
+	meter *research.LLMMeter
+	start research.LLMUsage
 }
 
 func (n *notebook) add(note research.Note) {
@@ -286,16 +289,33 @@ func (n *notebook) add(note research.Note) {
 	n.notes = append(n.notes, note)
 }
 
-// withNotes attaches a recorder to ctx for the step's skills.
-func withNotes(ctx context.Context) (context.Context, *notebook) {
+// withNotes attaches a note recorder and the run's LLM meter to ctx for
+// the step's skills. The meter starts from the usage in the run's state,
+// so a run's token budget holds across steps and restarts, and publishes
+// each call as progress (the run page's live log, the metrics).
+func withNotes(ctx context.Context, sc engine.StepContext) (context.Context, *notebook) {
 	nb := &notebook{}
-	return research.WithNotes(ctx, nb.add), nb
+	// A usage that cannot be decoded starts from zero rather than failing
+	// the step: it is a count, not the run's results.
+	nb.start, _, _ = engine.Get[research.LLMUsage](sc.State, keyLLMUsage)
+	nb.meter = research.NewLLMMeter(nb.start, func(c research.LLMCall) {
+		sc.Progress(fmt.Sprintf("%s answered: %d tokens in, %d out, %s", c.Model, c.TokensIn, c.TokensOut, c.Latency.Round(time.Millisecond)), c)
+	})
+	return research.WithLLMMeter(research.WithNotes(ctx, nb.add), nb.meter), nb
 }
 
-// flush appends the step's notes to those already in the run's state.
+// flush appends the step's notes to those already in the run's state and
+// keeps the run's LLM usage when the step changed it.
 func (n *notebook) flush(sc engine.StepContext, u engine.Update) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.meter != nil {
+		if usage := n.meter.Usage(); usage != n.start {
+			if err := u.Set(keyLLMUsage, usage); err != nil {
+				return err
+			}
+		}
+	}
 	if len(n.notes) == 0 {
 		return nil
 	}
@@ -341,7 +361,7 @@ func set(kv ...any) (engine.Update, error) {
 }
 
 func (p *pipe) parse(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx)
+	ctx, nb := withNotes(ctx, sc)
 	intent, err := p.sk.Intent.ParseIntent(ctx, sc.Params.String(ParamQuestion))
 	if err != nil {
 		return "", nil, fmt.Errorf("parse the question: %w", err)
@@ -428,7 +448,7 @@ func carryForward(in *skills.QueryInput, last research.SearchStrategy) {
 }
 
 func (p *pipe) build(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx)
+	ctx, nb := withNotes(ctx, sc)
 	in, wfs, err := p.queryInput(sc)
 	if err != nil {
 		return "", nil, err
@@ -485,7 +505,7 @@ func (p *pipe) searcher(sc engine.StepContext, more bool) (skills.Searcher, bool
 }
 
 func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx)
+	ctx, nb := withNotes(ctx, sc)
 	strategy, err := need[research.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
 		return "", nil, err
@@ -563,7 +583,7 @@ func (p *pipe) addFiles(ctx context.Context, sc engine.StepContext, strategy res
 }
 
 func (p *pipe) dedup(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx)
+	ctx, nb := withNotes(ctx, sc)
 	res, err := need[skills.SearchResult](sc.State, keySearch)
 	if err != nil {
 		return "", nil, err
@@ -593,7 +613,7 @@ func (p *pipe) dedup(ctx context.Context, sc engine.StepContext) (engine.Outcome
 }
 
 func (p *pipe) score(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx)
+	ctx, nb := withNotes(ctx, sc)
 	intent, err := need[research.ParsedIntent](sc.State, keyIntent)
 	if err != nil {
 		return "", nil, err
@@ -640,7 +660,7 @@ func raw(ps []research.ScoredPaper) []research.RawPaper {
 }
 
 func (p *pipe) organize(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx)
+	ctx, nb := withNotes(ctx, sc)
 	scored, err := need[[]research.ScoredPaper](sc.State, keyScored)
 	if err != nil {
 		return "", nil, err

@@ -61,6 +61,8 @@ const (
 	keyIrrelevant = "marked_irrelevant"
 	keyFinal      = "final"
 	keyNotes      = "notes"
+	// keyLLMUsage is what the run spent on language models so far.
+	keyLLMUsage = "llm_usage"
 	// keyRemovedLearned lists the learned exclusions the researcher removed
 	// at a strategy checkpoint, which later builds must not learn again.
 	keyRemovedLearned = "removed_learned_exclusions"
@@ -90,6 +92,9 @@ type RunState struct {
 	MarkedIrrelevant []research.ScoredPaper `json:"marked_irrelevant,omitempty"`
 	// Notes are what skills reported about how they worked (e.g. fallbacks).
 	Notes []research.Note `json:"notes,omitempty"`
+	// LLMUsage is what the run spent on language models (nil when it
+	// asked none).
+	LLMUsage *research.LLMUsage `json:"llm_usage,omitempty"`
 }
 
 // StateOf decodes a search run's state. It fails with EInvalid for a run of
@@ -120,6 +125,9 @@ func StateOf(run engine.Run) (RunState, error) {
 		return RunState{}, err
 	}
 	if rs.Notes, _, err = engine.Get[[]research.Note](run.State, keyNotes); err != nil {
+		return RunState{}, err
+	}
+	if rs.LLMUsage, err = optional[research.LLMUsage](run.State, keyLLMUsage); err != nil {
 		return RunState{}, err
 	}
 	return rs, nil
