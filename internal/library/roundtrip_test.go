@@ -25,9 +25,9 @@ import (
 	"quarry/internal/store"
 )
 
-// roundTripEvery samples the corpora for the round trip under make test's
-// -race pass; QUARRY_ROUNDTRIP=full (make test's own step for it) takes
-// every record.
+// roundTripEvery samples the corpora for the round trip in make test (its
+// own step, without -race, which slows it past ten minutes);
+// QUARRY_ROUNDTRIP=full (make roundtrip) takes every record.
 const roundTripEvery = 25
 
 // TestCorpusRoundTrip exports the shared corpora from a library in every
