@@ -154,3 +154,17 @@ func TestFinishKeepsTheFilesNameSplit(t *testing.T) {
 	biblio.Finish(&plain)
 	require.Equal(t, []biblio.Name{{Last: "van Beethoven", First: "Ludwig"}}, biblio.NamesOf(plain))
 }
+
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"2": "₂", "12": "₁₂", "ij": "ᵢⱼ", "x": "ₓ"} {
+		got, ok := biblio.Subscript(in)
+		require.True(t, ok, in)
+		require.Equal(t, want, got)
+	}
+	got, ok := biblio.Superscript("-1")
+	require.True(t, ok)
+	require.Equal(t, "⁻¹", got)
+	_, ok = biblio.Subscript("Q")
+	require.False(t, ok)
+}
