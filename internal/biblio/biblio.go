@@ -350,15 +350,15 @@ var undated = map[string]bool{
 // (and a distinct skip reason per record).
 const maxYearInMessage = 40
 
-// NotAYear is the Problem for a record whose year field holds value and yet
-// yielded no year ("abc", "12345", true): "" when value is blank, zero (how
-// some tools write "unknown"), or one of the words for a work not dated yet
-// ("n.d.", "in press", "forthcoming", ...), all of which import as an
-// unknown year. Readers call it when they read year 0 so that a present but
-// unreadable year is reported with the record's line instead of silently
-// becoming "unknown". The record is left out rather than imported without
-// its year because Record has no warning to carry the loss to the person
-// importing; the message quotes the value so it can be fixed in the file.
+// NotAYear is the warning for a record whose year field holds value and
+// yet yielded no year ("abc", "12345", "-0043", true): "" when value is
+// blank, zero (how some tools write "unknown"), or one of the words for a
+// work not dated yet ("n.d.", "in press", "forthcoming", ...), all of which
+// import as an unknown year. Readers call it when they read year 0 and
+// append a non-empty message to Record.Warnings: the record imports
+// without a year, and the import reports the warning with the record's
+// line instead of the year silently becoming "unknown"; the message
+// quotes the value so it can be fixed in the file.
 func NotAYear(value string) string {
 	v := strings.TrimSpace(value)
 	if v == "" || strings.Trim(v, "0") == "" {

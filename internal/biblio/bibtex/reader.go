@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"quarry/internal/biblio"
+	"quarry/internal/research"
 )
 
 // Reader streams records from a BibTeX or BibLaTeX file; it implements
@@ -595,7 +596,7 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 			return ""
 		}
 		used[name] = true
-		return decodeVerbatim(v)
+		return decodeVerbatim(unwrapGroup(v))
 	}
 	var rec biblio.Record
 	p := &rec.Paper
@@ -606,12 +607,16 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 	if v, ok := f["author"]; ok {
 		used["author"] = true
 		for _, a := range splitNames(v) {
-			p.Authors = append(p.Authors, decodeText(a, false))
+			n := bibName(a)
+			rec.Names = append(rec.Names, n)
+			p.Authors = append(p.Authors, n.Display())
 		}
 	}
 	year := text("year", "date")
 	if p.Year = parseYear(year); p.Year == 0 {
-		rec.Problem = biblio.NotAYear(year)
+		if msg := biblio.NotAYear(year); msg != "" {
+			rec.Warnings = append(rec.Warnings, msg)
+		}
 	}
 	p.Volume = text("volume")
 	p.Issue = text("number", "issue")
@@ -639,6 +644,18 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 	}
 	rec.Type = kind(typ, arxiv, f)
 	used["pubstate"] = true
+	if p.DOI == "" {
+		if d := research.NormalizeDOI(p.URL); d != "" && p.URL != strings.TrimSpace(d) {
+			// The RIS reader does the same with UR: both formats' readers
+			// must agree on a record's identifiers.
+			p.DOI = strings.TrimSpace(p.URL)
+		}
+	}
+	if p.ArxivID == "" {
+		if id := arxivFromURL(p.URL); id != "" {
+			p.ArxivID = id
+		}
+	}
 	p.Venue = text("journal", "journaltitle", "booktitle")
 	if p.Venue == "" {
 		switch rec.Type {
@@ -649,18 +666,23 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 		case biblio.Report:
 			p.Venue = text("institution")
 		default:
-			if v := f["howpublished"]; strings.HasPrefix(strings.TrimSpace(v), `\url{`) {
+			if v := strings.TrimSpace(f["howpublished"]); strings.HasPrefix(v, `\url`) || strings.HasPrefix(v, `\href`) {
+				used["howpublished"] = true
 				if p.URL == "" {
-					p.URL = text("howpublished")
+					p.URL = linkTarget(v)
 				}
 			} else {
 				p.Venue = text("howpublished")
 			}
 		}
 	}
-	if v, ok := f["keywords"]; ok {
-		used["keywords"] = true
-		for _, k := range splitTop(v, func(s string, i int) int {
+	kwField := "keywords"
+	if !f.has(kwField) && f.has("tags") {
+		kwField = "tags" // Calibre's
+	}
+	if v, ok := f[kwField]; ok {
+		used[kwField] = true
+		for _, k := range splitTop(unwrapGroup(v), func(s string, i int) int {
 			if s[i] == ',' || s[i] == ';' {
 				return 1
 			}
@@ -694,9 +716,38 @@ func extra(typ, key string, f fields, used map[string]bool) json.RawMessage {
 	return b
 }
 
+// linkTarget is the address of a \url{...} or \href{...}{...} value.
+func linkTarget(v string) string {
+	d := decoder{s: v}
+	for d.i < len(d.s) && d.s[d.i] != '{' {
+		d.i++
+	}
+	return strings.TrimSpace(decodeVerbatim(d.group()))
+}
+
+var arxivURLRE = regexp.MustCompile(`(?i)^https?://(www\.)?arxiv\.org/(abs|pdf)/([^?#]+?)(\.pdf)?$`)
+
+// arxivFromURL reads the arXiv ID from an arxiv.org address, as the RIS
+// reader does.
+func arxivFromURL(u string) string {
+	m := arxivURLRE.FindStringSubmatch(strings.TrimSpace(u))
+	if m == nil || !arxivIDRE.MatchString(m[3]) {
+		return ""
+	}
+	return m[3]
+}
+
+// bcRE finds a date before the common era: BibLaTeX's negative years
+// ("-0043") or a BC/BCE suffix.
+var bcRE = regexp.MustCompile(`(?i)^\s*-\s*\d|\d\s*(b\.?\s*c\.?(\s*e\.?)?|v\.?\s*chr\.?)(\W|$)`)
+
 // parseYear takes the first number of up to four digits ("2020", "2020-05",
-// "ca. 1850"); anything else is an unknown year.
+// "ca. 1850"); anything else, a year after 3000 and a date before the
+// common era (which Quarry's years cannot hold) are an unknown year.
 func parseYear(s string) int {
+	if bcRE.MatchString(s) {
+		return 0
+	}
 	start := strings.IndexAny(s, "0123456789")
 	if start < 0 {
 		return 0
@@ -709,6 +760,9 @@ func parseYear(s string) int {
 		return 0
 	}
 	y, _ := strconv.Atoi(s[start:end])
+	if y > 3000 {
+		return 0
+	}
 	return y
 }
 

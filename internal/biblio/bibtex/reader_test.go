@@ -39,10 +39,11 @@ func TestReadSamples(t *testing.T) {
 				Abstract: "Proteins fold into 3D structures. Here we review deep learning approaches.",
 				Keywords: []string{"deep learning", "protein folding"}},
 			// Zotero's plain export of an arXiv paper has no eprint field:
-			// it stays Misc, and the arXiv ID is only in the note.
+			// it stays Misc, and the arXiv ID comes from the arxiv.org URL
+			// (as the RIS reader takes it from UR).
 			{Line: 22, Type: biblio.Misc, Title: "Attention Is All You Need",
 				Authors: []string{"Ashish Vaswani", "Noam Shazeer"}, Year: 2017,
-				DOI: "10.48550/arXiv.1706.03762", URL: "http://arxiv.org/abs/1706.03762",
+				DOI: "10.48550/arXiv.1706.03762", ArxivID: "1706.03762", URL: "http://arxiv.org/abs/1706.03762",
 				Note: "arXiv:1706.03762 [cs]", Keywords: []string{"Computer Science - Computation and Language"}},
 			{Line: 34, Type: biblio.Chapter, Title: "A chapter on things", Authors: []string{"Jane Doe"},
 				Year: 2015, Venue: "Handbook of Things", Pages: "1-20"},
@@ -237,20 +238,74 @@ func TestReadFields(t *testing.T) {
 }
 
 // TestReaderReportsAYearThatIsNotOne: a year field that holds something
-// other than a year is reported with its line and value; "in press" is an
-// unknown year.
+// other than a year (a word, five digits, a date before the common era)
+// imports without a year and with a warning quoting the value; "in press"
+// is an unknown year without a warning (issue 22, item 7: the record was
+// dropped with a Problem before).
 func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 	t.Parallel()
 	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(`@article{a, title={Dated}, year={ca. 1850}}
 @article{b, title={Pending}, year={in press}}
 @article{c, title={Bad}, year={abc}}
 @article{d, title={Too long}, year={12345}}
+@article{e, title={Roman}, date={-0043-03-15}}
+@article{f, title={Unknown}, year={unknown}}
 `)))
-	require.Len(t, recs, 4)
+	require.Len(t, recs, 6)
 	require.Equal(t, 1850, recs[0].Paper.Year)
 	require.Empty(t, recs[1].Problem)
 	require.Zero(t, recs[1].Paper.Year)
+	require.Empty(t, recs[1].Warnings)
 	require.Equal(t, 3, recs[2].Line)
-	require.Equal(t, `year "abc" is not a year`, recs[2].Problem)
-	require.Equal(t, `year "12345" is not a year`, recs[3].Problem)
+	for i, want := range map[int]string{2: `year "abc" is not a year`, 3: `year "12345" is not a year`, 4: `year "-0043-03-15" is not a year`, 5: `year "unknown" is not a year`} {
+		require.Empty(t, recs[i].Problem, "the record imports")
+		require.Zero(t, recs[i].Paper.Year)
+		require.Equal(t, []string{want}, recs[i].Warnings)
+	}
+}
+
+// TestReaderKeepsTheNameSplit: the authors' split is the file's (issue 22,
+// item 1), read the way BibTeX reads names, and a braced name is an
+// organisation kept whole.
+func TestReaderKeepsTheNameSplit(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(`@article{a, title={T},
+  author = {Wong Kee Song, Louis M. and El Khoury, Rita and van de Walle, Jr, Jan and Ludwig van Beethoven and {National Nurses United} and Jason Van Hulse and M{\"u}ller, J{\"o}rg}}
+`)))
+	require.Len(t, recs, 1)
+	require.Equal(t, []biblio.Name{
+		{Last: "Wong Kee Song", First: "Louis M."},
+		{Last: "El Khoury", First: "Rita"},
+		{Last: "van de Walle", Suffix: "Jr", First: "Jan"},
+		{Last: "van Beethoven", First: "Ludwig"},
+		{Literal: "National Nurses United"},
+		{Last: "Hulse", First: "Jason Van"},
+		{Last: "Müller", First: "Jörg"},
+	}, recs[0].Names)
+	require.Equal(t, "Louis M. Wong Kee Song", recs[0].Paper.Authors[0])
+	require.Equal(t, "National Nurses United", recs[0].Paper.Authors[4])
+}
+
+// TestReaderWebOfScienceAndIdentifiers: Web of Science's double braces
+// (issue 22, item 5) and a DOI or arXiv ID in url (item 6: the RIS reader
+// takes them from UR).
+func TestReaderWebOfScienceAndIdentifiers(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(`@article{ ISI:000123,
+Author = {Smith, J.},
+Title = {{A study}},
+Year = {{2020}},
+DOI = {{10.1016/j.x.2020.01.001}},
+Keywords = {{alpha; beta gamma; delta}},
+}
+@misc{b, title={B}, url={http://dx.doi.org/10.1177/0022002798042001001}}
+@misc{c, title={C}, url={https://arxiv.org/abs/2101.00001v2}}
+`)))
+	require.Len(t, recs, 3)
+	require.Equal(t, "10.1016/j.x.2020.01.001", recs[0].Paper.DOI)
+	require.Equal(t, []string{"alpha", "beta gamma", "delta"}, recs[0].Keywords)
+	require.Equal(t, 2020, recs[0].Paper.Year)
+	require.Equal(t, "10.1177/0022002798042001001", recs[1].Paper.DOI)
+	require.Equal(t, "http://dx.doi.org/10.1177/0022002798042001001", recs[1].Paper.URL)
+	require.Equal(t, "2101.00001v2", recs[2].Paper.ArxivID)
 }

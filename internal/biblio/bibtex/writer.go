@@ -45,7 +45,7 @@ func (w *Writer) Write(rec biblio.Record) error {
 		}
 	}
 	field("title", escapeTitle(p.Title))
-	field("author", authorList(p.Authors))
+	field("author", authorList(rec))
 	if p.Year > 0 {
 		field("year", strconv.Itoa(p.Year))
 	}
@@ -199,46 +199,66 @@ func isOrganisation(name string) bool {
 	return false
 }
 
-// authorList writes names as "Last, First" joined by " and ". A name is
-// written in the first form that the Reader (with biblio.Finish) turns back
-// into exactly the same display name; organisations and single names go in
-// braces so BibTeX styles do not abbreviate them.
-func authorList(authors []string) string {
-	parts := make([]string, 0, len(authors))
-	for _, a := range authors {
-		if a = strings.TrimSpace(a); a != "" {
-			parts = append(parts, nameField(a))
+// authorList writes the record's authors as BibTeX names joined by " and
+// ": the file's split when the record has one (biblio.NamesOf), which
+// bibName reads back as the same split; without one, the guessed split,
+// with organisations and single names in braces so BibTeX styles do not
+// abbreviate them.
+func authorList(rec biblio.Record) string {
+	guessed := len(rec.Names) != len(rec.Paper.Authors)
+	names := biblio.NamesOf(rec)
+	parts := make([]string, 0, len(names))
+	for i, n := range names {
+		if guessed && (isOrganisation(rec.Paper.Authors[i]) || n.First == "" && n.Suffix == "" && strings.Contains(n.Last, " ")) {
+			n = biblio.Name{Literal: rec.Paper.Authors[i]}
+		}
+		if f := nameField(n); f != "" {
+			parts = append(parts, f)
 		}
 	}
 	return strings.Join(parts, " and ")
 }
 
-func nameField(a string) string {
+// nameField writes one name: {Literal}, "Last, First" or "Last, Suffix,
+// First". Each part is written so that bibName reads it back whole: a
+// part holding the word "and" or a comma goes in braces, and a family name
+// of several words without a first name keeps its comma ("De Gaulle, ")
+// so it is not split into first and last.
+func nameField(n biblio.Name) string {
 	protect := func(s string) string {
-		if andWordRE.MatchString(s) || strings.EqualFold(s, "others") {
+		s = strings.Join(strings.Fields(s), " ")
+		if andWordRE.MatchString(s) || strings.Contains(s, ",") || strings.EqualFold(s, "others") {
 			return "{" + escape(s) + "}"
 		}
 		return escape(s)
 	}
-	inv := biblio.ParseName(a).Inverted()
-	if !isOrganisation(a) && biblio.DisplayName(inv) == a {
-		return protect(inv)
+	if lit := strings.Join(strings.Fields(n.Literal), " "); lit != "" {
+		return "{" + escape(lit) + "}"
 	}
-	if biblio.DisplayName(a) == a {
-		return "{" + escape(a) + "}"
+	last, first, suffix := protect(n.Last), protect(n.First), protect(n.Suffix)
+	switch {
+	case last == "" && first == "" && suffix == "":
+		return ""
+	case suffix != "":
+		return last + ", " + suffix + ", " + first
+	case first != "":
+		return last + ", " + first
+	case strings.Contains(last, " "):
+		return last + ","
+	default:
+		return last
 	}
-	return protect(inv)
 }
 
-// keywordList joins keywords with ", "; one containing a separator goes in
-// braces so the Reader does not split it.
+// keywordList joins keywords with ", "; a separator inside a keyword goes
+// in braces of its own ("a{,} b") so the Reader does not split there. The
+// whole keyword is not braced: a field that is one braced group is Web of
+// Science's {{a; b}}, which the Reader unwraps and splits.
 func keywordList(kws []string) string {
 	parts := make([]string, 0, len(kws))
 	for _, k := range kws {
 		e := escape(k)
-		if strings.ContainsAny(k, ",;") {
-			e = "{" + e + "}"
-		}
+		e = strings.ReplaceAll(strings.ReplaceAll(e, ",", "{,}"), ";", "{;}")
 		parts = append(parts, e)
 	}
 	return strings.Join(parts, ", ")

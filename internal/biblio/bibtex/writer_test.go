@@ -116,3 +116,30 @@ func TestKeysUnique(t *testing.T) {
 	require.Len(t, seen, 60)
 	require.True(t, seen["lee2000same"] && seen["lee2000samea"] && seen["lee2000sameaa"])
 }
+
+// TestWriterKeepsTheNameSplit: the writer writes the file's split
+// (biblio.NamesOf), not a guess from the display form, and reads it back
+// (issue 22, item 1: "Wong Kee Song, Louis M." came back as "Song, Louis
+// M. Wong Kee" and "National Nurses United" as "United, National Nurses").
+func TestWriterKeepsTheNameSplit(t *testing.T) {
+	t.Parallel()
+	names := []biblio.Name{
+		{Last: "Wong Kee Song", First: "Louis M."},
+		{Last: "Van de Walle", First: "Rik"},
+		{Last: "El Khoury", First: "Rita"},
+		{Literal: "National Nurses United"},
+		{Last: "Smith", First: "John", Suffix: "Jr."},
+		{Last: "De Gaulle"},
+		{Last: "Barnes and Noble", First: "X, Y"},
+	}
+	rec := biblio.Record{Type: biblio.Article, Paper: research.RawPaper{Title: "Names"}, Names: names}
+	biblio.Finish(&rec)
+	var b strings.Builder
+	w := NewWriter(&b)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.Contains(t, b.String(), "author = {Wong Kee Song, Louis M. and Van de Walle, Rik and El Khoury, Rita and {National Nurses United} and Smith, Jr., John and De Gaulle, and {Barnes and Noble}, {X, Y}}")
+	got := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())))
+	require.Len(t, got, 1)
+	require.Equal(t, names, got[0].Names)
+}

@@ -1,0 +1,86 @@
+package bibtex
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/biblio"
+	"quarry/internal/biblio/biblitest"
+)
+
+// peerCases loads the other projects' BibTeX fixtures with their expected
+// parses (testdata/peers/*/SOURCE.md says where each comes from): Better
+// BibTeX's import fixtures (x.bib with the items Zotero stores in x.json)
+// and the testCases of Zotero's BibTeX translator.
+func peerCases(t *testing.T) []biblitest.PeerCase {
+	t.Helper()
+	var cases []biblitest.PeerCase
+	bibs, err := filepath.Glob("testdata/peers/better-bibtex/*.bib")
+	require.NoError(t, err)
+	for _, bib := range bibs {
+		in, err := os.ReadFile(bib)
+		require.NoError(t, err)
+		raw, err := os.ReadFile(strings.TrimSuffix(bib, ".bib") + ".json")
+		require.NoError(t, err)
+		var want struct {
+			Items []map[string]any `json:"items"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &want), bib)
+		cases = append(cases, biblitest.PeerCase{Name: filepath.Base(bib), Input: in, Expected: want.Items, Entries: countEntries(in)})
+	}
+	raw, err := os.ReadFile("testdata/peers/zotero-translators/BibTeX.testCases.json")
+	require.NoError(t, err)
+	var tcs []struct {
+		Type  string          `json:"type"`
+		Input string          `json:"input"`
+		Items json.RawMessage `json:"items"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &tcs))
+	for i, tc := range tcs {
+		var items []map[string]any
+		if tc.Type != "import" || json.Unmarshal(tc.Items, &items) != nil {
+			continue // "multiple" and export cases have no expected items
+		}
+		cases = append(cases, biblitest.PeerCase{Name: "zotero BibTeX.js testCases[" + itoa(i) + "]", Input: []byte(tc.Input), Expected: items})
+	}
+	return cases
+}
+
+var entryRE = regexp.MustCompile(`(?im)^\s*@([a-z]+)\s*[{(]`)
+
+// countEntries counts the lines that open an entry other than @comment,
+// @string and @preamble.
+func countEntries(in []byte) int {
+	n := 0
+	for _, m := range entryRE.FindAllSubmatch(in, -1) {
+		switch strings.ToLower(string(m[1])) {
+		case "comment", "string", "preamble":
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// TestPeerFixtures reads the peers' fixtures and compares every record
+// with the peer's expected parse over the fields Quarry keeps.
+func TestPeerFixtures(t *testing.T) {
+	t.Parallel()
+	res := biblitest.ReadPeers(t, func(r io.Reader) biblio.Reader { return NewReader(r) }, peerCases(t))
+	t.Log(res.FieldLine())
+	for _, d := range res.Diffs {
+		t.Log(d)
+	}
+	println(res.Line("bibtex"))
+	require.Zero(t, res.Lost, "records lost without a report")
+	require.GreaterOrEqual(t, res.Agreement(), 0.0)
+}
