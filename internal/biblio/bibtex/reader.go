@@ -28,12 +28,40 @@ type Reader struct {
 	macroBytes int
 	buf        []byte
 	lim        biblio.Limits
+	// queue holds records in file order until they can be returned: an
+	// entry with a crossref waits for the entry it names, which BibTeX
+	// wants after it, and every record read after it waits too, so records
+	// still come in line order. queueBytes (the raw size of what is
+	// queued) is bounded by crossrefBudget; past it the oldest waiting
+	// entry is given up on, imported without the fields it would inherit
+	// and with a warning.
+	queue      []*queued
+	queueBytes int
+	// parents are the raw fields of the entries read so far, by lower-case
+	// key, for entries with a crossref to an earlier one; bounded by
+	// crossrefBudget too, after which later entries are not kept.
+	parents     map[string]fields
+	parentBytes int
 }
+
+// queued is a record waiting in Reader.queue: ready, or an entry waiting
+// for the entry its crossref names (ref).
+type queued struct {
+	rec           biblio.Record
+	typ, key, ref string
+	f             fields
+	line, size    int
+	ready         bool
+}
+
+// crossrefBudget is how many bytes of entries the Reader keeps for
+// crossrefs, in each of its queue and its parents.
+func (r *Reader) crossrefBudget() int { return 4 * r.lim.MaxRecord }
 
 // NewReader returns a Reader over r with the default limits; the caller
 // has already undone any compression.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), line: 1, bol: true, macros: map[string]string{}, lim: biblio.Limits{}.OrDefault()}
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), line: 1, bol: true, macros: map[string]string{}, parents: map[string]fields{}, lim: biblio.Limits{}.OrDefault()}
 }
 
 // WithLimits sets the limits (zero fields: the defaults); call it before
@@ -64,6 +92,9 @@ func syntaxf(format string, args ...any) *syntaxError {
 // only when reading the input fails.
 func (r *Reader) Next() (biblio.Record, error) {
 	for {
+		if rec, ok := r.pop(); ok {
+			return rec, nil
+		}
 		if r.err != nil {
 			return biblio.Record{}, r.err
 		}
@@ -71,6 +102,10 @@ func (r *Reader) Next() (biblio.Record, error) {
 		if err != nil {
 			if err != io.EOF {
 				r.err = err
+				return biblio.Record{}, err
+			}
+			if r.giveUpAll() {
+				continue
 			}
 			return biblio.Record{}, err
 		}
@@ -88,7 +123,7 @@ func (r *Reader) Next() (biblio.Record, error) {
 				return biblio.Record{}, r.err
 			}
 			if ok {
-				return rec, nil
+				r.queue = append(r.queue, &queued{rec: rec, ready: true})
 			}
 		default:
 			r.bol = false
@@ -298,10 +333,123 @@ func (r *Reader) command() (biblio.Record, bool) {
 		}
 		return rec, r.err == nil
 	}
+	r.add(typ, key, f, line)
+	return biblio.Record{}, false
+}
+
+// add queues an entry read in full, resolving crossrefs: entries waiting
+// for this one inherit its fields now, and this one inherits from the
+// entry its crossref names if that was read before; otherwise it waits.
+func (r *Reader) add(typ, key string, f fields, line int) {
+	size := len(typ) + len(key)
+	for k, v := range f {
+		size += len(k) + len(v)
+	}
+	lk := strings.ToLower(strings.TrimSpace(key))
+	if lk != "" {
+		for _, q := range r.queue {
+			if !q.ready && q.ref == lk {
+				q.rec, q.ready, q.f = built(q.typ, q.key, inherit(q.f, f), q.line), true, nil
+			}
+		}
+		if _, dup := r.parents[lk]; !dup && r.parentBytes+size <= r.crossrefBudget() {
+			r.parents[lk] = f
+			r.parentBytes += size
+		}
+	}
+	q := &queued{typ: typ, key: key, line: line, size: size}
+	ref := strings.ToLower(strings.TrimSpace(decodeVerbatim(unwrapGroup(f["crossref"]))))
+	if p, ok := r.parents[ref]; ok && ref != lk {
+		f, ref = inherit(f, p), ""
+	}
+	if ref == "" || ref == lk {
+		q.rec, q.ready = built(typ, key, f, line), true
+	} else {
+		q.f, q.ref = f, ref
+	}
+	r.queue = append(r.queue, q)
+	r.queueBytes += size
+	for r.queueBytes > r.crossrefBudget() {
+		if !r.giveUpOldest(fmt.Sprintf("not found within %s after the entry", biblio.Size(int64(r.crossrefBudget())))) {
+			break
+		}
+	}
+}
+
+// built is an entry's finished record.
+func built(typ, key string, f fields, line int) biblio.Record {
 	rec := buildRecord(typ, key, f)
 	rec.Line = line
 	biblio.Finish(&rec)
-	return rec, true
+	return rec
+}
+
+// giveUpOldest imports the first waiting entry without what it would
+// inherit, with a warning saying why; false if none waits.
+func (r *Reader) giveUpOldest(why string) bool {
+	for _, q := range r.queue {
+		if !q.ready {
+			q.rec, q.ready = built(q.typ, q.key, q.f, q.line), true
+			if q.rec.Problem == "" {
+				q.rec.Warnings = append(q.rec.Warnings, fmt.Sprintf("crossref %q: %s; imported without the fields it would inherit", q.ref, why))
+			}
+			q.f = nil
+			return true
+		}
+	}
+	return false
+}
+
+// giveUpAll ends the file: every entry still waiting names a key no entry
+// has. It reports whether records are left to return.
+func (r *Reader) giveUpAll() bool {
+	for r.giveUpOldest("no entry with that key in the file") {
+	}
+	return len(r.queue) > 0
+}
+
+// pop returns the first queued record if it is ready.
+func (r *Reader) pop() (biblio.Record, bool) {
+	if len(r.queue) == 0 || !r.queue[0].ready {
+		return biblio.Record{}, false
+	}
+	q := r.queue[0]
+	r.queue[0] = nil
+	r.queue = r.queue[1:]
+	r.queueBytes -= q.size
+	return q.rec, true
+}
+
+// inherit gives a child entry the fields of the entry its crossref names
+// that it does not have itself, as BibTeX and biber do: the parent's title
+// becomes the child's booktitle (or journaltitle under an @article), and
+// the parent's identity (key, ids, its own crossref) is not inherited.
+func inherit(child, parent fields) fields {
+	m := make(fields, len(child)+len(parent))
+	for k, v := range child {
+		m[k] = v
+	}
+	for k, v := range parent {
+		switch k {
+		case "crossref", "xref", "ids", "key", "label", "entryset", "related", "keywords", "abstract", "doi", "url", "pages", "note":
+			continue
+		case "title":
+			target := "booktitle"
+			if m.has("journal") || m.has("journaltitle") {
+				target = ""
+			}
+			if _, ok := m[target]; target != "" && !ok {
+				m[target] = v
+			}
+			continue
+		case "subtitle":
+			continue
+		}
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // recover resynchronises after a malformed entry.

@@ -309,3 +309,50 @@ Keywords = {{alpha; beta gamma; delta}},
 	require.Equal(t, "http://dx.doi.org/10.1177/0022002798042001001", recs[1].Paper.URL)
 	require.Equal(t, "2101.00001v2", recs[2].Paper.ArxivID)
 }
+
+// TestReaderResolvesCrossref: an entry inherits the fields of the entry its
+// crossref names, before or (as BibTeX wants) after it, records still come
+// in file order, and a crossref to a missing key is a warning (issue 22,
+// item 3: such a chapter was stored without year or venue).
+func TestReaderResolvesCrossref(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(`@inbook{ch1, title={Chapter One}, author={Doe, Jane}, crossref={BOOK}, pages={1--20}}
+@article{other, title={In between}, year={2001}}
+@book{book, title={The Book}, year={2004}, publisher={Kumarian Press}, volume={2}, editor={Roe, Richard}, doi={10.1/book}}
+@incollection{ch2, title={Chapter Two}, crossref={book}}
+@incollection{ch3, title={Orphan}, crossref={nowhere}}
+`)))
+	require.Len(t, recs, 5)
+	lines := []int{}
+	for _, r := range recs {
+		lines = append(lines, r.Line)
+	}
+	require.Equal(t, []int{1, 2, 3, 4, 5}, lines)
+	for _, ch := range []biblio.Record{recs[0], recs[3]} {
+		require.Equal(t, 2004, ch.Paper.Year, ch.Paper.Title)
+		require.Equal(t, "The Book", ch.Paper.Venue)
+		require.Equal(t, "2", ch.Paper.Volume)
+		require.Empty(t, ch.Paper.DOI, "a chapter does not take the book's DOI")
+		require.Contains(t, string(ch.Extra), `"publisher":"Kumarian Press"`)
+		require.Empty(t, ch.Warnings)
+	}
+	require.Equal(t, "1-20", recs[0].Paper.Pages)
+	require.Equal(t, []string{`crossref "nowhere": no entry with that key in the file; imported without the fields it would inherit`}, recs[4].Warnings)
+}
+
+// TestReaderCrossrefIsBounded: entries waiting for a crossref hold at most
+// the budget; past it the oldest is given up on with a warning.
+func TestReaderCrossrefIsBounded(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("@incollection{c, title={Waiting}, crossref={late}}\n")
+	for i := 0; i < 200; i++ {
+		b.WriteString("@misc{m, title={Filler " + strings.Repeat("x", 100) + "}}\n")
+	}
+	b.WriteString("@book{late, title={Late}, year={2000}}\n")
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())).WithLimits(biblio.Limits{MaxRecord: 1024}))
+	require.Len(t, recs, 202)
+	require.Zero(t, recs[0].Paper.Year)
+	require.Len(t, recs[0].Warnings, 1)
+	require.Contains(t, recs[0].Warnings[0], `crossref "late": not found within 4 KiB`)
+}
