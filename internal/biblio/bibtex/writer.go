@@ -2,7 +2,9 @@ package bibtex
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
+	"sort"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,9 +39,20 @@ func (w *Writer) Write(rec biblio.Record) error {
 	p := rec.Paper
 	b := &w.b
 	b.Reset()
+	extra := extraFields(rec.Extra)
 	typ, venueField := entryFor(rec.Type)
-	b.WriteString("@" + typ + "{" + w.key(rec) + ",\n")
+	if bt := extra["bibtex_type"]; fieldNameRE.MatchString(bt) && rec.Type != biblio.Preprint && typeOf(bt) == rec.Type {
+		typ = bt // @inbook stays @inbook, @online stays @online
+	}
+	key := extra["bibtex_key"]
+	if !keyRE.MatchString(key) || w.keys[key] {
+		key = w.key(rec)
+	}
+	w.keys[key] = true
+	b.WriteString("@" + typ + "{" + key + ",\n")
+	written := map[string]bool{}
 	field := func(name, value string) {
+		written[name] = true
 		if value != "" {
 			b.WriteString("  " + name + " = {" + value + "},\n")
 		}
@@ -77,9 +90,69 @@ func (w *Writer) Write(rec biblio.Record) error {
 	field("keywords", keywordList(rec.Keywords))
 	field("abstract", escape(p.Abstract))
 	field("note", escape(biblio.NoteField(rec.Mark, rec.Note)))
+	for _, name := range sortedKeys(extra) {
+		if !written[name] && !notWritten[name] && fieldNameRE.MatchString(name) {
+			field(name, escape(extra[name]))
+		}
+	}
 	b.WriteString("}\n\n")
 	_, err := w.w.WriteString(b.String())
 	return err
+}
+
+// notWritten are Extra keys the writer does not write as fields: where
+// the record came from (the entry type and key, used above), what Quarry's
+// library keeps there for itself (type, keywords, mark, note: written from
+// the record), and a crossref, whose fields the record already holds.
+var notWritten = map[string]bool{
+	"bibtex_type": true, "bibtex_key": true, "type": true, "keywords": true, "mark": true, "note": true,
+	"crossref": true, "xref": true,
+}
+
+var (
+	fieldNameRE = regexp.MustCompile(`^[a-z][a-z0-9_:.+-]*$`)
+	keyRE       = regexp.MustCompile(`^[^\s,{}()"#%'=~\\]+$`)
+)
+
+// extraFields reads the string and number values of a record's Extra (a
+// JSON object), the fields another reader kept: publisher, isbn, editor,
+// address and the rest, so an export carries them back out.
+func extraFields(raw json.RawMessage) map[string]string {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		switch v := v.(type) {
+		case string:
+			out[strings.ToLower(k)] = v
+		case float64:
+			out[strings.ToLower(k)] = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// typeOf is the biblio type the Reader gives an entry type (without the
+// preprint rules).
+func typeOf(entry string) string {
+	if k, ok := entryKind[entry]; ok {
+		return k
+	}
+	return biblio.Misc
 }
 
 // entryFor names the entry type and the field that holds the venue.

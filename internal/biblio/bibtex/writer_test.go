@@ -143,3 +143,22 @@ func TestWriterKeepsTheNameSplit(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Equal(t, names, got[0].Names)
 }
+
+// TestWriterKeepsExtraFields: the fields a reader kept in Extra (publisher,
+// ISBN, editor, address, the entry type and key) are written back and read
+// back the same (issue 22, item 6: they vanished on export).
+func TestWriterKeepsExtraFields(t *testing.T) {
+	t.Parallel()
+	extra := `{"bibtex_type":"inbook","bibtex_key":"doe2020ch","publisher":"Kumarian Press","isbn":"978-3-16-148410-0","editor":"Roe, Richard and Müller, Jörg","address":"Bloomfield, CT","edition":"2nd","month":"May","series":"Studies in {Things} & 50%"}`
+	rec := biblio.Record{Type: biblio.Chapter, Paper: research.RawPaper{Title: "A chapter", Year: 2020, Venue: "The Book"}, Extra: []byte(extra)}
+	biblio.Finish(&rec)
+	var b strings.Builder
+	w := NewWriter(&b)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.True(t, strings.HasPrefix(b.String(), "@inbook{doe2020ch,\n"), b.String())
+	got := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())))
+	require.Len(t, got, 1)
+	require.JSONEq(t, extra, string(got[0].Extra))
+	require.Equal(t, biblio.Chapter, got[0].Type)
+}
