@@ -32,6 +32,11 @@ type PeerCase struct {
 	// same test imported from another file), and a record the input does
 	// not hold cannot be lost.
 	Entries int
+	// Carried, when set, is the text of every value in the input: a field
+	// whose expected value it does not contain is not compared, because
+	// the input does not carry it (Better BibTeX's CSL-JSON export leaves
+	// Zotero's tags out, so no CSL reader could read them back).
+	Carried string
 }
 
 // PeerResult counts what a format's reader made of the peers' fixtures.
@@ -42,6 +47,9 @@ type PeerResult struct {
 	// NotInInput counts expected items whose citation key the input does
 	// not contain, left out of Expected.
 	NotInInput int
+	// NotCarried counts field comparisons left out because the input does
+	// not carry the expected value (PeerCase.Carried).
+	NotCarried int
 	// Compared and Agreed count field comparisons over matched records.
 	Compared, Agreed int
 	// Fields is per field name: compared, agreed.
@@ -60,8 +68,8 @@ func (r PeerResult) Agreement() float64 {
 
 // Line is the summary the peer tests print.
 func (r PeerResult) Line(format string) string {
-	return fmt.Sprintf("peers: format=%s files=%d expected=%d stored=%d reported=%d lost=%d field_agreement=%.1f%% (compared=%d agreed=%d; expected items not in the input, left out: %d)",
-		format, r.Files, r.Expected, r.Stored, r.Reported, r.Lost, r.Agreement(), r.Compared, r.Agreed, r.NotInInput)
+	return fmt.Sprintf("peers: format=%s files=%d expected=%d stored=%d reported=%d lost=%d field_agreement=%.1f%% (compared=%d agreed=%d; left out: expected items not in the input %d, expected values the input does not carry %d)",
+		format, r.Files, r.Expected, r.Stored, r.Reported, r.Lost, r.Agreement(), r.Compared, r.Agreed, r.NotInInput, r.NotCarried)
 }
 
 // ReadPeers reads every case with newReader and compares each record
@@ -122,6 +130,10 @@ func ReadPeers(t testing.TB, newReader func(io.Reader) biblio.Reader, cases []Pe
 			}
 			want := expected[i]
 			for _, f := range compareItem(want, stored[j]) {
+				if c.Carried != "" && !carried(c.Carried, f.want) {
+					res.NotCarried++
+					continue
+				}
 				s := res.Fields[f.name]
 				s[0]++
 				res.Compared++
@@ -249,7 +261,9 @@ func compareItem(want map[string]any, rec biblio.Record) []fieldCheck {
 		out = append(out, fieldCheck{name: "type", want: t, got: rec.Type, ok: t == rec.Type})
 	}
 	if d := str(want["date"]); d != "" {
-		if y := yearOf(d); y != 0 {
+		if y := yearOf(d); y != 0 || bcRE.MatchString(d) {
+			// A date before the common era is imported without a year
+			// (Quarry's years cannot hold one) and with a warning.
 			out = append(out, fieldCheck{name: "year", want: strconv.Itoa(y), got: strconv.Itoa(p.Year), ok: y == p.Year})
 		}
 	}
@@ -338,6 +352,45 @@ func compareItem(want map[string]any, rec biblio.Record) []fieldCheck {
 	return out
 }
 
+// carried reports whether every part of an expected value (a name, a
+// keyword) occurs in the input's text.
+func carried(input, want string) bool {
+	hay := normText(input)
+	for _, part := range strings.FieldsFunc(want, func(r rune) bool { return r == ';' || r == '|' || r == '{' || r == '}' }) {
+		if p := normText(part); p != "" && !strings.Contains(hay, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// Strings is the text of every string and number in a JSON document, one
+// per line, for PeerCase.Carried.
+func Strings(doc []byte) string {
+	var v any
+	if json.Unmarshal(doc, &v) != nil {
+		return string(doc)
+	}
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case string, float64:
+			b.WriteString(str(v) + "\n")
+		}
+	}
+	walk(v)
+	return b.String()
+}
+
 func setCheck(name string, want, got []string) fieldCheck {
 	norm := func(xs []string) string {
 		ys := make([]string, 0, len(xs))
@@ -354,6 +407,8 @@ func setCheck(name string, want, got []string) fieldCheck {
 }
 
 var (
+	scriptRE  = regexp.MustCompile(`<(sub|sup)>([^<>]*)</(?:sub|sup)>`)
+	bcRE      = regexp.MustCompile(`^\s*-\d`)
 	ordinalRE = regexp.MustCompile(`^(\d+)(st|nd|rd|th)$`)
 	tagRE     = regexp.MustCompile(`</?(i|b|sup|sub|sc|span|em|strong)( [^>]*)?>`)
 	yearRE    = regexp.MustCompile(`(^|[^0-9])(\d{4})([^0-9]|$)`)
@@ -365,12 +420,24 @@ var (
 // Unicode composed, and case ignored: Better BibTeX sentence-cases titles
 // on import (a preference of its own, not a parse Quarry should copy).
 func normText(s string) string {
+	s = scriptRE.ReplaceAllStringFunc(s, func(m string) string {
+		sm := scriptRE.FindStringSubmatch(m)
+		conv := biblio.Subscript
+		if sm[1] == "sup" {
+			conv = biblio.Superscript
+		}
+		out, _ := conv(sm[2])
+		return out
+	})
 	s = tagRE.ReplaceAllString(s, "")
 	s = dashes.Replace(norm.NFC.String(strings.ToLower(s)))
 	return strings.Join(strings.Fields(s), " ")
 }
 
 func yearOf(d string) int {
+	if bcRE.MatchString(d) {
+		return 0
+	}
 	m := yearRE.FindStringSubmatch(d)
 	if m == nil {
 		return 0
