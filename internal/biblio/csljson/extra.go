@@ -24,8 +24,6 @@ var sharedKeys = map[string]string{
 // (BibLaTeX's spelling of the place); sharedKeys inverted are the others.
 var cslKeys = map[string]string{"location": "publisher-place"}
 
-
-
 // readKeys are the variables the reader maps onto the record itself.
 var readKeys = map[string]bool{
 	"id": true, "type": true, "title": true, "author": true, "issued": true, "container-title": true,
