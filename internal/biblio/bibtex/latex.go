@@ -253,8 +253,9 @@ func (d *decoder) command(b *strings.Builder, depth int) {
 
 // script reads the argument after _ or ^ (x_2, x_{ij}, x^\prime) and
 // writes it in Unicode sub- or superscript characters; an argument with a
-// character Unicode has no such form of is written as it is, after its
-// mark, so no text is lost (x_{Q} → x_Q).
+// character Unicode has no such form of is written as plain text, as a
+// reference manager shows rich text stripped of its markup (4$^{ème}$ →
+// 4ème, x_{Q} → xQ).
 func (d *decoder) script(b *strings.Builder, mark byte, depth int) {
 	d.skipBlanks()
 	if d.i >= len(d.s) || depth >= maxArgDepth {
@@ -288,9 +289,6 @@ func (d *decoder) script(b *strings.Builder, mark byte, depth int) {
 	if arg == "′" || arg == "′′" {
 		b.WriteString(arg)
 		return
-	}
-	if arg != "" && d.math {
-		b.WriteByte(mark)
 	}
 	b.WriteString(arg)
 }

@@ -93,7 +93,7 @@ func TestDecodeMathAndUnknownCommands(t *testing.T) {
 		`a\quad b`:                              "a b",
 		`\mkbibemph{word} and \foo bar`:         "word and bar",
 		`Fe\textsubscript{3}O\textsubscript{4}`: "Fe₃O₄",
-		`$x_{Q}$`:                               "x_Q",
+		`$x_{Q}$`:                               "xQ",
 		`snake_case`:                            "snake_case",
 		`D\textquotesingle aspremont`:           "D'aspremont",
 	} {

@@ -107,27 +107,34 @@ func nameWords(s string) []string {
 	return out
 }
 
-// lowerWord tells a von-part word: its first letter outside braces is
-// lower case. A word that starts with a braced group is upper case
-// ({Van} Gogh is protected) unless the group is a special character
-// ({\"u}ber), whose letter counts.
+// lowerWord tells a von-part word, by BibTeX's rule: the first letter
+// outside braces decides; a special character ({\"u}ber) counts as the
+// letter it stands for; a word whose letters are all inside braces ({Van})
+// is not lower case; a command's own name counts (\BB{b} is upper case).
 func lowerWord(w string) bool {
-	if strings.HasPrefix(w, "{\\") {
-		d := decodeText(w, false)
-		r, _ := utf8.DecodeRuneInString(d)
-		return unicode.IsLower(r)
-	}
-	if strings.HasPrefix(w, "{") {
-		return false
-	}
-	if strings.HasPrefix(w, "\\") {
-		d := decodeText(w, false)
-		r, _ := utf8.DecodeRuneInString(d)
-		return unicode.IsLower(r)
-	}
-	for _, r := range w {
-		if unicode.IsLetter(r) {
+	depth := 0
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c == '{' && depth == 0 && i+1 < len(w) && w[i+1] == '\\':
+			d := decoder{s: w[i:]}
+			inner := d.group()
+			r, _ := utf8.DecodeRuneInString(decodeText(inner, false))
 			return unicode.IsLower(r)
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+		case depth > 0:
+		case c == '\\':
+			for i+1 < len(w) && !isLetter(w[i+1]) && w[i+1] != '{' {
+				i++
+			}
+		default:
+			r, size := utf8.DecodeRuneInString(w[i:])
+			if unicode.IsLetter(r) {
+				return unicode.IsLower(r)
+			}
+			i += size - 1
 		}
 	}
 	return false

@@ -2,6 +2,7 @@ package bibtex
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -83,4 +84,40 @@ func TestPeerFixtures(t *testing.T) {
 	println(res.Line("bibtex"))
 	require.Zero(t, res.Lost, "records lost without a report")
 	require.GreaterOrEqual(t, res.Agreement(), 0.0)
+}
+
+// TestPeerNameSplits reads python-bibtexparser's name-splitting cases
+// (BibTeX's own rules: first, von, last, jr) and compares bibName's split:
+// Quarry keeps the von part with the family name, as "van Beethoven".
+func TestPeerNameSplits(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("testdata/peers/python-bibtexparser/name_parts.json")
+	require.NoError(t, err)
+	var cases []struct {
+		Name                  string
+		First, Von, Last, Jr []string
+	}
+	require.NoError(t, json.Unmarshal(raw, &cases))
+	dec := func(parts ...[]string) string {
+		var all []string
+		for _, p := range parts {
+			all = append(all, p...)
+		}
+		return strings.Join(strings.Fields(decodeText(strings.Join(all, " "), false)), " ")
+	}
+	agreed := 0
+	for _, c := range cases {
+		want := biblio.Name{Last: dec(c.Von, c.Last), First: dec(c.First), Suffix: dec(c.Jr)}
+		got := bibName(c.Name)
+		if got.Literal != "" {
+			got = biblio.Name{Last: got.Literal}
+		}
+		if got == want {
+			agreed++
+		} else {
+			t.Logf("%q: want %+v got %+v", c.Name, want, got)
+		}
+	}
+	println(fmt.Sprintf("peers: format=bibtex-names files=1 expected=%d agreed=%d field_agreement=%.1f%%", len(cases), agreed, 100*float64(agreed)/float64(len(cases))))
+	require.GreaterOrEqual(t, agreed, 0)
 }

@@ -792,6 +792,9 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 	}
 	rec.Type = kind(typ, arxiv, f)
 	used["pubstate"] = true
+	if p.URL == "" {
+		p.URL = verbatim("bdsk-url-1") // BibDesk keeps links there
+	}
 	if p.DOI == "" {
 		if d := research.NormalizeDOI(p.URL); d != "" && p.URL != strings.TrimSpace(d) {
 			// The RIS reader does the same with UR: both formats' readers
@@ -838,6 +841,7 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 		}) {
 			rec.Keywords = append(rec.Keywords, decodeText(k, false))
 		}
+		rec.Keywords = dedupe(rec.Keywords)
 	}
 	rec.Note = text("note")
 	rec.Extra = extra(typ, key, f, used)
@@ -862,6 +866,22 @@ func extra(typ, key string, f fields, used map[string]bool) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// dedupe drops repeated keywords (the same up to case and blanks), which
+// some exports write once per group or source.
+func dedupe(kws []string) []string {
+	seen := make(map[string]bool, len(kws))
+	out := kws[:0]
+	for _, k := range kws {
+		key := strings.ToLower(strings.Join(strings.Fields(k), " "))
+		if key != "" && seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, k)
+	}
+	return out
 }
 
 // linkTarget is the address of a \url{...} or \href{...}{...} value.
