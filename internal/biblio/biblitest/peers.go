@@ -461,3 +461,82 @@ func str(v any) string {
 	}
 	return ""
 }
+
+// PeerRoundTrip writes the records a reader stored from the peers'
+// fixtures and reads them back, returning every difference in what Quarry
+// keeps: biblio.Comparable, the authors' split (Names), Extra (as JSON,
+// less the keys in ignoreExtra) and warnings. The export of a library
+// must re-import without losing any of it.
+func PeerRoundTrip(t testing.TB, f Format, cases []PeerCase, ignoreExtra ...string) (records int, diffs []string) {
+	t.Helper()
+	for _, c := range cases {
+		var recs []biblio.Record
+		for _, rec := range ReadAll(t, f.NewReader(bytes.NewReader(c.Input))) {
+			if rec.Problem == "" && rec.Skip == "" {
+				recs = append(recs, rec)
+			}
+		}
+		var b bytes.Buffer
+		w := f.NewWriter(&b)
+		for _, rec := range recs {
+			require.NoError(t, w.Write(rec))
+		}
+		require.NoError(t, w.Close())
+		back := ReadAll(t, f.NewReader(bytes.NewReader(b.Bytes())))
+		if len(back) != len(recs) {
+			diffs = append(diffs, fmt.Sprintf("%s: %d records written, %d read back", c.Name, len(recs), len(back)))
+			continue
+		}
+		for i, want := range recs {
+			got := back[i]
+			records++
+			where := fmt.Sprintf("%s: record %d (%q)", c.Name, i+1, want.Paper.Title)
+			if got.Problem != "" {
+				diffs = append(diffs, where+": read back as a problem: "+got.Problem)
+				continue
+			}
+			cw, cg := biblio.Comparable(want), biblio.Comparable(got)
+			if fmt.Sprintf("%#v", cw) != fmt.Sprintf("%#v", cg) {
+				diffs = append(diffs, fmt.Sprintf("%s: record differs:\n  wrote %#v\n  read  %#v", where, cw, cg))
+			}
+			if fmt.Sprint(biblio.NamesOf(want)) != fmt.Sprint(biblio.NamesOf(got)) {
+				diffs = append(diffs, fmt.Sprintf("%s: names %v read back as %v", where, biblio.NamesOf(want), biblio.NamesOf(got)))
+			}
+			if d := extraDiff(want.Extra, got.Extra, ignoreExtra); d != "" {
+				diffs = append(diffs, where+": extra "+d)
+			}
+			if fmt.Sprint(want.Warnings) != fmt.Sprint(got.Warnings) {
+				diffs = append(diffs, fmt.Sprintf("%s: warnings %q read back as %q", where, want.Warnings, got.Warnings))
+			}
+		}
+	}
+	return records, diffs
+}
+
+// extraDiff lists the keys of Extra whose values differ, less the
+// ignored ones; "" when none does.
+func extraDiff(want, got []byte, ignore []string) string {
+	var w, g map[string]any
+	_ = json.Unmarshal(want, &w)
+	_ = json.Unmarshal(got, &g)
+	keys := map[string]bool{}
+	for k := range w {
+		keys[k] = true
+	}
+	for k := range g {
+		keys[k] = true
+	}
+	for _, k := range ignore {
+		delete(keys, k)
+	}
+	var out []string
+	for k := range keys {
+		wb, _ := json.Marshal(w[k])
+		gb, _ := json.Marshal(g[k])
+		if string(wb) != string(gb) {
+			out = append(out, fmt.Sprintf("%s: %s read back as %s", k, wb, gb))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "; ")
+}

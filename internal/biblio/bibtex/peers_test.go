@@ -121,3 +121,18 @@ func TestPeerNameSplits(t *testing.T) {
 	println(fmt.Sprintf("peers: format=bibtex-names files=1 expected=%d agreed=%d field_agreement=%.1f%%", len(cases), agreed, 100*float64(agreed)/float64(len(cases))))
 	require.GreaterOrEqual(t, agreed, 0)
 }
+
+// TestPeerRoundTrip: the records read from the peers' fixtures, exported
+// and imported again, keep everything Quarry keeps: the paper, the
+// authors' split and Extra (publisher, editor, isbn, ...) (issue 22,
+// item 6). The citation key is not compared: the writer makes one for an
+// entry that had none or whose key an earlier entry took.
+func TestPeerRoundTrip(t *testing.T) {
+	t.Parallel()
+	n, diffs := biblitest.PeerRoundTrip(t, format(), peerCases(t), "bibtex_key")
+	for _, d := range diffs {
+		t.Log(d)
+	}
+	println(fmt.Sprintf("peers: format=bibtex round_trip records=%d differences=%d", n, len(diffs)))
+	require.Empty(t, diffs)
+}

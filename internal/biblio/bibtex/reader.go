@@ -764,6 +764,9 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 	if p.Year = parseYear(year); p.Year == 0 {
 		if msg := biblio.NotAYear(year); msg != "" {
 			rec.Warnings = append(rec.Warnings, msg)
+			// Kept in Extra, so an export writes it back as it was.
+			delete(used, "year")
+			delete(used, "date")
 		}
 	}
 	p.Volume = text("volume")
@@ -808,6 +811,12 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 		}
 	}
 	p.Venue = text("journal", "journaltitle", "booktitle")
+	if rec.Type == biblio.Book && used["booktitle"] && p.Venue != "" {
+		// A book's venue is normally its publisher; one taken from
+		// booktitle stays in Extra too, so the Writer puts it back there
+		// rather than in a publisher field the book never had.
+		delete(used, "booktitle")
+	}
 	if p.Venue == "" {
 		switch rec.Type {
 		case biblio.Book:
@@ -849,7 +858,8 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 }
 
 // extra keeps the citation key, the entry type and every field not mapped
-// onto the paper (month, publisher, issn, file, ...), decoded.
+// onto the paper (month, publisher, issn, file, ...), decoded; the type
+// field goes under "genre".
 func extra(typ, key string, f fields, used map[string]bool) json.RawMessage {
 	m := make(map[string]string, len(f)-len(used)+2)
 	m["bibtex_type"] = typ
@@ -860,6 +870,12 @@ func extra(typ, key string, f fields, used map[string]bool) json.RawMessage {
 		if !used[name] {
 			m[name] = decodeText(v, false)
 		}
+	}
+	if t, ok := m["type"]; ok && !f.has("genre") {
+		// The type field ("Ph.D.", "Internet-Draft") is CSL's genre, and
+		// Quarry's library keeps its own "type" (the record's) in Extra.
+		delete(m, "type")
+		m["genre"] = t
 	}
 	b, err := json.Marshal(m)
 	if err != nil {

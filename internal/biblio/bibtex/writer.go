@@ -41,8 +41,11 @@ func (w *Writer) Write(rec biblio.Record) error {
 	b.Reset()
 	extra := extraFields(rec.Extra)
 	typ, venueField := entryFor(rec.Type)
-	if bt := extra["bibtex_type"]; fieldNameRE.MatchString(bt) && rec.Type != biblio.Preprint && typeOf(bt) == rec.Type {
+	if bt := extra["bibtex_type"]; fieldNameRE.MatchString(bt) && keepsType(bt, rec.Type) {
 		typ = bt // @inbook stays @inbook, @online stays @online
+	}
+	if venueField == "publisher" && (extra["publisher"] != "" && extra["publisher"] != p.Venue || extra["booktitle"] == p.Venue) {
+		venueField = "booktitle" // a book whose venue is not its publisher
 	}
 	key := extra["bibtex_key"]
 	if !keyRE.MatchString(key) || w.keys[key] {
@@ -90,6 +93,10 @@ func (w *Writer) Write(rec biblio.Record) error {
 	field("keywords", keywordList(rec.Keywords))
 	field("abstract", escape(p.Abstract))
 	field("note", escape(biblio.NoteField(rec.Mark, rec.Note)))
+	if g := extra["genre"]; g != "" && extra["type"] == "" {
+		field("type", escape(g)) // see extra in reader.go
+		written["genre"] = true
+	}
 	for _, name := range sortedKeys(extra) {
 		if !written[name] && !notWritten[name] && fieldNameRE.MatchString(name) {
 			field(name, escape(extra[name]))
@@ -101,12 +108,12 @@ func (w *Writer) Write(rec biblio.Record) error {
 }
 
 // notWritten are Extra keys the writer does not write as fields: where
-// the record came from (the entry type and key, used above), what Quarry's
-// library keeps there for itself (type, keywords, mark, note: written from
-// the record), and a crossref, whose fields the record already holds.
+// the record came from (the entry type and key, used above) and what
+// Quarry's library keeps there for itself (type, keywords, mark, note:
+// written from the record). A crossref is written: the record already
+// holds what it inherited, and the reference reads back as it was.
 var notWritten = map[string]bool{
 	"bibtex_type": true, "bibtex_key": true, "type": true, "keywords": true, "mark": true, "note": true,
-	"crossref": true, "xref": true,
 }
 
 var (
@@ -144,6 +151,16 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// keepsType reports whether writing a record of type typ as @entry reads
+// back as typ: the same kind, or, for a preprint, an entry type the Reader
+// takes for one when it has an eprint or pubstate (as the Writer writes).
+func keepsType(entry, typ string) bool {
+	if typ == biblio.Preprint {
+		return entry == "article" || preprintCandidates[entry]
+	}
+	return typeOf(entry) == typ
 }
 
 // typeOf is the biblio type the Reader gives an entry type (without the

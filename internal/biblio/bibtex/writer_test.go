@@ -162,3 +162,19 @@ func TestWriterKeepsExtraFields(t *testing.T) {
 	require.JSONEq(t, extra, string(got[0].Extra))
 	require.Equal(t, biblio.Chapter, got[0].Type)
 }
+
+// TestWriterKeepsAYearThatIsNotOne: a year field that gave a warning is
+// written back as it was, so a re-import warns again instead of silently
+// having no year.
+func TestWriterKeepsAYearThatIsNotOne(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader("@article{a, title={T}, year={unknown}}\n")))
+	require.Len(t, recs, 1)
+	var b strings.Builder
+	w := NewWriter(&b)
+	require.NoError(t, w.Write(recs[0]))
+	require.NoError(t, w.Close())
+	require.Contains(t, b.String(), "year = {unknown}")
+	back := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())))
+	require.Equal(t, recs[0].Warnings, back[0].Warnings)
+}

@@ -472,11 +472,16 @@ func mapItem(raw []byte) (biblio.Record, *json.SyntaxError) {
 		rec.Names = append(rec.Names, n)
 		rec.Paper.Authors = append(rec.Paper.Authors, n.Display())
 	}
+	if rec.Paper.Venue == "" && publishedBy[rec.Type] {
+		// A book's, thesis's or report's venue is its publisher (the
+		// university, the institution), as the BibTeX reader has it.
+		rec.Paper.Venue = strings.TrimSpace(it.Publisher)
+	}
 	id, arxiv := cutArxiv(string(it.Number))
 	if arxiv {
 		rec.Paper.ArxivID = id
 	}
-	rec.Extra = readExtra(all, it, arxiv)
+	rec.Extra = readExtra(all, it, arxiv, len(rec.Warnings) > 0)
 	biblio.Finish(&rec)
 	return rec, nil
 }
@@ -531,6 +536,9 @@ func readType(it item) string {
 	return biblio.Misc
 }
 
+// publishedBy are the types whose venue is their publisher.
+var publishedBy = map[string]bool{biblio.Book: true, biblio.Thesis: true, biblio.Report: true}
+
 // cslTypes is readType's inverse for the writer.
 var cslTypes = map[string]string{
 	biblio.Article:    "article-journal",
@@ -556,6 +564,7 @@ type outItem struct {
 	Issue          string `json:"issue,omitempty"`
 	Page           string `json:"page,omitempty"`
 	Number         string `json:"number,omitempty"`
+	Publisher      string `json:"publisher,omitempty"`
 	Abstract       string `json:"abstract,omitempty"`
 	DOI            string `json:"DOI,omitempty"`
 	PMID           string `json:"PMID,omitempty"`
@@ -566,8 +575,8 @@ type outItem struct {
 
 // keys are the variables the item writes, which Extra must not repeat.
 func (it outItem) keys() map[string]bool {
-	k := map[string]bool{"id": true, "title": true, "type": true, "author": true, "issued": true, "keyword": true, "note": true}
-	for name, v := range map[string]string{"genre": it.Genre, "container-title": it.ContainerTitle, "volume": it.Volume,
+	k := map[string]bool{"id": true, "title": true, "type": true, "author": true, "keyword": true, "note": true, "issued": it.Issued != nil}
+	for name, v := range map[string]string{"genre": it.Genre, "container-title": it.ContainerTitle, "volume": it.Volume, "publisher": it.Publisher,
 		"issue": it.Issue, "page": it.Page, "number": it.Number, "abstract": it.Abstract, "DOI": it.DOI, "PMID": it.PMID, "URL": it.URL} {
 		if v != "" {
 			k[name] = true
@@ -643,6 +652,20 @@ func (w *Writer) Write(rec biblio.Record) error {
 	}
 	if it.ID == "" {
 		it.ID = fmt.Sprintf("item-%d", w.n)
+	}
+	if publishedBy[rec.Type] {
+		// The venue is the publisher (see mapItem) unless Extra has
+		// another publisher, which extraVars writes.
+		var e struct {
+			Publisher *string `json:"publisher"`
+		}
+		_ = json.Unmarshal(rec.Extra, &e)
+		switch {
+		case e.Publisher == nil:
+			it.Publisher, it.ContainerTitle = p.Venue, ""
+		case *e.Publisher == p.Venue:
+			it.ContainerTitle = ""
+		}
 	}
 	if rec.Type == biblio.Preprint {
 		it.Genre = "preprint"

@@ -1,6 +1,7 @@
 package csljson_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
+	"quarry/internal/biblio/bibtex"
 	"quarry/internal/biblio/csljson"
 	"quarry/internal/research"
 )
@@ -336,4 +338,38 @@ func TestKeywordsWithCommasRoundTrip(t *testing.T) {
 		back := format().Read(t, []byte(b.String()))
 		require.Equal(t, kws, back[0].Keywords, b.String())
 	}
+}
+
+// TestBibTeXThroughCSLJSON: a BibTeX record exported as CSL-JSON and back
+// to BibTeX keeps its split names, publisher, place, ISBN, editor and
+// citation key (issue 22, item 6).
+func TestBibTeXThroughCSLJSON(t *testing.T) {
+	t.Parallel()
+	in := `@book{doe2020, title={A Book}, author={Wong Kee Song, Louis M. and {National Nurses United}}, year={2020},
+  publisher={Kumarian Press}, address={Bloomfield, CT}, isbn={978-3-16-148410-0}, editor={Roe, Richard}, edition={2}, series={Studies}}
+`
+	recs := biblitest.ReadAll(t, bibtex.NewReader(strings.NewReader(in)))
+	require.Len(t, recs, 1)
+	var c strings.Builder
+	w := csljson.NewWriter(&c)
+	require.NoError(t, w.Write(recs[0]))
+	require.NoError(t, w.Close())
+	mid := format().Read(t, []byte(c.String()))
+	require.Len(t, mid, 1)
+	require.Equal(t, recs[0].Names, mid[0].Names)
+	var b strings.Builder
+	bw := bibtex.NewWriter(&b)
+	require.NoError(t, bw.Write(mid[0]))
+	require.NoError(t, bw.Close())
+	back := biblitest.ReadAll(t, bibtex.NewReader(strings.NewReader(b.String())))
+	require.Len(t, back, 1)
+	require.Equal(t, biblio.Comparable(recs[0]), biblio.Comparable(back[0]))
+	require.Equal(t, recs[0].Names, back[0].Names)
+	var want, got map[string]any
+	require.NoError(t, json.Unmarshal(recs[0].Extra, &want))
+	require.NoError(t, json.Unmarshal(back[0].Extra, &got))
+	for _, k := range []string{"address", "isbn", "editor", "edition", "series", "bibtex_key"} {
+		require.Equal(t, want[k], got[k], k)
+	}
+	require.Equal(t, "Kumarian Press", back[0].Paper.Venue)
 }

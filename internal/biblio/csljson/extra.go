@@ -62,11 +62,13 @@ func set(xs ...string) map[string]bool {
 
 // readExtra keeps every variable of an item that the record has no field
 // for: the shared ones under the shared keys (the editor as "Last, First
-// and ..."), the rest under their CSL names as the file wrote them.
-func readExtra(all map[string]json.RawMessage, it item, number bool) json.RawMessage {
+// and ..."), the rest under their names as the file wrote them.
+func readExtra(all map[string]json.RawMessage, it item, number, badDate bool) json.RawMessage {
 	out := map[string]any{}
 	for k, v := range all {
-		if readKeys[k] || k == "number" && number {
+		if readKeys[k] && !(k == "issued" && badDate) || k == "number" && number {
+			// An issued date that gave no year is kept, so an export
+			// writes it back as it was.
 			continue
 		}
 		if k == "editor" {
@@ -106,9 +108,15 @@ func readExtra(all map[string]json.RawMessage, it item, number bool) json.RawMes
 	return b
 }
 
+// internalKeys are Extra keys that are not item variables: where the
+// record came from and what Quarry's library keeps there for itself.
+var internalKeys = set("bibtex_type", "csl_type", "type", "keywords", "mark", "note")
+
 // extraVars is what the writer adds to an item from the record's Extra:
-// shared keys under their CSL names, CSL variables as they were, names
-// given as text parsed into CSL names, dates given as text as raw dates.
+// shared keys under their CSL names, names given as text parsed into CSL
+// names, dates given as text as raw dates, and every other key as it was,
+// except that of a record read from BibTeX only CSL variables are written
+// (its file, howpublished, ... have no place in CSL-JSON).
 func extraVars(raw json.RawMessage, have map[string]bool) []byte {
 	if len(raw) == 0 {
 		return nil
@@ -117,6 +125,7 @@ func extraVars(raw json.RawMessage, have map[string]bool) []byte {
 	if json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
+	_, fromBibTeX := m["bibtex_type"]
 	inv := map[string]string{}
 	for k, v := range sharedKeys {
 		inv[v] = k
@@ -134,7 +143,7 @@ func extraVars(raw json.RawMessage, have map[string]bool) []byte {
 		v, cv := m[k], k
 		if c, ok := inv[k]; ok {
 			cv = c
-		} else if !cslVars[k] && !nameVars[k] && !dateVars[k] {
+		} else if internalKeys[k] || fromBibTeX && !cslVars[k] && !nameVars[k] && !dateVars[k] {
 			continue
 		}
 		if have[cv] || vars[cv] != nil {
@@ -152,8 +161,6 @@ func extraVars(raw json.RawMessage, have map[string]bool) []byte {
 			v, _ = json.Marshal(names)
 		case dateVars[cv] && isText:
 			v, _ = json.Marshal(date{Raw: s})
-		case isText && s == "":
-			continue
 		}
 		vars[cv] = v
 	}

@@ -2,6 +2,7 @@ package csljson
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -68,4 +69,17 @@ func TestPeerFixtures(t *testing.T) {
 	println(res.Line("csljson"))
 	require.Zero(t, res.Lost, "records lost without a report")
 	require.GreaterOrEqual(t, res.Agreement(), 0.0)
+}
+
+// TestPeerRoundTrip: the records read from the peers' fixtures, exported
+// and imported again, keep everything Quarry keeps: the paper, the
+// authors' split and Extra (issue 22, item 6).
+func TestPeerRoundTrip(t *testing.T) {
+	t.Parallel()
+	n, diffs := biblitest.PeerRoundTrip(t, biblitest.New(NewReader, NewWriter), peerCases(t))
+	for _, d := range diffs {
+		t.Log(d)
+	}
+	println(fmt.Sprintf("peers: format=csljson round_trip records=%d differences=%d", n, len(diffs)))
+	require.Empty(t, diffs)
 }
