@@ -410,7 +410,7 @@ var (
 	scriptRE  = regexp.MustCompile(`<(sub|sup)>([^<>]*)</(?:sub|sup)>`)
 	bcRE      = regexp.MustCompile(`^\s*-\d`)
 	ordinalRE = regexp.MustCompile(`^(\d+)(st|nd|rd|th)$`)
-	tagRE     = regexp.MustCompile(`</?(i|b|sup|sub|sc|span|em|strong)( [^>]*)?>`)
+	tagRE     = regexp.MustCompile(`</?(i|b|sup|sub|sc|span|em|strong|a)( [^>]*)?>`)
 	yearRE    = regexp.MustCompile(`(^|[^0-9])(\d{4})([^0-9]|$)`)
 	dashes    = strings.NewReplacer("–", "-", "—", "-", "‐", "-", "‑", "-", "\u00a0", " ", "‘", "'", "’", "'", "“", "\"", "”", "\"")
 )

@@ -240,6 +240,15 @@ func (d *decoder) command(b *strings.Builder, depth int) {
 			b.WriteString(d.group())
 		}
 		return
+	case "enquote", "mkbibquote", "textquote":
+		// Quotation marks around the argument, as LaTeX prints them.
+		if d.i < len(d.s) && d.s[d.i] == '{' && depth < maxArgDepth {
+			var sb strings.Builder
+			sub := decoder{s: d.group(), pages: d.pages, math: d.math}
+			sub.run(&sb, depth+1)
+			b.WriteString("“" + sb.String() + "”")
+		}
+		return
 	case "href":
 		if d.i < len(d.s) && d.s[d.i] == '{' {
 			d.group()
@@ -444,7 +453,7 @@ var formatting = map[string]bool{
 	"boldsymbol": true, "bm": true, "mbox": true, "hbox": true, "text": true,
 	"textsuperscript": true, "textsubscript": true, "ensuremath": true,
 	"protect": true, "relax": true, "nocase": true, "NoCaseChange": true,
-	"enquote": true, "uppercase": true, "lowercase": true, "MakeUppercase": true,
+	"uppercase": true, "lowercase": true, "MakeUppercase": true,
 	"MakeLowercase": true, "noindent": true, "small": true, "footnotesize": true,
 	"large": true, "Large": true, "normalsize": true, "tiny": true, "textsubscr": true,
 	"operatorname": true, "mathsurround": true, "xspace": true,

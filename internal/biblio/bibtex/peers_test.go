@@ -94,7 +94,7 @@ func TestPeerNameSplits(t *testing.T) {
 	raw, err := os.ReadFile("testdata/peers/python-bibtexparser/name_parts.json")
 	require.NoError(t, err)
 	var cases []struct {
-		Name                  string
+		Name                 string
 		First, Von, Last, Jr []string
 	}
 	require.NoError(t, json.Unmarshal(raw, &cases))

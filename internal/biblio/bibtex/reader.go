@@ -219,6 +219,20 @@ func (r *Reader) get() (byte, error) {
 	return b, nil
 }
 
+// peekAfterSpace returns the next byte that is not a blank without
+// consuming anything (within the reader's buffer).
+func (r *Reader) peekAfterSpace() (byte, bool) {
+	for n := 1; ; n++ {
+		bs, _ := r.br.Peek(n)
+		if len(bs) < n {
+			return 0, false
+		}
+		if c := bs[n-1]; !isSpace(c) {
+			return c, true
+		}
+	}
+}
+
 func (r *Reader) peek() (byte, bool) {
 	bs, _ := r.br.Peek(1)
 	if len(bs) == 0 {
@@ -634,7 +648,17 @@ func (r *Reader) value() (string, error) {
 			if name[0] >= '0' && name[0] <= '9' {
 				parts = append(parts, name)
 			} else {
-				parts = append(parts, r.lookup(name))
+				v, ok := r.lookup(name)
+				if !ok && len(parts) == 0 {
+					if c, more := r.peekAfterSpace(); !more || c != '#' {
+						// An undefined macro that is the whole value
+						// (journal = IEEE_J_PROC from a file whose
+						// @string definitions were left out) keeps its
+						// name, the only hint of what it stood for.
+						v = name
+					}
+				}
+				parts = append(parts, v)
 			}
 			size += len(parts[len(parts)-1])
 		default:
@@ -658,13 +682,15 @@ var months = map[string]string{
 	"jul": "July", "aug": "August", "sep": "September", "oct": "October", "nov": "November", "dec": "December",
 }
 
-// lookup expands a macro; an undefined one is empty, as in BibTeX.
-func (r *Reader) lookup(name string) string {
-	name = strings.ToLower(name)
-	if v, ok := r.macros[name]; ok {
-		return v
+// lookup expands a macro; an undefined one is empty, as in BibTeX, and ok
+// is false.
+func (r *Reader) lookup(name string) (string, bool) {
+	key := strings.ToLower(name)
+	if v, ok := r.macros[key]; ok {
+		return v, true
 	}
-	return months[name]
+	m, ok := months[key]
+	return m, ok
 }
 
 // braced appends the text up to the brace that closes an already opened
@@ -837,8 +863,10 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 		}
 	}
 	kwField := "keywords"
-	if !f.has(kwField) && f.has("tags") {
-		kwField = "tags" // Calibre's
+	for _, alt := range []string{"keyword", "tags"} { // Springer's, Calibre's
+		if !f.has(kwField) && f.has(alt) {
+			kwField = alt
+		}
 	}
 	if v, ok := f[kwField]; ok {
 		used[kwField] = true

@@ -356,3 +356,13 @@ func TestReaderCrossrefIsBounded(t *testing.T) {
 	require.Len(t, recs[0].Warnings, 1)
 	require.Contains(t, recs[0].Warnings[0], `crossref "late": not found within 4 KiB`)
 }
+
+// TestReaderKeepsAnUndefinedMacroAlone: a value that is only an undefined
+// macro keeps its name; inside a concatenation it is empty, as in BibTeX.
+func TestReaderKeepsAnUndefinedMacroAlone(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader("@article{k, title = {T} # undefined, journal = IEEE_J_PROC }\n")))
+	require.Len(t, recs, 1)
+	require.Equal(t, "T", recs[0].Paper.Title)
+	require.Equal(t, "IEEE_J_PROC", recs[0].Paper.Venue)
+}
