@@ -83,7 +83,13 @@ func TestPeerFixtures(t *testing.T) {
 	}
 	println(res.Line("bibtex"))
 	require.Zero(t, res.Lost, "records lost without a report")
-	require.GreaterOrEqual(t, res.Agreement(), 0.0)
+	// The target is 99%; 96.4% is what is reached. Most of the
+	// rest are the peers' own normalisations Quarry does not copy:
+	// Better BibTeX expands journal abbreviations from JabRef's lists
+	// (Phys. Rev. Lett.), joins subtitles with ". ", keeps \LaTeX{}
+	// verbatim, treats % in a value as a comment; Zotero expands initials
+	// and reads "American Rights at Work" as Work, American Rights at.
+	require.GreaterOrEqual(t, res.Agreement(), 96.4)
 }
 
 // TestPeerNameSplits reads python-bibtexparser's name-splitting cases
@@ -119,7 +125,7 @@ func TestPeerNameSplits(t *testing.T) {
 		}
 	}
 	println(fmt.Sprintf("peers: format=bibtex-names files=1 expected=%d agreed=%d field_agreement=%.1f%%", len(cases), agreed, 100*float64(agreed)/float64(len(cases))))
-	require.GreaterOrEqual(t, agreed, 0)
+	require.GreaterOrEqual(t, 100*float64(agreed)/float64(len(cases)), 99.0)
 }
 
 // TestPeerRoundTrip: the records read from the peers' fixtures, exported
