@@ -438,23 +438,3 @@ var latexSymbols = map[string]string{
 	"sharp": "♯", "flat": "♭", "natural": "♮", "checkmark": "✓", "square": "□", "Box": "□",
 	"triangle": "△",
 }
-
-// formatting are commands that only change how text looks; they vanish and
-// their argument (if any) stays as plain text.
-var formatting = map[string]bool{
-	"emph": true, "textit": true, "textbf": true, "textsc": true, "textrm": true,
-	"textsf": true, "texttt": true, "textup": true, "textsl": true, "textmd": true,
-	"textnormal": true, "it": true, "bf": true, "em": true, "sc": true, "rm": true,
-	"sf": true, "tt": true, "sl": true, "up": true, "md": true, "itshape": true,
-	"bfseries": true, "scshape": true, "upshape": true, "mdseries": true,
-	"rmfamily": true, "sffamily": true, "ttfamily": true, "normalfont": true,
-	"mathrm": true, "mathbf": true, "mathit": true, "mathsf": true, "mathtt": true,
-	"mathcal": true, "mathbb": true, "mathfrak": true, "mathscr": true,
-	"boldsymbol": true, "bm": true, "mbox": true, "hbox": true, "text": true,
-	"textsuperscript": true, "textsubscript": true, "ensuremath": true,
-	"protect": true, "relax": true, "nocase": true, "NoCaseChange": true,
-	"uppercase": true, "lowercase": true, "MakeUppercase": true,
-	"MakeLowercase": true, "noindent": true, "small": true, "footnotesize": true,
-	"large": true, "Large": true, "normalsize": true, "tiny": true, "textsubscr": true,
-	"operatorname": true, "mathsurround": true, "xspace": true,
-}

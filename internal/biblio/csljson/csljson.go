@@ -11,6 +11,12 @@
 // again in arbitrary JSON), so it ends the file with one Problem record for
 // the rest. Invalid UTF-8 inside strings is replaced with U+FFFD by
 // encoding/json.
+//
+// Names keep CSL's split (Record.Names); titles' rich-text markup becomes
+// plain text; variables the record has no field for go to Record.Extra
+// under the keys the BibTeX reader uses where they mean the same
+// (publisher, address, isbn, editor, ...; see extra.go) and are written
+// back, so an export re-imports without loss.
 package csljson
 
 import (
