@@ -196,10 +196,20 @@ func entryFor(typ string) (entry, venue string) {
 // this writer (smith2020deepa, ...b) so LaTeX can cite every entry.
 func (w *Writer) key(rec biblio.Record) string {
 	surname := "anon"
-	if len(rec.Paper.Authors) > 0 {
-		last := strings.Fields(biblio.ParseName(rec.Paper.Authors[0]).Last)
-		if len(last) > 0 {
-			if s := fold(last[len(last)-1], 20); s != "" {
+	if names := biblio.NamesOf(rec); len(names) > 0 {
+		// The first family name word that is not a particle: Wong Kee
+		// Song → wong, van Beethoven → beethoven, an organisation's
+		// first word.
+		n := names[0]
+		words := strings.Fields(n.Last)
+		if n.Literal != "" {
+			words = strings.Fields(n.Literal)
+		}
+		for len(words) > 1 && strings.ToLower(words[0]) == words[0] {
+			words = words[1:]
+		}
+		if len(words) > 0 {
+			if s := fold(words[0], 20); s != "" {
 				surname = s
 			}
 		}
