@@ -443,20 +443,15 @@ func inherit(child, parent fields) fields {
 	for k, v := range child {
 		m[k] = v
 	}
+	// The parent's title first: it is the child's booktitle even when the
+	// parent has a booktitle of its own (biber's rule; BibTeX's would copy
+	// that booktitle), and map order must not decide.
+	if v, ok := parent["title"]; ok && !m.has("booktitle") && !m.has("journal") && !m.has("journaltitle") {
+		m["booktitle"] = v
+	}
 	for k, v := range parent {
 		switch k {
-		case "crossref", "xref", "ids", "key", "label", "entryset", "related", "keywords", "abstract", "doi", "url", "pages", "note":
-			continue
-		case "title":
-			target := "booktitle"
-			if m.has("journal") || m.has("journaltitle") {
-				target = ""
-			}
-			if _, ok := m[target]; target != "" && !ok {
-				m[target] = v
-			}
-			continue
-		case "subtitle":
+		case "crossref", "xref", "ids", "key", "label", "entryset", "related", "keywords", "abstract", "doi", "url", "pages", "note", "title", "subtitle":
 			continue
 		}
 		if _, ok := m[k]; !ok {
