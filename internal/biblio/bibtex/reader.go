@@ -390,11 +390,27 @@ func (r *Reader) add(typ, key string, f fields, line int) {
 	}
 }
 
-// built is an entry's finished record.
+// built is an entry's finished record. The entry type and citation key
+// stay in Extra only where the Writer would not give them back by itself
+// (an @inbook, which it would write as @incollection; a key of the file's
+// own): an export re-imported into the same library then reads as
+// unchanged rather than as updated with a bibtex_key it did not have.
 func built(typ, key string, f fields, line int) biblio.Record {
 	rec := buildRecord(typ, key, f)
 	rec.Line = line
 	biblio.Finish(&rec)
+	if rec.Problem == "" && len(rec.Extra) > 0 {
+		drop := map[string]string{}
+		if canonical, _ := entryFor(rec.Type); typ == canonical {
+			drop["bibtex_type"] = ""
+		}
+		if generatedKey(key, rec) {
+			drop["bibtex_key"] = ""
+		}
+		if len(drop) > 0 {
+			biblio.SetExtra(&rec, drop)
+		}
+	}
 	return rec
 }
 

@@ -234,7 +234,7 @@ func TestReadFields(t *testing.T) {
 	require.Equal(t, "10.1000/ABC_1", p.DOI)
 	require.Equal(t, []string{"x", "y", "z"}, recs[0].Keywords)
 	require.Equal(t, biblio.Article, recs[0].Type)
-	require.JSONEq(t, `{"bibtex_key":"k","bibtex_type":"article","issn":"1234-5678"}`, string(recs[0].Extra))
+	require.JSONEq(t, `{"bibtex_key":"k","issn":"1234-5678"}`, string(recs[0].Extra), "@article is what the writer writes for an article: not kept")
 }
 
 // TestReaderReportsAYearThatIsNotOne: a year field that holds something

@@ -195,6 +195,28 @@ func entryFor(typ string) (entry, venue string) {
 // key builds a citation key people can type (smith2020deep), unique within
 // this writer (smith2020deepa, ...b) so LaTeX can cite every entry.
 func (w *Writer) key(rec biblio.Record) string {
+	base := keyBase(rec)
+	k := base
+	for w.keys[k] {
+		w.next[base]++
+		k = base + suffix(w.next[base])
+	}
+	w.keys[k] = true
+	return k
+}
+
+// generatedKey reports whether key is one the Writer would make for rec
+// (its keyBase, with or without a disambiguating suffix), which the
+// Reader then does not keep: an export re-imported into the same library
+// reads as unchanged.
+func generatedKey(key string, rec biblio.Record) bool {
+	rest, ok := strings.CutPrefix(key, keyBase(rec))
+	return ok && strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz") == ""
+}
+
+// keyBase is the citation key before disambiguation: the first author's
+// family name, the year and the title's first word.
+func keyBase(rec biblio.Record) string {
 	surname := "anon"
 	if names := biblio.NamesOf(rec); len(names) > 0 {
 		// The first family name word that is not a particle: Wong Kee
@@ -225,14 +247,7 @@ func (w *Writer) key(rec biblio.Record) string {
 			break
 		}
 	}
-	base := surname + year + word
-	k := base
-	for w.keys[k] {
-		w.next[base]++
-		k = base + suffix(w.next[base])
-	}
-	w.keys[k] = true
-	return k
+	return surname + year + word
 }
 
 // suffix is 1→a, 26→z, 27→aa.

@@ -178,3 +178,25 @@ func TestWriterKeepsAYearThatIsNotOne(t *testing.T) {
 	back := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())))
 	require.Equal(t, recs[0].Warnings, back[0].Warnings)
 }
+
+// TestReimportAddsNothingToExtra: an export read back adds no bibtex_key or
+// bibtex_type to a record that had none, so re-importing a library's own
+// export into it reads as unchanged; a key or type of the file's own stays.
+func TestReimportAddsNothingToExtra(t *testing.T) {
+	t.Parallel()
+	recs := records(t)
+	var b strings.Builder
+	w := NewWriter(&b)
+	for _, r := range recs {
+		require.NoError(t, w.Write(r))
+	}
+	require.NoError(t, w.Close())
+	back := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())))
+	require.Len(t, back, len(recs))
+	for i, r := range back {
+		require.Empty(t, string(r.Extra), "record %d (%s)", i, recs[i].Paper.Title)
+	}
+	own := biblitest.ReadAll(t, NewReader(strings.NewReader("@inbook{myownkey, title={T}, author={Doe, Jane}, year={2020}}\n@incollection{doe2020t, title={T}, author={Doe, Jane}, year={2020}}\n")))
+	require.JSONEq(t, `{"bibtex_key":"myownkey","bibtex_type":"inbook"}`, string(own[0].Extra))
+	require.Empty(t, own[1].Extra)
+}
