@@ -478,16 +478,19 @@ func mapItem(raw []byte) (biblio.Record, *json.SyntaxError) {
 		rec.Names = append(rec.Names, n)
 		rec.Paper.Authors = append(rec.Paper.Authors, n.Display())
 	}
+	publisherIsVenue := false
 	if rec.Paper.Venue == "" && publishedBy[rec.Type] {
 		// A book's, thesis's or report's venue is its publisher (the
-		// university, the institution), as the BibTeX reader has it.
+		// university, the institution), as the BibTeX reader has it; it
+		// is then not kept in Extra too, and the writer writes it back.
 		rec.Paper.Venue = strings.TrimSpace(it.Publisher)
+		publisherIsVenue = rec.Paper.Venue != ""
 	}
 	id, arxiv := cutArxiv(string(it.Number))
 	if arxiv {
 		rec.Paper.ArxivID = id
 	}
-	rec.Extra = readExtra(all, it, arxiv, len(rec.Warnings) > 0)
+	rec.Extra = readExtra(all, it, arxiv, len(rec.Warnings) > 0, publisherIsVenue)
 	biblio.Finish(&rec)
 	return rec, nil
 }

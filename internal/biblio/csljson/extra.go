@@ -15,9 +15,9 @@ import (
 // (BibTeX's field names), so a publisher read from CSL-JSON is written to
 // BibTeX as publisher and back.
 var sharedKeys = map[string]string{
-	"publisher": "publisher", "publisher-place": "address", "ISBN": "isbn", "ISSN": "issn",
-	"edition": "edition", "collection-title": "series", "language": "language",
-	"citation-key": "bibtex_key", "editor": "editor",
+	"publisher": biblio.ExtraPublisher, "publisher-place": biblio.ExtraAddress, "ISBN": biblio.ExtraISBN,
+	"ISSN": biblio.ExtraISSN, "edition": biblio.ExtraEdition, "collection-title": biblio.ExtraSeries,
+	"language": biblio.ExtraLanguage, "citation-key": "bibtex_key", "editor": biblio.ExtraEditor,
 }
 
 // cslKeys are further Extra keys the writer maps onto CSL variables
@@ -63,10 +63,11 @@ func set(xs ...string) map[string]bool {
 // readExtra keeps every variable of an item that the record has no field
 // for: the shared ones under the shared keys (the editor as "Last, First
 // and ..."), the rest under their names as the file wrote them.
-func readExtra(all map[string]json.RawMessage, it item, number, badDate bool) json.RawMessage {
+func readExtra(all map[string]json.RawMessage, it item, number, badDate, publisherIsVenue bool) json.RawMessage {
 	out := map[string]any{}
 	for k, v := range all {
-		if readKeys[k] && !(k == "issued" && badDate) || k == "number" && number {
+		if readKeys[k] && !(k == "issued" && badDate) || k == "number" && number || k == "publisher" && publisherIsVenue ||
+			k == "genre" && it.Genre == "preprint" && readType(it) == biblio.Preprint { // what the writer writes
 			// An issued date that gave no year is kept, so an export
 			// writes it back as it was.
 			continue
@@ -74,13 +75,11 @@ func readExtra(all map[string]json.RawMessage, it item, number, badDate bool) js
 		if k == "editor" {
 			var names []name
 			if json.Unmarshal(v, &names) == nil {
-				parts := make([]string, 0, len(names))
-				for _, n := range names {
-					if s := n.split().Inverted(); s != "" {
-						parts = append(parts, s)
-					}
+				split := make([]biblio.Name, len(names))
+				for i, n := range names {
+					split[i] = n.split()
 				}
-				out["editor"] = strings.Join(parts, " and ")
+				out[biblio.ExtraEditor] = biblio.JoinEditors(split)
 				continue
 			}
 		}
@@ -93,10 +92,10 @@ func readExtra(all map[string]json.RawMessage, it item, number, badDate bool) js
 		}
 		out[k] = v
 	}
-	if t := strings.TrimSpace(it.Type); t != "" {
-		if _, ok := all["type"]; ok {
-			out["csl_type"] = t
-		}
+	if t := strings.TrimSpace(it.Type); t != "" && t != cslTypes[readType(it)] {
+		// Only a type the writer would not give back (article-magazine,
+		// webpage), so an export re-imported reads as unchanged.
+		out["csl_type"] = t
 	}
 	if len(out) == 0 {
 		return nil
@@ -154,9 +153,8 @@ func extraVars(raw json.RawMessage, have map[string]bool) []byte {
 		switch {
 		case nameVars[cv] && isText:
 			var names []name
-			for _, part := range splitAnd(s) {
-				n := biblio.ParseName(part)
-				names = append(names, name{Family: n.Last, Given: n.First, Suffix: n.Suffix})
+			for _, n := range biblio.SplitEditors(s) {
+				names = append(names, name{Family: n.Last, Given: n.First, Suffix: n.Suffix, Literal: n.Literal})
 			}
 			v, _ = json.Marshal(names)
 		case dateVars[cv] && isText:
@@ -181,18 +179,6 @@ func extraVars(raw json.RawMessage, have map[string]bool) []byte {
 		b.Write(vars[k])
 	}
 	return b.Bytes()
-}
-
-var andRE = regexp.MustCompile(`\s+and\s+`)
-
-func splitAnd(s string) []string {
-	var out []string
-	for _, p := range andRE.Split(s, -1) {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 var (
