@@ -245,14 +245,14 @@ func nonEmpty(xs ...string) []string {
 }
 
 // NamesOf is the split of each of the record's authors: the file's own
-// (Record.Names) when it has one per author, ParseName's guess otherwise.
+// (Record.Names) when it has one per author, GuessName's otherwise.
 func NamesOf(r Record) []Name {
 	if len(r.Names) == len(r.Paper.Authors) {
 		return r.Names
 	}
 	out := make([]Name, len(r.Paper.Authors))
 	for i, a := range r.Paper.Authors {
-		out[i] = ParseName(a)
+		out[i] = GuessName(a)
 	}
 	return out
 }
@@ -330,7 +330,7 @@ func Finish(r *Record) {
 		r.Problem = "missing title"
 	default:
 		if p.Year < 0 || p.Year > 3000 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("year %d out of range; imported without a year", p.Year))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("year %d out of range", p.Year))
 			p.Year = 0
 		}
 		p.ID = research.StableID(*p)

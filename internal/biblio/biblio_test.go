@@ -104,7 +104,7 @@ func TestFinish(t *testing.T) {
 	biblio.Finish(&old)
 	require.Empty(t, old.Problem, "an impossible year does not cost the record")
 	require.Zero(t, old.Paper.Year)
-	require.Equal(t, []string{"year 30000 out of range; imported without a year"}, old.Warnings)
+	require.Equal(t, []string{"year 30000 out of range"}, old.Warnings)
 }
 
 func TestDetect(t *testing.T) {
@@ -155,4 +155,18 @@ func TestFinishKeepsTheFilesNameSplit(t *testing.T) {
 	plain := biblio.Record{Paper: research.RawPaper{Title: "T", Authors: []string{"Ludwig van Beethoven"}}}
 	biblio.Finish(&plain)
 	require.Equal(t, []biblio.Name{{Last: "van Beethoven", First: "Ludwig"}}, biblio.NamesOf(plain))
+}
+
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"2": "₂", "12": "₁₂", "ij": "ᵢⱼ", "x": "ₓ"} {
+		got, ok := biblio.Subscript(in)
+		require.True(t, ok, in)
+		require.Equal(t, want, got)
+	}
+	got, ok := biblio.Superscript("-1")
+	require.True(t, ok)
+	require.Equal(t, "⁻¹", got)
+	_, ok = biblio.Subscript("Q")
+	require.False(t, ok)
 }

@@ -118,14 +118,54 @@ func equalFoldASCII(a, b string) bool {
 }
 
 // NamesToKeep is r's author split when guessing it again from the display
-// forms (ParseName) would get any name wrong, nil otherwise: what a store
+// forms (GuessName) would get any name wrong, nil otherwise: what a store
 // or a lossless format must keep besides the display forms.
 func NamesToKeep(r Record) []Name {
 	names := NamesOf(r)
 	for i, n := range names {
-		if ParseName(r.Paper.Authors[i]) != n {
+		if !GuessName(r.Paper.Authors[i]).Same(n) {
 			return names
 		}
 	}
 	return nil
+}
+
+// GuessName splits a display-form name no file split for us: a name of
+// several words with a word organisations use ("Eyened Reading Center",
+// "PRISMA Group") is kept whole, anything else is read by ParseName.
+func GuessName(display string) Name {
+	words := strings.Fields(display)
+	if len(words) > 1 {
+		for _, w := range words {
+			if orgWords[strings.ToLower(strings.Trim(w, ",.()"))] {
+				return Name{Literal: strings.Join(words, " ")}
+			}
+		}
+	}
+	return ParseName(display)
+}
+
+// orgWords mark an organisation's name.
+var orgWords = map[string]bool{
+	"organization": true, "organisation": true, "association": true, "society": true,
+	"institute": true, "university": true, "consortium": true, "committee": true,
+	"group": true, "collaboration": true, "council": true, "agency": true,
+	"foundation": true, "network": true, "ministry": true, "department": true,
+	"team": true, "inc": true, "ltd": true, "corporation": true, "center": true,
+	"centre": true, "alliance": true, "federation": true, "commission": true,
+	"office": true, "board": true, "panel": true, "project": true, "investigators": true,
+}
+
+// Same says whether n and o are the same name: equal, or both a name kept
+// whole (a Literal, or a family name with no given name or suffix, which
+// every format writes and reads back whole).
+func (n Name) Same(o Name) bool {
+	return n.whole() == o.whole()
+}
+
+func (n Name) whole() Name {
+	if n.Literal == "" && n.First == "" && n.Suffix == "" && n.Last != "" {
+		return Name{Literal: n.Last}
+	}
+	return n
 }

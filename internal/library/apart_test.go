@@ -84,7 +84,7 @@ func TestAYearThatIsNotOneIsAWarning(t *testing.T) {
 	require.Equal(t, 2, stats.Inserted)
 	require.Equal(t, 1, stats.Warned)
 	require.Equal(t, 2, stats.Warnings[0].Line)
-	require.Equal(t, `year "Year" is not a year; imported without a year`, stats.Warnings[0].Reason)
+	require.Equal(t, `year "Year" is not a year`, stats.Warnings[0].Reason)
 	p, err := st.LibraryPaperByID(context.Background(), "doi:10.1/kept")
 	require.NoError(t, err)
 	require.Zero(t, p.Year)

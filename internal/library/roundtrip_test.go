@@ -162,11 +162,13 @@ func comparePapers(want, got map[string]biblio.Record, wholeExtra bool) (map[str
 			{"pages", wp.Pages, gp.Pages}, {"abstract", wp.Abstract, gp.Abstract}, {"doi", wp.DOI, gp.DOI},
 			{"arxiv_id", wp.ArxivID, gp.ArxivID}, {"pmid", wp.PMID, gp.PMID}, {"url", wp.URL, gp.URL},
 			{"type", w.Type, g.Type}, {"keywords", w.Keywords, g.Keywords},
-			{"names", biblio.NamesOf(w), biblio.NamesOf(g)},
 		} {
 			if !reflect.DeepEqual(f.a, f.b) {
 				note(f.name, id, f.a, f.b)
 			}
+		}
+		if wn, gn := biblio.NamesOf(w), biblio.NamesOf(g); len(wn) != len(gn) || !sameNames(wn, gn) {
+			note("names", id, wn, gn)
 		}
 		if wholeExtra {
 			if !jsonEqual(w.Extra, g.Extra) {
@@ -188,6 +190,15 @@ func comparePapers(want, got map[string]biblio.Record, wholeExtra bool) (map[str
 		}
 	}
 	return diffs, examples
+}
+
+func sameNames(a, b []biblio.Name) bool {
+	for i := range a {
+		if !a[i].Same(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func jsonEqual(a, b json.RawMessage) bool {

@@ -22,16 +22,29 @@
 //     that looks like an entry start is therefore never read as part of the
 //     value; the Writer escapes '@' there so its own output never does that.
 //   - Field values are decoded from LaTeX to Unicode (accents, \ss and
-//     friends, escapes, dashes, ~, protective braces, \emph-like commands,
-//     math dollars); url, doi, eprint, arxivid and pmid are verbatim fields
-//     in which only backslash escapes are undone.
+//     friends, escapes, dashes, ~, protective braces, math: sub- and
+//     superscripts, Greek letters and common symbols); any other command
+//     vanishes and keeps its arguments (\emph{x}, \mkbibemph{x}, a macro of
+//     the file's preamble). url, doi, eprint, arxivid and pmid are verbatim
+//     fields in which only backslash escapes are undone, and Web of
+//     Science's {{double braces}} around a whole value are taken off.
+//   - Author names are split the way BibTeX splits them ("von Last, Jr,
+//     First"; a braced name is an organisation) into Record.Names.
+//   - A crossref is resolved: the entry inherits the fields of the entry it
+//     names, which may come later in the file (entries wait in a queue
+//     bounded by 4 x the record limit, so records still come in file order).
+//   - Fields the record has no place for are kept in Record.Extra (the
+//     type field under "genre"), and so is a year field that holds no year,
+//     which imports as no year with a warning.
 //   - Bytes that are not valid UTF-8 are decoded as Windows-1252 (Latin-1
 //     plus the printable 0x80–0x9F range), the usual encoding of older .bib
 //     files, never replaced.
 //
 // The Writer emits UTF-8 BibLaTeX-compatible BibTeX that this Reader reads
-// back to the same biblio.Comparable record, with one exception: a record
-// of unknown type ("") is written as @misc and reads back as biblio.Misc.
+// back to the same biblio.Comparable record, authors' split (biblio.NamesOf)
+// and Extra, with two exceptions: a record of unknown type ("") is written
+// as @misc and reads back as biblio.Misc, and a citation key is made up
+// for a record without one (or whose key an earlier entry took).
 package bibtex
 
 import (

@@ -6,6 +6,8 @@ import (
 
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/unicode/norm"
+
+	"quarry/internal/biblio"
 )
 
 // maxArgDepth bounds how deeply accent arguments ({\'{\'{...}}}) are
@@ -78,14 +80,27 @@ type decoder struct {
 	s     string
 	i     int
 	pages bool
+	// math is inside $...$, where _ and ^ make sub- and superscripts.
+	math bool
 }
 
 func (d *decoder) run(b *strings.Builder, depth int) {
 	for d.i < len(d.s) {
 		c := d.s[d.i]
 		switch c {
-		case '{', '}', '$':
+		case '{', '}':
 			d.i++
+		case '$':
+			d.math = !d.math
+			d.i++
+		case '_', '^':
+			if !d.math {
+				b.WriteByte(c)
+				d.i++
+				continue
+			}
+			d.i++
+			d.script(b, c, depth)
 		case '\\':
 			d.command(b, depth)
 		case '~':
@@ -213,9 +228,25 @@ func (d *decoder) command(b *strings.Builder, depth int) {
 		return
 	}
 	switch name {
+	case "textsubscript", "textsuperscript", "textsubscr":
+		mark := byte('_')
+		if name == "textsuperscript" {
+			mark = '^'
+		}
+		d.script(b, mark, depth)
+		return
 	case "url":
 		if d.i < len(d.s) && d.s[d.i] == '{' {
 			b.WriteString(d.group())
+		}
+		return
+	case "enquote", "mkbibquote", "textquote":
+		// Quotation marks around the argument, as LaTeX prints them.
+		if d.i < len(d.s) && d.s[d.i] == '{' && depth < maxArgDepth {
+			var sb strings.Builder
+			sub := decoder{s: d.group(), pages: d.pages, math: d.math}
+			sub.run(&sb, depth+1)
+			b.WriteString("“" + sb.String() + "”")
 		}
 		return
 	case "href":
@@ -224,9 +255,51 @@ func (d *decoder) command(b *strings.Builder, depth int) {
 		}
 		return
 	}
-	if !formatting[name] {
-		b.WriteString(name)
+	// Any other command (formatting, a macro of the file's preamble, one
+	// this decoder does not know) vanishes; its arguments stay as text, so
+	// \mkbibemph{word} is "word" and \foo is nothing rather than "foo".
+}
+
+// script reads the argument after _ or ^ (x_2, x_{ij}, x^\prime) and
+// writes it in Unicode sub- or superscript characters; an argument with a
+// character Unicode has no such form of is written as plain text, as a
+// reference manager shows rich text stripped of its markup (4$^{ème}$ →
+// 4ème, x_{Q} → xQ).
+func (d *decoder) script(b *strings.Builder, mark byte, depth int) {
+	d.skipBlanks()
+	if d.i >= len(d.s) || depth >= maxArgDepth {
+		return
 	}
+	var arg string
+	switch c := d.s[d.i]; c {
+	case '{':
+		inner := d.group()
+		var sb strings.Builder
+		sub := decoder{s: inner, pages: d.pages, math: d.math}
+		sub.run(&sb, depth+1)
+		arg = sb.String()
+	case '\\':
+		var sb strings.Builder
+		d.command(&sb, depth+1)
+		arg = sb.String()
+	default:
+		_, size := utf8.DecodeRuneInString(d.s[d.i:])
+		arg = d.s[d.i : d.i+size]
+		d.i += size
+	}
+	conv := biblio.Subscript
+	if mark == '^' {
+		conv = biblio.Superscript
+	}
+	if out, ok := conv(arg); ok {
+		b.WriteString(out)
+		return
+	}
+	if arg == "′" || arg == "′′" {
+		b.WriteString(arg)
+		return
+	}
+	b.WriteString(arg)
 }
 
 // group returns the raw text inside the group that opens at d.i and moves
@@ -314,6 +387,10 @@ var symbolAccents = map[byte]rune{
 var letterAccents = map[string]rune{
 	"c": '\u0327', "v": '\u030C', "u": '\u0306', "H": '\u030B', "r": '\u030A',
 	"k": '\u0328', "d": '\u0323', "b": '\u0331', "t": '\u0361',
+	// Math accents.
+	"overline": '\u0305', "bar": '\u0304', "hat": '\u0302', "widehat": '\u0302', "tilde": '\u0303',
+	"widetilde": '\u0303', "vec": '\u20D7', "dot": '\u0307', "ddot": '\u0308', "acute": '\u0301',
+	"grave": '\u0300', "breve": '\u0306', "check": '\u030C', "underline": '\u0332',
 }
 
 // latexSymbols are the commands that stand for one character or word.
@@ -342,24 +419,22 @@ var latexSymbols = map[string]string{
 	"to": "→", "rightarrow": "→", "leftarrow": "←", "leftrightarrow": "↔", "circ": "∘",
 	"prime": "′", "ell": "ℓ", "partial": "∂", "sum": "∑", "prod": "∏", "int": "∫",
 	"sqrt": "√", "in": "∈", "log": "log", "exp": "exp", "ln": "ln",
-}
-
-// formatting are commands that only change how text looks; they vanish and
-// their argument (if any) stays as plain text.
-var formatting = map[string]bool{
-	"emph": true, "textit": true, "textbf": true, "textsc": true, "textrm": true,
-	"textsf": true, "texttt": true, "textup": true, "textsl": true, "textmd": true,
-	"textnormal": true, "it": true, "bf": true, "em": true, "sc": true, "rm": true,
-	"sf": true, "tt": true, "sl": true, "up": true, "md": true, "itshape": true,
-	"bfseries": true, "scshape": true, "upshape": true, "mdseries": true,
-	"rmfamily": true, "sffamily": true, "ttfamily": true, "normalfont": true,
-	"mathrm": true, "mathbf": true, "mathit": true, "mathsf": true, "mathtt": true,
-	"mathcal": true, "mathbb": true, "mathfrak": true, "mathscr": true,
-	"boldsymbol": true, "bm": true, "mbox": true, "hbox": true, "text": true,
-	"textsuperscript": true, "textsubscript": true, "ensuremath": true,
-	"protect": true, "relax": true, "nocase": true, "NoCaseChange": true,
-	"enquote": true, "uppercase": true, "lowercase": true, "MakeUppercase": true,
-	"MakeLowercase": true, "noindent": true, "small": true, "footnotesize": true,
-	"large": true, "Large": true, "normalsize": true, "tiny": true, "textsubscr": true,
-	"operatorname": true, "mathsurround": true, "xspace": true,
+	"sin": "sin", "cos": "cos", "tan": "tan", "max": "max", "min": "min", "lim": "lim", "det": "det",
+	"LaTeX": "LaTeX", "TeX": "TeX", "BibTeX": "BibTeX", "LaTeXe": "LaTeX2e",
+	"textquotesingle": "'", "textquotedbl": "\"", "textasciigrave": "`", "textsterling": "£",
+	"textmu": "µ", "textpm": "±", "texttimes": "×", "textbullet": "•", "textdagger": "†",
+	"quad": " ", "qquad": " ", "enspace": " ", "thinspace": " ", "space": " ", "nobreakspace": " ",
+	"langle": "⟨", "rangle": "⟩", "lbrace": "{", "rbrace": "}", "lbrack": "[", "rbrack": "]",
+	"backslash": "\\", "vert": "|", "mid": "|", "lt": "<", "gt": ">", "cdots": "⋯", "vdots": "⋮",
+	"ast": "∗", "star": "⋆", "cap": "∩", "cup": "∪", "subset": "⊂", "supset": "⊃", "subseteq": "⊆",
+	"supseteq": "⊇", "forall": "∀", "exists": "∃", "nabla": "∇", "hbar": "ℏ", "propto": "∝",
+	"equiv": "≡", "perp": "⊥", "parallel": "∥", "div": "÷", "uparrow": "↑", "downarrow": "↓",
+	"Rightarrow": "⇒", "Leftarrow": "⇐", "Leftrightarrow": "⇔", "mapsto": "↦", "dagger": "†",
+	"dag": "†", "ddag": "‡", "bullet": "•", "aleph": "ℵ", "emptyset": "∅", "varnothing": "∅",
+	"neg": "¬", "lnot": "¬", "land": "∧", "lor": "∨", "wedge": "∧", "vee": "∨", "oplus": "⊕",
+	"otimes": "⊗", "leqslant": "⩽", "geqslant": "⩾", "ll": "≪", "gg": "≫", "simeq": "≃",
+	"cong": "≅", "lesssim": "≲", "gtrsim": "≳", "notin": "∉", "angstrom": "Å",
+	"varpi": "ϖ", "degree": "°", "deg": "°", "perthousand": "‰", "textperthousand": "‰",
+	"sharp": "♯", "flat": "♭", "natural": "♮", "checkmark": "✓", "square": "□", "Box": "□",
+	"triangle": "△",
 }

@@ -20,7 +20,7 @@ func TestDecodeText(t *testing.T) {
 		{`a~b`, "a b"},
 		{`{DNA} {{RNA}} M{\"u}ller`, "DNA RNA Müller"},
 		{`\emph{x} \textit{y} \textbf{z} {\em w} \textsc{Caps}`, "x y z w Caps"},
-		{`$x^2$ and $\alpha$`, "x^2 and α"},
+		{`$x^2$ and $\alpha$`, "x² and α"},
 		{"``quoted'' `single'", "“quoted” `single'"},
 		{`\~{} \^{}`, "~ ^"},
 		{`\textbackslash{}n \textbraceleft{}\textbraceright{}`, `\n {}`},
@@ -78,5 +78,25 @@ func TestEscapeInverse(t *testing.T) {
 			require.Equal(t, s, decodeText(escape(s), false))
 			require.Equal(t, s, decodeVerbatim(escapeVerbatim(s)))
 		})
+	}
+}
+
+// Math and commands the decoder does not know (issue 22, item 4): sub- and
+// superscripts become Unicode, known symbols theirs, unknown commands
+// vanish and keep their arguments.
+func TestDecodeMathAndUnknownCommands(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		`{Cu$_2$O}`:                             "Cu₂O",
+		`H$_{2}$O and x$^{-1}$`:                 "H₂O and x⁻¹",
+		`$\langle 00\overline{1}\rangle$`:       "⟨001̅⟩",
+		`a\quad b`:                              "a b",
+		`\mkbibemph{word} and \foo bar`:         "word and bar",
+		`Fe\textsubscript{3}O\textsubscript{4}`: "Fe₃O₄",
+		`$x_{Q}$`:                               "xQ",
+		`snake_case`:                            "snake_case",
+		`D\textquotesingle aspremont`:           "D'aspremont",
+	} {
+		require.Equal(t, want, decodeText(in, false), in)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"quarry/internal/biblio"
+	"quarry/internal/research"
 )
 
 // Reader streams records from a BibTeX or BibLaTeX file; it implements
@@ -27,12 +28,40 @@ type Reader struct {
 	macroBytes int
 	buf        []byte
 	lim        biblio.Limits
+	// queue holds records in file order until they can be returned: an
+	// entry with a crossref waits for the entry it names, which BibTeX
+	// wants after it, and every record read after it waits too, so records
+	// still come in line order. queueBytes (the raw size of what is
+	// queued) is bounded by crossrefBudget; past it the oldest waiting
+	// entry is given up on, imported without the fields it would inherit
+	// and with a warning.
+	queue      []*queued
+	queueBytes int
+	// parents are the raw fields of the entries read so far, by lower-case
+	// key, for entries with a crossref to an earlier one; bounded by
+	// crossrefBudget too, after which later entries are not kept.
+	parents     map[string]fields
+	parentBytes int
 }
+
+// queued is a record waiting in Reader.queue: ready, or an entry waiting
+// for the entry its crossref names (ref).
+type queued struct {
+	rec           biblio.Record
+	typ, key, ref string
+	f             fields
+	line, size    int
+	ready         bool
+}
+
+// crossrefBudget is how many bytes of entries the Reader keeps for
+// crossrefs, in each of its queue and its parents.
+func (r *Reader) crossrefBudget() int { return 4 * r.lim.MaxRecord }
 
 // NewReader returns a Reader over r with the default limits; the caller
 // has already undone any compression.
 func NewReader(r io.Reader) *Reader {
-	return &Reader{br: bufio.NewReaderSize(r, 64<<10), line: 1, bol: true, macros: map[string]string{}, lim: biblio.Limits{}.OrDefault()}
+	return &Reader{br: bufio.NewReaderSize(r, 64<<10), line: 1, bol: true, macros: map[string]string{}, parents: map[string]fields{}, lim: biblio.Limits{}.OrDefault()}
 }
 
 // WithLimits sets the limits (zero fields: the defaults); call it before
@@ -63,6 +92,9 @@ func syntaxf(format string, args ...any) *syntaxError {
 // only when reading the input fails.
 func (r *Reader) Next() (biblio.Record, error) {
 	for {
+		if rec, ok := r.pop(); ok {
+			return rec, nil
+		}
 		if r.err != nil {
 			return biblio.Record{}, r.err
 		}
@@ -70,6 +102,10 @@ func (r *Reader) Next() (biblio.Record, error) {
 		if err != nil {
 			if err != io.EOF {
 				r.err = err
+				return biblio.Record{}, err
+			}
+			if r.giveUpAll() {
+				continue
 			}
 			return biblio.Record{}, err
 		}
@@ -87,7 +123,7 @@ func (r *Reader) Next() (biblio.Record, error) {
 				return biblio.Record{}, r.err
 			}
 			if ok {
-				return rec, nil
+				r.queue = append(r.queue, &queued{rec: rec, ready: true})
 			}
 		default:
 			r.bol = false
@@ -181,6 +217,20 @@ func (r *Reader) get() (byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// peekAfterSpace returns the next byte that is not a blank without
+// consuming anything (within the reader's buffer).
+func (r *Reader) peekAfterSpace() (byte, bool) {
+	for n := 1; ; n++ {
+		bs, _ := r.br.Peek(n)
+		if len(bs) < n {
+			return 0, false
+		}
+		if c := bs[n-1]; !isSpace(c) {
+			return c, true
+		}
+	}
 }
 
 func (r *Reader) peek() (byte, bool) {
@@ -297,10 +347,134 @@ func (r *Reader) command() (biblio.Record, bool) {
 		}
 		return rec, r.err == nil
 	}
+	r.add(typ, key, f, line)
+	return biblio.Record{}, false
+}
+
+// add queues an entry read in full, resolving crossrefs: entries waiting
+// for this one inherit its fields now, and this one inherits from the
+// entry its crossref names if that was read before; otherwise it waits.
+func (r *Reader) add(typ, key string, f fields, line int) {
+	size := len(typ) + len(key)
+	for k, v := range f {
+		size += len(k) + len(v)
+	}
+	lk := strings.ToLower(strings.TrimSpace(key))
+	if lk != "" {
+		for _, q := range r.queue {
+			if !q.ready && q.ref == lk {
+				q.rec, q.ready, q.f = built(q.typ, q.key, inherit(q.f, f), q.line), true, nil
+			}
+		}
+		if _, dup := r.parents[lk]; !dup && r.parentBytes+size <= r.crossrefBudget() {
+			r.parents[lk] = f
+			r.parentBytes += size
+		}
+	}
+	q := &queued{typ: typ, key: key, line: line, size: size}
+	ref := strings.ToLower(strings.TrimSpace(decodeVerbatim(unwrapGroup(f["crossref"]))))
+	if p, ok := r.parents[ref]; ok && ref != lk {
+		f, ref = inherit(f, p), ""
+	}
+	if ref == "" || ref == lk {
+		q.rec, q.ready = built(typ, key, f, line), true
+	} else {
+		q.f, q.ref = f, ref
+	}
+	r.queue = append(r.queue, q)
+	r.queueBytes += size
+	for r.queueBytes > r.crossrefBudget() {
+		if !r.giveUpOldest(fmt.Sprintf("not found within %s after the entry", biblio.Size(int64(r.crossrefBudget())))) {
+			break
+		}
+	}
+}
+
+// built is an entry's finished record. The entry type and citation key
+// stay in Extra only where the Writer would not give them back by itself
+// (an @inbook, which it would write as @incollection; a key of the file's
+// own): an export re-imported into the same library then reads as
+// unchanged rather than as updated with a bibtex_key it did not have.
+func built(typ, key string, f fields, line int) biblio.Record {
 	rec := buildRecord(typ, key, f)
 	rec.Line = line
 	biblio.Finish(&rec)
-	return rec, true
+	if rec.Problem == "" && len(rec.Extra) > 0 {
+		drop := map[string]string{}
+		if canonical, _ := entryFor(rec.Type); typ == canonical {
+			drop["bibtex_type"] = ""
+		}
+		if generatedKey(key, rec) {
+			drop["bibtex_key"] = ""
+		}
+		if len(drop) > 0 {
+			biblio.SetExtra(&rec, drop)
+		}
+	}
+	return rec
+}
+
+// giveUpOldest imports the first waiting entry without what it would
+// inherit, with a warning saying why; false if none waits.
+func (r *Reader) giveUpOldest(why string) bool {
+	for _, q := range r.queue {
+		if !q.ready {
+			q.rec, q.ready = built(q.typ, q.key, q.f, q.line), true
+			if q.rec.Problem == "" {
+				q.rec.Warnings = append(q.rec.Warnings, fmt.Sprintf("crossref %q: %s; imported without the fields it would inherit", q.ref, why))
+			}
+			q.f = nil
+			return true
+		}
+	}
+	return false
+}
+
+// giveUpAll ends the file: every entry still waiting names a key no entry
+// has. It reports whether records are left to return.
+func (r *Reader) giveUpAll() bool {
+	for r.giveUpOldest("no entry with that key in the file") {
+	}
+	return len(r.queue) > 0
+}
+
+// pop returns the first queued record if it is ready.
+func (r *Reader) pop() (biblio.Record, bool) {
+	if len(r.queue) == 0 || !r.queue[0].ready {
+		return biblio.Record{}, false
+	}
+	q := r.queue[0]
+	r.queue[0] = nil
+	r.queue = r.queue[1:]
+	r.queueBytes -= q.size
+	return q.rec, true
+}
+
+// inherit gives a child entry the fields of the entry its crossref names
+// that it does not have itself, as BibTeX and biber do: the parent's title
+// becomes the child's booktitle (or journaltitle under an @article), and
+// the parent's identity (key, ids, its own crossref) is not inherited.
+func inherit(child, parent fields) fields {
+	m := make(fields, len(child)+len(parent))
+	for k, v := range child {
+		m[k] = v
+	}
+	// The parent's title first: it is the child's booktitle even when the
+	// parent has a booktitle of its own (biber's rule; BibTeX's would copy
+	// that booktitle), and map order must not decide.
+	if v, ok := parent["title"]; ok && !m.has("booktitle") && !m.has("journal") && !m.has("journaltitle") {
+		m["booktitle"] = v
+	}
+	for k, v := range parent {
+		switch k {
+		case "crossref", "xref", "ids", "key", "label", "entryset", "related", "keywords", "abstract", "doi", "url", "pages", "note", "title", "subtitle":
+			continue
+		}
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // recover resynchronises after a malformed entry.
@@ -485,7 +659,17 @@ func (r *Reader) value() (string, error) {
 			if name[0] >= '0' && name[0] <= '9' {
 				parts = append(parts, name)
 			} else {
-				parts = append(parts, r.lookup(name))
+				v, ok := r.lookup(name)
+				if !ok && len(parts) == 0 {
+					if c, more := r.peekAfterSpace(); !more || c != '#' {
+						// An undefined macro that is the whole value
+						// (journal = IEEE_J_PROC from a file whose
+						// @string definitions were left out) keeps its
+						// name, the only hint of what it stood for.
+						v = name
+					}
+				}
+				parts = append(parts, v)
 			}
 			size += len(parts[len(parts)-1])
 		default:
@@ -509,13 +693,15 @@ var months = map[string]string{
 	"jul": "July", "aug": "August", "sep": "September", "oct": "October", "nov": "November", "dec": "December",
 }
 
-// lookup expands a macro; an undefined one is empty, as in BibTeX.
-func (r *Reader) lookup(name string) string {
-	name = strings.ToLower(name)
-	if v, ok := r.macros[name]; ok {
-		return v
+// lookup expands a macro; an undefined one is empty, as in BibTeX, and ok
+// is false.
+func (r *Reader) lookup(name string) (string, bool) {
+	key := strings.ToLower(name)
+	if v, ok := r.macros[key]; ok {
+		return v, true
 	}
-	return months[name]
+	m, ok := months[key]
+	return m, ok
 }
 
 // braced appends the text up to the brace that closes an already opened
@@ -595,7 +781,7 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 			return ""
 		}
 		used[name] = true
-		return decodeVerbatim(v)
+		return decodeVerbatim(unwrapGroup(v))
 	}
 	var rec biblio.Record
 	p := &rec.Paper
@@ -606,12 +792,19 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 	if v, ok := f["author"]; ok {
 		used["author"] = true
 		for _, a := range splitNames(v) {
-			p.Authors = append(p.Authors, decodeText(a, false))
+			n := bibName(a)
+			rec.Names = append(rec.Names, n)
+			p.Authors = append(p.Authors, n.Display())
 		}
 	}
 	year := text("year", "date")
 	if p.Year = parseYear(year); p.Year == 0 {
-		rec.Problem = biblio.NotAYear(year)
+		if msg := biblio.NotAYear(year); msg != "" {
+			rec.Warnings = append(rec.Warnings, msg)
+			// Kept in Extra, so an export writes it back as it was.
+			delete(used, "year")
+			delete(used, "date")
+		}
 	}
 	p.Volume = text("volume")
 	p.Issue = text("number", "issue")
@@ -639,7 +832,28 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 	}
 	rec.Type = kind(typ, arxiv, f)
 	used["pubstate"] = true
+	if p.URL == "" {
+		p.URL = verbatim("bdsk-url-1") // BibDesk keeps links there
+	}
+	if p.DOI == "" {
+		if d := research.NormalizeDOI(p.URL); d != "" && p.URL != strings.TrimSpace(d) {
+			// The RIS reader does the same with UR: both formats' readers
+			// must agree on a record's identifiers.
+			p.DOI = strings.TrimSpace(p.URL)
+		}
+	}
+	if p.ArxivID == "" {
+		if id := arxivFromURL(p.URL); id != "" {
+			p.ArxivID = id
+		}
+	}
 	p.Venue = text("journal", "journaltitle", "booktitle")
+	if rec.Type == biblio.Book && used["booktitle"] && p.Venue != "" {
+		// A book's venue is normally its publisher; one taken from
+		// booktitle stays in Extra too, so the Writer puts it back there
+		// rather than in a publisher field the book never had.
+		delete(used, "booktitle")
+	}
 	if p.Venue == "" {
 		switch rec.Type {
 		case biblio.Book:
@@ -649,18 +863,25 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 		case biblio.Report:
 			p.Venue = text("institution")
 		default:
-			if v := f["howpublished"]; strings.HasPrefix(strings.TrimSpace(v), `\url{`) {
+			if v := strings.TrimSpace(f["howpublished"]); strings.HasPrefix(v, `\url`) || strings.HasPrefix(v, `\href`) {
+				used["howpublished"] = true
 				if p.URL == "" {
-					p.URL = text("howpublished")
+					p.URL = linkTarget(v)
 				}
 			} else {
 				p.Venue = text("howpublished")
 			}
 		}
 	}
-	if v, ok := f["keywords"]; ok {
-		used["keywords"] = true
-		for _, k := range splitTop(v, func(s string, i int) int {
+	kwField := "keywords"
+	for _, alt := range []string{"keyword", "tags"} { // Springer's, Calibre's
+		if !f.has(kwField) && f.has(alt) {
+			kwField = alt
+		}
+	}
+	if v, ok := f[kwField]; ok {
+		used[kwField] = true
+		for _, k := range splitTop(unwrapGroup(v), func(s string, i int) int {
 			if s[i] == ',' || s[i] == ';' {
 				return 1
 			}
@@ -668,6 +889,7 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 		}) {
 			rec.Keywords = append(rec.Keywords, decodeText(k, false))
 		}
+		rec.Keywords = dedupe(rec.Keywords)
 	}
 	rec.Note = text("note")
 	rec.Extra = extra(typ, key, f, used)
@@ -675,7 +897,8 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 }
 
 // extra keeps the citation key, the entry type and every field not mapped
-// onto the paper (month, publisher, issn, file, ...), decoded.
+// onto the paper (month, publisher, issn, file, ...), decoded; the type
+// field goes under "genre".
 func extra(typ, key string, f fields, used map[string]bool) json.RawMessage {
 	m := make(map[string]string, len(f)-len(used)+2)
 	m["bibtex_type"] = typ
@@ -687,6 +910,12 @@ func extra(typ, key string, f fields, used map[string]bool) json.RawMessage {
 			m[name] = decodeText(v, false)
 		}
 	}
+	if t, ok := m["type"]; ok && !f.has("genre") {
+		// The type field ("Ph.D.", "Internet-Draft") is CSL's genre, and
+		// Quarry's library keeps its own "type" (the record's) in Extra.
+		delete(m, "type")
+		m["genre"] = t
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil
@@ -694,9 +923,54 @@ func extra(typ, key string, f fields, used map[string]bool) json.RawMessage {
 	return b
 }
 
+// dedupe drops repeated keywords (the same up to case and blanks), which
+// some exports write once per group or source.
+func dedupe(kws []string) []string {
+	seen := make(map[string]bool, len(kws))
+	out := kws[:0]
+	for _, k := range kws {
+		key := strings.ToLower(strings.Join(strings.Fields(k), " "))
+		if key != "" && seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, k)
+	}
+	return out
+}
+
+// linkTarget is the address of a \url{...} or \href{...}{...} value.
+func linkTarget(v string) string {
+	d := decoder{s: v}
+	for d.i < len(d.s) && d.s[d.i] != '{' {
+		d.i++
+	}
+	return strings.TrimSpace(decodeVerbatim(d.group()))
+}
+
+var arxivURLRE = regexp.MustCompile(`(?i)^https?://(www\.)?arxiv\.org/(abs|pdf)/([^?#]+?)(\.pdf)?$`)
+
+// arxivFromURL reads the arXiv ID from an arxiv.org address, as the RIS
+// reader does.
+func arxivFromURL(u string) string {
+	m := arxivURLRE.FindStringSubmatch(strings.TrimSpace(u))
+	if m == nil || !arxivIDRE.MatchString(m[3]) {
+		return ""
+	}
+	return m[3]
+}
+
+// bcRE finds a date before the common era: BibLaTeX's negative years
+// ("-0043") or a BC/BCE suffix.
+var bcRE = regexp.MustCompile(`(?i)^\s*-\s*\d|\d\s*(b\.?\s*c\.?(\s*e\.?)?|v\.?\s*chr\.?)(\W|$)`)
+
 // parseYear takes the first number of up to four digits ("2020", "2020-05",
-// "ca. 1850"); anything else is an unknown year.
+// "ca. 1850"); anything else, a year after 3000 and a date before the
+// common era (which Quarry's years cannot hold) are an unknown year.
 func parseYear(s string) int {
+	if bcRE.MatchString(s) {
+		return 0
+	}
 	start := strings.IndexAny(s, "0123456789")
 	if start < 0 {
 		return 0
@@ -709,6 +983,9 @@ func parseYear(s string) int {
 		return 0
 	}
 	y, _ := strconv.Atoi(s[start:end])
+	if y > 3000 {
+		return 0
+	}
 	return y
 }
 

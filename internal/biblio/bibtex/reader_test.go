@@ -39,10 +39,11 @@ func TestReadSamples(t *testing.T) {
 				Abstract: "Proteins fold into 3D structures. Here we review deep learning approaches.",
 				Keywords: []string{"deep learning", "protein folding"}},
 			// Zotero's plain export of an arXiv paper has no eprint field:
-			// it stays Misc, and the arXiv ID is only in the note.
+			// it stays Misc, and the arXiv ID comes from the arxiv.org URL
+			// (as the RIS reader takes it from UR).
 			{Line: 22, Type: biblio.Misc, Title: "Attention Is All You Need",
 				Authors: []string{"Ashish Vaswani", "Noam Shazeer"}, Year: 2017,
-				DOI: "10.48550/arXiv.1706.03762", URL: "http://arxiv.org/abs/1706.03762",
+				DOI: "10.48550/arXiv.1706.03762", ArxivID: "1706.03762", URL: "http://arxiv.org/abs/1706.03762",
 				Note: "arXiv:1706.03762 [cs]", Keywords: []string{"Computer Science - Computation and Language"}},
 			{Line: 34, Type: biblio.Chapter, Title: "A chapter on things", Authors: []string{"Jane Doe"},
 				Year: 2015, Venue: "Handbook of Things", Pages: "1-20"},
@@ -233,24 +234,135 @@ func TestReadFields(t *testing.T) {
 	require.Equal(t, "10.1000/ABC_1", p.DOI)
 	require.Equal(t, []string{"x", "y", "z"}, recs[0].Keywords)
 	require.Equal(t, biblio.Article, recs[0].Type)
-	require.JSONEq(t, `{"bibtex_key":"k","bibtex_type":"article","issn":"1234-5678"}`, string(recs[0].Extra))
+	require.JSONEq(t, `{"bibtex_key":"k","issn":"1234-5678"}`, string(recs[0].Extra), "@article is what the writer writes for an article: not kept")
 }
 
 // TestReaderReportsAYearThatIsNotOne: a year field that holds something
-// other than a year is reported with its line and value; "in press" is an
-// unknown year.
+// other than a year (a word, five digits, a date before the common era)
+// imports without a year and with a warning quoting the value; "in press"
+// is an unknown year without a warning (issue 22, item 7: the record was
+// dropped with a Problem before).
 func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 	t.Parallel()
 	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(`@article{a, title={Dated}, year={ca. 1850}}
 @article{b, title={Pending}, year={in press}}
 @article{c, title={Bad}, year={abc}}
 @article{d, title={Too long}, year={12345}}
+@article{e, title={Roman}, date={-0043-03-15}}
+@article{f, title={Unknown}, year={unknown}}
 `)))
-	require.Len(t, recs, 4)
+	require.Len(t, recs, 6)
 	require.Equal(t, 1850, recs[0].Paper.Year)
 	require.Empty(t, recs[1].Problem)
 	require.Zero(t, recs[1].Paper.Year)
+	require.Empty(t, recs[1].Warnings)
 	require.Equal(t, 3, recs[2].Line)
-	require.Equal(t, `year "abc" is not a year`, recs[2].Problem)
-	require.Equal(t, `year "12345" is not a year`, recs[3].Problem)
+	for i, want := range map[int]string{2: `year "abc" is not a year`, 3: `year "12345" is not a year`, 4: `year "-0043-03-15" is not a year`, 5: `year "unknown" is not a year`} {
+		require.Empty(t, recs[i].Problem, "the record imports")
+		require.Zero(t, recs[i].Paper.Year)
+		require.Equal(t, []string{want}, recs[i].Warnings)
+	}
+}
+
+// TestReaderKeepsTheNameSplit: the authors' split is the file's (issue 22,
+// item 1), read the way BibTeX reads names, and a braced name is an
+// organisation kept whole.
+func TestReaderKeepsTheNameSplit(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(`@article{a, title={T},
+  author = {Wong Kee Song, Louis M. and El Khoury, Rita and van de Walle, Jr, Jan and Ludwig van Beethoven and {National Nurses United} and Jason Van Hulse and M{\"u}ller, J{\"o}rg}}
+`)))
+	require.Len(t, recs, 1)
+	require.Equal(t, []biblio.Name{
+		{Last: "Wong Kee Song", First: "Louis M."},
+		{Last: "El Khoury", First: "Rita"},
+		{Last: "van de Walle", Suffix: "Jr", First: "Jan"},
+		{Last: "van Beethoven", First: "Ludwig"},
+		{Literal: "National Nurses United"},
+		{Last: "Hulse", First: "Jason Van"},
+		{Last: "Müller", First: "Jörg"},
+	}, recs[0].Names)
+	require.Equal(t, "Louis M. Wong Kee Song", recs[0].Paper.Authors[0])
+	require.Equal(t, "National Nurses United", recs[0].Paper.Authors[4])
+}
+
+// TestReaderWebOfScienceAndIdentifiers: Web of Science's double braces
+// (issue 22, item 5) and a DOI or arXiv ID in url (item 6: the RIS reader
+// takes them from UR).
+func TestReaderWebOfScienceAndIdentifiers(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(`@article{ ISI:000123,
+Author = {Smith, J.},
+Title = {{A study}},
+Year = {{2020}},
+DOI = {{10.1016/j.x.2020.01.001}},
+Keywords = {{alpha; beta gamma; delta}},
+}
+@misc{b, title={B}, url={http://dx.doi.org/10.1177/0022002798042001001}}
+@misc{c, title={C}, url={https://arxiv.org/abs/2101.00001v2}}
+`)))
+	require.Len(t, recs, 3)
+	require.Equal(t, "10.1016/j.x.2020.01.001", recs[0].Paper.DOI)
+	require.Equal(t, []string{"alpha", "beta gamma", "delta"}, recs[0].Keywords)
+	require.Equal(t, 2020, recs[0].Paper.Year)
+	require.Equal(t, "10.1177/0022002798042001001", recs[1].Paper.DOI)
+	require.Equal(t, "http://dx.doi.org/10.1177/0022002798042001001", recs[1].Paper.URL)
+	require.Equal(t, "2101.00001v2", recs[2].Paper.ArxivID)
+}
+
+// TestReaderResolvesCrossref: an entry inherits the fields of the entry its
+// crossref names, before or (as BibTeX wants) after it, records still come
+// in file order, and a crossref to a missing key is a warning (issue 22,
+// item 3: such a chapter was stored without year or venue).
+func TestReaderResolvesCrossref(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(`@inbook{ch1, title={Chapter One}, author={Doe, Jane}, crossref={BOOK}, pages={1--20}}
+@article{other, title={In between}, year={2001}}
+@book{book, title={The Book}, year={2004}, publisher={Kumarian Press}, volume={2}, editor={Roe, Richard}, doi={10.1/book}}
+@incollection{ch2, title={Chapter Two}, crossref={book}}
+@incollection{ch3, title={Orphan}, crossref={nowhere}}
+`)))
+	require.Len(t, recs, 5)
+	lines := []int{}
+	for _, r := range recs {
+		lines = append(lines, r.Line)
+	}
+	require.Equal(t, []int{1, 2, 3, 4, 5}, lines)
+	for _, ch := range []biblio.Record{recs[0], recs[3]} {
+		require.Equal(t, 2004, ch.Paper.Year, ch.Paper.Title)
+		require.Equal(t, "The Book", ch.Paper.Venue)
+		require.Equal(t, "2", ch.Paper.Volume)
+		require.Empty(t, ch.Paper.DOI, "a chapter does not take the book's DOI")
+		require.Contains(t, string(ch.Extra), `"publisher":"Kumarian Press"`)
+		require.Empty(t, ch.Warnings)
+	}
+	require.Equal(t, "1-20", recs[0].Paper.Pages)
+	require.Equal(t, []string{`crossref "nowhere": no entry with that key in the file; imported without the fields it would inherit`}, recs[4].Warnings)
+}
+
+// TestReaderCrossrefIsBounded: entries waiting for a crossref hold at most
+// the budget; past it the oldest is given up on with a warning.
+func TestReaderCrossrefIsBounded(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("@incollection{c, title={Waiting}, crossref={late}}\n")
+	for i := 0; i < 200; i++ {
+		b.WriteString("@misc{m, title={Filler " + strings.Repeat("x", 100) + "}}\n")
+	}
+	b.WriteString("@book{late, title={Late}, year={2000}}\n")
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())).WithLimits(biblio.Limits{MaxRecord: 1024}))
+	require.Len(t, recs, 202)
+	require.Zero(t, recs[0].Paper.Year)
+	require.Len(t, recs[0].Warnings, 1)
+	require.Contains(t, recs[0].Warnings[0], `crossref "late": not found within 4 KiB`)
+}
+
+// TestReaderKeepsAnUndefinedMacroAlone: a value that is only an undefined
+// macro keeps its name; inside a concatenation it is empty, as in BibTeX.
+func TestReaderKeepsAnUndefinedMacroAlone(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader("@article{k, title = {T} # undefined, journal = IEEE_J_PROC }\n")))
+	require.Len(t, recs, 1)
+	require.Equal(t, "T", recs[0].Paper.Title)
+	require.Equal(t, "IEEE_J_PROC", recs[0].Paper.Venue)
 }

@@ -2,8 +2,10 @@ package bibtex
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -37,15 +39,29 @@ func (w *Writer) Write(rec biblio.Record) error {
 	p := rec.Paper
 	b := &w.b
 	b.Reset()
+	extra := extraFields(rec.Extra)
 	typ, venueField := entryFor(rec.Type)
-	b.WriteString("@" + typ + "{" + w.key(rec) + ",\n")
+	if bt := extra["bibtex_type"]; fieldNameRE.MatchString(bt) && keepsType(bt, rec.Type) {
+		typ = bt // @inbook stays @inbook, @online stays @online
+	}
+	if venueField == "publisher" && (extra["publisher"] != "" && extra["publisher"] != p.Venue || extra["booktitle"] == p.Venue) {
+		venueField = "booktitle" // a book whose venue is not its publisher
+	}
+	key := extra["bibtex_key"]
+	if !keyRE.MatchString(key) || w.keys[key] {
+		key = w.key(rec)
+	}
+	w.keys[key] = true
+	b.WriteString("@" + typ + "{" + key + ",\n")
+	written := map[string]bool{}
 	field := func(name, value string) {
+		written[name] = true
 		if value != "" {
 			b.WriteString("  " + name + " = {" + value + "},\n")
 		}
 	}
 	field("title", escapeTitle(p.Title))
-	field("author", authorList(p.Authors))
+	field("author", authorList(rec))
 	if p.Year > 0 {
 		field("year", strconv.Itoa(p.Year))
 	}
@@ -77,9 +93,83 @@ func (w *Writer) Write(rec biblio.Record) error {
 	field("keywords", keywordList(rec.Keywords))
 	field("abstract", escape(p.Abstract))
 	field("note", escape(biblio.NoteField(rec.Mark, rec.Note)))
+	if g := extra["genre"]; g != "" && extra["type"] == "" {
+		field("type", escape(g)) // see extra in reader.go
+		written["genre"] = true
+	}
+	for _, name := range sortedKeys(extra) {
+		if !written[name] && !notWritten[name] && fieldNameRE.MatchString(name) {
+			field(name, escape(extra[name]))
+		}
+	}
 	b.WriteString("}\n\n")
 	_, err := w.w.WriteString(b.String())
 	return err
+}
+
+// notWritten are Extra keys the writer does not write as fields: where
+// the record came from (the entry type and key, used above) and what
+// Quarry's library keeps there for itself (type, keywords, mark, note:
+// written from the record). A crossref is written: the record already
+// holds what it inherited, and the reference reads back as it was.
+var notWritten = map[string]bool{
+	"bibtex_type": true, "bibtex_key": true, "type": true, "keywords": true, "mark": true, "note": true,
+}
+
+var (
+	fieldNameRE = regexp.MustCompile(`^[a-z][a-z0-9_:.+-]*$`)
+	keyRE       = regexp.MustCompile(`^[^\s,{}()"#%'=~\\]+$`)
+)
+
+// extraFields reads the string values of a record's Extra (a
+// JSON object), the fields another reader kept: publisher, isbn, editor,
+// address and the rest, so an export carries them back out.
+func extraFields(raw json.RawMessage) map[string]string {
+	if len(raw) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		// Only text: a number or list (a corpus's times_listed) would
+		// read back as text, a different value; the library keeps it on
+		// re-import (extra is merged), and BibTeX has no field for it.
+		if v, ok := v.(string); ok {
+			out[strings.ToLower(k)] = v
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// keepsType reports whether writing a record of type typ as @entry reads
+// back as typ: the same kind, or, for a preprint, an entry type the Reader
+// takes for one when it has an eprint or pubstate (as the Writer writes).
+func keepsType(entry, typ string) bool {
+	if typ == biblio.Preprint {
+		return entry == "article" || preprintCandidates[entry]
+	}
+	return typeOf(entry) == typ
+}
+
+// typeOf is the biblio type the Reader gives an entry type (without the
+// preprint rules).
+func typeOf(entry string) string {
+	if k, ok := entryKind[entry]; ok {
+		return k
+	}
+	return biblio.Misc
 }
 
 // entryFor names the entry type and the field that holds the venue.
@@ -105,11 +195,43 @@ func entryFor(typ string) (entry, venue string) {
 // key builds a citation key people can type (smith2020deep), unique within
 // this writer (smith2020deepa, ...b) so LaTeX can cite every entry.
 func (w *Writer) key(rec biblio.Record) string {
+	base := keyBase(rec)
+	k := base
+	for w.keys[k] {
+		w.next[base]++
+		k = base + suffix(w.next[base])
+	}
+	w.keys[k] = true
+	return k
+}
+
+// generatedKey reports whether key is one the Writer would make for rec
+// (its keyBase, with or without a disambiguating suffix), which the
+// Reader then does not keep: an export re-imported into the same library
+// reads as unchanged.
+func generatedKey(key string, rec biblio.Record) bool {
+	rest, ok := strings.CutPrefix(key, keyBase(rec))
+	return ok && strings.Trim(rest, "abcdefghijklmnopqrstuvwxyz") == ""
+}
+
+// keyBase is the citation key before disambiguation: the first author's
+// family name, the year and the title's first word.
+func keyBase(rec biblio.Record) string {
 	surname := "anon"
-	if len(rec.Paper.Authors) > 0 {
-		last := strings.Fields(biblio.ParseName(rec.Paper.Authors[0]).Last)
-		if len(last) > 0 {
-			if s := fold(last[len(last)-1], 20); s != "" {
+	if names := biblio.NamesOf(rec); len(names) > 0 {
+		// The first family name word that is not a particle: Wong Kee
+		// Song → wong, van Beethoven → beethoven, an organisation's
+		// first word.
+		n := names[0]
+		words := strings.Fields(n.Last)
+		if n.Literal != "" {
+			words = strings.Fields(n.Literal)
+		}
+		for len(words) > 1 && strings.ToLower(words[0]) == words[0] {
+			words = words[1:]
+		}
+		if len(words) > 0 {
+			if s := fold(words[0], 20); s != "" {
 				surname = s
 			}
 		}
@@ -125,14 +247,7 @@ func (w *Writer) key(rec biblio.Record) string {
 			break
 		}
 	}
-	base := surname + year + word
-	k := base
-	for w.keys[k] {
-		w.next[base]++
-		k = base + suffix(w.next[base])
-	}
-	w.keys[k] = true
-	return k
+	return surname + year + word
 }
 
 // suffix is 1→a, 26→z, 27→aa.
@@ -174,71 +289,61 @@ func fold(s string, limit int) string {
 
 var andWordRE = regexp.MustCompile(`(?i)(^|[ \t\n\r])and([ \t\n\r]|$)`)
 
-// orgWords mark a corporate author, written in braces as one name.
-var orgWords = map[string]bool{
-	"organization": true, "organisation": true, "association": true, "society": true,
-	"institute": true, "university": true, "consortium": true, "committee": true,
-	"group": true, "collaboration": true, "council": true, "agency": true,
-	"foundation": true, "network": true, "ministry": true, "department": true,
-	"team": true, "inc": true, "inc.": true, "ltd": true, "ltd.": true,
-	"corporation": true, "center": true, "centre": true, "alliance": true,
-	"federation": true, "commission": true, "office": true, "board": true,
-	"panel": true, "project": true, "investigators": true,
-}
-
-func isOrganisation(name string) bool {
-	words := strings.Fields(name)
-	if len(words) == 1 {
-		return true
-	}
-	for _, w := range words {
-		if orgWords[strings.ToLower(w)] {
-			return true
-		}
-	}
-	return false
-}
-
-// authorList writes names as "Last, First" joined by " and ". A name is
-// written in the first form that the Reader (with biblio.Finish) turns back
-// into exactly the same display name; organisations and single names go in
-// braces so BibTeX styles do not abbreviate them.
-func authorList(authors []string) string {
-	parts := make([]string, 0, len(authors))
-	for _, a := range authors {
-		if a = strings.TrimSpace(a); a != "" {
-			parts = append(parts, nameField(a))
+// authorList writes the record's authors as BibTeX names joined by " and
+// ": the file's split when the record has one (biblio.NamesOf), which
+// bibName reads back as the same split; without one, the guessed split
+// (organisations in braces, so BibTeX styles do not abbreviate them).
+func authorList(rec biblio.Record) string {
+	names := biblio.NamesOf(rec) // organisations guessed whole (biblio.GuessName)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		if f := nameField(n); f != "" {
+			parts = append(parts, f)
 		}
 	}
 	return strings.Join(parts, " and ")
 }
 
-func nameField(a string) string {
+// nameField writes one name: {Literal}, "Last, First" or "Last, Suffix,
+// First". Each part is written so that bibName reads it back whole: a
+// part holding the word "and" or a comma goes in braces, and a family name
+// of several words without a first name keeps its comma ("De Gaulle, ")
+// so it is not split into first and last.
+func nameField(n biblio.Name) string {
 	protect := func(s string) string {
-		if andWordRE.MatchString(s) || strings.EqualFold(s, "others") {
+		s = strings.Join(strings.Fields(s), " ")
+		if andWordRE.MatchString(s) || strings.Contains(s, ",") || strings.EqualFold(s, "others") {
 			return "{" + escape(s) + "}"
 		}
 		return escape(s)
 	}
-	inv := biblio.ParseName(a).Inverted()
-	if !isOrganisation(a) && biblio.DisplayName(inv) == a {
-		return protect(inv)
+	if lit := strings.Join(strings.Fields(n.Literal), " "); lit != "" {
+		return "{" + escape(lit) + "}"
 	}
-	if biblio.DisplayName(a) == a {
-		return "{" + escape(a) + "}"
+	last, first, suffix := protect(n.Last), protect(n.First), protect(n.Suffix)
+	switch {
+	case last == "" && first == "" && suffix == "":
+		return ""
+	case suffix != "":
+		return last + ", " + suffix + ", " + first
+	case first != "":
+		return last + ", " + first
+	case strings.Contains(last, " "):
+		return last + ","
+	default:
+		return last
 	}
-	return protect(inv)
 }
 
-// keywordList joins keywords with ", "; one containing a separator goes in
-// braces so the Reader does not split it.
+// keywordList joins keywords with ", "; a separator inside a keyword goes
+// in braces of its own ("a{,} b") so the Reader does not split there. The
+// whole keyword is not braced: a field that is one braced group is Web of
+// Science's {{a; b}}, which the Reader unwraps and splits.
 func keywordList(kws []string) string {
 	parts := make([]string, 0, len(kws))
 	for _, k := range kws {
 		e := escape(k)
-		if strings.ContainsAny(k, ",;") {
-			e = "{" + e + "}"
-		}
+		e = strings.ReplaceAll(strings.ReplaceAll(e, ",", "{,}"), ";", "{;}")
 		parts = append(parts, e)
 	}
 	return strings.Join(parts, ", ")

@@ -116,3 +116,87 @@ func TestKeysUnique(t *testing.T) {
 	require.Len(t, seen, 60)
 	require.True(t, seen["lee2000same"] && seen["lee2000samea"] && seen["lee2000sameaa"])
 }
+
+// TestWriterKeepsTheNameSplit: the writer writes the file's split
+// (biblio.NamesOf), not a guess from the display form, and reads it back
+// (issue 22, item 1: "Wong Kee Song, Louis M." came back as "Song, Louis
+// M. Wong Kee" and "National Nurses United" as "United, National Nurses").
+func TestWriterKeepsTheNameSplit(t *testing.T) {
+	t.Parallel()
+	names := []biblio.Name{
+		{Last: "Wong Kee Song", First: "Louis M."},
+		{Last: "Van de Walle", First: "Rik"},
+		{Last: "El Khoury", First: "Rita"},
+		{Literal: "National Nurses United"},
+		{Last: "Smith", First: "John", Suffix: "Jr."},
+		{Last: "De Gaulle"},
+		{Last: "Barnes and Noble", First: "X, Y"},
+	}
+	rec := biblio.Record{Type: biblio.Article, Paper: research.RawPaper{Title: "Names"}, Names: names}
+	biblio.Finish(&rec)
+	var b strings.Builder
+	w := NewWriter(&b)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.Contains(t, b.String(), "author = {Wong Kee Song, Louis M. and Van de Walle, Rik and El Khoury, Rita and {National Nurses United} and Smith, Jr., John and De Gaulle, and {Barnes and Noble}, {X, Y}}")
+	got := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())))
+	require.Len(t, got, 1)
+	require.Equal(t, names, got[0].Names)
+}
+
+// TestWriterKeepsExtraFields: the fields a reader kept in Extra (publisher,
+// ISBN, editor, address, the entry type and key) are written back and read
+// back the same (issue 22, item 6: they vanished on export).
+func TestWriterKeepsExtraFields(t *testing.T) {
+	t.Parallel()
+	extra := `{"bibtex_type":"inbook","bibtex_key":"doe2020ch","publisher":"Kumarian Press","isbn":"978-3-16-148410-0","editor":"Roe, Richard and Müller, Jörg","address":"Bloomfield, CT","edition":"2nd","month":"May","series":"Studies in {Things} & 50%"}`
+	rec := biblio.Record{Type: biblio.Chapter, Paper: research.RawPaper{Title: "A chapter", Year: 2020, Venue: "The Book"}, Extra: []byte(extra)}
+	biblio.Finish(&rec)
+	var b strings.Builder
+	w := NewWriter(&b)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.True(t, strings.HasPrefix(b.String(), "@inbook{doe2020ch,\n"), b.String())
+	got := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())))
+	require.Len(t, got, 1)
+	require.JSONEq(t, extra, string(got[0].Extra))
+	require.Equal(t, biblio.Chapter, got[0].Type)
+}
+
+// TestWriterKeepsAYearThatIsNotOne: a year field that gave a warning is
+// written back as it was, so a re-import warns again instead of silently
+// having no year.
+func TestWriterKeepsAYearThatIsNotOne(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader("@article{a, title={T}, year={unknown}}\n")))
+	require.Len(t, recs, 1)
+	var b strings.Builder
+	w := NewWriter(&b)
+	require.NoError(t, w.Write(recs[0]))
+	require.NoError(t, w.Close())
+	require.Contains(t, b.String(), "year = {unknown}")
+	back := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())))
+	require.Equal(t, recs[0].Warnings, back[0].Warnings)
+}
+
+// TestReimportAddsNothingToExtra: an export read back adds no bibtex_key or
+// bibtex_type to a record that had none, so re-importing a library's own
+// export into it reads as unchanged; a key or type of the file's own stays.
+func TestReimportAddsNothingToExtra(t *testing.T) {
+	t.Parallel()
+	recs := records(t)
+	var b strings.Builder
+	w := NewWriter(&b)
+	for _, r := range recs {
+		require.NoError(t, w.Write(r))
+	}
+	require.NoError(t, w.Close())
+	back := biblitest.ReadAll(t, NewReader(strings.NewReader(b.String())))
+	require.Len(t, back, len(recs))
+	for i, r := range back {
+		require.Empty(t, string(r.Extra), "record %d (%s)", i, recs[i].Paper.Title)
+	}
+	own := biblitest.ReadAll(t, NewReader(strings.NewReader("@inbook{myownkey, title={T}, author={Doe, Jane}, year={2020}}\n@incollection{doe2020t, title={T}, author={Doe, Jane}, year={2020}}\n")))
+	require.JSONEq(t, `{"bibtex_key":"myownkey","bibtex_type":"inbook"}`, string(own[0].Extra))
+	require.Empty(t, own[1].Extra)
+}

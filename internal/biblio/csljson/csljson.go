@@ -11,6 +11,12 @@
 // again in arbitrary JSON), so it ends the file with one Problem record for
 // the rest. Invalid UTF-8 inside strings is replaced with U+FFFD by
 // encoding/json.
+//
+// Names keep CSL's split (Record.Names); titles' rich-text markup becomes
+// plain text; variables the record has no field for go to Record.Extra
+// under the keys the BibTeX reader uses where they mean the same
+// (publisher, address, isbn, editor, ...; see extra.go) and are written
+// back, so an export re-imports without loss.
 package csljson
 
 import (
@@ -351,15 +357,17 @@ type name struct {
 	Literal  string `json:"literal,omitempty"`
 }
 
-func (n name) display() string {
-	if strings.TrimSpace(n.Literal) != "" {
-		return n.Literal
+// split is the name as biblio keeps it: the non-dropping particle ("van"
+// in van Gogh) joins the family name, the dropping one the given names.
+func (n name) split() biblio.Name {
+	if lit := strings.TrimSpace(n.Literal); lit != "" {
+		return biblio.Name{Literal: lit}
 	}
 	return biblio.Name{
 		Last:   strings.TrimSpace(n.Particle + " " + n.Family),
 		First:  strings.TrimSpace(n.Given + " " + n.Dropping),
-		Suffix: n.Suffix,
-	}.Display()
+		Suffix: strings.TrimSpace(n.Suffix),
+	}
 }
 
 // date is a CSL date: date-parts ([[2020, 5, 1]], numbers or strings),
@@ -398,9 +406,10 @@ func (d *date) year() (int, string) {
 	return 0, seen
 }
 
-// keywords reads CSL's keyword variable, a comma-separated string (as
-// Zotero writes its tags), or a list of strings some tools write instead.
-// A keyword that itself contains a comma cannot survive the string form.
+// keywords reads CSL's keyword variable: one string separated by
+// semicolons if it has any (keywords with commas, "Databases, Protein",
+// as Quarry writes them), by commas otherwise (as Zotero writes its tags),
+// or a list of strings some tools write instead.
 type keywords []string
 
 func (k *keywords) UnmarshalJSON(b []byte) error {
@@ -409,7 +418,11 @@ func (k *keywords) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
-		*k = strings.Split(s, ",")
+		sep := ","
+		if strings.Contains(s, ";") {
+			sep = ";"
+		}
+		*k = strings.Split(s, sep)
 		return nil
 	}
 	var list []string
@@ -432,10 +445,12 @@ func mapItem(raw []byte) (biblio.Record, *json.SyntaxError) {
 		}
 		return biblio.Record{Problem: itemProblem(err)}, nil
 	}
+	var all map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &all) // an object: item decoded
 	rec := biblio.Record{
 		Paper: research.RawPaper{
-			Title:    it.Title,
-			Venue:    it.ContainerTitle,
+			Title:    richText(it.Title),
+			Venue:    richText(it.ContainerTitle),
 			Volume:   string(it.Volume),
 			Issue:    string(it.Issue),
 			Pages:    string(it.Page),
@@ -449,15 +464,33 @@ func mapItem(raw []byte) (biblio.Record, *json.SyntaxError) {
 		Note:     it.Note,
 	}
 	var year string
-	if rec.Paper.Year, year = it.Issued.year(); rec.Paper.Year == 0 {
-		rec.Problem = biblio.NotAYear(year)
+	if rec.Paper.Year, year = it.Issued.year(); rec.Paper.Year == 0 || rec.Paper.Year < 0 || rec.Paper.Year > 3000 {
+		if rec.Paper.Year != 0 {
+			year = strconv.Itoa(rec.Paper.Year) // BC (negative) or far future
+		}
+		rec.Paper.Year = 0
+		if msg := biblio.NotAYear(year); msg != "" {
+			rec.Warnings = append(rec.Warnings, msg)
+		}
 	}
 	for _, a := range it.Author {
-		rec.Paper.Authors = append(rec.Paper.Authors, a.display())
+		n := a.split()
+		rec.Names = append(rec.Names, n)
+		rec.Paper.Authors = append(rec.Paper.Authors, n.Display())
 	}
-	if id, ok := cutArxiv(string(it.Number)); ok {
+	publisherIsVenue := false
+	if rec.Paper.Venue == "" && publishedBy[rec.Type] {
+		// A book's, thesis's or report's venue is its publisher (the
+		// university, the institution), as the BibTeX reader has it; it
+		// is then not kept in Extra too, and the writer writes it back.
+		rec.Paper.Venue = strings.TrimSpace(it.Publisher)
+		publisherIsVenue = rec.Paper.Venue != ""
+	}
+	id, arxiv := cutArxiv(string(it.Number))
+	if arxiv {
 		rec.Paper.ArxivID = id
 	}
+	rec.Extra = readExtra(all, it, arxiv, len(rec.Warnings) > 0, publisherIsVenue)
 	biblio.Finish(&rec)
 	return rec, nil
 }
@@ -512,6 +545,9 @@ func readType(it item) string {
 	return biblio.Misc
 }
 
+// publishedBy are the types whose venue is their publisher.
+var publishedBy = map[string]bool{biblio.Book: true, biblio.Thesis: true, biblio.Report: true}
+
 // cslTypes is readType's inverse for the writer.
 var cslTypes = map[string]string{
 	biblio.Article:    "article-journal",
@@ -537,12 +573,58 @@ type outItem struct {
 	Issue          string `json:"issue,omitempty"`
 	Page           string `json:"page,omitempty"`
 	Number         string `json:"number,omitempty"`
+	Publisher      string `json:"publisher,omitempty"`
 	Abstract       string `json:"abstract,omitempty"`
 	DOI            string `json:"DOI,omitempty"`
 	PMID           string `json:"PMID,omitempty"`
 	URL            string `json:"URL,omitempty"`
-	Keyword        string `json:"keyword,omitempty"`
+	Keyword        any    `json:"keyword,omitempty"`
 	Note           string `json:"note,omitempty"`
+}
+
+// keys are the variables the item writes, which Extra must not repeat.
+func (it outItem) keys() map[string]bool {
+	k := map[string]bool{"id": true, "title": true, "type": true, "author": true, "keyword": true, "note": true, "issued": it.Issued != nil}
+	for name, v := range map[string]string{"genre": it.Genre, "container-title": it.ContainerTitle, "volume": it.Volume, "publisher": it.Publisher,
+		"issue": it.Issue, "page": it.Page, "number": it.Number, "abstract": it.Abstract, "DOI": it.DOI, "PMID": it.PMID, "URL": it.URL} {
+		if v != "" {
+			k[name] = true
+		}
+	}
+	return k
+}
+
+// keywordValue writes keywords as CSL's one string: joined with ", " as
+// Zotero does, or with "; " when a keyword holds a comma (the reader then
+// splits at semicolons); a single keyword with a comma, or keywords with
+// both separators, can only be a list.
+func keywordValue(kws []string) any {
+	if len(kws) == 0 {
+		return nil
+	}
+	comma, semi := false, false
+	for _, k := range kws {
+		comma = comma || strings.Contains(k, ",")
+		semi = semi || strings.Contains(k, ";")
+	}
+	switch {
+	case !comma && !semi:
+		return strings.Join(kws, ", ")
+	case comma && !semi && len(kws) > 1:
+		return strings.Join(kws, "; ")
+	}
+	return kws
+}
+
+// extraType is the CSL type the reader kept in Extra.
+func extraType(raw json.RawMessage) string {
+	var e struct {
+		Type string `json:"csl_type"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &e) != nil {
+		return ""
+	}
+	return e.Type
 }
 
 // Writer writes a CSL-JSON array one item per line, so large exports
@@ -571,11 +653,28 @@ func (w *Writer) Write(rec biblio.Record) error {
 		ID: p.ID, Type: cslTypes[rec.Type], Title: p.Title, ContainerTitle: p.Venue,
 		Volume: p.Volume, Issue: p.Issue, Page: p.Pages, Abstract: p.Abstract,
 		DOI: p.DOI, PMID: p.PMID, URL: p.URL,
-		Keyword: strings.Join(rec.Keywords, ", "),
+		Keyword: keywordValue(rec.Keywords),
 		Note:    biblio.NoteField(rec.Mark, rec.Note),
+	}
+	if t := extraType(rec.Extra); t != "" && readType(item{Type: t, Genre: it.Genre}) == rec.Type {
+		it.Type = t // article-magazine stays article-magazine
 	}
 	if it.ID == "" {
 		it.ID = fmt.Sprintf("item-%d", w.n)
+	}
+	if publishedBy[rec.Type] {
+		// The venue is the publisher (see mapItem) unless Extra has
+		// another publisher, which extraVars writes.
+		var e struct {
+			Publisher *string `json:"publisher"`
+		}
+		_ = json.Unmarshal(rec.Extra, &e)
+		switch {
+		case e.Publisher == nil:
+			it.Publisher, it.ContainerTitle = p.Venue, ""
+		case *e.Publisher == p.Venue:
+			it.ContainerTitle = ""
+		}
 	}
 	if rec.Type == biblio.Preprint {
 		it.Genre = "preprint"
@@ -586,9 +685,8 @@ func (w *Writer) Write(rec biblio.Record) error {
 	if p.Year != 0 {
 		it.Issued = &date{DateParts: [][]biblio.FlexString{{biblio.FlexString(strconv.Itoa(p.Year))}}}
 	}
-	for _, a := range p.Authors {
-		n := biblio.ParseName(a)
-		it.Author = append(it.Author, name{Family: n.Last, Given: n.First, Suffix: n.Suffix})
+	for _, n := range biblio.NamesOf(rec) {
+		it.Author = append(it.Author, name{Family: n.Last, Given: n.First, Suffix: n.Suffix, Literal: n.Literal})
 	}
 	w.buf.Reset()
 	if w.n == 1 {
@@ -600,6 +698,11 @@ func (w *Writer) Write(rec biblio.Record) error {
 		return fmt.Errorf("csljson: write: %w", err)
 	}
 	w.buf.Truncate(w.buf.Len() - 1) // Encode's newline: the separator comes first
+	if vars := extraVars(rec.Extra, it.keys()); len(vars) > 0 {
+		w.buf.Truncate(w.buf.Len() - 1) // the closing brace
+		w.buf.Write(vars)
+		w.buf.WriteByte('}')
+	}
 	if _, err := w.w.Write(w.buf.Bytes()); err != nil {
 		return fmt.Errorf("csljson: write: %w", err)
 	}

@@ -1,6 +1,7 @@
 package csljson_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -11,17 +12,16 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
+	"quarry/internal/biblio/bibtex"
 	"quarry/internal/biblio/csljson"
 	"quarry/internal/research"
 )
 
 // format is CSL-JSON for the shared harness. Several items may share a
-// line, and CSL's keyword variable is one comma-separated string, so a
-// keyword with a comma comes back split.
+// line. Keywords with commas come back whole (issue 22, item 9: they came
+// back split at the commas).
 func format() biblitest.Format {
-	f := biblitest.New(csljson.NewReader, csljson.NewWriter)
-	f.Carried = biblitest.KeywordsSplitOn(",")
-	return f
+	return biblitest.New(csljson.NewReader, csljson.NewWriter)
 }
 
 func TestReaderZoteroExport(t *testing.T) {
@@ -29,6 +29,9 @@ func TestReaderZoteroExport(t *testing.T) {
 	recs := format().ReadFile(t, "zotero.json")
 	require.Len(t, recs, 8)
 
+	first := recs[0]
+	require.NotEmpty(t, first.Extra, "what the record has no field for is kept")
+	first.Extra = nil
 	require.Equal(t, biblio.Record{
 		Line: 2,
 		Paper: research.RawPaper{
@@ -41,9 +44,10 @@ func TestReaderZoteroExport(t *testing.T) {
 			ArxivID:  "1706.03762",
 			URL:      "http://arxiv.org/abs/1706.03762",
 		},
-		Type: biblio.Preprint,
-		Note: "arXiv:1706.03762 [cs]",
-	}, recs[0])
+		Type:  biblio.Preprint,
+		Note:  "arXiv:1706.03762 [cs]",
+		Names: []biblio.Name{{Last: "Vaswani", First: "Ashish"}, {Last: "Shazeer", First: "Noam"}},
+	}, first)
 
 	chapter := recs[1]
 	require.Equal(t, biblio.Chapter, chapter.Type)
@@ -176,8 +180,10 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(format().FuzzRoundTrip)
 }
 
-// TestReaderReportsAYearThatIsNotOne: an issued date that holds no year is
-// reported with the value; a literal "n.d." is an unknown year.
+// TestReaderReportsAYearThatIsNotOne: an item whose issued date holds no
+// year (or a year before the common era) imports without one and with a
+// warning quoting the value; a literal "n.d." is an unknown year without
+// one (issue 22, item 7: such items were dropped with a Problem).
 func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 	t.Parallel()
 	recs := format().Read(t, []byte(`[
@@ -186,17 +192,21 @@ func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 {"type":"article-journal","title":"Undated","issued":{"literal":"n.d."}},
 {"type":"article-journal","title":"Bad parts","issued":{"date-parts":[["abc"]]}},
 {"type":"article-journal","title":"Bad raw","issued":{"raw":"someday"}},
-{"type":"article-journal","title":"Huge","issued":{"date-parts":[[10000000]]}}
+{"type":"article-journal","title":"Huge","issued":{"date-parts":[[10000000]]}},
+{"type":"article-journal","title":"Caesar","issued":{"date-parts":[[-44, 3, 15]]}}
 ]`))
-	require.Len(t, recs, 6)
+	require.Len(t, recs, 7)
 	require.Equal(t, 2020, recs[0].Paper.Year)
 	require.Equal(t, 2019, recs[1].Paper.Year)
 	require.Empty(t, recs[2].Problem)
 	require.Zero(t, recs[2].Paper.Year)
+	require.Empty(t, recs[2].Warnings)
 	require.Equal(t, 5, recs[3].Line)
-	require.Equal(t, `year "abc" is not a year`, recs[3].Problem)
-	require.Equal(t, `year "someday" is not a year`, recs[4].Problem)
-	require.Equal(t, `year "10000000" is not a year`, recs[5].Problem)
+	for i, want := range map[int]string{3: `year "abc" is not a year`, 4: `year "someday" is not a year`, 5: `year "10000000" is not a year`, 6: `year "-44" is not a year`} {
+		require.Empty(t, recs[i].Problem, "the record imports")
+		require.Zero(t, recs[i].Paper.Year)
+		require.Equal(t, []string{want}, recs[i].Warnings)
+	}
 }
 
 // TestReaderSkipsAnItemOverTheRecordLimit: an item longer than
@@ -241,5 +251,149 @@ func TestReaderSkipsAnItemWithAFieldOverTheLineLimit(t *testing.T) {
 		require.Contains(t, recs[1].Problem, "(the field limit)")
 		require.Contains(t, recs[1].Problem, biblio.Size(int64(max)))
 		require.Equal(t, "ok", recs[2].Paper.Title)
+	}
+}
+
+// TestNamesKeepTheirSplit: CSL's family/given/suffix/particles/literal
+// become Record.Names and the writer writes them back, not a guess from
+// the display form (issue 22, item 1).
+func TestNamesKeepTheirSplit(t *testing.T) {
+	t.Parallel()
+	recs := format().Read(t, []byte(`[{"type":"article-journal","title":"T","author":[
+{"family":"Wong Kee Song","given":"Louis M."},
+{"family":"Walle","non-dropping-particle":"Van de","given":"Rik"},
+{"family":"King","given":"Martin Luther","suffix":"Jr."},
+{"literal":"National Nurses United"}]}]`))
+	require.Len(t, recs, 1)
+	want := []biblio.Name{
+		{Last: "Wong Kee Song", First: "Louis M."},
+		{Last: "Van de Walle", First: "Rik"},
+		{Last: "King", First: "Martin Luther", Suffix: "Jr."},
+		{Literal: "National Nurses United"},
+	}
+	require.Equal(t, want, recs[0].Names)
+	var b strings.Builder
+	w := csljson.NewWriter(&b)
+	require.NoError(t, w.Write(recs[0]))
+	require.NoError(t, w.Close())
+	require.Contains(t, b.String(), `{"family":"Wong Kee Song","given":"Louis M."}`)
+	require.Contains(t, b.String(), `{"literal":"National Nurses United"}`)
+	back := format().Read(t, []byte(b.String()))
+	require.Equal(t, want, back[0].Names)
+}
+
+// TestRichTextTitles: CSL's HTML-like markup in titles becomes text, sub-
+// and superscripts Unicode (issue 22, item 9).
+func TestRichTextTitles(t *testing.T) {
+	t.Parallel()
+	recs := format().Read(t, []byte(`[{"title":"Growth of Cu<sub>2</sub>O on <i>Si</i>(001) at 10<sup>-3</sup> Pa &amp; <span class=\"nocase\">pH</span> <b>7</b>","container-title":"<i>Nature</i>"}]`))
+	require.Len(t, recs, 1)
+	require.Equal(t, "Growth of Cu₂O on Si(001) at 10⁻³ Pa & pH 7", recs[0].Paper.Title)
+	require.Equal(t, "Nature", recs[0].Paper.Venue)
+}
+
+// TestExtraRoundTrip: publisher, ISBN, editor, place and the other
+// variables a record has no field for are kept in Extra and written back,
+// whether they came from CSL-JSON or (under BibTeX's names) from BibTeX
+// (issue 22, item 6).
+func TestExtraRoundTrip(t *testing.T) {
+	t.Parallel()
+	magazine := format().Read(t, []byte(`[{"type":"article-magazine","title":"M"}]`))
+	require.JSONEq(t, `{"csl_type":"article-magazine"}`, string(magazine[0].Extra), "a type the writer would not give back is kept")
+	in := `[{"id":"x","type":"book","title":"A book","publisher":"Springer","publisher-place":"Heidelberg","ISBN":"978-3-642-32156-6","collection-title":"Lecture notes","edition":"2","language":"en","editor":[{"family":"Roe","given":"Richard"}],"number-of-pages":"206","accessed":{"date-parts":[[2020,1,2]]},"translator":[{"family":"Doe","given":"Jane"}]}]`
+	recs := format().Read(t, []byte(in))
+	require.Len(t, recs, 1)
+	// The publisher is the book's venue; the type is the one the writer
+	// writes for a book: neither is repeated in Extra.
+	require.Equal(t, "Springer", recs[0].Paper.Venue)
+	require.JSONEq(t, `{"address":"Heidelberg","isbn":"978-3-642-32156-6","series":"Lecture notes","edition":"2","language":"en","editor":"Roe, Richard","number-of-pages":"206","accessed":{"date-parts":[[2020,1,2]]},"translator":[{"family":"Doe","given":"Jane"}]}`, string(recs[0].Extra))
+	var b strings.Builder
+	w := csljson.NewWriter(&b)
+	require.NoError(t, w.Write(recs[0]))
+	require.NoError(t, w.Close())
+	back := format().Read(t, []byte(b.String()))
+	require.JSONEq(t, string(recs[0].Extra), string(back[0].Extra))
+
+	// From BibTeX: its field names, the editor as text.
+	rec := biblio.Record{Type: biblio.Chapter, Paper: research.RawPaper{Title: "Ch", Venue: "Book"},
+		Extra: []byte(`{"bibtex_type":"incollection","bibtex_key":"k1","publisher":"Kumarian Press","address":"Bloomfield","isbn":"1","editor":"Roe, Richard and Müller, Jörg","file":"a.pdf"}`)}
+	biblio.Finish(&rec)
+	b.Reset()
+	w = csljson.NewWriter(&b)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	out := b.String()
+	require.Contains(t, out, `"citation-key":"k1"`)
+	require.Contains(t, out, `"editor":[{"family":"Roe","given":"Richard"},{"family":"Müller","given":"Jörg"}]`)
+	require.Contains(t, out, `"publisher":"Kumarian Press","publisher-place":"Bloomfield"`)
+	require.NotContains(t, out, "a.pdf", "BibTeX's file has no CSL variable")
+}
+
+// TestKeywordsWithCommasRoundTrip: a keyword holding a comma comes back
+// whole (issue 22, item 9: "Databases, Protein" came back as two).
+func TestKeywordsWithCommasRoundTrip(t *testing.T) {
+	t.Parallel()
+	for _, kws := range [][]string{{"Databases, Protein", "Humans"}, {"Databases, Protein"}, {"a; b", "c, d"}, {"x", "y"}} {
+		rec := biblio.Record{Paper: research.RawPaper{Title: "T"}, Keywords: kws}
+		biblio.Finish(&rec)
+		var b strings.Builder
+		w := csljson.NewWriter(&b)
+		require.NoError(t, w.Write(rec))
+		require.NoError(t, w.Close())
+		back := format().Read(t, []byte(b.String()))
+		require.Equal(t, kws, back[0].Keywords, b.String())
+	}
+}
+
+// TestBibTeXThroughCSLJSON: a BibTeX record exported as CSL-JSON and back
+// to BibTeX keeps its split names, publisher, place, ISBN, editor and
+// citation key (issue 22, item 6).
+func TestBibTeXThroughCSLJSON(t *testing.T) {
+	t.Parallel()
+	in := `@book{doe2020, title={A Book}, author={Wong Kee Song, Louis M. and {National Nurses United}}, year={2020},
+  publisher={Kumarian Press}, address={Bloomfield, CT}, isbn={978-3-16-148410-0}, editor={Roe, Richard}, edition={2}, series={Studies}}
+`
+	recs := biblitest.ReadAll(t, bibtex.NewReader(strings.NewReader(in)))
+	require.Len(t, recs, 1)
+	var c strings.Builder
+	w := csljson.NewWriter(&c)
+	require.NoError(t, w.Write(recs[0]))
+	require.NoError(t, w.Close())
+	mid := format().Read(t, []byte(c.String()))
+	require.Len(t, mid, 1)
+	require.Equal(t, recs[0].Names, mid[0].Names)
+	var b strings.Builder
+	bw := bibtex.NewWriter(&b)
+	require.NoError(t, bw.Write(mid[0]))
+	require.NoError(t, bw.Close())
+	back := biblitest.ReadAll(t, bibtex.NewReader(strings.NewReader(b.String())))
+	require.Len(t, back, 1)
+	require.Equal(t, biblio.Comparable(recs[0]), biblio.Comparable(back[0]))
+	require.Equal(t, recs[0].Names, back[0].Names)
+	var want, got map[string]any
+	require.NoError(t, json.Unmarshal(recs[0].Extra, &want))
+	require.NoError(t, json.Unmarshal(back[0].Extra, &got))
+	for _, k := range []string{"address", "isbn", "editor", "edition", "series", "bibtex_key"} {
+		require.Equal(t, want[k], got[k], k)
+	}
+	require.Equal(t, "Kumarian Press", back[0].Paper.Venue)
+}
+
+// TestReimportAddsNothingToExtra: an export read back adds nothing to
+// Extra (no csl_type, no publisher beside the venue), so re-importing a
+// library's own export into it reads as unchanged.
+func TestReimportAddsNothingToExtra(t *testing.T) {
+	t.Parallel()
+	recs := biblitest.Corpus(t)
+	var b strings.Builder
+	w := csljson.NewWriter(&b)
+	for _, r := range recs {
+		require.NoError(t, w.Write(r))
+	}
+	require.NoError(t, w.Close())
+	back := format().Read(t, []byte(b.String()))
+	require.Len(t, back, len(recs))
+	for i, r := range back {
+		require.Empty(t, string(r.Extra), "record %d (%s)", i, recs[i].Paper.Title)
 	}
 }

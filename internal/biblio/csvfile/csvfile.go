@@ -355,7 +355,7 @@ func (r *Reader) mapRow(row []string) biblio.Record {
 	rec.Note = get("note")
 	if p.Year == 0 {
 		if w := biblio.NotAYear(year); w != "" {
-			rec.Warnings = append(rec.Warnings, w+"; imported without a year")
+			rec.Warnings = append(rec.Warnings, w)
 		}
 	}
 	biblio.Finish(&rec)

@@ -132,7 +132,7 @@ func TestReaderMissingFields(t *testing.T) {
 	require.Empty(t, recs[2].Problem, "a short row is read as far as it goes")
 	require.Equal(t, "Short row", recs[2].Paper.Title)
 	require.Zero(t, recs[3].Paper.Year)
-	require.Equal(t, []string{"year 9999 out of range; imported without a year"}, recs[4].Warnings)
+	require.Equal(t, []string{"year 9999 out of range"}, recs[4].Warnings)
 	require.Equal(t, []string{"Jane Doe"}, recs[5].Paper.Authors)
 	require.Equal(t, 7, recs[5].Line)
 }
@@ -347,7 +347,7 @@ func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 	require.Equal(t, 5, recs[3].Line)
 	require.Empty(t, recs[3].Problem)
 	require.Equal(t, "Bad", recs[3].Paper.Title)
-	require.Equal(t, []string{`year "abc" is not a year; imported without a year`}, recs[3].Warnings)
+	require.Equal(t, []string{`year "abc" is not a year`}, recs[3].Warnings)
 }
 
 // TestNamesAndBibliographicFieldsRoundTrip: the authors' split (a family

@@ -227,7 +227,7 @@ func MapLine(line []byte) biblio.Record {
 	}
 	if p.Year == 0 {
 		if w := biblio.NotAYear(raw.Year.text); w != "" {
-			rec.Warnings = append(rec.Warnings, w+"; imported without a year")
+			rec.Warnings = append(rec.Warnings, w)
 		}
 	}
 	biblio.Finish(&rec)

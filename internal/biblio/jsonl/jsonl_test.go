@@ -89,10 +89,10 @@ func TestMapLine(t *testing.T) {
 		{"MissingTitle", `{"arxiv_id":"2501.1","categories":["cs.AI"],"title":"  "}`, "", "", "", "missing title", ""},
 		{"NotAnObject", `[1,2,3]`, "", "", "", "malformed JSON", ""},
 		{"TitleWrongType", `{"title": 5}`, "", "", "", "malformed JSON", ""},
-		{"YearOutOfRange", `{"title":"Far future","year":30000}`, "", "", "", "", "year 30000 out of range; imported without a year"},
-		{"YearNotAYear", `{"title":"Bad year","year":"abc"}`, "", "", "", "", `year "abc" is not a year; imported without a year`},
-		{"YearWrongType", `{"title":"Bad year","year":true}`, "", "", "", "", `year "true" is not a year; imported without a year`},
-		{"YearHuge", `{"title":"Bad year","year":1e12}`, "", "", "", "", `year "1e12" is not a year; imported without a year`},
+		{"YearOutOfRange", `{"title":"Far future","year":30000}`, "", "", "", "", "year 30000 out of range"},
+		{"YearNotAYear", `{"title":"Bad year","year":"abc"}`, "", "", "", "", `year "abc" is not a year`},
+		{"YearWrongType", `{"title":"Bad year","year":true}`, "", "", "", "", `year "true" is not a year`},
+		{"YearHuge", `{"title":"Bad year","year":1e12}`, "", "", "", "", `year "1e12" is not a year`},
 		{"YearDateString", `{"title":"Dated","year":"2021-05-01","doi":"10.1/d"}`, "doi:10.1/d", "", "", "", ""},
 		{"YearUndated", `{"title":"Undated","year":"n.d.","doi":"10.1/u"}`, "doi:10.1/u", "", "", "", ""},
 		{"YearNull", `{"title":"No year","year":null,"doi":"10.1/n"}`, "doi:10.1/n", "", "", "", ""},
@@ -217,5 +217,5 @@ func TestMapLineYears(t *testing.T) {
 	require.Equal(t, 2, recs[1].Line)
 	require.Empty(t, recs[1].Problem)
 	require.Zero(t, recs[1].Paper.Year)
-	require.Equal(t, []string{`year "abc" is not a year; imported without a year`}, recs[1].Warnings)
+	require.Equal(t, []string{`year "abc" is not a year`}, recs[1].Warnings)
 }
