@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"quarry/internal/biblio"
@@ -25,14 +26,25 @@ func NewWriter(w io.Writer) *Writer {
 // if they have fields; callers filter them.
 func (w *Writer) Write(rec biblio.Record) error {
 	p := rec.Paper
+	extra := biblio.ExtraFields(rec)
 	ty := typeToRIS[rec.Type]
 	if ty == "" {
 		ty = "GEN"
 	}
+	if orig := extra["ris_TY"]; orig != "" && sameType(orig, rec.Type) {
+		ty = orig
+	}
 	w.field("TY", ty)
 	w.field("TI", p.Title)
-	for _, a := range p.Authors {
-		w.field("AU", biblio.ParseName(a).Inverted())
+	for _, n := range biblio.NamesOf(rec) {
+		w.field("AU", n.Inverted())
+	}
+	editorTag := "ED"
+	if rec.Type == biblio.Chapter || rec.Type == biblio.Conference {
+		editorTag = "A2"
+	}
+	for _, n := range biblio.SplitEditors(extra[biblio.ExtraEditor]) {
+		w.field(editorTag, n.Inverted())
 	}
 	if p.Year > 0 {
 		w.field("PY", fmt.Sprintf("%04d", p.Year))
@@ -60,10 +72,50 @@ func (w *Writer) Write(rec biblio.Record) error {
 	for _, k := range rec.Keywords {
 		w.field("KW", k)
 	}
+	w.field("PB", extra[biblio.ExtraPublisher])
+	w.field("CY", extra[biblio.ExtraAddress])
+	w.field("ET", extra[biblio.ExtraEdition])
+	w.field("LA", extra[biblio.ExtraLanguage])
+	w.field("SN", extra[biblio.ExtraISBN])
+	w.field("SN", extra[biblio.ExtraISSN])
+	w.extraTags(extra, p.PMID != "" && digits.MatchString(p.PMID))
 	w.field("N1", biblio.NoteField(rec.Mark, rec.Note))
 	w.line("ER  - ")
 	w.line("")
 	return w.err
+}
+
+// extraTags writes back the tags a RIS reader kept in Extra ("ris_M3"),
+// sorted, one tag a line of the kept value (repeated tags were kept a line
+// apart).
+func (w *Writer) extraTags(extra map[string]string, wroteDB bool) {
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		tag, ok := strings.CutPrefix(k, "ris_")
+		if !ok || len(tag) != 2 || tag == "TY" || tag == "ER" || (tag == "DB" && wroteDB) {
+			continue
+		}
+		if _, _, isTag := isTagLine(tag + "  - "); !isTag {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range strings.Split(extra[k], "\n") {
+			w.field(k[4:], v)
+		}
+	}
+}
+
+// sameType tells whether a TY code read from a file still fits the
+// record's type, so the writer can give the file's code back (EJOUR, not
+// JOUR) unless the type was changed since.
+func sameType(ty, typ string) bool {
+	if t, ok := risToType[ty]; ok {
+		return t == typ
+	}
+	return typ == biblio.Misc
 }
 
 // Close flushes buffered output; it does not close the underlying writer.
