@@ -225,14 +225,14 @@ func (s *PeerScore) compare(where string, it PeerItem, r biblio.Record) {
 		if c.FieldMode == 1 {
 			want = append(want, "literal:"+c.LastName)
 		} else {
-			want = append(want, c.LastName+" | "+c.FirstName)
+			want = append(want, c.LastName+" | "+initials(c.FirstName))
 		}
 	}
 	for _, n := range biblio.NamesOf(r) {
 		if n.Literal != "" {
 			got = append(got, "literal:"+n.Literal)
 		} else {
-			got = append(got, strings.TrimSpace(n.Last+" "+n.Suffix)+" | "+n.First)
+			got = append(got, strings.TrimSpace(n.Last+" "+n.Suffix)+" | "+initials(n.First))
 		}
 	}
 	if len(want) > 0 {
@@ -263,17 +263,31 @@ func (s *PeerScore) compare(where string, it PeerItem, r biblio.Record) {
 		if json.Unmarshal(t, &o) != nil {
 			_ = json.Unmarshal(t, &o.Tag)
 		}
-		tags = append(tags, norm(o.Tag))
+		tags = append(tags, heading(o.Tag))
 	}
 	if len(tags) > 0 {
 		var kws []string
 		for _, k := range r.Keywords {
-			kws = append(kws, norm(k))
+			kws = append(kws, heading(k))
 		}
 		sort.Strings(tags)
 		sort.Strings(kws)
 		check("keywords", strings.Join(tags, "; "), strings.Join(kws, "; "))
 	}
+}
+
+// initials writes "M J" and "M. J." alike: Zotero adds the periods
+// PubMed leaves out, which changes no name.
+func initials(s string) string { return strings.Join(strings.Fields(strings.ReplaceAll(s, ".", " ")), " ") }
+
+// heading compares a MeSH heading by its descriptor: Quarry keeps
+// "Brain" of "Brain/*enzymology" (the subheadings and the major-topic
+// star are not kept, see package medline), Zotero keeps it whole.
+func heading(k string) string {
+	if i := strings.IndexByte(k, '/'); i >= 0 {
+		k = k[:i]
+	}
+	return norm(strings.ReplaceAll(k, "*", ""))
 }
 
 func first(xs ...string) string {
