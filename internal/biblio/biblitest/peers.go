@@ -248,7 +248,7 @@ func (s *PeerScore) compare(where string, it PeerItem, r biblio.Record) {
 	check("venue", first(it.PublicationTitle, it.ProceedingsTitle, it.BookTitle), p.Venue)
 	check("volume", it.Volume, p.Volume)
 	check("issue", it.Issue, p.Issue)
-	check("pages", it.Pages, p.Pages)
+	check("pages", fullPages(it.Pages), fullPages(p.Pages))
 	check("doi", doiPref.ReplaceAllString(strings.TrimSpace(it.DOI), ""), p.DOI)
 	if m := pmidOf.FindStringSubmatch(it.Extra); m != nil {
 		check("pmid", m[1], p.PMID)
@@ -274,6 +274,19 @@ func (s *PeerScore) compare(where string, it PeerItem, r biblio.Record) {
 		sort.Strings(kws)
 		check("keywords", strings.Join(tags, "; "), strings.Join(kws, "; "))
 	}
+}
+
+var pageSpan = regexp.MustCompile(`^(\d+)-(\d+)$`)
+
+// fullPages writes out an abbreviated end page, so "475-82" (PubMed's
+// form, which Quarry keeps as given) and "475-482" (Zotero's) compare equal.
+func fullPages(pg string) string {
+	pg = strings.TrimSpace(dashes.Replace(pg))
+	m := pageSpan.FindStringSubmatch(pg)
+	if m == nil || len(m[2]) >= len(m[1]) {
+		return pg
+	}
+	return m[1] + "-" + m[1][:len(m[1])-len(m[2])] + m[2]
 }
 
 // initials writes "M J" and "M. J." alike: Zotero adds the periods

@@ -124,10 +124,10 @@ func (r *Reader) Next() (biblio.Record, error) {
 }
 
 var (
-	doiURL   = regexp.MustCompile(`(?i)^https?://(?:dx\.)?doi\.org/(10\..+)$`)
-	pageSpan = regexp.MustCompile(`^(\d+)-(\d+)$`)
-	yearRE   = regexp.MustCompile(`(?:^|\D)(\d{4})(?:\D|$)`)
-	initials = regexp.MustCompile(`^[A-Z]{1,4}$`)
+	articleNumber = regexp.MustCompile(`^[eE]?\d{1,7}$`)
+	doiURL        = regexp.MustCompile(`(?i)^https?://(?:dx\.)?doi\.org/(10\..+)$`)
+	yearRE        = regexp.MustCompile(`(?:^|\D)(\d{4})(?:\D|$)`)
+	initials      = regexp.MustCompile(`^[A-Z]{1,4}$`)
 )
 
 func hasTag(fields []field, tag string) bool {
@@ -189,7 +189,7 @@ func build(fields []field, start int, broken bool) biblio.Record {
 				id, kind = m[1], "doi" // ERIC writes the DOI as a doi.org URL
 			}
 			switch {
-			case kind == "pii" && f.tag == "LID" && pii == "":
+			case kind == "pii" && f.tag == "LID" && pii == "" && articleNumber.MatchString(id):
 				pii = id
 			case kind == "doi" && p.DOI == "":
 				p.DOI = id
@@ -240,10 +240,11 @@ func build(fields []field, start int, broken bool) biblio.Record {
 		p.Venue = first["BTI"] // a chapter: the book is its venue
 	}
 	p.Abstract = first["AB"]
-	p.Volume, p.Issue, p.Pages = first["VI"], first["IP"], fullPages(first["PG"])
+	p.Volume, p.Issue, p.Pages = first["VI"], first["IP"], first["PG"]
 	if p.Pages == "" {
 		// An electronic article's number is its location id (LID [pii]),
-		// as Zotero reads it.
+		// as Zotero reads it; only a number ("1042", "e0815"), since a
+		// publisher's item id (S0033-3506(15)00037-2) is no page.
 		p.Pages = pii
 	}
 	if m := yearRE.FindStringSubmatch(first["DP"]); m != nil {
@@ -258,16 +259,6 @@ func build(fields []field, start int, broken bool) biblio.Record {
 	biblio.SetExtra(&rec, extra)
 	biblio.Finish(&rec)
 	return rec
-}
-
-// fullPages writes out the end page MEDLINE abbreviates: "475-82" is
-// 475-482, "6913-7" is 6913-6917.
-func fullPages(pg string) string {
-	m := pageSpan.FindStringSubmatch(strings.TrimSpace(pg))
-	if m == nil || len(m[2]) >= len(m[1]) {
-		return pg
-	}
-	return m[1] + "-" + m[1][:len(m[1])-len(m[2])] + m[2]
 }
 
 // articleID splits "10.1038/x [doi]" into the identifier and its type.
