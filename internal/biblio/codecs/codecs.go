@@ -20,6 +20,7 @@ import (
 	"quarry/internal/biblio/jsonl"
 	"quarry/internal/biblio/medline"
 	"quarry/internal/biblio/ris"
+	"quarry/internal/biblio/wos"
 	"quarry/internal/fault"
 )
 
@@ -187,6 +188,8 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 		o.Reader, o.Format = csvfile.NewReaderWithColumns(br, opts.CSVColumns).WithLimits(lim), biblio.CSV
 	case biblio.JSONL, "ndjson":
 		o.Reader, o.Format = jsonl.NewReader(br).WithLimits(lim), biblio.JSONL
+	case biblio.WoS, "webofscience", "isi":
+		o.Reader, o.Format = wos.NewReader(br).WithLimits(lim), biblio.WoS
 	default:
 		o.Close()
 		return nil, UnknownFormat(format)
@@ -234,6 +237,8 @@ func NewWriter(w io.Writer, format string) (biblio.Writer, error) {
 		return csvfile.NewWriter(w), nil
 	case biblio.JSONL, "ndjson":
 		return jsonl.NewWriter(w), nil
+	case biblio.WoS, "webofscience", "isi":
+		return wos.NewWriter(w), nil
 	}
 	return nil, UnknownFormat(format)
 }
@@ -288,6 +293,8 @@ func Extension(format string) string {
 		return ".csv"
 	case biblio.JSONL:
 		return ".jsonl"
+	case biblio.WoS:
+		return ".txt"
 	}
 	return ""
 }
