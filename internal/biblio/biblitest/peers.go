@@ -291,7 +291,9 @@ func fullPages(pg string) string {
 
 // initials writes "M J" and "M. J." alike: Zotero adds the periods
 // PubMed leaves out, which changes no name.
-func initials(s string) string { return strings.Join(strings.Fields(strings.ReplaceAll(s, ".", " ")), " ") }
+func initials(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, ".", " ")), " ")
+}
 
 // heading compares a MeSH heading by its descriptor: Quarry keeps
 // "Brain" of "Brain/*enzymology" (the subheadings and the major-topic

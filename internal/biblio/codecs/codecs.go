@@ -20,6 +20,7 @@ import (
 	"quarry/internal/biblio/jsonl"
 	"quarry/internal/biblio/medline"
 	"quarry/internal/biblio/ris"
+	"quarry/internal/biblio/textenc"
 	"quarry/internal/biblio/wos"
 	"quarry/internal/fault"
 )
@@ -34,6 +35,9 @@ var ExportFormats = []string{biblio.BibTeX, biblio.RIS, biblio.CSLJSON, biblio.C
 type Options struct {
 	// Format forces a format instead of detecting it from content.
 	Format string
+	// Encoding names the file's text encoding ("gbk", "shift_jis",
+	// "utf-16le", "latin1", ...); "" or "auto" detects it (textenc).
+	Encoding string
 	// CSVColumns overrides the guessed CSV column mapping (field name →
 	// header), see csvfile.NewReaderWithColumns.
 	CSVColumns map[string]string
@@ -122,6 +126,9 @@ type Opened struct {
 	Format string
 	// Detected says Format was detected from the content, not given.
 	Detected bool
+	// Encoding is the text encoding read ("utf-8", "gb18030", ...), or ""
+	// when it could not be told and the bytes were passed on as they are.
+	Encoding string
 	// Empty says the input holds nothing but white space (after gzip), so
 	// a caller can tell an empty upload from one in the wrong format when
 	// neither yields a record.
@@ -157,6 +164,17 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 		}
 		o.closer = gz
 		br = bufio.NewReaderSize(&gunzipLimited{gz: gz, compressed: compressed, lim: opts.Gzip.OrDefault(), name: name}, headSize)
+	}
+	// Every format reads UTF-8: decode the text first, so GBK BibTeX and
+	// UTF-16 RIS read like any other file.
+	text, enc, err := textenc.Decode(br, opts.Encoding)
+	if err != nil {
+		o.Close()
+		return nil, err
+	}
+	o.Encoding = enc
+	if enc != textenc.UTF8 && enc != "" {
+		br = bufio.NewReaderSize(text, headSize)
 	}
 	head, _ := br.Peek(headSize)
 	blank := len(bytes.TrimSpace(head)) == 0
