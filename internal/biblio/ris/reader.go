@@ -188,7 +188,7 @@ func build(fields []field, start int, broken bool) biblio.Record {
 			ans = append(ans, strings.TrimSpace(v))
 		case "UR":
 			// One URL a tag, or several a semicolon apart (rispy's test data).
-			for _, u := range strings.Split(v, ";") {
+			for _, u := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == '\n' }) {
 				if u = strings.TrimSpace(u); u != "" {
 					urls = append(urls, u)
 				}

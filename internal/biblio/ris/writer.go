@@ -37,14 +37,14 @@ func (w *Writer) Write(rec biblio.Record) error {
 	w.field("TY", ty)
 	w.field("TI", p.Title)
 	for _, n := range biblio.NamesOf(rec) {
-		w.field("AU", n.Inverted())
+		w.field("AU", risInverted(n))
 	}
 	editorTag := "ED"
 	if rec.Type == biblio.Chapter || rec.Type == biblio.Conference {
 		editorTag = "A2"
 	}
 	for _, n := range biblio.SplitEditors(extra[biblio.ExtraEditor]) {
-		w.field(editorTag, n.Inverted())
+		w.field(editorTag, risInverted(n))
 	}
 	if p.Year > 0 {
 		w.field("PY", fmt.Sprintf("%04d", p.Year))
@@ -86,8 +86,7 @@ func (w *Writer) Write(rec biblio.Record) error {
 }
 
 // extraTags writes back the tags a RIS reader kept in Extra ("ris_M3"),
-// sorted, one tag a line of the kept value (repeated tags were kept a line
-// apart).
+// sorted.
 func (w *Writer) extraTags(extra map[string]string, wroteDB bool) {
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
@@ -102,10 +101,29 @@ func (w *Writer) extraTags(extra map[string]string, wroteDB bool) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		for _, v := range strings.Split(extra[k], "\n") {
-			w.field(k[4:], v)
+		if k == "ris_UR" {
+			// One URL a tag, as the reader reads them.
+			for _, v := range strings.Split(extra[k], "\n") {
+				w.field("UR", v)
+			}
+			continue
 		}
+		// Repeated tags were kept a line apart; written as one tag with
+		// continuation lines, they read back as the same text.
+		w.field(k[4:], extra[k])
 	}
+}
+
+// risInverted is the AU form of a name: "Last, First[, Suffix]", an
+// organisation as it is, and a person known by one name with a trailing
+// comma ("Plato,"), which the reader would otherwise take for an
+// organisation, or for "Smith J." when it ends like initials.
+func risInverted(n biblio.Name) string {
+	v := n.Inverted()
+	if n.Literal == "" && v != "" && !strings.Contains(v, ",") {
+		v += ","
+	}
+	return v
 }
 
 // sameType tells whether a TY code read from a file still fits the
