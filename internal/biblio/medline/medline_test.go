@@ -202,3 +202,13 @@ func TestPagesAndIdentifiers(t *testing.T) {
 	require.Equal(t, "1042", recs[1].Paper.Pages)
 	require.Equal(t, "10.1186/s40468-019-0086-7", recs[2].Paper.DOI)
 }
+
+// TestExtraAndNamesRoundTripAnyOrder: whatever tags a file holds, in any
+// order, the names' split and every kept field survive write → read.
+func TestExtraAndNamesRoundTripAnyOrder(t *testing.T) {
+	t.Parallel()
+	format().ExtraRoundTrip(t, []string{"PMID- 1\n", "PMC - PMC1\n", "TI  - t\n", "BTI - b\n", "JT  - j\n", "FAU - Doe, Jane\n",
+		"AU  - Doe J\n", "AU  - Roe R\n", "CN  - Group X\n", "FED - Ed, Al\n", "ED  - Ed A\n", "IS  - 1234-5678 (Print)\n",
+		"ISBN- 978\n", "PB  - P\n", "PL  - L\n", "LA  - eng\n", "EN  - 2nd\n", "LID - 1042 [pii]\n", "DP  - 2020\n", "\n",
+		"      cont\n", "PT  - Book Chapter\n"}, 5000)
+}

@@ -243,3 +243,14 @@ func TestSingleSpaceTags(t *testing.T) {
 	require.Equal(t, "One space", recs[0].Paper.Title)
 	require.Equal(t, 2001, recs[0].Paper.Year)
 }
+
+// TestExtraAndNamesRoundTripAnyOrder: whatever tags a file holds, in any
+// order, the names' split and every kept field survive write → read.
+func TestExtraAndNamesRoundTripAnyOrder(t *testing.T) {
+	t.Parallel()
+	format().ExtraRoundTrip(t, []string{"TY  - JOUR\n", "TY  - CHAP\n", "TY  - CONF\n", "TY  - EJOUR\n", "ER  - \n", "TI  - t\n",
+		"AU  - Doe, Jane\n", "AU  - Smith J.\n", "AU  - Org Name\n", "AU  - Plato\n", "A2  - Ed, Al\n", "ED  - Ed, Bo\n", "PB  - P\n",
+		"CY  - C\n", "SN  - 1234-5678\n", "SN  - 978-3-16-148410-0\n", "SN  - weird\n", "M3  - m\n", "M1  - 7\n", "C3  - proc\n",
+		"T2  - ven\n", "AN  - 123\n", "DB  - PubMed\n", "DB  - NLM\n", "UR  - http://a\n", "UR  - http://b; http://c\n", "AD  - x\n",
+		"cont line\n", "ET  - 2\n", "LA  - en\n", "PY  - Year\n", "DA  - 2001\n", "\n"}, 5000)
+}

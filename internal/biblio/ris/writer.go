@@ -64,7 +64,11 @@ func (w *Writer) Write(rec biblio.Record) error {
 	if p.PMID != "" {
 		if digits.MatchString(p.PMID) {
 			w.field("AN", p.PMID)
-			w.field("DB", "PubMed")
+			db := "PubMed"
+			if v := extra["ris_DB"]; pubmed.MatchString(v) {
+				db = v // the file's own name for it ("NLM", "MEDLINE")
+			}
+			w.field("DB", db)
 		} else {
 			w.field("AN", "PMID: "+p.PMID)
 		}

@@ -177,7 +177,7 @@ func build(fields []field, start int) biblio.Record {
 	yearText := first["PY"]
 	if m := yearRE.FindStringSubmatch(yearText); m != nil {
 		p.Year = atoi(m[1])
-	} else if m := yearRE.FindStringSubmatch(first["PD"]); yearText == "" && m != nil {
+	} else if m := yearRE.FindStringSubmatch(first["PD"]); m != nil {
 		p.Year = atoi(m[1])
 	} else if w := biblio.NotAYear(yearText); w != "" {
 		rec.Warnings = append(rec.Warnings, w+"; imported without a year")
@@ -226,6 +226,15 @@ func build(fields []field, start int) biblio.Record {
 		} else if v := first[f.tag]; v != "" {
 			extra[key] = v
 		}
+	}
+	// PT and DT are kept where they differ from what the writer gives the
+	// type anyway.
+	def := typeToWoS[rec.Type]
+	if first["PT"] == def[0] {
+		delete(extra, "wos_PT")
+	}
+	if first["DT"] == def[1] {
+		delete(extra, "wos_DT")
 	}
 	biblio.SetExtra(&rec, extra)
 	biblio.Finish(&rec)

@@ -127,3 +127,13 @@ func TestPeerFixtures(t *testing.T) {
 	require.Zero(t, s.Expected-s.Stored-s.Reported)
 	require.GreaterOrEqual(t, s.Agreement(), 99.0)
 }
+
+// TestExtraAndNamesRoundTripAnyOrder: whatever tags a file holds, in any
+// order, the names' split and every kept field survive write → read.
+func TestExtraAndNamesRoundTripAnyOrder(t *testing.T) {
+	t.Parallel()
+	format().ExtraRoundTrip(t, []string{"PT J\n", "PT B\n", "PT C\n", "PT P\n", "PT S\n", "ER\n", "EF\n", "FN x\n",
+		"AU Doe, J\n", "   Roe, R\n", "AF Doe, Jane\n", "TI t\n", "   more\n", "\n", "PY 20x\n", "BE Ed, E\n", "CA Group\n",
+		"DE a; b\n", "ZZ q\n", "C1 addr\n", "AR 1\n", "BP 1\n", "PU P\n", "PI C\n", "SN 1234-5678\n", "BN 978\n", "UT WOS:1\n",
+		"DT Book Chapter\n", "DT Review\n", "DT Article\n", "DT Patent\n", "AU YANG Y\n"}, 5000)
+}

@@ -2,6 +2,7 @@ package wos
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"sort"
@@ -41,8 +42,8 @@ func (w *Writer) Write(rec biblio.Record) error {
 		typ = biblio.Misc
 	}
 	pt, dt := typeToWoS[typ][0], typeToWoS[typ][1]
-	if ept, edt := extra["wos_PT"], extra["wos_DT"]; ept != "" && typeOf(ept, edt) == typ {
-		pt, dt = ept, edt
+	if ept, edt := cmp.Or(extra["wos_PT"], pt), cmp.Or(extra["wos_DT"], dt); typeOf(ept, edt) == typ {
+		pt, dt = ept, edt // the file's own, unless the type was changed since
 	}
 	w.field("PT", pt)
 	var people, groups []string
