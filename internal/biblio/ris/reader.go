@@ -1,6 +1,7 @@
 package ris
 
 import (
+	"cmp"
 	"io"
 	"regexp"
 	"strings"
@@ -243,6 +244,10 @@ func build(fields []field, start int, broken bool) biblio.Record {
 	// as in Zotero: Y1 is deprecated and DA may be more precise.
 	yearText := ""
 	for _, t := range []string{"DA", "Y1", "PY"} {
+		if biblio.BeforeCommonEra(first[t]) {
+			yearText = cmp.Or(yearText, first[t])
+			continue
+		}
 		if m := yearRE.FindStringSubmatch(first[t]); m != nil {
 			p.Year = atoi(m[1])
 			break
@@ -252,8 +257,12 @@ func build(fields []field, start int, broken bool) biblio.Record {
 		}
 	}
 	if p.Year == 0 {
+		// EndNote's placeholder "Year", "unknown", "4000 BC", "-0043"
+		// (Quarry's years cannot hold those before the common era): the
+		// record imports without a year, the value is kept for export.
 		if w := biblio.NotAYear(yearText); w != "" {
 			rec.Warnings = append(rec.Warnings, w+"; imported without a year")
+			extra["ris_PY"] = strings.TrimSpace(yearText)
 		}
 	}
 	p.Volume, p.Issue = first["VL"], first["IS"]

@@ -158,9 +158,11 @@ func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 		"TY  - JOUR\nTI  - Undated\nPY  - n.d.\nER  - \n" +
 		"TY  - JOUR\nTI  - Bad\nPY  - abc\nER  - \n" +
 		"TY  - JOUR\nTI  - EndNote template\nPY  - Year\nDO  - 10.1/x\nER  - \n" +
-		"TY  - BOOK\nTI  - Gallic War\nPY  - 50 BC\nER  - \n"
+		"TY  - BOOK\nTI  - Gallic War\nPY  - 50 BC\nER  - \n" +
+		"TY  - BOOK\nTI  - Astronomical\nPY  - -0043/03/15\nER  - \n" +
+		"TY  - BOOK\nTI  - Old\nDA  - 4000 BC\nER  - \n"
 	recs := format().Read(t, []byte(in))
-	require.Len(t, recs, 6)
+	require.Len(t, recs, 8)
 	require.Equal(t, 2020, recs[0].Paper.Year)
 	require.Equal(t, 2019, recs[1].Paper.Year)
 	require.Empty(t, recs[2].Problem)
@@ -171,9 +173,14 @@ func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 	require.Empty(t, recs[4].Problem)
 	require.Equal(t, "10.1/x", recs[4].Paper.DOI)
 	require.Equal(t, []string{`year "Year" is not a year; imported without a year`}, recs[4].Warnings)
-	require.Empty(t, recs[5].Problem)
-	require.Zero(t, recs[5].Paper.Year)
-	require.Len(t, recs[5].Warnings, 1)
+	for _, r := range recs[5:] {
+		require.Empty(t, r.Problem, r.Paper.Title)
+		require.Zero(t, r.Paper.Year, r.Paper.Title)
+		require.Len(t, r.Warnings, 1, r.Paper.Title)
+	}
+	// The value is kept and exported, so a re-import says the same.
+	require.Contains(t, string(format().Write(t, recs[5:6])), "PY  - 50 BC\r\n")
+	require.Equal(t, recs[5].Warnings, format().Read(t, format().Write(t, recs[5:6]))[0].Warnings)
 }
 
 // TestNamesKeepTheFilesSplit: the split "Last, First" gives is kept and

@@ -82,6 +82,9 @@ func (w *Writer) Write(rec biblio.Record) error {
 	w.field("LA", extra[biblio.ExtraLanguage])
 	w.field("SN", extra[biblio.ExtraISBN])
 	w.field("SN", extra[biblio.ExtraISSN])
+	if p.Year > 0 {
+		delete(extra, "ris_PY") // an unreadable date the year now replaces
+	}
 	w.extraTags(extra, p.PMID != "" && digits.MatchString(p.PMID))
 	w.field("N1", biblio.NoteField(rec.Mark, rec.Note))
 	w.line("ER  - ")

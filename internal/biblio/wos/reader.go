@@ -175,7 +175,7 @@ func build(fields []field, start int) biblio.Record {
 		p.Venue = first["CT"]
 	}
 	yearText := first["PY"]
-	if m := yearRE.FindStringSubmatch(yearText); m != nil {
+	if m := yearRE.FindStringSubmatch(yearText); m != nil && !biblio.BeforeCommonEra(yearText) {
 		p.Year = atoi(m[1])
 	} else if m := yearRE.FindStringSubmatch(first["PD"]); m != nil {
 		p.Year = atoi(m[1])
