@@ -34,10 +34,10 @@ func TestPeerFixtures(t *testing.T) {
 	t.Log(s.Line(biblio.RIS))
 	fmt.Println(s.Line(biblio.RIS))
 	require.Zero(t, s.Lost, "records lost without a report")
-	// The target is 99%; 98.8% is reached. What remains is Zotero's
-	// mapping of EndNote's exotic types (the volume of a chapter in an N1
-	// "Volume ID:" line, composers and performers of recordings), which
-	// Quarry does not try to follow.
-	require.GreaterOrEqual(t, s.Agreement(), 98.8)
+	// The target, 99%, is reached (99.2%). What remains is Zotero's
+	// mapping of EndNote's and Reference Manager's rarer types (a bill's
+	// sponsor or a recording's performers as its creators, a book's
+	// volume in IS), which Quarry does not follow.
+	require.GreaterOrEqual(t, s.Agreement(), 99.0)
 	require.Zero(t, s.Expected-s.Stored-s.Reported)
 }

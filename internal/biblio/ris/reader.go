@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"quarry/internal/biblio"
+	"quarry/internal/research"
 )
 
 // Reader streams records from a RIS file; it holds one record at a time,
@@ -278,6 +279,7 @@ func build(fields []field, start int, broken bool) biblio.Record {
 	default:
 		p.Pages = ep
 	}
+	refManNotes(risToType[ty], notes, p, extra)
 	p.Abstract = pick(first, "AB", "N2")
 	p.DOI = first["DO"]
 	if len(urls) > 0 {
@@ -330,6 +332,45 @@ func build(fields []field, start int, broken bool) biblio.Record {
 	biblio.SetExtra(&rec, extra)
 	biblio.Finish(&rec)
 	return rec
+}
+
+// refManKV is one "Key: Value" line Reference Manager writes in N1 for a
+// field RIS had no tag for.
+var refManKV = regexp.MustCompile(`^(Volume ID|Issue ID|Proceedings Title|Page\(s\)):\s*(\S.*)$`)
+
+// refManNotes reads the fields Reference Manager puts in N1 lines
+// ("N1  - Volume ID: 12"), as Zotero does: the volume (VL then held the
+// edition), the issue, a conference paper's proceedings and the pages,
+// where no tag gave them. The lines stay in the note.
+func refManNotes(typ string, notes []string, p *research.RawPaper, extra map[string]string) {
+	for _, n := range notes {
+		for _, line := range strings.Split(n, "\n") {
+			m := refManKV.FindStringSubmatch(strings.TrimSpace(line))
+			if m == nil {
+				continue
+			}
+			v := strings.TrimSpace(m[2])
+			switch m[1] {
+			case "Volume ID":
+				if vl := strings.TrimSpace(p.Volume); vl != "" && vl != v {
+					setExtra(extra, biblio.ExtraEdition, vl)
+				}
+				p.Volume = v
+			case "Issue ID":
+				if strings.TrimSpace(p.Issue) == "" {
+					p.Issue = v
+				}
+			case "Proceedings Title":
+				if typ == biblio.Conference {
+					p.Venue = v
+				}
+			case "Page(s)":
+				if strings.TrimSpace(p.Pages) == "" {
+					p.Pages = v
+				}
+			}
+		}
+	}
 }
 
 // risName reads an AU value the way Zotero does: "Last, First" (or

@@ -261,3 +261,24 @@ func TestExtraAndNamesRoundTripAnyOrder(t *testing.T) {
 		"T2  - ven\n", "AN  - 123\n", "DB  - PubMed\n", "DB  - NLM\n", "UR  - http://a\n", "UR  - http://b; http://c\n", "AD  - x\n",
 		"cont line\n", "ET  - 2\n", "LA  - en\n", "PY  - Year\n", "DA  - 2001\n", "\n"}, 5000)
 }
+
+// TestReferenceManagerNotes: Reference Manager's "N1  - Volume ID: 12"
+// lines give the fields RIS had no tag for (VL then held the edition), as
+// Zotero reads them; the lines stay in the note.
+func TestReferenceManagerNotes(t *testing.T) {
+	t.Parallel()
+	in := "TY  - CHAP\nT1  - Analytic Title\nT2  - The Book\nVL  - 2nd\nN1  - Volume ID: 12\nN1  - Issue ID: 3\nN1  - Page(s): 5-9\nPY  - 1999\nER  - \n" +
+		"TY  - CONF\nT1  - A paper\nT2  - Series\nN1  - Proceedings Title: Proc. of X\nPY  - 1999\nER  - \n"
+	recs := format().Read(t, []byte(in))
+	require.Equal(t, "12", recs[0].Paper.Volume)
+	require.Equal(t, "3", recs[0].Paper.Issue)
+	require.Equal(t, "5-9", recs[0].Paper.Pages)
+	require.Equal(t, "2nd", biblio.ExtraFields(recs[0])[biblio.ExtraEdition])
+	require.Contains(t, recs[0].Note, "Volume ID: 12")
+	require.Equal(t, "Proc. of X", recs[1].Paper.Venue)
+	back := format().Read(t, format().Write(t, recs))
+	for i := range recs {
+		require.Equal(t, recs[i].Paper, back[i].Paper)
+		require.Equal(t, biblio.ExtraFields(recs[i]), biblio.ExtraFields(back[i]))
+	}
+}
