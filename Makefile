@@ -22,12 +22,15 @@ build: ## Build the binary into bin/quarry
 run: build ## Build, then serve on QUARRY_ADDR (default 127.0.0.1:8080)
 	./$(BIN) serve
 
-test: ## Install browser deps if missing, then run every test with -race (the exhaustive workflow suite last, without -race, which slows it sixfold, printing its size)
+test: ## Install browser deps if missing, then run every test with -race (the exhaustive workflow suite last, without -race, which slows it sixfold, printing its size; then the file formats' agreement with other projects' expected parses, one peers: line a format)
 	./scripts/setup-e2e.sh
 	$(GO) test -race -count=1 -timeout 35m -skip '^TestExhaustiveBuiltinWorkflows$$' ./...
 	@out=$$($(GO) test -count=1 -timeout 15m -run '^TestExhaustiveBuiltinWorkflows$$' -v ./internal/app/ 2>&1); status=$$?; \
 	if [ $$status -ne 0 ]; then echo "$$out"; exit $$status; fi; \
 	echo "$$out" | grep -E '^exhaustive:|^ok'
+	@out=$$($(GO) test -count=1 -run '^TestPeerFixtures$$' -v ./internal/biblio/... 2>&1); status=$$?; \
+	if [ $$status -ne 0 ]; then echo "$$out"; exit $$status; fi; \
+	echo "$$out" | grep -E '^peers:'
 
 e2e: ## Install browser deps if missing, then run only the browser tests
 	./scripts/setup-e2e.sh
