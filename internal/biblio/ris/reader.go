@@ -176,9 +176,7 @@ func build(fields []field, start int, broken bool) biblio.Record {
 			// One keyword a tag; EndNote also puts several in one, a line
 			// apart. Semicolons are kept: they are part of keywords such as
 			// "neural networks; convolutional" that our writer wrote.
-			for _, k := range strings.Split(v, "\n") {
-				rec.Keywords = append(rec.Keywords, k)
-			}
+			rec.Keywords = append(rec.Keywords, strings.Split(v, "\n")...)
 		case "N1":
 			if m, n := biblio.SplitNote(v); m != "" && rec.Mark == "" {
 				rec.Mark, v = m, n

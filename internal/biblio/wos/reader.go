@@ -138,9 +138,7 @@ func build(fields []field, start int) biblio.Record {
 		case "DE", "ID", "BD", "IP", "MC", "MQ", "OR":
 			// Author keywords, Keywords Plus, and the indexing terms of
 			// the other Web of Science databases (CABI, BIOSIS, Derwent).
-			for _, k := range strings.Split(v, ";") {
-				rec.Keywords = append(rec.Keywords, k)
-			}
+			rec.Keywords = append(rec.Keywords, strings.Split(v, ";")...)
 		case "N1":
 			rec.Mark, rec.Note = biblio.SplitNote(v)
 		}
