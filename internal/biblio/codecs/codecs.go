@@ -192,6 +192,11 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 			}
 		}
 	}
+	if format == biblio.RIS && biblio.Detect(head) == biblio.WoS {
+		// Web of Science calls its plain-text export a "RIS-like" tagged
+		// format and people choose RIS for it; it is read as what it is.
+		format = biblio.WoS
+	}
 	lim := opts.Limits
 	switch format {
 	case biblio.BibTeX, "biblatex", "bib":

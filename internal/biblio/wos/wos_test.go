@@ -69,6 +69,10 @@ func TestReadsPlainTextExport(t *testing.T) {
 	recs, err := biblitest.ReadRecords(o)
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
+	// Chosen as RIS, as people do, it is still read as what it is.
+	o, err = codecs.NewReader(strings.NewReader(export), "savedrecs.txt", codecs.Options{Format: biblio.RIS})
+	require.NoError(t, err)
+	require.Equal(t, biblio.WoS, o.Format)
 	r := recs[0]
 	require.Empty(t, r.Problem)
 	require.Equal(t, 3, r.Line)
