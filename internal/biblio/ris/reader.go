@@ -219,10 +219,13 @@ func build(fields []field, start int, broken bool) biblio.Record {
 			first[f.tag] = v
 		}
 	}
-	for _, tag := range []string{"DB", "DP", "T3", "JA", "J2"} {
+	for _, tag := range []string{"DB", "DP", "JA", "J2"} {
 		if v, ok := first[tag]; ok {
 			extra["ris_"+tag] = v
 		}
+	}
+	if v, ok := first["T3"]; ok {
+		extra[biblio.ExtraSeries] = v // the series title (RIS spec, Zotero)
 	}
 	if len(editors) > 0 {
 		extra[biblio.ExtraEditor] = biblio.JoinEditors(editors)

@@ -209,7 +209,7 @@ func TestNamesKeepTheFilesSplit(t *testing.T) {
 // export imports again without losing them.
 func TestExtraFieldsRoundTrip(t *testing.T) {
 	t.Parallel()
-	in := "TY  - CHAP\nTI  - A chapter\nAU  - Doe, Jane\nA2  - Editor, Ed\nA2  - Other, Olga\nT2  - The Book\nPB  - Springer\nCY  - Cham\nSN  - 978-3-030-12345-6\nM3  - Chapter type\nAD  - Somewhere\nUR  - https://a.example/1\nUR  - https://b.example/2\nPY  - 2019\nER  - \n" +
+	in := "TY  - CHAP\nTI  - A chapter\nAU  - Doe, Jane\nA2  - Editor, Ed\nA2  - Other, Olga\nT2  - The Book\nT3  - Lecture Notes\nPB  - Springer\nCY  - Cham\nSN  - 978-3-030-12345-6\nM3  - Chapter type\nAD  - Somewhere\nUR  - https://a.example/1\nUR  - https://b.example/2\nPY  - 2019\nER  - \n" +
 		"TY  - EJOUR\nTI  - An article\nSN  - 1234-5678\nUR  - http://dx.doi.org/10.1000/xyz\nPY  - 2018\nER  - \n"
 	recs := format().Read(t, []byte(in))
 	require.Len(t, recs, 2)
@@ -219,6 +219,7 @@ func TestExtraFieldsRoundTrip(t *testing.T) {
 	require.Equal(t, "978-3-030-12345-6", ex[biblio.ExtraISBN])
 	require.Equal(t, "Editor, Ed and Other, Olga", ex[biblio.ExtraEditor])
 	require.Equal(t, "Chapter type", ex["ris_M3"])
+	require.Equal(t, "Lecture Notes", ex[biblio.ExtraSeries])
 	require.Equal(t, "https://b.example/2", ex["ris_UR"])
 	require.Equal(t, "1234-5678", biblio.ExtraFields(recs[1])[biblio.ExtraISSN])
 	require.Equal(t, "10.1000/xyz", recs[1].Paper.DOI, "a DOI from a doi.org URL")
@@ -259,7 +260,7 @@ func TestExtraAndNamesRoundTripAnyOrder(t *testing.T) {
 		"AU  - Doe, Jane\n", "AU  - Smith J.\n", "AU  - Org Name\n", "AU  - Plato\n", "A2  - Ed, Al\n", "ED  - Ed, Bo\n", "PB  - P\n",
 		"CY  - C\n", "SN  - 1234-5678\n", "SN  - 978-3-16-148410-0\n", "SN  - weird\n", "M3  - m\n", "M1  - 7\n", "C3  - proc\n",
 		"T2  - ven\n", "AN  - 123\n", "DB  - PubMed\n", "DB  - NLM\n", "UR  - http://a\n", "UR  - http://b; http://c\n", "AD  - x\n",
-		"cont line\n", "ET  - 2\n", "LA  - en\n", "PY  - Year\n", "DA  - 2001\n", "\n"}, 5000)
+		"cont line\n", "ET  - 2\n", "LA  - en\n", "T3  - series\n", "PY  - Year\n", "DA  - 2001\n", "\n"}, 5000)
 }
 
 // TestReferenceManagerNotes: Reference Manager's "N1  - Volume ID: 12"

@@ -80,6 +80,7 @@ func (w *Writer) Write(rec biblio.Record) error {
 	w.field("CY", extra[biblio.ExtraAddress])
 	w.field("ET", extra[biblio.ExtraEdition])
 	w.field("LA", extra[biblio.ExtraLanguage])
+	w.field("T3", extra[biblio.ExtraSeries])
 	w.field("SN", extra[biblio.ExtraISBN])
 	w.field("SN", extra[biblio.ExtraISSN])
 	if p.Year > 0 {
