@@ -205,3 +205,34 @@ func TestEncodings(t *testing.T) {
 	_, err = codecs.NewReader(bytes.NewReader(gbk), "gbk.bib", codecs.Options{Encoding: "klingon"})
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
 }
+
+// TestSharedExtraAcrossFormats: the fields every format keeps in Extra
+// under the shared keys (publisher, place, ISBN/ISSN, editors, language,
+// edition, series) are written by each writer and read back by its
+// reader, so a paper imported from one format exports to another with
+// them. MEDLINE has no series tag.
+func TestSharedExtraAcrossFormats(t *testing.T) {
+	t.Parallel()
+	rec := biblio.Record{Type: biblio.Chapter, Paper: research.RawPaper{Title: "A chapter", Authors: []string{"Jane Doe"}, Year: 2019, Venue: "The Book"}}
+	shared := map[string]string{
+		biblio.ExtraPublisher: "Springer", biblio.ExtraAddress: "Cham", biblio.ExtraISBN: "978-3-030-12345-6",
+		biblio.ExtraEditor: "Editor, Ed and Other, Olga", biblio.ExtraLanguage: "en", biblio.ExtraEdition: "2", biblio.ExtraSeries: "Lecture Notes",
+	}
+	biblio.SetExtra(&rec, shared)
+	biblio.Finish(&rec)
+	for _, format := range []string{biblio.RIS, biblio.MEDLINE, biblio.WoS} {
+		var buf bytes.Buffer
+		require.NoError(t, codecs.WriteAll(&buf, format, []biblio.Record{rec}))
+		o, err := codecs.NewReader(&buf, "x", codecs.Options{Format: format})
+		require.NoError(t, err)
+		back, err := o.Next()
+		require.NoError(t, err)
+		got := biblio.ExtraFields(back)
+		for k, v := range shared {
+			if format == biblio.MEDLINE && k == biblio.ExtraSeries {
+				continue
+			}
+			require.Equal(t, v, got[k], "%s: %s", format, k)
+		}
+	}
+}

@@ -198,7 +198,7 @@ func build(fields []field, start int) biblio.Record {
 	p.PMID = first["PM"]
 	p.Abstract = first["AB"]
 	p.URL, p.ArxivID = first["UR"], first["XA"]
-	for tag, key := range map[string]string{"PU": biblio.ExtraPublisher, "PI": biblio.ExtraAddress, "SN": biblio.ExtraISSN, "BN": biblio.ExtraISBN, "LA": biblio.ExtraLanguage, "SE": biblio.ExtraSeries} {
+	for tag, key := range map[string]string{"PU": biblio.ExtraPublisher, "PI": biblio.ExtraAddress, "SN": biblio.ExtraISSN, "BN": biblio.ExtraISBN, "LA": biblio.ExtraLanguage, "SE": biblio.ExtraSeries, "ET": biblio.ExtraEdition} {
 		if v := first[tag]; v != "" {
 			extra[key] = v
 		}
@@ -206,7 +206,7 @@ func build(fields []field, start int) biblio.Record {
 	for _, f := range fields {
 		switch f.tag {
 		case "TI", "SO", "PY", "VL", "IS", "BP", "EP", "DI", "PM", "AB", "DE", "ID", "N1", "UR", "XA",
-			"PU", "PI", "SN", "BN", "LA", "SE", "AU", "AF", "BA", "BF", "BE", "CA", "CR",
+			"PU", "PI", "SN", "BN", "LA", "SE", "ET", "AU", "AF", "BA", "BF", "BE", "CA", "CR",
 			"BD", "IP", "MC", "MQ", "OR":
 			continue
 		case "AR":

@@ -21,7 +21,8 @@
 //     cited references (CR) is kept as wos_XX and written back.
 //   - Lines of a multi-line value other than names are joined by a space,
 //     as Web of Science wraps them: LINE BREAKS ARE NOT CONTENT.
-//   - Mark and note, URL and arXiv ID go in Quarry-only tags (N1, UR, XA),
+//   - Mark and note, URL, arXiv ID and edition go in Quarry-only tags
+//     (N1, UR, XA, ET),
 //     which Web of Science does not have and other readers ignore.
 //   - Keywords are written "; " apart in one DE: A KEYWORD WITH A SEMICOLON
 //     COMES BACK AS TWO.

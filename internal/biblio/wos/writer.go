@@ -64,6 +64,7 @@ func (w *Writer) Write(rec biblio.Record) error {
 	w.field("TI", p.Title)
 	w.field("SO", p.Venue)
 	w.field("SE", extra[biblio.ExtraSeries])
+	w.field("ET", extra[biblio.ExtraEdition])
 	w.field("LA", extra[biblio.ExtraLanguage])
 	w.field("DT", dt)
 	w.field("DE", strings.Join(rec.Keywords, "; "))
