@@ -22,7 +22,7 @@ build: ## Build the binary into bin/quarry
 run: build ## Build, then serve on QUARRY_ADDR (default 127.0.0.1:8080)
 	./$(BIN) serve
 
-test: ## Install browser deps if missing, then run every test with -race (the exhaustive workflow suite and the corpus round trip last, without -race, which slows them tenfold, printing their figures)
+test: ## Install browser deps if missing, then run every test with -race (the exhaustive workflow suite and the corpus round trip last, without -race, which slows them tenfold, printing their figures; then the file formats' agreement with other projects' expected parses, one peers: line a format)
 	./scripts/setup-e2e.sh
 	$(GO) test -race -count=1 -timeout 35m -skip '^(TestExhaustiveBuiltinWorkflows|TestCorpusRoundTrip)$$' ./...
 	@out=$$($(GO) test -count=1 -timeout 15m -run '^TestCorpusRoundTrip$$' -v ./internal/library/ 2>&1); status=$$?; \
@@ -31,6 +31,9 @@ test: ## Install browser deps if missing, then run every test with -race (the ex
 	@out=$$($(GO) test -count=1 -timeout 15m -run '^TestExhaustiveBuiltinWorkflows$$' -v ./internal/app/ 2>&1); status=$$?; \
 	if [ $$status -ne 0 ]; then echo "$$out"; exit $$status; fi; \
 	echo "$$out" | grep -E '^exhaustive:|^ok'
+	@out=$$($(GO) test -count=1 -run '^TestPeerFixtures$$' -v ./internal/biblio/... 2>&1); status=$$?; \
+	if [ $$status -ne 0 ]; then echo "$$out"; exit $$status; fi; \
+	echo "$$out" | grep -E '^peers:'
 
 roundtrip: ## Export the whole shared corpora (~170k records) in every format and re-import each into a fresh library and the same one, one line per format (make test runs a 1-in-25 sample)
 	@QUARRY_ROUNDTRIP=full $(GO) test -count=1 -timeout 90m -run '^TestCorpusRoundTrip$$' -v ./internal/library/ > roundtrip.out 2>&1; status=$$?; \

@@ -36,13 +36,14 @@ const maxListedErrors = 20
 // stdout and finishing with one count line. Bad records are reported by line
 // number and skipped; the rest imports. The file "-" is standard input.
 func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
-	fs := newFlagSet("import", "quarry import [--db PATH] [--format FORMAT] [--column FIELD=HEADER]... FILE...",
+	fs := newFlagSet("import", "quarry import [--db PATH] [--format FORMAT] [--encoding ENC] [--column FIELD=HEADER]... FILE...",
 		"Imports bibliographic files (BibTeX/BibLaTeX, RIS, CSL-JSON, PubMed MEDLINE/.nbib,\n"+
-			"CSV, JSON Lines; plain or .gz) into the local library. Importing a file again\n"+
+			"Web of Science plain text, CSV, JSON Lines; plain or .gz) into the local library. Importing a file again\n"+
 			"updates its records instead of duplicating them. The file - is standard input.")
 	flags := app.Flags{}
 	flags.Bind(fs.FlagSet, "QUARRY_DB")
 	format := fs.String("format", "", "input format: "+strings.Join(biblio.Formats, ", ")+" (default: detect from the content)")
+	encoding := fs.String("encoding", "auto", "the files' text encoding: auto (detect: UTF-8, UTF-16, GBK, Big5, Shift_JIS, EUC-JP/KR, windows-1252), or a name such as gbk, shift_jis, utf-16le, latin1")
 	columns := columnFlag{}
 	fs.Var(columns, "column", "CSV only: FIELD=HEADER maps a column to a field, overriding the guess (repeatable; fields: "+strings.Join(csvfile.Fields, ", ")+")")
 	files, err := c.parse(fs, args)
@@ -62,7 +63,7 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	read := codecs.Options{Format: *format, CSVColumns: columns, Limits: cfg.Import.Limits, Gzip: cfg.Import.Gzip}
+	read := codecs.Options{Format: *format, Encoding: *encoding, CSVColumns: columns, Limits: cfg.Import.Limits, Gzip: cfg.Import.Gzip}
 
 	// The inputs are opened before the database, so a typo in a file name
 	// fails before anything is created or written.

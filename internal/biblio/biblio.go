@@ -26,10 +26,11 @@ const (
 	MEDLINE = "medline" // PubMed's MEDLINE/.nbib
 	CSV     = "csv"
 	JSONL   = "jsonl"
+	WoS     = "wos" // Web of Science plain text ("FN Clarivate Analytics Web of Science")
 )
 
 // Formats lists every format name, for messages and flag help.
-var Formats = []string{BibTeX, RIS, CSLJSON, MEDLINE, CSV, JSONL}
+var Formats = []string{BibTeX, RIS, CSLJSON, MEDLINE, CSV, JSONL, WoS}
 
 // Publication types, normalised across formats (BibTeX @inproceedings,
 // RIS CONF and CSL paper-conference are all Conference) so that a record

@@ -170,3 +170,13 @@ func TestScripts(t *testing.T) {
 	_, ok = biblio.Subscript("Q")
 	require.False(t, ok)
 }
+
+func TestBeforeCommonEra(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"44 BC", "500 B.C.E.", "4000 BC", "-0043", "-43/03/15", "BCE 12", "c. 300 bc"} {
+		require.True(t, biblio.BeforeCommonEra(s), s)
+	}
+	for _, s := range []string{"2020", "2020/05/01", "ABC 2020", "2020-05", "Dec 2019", "1999 BCS Conference"} {
+		require.False(t, biblio.BeforeCommonEra(s), s)
+	}
+}

@@ -8,7 +8,12 @@ import (
 
 var (
 	bibtexEntryRE = regexp.MustCompile(`(?m)^\s*@[A-Za-z]+\s*[{(]`)
-	risTagRE      = regexp.MustCompile(`(?m)^TY  -`)
+	// RIS as written ("TY  - "), and with one space ("TY - ", some
+	// exporters and hand-written files).
+	risTagRE = regexp.MustCompile(`(?m)^TY {1,2}-( |\r?$)`)
+	// Web of Science plain text starts with its file header ("FN Clarivate
+	// Analytics Web of Science", "VR 1.0") or, cut, with a record ("PT J").
+	wosRE = regexp.MustCompile(`^(FN |VR \d|PT [A-Z]\b)`)
 	// MEDLINE tags RIS does not have (RIS uses two-letter tags only).
 	medlineTagRE = regexp.MustCompile(`(?m)^(PMID|FAU |OWN |STAT)- `)
 	// Web of Science tab-delimited exports name columns by field tag.
@@ -41,6 +46,8 @@ func Detect(head []byte) string {
 			return JSONL
 		}
 		return CSLJSON
+	case wosRE.Match(trimmed):
+		return WoS
 	case risTagRE.Match(head):
 		return RIS
 	case medlineTagRE.Match(head):

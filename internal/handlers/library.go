@@ -89,7 +89,7 @@ func (h *Library) embeddingProgress() *views.EmbeddingProgress {
 // background and redirects to its progress page. A file Quarry cannot read
 // re-renders the form (422) with the reason and the choices kept.
 func (h *Library) Import(c echo.Context) error {
-	form := views.ImportForm{Format: strings.TrimSpace(c.FormValue("format")), Columns: c.FormValue("columns")}
+	form := views.ImportForm{Format: strings.TrimSpace(c.FormValue("format")), Encoding: strings.TrimSpace(c.FormValue("encoding")), Columns: c.FormValue("columns")}
 	fail := func(msg string) error {
 		form.Error = msg
 		return h.renderPage(c, http.StatusUnprocessableEntity, form)
@@ -106,7 +106,7 @@ func (h *Library) Import(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := h.jobs.Start(path, fh.Filename, h.people.name(c), codecs.Options{Format: form.Format, CSVColumns: columns, Limits: h.read.Limits, Gzip: h.read.Gzip}, true)
+	id, err := h.jobs.Start(path, fh.Filename, h.people.name(c), codecs.Options{Format: form.Format, Encoding: form.Encoding, CSVColumns: columns, Limits: h.read.Limits, Gzip: h.read.Gzip}, true)
 	if err != nil {
 		if fault.ErrorCode(err) == fault.EInvalid {
 			return fail(fault.ErrorMessage(err))

@@ -147,6 +147,7 @@ func TestLibraryUploadRejectsUnreadableFiles(t *testing.T) {
 		"Unrecognised":  {"notes.txt", "just some prose\n", nil, "cannot tell the file's format"},
 		"UnknownFormat": {"x.ris", sampleRIS, map[string]string{"format": "docx"}, "unknown format"},
 		"BadColumns":    {"x.csv", "Title\nx\n", map[string]string{"columns": "title"}, "field=Header"},
+		"BadEncoding":   {"x.ris", sampleRIS, map[string]string{"encoding": "klingon"}, "unknown encoding"},
 	}
 	for name, tc := range cases {
 		res, doc := w.upload(t, c, token, tc.name, tc.content, tc.fields)
@@ -154,6 +155,9 @@ func TestLibraryUploadRejectsUnreadableFiles(t *testing.T) {
 		require.Contains(t, doc.Find(`[data-testid="import-error"]`).Text(), tc.want, name)
 		if v, ok := tc.fields["columns"]; ok {
 			require.Equal(t, v, doc.Find(`[data-testid="import-columns"]`).AttrOr("value", ""), "%s: the form keeps what was typed", name)
+		}
+		if v, ok := tc.fields["encoding"]; ok {
+			require.Equal(t, v, doc.Find(`[data-testid="import-encoding"]`).AttrOr("value", ""), "%s: the form keeps what was typed", name)
 		}
 	}
 }

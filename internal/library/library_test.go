@@ -169,7 +169,7 @@ func TestFileWithoutRecordsIsRefused(t *testing.T) {
 	}{
 		{"Empty", "empty.ris", "", "", "empty.ris is empty: there are no records to import"},
 		{"BlankLines", "blank.ris", "\n \r\n", "ris", "blank.ris is empty: there are no records to import"},
-		{"WrongFormatChosen", "refs.ris", ris, "bibtex", "refs.ris: no records found reading it as bibtex (the format chosen); check that the file is in that format, or choose the one it is in (bibtex, ris, csljson, medline, csv, jsonl)"},
+		{"WrongFormatChosen", "refs.ris", ris, "bibtex", "refs.ris: no records found reading it as bibtex (the format chosen); check that the file is in that format, or choose the one it is in (bibtex, ris, csljson, medline, csv, jsonl, wos)"},
 		{"HeaderOnlyCSV", "sheet.csv", "title,year,doi\n", "", "sheet.csv: no records found reading it as csv (detected from its content)"},
 	}
 	for _, tt := range tests {

@@ -20,6 +20,8 @@ import (
 	"quarry/internal/biblio/jsonl"
 	"quarry/internal/biblio/medline"
 	"quarry/internal/biblio/ris"
+	"quarry/internal/biblio/textenc"
+	"quarry/internal/biblio/wos"
 	"quarry/internal/fault"
 )
 
@@ -33,6 +35,9 @@ var ExportFormats = []string{biblio.BibTeX, biblio.RIS, biblio.CSLJSON, biblio.C
 type Options struct {
 	// Format forces a format instead of detecting it from content.
 	Format string
+	// Encoding names the file's text encoding ("gbk", "shift_jis",
+	// "utf-16le", "latin1", ...); "" or "auto" detects it (textenc).
+	Encoding string
 	// CSVColumns overrides the guessed CSV column mapping (field name →
 	// header), see csvfile.NewReaderWithColumns.
 	CSVColumns map[string]string
@@ -121,6 +126,9 @@ type Opened struct {
 	Format string
 	// Detected says Format was detected from the content, not given.
 	Detected bool
+	// Encoding is the text encoding read ("utf-8", "gb18030", ...), or ""
+	// when it could not be told and the bytes were passed on as they are.
+	Encoding string
 	// Empty says the input holds nothing but white space (after gzip), so
 	// a caller can tell an empty upload from one in the wrong format when
 	// neither yields a record.
@@ -157,6 +165,17 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 		o.closer = gz
 		br = bufio.NewReaderSize(&gunzipLimited{gz: gz, compressed: compressed, lim: opts.Gzip.OrDefault(), name: name}, headSize)
 	}
+	// Every format reads UTF-8: decode the text first, so GBK BibTeX and
+	// UTF-16 RIS read like any other file.
+	text, enc, err := textenc.Decode(br, opts.Encoding)
+	if err != nil {
+		o.Close()
+		return nil, err
+	}
+	o.Encoding = enc
+	if enc != textenc.UTF8 && enc != "" {
+		br = bufio.NewReaderSize(text, headSize)
+	}
 	head, _ := br.Peek(headSize)
 	blank := len(bytes.TrimSpace(head)) == 0
 	o.Empty = blank && len(head) < headSize
@@ -173,6 +192,11 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 			}
 		}
 	}
+	if format == biblio.RIS && biblio.Detect(head) == biblio.WoS {
+		// Web of Science calls its plain-text export a "RIS-like" tagged
+		// format and people choose RIS for it; it is read as what it is.
+		format = biblio.WoS
+	}
 	lim := opts.Limits
 	switch format {
 	case biblio.BibTeX, "biblatex", "bib":
@@ -187,6 +211,8 @@ func NewReader(r io.Reader, name string, opts Options) (*Opened, error) {
 		o.Reader, o.Format = csvfile.NewReaderWithColumns(br, opts.CSVColumns).WithLimits(lim), biblio.CSV
 	case biblio.JSONL, "ndjson":
 		o.Reader, o.Format = jsonl.NewReader(br).WithLimits(lim), biblio.JSONL
+	case biblio.WoS, "webofscience", "isi":
+		o.Reader, o.Format = wos.NewReader(br).WithLimits(lim), biblio.WoS
 	default:
 		o.Close()
 		return nil, UnknownFormat(format)
@@ -234,6 +260,8 @@ func NewWriter(w io.Writer, format string) (biblio.Writer, error) {
 		return csvfile.NewWriter(w), nil
 	case biblio.JSONL, "ndjson":
 		return jsonl.NewWriter(w), nil
+	case biblio.WoS, "webofscience", "isi":
+		return wos.NewWriter(w), nil
 	}
 	return nil, UnknownFormat(format)
 }
@@ -288,6 +316,8 @@ func Extension(format string) string {
 		return ".csv"
 	case biblio.JSONL:
 		return ".jsonl"
+	case biblio.WoS:
+		return ".txt"
 	}
 	return ""
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/encoding/unicode"
 
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/biblitest"
@@ -164,6 +166,73 @@ func TestExportsKeepNameParticlesWithTheFamilyName(t *testing.T) {
 		case biblio.JSONL:
 		default:
 			require.Contains(t, out, "Van Dongen, H", format)
+		}
+	}
+}
+
+// TestEncodings: the text is decoded before any format reader sees it, so
+// a GBK BibTeX file reads 凯撒 (it read "¿­Èö"), a UTF-16 RIS file is
+// detected and read, and a named encoding is used as given.
+func TestEncodings(t *testing.T) {
+	t.Parallel()
+	bib := "@article{kaisa2020,\n  title = {凯撒密码在古典密码学中的应用研究},\n  author = {张伟 and 李娜},\n  journal = {计算机科学与技术学报},\n  year = {2020}\n}\n"
+	gbk, err := simplifiedchinese.GBK.NewEncoder().Bytes([]byte(bib))
+	require.NoError(t, err)
+	o, err := codecs.NewReader(bytes.NewReader(gbk), "gbk.bib", codecs.Options{})
+	require.NoError(t, err)
+	require.Equal(t, biblio.BibTeX, o.Format)
+	require.Equal(t, "gb18030", o.Encoding)
+	rec, err := o.Next()
+	require.NoError(t, err)
+	require.Equal(t, "凯撒密码在古典密码学中的应用研究", rec.Paper.Title)
+
+	ris := "TY  - JOUR\nTI  - Überblick\nAU  - Müller, Jürgen\nPY  - 2020\nER  - \n"
+	u16, err := unicode.UTF16(unicode.LittleEndian, unicode.UseBOM).NewEncoder().Bytes([]byte(ris))
+	require.NoError(t, err)
+	o, err = codecs.NewReader(bytes.NewReader(u16), "utf16.ris", codecs.Options{})
+	require.NoError(t, err)
+	require.Equal(t, biblio.RIS, o.Format)
+	rec, err = o.Next()
+	require.NoError(t, err)
+	require.Equal(t, "Überblick", rec.Paper.Title)
+
+	o, err = codecs.NewReader(bytes.NewReader(gbk), "gbk.bib", codecs.Options{Encoding: "gbk"})
+	require.NoError(t, err)
+	rec, err = o.Next()
+	require.NoError(t, err)
+	require.Equal(t, []string{"张伟", "李娜"}, rec.Paper.Authors)
+
+	_, err = codecs.NewReader(bytes.NewReader(gbk), "gbk.bib", codecs.Options{Encoding: "klingon"})
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err))
+}
+
+// TestSharedExtraAcrossFormats: the fields every format keeps in Extra
+// under the shared keys (publisher, place, ISBN/ISSN, editors, language,
+// edition, series) are written by each writer and read back by its
+// reader, so a paper imported from one format exports to another with
+// them. MEDLINE has no series tag.
+func TestSharedExtraAcrossFormats(t *testing.T) {
+	t.Parallel()
+	rec := biblio.Record{Type: biblio.Chapter, Paper: research.RawPaper{Title: "A chapter", Authors: []string{"Jane Doe"}, Year: 2019, Venue: "The Book"}}
+	shared := map[string]string{
+		biblio.ExtraPublisher: "Springer", biblio.ExtraAddress: "Cham", biblio.ExtraISBN: "978-3-030-12345-6",
+		biblio.ExtraEditor: "Editor, Ed and Other, Olga", biblio.ExtraLanguage: "en", biblio.ExtraEdition: "2", biblio.ExtraSeries: "Lecture Notes",
+	}
+	biblio.SetExtra(&rec, shared)
+	biblio.Finish(&rec)
+	for _, format := range []string{biblio.RIS, biblio.MEDLINE, biblio.WoS} {
+		var buf bytes.Buffer
+		require.NoError(t, codecs.WriteAll(&buf, format, []biblio.Record{rec}))
+		o, err := codecs.NewReader(&buf, "x", codecs.Options{Format: format})
+		require.NoError(t, err)
+		back, err := o.Next()
+		require.NoError(t, err)
+		got := biblio.ExtraFields(back)
+		for k, v := range shared {
+			if format == biblio.MEDLINE && k == biblio.ExtraSeries {
+				continue
+			}
+			require.Equal(t, v, got[k], "%s: %s", format, k)
 		}
 	}
 }

@@ -128,12 +128,87 @@ func TestDetectedAsMEDLINE(t *testing.T) {
 }
 
 // TestReaderReportsAYearThatIsNotOne: a DP without a year is reported with
-// its line and value.
+// its line and value as a warning; the record imports without a year.
 func TestReaderReportsAYearThatIsNotOne(t *testing.T) {
 	t.Parallel()
 	recs := format().Read(t, []byte("PMID- 1\nTI  - Dated\nDP  - 2020 May 5\n\nPMID- 2\nTI  - Bad\nDP  - Spring\n"))
 	require.Len(t, recs, 2)
 	require.Equal(t, 2020, recs[0].Paper.Year)
 	require.Equal(t, 5, recs[1].Line)
-	require.Equal(t, `year "Spring" is not a year`, recs[1].Problem)
+	require.Empty(t, recs[1].Problem)
+	require.Equal(t, "Bad", recs[1].Paper.Title)
+	require.Equal(t, []string{`year "Spring" is not a year; imported without a year`}, recs[1].Warnings)
+}
+
+// TestNamesKeepTheFilesSplit: FAU gives the split ("Wong Kee Song, Louis
+// M." is Wong Kee Song, not Song), CN is a group kept whole, and both are
+// written back as read.
+func TestNamesKeepTheFilesSplit(t *testing.T) {
+	t.Parallel()
+	in := "PMID- 1\nTI  - Names\nFAU - Wong Kee Song, Louis M.\nAU  - Wong Kee Song LM\nFAU - El Khoury, Rita\nAU  - El Khoury R\nCN  - National Nurses United\nDP  - 2020\n"
+	recs := format().Read(t, []byte(in))
+	require.Equal(t, []biblio.Name{{Last: "Wong Kee Song", First: "Louis M."}, {Last: "El Khoury", First: "Rita"}, {Literal: "National Nurses United"}}, recs[0].Names)
+	out := string(format().Write(t, recs))
+	require.Contains(t, out, "FAU - Wong Kee Song, Louis M.\nAU  - Wong Kee Song LM\n")
+	require.Contains(t, out, "CN  - National Nurses United\n")
+	require.Equal(t, recs[0].Names, format().Read(t, []byte(out))[0].Names)
+	// Without FAU, AU gives the split of the short form.
+	recs = format().Read(t, []byte("PMID- 2\nTI  - Short\nAU  - Van de Walle J\nDP  - 2020\n"))
+	require.Equal(t, []biblio.Name{{Last: "Van de Walle", First: "J"}}, recs[0].Names)
+}
+
+// TestPMCBeforePMID: PMC's MEDLARS export writes "PMC - " before "PMID- ";
+// the PMID is the same record's, not the start of a new one (it gave a
+// false "missing title" skip).
+func TestPMCBeforePMID(t *testing.T) {
+	t.Parallel()
+	in := "PMC - PMC6055010\nPMID- 30042925\nTI  - A method package\nDP  - 2018\n\nPMC - PMC1\nPMID- 2\nTI  - Second\nDP  - 2019\nPMID- 3\nTI  - Third, no blank line before\nDP  - 2019\n"
+	recs := format().Read(t, []byte(in))
+	require.Len(t, recs, 3)
+	for _, r := range recs {
+		require.Empty(t, r.Problem)
+	}
+	require.Equal(t, "30042925", recs[0].Paper.PMID)
+	require.Equal(t, "3", recs[2].Paper.PMID)
+}
+
+// TestBookChapterVenue: a chapter's BTI (the book's title) is its venue;
+// a book's BTI is its title. Publisher, place, ISBN and editors are kept
+// in Extra and written back.
+func TestBookChapterVenue(t *testing.T) {
+	t.Parallel()
+	in := "PMID- 1\nTI  - A chapter\nBTI - The Book\nPB  - StatPearls Publishing\nPL  - Treasure Island (FL)\nISBN- 978-0-00-000000-2\nFED - Doe, Jane\nED  - Doe J\nDP  - 2020\nPT  - Book Chapter\n\nPMID- 2\nBTI - Whole Book\nDP  - 2021\nPT  - Book\n"
+	recs := format().Read(t, []byte(in))
+	require.Equal(t, "The Book", recs[0].Paper.Venue)
+	require.Equal(t, "Whole Book", recs[1].Paper.Title)
+	ex := biblio.ExtraFields(recs[0])
+	require.Equal(t, "StatPearls Publishing", ex[biblio.ExtraPublisher])
+	require.Equal(t, "Treasure Island (FL)", ex[biblio.ExtraAddress])
+	require.Equal(t, "978-0-00-000000-2", ex[biblio.ExtraISBN])
+	require.Equal(t, "Doe, Jane", ex[biblio.ExtraEditor])
+	back := format().Read(t, format().Write(t, recs[:1]))
+	require.Equal(t, ex, biblio.ExtraFields(back[0]))
+}
+
+// TestPagesAndIdentifiers: PubMed's abbreviated end page is kept as the
+// file gives it ("475-82", which the shared corpus round-trips), an electronic article's LID [pii] is its page when
+// PG is missing, and a doi.org URL in AID (ERIC) is the DOI.
+func TestPagesAndIdentifiers(t *testing.T) {
+	t.Parallel()
+	in := "PMID- 1\nTI  - A\nPG  - 475-82\nDP  - 2015\n\nPMID- 2\nTI  - B\nLID - 1042 [pii]\nDP  - 2021\n\nOWN - ERIC\nTI  - C\nAID - http://dx.doi.org/10.1186/s40468-019-0086-7\nDP  - 2019\n"
+	recs := format().Read(t, []byte(in))
+	require.Len(t, recs, 3)
+	require.Equal(t, "475-82", recs[0].Paper.Pages)
+	require.Equal(t, "1042", recs[1].Paper.Pages)
+	require.Equal(t, "10.1186/s40468-019-0086-7", recs[2].Paper.DOI)
+}
+
+// TestExtraAndNamesRoundTripAnyOrder: whatever tags a file holds, in any
+// order, the names' split and every kept field survive write → read.
+func TestExtraAndNamesRoundTripAnyOrder(t *testing.T) {
+	t.Parallel()
+	format().ExtraRoundTrip(t, []string{"PMID- 1\n", "PMC - PMC1\n", "TI  - t\n", "BTI - b\n", "JT  - j\n", "FAU - Doe, Jane\n",
+		"AU  - Doe J\n", "AU  - Roe R\n", "CN  - Group X\n", "FED - Ed, Al\n", "ED  - Ed A\n", "IS  - 1234-5678 (Print)\n",
+		"ISBN- 978\n", "PB  - P\n", "PL  - L\n", "LA  - eng\n", "EN  - 2nd\n", "LID - 1042 [pii]\n", "DP  - 2020\n", "\n",
+		"      cont\n", "PT  - Book Chapter\n"}, 5000)
 }

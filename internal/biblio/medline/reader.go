@@ -94,8 +94,10 @@ func (r *Reader) Next() (biblio.Record, error) {
 			}
 			continue
 		}
-		if isTag && tag == "PMID" {
-			// A new record without a blank line before it.
+		if isTag && tag == "PMID" && hasTag(fields, "PMID") {
+			// A new record without a blank line before it. A PMID after
+			// other tags of a record without one is that record's (PMC
+			// exports write "PMC - " first).
 			r.lines.Unread(line)
 			return done(), nil
 		}
@@ -122,9 +124,20 @@ func (r *Reader) Next() (biblio.Record, error) {
 }
 
 var (
-	yearRE   = regexp.MustCompile(`(?:^|\D)(\d{4})(?:\D|$)`)
-	initials = regexp.MustCompile(`^[A-Z]{1,4}$`)
+	articleNumber = regexp.MustCompile(`^[eE]?\d{1,7}$`)
+	doiURL        = regexp.MustCompile(`(?i)^https?://(?:dx\.)?doi\.org/(10\..+)$`)
+	yearRE        = regexp.MustCompile(`(?:^|\D)(\d{4})(?:\D|$)`)
+	initials      = regexp.MustCompile(`^[A-Z]{1,4}$`)
 )
+
+func hasTag(fields []field, tag string) bool {
+	for _, f := range fields {
+		if f.tag == tag {
+			return true
+		}
+	}
+	return false
+}
 
 // build maps one record's fields onto a biblio.Record.
 func build(fields []field, start int, broken bool) biblio.Record {
@@ -134,18 +147,29 @@ func build(fields []field, start int, broken bool) biblio.Record {
 		return rec
 	}
 	first := map[string]string{}
-	var fau, au, pts, notes []string
-	hasFAU := false
+	var fau, au []biblio.Name
+	var pts, notes []string
+	var editors, shortEditors []biblio.Name
+	extra := map[string]string{}
+	hasFAU, hasFED := false, false
+	pii := ""
 	p := &rec.Paper
 	for _, f := range fields {
 		v := f.value()
 		switch f.tag {
 		case "FAU":
-			fau, hasFAU = append(fau, v), true
+			// The full name gives the split ("Wong Kee Song, Louis M.");
+			// AU is its short form ("Wong Kee Song LM").
+			fau, hasFAU = append(fau, biblio.ParseName(v)), true
 		case "AU":
-			au = append(au, auName(v))
+			au = append(au, biblio.ParseName(auName(v)))
 		case "CN":
-			fau, au = append(fau, v), append(au, v)
+			n := biblio.Name{Literal: v}
+			fau, au = append(fau, n), append(au, n)
+		case "FED":
+			editors, hasFED = append(editors, biblio.ParseName(v)), true
+		case "ED":
+			shortEditors = append(shortEditors, biblio.ParseName(auName(v)))
 		case "PT":
 			pts = append(pts, v)
 		case "OT":
@@ -161,7 +185,12 @@ func build(fields []field, start int, broken bool) biblio.Record {
 			}
 		case "LID", "AID":
 			id, kind := articleID(v)
+			if m := doiURL.FindStringSubmatch(id); m != nil && kind == "" {
+				id, kind = m[1], "doi" // ERIC writes the DOI as a doi.org URL
+			}
 			switch {
+			case kind == "pii" && f.tag == "LID" && pii == "" && articleNumber.MatchString(id):
+				pii = id
 			case kind == "doi" && p.DOI == "":
 				p.DOI = id
 			case kind == "arxiv" && p.ArxivID == "":
@@ -169,36 +198,65 @@ func build(fields []field, start int, broken bool) biblio.Record {
 			case kind == "url" && p.URL == "":
 				p.URL = id
 			}
+		case "IS":
+			// "1759-8486 (Electronic)": the first ISSN, without its medium.
+			if id, _, _ := strings.Cut(v, " ("); id != "" && extra[biblio.ExtraISSN] == "" {
+				extra[biblio.ExtraISSN] = strings.TrimSpace(id)
+			}
+		case "ISBN":
+			if extra[biblio.ExtraISBN] == "" {
+				extra[biblio.ExtraISBN] = v
+			}
 		}
 		if _, seen := first[f.tag]; !seen && v != "" {
 			first[f.tag] = v
 		}
 	}
 	if hasFAU {
-		p.Authors = fau
+		rec.Names = fau
 	} else {
-		p.Authors = au
+		rec.Names = au
+	}
+	if !hasFED {
+		editors = shortEditors
+	}
+	if len(editors) > 0 {
+		extra[biblio.ExtraEditor] = biblio.JoinEditors(editors)
+	}
+	for tag, key := range map[string]string{"PB": biblio.ExtraPublisher, "PL": biblio.ExtraAddress, "LA": biblio.ExtraLanguage, "EN": biblio.ExtraEdition} {
+		if v := first[tag]; v != "" {
+			extra[key] = v
+		}
 	}
 	p.PMID = first["PMID"]
 	p.Title = first["TI"]
-	if p.Title == "" {
-		p.Title = first["BTI"]
-	}
-	p.Abstract = first["AB"]
 	p.Venue = first["JT"]
 	if p.Venue == "" {
 		p.Venue = first["TA"]
 	}
+	if p.Title == "" {
+		p.Title = first["BTI"] // a whole book
+	} else if p.Venue == "" {
+		p.Venue = first["BTI"] // a chapter: the book is its venue
+	}
+	p.Abstract = first["AB"]
 	p.Volume, p.Issue, p.Pages = first["VI"], first["IP"], first["PG"]
+	if p.Pages == "" {
+		// An electronic article's number is its location id (LID [pii]),
+		// as Zotero reads it; only a number ("1042", "e0815"), since a
+		// publisher's item id (S0033-3506(15)00037-2) is no page.
+		p.Pages = pii
+	}
 	if m := yearRE.FindStringSubmatch(first["DP"]); m != nil {
 		for _, c := range m[1] {
 			p.Year = p.Year*10 + int(c-'0')
 		}
-	} else {
-		rec.Problem = biblio.NotAYear(first["DP"])
+	} else if w := biblio.NotAYear(first["DP"]); w != "" {
+		rec.Warnings = append(rec.Warnings, w+"; imported without a year")
 	}
 	rec.Type = typeOf(pts)
 	rec.Note = strings.Join(notes, " ")
+	biblio.SetExtra(&rec, extra)
 	biblio.Finish(&rec)
 	return rec
 }

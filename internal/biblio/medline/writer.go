@@ -40,15 +40,25 @@ func (w *Writer) Write(rec biblio.Record) error {
 		w.field("LID", p.DOI+" [doi]")
 	}
 	w.field("AB", p.Abstract)
-	for _, a := range p.Authors {
-		if isCollective(a) {
-			w.field("CN", a)
+	for i, n := range biblio.NamesOf(rec) {
+		if n.Literal != "" || len(rec.Names) != len(p.Authors) && isCollective(p.Authors[i]) {
+			w.field("CN", n.Display())
 			continue
 		}
-		n := biblio.ParseName(a)
 		w.field("FAU", n.Inverted())
 		w.field("AU", shortName(n))
 	}
+	extra := biblio.ExtraFields(rec)
+	for _, n := range biblio.SplitEditors(extra[biblio.ExtraEditor]) {
+		w.field("FED", n.Inverted())
+		w.field("ED", shortName(n))
+	}
+	w.field("LA", extra[biblio.ExtraLanguage])
+	w.field("IS", extra[biblio.ExtraISSN])
+	w.field("ISBN", extra[biblio.ExtraISBN])
+	w.field("PB", extra[biblio.ExtraPublisher])
+	w.field("PL", extra[biblio.ExtraAddress])
+	w.field("EN", extra[biblio.ExtraEdition])
 	w.field("GN", biblio.NoteField(rec.Mark, rec.Note))
 	w.field("PT", typeToPT[rec.Type])
 	w.field("JT", p.Venue)

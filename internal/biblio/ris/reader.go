@@ -1,11 +1,13 @@
 package ris
 
 import (
+	"cmp"
 	"io"
 	"regexp"
 	"strings"
 
 	"quarry/internal/biblio"
+	"quarry/internal/research"
 )
 
 // Reader streams records from a RIS file; it holds one record at a time,
@@ -148,14 +150,33 @@ func build(fields []field, start int, broken bool) biblio.Record {
 	}
 	first := map[string]string{}
 	var notes, ans, urls []string
+	var editors []biblio.Name
+	extra := map[string]string{}
 	p := &rec.Paper
+	ty := ""
+	for _, f := range fields {
+		if f.tag == "TY" {
+			ty = strings.ToUpper(strings.TrimSpace(f.value()))
+			break
+		}
+	}
+	editorTag := "ED"
+	if t := risToType[ty]; t == biblio.Chapter || t == biblio.Conference {
+		// A2 is the book's or the proceedings' editor (RIS spec, Zotero).
+		editorTag = "A2"
+	}
 	for _, f := range fields {
 		v := f.value()
 		switch f.tag {
 		case "AU", "A1":
-			p.Authors = append(p.Authors, invertInitials(v))
+			if n, ok := risName(v); ok {
+				rec.Names = append(rec.Names, n)
+			}
 		case "KW":
-			rec.Keywords = append(rec.Keywords, v)
+			// One keyword a tag; EndNote also puts several in one, a line
+			// apart. Semicolons are kept: they are part of keywords such as
+			// "neural networks; convolutional" that our writer wrote.
+			rec.Keywords = append(rec.Keywords, strings.Split(v, "\n")...)
 		case "N1":
 			if m, n := biblio.SplitNote(v); m != "" && rec.Mark == "" {
 				rec.Mark, v = m, n
@@ -166,22 +187,69 @@ func build(fields []field, start int, broken bool) biblio.Record {
 		case "AN":
 			ans = append(ans, strings.TrimSpace(v))
 		case "UR":
-			urls = append(urls, strings.TrimSpace(v))
+			// One URL a tag, or several a semicolon apart (rispy's test data).
+			for _, u := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == '\n' }) {
+				if u = strings.TrimSpace(u); u != "" {
+					urls = append(urls, u)
+				}
+			}
+		case editorTag, "ED":
+			if n, ok := risName(v); ok {
+				editors = append(editors, n)
+			}
+		case "PB":
+			setExtra(extra, biblio.ExtraPublisher, v)
+		case "CY":
+			setExtra(extra, biblio.ExtraAddress, v)
+		case "ET":
+			setExtra(extra, biblio.ExtraEdition, v)
+		case "LA":
+			setExtra(extra, biblio.ExtraLanguage, v)
+		case "SN":
+			setExtra(extra, snKind(v, risToType[ty]), v)
+		case "TY", "TI", "T1", "CT", "BT", "T2", "JF", "JO", "SO", "T3", "JA", "J2", "PY", "Y1", "DA",
+			"VL", "IS", "SP", "EP", "AB", "N2", "DO", "DB", "DP":
+		default:
+			// Kept under its tag, written back by the writer.
+			if strings.TrimSpace(v) != "" {
+				addExtra(extra, "ris_"+f.tag, v)
+			}
 		}
 		if _, seen := first[f.tag]; !seen && strings.TrimSpace(v) != "" {
 			first[f.tag] = v
 		}
 	}
-	ty := strings.ToUpper(strings.TrimSpace(first["TY"]))
+	for _, tag := range []string{"DB", "DP", "JA", "J2"} {
+		if v, ok := first[tag]; ok {
+			extra["ris_"+tag] = v
+		}
+	}
+	if v, ok := first["T3"]; ok {
+		extra[biblio.ExtraSeries] = v // the series title (RIS spec, Zotero)
+	}
+	if len(editors) > 0 {
+		extra[biblio.ExtraEditor] = biblio.JoinEditors(editors)
+	}
 	p.Title = pick(first, "TI", "T1", "CT")
 	venues := venueTags
 	if p.Title == "" {
 		p.Title = first["BT"]
 		venues = []string{"T2", "JF", "JO", "SO", "T3", "JA", "J2"}
 	}
+	if t := risToType[ty]; t == biblio.Conference {
+		// EndNote's conference paper: C3 is the proceedings, T2 the
+		// conference's name.
+		venues = append([]string{"C3"}, venues...)
+	}
 	p.Venue = pick(first, venues...)
+	// The full date (DA, or Y1 in the old spec) wins over the year alone,
+	// as in Zotero: Y1 is deprecated and DA may be more precise.
 	yearText := ""
-	for _, t := range []string{"PY", "Y1", "DA"} {
+	for _, t := range []string{"DA", "Y1", "PY"} {
+		if biblio.BeforeCommonEra(first[t]) {
+			yearText = cmp.Or(yearText, first[t])
+			continue
+		}
 		if m := yearRE.FindStringSubmatch(first[t]); m != nil {
 			p.Year = atoi(m[1])
 			break
@@ -191,9 +259,18 @@ func build(fields []field, start int, broken bool) biblio.Record {
 		}
 	}
 	if p.Year == 0 {
-		rec.Problem = biblio.NotAYear(yearText)
+		// EndNote's placeholder "Year", "unknown", "4000 BC", "-0043"
+		// (Quarry's years cannot hold those before the common era): the
+		// record imports without a year, the value is kept for export.
+		if w := biblio.NotAYear(yearText); w != "" {
+			rec.Warnings = append(rec.Warnings, w+"; imported without a year")
+			extra["ris_PY"] = strings.TrimSpace(yearText)
+		}
 	}
 	p.Volume, p.Issue = first["VL"], first["IS"]
+	if t := risToType[ty]; p.Issue == "" && (t == biblio.Article || t == biblio.Conference || t == "") {
+		p.Issue = first["M1"] // EndNote's "Number" of articles and papers
+	}
 	sp, ep := strings.TrimSpace(first["SP"]), strings.TrimSpace(first["EP"])
 	switch {
 	case sp != "" && ep != "":
@@ -203,10 +280,14 @@ func build(fields []field, start int, broken bool) biblio.Record {
 	default:
 		p.Pages = ep
 	}
+	refManNotes(risToType[ty], notes, p, extra)
 	p.Abstract = pick(first, "AB", "N2")
 	p.DOI = first["DO"]
 	if len(urls) > 0 {
 		p.URL = urls[0]
+		if len(urls) > 1 {
+			extra["ris_UR"] = strings.Join(urls[1:], "\n")
+		}
 	}
 	isPubMed := pubmed.MatchString(first["DB"]) || pubmed.MatchString(first["DP"])
 	explicitArxiv := false
@@ -224,6 +305,8 @@ func build(fields []field, start int, broken bool) biblio.Record {
 			if p.PMID == "" {
 				p.PMID = a
 			}
+		default:
+			addExtra(extra, "ris_AN", a)
 		}
 	}
 	for _, u := range urls {
@@ -243,9 +326,108 @@ func build(fields []field, start int, broken bool) biblio.Record {
 		// PREPRINT, so an explicit ID on GEN means a deliberate Misc.
 		rec.Type = biblio.Preprint
 	}
+	if ty != "" && typeToRIS[rec.Type] != ty {
+		extra["ris_TY"] = ty // the exact type, for the writer
+	}
 	rec.Note = strings.Join(notes, "\n")
+	biblio.SetExtra(&rec, extra)
 	biblio.Finish(&rec)
 	return rec
+}
+
+// refManKV is one "Key: Value" line Reference Manager writes in N1 for a
+// field RIS had no tag for.
+var refManKV = regexp.MustCompile(`^(Volume ID|Issue ID|Proceedings Title|Page\(s\)):\s*(\S.*)$`)
+
+// refManNotes reads the fields Reference Manager puts in N1 lines
+// ("N1  - Volume ID: 12"), as Zotero does: the volume (VL then held the
+// edition), the issue, a conference paper's proceedings and the pages,
+// where no tag gave them. The lines stay in the note.
+func refManNotes(typ string, notes []string, p *research.RawPaper, extra map[string]string) {
+	for _, n := range notes {
+		for _, line := range strings.Split(n, "\n") {
+			m := refManKV.FindStringSubmatch(strings.TrimSpace(line))
+			if m == nil {
+				continue
+			}
+			v := strings.TrimSpace(m[2])
+			switch m[1] {
+			case "Volume ID":
+				if vl := strings.TrimSpace(p.Volume); vl != "" && vl != v {
+					setExtra(extra, biblio.ExtraEdition, vl)
+				}
+				p.Volume = v
+			case "Issue ID":
+				if strings.TrimSpace(p.Issue) == "" {
+					p.Issue = v
+				}
+			case "Proceedings Title":
+				if typ == biblio.Conference {
+					p.Venue = v
+				}
+			case "Page(s)":
+				if strings.TrimSpace(p.Pages) == "" {
+					p.Pages = v
+				}
+			}
+		}
+	}
+}
+
+// risName reads an AU value the way Zotero does: "Last, First" (or
+// "Last, First, Suffix", the RIS spec) is a person; a name without a comma
+// is an organisation kept whole, except the "Smith J." of Scopus and Web of
+// Science, which is a person with initials.
+func risName(v string) (biblio.Name, bool) {
+	v = strings.Join(strings.Fields(v), " ")
+	switch {
+	case v == "":
+		return biblio.Name{}, false
+	case strings.Contains(v, ","):
+		return biblio.ParseName(v), true
+	}
+	if inv := invertInitials(v); inv != v {
+		return biblio.ParseName(inv), true
+	}
+	return biblio.Name{Literal: v}, true
+}
+
+var (
+	issnRE = regexp.MustCompile(`^\d{4}-?\d{3}[\dXx]\b`)
+	isbnRE = regexp.MustCompile(`^(?:97[89][- ]?)?(?:\d[- ]?){9}[\dXx]\b`)
+)
+
+// snKind tells an ISSN from an ISBN in SN, which RIS uses for both: by
+// its form, else by the type (books and chapters have ISBNs).
+func snKind(v, typ string) string {
+	v = strings.TrimSpace(v)
+	switch {
+	case issnRE.MatchString(v):
+		return biblio.ExtraISSN
+	case isbnRE.MatchString(v):
+		return biblio.ExtraISBN
+	case typ == biblio.Book || typ == biblio.Chapter || typ == biblio.Conference:
+		return biblio.ExtraISBN
+	}
+	return biblio.ExtraISSN
+}
+
+// setExtra keeps the first value of a field.
+func setExtra(m map[string]string, key, v string) {
+	if v = strings.TrimSpace(v); v != "" {
+		if _, ok := m[key]; !ok {
+			m[key] = v
+		}
+	}
+}
+
+// addExtra keeps every value of a repeated tag, a line apart.
+func addExtra(m map[string]string, key, v string) {
+	if old, ok := m[key]; ok {
+		m[key] = old + "\n" + v
+		return
+	}
+	m[key] = v
 }
 
 // pick returns the first non-empty value among tags.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"quarry/internal/biblio"
@@ -25,14 +26,25 @@ func NewWriter(w io.Writer) *Writer {
 // if they have fields; callers filter them.
 func (w *Writer) Write(rec biblio.Record) error {
 	p := rec.Paper
+	extra := biblio.ExtraFields(rec)
 	ty := typeToRIS[rec.Type]
 	if ty == "" {
 		ty = "GEN"
 	}
+	if orig := extra["ris_TY"]; orig != "" && sameType(orig, rec.Type) {
+		ty = orig
+	}
 	w.field("TY", ty)
 	w.field("TI", p.Title)
-	for _, a := range p.Authors {
-		w.field("AU", biblio.ParseName(a).Inverted())
+	for _, n := range biblio.NamesOf(rec) {
+		w.field("AU", risInverted(n))
+	}
+	editorTag := "ED"
+	if rec.Type == biblio.Chapter || rec.Type == biblio.Conference {
+		editorTag = "A2"
+	}
+	for _, n := range biblio.SplitEditors(extra[biblio.ExtraEditor]) {
+		w.field(editorTag, risInverted(n))
 	}
 	if p.Year > 0 {
 		w.field("PY", fmt.Sprintf("%04d", p.Year))
@@ -52,7 +64,11 @@ func (w *Writer) Write(rec biblio.Record) error {
 	if p.PMID != "" {
 		if digits.MatchString(p.PMID) {
 			w.field("AN", p.PMID)
-			w.field("DB", "PubMed")
+			db := "PubMed"
+			if v := extra["ris_DB"]; pubmed.MatchString(v) {
+				db = v // the file's own name for it ("NLM", "MEDLINE")
+			}
+			w.field("DB", db)
 		} else {
 			w.field("AN", "PMID: "+p.PMID)
 		}
@@ -60,10 +76,72 @@ func (w *Writer) Write(rec biblio.Record) error {
 	for _, k := range rec.Keywords {
 		w.field("KW", k)
 	}
+	w.field("PB", extra[biblio.ExtraPublisher])
+	w.field("CY", extra[biblio.ExtraAddress])
+	w.field("ET", extra[biblio.ExtraEdition])
+	w.field("LA", extra[biblio.ExtraLanguage])
+	w.field("T3", extra[biblio.ExtraSeries])
+	w.field("SN", extra[biblio.ExtraISBN])
+	w.field("SN", extra[biblio.ExtraISSN])
+	if p.Year > 0 {
+		delete(extra, "ris_PY") // an unreadable date the year now replaces
+	}
+	w.extraTags(extra, p.PMID != "" && digits.MatchString(p.PMID))
 	w.field("N1", biblio.NoteField(rec.Mark, rec.Note))
 	w.line("ER  - ")
 	w.line("")
 	return w.err
+}
+
+// extraTags writes back the tags a RIS reader kept in Extra ("ris_M3"),
+// sorted.
+func (w *Writer) extraTags(extra map[string]string, wroteDB bool) {
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		tag, ok := strings.CutPrefix(k, "ris_")
+		if !ok || len(tag) != 2 || tag == "TY" || tag == "ER" || (tag == "DB" && wroteDB) {
+			continue
+		}
+		if _, _, isTag := isTagLine(tag + "  - "); !isTag {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if k == "ris_UR" {
+			// One URL a tag, as the reader reads them.
+			for _, v := range strings.Split(extra[k], "\n") {
+				w.field("UR", v)
+			}
+			continue
+		}
+		// Repeated tags were kept a line apart; written as one tag with
+		// continuation lines, they read back as the same text.
+		w.field(k[4:], extra[k])
+	}
+}
+
+// risInverted is the AU form of a name: "Last, First[, Suffix]", an
+// organisation as it is, and a person known by one name with a trailing
+// comma ("Plato,"), which the reader would otherwise take for an
+// organisation, or for "Smith J." when it ends like initials.
+func risInverted(n biblio.Name) string {
+	v := n.Inverted()
+	if n.Literal == "" && v != "" && !strings.Contains(v, ",") {
+		v += ","
+	}
+	return v
+}
+
+// sameType tells whether a TY code read from a file still fits the
+// record's type, so the writer can give the file's code back (EJOUR, not
+// JOUR) unless the type was changed since.
+func sameType(ty, typ string) bool {
+	if t, ok := risToType[ty]; ok {
+		return t == typ
+	}
+	return typ == biblio.Misc
 }
 
 // Close flushes buffered output; it does not close the underlying writer.
