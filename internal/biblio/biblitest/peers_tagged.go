@@ -190,10 +190,10 @@ func Score(cases []TaggedCase, read func([]byte) ([]biblio.Record, error)) PeerS
 }
 
 var (
-	taggedYearRE  = regexp.MustCompile(`\b(\d{4})\b`)
-	pmidOf  = regexp.MustCompile(`(?m)^PMID:\s*(\d+)`)
-	taggedDashes  = strings.NewReplacer("–", "-", "—", "-", "‐", "-")
-	doiPref = regexp.MustCompile(`(?i)^(https?://(dx\.)?doi\.org/|doi:\s*)`)
+	taggedYearRE = regexp.MustCompile(`\b(\d{4})\b`)
+	pmidOf       = regexp.MustCompile(`(?m)^PMID:\s*(\d+)`)
+	taggedDashes = strings.NewReplacer("–", "-", "—", "-", "‐", "-")
+	doiPref      = regexp.MustCompile(`(?i)^(https?://(dx\.)?doi\.org/|doi:\s*)`)
 )
 
 func normSpace(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
