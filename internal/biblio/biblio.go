@@ -301,10 +301,15 @@ func Finish(r *Record) {
 		}
 		r.Names = names
 	} else {
-		authors := p.Authors[:0]
+		var authors []string
 		for _, a := range p.Authors {
-			if a = DisplayName(a); a != "" {
-				authors = append(authors, a)
+			// No name holds a ';': an entry that does is several names
+			// a source ran together ("A B; C D"), which a format that
+			// lists names with ';' (CSV) would split anyway.
+			for _, part := range strings.Split(a, ";") {
+				if part = DisplayName(part); part != "" {
+					authors = append(authors, part)
+				}
 			}
 		}
 		p.Authors = authors

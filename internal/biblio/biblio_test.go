@@ -180,3 +180,13 @@ func TestBeforeCommonEra(t *testing.T) {
 		require.False(t, biblio.BeforeCommonEra(s), s)
 	}
 }
+
+// TestFinishSplitsNamesRunTogether: an author entry holding several names
+// separated by ';' (as one corpus record has) is several authors, so a CSV
+// export, which lists names with ';', reads back the same.
+func TestFinishSplitsNamesRunTogether(t *testing.T) {
+	t.Parallel()
+	r := biblio.Record{Paper: research.RawPaper{Title: "T", Authors: []string{"Ana Lima; Rejani Bandeira Vieira Sousa", "Bo Li"}}}
+	biblio.Finish(&r)
+	require.Equal(t, []string{"Ana Lima", "Rejani Bandeira Vieira Sousa", "Bo Li"}, r.Paper.Authors)
+}
