@@ -216,14 +216,78 @@ func (e *QueueError) Error() string {
 	return fmt.Sprintf("no turn within %s under this API's rate limit; try again later", e.MaxQueueWait)
 }
 
-// Get fetches rawURL and returns its body, retrying transient failures
-// (network errors, 429, 5xx). Every attempt first waits for its turn under
-// the client's Limit. Errors carry engine codes: EInvalid for 400 and 422,
-// EUnauthorized for 401 and 403, ENotFound for 404, EInternal for
-// everything else. Error texts never contain the query string, because it
-// may hold an API key.
+// Request is one call to an API, for Do: a GET of URL unless Method or
+// Form says otherwise.
+type Request struct {
+	// Method defaults to GET, or POST when Form is set.
+	Method string
+	URL    string
+	Header http.Header
+	// Form is sent as an application/x-www-form-urlencoded body, the way
+	// NCBI asks long E-utilities requests to be sent.
+	Form url.Values
+	// Classify gives a non-2xx answer the meaning this API documents for
+	// it, where that differs from HTTP's (OpenAlex answers 403 for "slow
+	// down" and 429 for a used-up daily allowance); ok false keeps the
+	// default (DefaultVerdict).
+	Classify func(r Response) (v Verdict, ok bool)
+}
+
+// Response is a non-2xx answer as Request.Classify sees it.
+type Response struct {
+	Status int
+	Header http.Header
+	// Body is the start of the body (at most the client's MaxBodyBytes).
+	Body []byte
+}
+
+// Verdict is how the client treats a non-2xx answer.
+type Verdict struct {
+	// Code is the fault code of the error returned.
+	Code string
+	// Retry retries the request (after Retry-After when given).
+	Retry bool
+	// Reason replaces the status text in the error's message, to say
+	// what the answer means for this API.
+	Reason string
+}
+
+// DefaultVerdict is the meaning HTTP gives status: 400 and 422 EInvalid,
+// 401 and 403 EUnauthorized, 404 ENotFound, anything else EInternal;
+// 429 and 5xx are retried.
+func DefaultVerdict(status int) Verdict {
+	v := Verdict{Code: fault.EInternal, Reason: http.StatusText(status)}
+	switch status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		v.Code = fault.EInvalid
+	case http.StatusUnauthorized, http.StatusForbidden:
+		v.Code = fault.EUnauthorized
+	case http.StatusNotFound:
+		v.Code = fault.ENotFound
+	}
+	v.Retry = status == http.StatusTooManyRequests || status >= 500
+	return v
+}
+
+// Get fetches rawURL and returns its body: Do with a plain GET.
 func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) ([]byte, error) {
-	where := redact(rawURL)
+	return c.Do(ctx, Request{URL: rawURL, Header: header})
+}
+
+// Do sends r and returns the body, retrying transient failures (network
+// errors, and the answers r.Classify or DefaultVerdict say to retry).
+// Every attempt first waits for its turn under the client's Limit.
+// Errors carry fault codes (DefaultVerdict, or r.Classify's). Error
+// texts never contain the query string or the form, because they may
+// hold an API key.
+func (c *Client) Do(ctx context.Context, r Request) ([]byte, error) {
+	if r.Method == "" {
+		r.Method = http.MethodGet
+		if r.Form != nil {
+			r.Method = http.MethodPost
+		}
+	}
+	where := r.Method + " " + redact(r.URL)
 	var lastErr error
 	queueLeft := c.limit.MaxQueueWait // what the attempts still may wait for turns, if bounded
 	for attempt := 1; ; attempt++ {
@@ -231,7 +295,7 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) ([]
 		if err != nil {
 			return nil, err
 		}
-		body, retryAfter, retry, err := c.try(ctx, rawURL, header, where)
+		body, retryAfter, retry, err := c.try(ctx, r, where)
 		release()
 		if err == nil {
 			return body, nil
@@ -244,20 +308,20 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) ([]
 			return nil, contextError(ctx, where, lastErr)
 		}
 		if attempt >= c.maxAttempts {
-			return nil, &fault.Error{Code: fault.ErrorCode(err), Message: fmt.Sprintf("GET %s: giving up after %d attempts", where, attempt), Err: err}
+			return nil, &fault.Error{Code: fault.ErrorCode(err), Message: fmt.Sprintf("%s: giving up after %d attempts", where, attempt), Err: err}
 		}
 		wait := c.jitter(c.backoff(attempt))
 		if retryAfter >= 0 {
 			if retryAfter > c.maxWait {
-				return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: server asks to retry after %s, longer than the %s this client waits", where, retryAfter, c.maxWait), Err: err}
+				return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("%s: server asks to retry after %s, longer than the %s this client waits", where, retryAfter, c.maxWait), Err: err}
 			}
 			wait = retryAfter
 		}
 		if deadline, ok := ctx.Deadline(); ok && c.now().Add(wait).After(deadline) {
-			return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the deadline", where, wait), Err: err}
+			return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("%s: next retry in %s would pass the deadline", where, wait), Err: err}
 		}
 		if left, ok := sources.CallTimeLeft(ctx); ok && wait > left {
-			return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: next retry in %s would pass the search's timeout", where, wait), Err: err}
+			return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("%s: next retry in %s would pass the search's timeout", where, wait), Err: err}
 		}
 		if err := c.sleep(ctx, wait); err != nil {
 			return nil, contextError(ctx, where, lastErr)
@@ -265,29 +329,54 @@ func (c *Client) Get(ctx context.Context, rawURL string, header http.Header) ([]
 	}
 }
 
-// GetJSON fetches rawURL and decodes its JSON body into v; a body that is
-// not the JSON expected is reported as such, not as an empty result.
-func (c *Client) GetJSON(ctx context.Context, rawURL string, header http.Header, v any) error {
-	body, err := c.Get(ctx, rawURL, header)
+// DoJSON sends r and decodes the JSON body into v; a body that is not
+// the JSON expected is reported as such, not as an empty result.
+func (c *Client) DoJSON(ctx context.Context, r Request, v any) error {
+	body, err := c.Do(ctx, r)
 	if err != nil {
 		return err
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: response is not the JSON expected", redact(rawURL)), Err: err}
+		return &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("%s: response is not the JSON expected", describe(r)), Err: err}
 	}
 	return nil
 }
 
-// GetXML fetches rawURL and decodes its XML body into v.
-func (c *Client) GetXML(ctx context.Context, rawURL string, header http.Header, v any) error {
-	body, err := c.Get(ctx, rawURL, header)
+// DoXML sends r and decodes the XML body into v.
+func (c *Client) DoXML(ctx context.Context, r Request, v any) error {
+	body, err := c.Do(ctx, r)
 	if err != nil {
 		return err
 	}
 	if err := xml.Unmarshal(body, v); err != nil {
-		return &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: response is not the XML expected", redact(rawURL)), Err: err}
+		return &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("%s: response is not the XML expected", describe(r)), Err: err}
 	}
 	return nil
+}
+
+// describe is r's method and redacted URL, for messages.
+func describe(r Request) string {
+	m := r.Method
+	switch {
+	case m != "":
+	case r.Form != nil:
+		m = http.MethodPost
+	default:
+		m = http.MethodGet
+	}
+	return m + " " + redact(r.URL)
+}
+
+// GetJSON fetches rawURL and decodes its JSON body into v: DoJSON with a
+// plain GET.
+func (c *Client) GetJSON(ctx context.Context, rawURL string, header http.Header, v any) error {
+	return c.DoJSON(ctx, Request{URL: rawURL, Header: header}, v)
+}
+
+// GetXML fetches rawURL and decodes its XML body into v: DoXML with a
+// plain GET.
+func (c *Client) GetXML(ctx context.Context, rawURL string, header http.Header, v any) error {
+	return c.DoXML(ctx, Request{URL: rawURL, Header: header}, v)
 }
 
 // acquire waits for a free slot under Limit.Concurrent, then for the rate
@@ -347,7 +436,7 @@ func (c *Client) acquire(ctx context.Context, where string, lastErr error, queue
 	if deadline, ok := ctx.Deadline(); ok && now.Add(wait).After(deadline) {
 		r.CancelAt(now)
 		release()
-		return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: this API's rate limit allows the next request in %s, after the deadline", where, wait), Err: lastErr}
+		return nil, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("%s: this API's rate limit allows the next request in %s, after the deadline", where, wait), Err: lastErr}
 	}
 	if bounded && now.Add(wait).Sub(start) > *queueLeft {
 		r.CancelAt(now)
@@ -367,20 +456,27 @@ func (c *Client) acquire(ctx context.Context, where string, lastErr error, queue
 // known to come too late fails before the bound is waited out.
 func (c *Client) queueError(where string, lastErr error) error {
 	qe := &QueueError{MaxQueueWait: c.limit.MaxQueueWait, Limit: c.limit}
-	return &fault.Error{Code: fault.EInternal, Message: "GET " + where, Err: errors.Join(qe, lastErr)}
+	return &fault.Error{Code: fault.EInternal, Message: where, Err: errors.Join(qe, lastErr)}
 }
 
 // try performs one attempt. retryAfter is negative when the server gave none.
-func (c *Client) try(ctx context.Context, rawURL string, header http.Header, where string) (body []byte, retryAfter time.Duration, retry bool, err error) {
+func (c *Client) try(ctx context.Context, r Request, where string) (body []byte, retryAfter time.Duration, retry bool, err error) {
 	retryAfter = -1
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, retryAfter, false, fault.Errorf(fault.EInvalid, "GET %s: bad request: %v", where, unwrapURLError(err))
+	var payload io.Reader
+	if r.Form != nil {
+		payload = strings.NewReader(r.Form.Encode())
 	}
-	for k, vs := range header {
+	req, err := http.NewRequestWithContext(ctx, r.Method, r.URL, payload)
+	if err != nil {
+		return nil, retryAfter, false, fault.Errorf(fault.EInvalid, "%s: bad request: %v", where, unwrapURLError(err))
+	}
+	for k, vs := range r.Header {
 		for _, v := range vs {
 			req.Header.Add(k, v)
 		}
+	}
+	if r.Form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	req.Header.Set("User-Agent", c.userAgent)
 	resp, err := c.http.Do(req)
@@ -388,7 +484,7 @@ func (c *Client) try(ctx context.Context, rawURL string, header http.Header, whe
 		if ctx.Err() != nil {
 			return nil, retryAfter, false, contextError(ctx, where, unwrapURLError(err))
 		}
-		return nil, retryAfter, true, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: network error", where), Err: unwrapURLError(err)}
+		return nil, retryAfter, true, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("%s: network error", where), Err: unwrapURLError(err)}
 	}
 	defer resp.Body.Close()
 	body, readErr := io.ReadAll(io.LimitReader(resp.Body, c.maxBody+1))
@@ -397,28 +493,24 @@ func (c *Client) try(ctx context.Context, rawURL string, header http.Header, whe
 			if ctx.Err() != nil {
 				return nil, retryAfter, false, contextError(ctx, where, readErr)
 			}
-			return nil, retryAfter, true, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("GET %s: reading response", where), Err: readErr}
+			return nil, retryAfter, true, &fault.Error{Code: fault.EInternal, Message: fmt.Sprintf("%s: reading response", where), Err: readErr}
 		}
 		if int64(len(body)) > c.maxBody {
-			return nil, retryAfter, false, fault.Errorf(fault.EInternal, "GET %s: response larger than %d bytes", where, c.maxBody)
+			return nil, retryAfter, false, fault.Errorf(fault.EInternal, "%s: response larger than %d bytes", where, c.maxBody)
 		}
 		return body, retryAfter, false, nil
 	}
 	se := &StatusError{Status: resp.StatusCode, Body: snippet(body)}
-	code := fault.EInternal
-	switch resp.StatusCode {
-	case http.StatusBadRequest, http.StatusUnprocessableEntity:
-		code = fault.EInvalid
-	case http.StatusUnauthorized, http.StatusForbidden:
-		code = fault.EUnauthorized
-	case http.StatusNotFound:
-		code = fault.ENotFound
+	v := DefaultVerdict(resp.StatusCode)
+	if r.Classify != nil {
+		if own, ok := r.Classify(Response{Status: resp.StatusCode, Header: resp.Header, Body: body}); ok {
+			v = own
+		}
 	}
-	retry = resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
-	if retry {
+	if v.Retry {
 		retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.now())
 	}
-	return nil, retryAfter, retry, &fault.Error{Code: code, Message: fmt.Sprintf("GET %s: %s", where, http.StatusText(resp.StatusCode)), Err: se}
+	return nil, retryAfter, v.Retry, &fault.Error{Code: v.Code, Message: fmt.Sprintf("%s: %s", where, v.Reason), Err: se}
 }
 
 // backoff is BaseDelay doubled per failed attempt, capped at MaxWait.
@@ -454,9 +546,9 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 // as the deadline it is.
 func contextError(ctx context.Context, where string, last error) error {
 	cause := context.Cause(ctx)
-	msg := fmt.Sprintf("GET %s: cancelled", where)
+	msg := fmt.Sprintf("%s: cancelled", where)
 	if errors.Is(cause, context.DeadlineExceeded) {
-		msg = fmt.Sprintf("GET %s: deadline exceeded", where)
+		msg = fmt.Sprintf("%s: deadline exceeded", where)
 	}
 	return &fault.Error{Code: fault.EInternal, Message: msg, Err: errors.Join(cause, last)}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -623,4 +624,89 @@ func TestMaxQueueWaitNeedsAQueue(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, httpclient.Limit{}, httpclient.New(httpclient.Options{Limit: httpclient.Limit{MaxQueueWait: time.Minute}}).Limit())
 	require.Equal(t, httpclient.Limit{Concurrent: 1}, httpclient.New(httpclient.Options{Limit: httpclient.Limit{Concurrent: 1, MaxQueueWait: -time.Minute}}).Limit())
+}
+
+// TestClassifyGivesAStatusTheAPIsMeaning: an API may document its own
+// meaning for a status (OpenAlex answers 403 for "rate limit exceeded;
+// slow down"); with Request.Classify the client retries such a 403
+// instead of reporting it as unauthorized, and a classified answer that
+// must not be retried (a used-up daily allowance) is sent once.
+func TestClassifyGivesAStatusTheAPIsMeaning(t *testing.T) {
+	t.Parallel()
+	slowDown := func(r httpclient.Response) (httpclient.Verdict, bool) {
+		switch r.Status {
+		case http.StatusForbidden:
+			return httpclient.Verdict{Code: fault.EInternal, Retry: true, Reason: "rate limit exceeded"}, true
+		case http.StatusTooManyRequests:
+			return httpclient.Verdict{Code: fault.EInternal, Reason: "daily allowance used up"}, true
+		}
+		return httpclient.Verdict{}, false
+	}
+	t.Run("403Retried", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, httpclient.Options{}, reply{status: 403}, reply{status: 200, body: "{}"})
+		_, err := b.client.Do(context.Background(), httpclient.Request{URL: b.srv.URL, Classify: slowDown})
+		require.NoError(t, err)
+		require.Equal(t, 2, int(b.calls.Load()))
+	})
+	t.Run("403AlwaysIsNotUnauthorized", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, httpclient.Options{MaxAttempts: 2}, reply{status: 403})
+		_, err := b.client.Do(context.Background(), httpclient.Request{URL: b.srv.URL, Classify: slowDown})
+		require.Equal(t, fault.EInternal, fault.ErrorCode(err))
+		require.Contains(t, err.Error(), "rate limit exceeded")
+	})
+	t.Run("429NotRetried", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, httpclient.Options{}, reply{status: 429}, reply{status: 200, body: "{}"})
+		_, err := b.client.Do(context.Background(), httpclient.Request{URL: b.srv.URL, Classify: slowDown})
+		require.Error(t, err)
+		require.Contains(t, err.Error(), "daily allowance used up")
+		require.Equal(t, 1, int(b.calls.Load()))
+		require.Empty(t, b.slept())
+	})
+	t.Run("OtherStatusesKeepTheirDefault", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, httpclient.Options{}, reply{status: 401})
+		_, err := b.client.Do(context.Background(), httpclient.Request{URL: b.srv.URL, Classify: slowDown})
+		require.Equal(t, fault.EUnauthorized, fault.ErrorCode(err))
+	})
+}
+
+// TestDoPostsAForm: a Request with a Form is sent as a POST with a
+// form-encoded body (NCBI asks long E-utilities requests to be POSTed),
+// its body sent again on a retry, and the form kept out of error texts.
+func TestDoPostsAForm(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []string
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		require.NoError(t, r.ParseForm())
+		mu.Lock()
+		calls++
+		got = append(got, r.Method+" "+r.Header.Get("Content-Type")+" "+r.PostForm.Get("term")+" "+r.URL.RawQuery)
+		n := calls
+		mu.Unlock()
+		if n == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(srv.Close)
+	c := httpclient.New(httpclient.Options{Sleep: func(context.Context, time.Duration) error { return nil }})
+	long := strings.Repeat("sleep[tiab] OR ", 500) + "memory[tiab]"
+	var v struct{ OK bool }
+	require.NoError(t, c.DoJSON(context.Background(), httpclient.Request{URL: srv.URL + "/esearch.fcgi", Form: url.Values{"term": {long}, "api_key": {"SECRET"}}}, &v))
+	require.True(t, v.OK)
+	want := "POST application/x-www-form-urlencoded " + long + " "
+	require.Equal(t, []string{want, want}, got)
+
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadRequest) }))
+	t.Cleanup(bad.Close)
+	_, err := c.Do(context.Background(), httpclient.Request{URL: bad.URL, Form: url.Values{"api_key": {"SECRET"}}})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "POST ")
+	require.NotContains(t, err.Error(), "SECRET")
 }
