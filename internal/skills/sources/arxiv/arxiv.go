@@ -22,6 +22,10 @@ import (
 // DefaultBaseURL is the public API host.
 const DefaultBaseURL = "https://export.arxiv.org"
 
+// firstSubmission is submittedDate's lower bound for a range open at its
+// start: January 1991, before arXiv's first paper.
+const firstSubmission = "199101010000"
+
 // maxPerCall is the largest max_results arXiv serves in one response.
 const maxPerCall = 2000
 
@@ -106,8 +110,21 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 	v.Set("search_query", c.SentQuery(req))
 	v.Set("start", strconv.Itoa(req.Offset)) // a next page ("Show more") starts past the records fetched
 	v.Set("max_results", strconv.Itoa(min(req.MaxResults, maxPerCall)))
+	// Relevance is arXiv's default, said explicitly so a change of default
+	// does not reorder what a run recorded.
+	v.Set("sortBy", "relevance")
+	v.Set("sortOrder", "descending")
 	var f feed
-	if err := c.ep.HTTP.GetXML(ctx, c.ep.Base+"/api/query?"+v.Encode(), nil, &f); err != nil {
+	err := c.ep.HTTP.GetXML(ctx, c.ep.Base+"/api/query?"+v.Encode(), nil, &f)
+	if err == nil && req.Offset == 0 && len(f.Entries) == 0 {
+		// arXiv now and then answers a query with an empty feed (and a
+		// total of 0) that the same request answers in full a moment
+		// later; one more request, in the rate limit's turn, tells a
+		// spurious empty first page from a query that finds nothing.
+		f = feed{}
+		err = c.ep.HTTP.GetXML(ctx, c.ep.Base+"/api/query?"+v.Encode(), nil, &f)
+	}
+	if err != nil {
 		var qe *httpclient.QueueError
 		if errors.As(err, &qe) {
 			// Said in arXiv's terms: the limit is arXiv's, shared by every
@@ -144,7 +161,9 @@ func (c *Client) SentQuery(req sources.SourceRequest) string {
 	if y.From == 0 && y.To == 0 {
 		return q
 	}
-	from, to := "000001010000", "999912312359"
+	// arXiv's first papers are from August 1991: the lowest bound a
+	// search can mean, rather than the year 0.
+	from, to := firstSubmission, "999912312359"
 	if y.From != 0 {
 		from = fmt.Sprintf("%04d01010000", y.From)
 	}

@@ -3,7 +3,10 @@ package arxiv_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +40,7 @@ func TestSearcherRecordsTheQueryAsSent(t *testing.T) {
 	}{
 		{"Open", research.YearRange{}, "ti:sleep OR abs:dream"},
 		{"From", research.YearRange{From: 2015}, "(ti:sleep OR abs:dream) AND submittedDate:[201501010000 TO 999912312359]"},
-		{"To", research.YearRange{To: 2001}, "(ti:sleep OR abs:dream) AND submittedDate:[000001010000 TO 200112312359]"},
+		{"To", research.YearRange{To: 2001}, "(ti:sleep OR abs:dream) AND submittedDate:[199101010000 TO 200112312359]"},
 		{"Both", research.YearRange{From: 1999, To: 2001}, "(ti:sleep OR abs:dream) AND submittedDate:[199901010000 TO 200112312359]"},
 	}
 	for _, tt := range tests {
@@ -211,4 +214,40 @@ func TestNextPage(t *testing.T) {
 	require.Equal(t, "2", q.Get("start"))
 	require.Equal(t, "2", q.Get("max_results"))
 	require.Equal(t, 4, page.Total)
+}
+
+// TestSpuriousEmptyFirstPageIsAskedAgain: arXiv sometimes answers a query
+// with an empty feed that the same request answers in full a moment later;
+// an empty first page is asked for once more, a next page is not, and the
+// request says it wants relevance order.
+func TestSpuriousEmptyFirstPageIsAskedAgain(t *testing.T) {
+	t.Parallel()
+	empty, full := sourcetest.ReadFile(t, "testdata/empty.xml"), sourcetest.ReadFile(t, "testdata/feed.xml")
+	var mu sync.Mutex
+	var got []url.Values
+	src := sourcetest.StartFunc(t, newSource, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.URL.Query())
+		n := len(got)
+		mu.Unlock()
+		w.Header().Set("Content-Type", atom)
+		if n == 1 {
+			fmt.Fprint(w, empty)
+			return
+		}
+		fmt.Fprint(w, full)
+	})
+	p, err := src.(sources.Counter).SearchCounted(context.Background(), sources.SourceRequest{Query: "ti:sleep", MaxResults: 5})
+	require.NoError(t, err)
+	require.NotEmpty(t, p.Papers, "the second answer is used")
+	require.Len(t, got, 2)
+	require.Equal(t, "relevance", got[0].Get("sortBy"))
+	require.Equal(t, "descending", got[0].Get("sortOrder"))
+
+	mu.Lock()
+	got = nil
+	mu.Unlock()
+	_, err = src.(sources.Counter).SearchCounted(context.Background(), sources.SourceRequest{Query: "ti:sleep", MaxResults: 5, Offset: 5})
+	require.NoError(t, err)
+	require.Len(t, got, 1, "a next page is not asked again")
 }
