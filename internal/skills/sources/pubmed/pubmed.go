@@ -160,7 +160,7 @@ func (c *Client) esearch(ctx context.Context, req sources.SourceRequest) (ids []
 			} `json:"warninglist"`
 		} `json:"esearchresult"`
 	}
-	if err := c.ep.HTTP.GetJSON(ctx, c.url("esearch.fcgi", v), nil, &resp); err != nil {
+	if err := c.getOrPost(ctx, "esearch.fcgi", v, &resp); err != nil {
 		return nil, 0, nil, err
 	}
 	switch {
@@ -255,6 +255,21 @@ func nonBlank(items []string) []string {
 		}
 	}
 	return out
+}
+
+// maxGetURL is the longest E-utilities URL sent as a GET; a longer
+// request (a search strategy of many terms) is POSTed as a form, as NCBI
+// asks for long requests (E-utilities guide, "Usage guidelines").
+const maxGetURL = 2000
+
+// getOrPost sends an E-utilities request with v and decodes its JSON
+// answer into out: a GET, or a form POST when the URL would be too long.
+func (c *Client) getOrPost(ctx context.Context, endpoint string, v url.Values, out any) error {
+	u := c.url(endpoint, v)
+	if len(u) <= maxGetURL {
+		return c.ep.HTTP.GetJSON(ctx, u, nil, out)
+	}
+	return c.ep.HTTP.DoJSON(ctx, httpclient.Request{URL: c.ep.Base + "/" + endpoint, Form: v}, out)
 }
 
 func (c *Client) url(endpoint string, v url.Values) string {

@@ -3,6 +3,11 @@ package pubmed_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -202,4 +207,40 @@ func TestNextPage(t *testing.T) {
 	require.Equal(t, "0", reqs[0].URL.Query().Get("retstart"))
 	require.Equal(t, "25", reqs[1].URL.Query().Get("retstart"))
 	require.Equal(t, "25", reqs[1].URL.Query().Get("retmax"))
+}
+
+// TestLongSearchIsPosted: a search strategy too long for a URL goes to
+// esearch as a form POST, as NCBI asks for long requests; a short one is
+// a GET as before.
+func TestLongSearchIsPosted(t *testing.T) {
+	t.Parallel()
+	empty := sourcetest.ReadFile(t, "testdata/esearch_empty.json")
+	type seen struct {
+		method string
+		form   url.Values
+	}
+	var mu sync.Mutex
+	var got []seen
+	src := sourcetest.StartFunc(t, newSource, func(w http.ResponseWriter, r *http.Request) {
+		require.NoError(t, r.ParseForm())
+		mu.Lock()
+		got = append(got, seen{r.Method, r.Form})
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, empty)
+	})
+	terms := make([]string, 150)
+	for i := range terms {
+		terms[i] = fmt.Sprintf(`"term number %d"[tiab]`, i)
+	}
+	long := strings.Join(terms, " OR ")
+	for _, q := range []string{"sleep[tiab]", long} {
+		_, err := src.Search(context.Background(), sources.SourceRequest{Query: q, MaxResults: 5})
+		require.NoError(t, err)
+	}
+	require.Len(t, got, 2)
+	require.Equal(t, http.MethodGet, got[0].method)
+	require.Equal(t, http.MethodPost, got[1].method)
+	require.Equal(t, long, got[1].form.Get("term"), "the whole term, in the body")
+	require.Equal(t, "pubmed", got[1].form.Get("db"))
 }
