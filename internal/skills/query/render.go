@@ -79,6 +79,24 @@ func Unexcluded(source string, q AST) []Term {
 	return out
 }
 
+// Unsent lists the included terms of q that source's rendering leaves out,
+// for the report to say: Semantic Scholar's relevance search takes plain
+// words and returns little or nothing for a long bag of them (s2-folks
+// issue 212), so it is sent each included concept's main (first) term
+// and not its alternatives (renderMainWords). None for the other sources.
+func Unsent(source string, q AST) []Term {
+	if source != SemanticScholar {
+		return nil
+	}
+	var out []Term
+	for _, c := range q.Clauses {
+		if !c.Not && len(c.Any) > 1 {
+			out = append(out, c.Any[1:]...)
+		}
+	}
+	return out
+}
+
 func style(source string) (func(AST) string, bool) {
 	switch source {
 	case Local:
@@ -86,7 +104,7 @@ func style(source string) (func(AST) string, bool) {
 	case OpenAlex:
 		return boolean{term: quoteIfNeeded(`"\`), and: " AND ", or: " OR ", parens: true, not: " NOT "}.render, true
 	case SemanticScholar:
-		return renderWords, true
+		return renderMainWords, true
 	case Arxiv:
 		return boolean{term: arxivTerm, and: " AND ", or: " OR ", parens: true, not: " ANDNOT "}.render, true
 	case Crossref:
@@ -188,8 +206,9 @@ func withJoinedCompounds(q AST) AST {
 }
 
 // renderWords writes a bag of words for the sources whose relevance search
-// has no boolean syntax (Crossref's query.bibliographic, Semantic Scholar's
-// /paper/search, which also matches nothing for a hyphenated word): every
+// has no boolean syntax (Crossref's query.bibliographic; Semantic Scholar's
+// /paper/search, which also matches nothing for a hyphenated word, takes
+// renderMainWords): every
 // word of every included term (alternatives too, since they help ranking)
 // once, in order, hyphenated words split. Exclusions are dropped because
 // these sources cannot express them; the relevance scorer is what keeps
@@ -213,6 +232,19 @@ func renderWords(q AST) string {
 		}
 	}
 	return strings.Join(words, " ")
+}
+
+// renderMainWords is renderWords over each included concept's main term
+// only (see Unsent).
+func renderMainWords(q AST) string {
+	main := AST{}
+	for _, c := range q.Clauses {
+		if !c.Not && len(c.Any) > 0 {
+			c.Any = c.Any[:1]
+			main.Clauses = append(main.Clauses, c)
+		}
+	}
+	return renderWords(main)
 }
 
 // plainWord reports whether text is letters and digits only, the one shape

@@ -43,3 +43,27 @@ func TestSearcherAppliesExclusionsASourceCannotBeSent(t *testing.T) {
 	require.Equal(t, 3, oa.Count, "a source sent the exclusion applied it itself")
 	require.Empty(t, oa.Warnings)
 }
+
+// TestSearcherSaysWhatSemanticScholarWasNotSent: Semantic Scholar is sent
+// each concept's main term (a long bag of words finds little there), and
+// the result names the alternatives it was not sent, next to the
+// exclusion applied after retrieval.
+func TestSearcherSaysWhatSemanticScholarWasNotSent(t *testing.T) {
+	t.Parallel()
+	var sent []string
+	papers := func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+		sent = append(sent, req.Query)
+		return []research.RawPaper{{Title: "Sepsis in intensive care", DOI: "10.1/a"}}, nil
+	}
+	ast, err := query.Parse(`(sepsis OR "septic shock") AND (icu OR "intensive care") -mice`)
+	require.NoError(t, err)
+	names := []string{research.SourceSemanticScholar}
+	st := strategy(names, research.Query{Text: ast.String(), PerSource: query.RenderAll(ast, names)})
+	s := newSearcher(t, searcher.Options{}, fakeSource{name: research.SourceSemanticScholar, fn: papers})
+	res, err := s.Search(context.Background(), st)
+	require.NoError(t, err)
+	require.Equal(t, []string{"sepsis icu"}, sent)
+	w := res.Sources[research.SourceSemanticScholar].QueryResults[0].Warning
+	require.Contains(t, w, `not sent: "septic shock", "intensive care"`)
+	require.Contains(t, w, `"mice"`, "the exclusion applied after retrieval is said too")
+}

@@ -226,6 +226,7 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 	}
 	var calls []plannedCall
 	postExcl := make([][][]query.Term, len(st.Sources))
+	notSentTerms := make([][][]query.Term, len(st.Sources))
 	offsets := make([][]int, len(st.Sources))
 	clocks := map[string]*sourceClock{}
 	defer func() {
@@ -246,6 +247,7 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 		}
 		texts := make([]string, len(st.Queries))
 		after := make([][]query.Term, len(st.Queries))
+		dropped := make([][]query.Term, len(st.Queries))
 		offsets[si] = make([]int, len(st.Queries))
 		left := 0
 		clock := newSourceClock(ctx, s.deadline)
@@ -258,6 +260,10 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 			texts[qi] = text
 			if ast, err := query.Parse(q.Text); err == nil {
 				after[qi] = query.Unexcluded(name, ast)
+				if !rendered || text == query.RenderAll(ast, []string{name})[name] {
+					// As rendered here: an edited per-source text is sent whole.
+					dropped[qi] = query.Unsent(name, ast)
+				}
 			}
 			if more {
 				qs := prev[name].QueryResults
@@ -279,6 +285,7 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 		}
 		res.Sources[name] = research.SourceResult{Queries: texts}
 		postExcl[si] = after
+		notSentTerms[si] = dropped
 		outcomes[si] = make([]callOutcome, len(texts))
 		progress.pending[name] = &sourceProgress{left: left}
 		if left == 0 {
@@ -345,6 +352,9 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 				if o.err == nil && w != "" {
 					o.err = &sources.Warning{Message: w}
 				}
+			}
+			if !o.unsent && len(notSentTerms[si][qi]) > 0 {
+				o.err = addWarning(o.err, unsentMessage(name, notSentTerms[si][qi]))
 			}
 			qr.Count = len(o.papers)
 			switch {
@@ -426,6 +436,30 @@ func leaveOut(source string, papers []research.RawPaper, excl []query.Term) ([]r
 	}
 	return kept, fmt.Sprintf("%s cannot exclude terms in a query: %d of %d results using %s were left out after retrieval",
 		source, len(papers)-len(kept), len(papers), strings.Join(names, ", "))
+}
+
+// unsentMessage says which alternatives a source was not sent
+// (query.Unsent), so the report shows the query as the source had it.
+func unsentMessage(source string, terms []query.Term) string {
+	names := make([]string, len(terms))
+	for i, t := range terms {
+		names[i] = strconv.Quote(t.Text)
+	}
+	return fmt.Sprintf("%s searches plain words and finds little for a long list of them, so it was sent each concept's main term; not sent: %s",
+		source, strings.Join(names, ", "))
+}
+
+// addWarning adds msg to a call's outcome: a warning of its own, or one
+// more sentence of the warning it has; a failed call keeps its error.
+func addWarning(err error, msg string) error {
+	if err == nil {
+		return &sources.Warning{Message: msg}
+	}
+	var w *sources.Warning
+	if errors.As(err, &w) {
+		return &sources.Warning{Message: w.Message + "; " + msg, Err: w.Err}
+	}
+	return err
 }
 
 // containsRun reports whether run occurs in doc as consecutive words.
