@@ -58,7 +58,7 @@ func TestReportAsSentIsWhatTheSourcesReceived(t *testing.T) {
 	const src = "../skills/sources/"
 	apis := []fakeAPI{
 		{research.SourceOpenAlex, func(base string, hc *httpclient.Client) (sources.Source, error) {
-			return openalex.New(openalex.Options{BaseURL: base, HTTP: hc})
+			return openalex.New(openalex.Options{BaseURL: base, APIKey: "k1", HTTP: hc})
 		}, sourcetest.Bodies{"/works": sourcetest.ReadFile(t, src+"openalex/testdata/works.json")}, "application/json", param("search")},
 		{research.SourceArxiv, func(base string, hc *httpclient.Client) (sources.Source, error) {
 			return arxiv.New(arxiv.Options{BaseURL: base, HTTP: hc})
