@@ -126,7 +126,7 @@ func intParam(r *http.Request, name string, def int) int {
 	return n
 }
 
-// serveOpenAlex answers GET /works?search=…&per-page=…&page=… with one
+// serveOpenAlex answers GET /works?filter=title_and_abstract.search:…&per_page=…&page=… with one
 // page of works and meta.count (so the client stops paging).
 func (f *fakes) serveOpenAlex(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/works" {
@@ -136,8 +136,9 @@ func (f *fakes) serveOpenAlex(w http.ResponseWriter, r *http.Request) {
 	if !f.arrive(r) {
 		return
 	}
-	all := papersFor(r.URL.Query().Get("search"), 12)
-	perPage, page := intParam(r, "per-page", 25), intParam(r, "page", 1)
+	q, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Query().Get("filter"), "title_and_abstract.search:"), ",from_publication_date")
+	all := papersFor(q, 12)
+	perPage, page := intParam(r, "per_page", 25), intParam(r, "page", 1)
 	results := []map[string]any{}
 	for i := (page - 1) * perPage; i < len(all) && i < page*perPage; i++ {
 		p := all[i]

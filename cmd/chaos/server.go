@@ -45,6 +45,7 @@ func newServer(bin, db, logPath string, fk *fakes) (*server, error) {
 		"QUARRY_ADDR="+addr,
 		"QUARRY_DB="+db,
 		"QUARRY_SOURCES=openalex,crossref",
+		"QUARRY_OPENALEX_KEY=chaos-key", // OpenAlex requires a key; the fake takes any
 		"QUARRY_OPENALEX_URL="+fk.openalex.URL,
 		"QUARRY_CROSSREF_URL="+fk.crossref.URL,
 		"QUARRY_CONTACT_EMAIL=chaos@example.org", // Crossref's polite pool: 3 requests at once, not 1

@@ -272,6 +272,12 @@ func (s Search) check(fe fault.FieldErrors) []string {
 			fe.Add("embed", fault.ErrorMessage(err))
 		}
 	}
+	if slices.Contains(out, research.SourceOpenAlex) && strings.TrimSpace(s.OpenAlexKey) == "" {
+		// OpenAlex has required a key since 13 February 2026: without one
+		// the daily allowance is about ten searches, after which every
+		// search of every run fails.
+		fe.Add("openalex_key", "openalex is enabled but has no API key (OpenAlex requires one; a free key is at https://openalex.org/settings/api): set QUARRY_OPENALEX_KEY or disable it")
+	}
 	if slices.Contains(out, research.SourceSerpAPIScholar) && strings.TrimSpace(s.SerpAPIKey) == "" {
 		fe.Add("serpapi_key", "serpapi_scholar is enabled but has no API key: set QUARRY_SERPAPI_KEY or disable it")
 	}

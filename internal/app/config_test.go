@@ -105,6 +105,8 @@ func TestLoadErrorsNameTheSetting(t *testing.T) {
 		{"ShortSessionKey", nil, map[string]string{"QUARRY_SESSION_KEY": "short"}, "session_key"},
 		{"UnknownSource", nil, map[string]string{"QUARRY_SOURCES": "local,scopus"}, "sources[1]"},
 		{"SerpAPIWithoutKey", nil, map[string]string{"QUARRY_SOURCES": "serpapi_scholar"}, "serpapi_key"},
+		{"OpenAlexWithoutKey", nil, map[string]string{"QUARRY_SOURCES": "local,openalex"}, "openalex_key"},
+		{"OpenAlexWithKey", nil, map[string]string{"QUARRY_SOURCES": "local,openalex", "QUARRY_OPENALEX_KEY": "k"}, ""},
 		{"WorkflowLimitNotANumber", nil, map[string]string{"QUARRY_WORKFLOW_LIMITS": "screening=2,search=many"}, "QUARRY_WORKFLOW_LIMITS"},
 		{"WorkflowLimitTwice", nil, map[string]string{"QUARRY_WORKFLOW_LIMITS": "screening=2,screening=3"}, "QUARRY_WORKFLOW_LIMITS"},
 		{"NegativeMaxActiveRuns", nil, map[string]string{"QUARRY_MAX_ACTIVE_RUNS": "-1"}, "QUARRY_MAX_ACTIVE_RUNS"},
@@ -148,7 +150,7 @@ func TestLoadSearch(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "quarry.json")
-	require.NoError(t, os.WriteFile(file, []byte(`{"sources":["openalex","arxiv"],"contact_email":"file@example.org","serpapi_key":"k1","base_urls":{"arxiv":"http://127.0.0.1:1/"}}`), 0o600))
+	require.NoError(t, os.WriteFile(file, []byte(`{"sources":["openalex","arxiv"],"contact_email":"file@example.org","serpapi_key":"k1","openalex_key":"ok1","base_urls":{"arxiv":"http://127.0.0.1:1/"}}`), 0o600))
 	bad := filepath.Join(dir, "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"sourcez":[]}`), 0o600))
 	withLLM := filepath.Join(dir, "llm.json")
@@ -181,13 +183,13 @@ func TestLoadSearch(t *testing.T) {
 	}{
 		{"Empty", nil, defaultSearch(), ""},
 		{"File", map[string]string{"QUARRY_CONFIG": file}, search(func(s *app.Search) {
-			s.Sources, s.ContactEmail, s.SerpAPIKey = []string{"openalex", "arxiv"}, "file@example.org", "k1"
+			s.Sources, s.ContactEmail, s.SerpAPIKey, s.OpenAlexKey = []string{"openalex", "arxiv"}, "file@example.org", "k1", "ok1"
 			s.BaseURLs = map[string]string{"arxiv": "http://127.0.0.1:1/"}
 		}), ""},
 		{"EnvOverridesFile", map[string]string{"QUARRY_CONFIG": file, "QUARRY_SOURCES": " crossref , pubmed,",
 			"QUARRY_CONTACT_EMAIL": "env@example.org", "QUARRY_STRATEGY_CHECKPOINT": "off", "QUARRY_PUBMED_URL": "http://x/"},
 			search(func(s *app.Search) {
-				s.Sources, s.ContactEmail, s.SerpAPIKey, s.StrategyCheckpoint = []string{"crossref", "pubmed"}, "env@example.org", "k1", &f
+				s.Sources, s.ContactEmail, s.SerpAPIKey, s.OpenAlexKey, s.StrategyCheckpoint = []string{"crossref", "pubmed"}, "env@example.org", "k1", "ok1", &f
 				s.BaseURLs = map[string]string{"arxiv": "http://127.0.0.1:1/", "pubmed": "http://x/"}
 			}), ""},
 		{"LLMFromEnv", map[string]string{"QUARRY_LLM_PROVIDER": "openai", "QUARRY_LLM_MODEL": "m1", "OPENAI_API_KEY": "sk-test"},

@@ -47,10 +47,11 @@ func TestNewSearch(t *testing.T) {
 		{"DefaultIsLocal", app.Search{}, nameOnly{"local"}, []string{"local"}, ""},
 		{"LocalUnavailable", app.Search{}, nil, nil, "sources"}, // wraps ErrNoSources
 		{"LocalLeftOut", app.Search{Sources: []string{"local", "arxiv", "arxiv"}}, nil, []string{"arxiv"}, ""},
-		{"AllOnline", app.Search{Sources: []string{"openalex", "semantic_scholar", "arxiv", "crossref", "pubmed", "serpapi_scholar"}, SerpAPIKey: "k"}, nil,
+		{"AllOnline", app.Search{Sources: []string{"openalex", "semantic_scholar", "arxiv", "crossref", "pubmed", "serpapi_scholar"}, SerpAPIKey: "k", OpenAlexKey: "k"}, nil,
 			[]string{"openalex", "semantic_scholar", "arxiv", "crossref", "pubmed", "serpapi_scholar"}, ""},
 		{"Unknown", app.Search{Sources: []string{"scopus"}}, nil, nil, "sources[0]"},
 		{"SerpAPIWithoutKey", app.Search{Sources: []string{"serpapi_scholar"}}, nil, nil, "serpapi_key"},
+		{"OpenAlexWithoutKey", app.Search{Sources: []string{"openalex"}}, nil, nil, "openalex_key"},
 		{"UnknownBaseURL", app.Search{Sources: []string{"arxiv"}, BaseURLs: map[string]string{"scopus": "http://x"}}, nil, nil, "base_urls.scopus"},
 	}
 	for _, tt := range tests {

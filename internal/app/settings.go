@@ -86,7 +86,7 @@ func settings() []setting {
 		{env: "QUARRY_SERPAPI_KEY", key: "serpapi_key", set: text(func(c *Config) *string { return &c.Search.SerpAPIKey }),
 			doc: "SerpAPI key, required for `serpapi_scholar`"},
 		{env: "QUARRY_OPENALEX_KEY", key: "openalex_key", set: text(func(c *Config) *string { return &c.Search.OpenAlexKey }),
-			doc: "OpenAlex API key"},
+			doc: "OpenAlex API key, required for `openalex` (OpenAlex has required a key since February 2026)"},
 		{env: "QUARRY_PUBMED_KEY", key: "pubmed_key", set: text(func(c *Config) *string { return &c.Search.PubMedKey }),
 			doc: "NCBI E-utilities API key (10 requests a second instead of 3)"},
 	}

@@ -58,8 +58,13 @@ func TestReportAsSentIsWhatTheSourcesReceived(t *testing.T) {
 	const src = "../skills/sources/"
 	apis := []fakeAPI{
 		{research.SourceOpenAlex, func(base string, hc *httpclient.Client) (sources.Source, error) {
-			return openalex.New(openalex.Options{BaseURL: base, HTTP: hc})
-		}, sourcetest.Bodies{"/works": sourcetest.ReadFile(t, src+"openalex/testdata/works.json")}, "application/json", param("search")},
+			return openalex.New(openalex.Options{BaseURL: base, APIKey: "k1", HTTP: hc})
+		}, sourcetest.Bodies{"/works": sourcetest.ReadFile(t, src+"openalex/testdata/works.json")}, "application/json", func(r *http.Request) (string, bool) {
+			// OpenAlex receives the query as its title_and_abstract.search filter, before the years.
+			q, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Query().Get("filter"), "title_and_abstract.search:"), ",from_publication_date")
+			q, _, _ = strings.Cut(q, ",to_publication_date")
+			return q, true
+		}},
 		{research.SourceArxiv, func(base string, hc *httpclient.Client) (sources.Source, error) {
 			return arxiv.New(arxiv.Options{BaseURL: base, HTTP: hc})
 		}, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, src+"arxiv/testdata/feed.xml")}, "application/atom+xml", param("search_query")},

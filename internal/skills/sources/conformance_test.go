@@ -138,7 +138,7 @@ func TestConformance(t *testing.T) {
 		{
 			name: research.SourceOpenAlex,
 			newSource: func(base string, hc *httpclient.Client) (sources.Source, error) {
-				return openalex.New(openalex.Options{BaseURL: base, Contact: "ada@example.org", HTTP: hc})
+				return openalex.New(openalex.Options{BaseURL: base, Contact: "ada@example.org", APIKey: "k1", HTTP: hc})
 			},
 			fixture: sourcetest.Fixture{
 				OK:      sourcetest.Bodies{"/works": sourcetest.ReadFile(t, "openalex/testdata/works.json")},
@@ -184,12 +184,14 @@ func TestConformance(t *testing.T) {
 					require.Len(t, reqs, 1)
 					q := reqs[0].URL.Query()
 					require.Equal(t, "/works", reqs[0].URL.Path)
-					require.Equal(t, `"sleep spindles" AND memory`, q.Get("search"))
-					require.Equal(t, "from_publication_date:2015-01-01,to_publication_date:2020-12-31", q.Get("filter"))
-					require.Equal(t, "25", q.Get("per-page"))
+					_, search := q["search"]
+					require.False(t, search, "search also matches full text")
+					require.Equal(t, `title_and_abstract.search:"sleep spindles" AND memory,from_publication_date:2015-01-01,to_publication_date:2020-12-31`, q.Get("filter"))
+					require.Equal(t, "relevance_score:desc", q.Get("sort"))
+					require.Equal(t, "25", q.Get("per_page"))
 					require.Equal(t, "1", q.Get("page"))
 					require.Equal(t, "ada@example.org", q.Get("mailto"))
-					require.Empty(t, q.Get("api_key"))
+					require.Equal(t, "k1", q.Get("api_key"))
 				},
 				Empty:       sourcetest.Bodies{"/works": sourcetest.ReadFile(t, "openalex/testdata/empty.json")},
 				Malformed:   sourcetest.Bodies{"/works": sourcetest.ReadFile(t, "openalex/testdata/malformed.json")},

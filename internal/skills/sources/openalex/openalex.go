@@ -5,6 +5,7 @@ package openalex
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"sort"
@@ -21,12 +22,22 @@ import (
 // DefaultBaseURL is the public API.
 const DefaultBaseURL = "https://api.openalex.org"
 
-// perPageMax is the largest page OpenAlex serves.
-const perPageMax = 200
+// perPageMax is the largest page OpenAlex serves: per_page is 1–100
+// (https://developers.openalex.org/guides/paging); 200 was once allowed
+// and is now an error.
+const perPageMax = 100
 
-// Options configure a Client. Contact is sent as mailto, which puts
-// requests in the faster "polite pool"; APIKey is optional (premium or
-// higher limits) and sent as api_key.
+// MaxURLBytes is the longest request URL OpenAlex accepts: "the whole
+// request URL is limited to about 4 KB", answered with a 400 "over the
+// 4094-byte limit" (https://developers.openalex.org/guides/searching,
+// "Large Boolean queries"). A longer request is refused before it is
+// sent, with a message that says how to shorten it.
+const MaxURLBytes = 4094
+
+// Options configure a Client. APIKey is required: OpenAlex has required a
+// key since 13 February 2026, and without one the daily allowance covers
+// about ten searches (https://developers.openalex.org/guides/authentication).
+// It is sent as api_key. Contact is sent as mailto, which identifies us.
 type Options httpclient.EndpointOptions
 
 // Client is the OpenAlex Source.
@@ -42,7 +53,41 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ep.APIKey == "" {
+		return nil, fault.Errorf(fault.EInvalid, "openalex: an API key is required (OpenAlex has required one since 13 February 2026; a free key is at https://openalex.org/settings/api)")
+	}
 	return &Client{ep: ep}, nil
+}
+
+// classify gives OpenAlex's statuses the meaning its documentation gives
+// them (https://developers.openalex.org/api-reference/errors): 403 is
+// "rate limit exceeded; slow down", retried like any rate limit, not an
+// authorisation failure; 429 is "daily limit exceeded", which no retry
+// within a search can cure, so it is not retried and says so, unless the
+// server names a wait short enough to make (a Retry-After that the
+// client's MaxWait allows; the client gives up at once on a longer one).
+func classify(r httpclient.Response) (httpclient.Verdict, bool) {
+	switch r.Status {
+	case http.StatusForbidden:
+		return httpclient.Verdict{Code: fault.EInternal, Retry: true, Reason: "rate limit exceeded (OpenAlex answers 403 to requests sent too fast)"}, true
+	case http.StatusTooManyRequests:
+		if r.Header.Get("Retry-After") != "" && !dailyLimit(r.Body) {
+			return httpclient.Verdict{Code: fault.EInternal, Retry: true, Reason: "too many requests"}, true
+		}
+		return httpclient.Verdict{Code: fault.EInternal, Reason: DailyLimitReason}, true
+	}
+	return httpclient.Verdict{}, false
+}
+
+// DailyLimitReason is what a search says when OpenAlex's daily allowance
+// for the key is used up; the searcher shows it as the source's error.
+const DailyLimitReason = "OpenAlex's daily allowance for this API key is used up (429); not retried: OpenAlex answers no search with this key until the allowance resets"
+
+// dailyLimit reports whether a 429's body says the daily allowance (not
+// the per-second rate) was exceeded.
+func dailyLimit(body []byte) bool {
+	b := strings.ToLower(string(body))
+	return strings.Contains(b, "daily") || strings.Contains(b, "credits") || strings.Contains(b, "allowance") || strings.Contains(b, "budget")
 }
 
 // RateLimit is 10 requests/s, OpenAlex's long-documented per-second limit
@@ -77,8 +122,14 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 	// on that page dropped (none after full pages).
 	first, skip := sources.PageOf(req.Offset, perPage)
 	for page := first; len(papers) < req.MaxResults; page++ {
+		u := c.url(req, perPage, page)
+		if len(u) > MaxURLBytes {
+			return sources.Page{Total: sources.TotalUnknown}, fault.Errorf(fault.EInvalid,
+				"openalex: the query is too long for OpenAlex: its request would be %d bytes, over OpenAlex's limit of %d; write fewer alternatives (OR terms) in the query, or split it into several queries",
+				len(u), MaxURLBytes)
+		}
 		var resp response
-		if err := c.ep.HTTP.GetJSON(ctx, c.url(req, perPage, page), nil, &resp); err != nil {
+		if err := c.ep.HTTP.DoJSON(ctx, httpclient.Request{URL: u, Classify: classify}, &resp); err != nil {
 			return sources.Page{Total: sources.TotalUnknown}, err
 		}
 		if resp.Results == nil {
@@ -104,7 +155,15 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 	return sources.Page{Papers: papers, Total: sources.AtLeast(total, len(papers))}, nil
 }
 
-// url builds one page's request. The strategy's fields of study are not
+// url builds one page's request. The query is sent as the
+// title_and_abstract.search filter, not as search: search also matches
+// the full text, so a positive term found only in a paper's body made it
+// a match and a NOT term in its body dropped it. Results are sorted by
+// relevance_score, which a search filter provides as search does
+// (https://developers.openalex.org/guides/sort). The query's commas and
+// vertical bars, which separate filters and a filter's alternatives, are
+// sent as spaces, which OpenAlex's search reads them as anyway. The
+// strategy's fields of study are not
 // sent: OpenAlex filters works by field only by ID (primary_topic.field.id,
 // topics.field.id) over its own 26 fields, a different taxonomy from the
 // Semantic Scholar names strategies use ("Biology" spreads over several,
@@ -112,18 +171,16 @@ func (c *Client) SearchCounted(ctx context.Context, req sources.SourceRequest) (
 // would have to be guessed into IDs and would drop papers it should keep.
 func (c *Client) url(req sources.SourceRequest, perPage, page int) string {
 	v := url.Values{}
-	v.Set("search", req.Query)
-	var filters []string
+	filters := []string{"title_and_abstract.search:" + FilterText(req.Query)}
 	if req.YearRange.From != 0 {
 		filters = append(filters, fmt.Sprintf("from_publication_date:%04d-01-01", req.YearRange.From))
 	}
 	if req.YearRange.To != 0 {
 		filters = append(filters, fmt.Sprintf("to_publication_date:%04d-12-31", req.YearRange.To))
 	}
-	if len(filters) > 0 {
-		v.Set("filter", strings.Join(filters, ","))
-	}
-	v.Set("per-page", strconv.Itoa(perPage))
+	v.Set("filter", strings.Join(filters, ","))
+	v.Set("sort", "relevance_score:desc")
+	v.Set("per_page", strconv.Itoa(perPage))
 	v.Set("page", strconv.Itoa(page))
 	v.Set("select", "id,doi,title,display_name,publication_year,authorships,primary_location,locations,abstract_inverted_index,ids,biblio")
 	if c.ep.Contact != "" {
@@ -133,6 +190,12 @@ func (c *Client) url(req sources.SourceRequest, perPage, page int) string {
 		v.Set("api_key", c.ep.APIKey)
 	}
 	return c.ep.Base + "/works?" + v.Encode()
+}
+
+// FilterText is q as a search filter's value: commas and vertical bars,
+// which the filter syntax reserves, become spaces.
+func FilterText(q string) string {
+	return strings.Join(strings.Fields(strings.NewReplacer(",", " ", "|", " ").Replace(q)), " ")
 }
 
 type response struct {
