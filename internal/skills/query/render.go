@@ -97,12 +97,54 @@ func Unsent(source string, q AST) []Term {
 	return out
 }
 
+// truncation reads a term written with a trailing wildcard (child*): the
+// stem, and whether it is one.
+func truncation(t Term) (string, bool) {
+	stem := strings.TrimRight(t.Text, "*")
+	if t.Phrase || stem == t.Text || !plainWord(stem) {
+		return "", false
+	}
+	return stem, true
+}
+
+// stripTruncation sends a truncated term as its stem, for sources that
+// have no truncation: OpenAlex removes the wildcard itself (and quoted, it
+// searched the phrase "child*"), Google Scholar has none.
+func stripTruncation(term func(Term) string) func(Term) string {
+	return func(t Term) string {
+		if stem, ok := truncation(t); ok {
+			t.Text = stem
+		}
+		return term(t)
+	}
+}
+
+// Stripped lists the truncated terms (child*) source searches as their
+// stem, for the report to say: every source but PubMed, which truncates.
+// (The local library's full-text index drops the "*" of a quoted term:
+// its rendering must stay one the query parser reads, see
+// TestRenderShapeProperty.)
+func Stripped(source string, q AST) []Term {
+	if source == PubMed {
+		return nil
+	}
+	var out []Term
+	for _, c := range q.Clauses {
+		for _, t := range c.Any {
+			if _, ok := truncation(t); ok {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
 func style(source string) (func(AST) string, bool) {
 	switch source {
 	case Local:
 		return renderLocal, true
 	case OpenAlex:
-		return boolean{term: quoteIfNeeded(`"\`), and: " AND ", or: " OR ", parens: true, not: " NOT "}.render, true
+		return boolean{term: stripTruncation(quoteIfNeeded(`"\`)), and: " AND ", or: " OR ", parens: true, not: " NOT "}.render, true
 	case SemanticScholar:
 		return renderMainWords, true
 	case Arxiv:
@@ -114,7 +156,7 @@ func style(source string) (func(AST) string, bool) {
 	case SerpAPIScholar:
 		// Google gives OR a tighter binding than the implicit AND and has no
 		// documented parentheses, so groups are written bare.
-		return boolean{term: quoteIfNeeded(`"`), and: " ", or: " OR ", parens: false, not: " -"}.render, true
+		return boolean{term: stripTruncation(quoteIfNeeded(`"`)), and: " ", or: " OR ", parens: false, not: " -"}.render, true
 	}
 	return nil, false
 }
@@ -288,6 +330,9 @@ func quoted(text, drop string) string {
 
 // arxivTerm searches all fields: all:word or all:"a phrase".
 func arxivTerm(t Term) string {
+	if stem, ok := truncation(t); ok {
+		t.Text = stem // arXiv documents no truncation (see Stripped)
+	}
 	if !t.Phrase && plainWord(t.Text) {
 		return "all:" + t.Text
 	}
@@ -301,6 +346,9 @@ func arxivTerm(t Term) string {
 // what the other sources search; brackets are removed so a term cannot
 // inject its own field tag.
 func pubmedTerm(t Term) string {
+	if stem, ok := truncation(t); ok {
+		return stem + "*[tiab]" // PubMed's truncation
+	}
 	if !t.Phrase && plainWord(t.Text) {
 		return t.Text + "[tiab]"
 	}

@@ -219,3 +219,25 @@ func TestUnsent(t *testing.T) {
 		}
 	}
 }
+
+// TestTruncation: child* reaches PubMed as its truncation, every other
+// source as the stem (OpenAlex once searched the quoted phrase "child*"),
+// and Stripped names it for the report.
+func TestTruncation(t *testing.T) {
+	t.Parallel()
+	q, err := query.Parse(`child* AND asthma`)
+	require.NoError(t, err)
+	for src, want := range map[string]string{
+		query.OpenAlex:       `child AND asthma`,
+		query.Arxiv:          `all:child AND all:asthma`,
+		query.PubMed:         `child*[tiab] AND asthma[tiab]`,
+		query.SerpAPIScholar: `child asthma`,
+		query.Crossref:       `child asthma`,
+	} {
+		got, err := query.Render(src, q)
+		require.NoError(t, err)
+		require.Equal(t, want, got, src)
+	}
+	require.Empty(t, query.Stripped(query.PubMed, q))
+	require.Equal(t, []query.Term{{Text: "child*"}}, query.Stripped(query.OpenAlex, q))
+}

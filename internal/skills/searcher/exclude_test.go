@@ -67,3 +67,22 @@ func TestSearcherSaysWhatSemanticScholarWasNotSent(t *testing.T) {
 	require.Contains(t, w, `not sent: "septic shock", "intensive care"`)
 	require.Contains(t, w, `"mice"`, "the exclusion applied after retrieval is said too")
 }
+
+// TestSearcherSaysATruncationWasDropped: child* is searched as "child" by
+// a source without truncation, and the result says so; PubMed truncates
+// and says nothing.
+func TestSearcherSaysATruncationWasDropped(t *testing.T) {
+	t.Parallel()
+	papers := func(ctx context.Context, req sources.SourceRequest) ([]research.RawPaper, error) {
+		return []research.RawPaper{{Title: "Asthma in children", DOI: "10.1/a"}}, nil
+	}
+	ast, err := query.Parse(`child* asthma`)
+	require.NoError(t, err)
+	names := []string{research.SourceOpenAlex, research.SourcePubMed}
+	st := strategy(names, research.Query{Text: ast.String(), PerSource: query.RenderAll(ast, names)})
+	s := newSearcher(t, searcher.Options{}, fakeSource{name: research.SourceOpenAlex, fn: papers}, fakeSource{name: research.SourcePubMed, fn: papers})
+	res, err := s.Search(context.Background(), st)
+	require.NoError(t, err)
+	require.Contains(t, res.Sources[research.SourceOpenAlex].QueryResults[0].Warning, `"child*" searched as the word without its wildcard`)
+	require.Empty(t, res.Sources[research.SourcePubMed].QueryResults[0].Warning)
+}

@@ -227,6 +227,7 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 	var calls []plannedCall
 	postExcl := make([][][]query.Term, len(st.Sources))
 	notSentTerms := make([][][]query.Term, len(st.Sources))
+	strippedTerms := make([][][]query.Term, len(st.Sources))
 	offsets := make([][]int, len(st.Sources))
 	clocks := map[string]*sourceClock{}
 	defer func() {
@@ -248,6 +249,7 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 		texts := make([]string, len(st.Queries))
 		after := make([][]query.Term, len(st.Queries))
 		dropped := make([][]query.Term, len(st.Queries))
+		stripped := make([][]query.Term, len(st.Queries))
 		offsets[si] = make([]int, len(st.Queries))
 		left := 0
 		clock := newSourceClock(ctx, s.deadline)
@@ -263,6 +265,7 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 				if !rendered || text == query.RenderAll(ast, []string{name})[name] {
 					// As rendered here: an edited per-source text is sent whole.
 					dropped[qi] = query.Unsent(name, ast)
+					stripped[qi] = query.Stripped(name, ast)
 				}
 			}
 			if more {
@@ -286,6 +289,7 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 		res.Sources[name] = research.SourceResult{Queries: texts}
 		postExcl[si] = after
 		notSentTerms[si] = dropped
+		strippedTerms[si] = stripped
 		outcomes[si] = make([]callOutcome, len(texts))
 		progress.pending[name] = &sourceProgress{left: left}
 		if left == 0 {
@@ -355,6 +359,9 @@ func (s *Searcher) search(ctx context.Context, st research.SearchStrategy, prev 
 			}
 			if !o.unsent && len(notSentTerms[si][qi]) > 0 {
 				o.err = addWarning(o.err, unsentMessage(name, notSentTerms[si][qi]))
+			}
+			if !o.unsent && len(strippedTerms[si][qi]) > 0 {
+				o.err = addWarning(o.err, strippedMessage(name, strippedTerms[si][qi]))
 			}
 			qr.Count = len(o.papers)
 			switch {
@@ -447,6 +454,16 @@ func unsentMessage(source string, terms []query.Term) string {
 	}
 	return fmt.Sprintf("%s searches plain words and finds little for a long list of them, so it was sent each concept's main term; not sent: %s",
 		source, strings.Join(names, ", "))
+}
+
+// strippedMessage says which truncated terms (child*) a source searched as
+// their stem (query.Stripped).
+func strippedMessage(source string, terms []query.Term) string {
+	names := make([]string, len(terms))
+	for i, t := range terms {
+		names[i] = strconv.Quote(t.Text)
+	}
+	return fmt.Sprintf("%s has no truncation: %s searched as the word without its wildcard", source, strings.Join(names, ", "))
 }
 
 // addWarning adds msg to a call's outcome: a warning of its own, or one
