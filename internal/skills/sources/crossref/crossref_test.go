@@ -72,3 +72,20 @@ func TestNextPage(t *testing.T) {
 	require.Equal(t, "20", reqs[1].URL.Query().Get("rows"))
 	require.Equal(t, 48213, page.Total)
 }
+
+// TestRecordedResponse decodes a response Crossref really sent, as
+// recorded in habanero's test cassettes (testdata/recorded/habanero):
+// a change in the documented shape that our fixtures miss shows here.
+func TestRecordedResponse(t *testing.T) {
+	t.Parallel()
+	src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{"/works": sourcetest.ReadFile(t, "testdata/recorded/habanero/works_query_ecology.json")}, "application/json")
+	page, err := src.(sources.Counter).SearchCounted(context.Background(), sources.SourceRequest{Query: "ecology", MaxResults: 2})
+	require.NoError(t, err)
+	require.Equal(t, 586628, page.Total, "total-results")
+	require.Len(t, page.Papers, 2)
+	require.Equal(t, "Communicating Ecology", page.Papers[0].Title)
+	require.Equal(t, "10.1093/obo/9780199830060-0238", page.Papers[0].DOI)
+	require.Equal(t, 2022, page.Papers[0].Year)
+	require.Equal(t, "Chemical Ecology", page.Papers[1].Title)
+	require.Equal(t, 2012, page.Papers[1].Year)
+}
