@@ -251,3 +251,21 @@ func TestSpuriousEmptyFirstPageIsAskedAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, got, 1, "a next page is not asked again")
 }
+
+// TestRecordedResponse decodes a feed arXiv really sent, as recorded in
+// arxiv.py's test fixtures (testdata/recorded/arxiv-py): the current
+// feed's namespaces, its opensearch total and its entries.
+func TestRecordedResponse(t *testing.T) {
+	t.Parallel()
+	src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{"/api/query": sourcetest.ReadFile(t, "testdata/recorded/arxiv-py/query_testing_m10.xml")}, atom)
+	page, err := src.(sources.Counter).SearchCounted(context.Background(), sources.SourceRequest{Query: "all:testing", MaxResults: 10})
+	require.NoError(t, err)
+	require.Equal(t, 214881, page.Total, "opensearch:totalResults")
+	require.Len(t, page.Papers, 10)
+	first := page.Papers[0]
+	require.Equal(t, "Testing Deep Learning Models: A First Comparative Study of Multiple Testing Techniques", first.Title)
+	require.Equal(t, "2202.12139", research.NormalizeArxivID(first.ArxivID))
+	require.Equal(t, 2022, first.Year)
+	require.NotEmpty(t, first.Authors)
+	require.NotEmpty(t, first.Abstract)
+}
