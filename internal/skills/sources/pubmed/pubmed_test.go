@@ -244,3 +244,25 @@ func TestLongSearchIsPosted(t *testing.T) {
 	require.Equal(t, long, got[1].form.Get("term"), "the whole term, in the body")
 	require.Equal(t, "pubmed", got[1].form.Get("db"))
 }
+
+// TestRecordedResponse decodes an efetch answer NCBI really sent, as kept
+// in Biopython's Entrez tests (testdata/recorded/biopython), after an
+// esearch that finds its PMID.
+func TestRecordedResponse(t *testing.T) {
+	t.Parallel()
+	esearch := `{"header":{"type":"esearch","version":"0.3"},"esearchresult":{"count":"1","retmax":"1","retstart":"0","idlist":["12091962"],"translationset":[],"querytranslation":"aids[tiab] AND prison[tiab]"}}`
+	src, _ := sourcetest.Start(t, newSource, sourcetest.Bodies{
+		"/esearch.fcgi": esearch,
+		"/efetch.fcgi":  sourcetest.ReadFile(t, "testdata/recorded/biopython/pubmed1.xml"),
+	}, "application/json")
+	page, err := src.(sources.Counter).SearchCounted(context.Background(), sources.SourceRequest{Query: "aids[tiab] AND prison[tiab]", MaxResults: 5})
+	require.NoError(t, err)
+	require.Equal(t, 1, page.Total)
+	require.Len(t, page.Papers, 1)
+	p := page.Papers[0]
+	require.Equal(t, "12091962", p.PMID)
+	require.Equal(t, "The treatment of AIDS behind the walls of correctional facilities", p.Title, "MEDLINE's closing period taken off, as for every PubMed title")
+	require.NotEmpty(t, p.Authors)
+	require.Contains(t, p.Authors[0], "Olivero")
+	require.NotZero(t, p.Year)
+}
