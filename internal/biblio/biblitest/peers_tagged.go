@@ -1,6 +1,7 @@
 package biblitest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -327,4 +328,27 @@ func ReadRecords(r biblio.Reader) ([]biblio.Record, error) {
 		}
 		out = append(out, rec)
 	}
+}
+
+// ScoreFormat scores cases read by open (the format's reader as an import
+// opens it), logs the disagreements under -v, prints the peers: line make
+// test shows for format, and checks what every format must: no record
+// lost without a report, and every expected record stored or reported.
+func ScoreFormat(t testing.TB, format string, cases []TaggedCase, open func(io.Reader) (biblio.Reader, error)) PeerScore {
+	t.Helper()
+	s := Score(cases, func(b []byte) ([]biblio.Record, error) {
+		o, err := open(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		return ReadRecords(o)
+	})
+	if testing.Verbose() {
+		t.Log(strings.Join(s.Disagreements, "\n"))
+		t.Log(s.FieldDisagreement)
+	}
+	fmt.Println(s.Line(format))
+	require.Zero(t, s.Lost, "records lost without a report")
+	require.Zero(t, s.Expected-s.Stored-s.Reported)
+	return s
 }
