@@ -448,22 +448,23 @@ func leaveOut(source string, papers []research.RawPaper, excl []query.Term) ([]r
 // unsentMessage says which alternatives a source was not sent
 // (query.Unsent), so the report shows the query as the source had it.
 func unsentMessage(source string, terms []query.Term) string {
+	return fmt.Sprintf("%s searches plain words and finds little for a long list of them, so it was sent each concept's main term; not sent: %s",
+		source, quotedTerms(terms))
+}
+
+// quotedTerms lists terms as the messages quote them: "a", "b".
+func quotedTerms(terms []query.Term) string {
 	names := make([]string, len(terms))
 	for i, t := range terms {
 		names[i] = strconv.Quote(t.Text)
 	}
-	return fmt.Sprintf("%s searches plain words and finds little for a long list of them, so it was sent each concept's main term; not sent: %s",
-		source, strings.Join(names, ", "))
+	return strings.Join(names, ", ")
 }
 
 // strippedMessage says which truncated terms (child*) a source searched as
 // their stem (query.Stripped).
 func strippedMessage(source string, terms []query.Term) string {
-	names := make([]string, len(terms))
-	for i, t := range terms {
-		names[i] = strconv.Quote(t.Text)
-	}
-	return fmt.Sprintf("%s has no truncation: %s searched as the word without its wildcard", source, strings.Join(names, ", "))
+	return fmt.Sprintf("%s has no truncation: %s searched as the word without its wildcard", source, quotedTerms(terms))
 }
 
 // addWarning adds msg to a call's outcome: a warning of its own, or one
