@@ -1,6 +1,7 @@
 package library
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -21,7 +22,9 @@ import (
 type apart struct {
 	// seen is the first work this import stored under each identifier
 	// key, so two works sharing a DOI within one file are told apart too.
-	seen map[string]work
+	// Its words are counted only when another record meets it (newWork),
+	// which is rare: an import of a corpus pays a map entry per record.
+	seen map[string]store.StoredWork
 }
 
 // work is what tells two works apart: the words of the title and the
@@ -72,7 +75,7 @@ func (a work) differs(b work) bool {
 // for each.
 func (ap *apart) keepApart(ctx context.Context, st Store, stats *ImportStats, papers []store.ImportPaper) error {
 	if ap.seen == nil {
-		ap.seen = map[string]work{}
+		ap.seen = map[string]store.StoredWork{}
 	}
 	var ids []string
 	for _, p := range papers {
@@ -89,18 +92,17 @@ func (ap *apart) keepApart(ctx context.Context, st Store, stats *ImportStats, pa
 		if strings.HasPrefix(p.ID, "t:") {
 			continue
 		}
-		w := newWork(p.Title, typeOf(p.Extra))
-		other, ok := ap.seen[p.ID]
+		mine := store.StoredWork{Title: p.Title, Type: typeOf(p.Extra)}
+		first, ok := ap.seen[p.ID]
 		if !ok {
-			if s, found := stored[p.ID]; found {
-				other, ok = newWork(s.Title, s.Type), true
-			}
+			first, ok = stored[p.ID]
 		}
 		if !ok {
-			ap.seen[p.ID] = w
+			ap.seen[p.ID] = mine
 			continue
 		}
-		if !w.differs(other) {
+		other := newWork(first.Title, first.Type)
+		if !newWork(mine.Title, mine.Type).differs(other) {
 			continue
 		}
 		key := p.ID
@@ -114,5 +116,8 @@ func (ap *apart) keepApart(ctx context.Context, st Store, stats *ImportStats, pa
 
 // typeOf reads the publication type an import keeps in extra.
 func typeOf(extra []byte) string {
+	if !bytes.Contains(extra, []byte(`"type"`)) {
+		return "" // most records: no JSON to decode
+	}
 	return biblio.ExtraFields(biblio.Record{Extra: extra})["type"]
 }
