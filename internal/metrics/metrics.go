@@ -213,11 +213,13 @@ func (m *Metrics) ImportDone(stats library.ImportStats, took time.Duration, err 
 		m.imports.WithLabelValues("error").Inc()
 		return
 	}
-	m.imports.WithLabelValues("ok").Inc()
+	// The count of imports moves last: a scrape that sees the import
+	// counted sees its records and its rate too.
 	m.importRecords.Add(float64(stats.Read))
 	if took > 0 {
 		m.importRate.Set(float64(stats.Read) / took.Seconds())
 	}
+	m.imports.WithLabelValues("ok").Inc()
 }
 
 var _ library.ImportObserver = (*Metrics)(nil).ImportDone
