@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/text/unicode/norm"
@@ -38,6 +40,11 @@ type PeerCase struct {
 	// the input does not carry it (Better BibTeX's CSL-JSON export leaves
 	// Zotero's tags out, so no CSL reader could read them back).
 	Carried string
+	// CarriedFields, when set, limits the Carried check to these fields:
+	// a reader's input can carry LaTeX, so its text is a fair test only
+	// of values a peer could have made up, such as a journal's full name
+	// from an abbreviation list or a tag of its own.
+	CarriedFields []string
 }
 
 // PeerResult counts what a format's reader made of the peers' fixtures.
@@ -135,7 +142,7 @@ func ReadPeers(t testing.TB, newReader func(io.Reader) biblio.Reader, cases []Pe
 				if raw == "" {
 					raw = f.want
 				}
-				if c.Carried != "" && !carried(c.Carried, raw) {
+				if c.Carried != "" && (len(c.CarriedFields) == 0 || slices.Contains(c.CarriedFields, f.name)) && !carried(c.Carried, raw) {
 					res.NotCarried++
 					continue
 				}
@@ -309,11 +316,13 @@ func compareItem(want map[string]any, rec biblio.Record) []fieldCheck {
 		if w == "" {
 			continue
 		}
+		// Zotero has one field where Quarry keeps several (a conference
+		// paper's address and location are both places): Quarry agrees
+		// when it kept the value under any of them.
 		got := ""
 		for _, k := range keys {
-			if g := str(extra[k]); g != "" {
+			if g := str(extra[k]); g != "" && (got == "" || normText(g) == normText(w)) {
 				got = g
-				break
 			}
 		}
 		if got == "" && zf == "publisher" && (rec.Type == biblio.Book || rec.Type == biblio.Report || rec.Type == biblio.Thesis) {
@@ -372,7 +381,7 @@ func compareItem(want map[string]any, rec biblio.Record) []fieldCheck {
 				g = append(g, n.Last+" | "+first)
 			}
 			ws, gs := strings.Join(w, "; "), strings.Join(g, "; ")
-			out = append(out, fieldCheck{name: "authors", want: ws, got: gs, ok: normText(ws) == normText(gs)})
+			out = append(out, fieldCheck{name: "authors", want: ws, got: gs, ok: normNames(ws) == normNames(gs)})
 		}
 	}
 	return out
@@ -454,12 +463,13 @@ var (
 	ordinalRE = regexp.MustCompile(`^(\d+)(st|nd|rd|th)$`)
 	tagRE     = regexp.MustCompile(`</?(i|b|sup|sub|sc|span|em|strong|a)( [^>]*)?>`)
 	yearRE    = regexp.MustCompile(`(^|[^0-9])(\d{4})([^0-9]|$)`)
-	dashes    = strings.NewReplacer("–", "-", "—", "-", "‐", "-", "‑", "-", "\u00a0", " ", "‘", "'", "’", "'", "“", "\"", "”", "\"")
+	dashes    = strings.NewReplacer("–", "-", "—", "-", "‐", "-", "‑", "-", "\u00a0", " ", "‘", "'", "’", "'", "“", "\"", "”", "\"", "∼", "~")
 )
 
 // normText is how two values are compared: markup Zotero keeps in rich
-// text stripped, dashes and quotes of any kind alike, blanks collapsed,
-// Unicode composed, and case ignored: Better BibTeX sentence-cases titles
+// text stripped, dashes, quotes and tildes of any kind alike, blanks
+// collapsed, Unicode compatibility-composed (a mathematical italic μ is a
+// μ, a thin space a space, ℡ is TEL), and case ignored: Better BibTeX sentence-cases titles
 // on import (a preference of its own, not a parse Quarry should copy).
 func normText(s string) string {
 	s = scriptRE.ReplaceAllStringFunc(s, func(m string) string {
@@ -472,8 +482,38 @@ func normText(s string) string {
 		return out
 	})
 	s = tagRE.ReplaceAllString(s, "")
-	s = dashes.Replace(norm.NFC.String(strings.ToLower(s)))
+	s = dashes.Replace(strings.ToLower(norm.NFKC.String(s)))
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// normNames is normText for a list of "family | given" names, with
+// initials written with or without stops and spaces alike ("K. C." is
+// "KC"): how initials are punctuated is a house style, not a parse.
+func normNames(s string) string {
+	names := strings.Split(normText(s), "; ")
+	for i, n := range names {
+		family, given, ok := strings.Cut(n, " | ")
+		if !ok {
+			continue
+		}
+		var words []string
+		run := ""
+		for _, w := range strings.Fields(strings.ReplaceAll(given, ".", " ")) {
+			if utf8.RuneCountInString(w) == 1 {
+				run += w
+				continue
+			}
+			if run != "" {
+				words, run = append(words, run), ""
+			}
+			words = append(words, w)
+		}
+		if run != "" {
+			words = append(words, run)
+		}
+		names[i] = family + " | " + strings.Join(words, " ")
+	}
+	return strings.Join(names, "; ")
 }
 
 func yearOf(d string) int {

@@ -91,8 +91,7 @@ func (d *decoder) run(b *strings.Builder, depth int) {
 		case '{', '}':
 			d.i++
 		case '$':
-			d.math = !d.math
-			d.i++
+			d.dollar(b)
 		case '_', '^':
 			if !d.math {
 				b.WriteByte(c)
@@ -121,12 +120,53 @@ func (d *decoder) run(b *strings.Builder, depth int) {
 			b.WriteByte(c)
 			d.i++
 		case ' ', '\t', '\n', '\r':
+			if d.math {
+				d.i++ // TeX ignores blanks in math: $\left( 000\bar{1} \right)$ is (0001̄)
+				continue
+			}
 			d.space(b)
 		default:
 			b.WriteByte(c)
 			d.i++
 		}
 	}
+}
+
+// dollar reads $ or $$. In math it closes; outside it opens math only
+// when a closing one follows, because an unpaired dollar is not math but
+// the character itself ("costs $5", a tag path "ill$$Q") and dropping it
+// would lose what the file says.
+func (d *decoder) dollar(b *strings.Builder) {
+	n := 1
+	if d.i+1 < len(d.s) && d.s[d.i+1] == '$' {
+		n = 2
+	}
+	if d.math {
+		d.math = false
+		d.i += n
+		return
+	}
+	if closesMath(d.s[d.i+n:], n) {
+		d.math = true
+	} else {
+		b.WriteString(d.s[d.i : d.i+n])
+	}
+	d.i += n
+}
+
+// closesMath reports whether s holds an unescaped run of n dollars.
+func closesMath(s string, n int) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '$':
+			if n == 1 || i+1 < len(s) && s[i+1] == '$' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // space reads a run of blanks: blanks within a line are kept as they are,
@@ -252,6 +292,13 @@ func (d *decoder) command(b *strings.Builder, depth int) {
 	case "href":
 		if d.i < len(d.s) && d.s[d.i] == '{' {
 			d.group()
+		}
+		return
+	case "text", "mbox", "hbox", "textrm", "textnormal", "textit", "textbf", "textsf", "texttt", "textup", "textsl", "emph":
+		if d.math && d.i < len(d.s) && d.s[d.i] == '{' && depth < maxArgDepth {
+			// Text inside math keeps its blanks.
+			sub := decoder{s: d.group(), pages: d.pages}
+			sub.run(b, depth+1)
 		}
 		return
 	}

@@ -100,3 +100,20 @@ func TestDecodeMathAndUnknownCommands(t *testing.T) {
 		require.Equal(t, want, decodeText(in, false), in)
 	}
 }
+
+// An unpaired dollar is the character itself, not the start of math that
+// swallows it; a paired one still makes math.
+func TestUnpairedDollarIsKept(t *testing.T) {
+	for in, want := range map[string]string{
+		"Mentally ill$$QMentally ill":   "Mentally ill$$QMentally ill",
+		"costs $5 a day":                "costs $5 a day",
+		"{Cu$_2$O}":                     "Cu₂O",
+		"$$x^2$$ and more":              "x² and more",
+		`a \$ b $c_1$`:                  "a $ b c₁",
+		`{$\left( 000\bar{1} \right)$}`: "(0001\u0304)",
+		`$x \text{if and only if} y$`:   "xif and only ify",
+		`$a \mbox{ and } b$`:            "a and b",
+	} {
+		require.Equal(t, want, decodeText(in, false), in)
+	}
+}

@@ -52,6 +52,11 @@ func bibName(raw string) biblio.Name {
 		return biblio.Name{First: dec(strings.Join(words[:n-1], " ")), Last: dec(words[n-1])}
 	}
 	if von == 0 {
+		if !particles[strings.ToLower(words[0])] && allLower(words) {
+			// "sudhin jacob": a person who typed the name without
+			// capitals, not a von part with no first name.
+			return biblio.Name{First: dec(strings.Join(words[:n-1], " ")), Last: dec(words[n-1])}
+		}
 		// No first name: "van Gogh".
 		return biblio.Name{Last: dec(strings.Join(words, " "))}
 	}
@@ -138,4 +143,25 @@ func lowerWord(w string) bool {
 		}
 	}
 	return false
+}
+
+// particles are the name prefixes of European family names: a name in
+// lower case that starts with one is read as BibTeX reads it, all family
+// ("van gogh"), and otherwise as a first name and a family name.
+var particles = map[string]bool{
+	"van": true, "von": true, "de": true, "der": true, "den": true, "del": true, "della": true,
+	"di": true, "da": true, "das": true, "dos": true, "du": true, "la": true, "le": true,
+	"ten": true, "ter": true, "zu": true, "zur": true, "y": true, "bin": true, "ibn": true,
+	"al": true, "el": true, "af": true, "av": true, "st.": true, "des": true, "d'": true,
+}
+
+// allLower reports whether every word of a name is lower case, so no word
+// can anchor BibTeX's von rule.
+func allLower(words []string) bool {
+	for _, w := range words {
+		if !lowerWord(w) {
+			return false
+		}
+	}
+	return true
 }

@@ -34,7 +34,7 @@ func peerCases(t *testing.T) []biblitest.PeerCase {
 			Items []map[string]any `json:"items"`
 		}
 		require.NoError(t, json.Unmarshal(raw, &want), bib)
-		cases = append(cases, biblitest.PeerCase{Name: filepath.Base(bib), Input: in, Expected: want.Items, Entries: countEntries(in)})
+		cases = append(cases, biblitest.PeerCase{Name: filepath.Base(bib), Input: in, Expected: want.Items, Entries: countEntries(in), Carried: string(in), CarriedFields: notFromTheFile})
 	}
 	raw, err := os.ReadFile("testdata/peers/zotero-translators/BibTeX.testCases.json")
 	require.NoError(t, err)
@@ -49,10 +49,18 @@ func peerCases(t *testing.T) []biblitest.PeerCase {
 		if tc.Type != "import" || json.Unmarshal(tc.Items, &items) != nil {
 			continue // "multiple" and export cases have no expected items
 		}
-		cases = append(cases, biblitest.PeerCase{Name: "zotero BibTeX.js testCases[" + itoa(i) + "]", Input: []byte(tc.Input), Expected: items})
+		cases = append(cases, biblitest.PeerCase{Name: "zotero BibTeX.js testCases[" + itoa(i) + "]", Input: []byte(tc.Input), Expected: items, Carried: tc.Input, CarriedFields: notFromTheFile})
 	}
 	return cases
 }
+
+// notFromTheFile are the fields where Zotero and Better BibTeX may expect
+// what the file does not say: a journal's full name looked up from an
+// abbreviation list ("Phys. Rev. Lett." → "Physical Review Letters"), a
+// tag Better BibTeX adds of its own ("#latex"). A reader can only keep
+// what the file holds, so such an expected value is left out (counted as
+// not carried); a venue or keyword the file does hold is compared.
+var notFromTheFile = []string{"venue", "keywords"}
 
 var entryRE = regexp.MustCompile(`(?im)^\s*@([a-z]+)\s*[{(]`)
 

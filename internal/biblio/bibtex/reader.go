@@ -787,7 +787,7 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 	p := &rec.Paper
 	p.Title = text("title")
 	if sub := text("subtitle"); sub != "" {
-		p.Title = strings.TrimRight(p.Title, " ") + ": " + sub
+		p.Title = joinSubtitle(p.Title, sub)
 	}
 	if v, ok := f["author"]; ok {
 		used["author"] = true
@@ -848,6 +848,14 @@ func buildRecord(typ, key string, f fields) biblio.Record {
 		}
 	}
 	p.Venue = text("journal", "journaltitle", "booktitle")
+	if full := text("fjournal"); full != "" && used["journal"] {
+		// MathSciNet's full journal name beside the abbreviation: the
+		// venue is the full name, and the abbreviation stays in Extra
+		// so the Writer puts both back.
+		p.Venue = full
+		delete(used, "journal")
+		delete(used, "fjournal")
+	}
 	if rec.Type == biblio.Book && used["booktitle"] && p.Venue != "" {
 		// A book's venue is normally its publisher; one taken from
 		// booktitle stays in Extra too, so the Writer puts it back there
@@ -1044,4 +1052,18 @@ func splitTop(raw string, sep func(string, int) int) []string {
 		}
 	}
 	return append(out, raw[start:])
+}
+
+// joinSubtitle puts a biblatex subtitle after its title the way biblatex
+// prints it (\subtitlepunct is a full stop and a space), without doubling
+// the title's own closing punctuation.
+func joinSubtitle(title, sub string) string {
+	title = strings.TrimRight(title, " ")
+	if title == "" {
+		return sub
+	}
+	if strings.ContainsAny(title[len(title)-1:], ".?!:;") {
+		return title + " " + sub
+	}
+	return title + ". " + sub
 }

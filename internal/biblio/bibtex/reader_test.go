@@ -226,7 +226,7 @@ func TestReadFields(t *testing.T) {
 }`)))
 	require.Len(t, recs, 1)
 	p := recs[0].Paper
-	require.Equal(t, "Main: Sub", p.Title)
+	require.Equal(t, "Main. Sub", p.Title, "biblatex prints a subtitle after a full stop")
 	require.Equal(t, 2019, p.Year)
 	require.Equal(t, "4", p.Issue)
 	require.Equal(t, "123456", p.PMID)
@@ -365,4 +365,35 @@ func TestReaderKeepsAnUndefinedMacroAlone(t *testing.T) {
 	require.Len(t, recs, 1)
 	require.Equal(t, "T", recs[0].Paper.Title)
 	require.Equal(t, "IEEE_J_PROC", recs[0].Paper.Venue)
+}
+
+// A name typed all in lower case is a first and a family name unless it
+// starts with a particle, which BibTeX's rule reads as all family.
+func TestLowerCaseNames(t *testing.T) {
+	for in, want := range map[string]biblio.Name{
+		"sudhin jacob":    {First: "sudhin", Last: "jacob"},
+		"van gogh":        {Last: "van gogh"},
+		"de la fuente":    {Last: "de la fuente"},
+		"Jason van Hulse": {First: "Jason", Last: "van Hulse"},
+	} {
+		require.Equal(t, want, bibName(in), in)
+	}
+}
+
+// MathSciNet writes the journal's abbreviation and its full name: the
+// venue is the full name and both survive a round trip.
+func TestFullJournalName(t *testing.T) {
+	in := "@article{k, title={T}, journal={Adv. Math.}, fjournal={Advances in Mathematics}, year={2001}}\n"
+	recs := biblitest.ReadAll(t, NewReader(strings.NewReader(in)))
+	require.Len(t, recs, 1)
+	require.Equal(t, "Advances in Mathematics", recs[0].Paper.Venue)
+	var out strings.Builder
+	w := NewWriter(&out)
+	require.NoError(t, w.Write(recs[0]))
+	require.NoError(t, w.Close())
+	require.Contains(t, out.String(), "journal = {Adv. Math.}")
+	require.Contains(t, out.String(), "fjournal = {Advances in Mathematics}")
+	require.Equal(t, 1, strings.Count(out.String(), " journal = "), out.String())
+	back := biblitest.ReadAll(t, NewReader(strings.NewReader(out.String())))
+	require.Equal(t, recs[0].Paper, back[0].Paper)
 }

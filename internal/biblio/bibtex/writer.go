@@ -68,7 +68,12 @@ func (w *Writer) Write(rec biblio.Record) error {
 	if rec.Type == biblio.Article {
 		// Always present, so an @article with an arXiv eprint and no
 		// journal is not read back as a BibLaTeX preprint.
-		b.WriteString("  journal = {" + escape(p.Venue) + "},\n")
+		venue := p.Venue
+		if extra["fjournal"] == p.Venue && extra["journal"] != "" {
+			venue = extra["journal"] // the abbreviation; fjournal follows from Extra
+		}
+		b.WriteString("  journal = {" + escape(venue) + "},\n")
+		written["journal"] = true
 	} else {
 		field(venueField, escape(p.Venue))
 	}
