@@ -246,12 +246,19 @@ func nonEmpty(xs ...string) []string {
 }
 
 // NamesOf is the split of each of the record's authors: the file's own
-// (Record.Names) when it has one per author, GuessName's otherwise.
+// (Record.Names) when it has one per author, then the search source's
+// (Paper.AuthorNames), GuessName's otherwise.
 func NamesOf(r Record) []Name {
 	if len(r.Names) == len(r.Paper.Authors) {
 		return r.Names
 	}
 	out := make([]Name, len(r.Paper.Authors))
+	if len(r.Paper.AuthorNames) == len(r.Paper.Authors) {
+		for i, n := range r.Paper.AuthorNames {
+			out[i] = Name{Last: n.Family, First: n.Given, Literal: n.Literal}
+		}
+		return out
+	}
 	for i, a := range r.Paper.Authors {
 		out[i] = GuessName(a)
 	}

@@ -190,3 +190,20 @@ func TestFinishSplitsNamesRunTogether(t *testing.T) {
 	biblio.Finish(&r)
 	require.Equal(t, []string{"Ana Lima", "Rejani Bandeira Vieira Sousa", "Bo Li"}, r.Paper.Authors)
 }
+
+// A paper from a search source carries the source's split, and every
+// writer uses it rather than a guess; a file's own split still wins.
+func TestNamesOfUsesTheSourcesSplit(t *testing.T) {
+	t.Parallel()
+	rec := biblio.Record{Paper: research.RawPaper{
+		Authors:     []string{"Louis M. Wong Kee Song", "National Nurses United"},
+		AuthorNames: []research.AuthorName{{Family: "Wong Kee Song", Given: "Louis M."}, {Literal: "National Nurses United"}},
+	}}
+	require.Equal(t, []biblio.Name{{Last: "Wong Kee Song", First: "Louis M."}, {Literal: "National Nurses United"}}, biblio.NamesOf(rec))
+	guessed := rec
+	guessed.Paper.AuthorNames = nil
+	require.Equal(t, "Song", biblio.NamesOf(guessed)[0].Last, "without a split the name is guessed")
+	own := rec
+	own.Names = []biblio.Name{{Last: "A"}, {Last: "B"}}
+	require.Equal(t, own.Names, biblio.NamesOf(own))
+}

@@ -437,14 +437,27 @@ func (s SearchStrategy) validate(fe fault.FieldErrors) {
 	}
 }
 
+// AuthorName is one author's name split as a source gave it: a person's
+// family and given names, or an organisation's name whole (Literal).
+type AuthorName struct {
+	Family  string `json:"family,omitempty"`
+	Given   string `json:"given,omitempty"`
+	Literal string `json:"literal,omitempty"`
+}
+
 // RawPaper is one record as a source returned it (or as dedup merged it).
 type RawPaper struct {
 	// ID is stable across runs and sources: see StableID.
 	ID      string   `json:"id"`
 	Title   string   `json:"title"`
 	Authors []string `json:"authors,omitempty"`
-	Year    int      `json:"year,omitempty"`
-	Venue   string   `json:"venue,omitempty"`
+	// AuthorNames is the split of Authors as the source gave it (PubMed's
+	// LastName and ForeName, Crossref's family and given), one per
+	// author in the same order; nil when the source gave display names
+	// only, and then an export guesses the split.
+	AuthorNames []AuthorName `json:"author_names,omitempty"`
+	Year        int          `json:"year,omitempty"`
+	Venue       string       `json:"venue,omitempty"`
 	// Volume, Issue and Pages locate a journal article; dedup uses them to
 	// tell a conference abstract from the journal paper of the same title.
 	Volume   string `json:"volume,omitempty"`

@@ -104,6 +104,7 @@ func mergeCluster(papers []research.RawPaper, members []int) research.RawPaper {
 	}
 	m := papers[best]
 	m.Authors = slices.Clone(m.Authors)
+	m.AuthorNames = slices.Clone(m.AuthorNames)
 	m.Related = nil
 	var sources, related []string
 	for _, i := range members {
@@ -112,7 +113,8 @@ func mergeCluster(papers []research.RawPaper, members []int) research.RawPaper {
 			m.Abstract = p.Abstract
 		}
 		if len(p.Authors) > len(m.Authors) {
-			m.Authors = slices.Clone(p.Authors)
+			// The split travels with the list it splits.
+			m.Authors, m.AuthorNames = slices.Clone(p.Authors), slices.Clone(p.AuthorNames)
 		}
 		m.DOI = cmp.Or(m.DOI, p.DOI)
 		m.ArxivID = cmp.Or(m.ArxivID, p.ArxivID)

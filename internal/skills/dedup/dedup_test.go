@@ -257,3 +257,30 @@ func TestDedupAgainst(t *testing.T) {
 	require.ElementsMatch(t, []string{"local", "openalex"}, out[0].Sources)
 	require.Equal(t, research.DedupStats{Input: 3, Output: 1, Merged: 2}, stats)
 }
+
+// A merged record's author split comes from the same record as its
+// author list, never from another source's shorter or longer list.
+func TestDedupKeepsTheSplitWithItsAuthors(t *testing.T) {
+	t.Parallel()
+	title := "Endoscopic management of colonic strictures in adults"
+	papers := []research.RawPaper{
+		{ID: "pm:1", Title: title, Year: 2019, DOI: "10.1000/x", Source: "pubmed",
+			Authors:     []string{"Louis M. Wong Kee Song"},
+			AuthorNames: []research.AuthorName{{Family: "Wong Kee Song", Given: "Louis M."}}},
+		{ID: "oa:1", Title: title, Year: 2019, DOI: "10.1000/x", Source: "openalex",
+			Authors: []string{"Louis M. Wong Kee Song", "Jane Roe"}},
+		{ID: "cr:1", Title: title, Year: 2019, DOI: "10.1000/x", Source: "crossref",
+			Authors:     []string{"Louis M. Wong Kee Song", "Jane Roe", "National Nurses United"},
+			AuthorNames: []research.AuthorName{{Family: "Wong Kee Song", Given: "Louis M."}, {Family: "Roe", Given: "Jane"}, {Literal: "National Nurses United"}}},
+	}
+	out, _, err := dedup.New().Dedup(context.Background(), papers)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	require.Equal(t, papers[2].Authors, out[0].Authors)
+	require.Equal(t, papers[2].AuthorNames, out[0].AuthorNames)
+
+	out, _, err = dedup.New().Dedup(context.Background(), papers[:2])
+	require.NoError(t, err)
+	require.Equal(t, papers[1].Authors, out[0].Authors)
+	require.Nil(t, out[0].AuthorNames, "OpenAlex gave display names only: no split from a shorter list")
+}

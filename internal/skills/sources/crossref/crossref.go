@@ -189,12 +189,18 @@ func (it item) paper() (research.RawPaper, bool) {
 		}
 	}
 	for _, a := range it.Author {
-		name := strings.TrimSpace(strings.TrimSpace(a.Given) + " " + strings.TrimSpace(a.Family))
+		given, family := strings.TrimSpace(a.Given), strings.TrimSpace(a.Family)
+		name := strings.TrimSpace(given + " " + family)
+		split := research.AuthorName{Family: family, Given: given}
 		if name == "" {
 			name = strings.TrimSpace(a.Name)
+			split = research.AuthorName{Literal: name} // an organisation
+		} else if family == "" {
+			split = research.AuthorName{Family: given} // a one-part name
 		}
 		if name != "" {
 			p.Authors = append(p.Authors, name)
+			p.AuthorNames = append(p.AuthorNames, split)
 		}
 	}
 	return p, true

@@ -378,15 +378,21 @@ func (a article) paper() (research.RawPaper, bool) {
 		}
 	}
 	for _, au := range art.Authors {
-		name := strings.TrimSpace(strings.TrimSpace(au.ForeName) + " " + strings.TrimSpace(au.LastName))
-		if strings.TrimSpace(au.ForeName) == "" && au.Initials != "" {
-			name = strings.TrimSpace(au.Initials + " " + au.LastName)
+		given, family := strings.TrimSpace(au.ForeName), strings.TrimSpace(au.LastName)
+		if given == "" {
+			given = strings.TrimSpace(au.Initials)
 		}
+		name := strings.TrimSpace(given + " " + family)
+		split := research.AuthorName{Family: family, Given: given}
 		if name == "" {
 			name = text(au.CollectiveName)
+			split = research.AuthorName{Literal: name} // a group author
+		} else if family == "" {
+			split = research.AuthorName{Family: given}
 		}
 		if name != "" {
 			p.Authors = append(p.Authors, name)
+			p.AuthorNames = append(p.AuthorNames, split)
 		}
 	}
 	for _, id := range a.IDs {
