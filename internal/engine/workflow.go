@@ -145,7 +145,7 @@ func (e *keptError) Unwrap() error { return e.err }
 
 // KeepOnFailure wraps a step's error with an update the engine commits
 // with the failed attempt, whether it is retried, escalated or ends the
-// run: for counts of what the attempt spent (a run's language-model
+// run (a branch's attempt: in the branch's state): for counts of what the attempt spent (a run's language-model
 // tokens), which a retry must start from so a budget holds, never for
 // results (nothing else of a failed attempt is kept). It combines with
 // Stop and StopWith (their update is applied after this one).

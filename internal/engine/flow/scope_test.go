@@ -17,13 +17,14 @@ type spentKey struct{}
 
 // spendScope is a Scope that gives each skill call a counter in its
 // context and adds what the call spent to the run's "spent", as a
-// program's LLM meter would; failures lists the errors done was told of.
+// program's LLM meter would; failures (unless nil) lists the errors done
+// was told of.
 func spendScope(failures *[]string) flow.Scope {
 	return func(ctx context.Context, sc engine.StepContext) (context.Context, flow.StageDone) {
 		prev, _, _ := engine.Get[int64](sc.State, "spent")
 		n := &atomic.Int64{}
 		return context.WithValue(ctx, spentKey{}, n), func(u engine.Update, failed error) error {
-			if failed != nil {
+			if failed != nil && failures != nil {
 				*failures = append(*failures, failed.Error())
 			}
 			return u.Set("spent", prev+n.Load())
@@ -76,4 +77,35 @@ stages:
 	require.EqualValues(t, 2+3*5, spent, "the first stage's 2 and each of boom's three attempts' 5")
 	require.Equal(t, []string{"no", "no", "no"}, failures)
 	require.Equal(t, []string{"first:ok", "own:ok", "boom:error", "boom:error", "boom:failed"}, b.steps(t, r.ID))
+}
+
+// TestScopeKeepsWhatABranchSpent: in a parallel stage's branch, what a
+// failed skill call spent is kept in the branch's state, each retry
+// starting from it.
+func TestScopeKeepsWhatABranchSpent(t *testing.T) {
+	t.Parallel()
+	skills := flow.Skills{"boom": func(ctx context.Context, in flow.Input) (map[string]any, error) {
+		spend(ctx, 5)
+		return nil, errors.New("no")
+	}}
+	d, err := def.Load("test.yaml", []byte(head+`metadata: {name: fanspend}
+stages:
+  - id: fan
+    type: parallel
+    branches:
+      - {id: a, type: skill, skill: boom, on_error: {retry: 1, then: fail}}
+`), def.Options{Skills: skills.Names()})
+	require.NoError(t, err)
+	wf, err := flow.CompileWith(d, flow.Options{Skills: skills, Scope: spendScope(nil)})
+	require.NoError(t, err)
+	b := withWorkers(t, "", wf)
+	r, err := b.eng.Start(context.Background(), "fanspend", nil)
+	require.NoError(t, err)
+	waitStatus(t, b, r.ID, engine.StatusFailed)
+	rows, err := b.store.Branches(context.Background(), r.ID, "fan")
+	require.NoError(t, err)
+	require.Len(t, rows, 1)
+	spent, _, err := engine.Get[int64](rows[0].State, "spent")
+	require.NoError(t, err)
+	require.EqualValues(t, 10, spent, "both attempts' 5")
 }
