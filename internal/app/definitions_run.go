@@ -12,6 +12,7 @@ import (
 	"quarry/internal/engine/def"
 	"quarry/internal/engine/flow"
 	"quarry/internal/notify"
+	"quarry/internal/skills/pipeline"
 	"quarry/internal/store"
 	"quarry/internal/templates"
 	"quarry/internal/webhook"
@@ -47,7 +48,7 @@ func withTemplates(reg *engine.Registry, tpls []*def.Definition, skills flow.Ski
 			logger.Warn("a registered workflow has a built-in template's name; the template is left out", "workflow", d.Metadata.Name)
 			continue
 		}
-		wf, err := flow.CompileWith(d, flow.Options{Skills: skills})
+		wf, err := flow.CompileWith(d, flow.Options{Skills: skills, Scope: pipeline.SkillScope})
 		if err != nil {
 			return nil, nil, errors.Join(errors.New("app: compile a built-in workflow template"), err)
 		}
@@ -110,11 +111,13 @@ func withDefinitions(cfg Config, reg *engine.Registry, skills flow.Skills, acts 
 
 // compileOptions is what a definition's stages may call in this program:
 // the files registered at start and the stored texts of older runs
-// (pinned) compile alike.
+// (pinned) compile alike. Their skill stages run in the search's
+// SkillScope, so the language-model calls of the search's skills count in
+// the run's usage and budget as they do in a search run.
 func compileOptions(cfg Config, skills flow.Skills, acts flow.Actions) flow.Options {
 	caller := &webhook.Caller{Hosts: cfg.WebhookHosts, Secrets: cfg.WebhookSecrets}
 	sender := &notify.Sender{Hosts: slices.Clone(cfg.WebhookHosts), SMTP: cfg.SMTP}
-	return flow.Options{Skills: skills, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets, Actions: acts,
+	return flow.Options{Skills: skills, Scope: pipeline.SkillScope, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets, Actions: acts,
 		Notifier: actions.GateNotifier{Send: sender.Send, PublicURL: cfg.PublicURL}}
 }
 

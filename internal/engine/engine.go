@@ -507,17 +507,22 @@ func (e *Engine) transition(ctx context.Context, wf *Workflow, run Run, step *St
 // retryOrEscalate records a failed attempt: the step runs again after its
 // backoff while attempts remain, and otherwise takes its retry policy's
 // Then (by default a person is asked). A Stop error skips the remaining
-// attempts and takes its own Then.
+// attempts and takes its own Then. What a KeepOnFailure error keeps is
+// committed with the attempt on every path.
 func (e *Engine) retryOrEscalate(ctx context.Context, wf *Workflow, run Run, step *StepDef, started time.Time, attempt int, failure error) (Run, error) {
 	msg := failure.Error()
+	kept := keptOf(failure)
 	var stop *stopError
 	if errors.As(failure, &stop) {
-		return e.giveUp(ctx, wf, run, step, started, attempt, stop.then, msg, Commit{}, stop.update)
+		return e.giveUp(ctx, wf, run, step, started, attempt, stop.then, msg, Commit{}, kept.merge(stop.update))
 	}
 	if attempt >= step.Retry.attempts() {
-		return e.giveUp(ctx, wf, run, step, started, attempt, step.Retry.Then, msg, Commit{}, nil)
+		return e.giveUp(ctx, wf, run, step, started, attempt, step.Retry.Then, msg, Commit{}, kept)
 	}
 	next := run
+	if len(kept) > 0 {
+		next.State = run.State.merge(kept)
+	}
 	next.Attempt = attempt
 	next.Error = msg
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, MaxAttempts: step.Retry.attempts(), Iteration: run.Iteration, Attempt: attempt,

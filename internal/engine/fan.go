@@ -303,6 +303,9 @@ func (e *Engine) branchStep(ctx context.Context, fs fanStore, parallel *StepDef,
 		return nb, true, cerr
 	}
 	if err != nil {
+		if kept := keptOf(err); len(kept) > 0 { // what the attempt spent, kept in the branch
+			next.State = b.State.merge(kept)
+		}
 		rec.Outcome, rec.Error, rec.FinishedAt = "error", err.Error(), e.cfg.Now().UTC()
 		then := step.Retry.Then
 		var stop *stopError

@@ -133,6 +133,38 @@ func StopWith(err error, then Outcome, update Update) error {
 	return &stopError{err: err, then: then, update: update}
 }
 
+// keptError is a step error with an update the engine commits although
+// the attempt failed.
+type keptError struct {
+	err    error
+	update Update
+}
+
+func (e *keptError) Error() string { return e.err.Error() }
+func (e *keptError) Unwrap() error { return e.err }
+
+// KeepOnFailure wraps a step's error with an update the engine commits
+// with the failed attempt, whether it is retried, escalated or ends the
+// run (a branch's attempt: in the branch's state): for counts of what the attempt spent (a run's language-model
+// tokens), which a retry must start from so a budget holds, never for
+// results (nothing else of a failed attempt is kept). It combines with
+// Stop and StopWith (their update is applied after this one).
+func KeepOnFailure(err error, update Update) error {
+	if err == nil || len(update) == 0 {
+		return err
+	}
+	return &keptError{err: err, update: update}
+}
+
+// keptOf is the update a failed attempt's error asks to keep (nil for none).
+func keptOf(err error) Update {
+	var k *keptError
+	if errors.As(err, &k) {
+		return k.update
+	}
+	return nil
+}
+
 func (p RetryPolicy) attempts() int {
 	if p.MaxAttempts <= 0 {
 		return 3

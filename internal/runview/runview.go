@@ -216,6 +216,13 @@ func Build(run engine.Run, checkpoints []Checkpoint) (View, error) {
 		v.Final = rs.Final
 		v.MarkedIrrelevant, v.PaperNotes, v.Notes = rs.MarkedIrrelevant, rs.Workflow.PaperNotes, rs.Notes
 		v.LLMUsage = rs.LLMUsage
+	} else {
+		// A workflow file's skill stages keep their notes and language-model
+		// use where the search keeps them (pipeline.SkillScope).
+		var err error
+		if v.Notes, v.LLMUsage, err = pipeline.NotesOf(run.State); err != nil {
+			return v, err
+		}
 	}
 	if v.Final == nil && run.IsComplete() && v.LastResult != nil {
 		c := v.LastResult.Collection

@@ -88,7 +88,25 @@ type Options struct {
 	Actions        Actions
 	ActionAttempts int
 	ActionBackoff  time.Duration
+	// Scope prepares each call of a Skill (not of a native, which keeps
+	// its own books); nil means the skill runs with the step's context.
+	Scope Scope
 }
+
+// Scope prepares one call of a skill stage: it returns the context the
+// skill runs with, carrying what the program's skills record into (a
+// run's notes, its language-model meter), and done, which the stage calls
+// once the skill returned to add what they recorded to the stage's
+// update. The engine knows nothing of what is recorded; the program that
+// registers the skills does. A nil done adds nothing.
+type Scope func(ctx context.Context, sc engine.StepContext) (context.Context, StageDone)
+
+// StageDone adds to u what a skill stage's call recorded; failed is the
+// stage's error, nil when it succeeded. On failure u is committed with
+// the failed attempt (engine.KeepOnFailure), whether it is retried or
+// not, so done should then add only counts of what the call spent (which
+// a retry must start from), never results.
+type StageDone func(u engine.Update, failed error) error
 
 // Notice is what a gate's notify is told: the run, workflow, stage and
 // event (entered, extended, timed_out), when the gate decides itself,
@@ -117,6 +135,7 @@ type compiler struct {
 	webhook Webhook
 	notify  Notifier
 	actions Actions
+	scope   Scope
 	// actionAttempts and actionBackoff are each built-in action's tries.
 	actionAttempts int
 	actionBackoff  time.Duration
@@ -144,7 +163,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 		return nil, fault.Errorf(fault.EInvalid, "flow: the definition has no stages")
 	}
 	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, reads: o.ReadBacks, webhook: o.Webhook, notify: o.Notifier, actions: o.Actions,
-		actionAttempts: o.ActionAttempts, actionBackoff: o.ActionBackoff,
+		scope: o.Scope, actionAttempts: o.ActionAttempts, actionBackoff: o.ActionBackoff,
 		secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
 	if c.actionAttempts <= 0 {
 		c.actionAttempts = DefaultActionAttempts

@@ -99,22 +99,25 @@ func (c *compiler) skillStep(s *def.Stage, next string, skill Skill) engine.Step
 		in := Input{RunID: sc.RunID, Stage: s.ID, With: with,
 			Params: env["params"].(map[string]any), Context: env["context"].(map[string]any), Outputs: outs,
 			Attempt: sc.Attempt, PrevError: sc.PrevError, Progress: sc.Progress}
-		run := ctx
+		run, done := ctx, StageDone(nil)
+		if c.scope != nil {
+			run, done = c.scope(ctx, sc)
+		}
 		if s.Timeout > 0 {
 			var cancel context.CancelFunc
-			run, cancel = context.WithTimeout(ctx, s.Timeout)
+			run, cancel = context.WithTimeout(run, s.Timeout)
 			defer cancel()
 		}
 		out, err := skill(run, in)
 		if err != nil {
 			if ctx.Err() == nil && errors.Is(run.Err(), context.DeadlineExceeded) {
-				return "", nil, fmt.Errorf("timed out after %s: %w", s.Timeout, err)
+				err = fmt.Errorf("timed out after %s: %w", s.Timeout, err)
 			}
-			return "", nil, err
+			return "", nil, failed(done, err)
 		}
 		for _, o := range s.Outputs {
 			if v, ok := out[o.Name]; o.Required && (!ok || v == nil) {
-				return "", nil, fmt.Errorf("skill %s gave no %q, a required output", s.Skill, o.Name)
+				return "", nil, failed(done, fmt.Errorf("skill %s gave no %q, a required output", s.Skill, o.Name))
 			}
 		}
 		if out == nil {
@@ -123,8 +126,27 @@ func (c *compiler) skillStep(s *def.Stage, next string, skill Skill) engine.Step
 		if err := u.Set(outputsKey+s.ID, out); err != nil {
 			return "", nil, err
 		}
+		if done != nil {
+			if err := done(u, nil); err != nil {
+				return "", nil, err
+			}
+		}
 		return engine.OK, u, nil
 	})
+}
+
+// failed is a skill stage's error with what its scope's done keeps of the
+// failed call (engine.KeepOnFailure); when done cannot say, the error
+// alone, since the stage failed anyway.
+func failed(done StageDone, err error) error {
+	if done == nil {
+		return err
+	}
+	kept := engine.Update{}
+	if done(kept, err) != nil {
+		return err
+	}
+	return engine.KeepOnFailure(err, kept)
 }
 
 // setStep assigns context values in file order; each expression sees the

@@ -451,7 +451,7 @@ func (p *pipe) lastIteration(sc engine.StepContext) (bound int, last bool) {
 func noteNow(sc engine.StepContext, u engine.Update, n research.Note) error {
 	nb := &notebook{}
 	nb.add(n)
-	return nb.flush(sc, u)
+	return nb.done(sc, u, nil)
 }
 
 // reviewFeedback reads a review decision's revised data as feedback on

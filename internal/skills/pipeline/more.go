@@ -118,8 +118,7 @@ type Deduper interface {
 // the iteration's history. The whole is one step: its update commits
 // with the run's move back to the review, so a crash before the commit
 // fetches the page again on resume and nothing is appended twice.
-func (p *pipe) more(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx, sc)
+func (p *pipe) more(ctx context.Context, sc engine.StepContext, nb *notebook) (engine.Outcome, engine.Update, error) {
 	strategy, err := need[research.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
 		return "", nil, err
@@ -192,9 +191,6 @@ func (p *pipe) more(ctx context.Context, sc engine.StepContext) (engine.Outcome,
 	nb.add(research.Note{Skill: "search", Message: fmt.Sprintf("iteration %d: showed more (page %d): %d new papers of %d records fetched, %d already in the review",
 		sc.Iteration, page, len(scored), len(found), len(found)-len(scored))})
 	u, err := set(keyCollection, out, keyWorkflow, wfs)
-	if err == nil {
-		err = nb.flush(sc, u)
-	}
 	return engine.OK, u, err
 }
 

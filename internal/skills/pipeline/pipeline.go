@@ -217,13 +217,13 @@ func DefOptions(o def.Options) def.Options {
 // natives are the search's steps by the names the file gives them.
 func (p *pipe) natives() flow.Natives {
 	return flow.Natives{
-		nativePrefix + StepParse:    p.parse,
-		nativePrefix + StepBuild:    p.build,
-		nativePrefix + StepSearch:   p.search,
-		nativePrefix + StepDedup:    p.dedup,
-		nativePrefix + StepScore:    p.score,
-		nativePrefix + StepOrganize: p.organize,
-		nativePrefix + StepMore:     p.more,
+		nativePrefix + StepParse:    noted(p.parse),
+		nativePrefix + StepBuild:    noted(p.build),
+		nativePrefix + StepSearch:   noted(p.search),
+		nativePrefix + StepDedup:    noted(p.dedup),
+		nativePrefix + StepScore:    noted(p.score),
+		nativePrefix + StepOrganize: noted(p.organize),
+		nativePrefix + StepMore:     noted(p.more),
 		nativePrefix + StepFinalize: p.finalize,
 	}
 }
@@ -275,7 +275,8 @@ func (p *pipe) workflow() (*engine.Workflow, error) {
 
 // notebook collects the notes skills add during one step, so the step can
 // keep them in the run's state next to its output, and meters the step's
-// LLM calls on top of what the run spent before.
+// LLM calls on top of what the run spent before. Pipeline steps get one
+// from noted; skill stages of workflow files from SkillScope.
 type notebook struct {
 	mu    sync.Mutex
 	notes []research.Note
@@ -304,9 +305,12 @@ func withNotes(ctx context.Context, sc engine.StepContext) (context.Context, *no
 	return research.WithLLMMeter(research.WithNotes(ctx, nb.add), nb.meter), nb
 }
 
-// flush appends the step's notes to those already in the run's state and
-// keeps the run's LLM usage when the step changed it.
-func (n *notebook) flush(sc engine.StepContext, u engine.Update) error {
+// done adds to u the run's LLM usage when the step changed it and, when
+// the step succeeded (failed nil), its notes after those already in the
+// run's state. A failed step's notes are left out: its retry notes again,
+// and nothing else it did is kept; its usage is what it spent, which the
+// budget must count whatever happens next.
+func (n *notebook) done(sc engine.StepContext, u engine.Update, failed error) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.meter != nil {
@@ -316,7 +320,7 @@ func (n *notebook) flush(sc engine.StepContext, u engine.Update) error {
 			}
 		}
 	}
-	if len(n.notes) == 0 {
+	if failed != nil || len(n.notes) == 0 {
 		return nil
 	}
 	prev, _, err := engine.Get[[]research.Note](sc.State, keyNotes)
@@ -324,6 +328,38 @@ func (n *notebook) flush(sc engine.StepContext, u engine.Update) error {
 		return err
 	}
 	return u.Set(keyNotes, append(prev, n.notes...))
+}
+
+// noted runs a step with a notebook (withNotes) and keeps what it
+// recorded: with the step's update when it succeeds, and when it fails
+// the usage alone with the failed attempt (engine.KeepOnFailure), so the
+// tokens a failed step spent still count against the run's budget.
+func noted(step func(context.Context, engine.StepContext, *notebook) (engine.Outcome, engine.Update, error)) engine.Handler {
+	return func(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
+		ctx, nb := withNotes(ctx, sc)
+		out, u, err := step(ctx, sc, nb)
+		if err != nil {
+			kept := engine.Update{}
+			if nb.done(sc, kept, err) != nil {
+				return out, u, err
+			}
+			return out, u, engine.KeepOnFailure(err, kept)
+		}
+		if u == nil {
+			u = engine.Update{}
+		}
+		return out, u, nb.done(sc, u, nil)
+	}
+}
+
+// SkillScope is the flow.Scope of workflow files' skill stages: their
+// skills (the search's own, by name) run with the run's notes and LLM
+// meter as the search's steps do, so their calls count in the run's
+// usage, on its page, in the API and the metrics, and its token budget
+// holds for them; their notes join the run's notes.
+func SkillScope(ctx context.Context, sc engine.StepContext) (context.Context, flow.StageDone) {
+	ctx, nb := withNotes(ctx, sc)
+	return ctx, func(u engine.Update, failed error) error { return nb.done(sc, u, failed) }
 }
 
 // need decodes a state key a step cannot work without.
@@ -360,8 +396,7 @@ func set(kv ...any) (engine.Update, error) {
 	return u, nil
 }
 
-func (p *pipe) parse(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx, sc)
+func (p *pipe) parse(ctx context.Context, sc engine.StepContext, nb *notebook) (engine.Outcome, engine.Update, error) {
 	intent, err := p.sk.Intent.ParseIntent(ctx, sc.Params.String(ParamQuestion))
 	if err != nil {
 		return "", nil, fmt.Errorf("parse the question: %w", err)
@@ -374,9 +409,6 @@ func (p *pipe) parse(ctx context.Context, sc engine.StepContext) (engine.Outcome
 		return "", nil, err
 	}
 	u, err := set(keyIntent, intent, keyWorkflow, research.WorkflowState{CurrentIteration: sc.Iteration}, keyClarify, qs)
-	if err == nil {
-		err = nb.flush(sc, u)
-	}
 	return engine.OK, u, err
 }
 
@@ -447,8 +479,7 @@ func carryForward(in *skills.QueryInput, last research.SearchStrategy) {
 	in.Intent.StudyTypes = slices.Clone(last.Filters.StudyTypes)
 }
 
-func (p *pipe) build(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx, sc)
+func (p *pipe) build(ctx context.Context, sc engine.StepContext, nb *notebook) (engine.Outcome, engine.Update, error) {
 	in, wfs, err := p.queryInput(sc)
 	if err != nil {
 		return "", nil, err
@@ -471,9 +502,6 @@ func (p *pipe) build(ctx context.Context, sc engine.StepContext) (engine.Outcome
 	}
 	wfs.CurrentIteration = sc.Iteration
 	u, err := set(keyStrategy, strategy, keyWorkflow, wfs)
-	if err == nil {
-		err = nb.flush(sc, u)
-	}
 	return engine.OK, u, err
 }
 
@@ -504,8 +532,7 @@ func (p *pipe) searcher(sc engine.StepContext, more bool) (skills.Searcher, bool
 	return s, true, err
 }
 
-func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx, sc)
+func (p *pipe) search(ctx context.Context, sc engine.StepContext, nb *notebook) (engine.Outcome, engine.Update, error) {
 	strategy, err := need[research.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
 		return "", nil, err
@@ -546,9 +573,6 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext) (engine.Outcom
 	}
 	p.addFiles(ctx, sc, strategy, &res)
 	u, err := set(keySearch, res, keySearchedAt, searchedAt)
-	if err == nil {
-		err = nb.flush(sc, u)
-	}
 	return engine.OK, u, err
 }
 
@@ -582,8 +606,7 @@ func (p *pipe) addFiles(ctx context.Context, sc engine.StepContext, strategy res
 	}
 }
 
-func (p *pipe) dedup(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx, sc)
+func (p *pipe) dedup(ctx context.Context, sc engine.StepContext, nb *notebook) (engine.Outcome, engine.Update, error) {
 	res, err := need[skills.SearchResult](sc.State, keySearch)
 	if err != nil {
 		return "", nil, err
@@ -606,14 +629,10 @@ func (p *pipe) dedup(ctx context.Context, sc engine.StepContext) (engine.Outcome
 		papers = []research.RawPaper{}
 	}
 	u, err := set(keyDeduped, papers, keyDedupStats, stats)
-	if err == nil {
-		err = nb.flush(sc, u)
-	}
 	return engine.OK, u, err
 }
 
-func (p *pipe) score(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx, sc)
+func (p *pipe) score(ctx context.Context, sc engine.StepContext, nb *notebook) (engine.Outcome, engine.Update, error) {
 	intent, err := need[research.ParsedIntent](sc.State, keyIntent)
 	if err != nil {
 		return "", nil, err
@@ -645,9 +664,6 @@ func (p *pipe) score(ctx context.Context, sc engine.StepContext) (engine.Outcome
 		scored = []research.ScoredPaper{}
 	}
 	u, err := set(keyScored, scored)
-	if err == nil {
-		err = nb.flush(sc, u)
-	}
 	return engine.OK, u, err
 }
 
@@ -659,8 +675,7 @@ func raw(ps []research.ScoredPaper) []research.RawPaper {
 	return out
 }
 
-func (p *pipe) organize(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
-	ctx, nb := withNotes(ctx, sc)
+func (p *pipe) organize(ctx context.Context, sc engine.StepContext, nb *notebook) (engine.Outcome, engine.Update, error) {
 	scored, err := need[[]research.ScoredPaper](sc.State, keyScored)
 	if err != nil {
 		return "", nil, err
@@ -701,9 +716,6 @@ func (p *pipe) organize(ctx context.Context, sc engine.StepContext) (engine.Outc
 	last := &wfs.History[len(wfs.History)-1]
 	last.SearchedAt, last.Sources, last.Dedup = searchedAt, res.Sources, stats
 	u, err := set(keyCollection, coll, keyWorkflow, wfs)
-	if err == nil {
-		err = nb.flush(sc, u)
-	}
 	return engine.OK, u, err
 }
 

@@ -124,13 +124,23 @@ func StateOf(run engine.Run) (RunState, error) {
 	if rs.MarkedIrrelevant, _, err = engine.Get[[]research.ScoredPaper](run.State, keyIrrelevant); err != nil {
 		return RunState{}, err
 	}
-	if rs.Notes, _, err = engine.Get[[]research.Note](run.State, keyNotes); err != nil {
-		return RunState{}, err
-	}
-	if rs.LLMUsage, err = optional[research.LLMUsage](run.State, keyLLMUsage); err != nil {
+	if rs.Notes, rs.LLMUsage, err = NotesOf(run.State); err != nil {
 		return RunState{}, err
 	}
 	return rs, nil
+}
+
+// NotesOf decodes what a run's skills noted and what it spent on language
+// models (nil when it asked none), whatever its workflow: the search's
+// steps keep them in its state, and so do workflow files' skill stages
+// (SkillScope), under the same keys.
+func NotesOf(s engine.State) ([]research.Note, *research.LLMUsage, error) {
+	notes, _, err := engine.Get[[]research.Note](s, keyNotes)
+	if err != nil {
+		return nil, nil, err
+	}
+	usage, err := optional[research.LLMUsage](s, keyLLMUsage)
+	return notes, usage, err
 }
 
 // optional decodes key into a *T, nil when the key is absent or null.
