@@ -48,7 +48,7 @@ func withTemplates(reg *engine.Registry, tpls []*def.Definition, skills flow.Ski
 			logger.Warn("a registered workflow has a built-in template's name; the template is left out", "workflow", d.Metadata.Name)
 			continue
 		}
-		wf, err := flow.CompileWith(d, flow.Options{Skills: skills, Scope: pipeline.SkillScope})
+		wf, err := flow.CompileWith(d, flow.Options{Skills: skills, Scope: pipeline.SkillScope, Gather: pipeline.GatherBranches})
 		if err != nil {
 			return nil, nil, errors.Join(errors.New("app: compile a built-in workflow template"), err)
 		}
@@ -117,7 +117,7 @@ func withDefinitions(cfg Config, reg *engine.Registry, skills flow.Skills, acts 
 func compileOptions(cfg Config, skills flow.Skills, acts flow.Actions) flow.Options {
 	caller := &webhook.Caller{Hosts: cfg.WebhookHosts, Secrets: cfg.WebhookSecrets}
 	sender := &notify.Sender{Hosts: slices.Clone(cfg.WebhookHosts), SMTP: cfg.SMTP}
-	return flow.Options{Skills: skills, Scope: pipeline.SkillScope, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets, Actions: acts,
+	return flow.Options{Skills: skills, Scope: pipeline.SkillScope, Gather: pipeline.GatherBranches, Webhook: caller.Stage, Secrets: cfg.WebhookSecrets, Actions: acts,
 		Notifier: actions.GateNotifier{Send: sender.Send, PublicURL: cfg.PublicURL}}
 }
 

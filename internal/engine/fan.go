@@ -196,7 +196,7 @@ func (e *Engine) join(ctx context.Context, wf *Workflow, run Run, step *StepDef)
 		if errors.As(err, &stop) {
 			then = stop.then
 		}
-		return e.giveUp(ctx, wf, run, step, started, sc.Attempt, then, err.Error(), Commit{EndBranches: true}, nil)
+		return e.giveUp(ctx, wf, run, step, started, sc.Attempt, then, err.Error(), Commit{EndBranches: true}, keptOf(err))
 	}
 	rec := &StepRecord{RunID: run.ID, Step: step.ID, Iteration: run.Iteration, Attempt: sc.Attempt,
 		Outcome: string(outcome), StartedAt: started, FinishedAt: e.cfg.Now().UTC(), Output: encodeUpdate(update)}

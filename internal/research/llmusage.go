@@ -51,6 +51,18 @@ func plural(n int, one, many string) string {
 // Tokens is the tokens spent both ways, what a budget counts.
 func (u LLMUsage) Tokens() int64 { return u.TokensIn + u.TokensOut }
 
+// Plus is u and v added up.
+func (u LLMUsage) Plus(v LLMUsage) LLMUsage {
+	return LLMUsage{Calls: u.Calls + v.Calls, TokensIn: u.TokensIn + v.TokensIn, TokensOut: u.TokensOut + v.TokensOut,
+		Latency: u.Latency + v.Latency, Skipped: u.Skipped + v.Skipped}
+}
+
+// Minus is what u spent beyond v (u started from v).
+func (u LLMUsage) Minus(v LLMUsage) LLMUsage {
+	return LLMUsage{Calls: u.Calls - v.Calls, TokensIn: u.TokensIn - v.TokensIn, TokensOut: u.TokensOut - v.TokensOut,
+		Latency: u.Latency - v.Latency, Skipped: u.Skipped - v.Skipped}
+}
+
 // LLMMeter adds up one run's LLM calls during a step, starting from what
 // the run spent before; skills running in parallel share it.
 type LLMMeter struct {

@@ -91,7 +91,17 @@ type Options struct {
 	// Scope prepares each call of a Skill (not of a native, which keeps
 	// its own books); nil means the skill runs with the step's context.
 	Scope Scope
+	// Gather adds what a parallel stage's branches recorded through Scope
+	// to the join's update; nil adds nothing.
+	Gather Gather
 }
+
+// Gather is given the run's state at a parallel stage's join and each
+// branch's own state (what its stages wrote, over the run's), and returns
+// what the join adds to the run: the branches' counts of what they spent
+// (a run's language-model tokens), summed, so a budget holds across
+// branches as it does across stages.
+type Gather func(run engine.State, branches []engine.State) (engine.Update, error)
 
 // Scope prepares one call of a skill stage: it returns the context the
 // skill runs with, carrying what the program's skills record into (a
@@ -136,6 +146,7 @@ type compiler struct {
 	notify  Notifier
 	actions Actions
 	scope   Scope
+	gather  Gather
 	// actionAttempts and actionBackoff are each built-in action's tries.
 	actionAttempts int
 	actionBackoff  time.Duration
@@ -163,7 +174,7 @@ func CompileWith(d *def.Definition, o Options) (*engine.Workflow, error) {
 		return nil, fault.Errorf(fault.EInvalid, "flow: the definition has no stages")
 	}
 	c := &compiler{d: d, skills: o.Skills, natives: o.Natives, forms: o.Forms, reads: o.ReadBacks, webhook: o.Webhook, notify: o.Notifier, actions: o.Actions,
-		scope: o.Scope, actionAttempts: o.ActionAttempts, actionBackoff: o.ActionBackoff,
+		scope: o.Scope, gather: o.Gather, actionAttempts: o.ActionAttempts, actionBackoff: o.ActionBackoff,
 		secrets: map[string]any{}, index: map[string]int{}, progs: map[string]*vm.Program{}}
 	if c.actionAttempts <= 0 {
 		c.actionAttempts = DefaultActionAttempts

@@ -3,7 +3,9 @@ package flow
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -76,7 +78,26 @@ func (c *compiler) parallelStep(s *def.Stage, next string) (engine.StepDef, bool
 		return c.fanOut(s, sc)
 	}
 	fan.Join = func(sc engine.StepContext, bs []engine.Branch) (engine.Outcome, engine.Update, bool, error) {
-		return c.join(s, bs)
+		outcome, u, decided, err := c.join(s, bs)
+		if c.gather == nil || (!decided && err == nil) {
+			return outcome, u, decided, err
+		}
+		states := make([]engine.State, 0, len(bs))
+		for _, b := range bs {
+			states = append(states, b.State)
+		}
+		g, gerr := c.gather(sc.State, states)
+		if gerr != nil {
+			return "", nil, false, errors.Join(err, gerr)
+		}
+		if err != nil {
+			return outcome, u, decided, engine.KeepOnFailure(err, g)
+		}
+		if u == nil {
+			u = engine.Update{}
+		}
+		maps.Copy(u, g)
+		return outcome, u, decided, nil
 	}
 	n := c.transitions(s, target(s.OnComplete, next), next)
 	if s.OnAnyReject.ID != "" {

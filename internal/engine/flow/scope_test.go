@@ -109,3 +109,67 @@ stages:
 	require.NoError(t, err)
 	require.EqualValues(t, 10, spent, "both attempts' 5")
 }
+
+// spentGather sums what each branch spent beyond the run's "spent".
+func spentGather(run engine.State, branches []engine.State) (engine.Update, error) {
+	base, _, err := engine.Get[int64](run, "spent")
+	if err != nil {
+		return nil, err
+	}
+	total := base
+	for _, b := range branches {
+		if n, ok, err := engine.Get[int64](b, "spent"); err != nil {
+			return nil, err
+		} else if ok {
+			total += n - base
+		}
+	}
+	u := engine.Update{}
+	return u, u.Set("spent", total)
+}
+
+// TestGatherSumsWhatBranchesSpent: the join adds what every branch spent
+// to the run, after what the stages before the fan-out spent, whether the
+// join passes or the parallel stage fails.
+func TestGatherSumsWhatBranchesSpent(t *testing.T) {
+	t.Parallel()
+	skills := flow.Skills{
+		"cheap": func(ctx context.Context, in flow.Input) (map[string]any, error) {
+			spend(ctx, 2)
+			return map[string]any{"ok": true}, nil
+		},
+		"boom": func(ctx context.Context, in flow.Input) (map[string]any, error) {
+			spend(ctx, 5)
+			return nil, errors.New("no")
+		},
+	}
+	for name, c := range map[string]struct {
+		branches string
+		status   engine.Status
+		spent    int64
+	}{
+		"all pass":  {"      - {id: a, type: skill, skill: cheap}\n      - {id: b, type: skill, skill: cheap}\n      - {id: c, type: skill, skill: cheap}\n", engine.StatusCompleted, 2 + 3*2},
+		"one fails": {"      - {id: a, type: skill, skill: cheap}\n      - {id: b, type: skill, skill: boom, on_error: {retry: 1, then: fail}}\n", engine.StatusFailed, 2 + 2 + 2*5},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d, err := def.Load("test.yaml", []byte(head+`metadata: {name: gather}
+stages:
+  - {id: before, type: skill, skill: cheap}
+  - id: fan
+    type: parallel
+    branches:
+`+c.branches), def.Options{Skills: skills.Names()})
+			require.NoError(t, err)
+			wf, err := flow.CompileWith(d, flow.Options{Skills: skills, Scope: spendScope(nil), Gather: spentGather})
+			require.NoError(t, err)
+			b := withWorkers(t, "", wf)
+			r, err := b.eng.Start(context.Background(), "gather", nil)
+			require.NoError(t, err)
+			r = waitStatus(t, b, r.ID, c.status)
+			spent, _, err := engine.Get[int64](r.State, "spent")
+			require.NoError(t, err)
+			require.Equal(t, c.spent, spent)
+		})
+	}
+}

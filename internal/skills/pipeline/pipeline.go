@@ -362,6 +362,48 @@ func SkillScope(ctx context.Context, sc engine.StepContext) (context.Context, fl
 	return ctx, func(u engine.Update, failed error) error { return nb.done(sc, u, failed) }
 }
 
+// GatherBranches is the flow.Gather of workflow files' parallel stages:
+// each branch's skill stages metered from the run's usage at the fan-out
+// (SkillScope over the branch's state), so the run's usage after the join
+// is that plus every branch's spend, and each branch's new notes join the
+// run's. A branch that recorded nothing adds nothing.
+func GatherBranches(run engine.State, branches []engine.State) (engine.Update, error) {
+	base, _, err := engine.Get[research.LLMUsage](run, keyLLMUsage)
+	if err != nil {
+		return nil, err
+	}
+	notes, _, err := engine.Get[[]research.Note](run, keyNotes)
+	if err != nil {
+		return nil, err
+	}
+	total, had := base, len(notes)
+	for _, b := range branches {
+		if used, ok, err := engine.Get[research.LLMUsage](b, keyLLMUsage); err != nil {
+			return nil, err
+		} else if ok {
+			total = total.Plus(used.Minus(base))
+		}
+		// A branch's notes are the run's followed by its own.
+		if bn, ok, err := engine.Get[[]research.Note](b, keyNotes); err != nil {
+			return nil, err
+		} else if ok && len(bn) > had {
+			notes = append(notes, bn[had:]...)
+		}
+	}
+	u := engine.Update{}
+	if total != base {
+		if err := u.Set(keyLLMUsage, total); err != nil {
+			return nil, err
+		}
+	}
+	if len(notes) > had {
+		if err := u.Set(keyNotes, notes); err != nil {
+			return nil, err
+		}
+	}
+	return u, nil
+}
+
 // need decodes a state key a step cannot work without.
 func need[T any](s engine.State, key string) (T, error) {
 	v, ok, err := engine.Get[T](s, key)
