@@ -121,6 +121,9 @@ func equalFoldASCII(a, b string) bool {
 // forms (GuessName) would get any name wrong, nil otherwise: what a store
 // or a lossless format must keep besides the display forms.
 func NamesToKeep(r Record) []Name {
+	if len(r.Names) != len(r.Paper.Authors) && len(r.Paper.AuthorNames) != len(r.Paper.Authors) {
+		return nil // nothing but the display forms: the guess is all there is
+	}
 	names := NamesOf(r)
 	for i, n := range names {
 		if !GuessName(r.Paper.Authors[i]).Same(n) {
