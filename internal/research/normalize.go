@@ -105,27 +105,31 @@ func isASCII(s string) bool {
 // (the store), the local query renderer and the relevance scorer must all
 // join words the same way. Pure numbers ("2015-2020") are left out.
 func Compounds(s string) []string {
+	if !strings.ContainsAny(s, hyphenish) {
+		return nil // most titles and many abstracts: nothing to join
+	}
 	s = FoldAccents(s)
 	var out []string
-	var b strings.Builder
-	parts, letters := 0, false
+	start, end, parts, letters := -1, 0, 0, false
 	flush := func() {
 		if parts > 1 && letters {
-			out = append(out, b.String())
+			out = append(out, joinedLower(s[start:end]))
 		}
-		b.Reset()
-		parts, letters = 0, false
+		start, parts, letters = -1, 0, false
 	}
 	prevWord := false // the previous rune ended a word part
 	for i, r := range s {
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if start < 0 {
+				start = i
+			}
 			if !prevWord {
 				parts++
 			}
-			b.WriteRune(unicode.ToLower(r))
 			letters = letters || unicode.IsLetter(r)
 			prevWord = true
+			end = i + utf8.RuneLen(r)
 		case isHyphen(r) && prevWord && i+utf8.RuneLen(r) < len(s) && startsWord(s[i+utf8.RuneLen(r):]):
 			prevWord = false // the compound goes on after the hyphen
 		default:
@@ -135,6 +139,23 @@ func Compounds(s string) []string {
 	}
 	flush()
 	return out
+}
+
+// hyphenish are the runes that are, or fold (NFKD) to, a hyphen isHyphen
+// accepts: a text without any has no compound.
+const hyphenish = "-\u2010\u2011\ufe63\uff0d"
+
+// joinedLower is a compound's parts lower-cased and joined: its letters
+// and digits without the hyphens between them.
+func joinedLower(compound string) string {
+	var b strings.Builder
+	b.Grow(len(compound))
+	for _, r := range compound {
+		if !isHyphen(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
 }
 
 // isHyphen reports whether r joins the parts of a compound: the ASCII

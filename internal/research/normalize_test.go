@@ -1,8 +1,11 @@
 package research_test
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
@@ -53,4 +56,62 @@ func TestFoldAccents(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "naive Bayes cafe", research.FoldAccents("naïve Bayes café"))
 	require.Equal(t, "plain ASCII", research.FoldAccents("plain ASCII"))
+}
+
+// compoundsReference is Compounds as first written (every word built, the
+// whole text folded): the fast one must give the same answer.
+func compoundsReference(s string) []string {
+	s = research.FoldAccents(s)
+	var out []string
+	var b strings.Builder
+	parts, letters := 0, false
+	flush := func() {
+		if parts > 1 && letters {
+			out = append(out, b.String())
+		}
+		b.Reset()
+		parts, letters = 0, false
+	}
+	isHyphen := func(r rune) bool { return r == '-' || r == '\u2010' || r == '\u2011' }
+	startsWord := func(s string) bool {
+		r, _ := utf8.DecodeRuneInString(s)
+		return unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	prevWord := false
+	for i, r := range s {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if !prevWord {
+				parts++
+			}
+			b.WriteRune(unicode.ToLower(r))
+			letters = letters || unicode.IsLetter(r)
+			prevWord = true
+		case isHyphen(r) && prevWord && i+utf8.RuneLen(r) < len(s) && startsWord(s[i+utf8.RuneLen(r):]):
+			prevWord = false
+		default:
+			flush()
+			prevWord = false
+		}
+	}
+	flush()
+	return out
+}
+
+// TestCompoundsMatchesReference: on random text over letters, accents,
+// digits, every hyphen-like rune and separators, Compounds gives what the
+// straightforward version gives.
+func TestCompoundsMatchesReference(t *testing.T) {
+	t.Parallel()
+	alphabet := []rune("aZé9 -\u2010\u2011\ufe63\uff0d\u2012–—_.,\u00a0ﬁßÅ\u0301İ𝜇2x")
+	rng := rand.New(rand.NewPCG(7, 11))
+	for range 20000 {
+		n := rng.IntN(24)
+		rs := make([]rune, n)
+		for i := range rs {
+			rs[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		s := string(rs)
+		require.Equal(t, compoundsReference(s), research.Compounds(s), "%q", s)
+	}
 }
