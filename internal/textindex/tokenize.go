@@ -1,6 +1,9 @@
 package textindex
 
-import "unsafe"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // The tokenizer reproduces, byte for byte, the terms SQLite's FTS5 indexes
 // for tokenize = 'porter unicode61 remove_diacritics 2' (the papers_fts
@@ -13,17 +16,18 @@ import "unsafe"
 // 32768 bytes (fts5StorageInsertCallback), cutting wherever that falls.
 const maxTermBytes = 32768
 
-// asciiToken marks the ASCII token characters of unicode61 with its
-// default categories (sqlite3Fts5UnicodeAscii; tokenize_test.go checks it
-// against the category tables): digits and letters.
-var asciiToken = [128]bool{
-	'0': true, '1': true, '2': true, '3': true, '4': true, '5': true, '6': true, '7': true, '8': true, '9': true,
-	'A': true, 'B': true, 'C': true, 'D': true, 'E': true, 'F': true, 'G': true, 'H': true, 'I': true,
-	'J': true, 'K': true, 'L': true, 'M': true, 'N': true, 'O': true, 'P': true, 'Q': true, 'R': true,
-	'S': true, 'T': true, 'U': true, 'V': true, 'W': true, 'X': true, 'Y': true, 'Z': true,
-	'a': true, 'b': true, 'c': true, 'd': true, 'e': true, 'f': true, 'g': true, 'h': true, 'i': true,
-	'j': true, 'k': true, 'l': true, 'm': true, 'n': true, 'o': true, 'p': true, 'q': true, 'r': true,
-	's': true, 't': true, 'u': true, 'v': true, 'w': true, 'x': true, 'y': true, 'z': true,
+// asciiFold maps the ASCII token characters of unicode61 with its
+// default categories (sqlite3Fts5UnicodeAscii: digits and letters;
+// tokenize_test.go checks it against the category tables) to their folded
+// form, and separators to 0.
+var asciiFold = [128]byte{
+	'0': '0', '1': '1', '2': '2', '3': '3', '4': '4', '5': '5', '6': '6', '7': '7', '8': '8', '9': '9',
+	'A': 'a', 'B': 'b', 'C': 'c', 'D': 'd', 'E': 'e', 'F': 'f', 'G': 'g', 'H': 'h', 'I': 'i',
+	'J': 'j', 'K': 'k', 'L': 'l', 'M': 'm', 'N': 'n', 'O': 'o', 'P': 'p', 'Q': 'q', 'R': 'r',
+	'S': 's', 'T': 't', 'U': 'u', 'V': 'v', 'W': 'w', 'X': 'x', 'Y': 'y', 'Z': 'z',
+	'a': 'a', 'b': 'b', 'c': 'c', 'd': 'd', 'e': 'e', 'f': 'f', 'g': 'g', 'h': 'h', 'i': 'i',
+	'j': 'j', 'k': 'k', 'l': 'l', 'm': 'm', 'n': 'n', 'o': 'o', 'p': 'p', 'q': 'q', 'r': 'r',
+	's': 's', 't': 't', 'u': 'u', 'v': 'v', 'w': 'w', 'x': 'x', 'y': 'y', 'z': 'z',
 }
 
 // utf8Trans1 is SQLite's sqlite3Utf8Trans1: the payload bits of a UTF-8
@@ -39,30 +43,67 @@ var utf8Trans1 = [64]uint8{
 	0x00, 0x01, 0x02, 0x03, 0x00, 0x01, 0x00, 0x00,
 }
 
-// Tokenizer splits text into FTS5's terms, reusing its buffers from token
-// to token and call to call, so tokenizing allocates nothing once they
-// have grown. A Tokenizer is not safe for concurrent use; its zero value is
-// ready.
+// Tokenizer splits text into FTS5's terms. It reuses its buffer from token
+// to token, and remembers the terms of recently seen words in a small
+// direct-mapped table that holds short words inline (so it stays in the
+// CPU cache, where a map of a corpus's vocabulary would not): the frequent
+// words of a text are stemmed once and cost no allocation. A Tokenizer is
+// not safe for concurrent use; its zero value is ready.
 type Tokenizer struct {
-	fold []byte                   // the folded token being built
-	stem [porterMaxToken + 8]byte // room for porterStem to add an 'e'
+	fold []byte      // the folded token being built
+	memo []memoEntry // by memoSlot of the folded token; nil until memoAfter
+	seen int         // tokens seen while memo is nil
+	stem [porterMaxToken + 8]byte
+}
+
+// memoEntry is one slot of Tokenizer.memo: a folded token of up to
+// memoKeyBytes bytes and its term.
+type memoEntry struct {
+	n      uint8 // length of folded; 0 for an empty slot
+	folded [memoKeyBytes]byte
+	term   string
+}
+
+const (
+	memoBits     = 14
+	memoSlots    = 1 << memoBits
+	memoKeyBytes = 23
+	// memoAfter is how many tokens a Tokenizer sees before it builds its
+	// memo (~640 KB), so tokenizing a query or two costs no more than it
+	// must.
+	memoAfter = 4096
+)
+
+// memoSlot picks b's slot: a multiplicative hash of its first and last
+// eight bytes and its length, cheap enough to pay for itself.
+func memoSlot(b []byte) uint64 {
+	n := len(b)
+	var x uint64
+	if n >= 8 {
+		x = binary.LittleEndian.Uint64(b) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(b[n-8:]), 29)
+	} else {
+		for _, c := range b {
+			x = x<<8 | uint64(c)
+		}
+	}
+	x = (x ^ uint64(n)) * 0x9E3779B97F4A7C15
+	return x >> (64 - memoBits)
 }
 
 // Tokenize calls emit with each term of text, in order, as FTS5's
-// 'porter unicode61 remove_diacritics 2' tokenizer indexes them. The
-// string emit receives is only valid during the call (see Tokens).
+// 'porter unicode61 remove_diacritics 2' tokenizer indexes them. Use a
+// Tokenizer to tokenize many texts: it reuses its buffers and memo.
 func Tokenize(text string, emit func(token string)) {
 	var t Tokenizer
 	t.Tokens(text, emit)
 }
 
-// Tokens calls emit with each term of text, in order. To spare an
-// allocation per token, the string emit receives aliases t's buffer and is
-// overwritten by the next token: emit must copy it (strings.Clone) to keep
-// it, e.g. as a new map key; looking it up in a map needs no copy.
+// Tokens calls emit with each term of text, in order. The strings emit
+// receives are ordinary immutable strings that it may keep; a frequent
+// term usually comes as the same string each time.
 //
-// Invalid UTF-8 is read as SQLite reads it, and FTS5 can index empty terms
-// (a token of marks only, such as a lone U+0345), so emit may get "".
+// Invalid UTF-8 is read as SQLite reads it. Terms are never empty: no
+// character that starts a token folds to nothing.
 func (t *Tokenizer) Tokens(text string, emit func(token string)) {
 	buf := t.fold[:0]
 	n := len(text)
@@ -77,7 +118,7 @@ func (t *Tokenizer) Tokens(text string, emit func(token string)) {
 			}
 			b := text[i]
 			if b < 0x80 {
-				if asciiToken[b] {
+				if asciiFold[b] != 0 {
 					break
 				}
 				i++
@@ -99,13 +140,11 @@ func (t *Tokenizer) Tokens(text string, emit func(token string)) {
 		for i < n {
 			b := text[i]
 			if b < 0x80 {
-				if !asciiToken[b] {
+				f := asciiFold[b]
+				if f == 0 {
 					break
 				}
-				if b >= 'A' && b <= 'Z' {
-					b += 'a' - 'A'
-				}
-				buf = append(buf, b)
+				buf = append(buf, f)
 				i++
 				continue
 			}
@@ -122,17 +161,37 @@ func (t *Tokenizer) Tokens(text string, emit func(token string)) {
 }
 
 // term stems a folded token as fts5PorterCb does and caps it as FTS5's
-// index does; the result aliases buf or t.stem.
+// index does.
 func (t *Tokenizer) term(buf []byte) string {
+	if len(buf) > memoKeyBytes {
+		return t.stemmed(buf)
+	}
+	if t.memo == nil {
+		if t.seen < memoAfter {
+			t.seen++
+			return t.stemmed(buf)
+		}
+		t.memo = make([]memoEntry, memoSlots)
+	}
+	e := &t.memo[memoSlot(buf)]
+	if int(e.n) == len(buf) && string(e.folded[:e.n]) == string(buf) {
+		return e.term
+	}
+	e.n = uint8(copy(e.folded[:], buf))
+	e.term = t.stemmed(buf)
+	return e.term
+}
+
+// stemmed returns buf's term as a new string.
+func (t *Tokenizer) stemmed(buf []byte) string {
 	if len(buf) < porterMinToken || len(buf) > porterMaxToken {
 		if len(buf) > maxTermBytes {
 			buf = buf[:maxTermBytes]
 		}
-		return unsafe.String(unsafe.SliceData(buf), len(buf))
+		return string(buf)
 	}
 	n := copy(t.stem[:], buf)
-	n = porterStem(t.stem[:], n)
-	return unsafe.String(&t.stem[0], n)
+	return string(t.stem[:porterStem(t.stem[:], n)])
 }
 
 // appendFolded appends c case-folded and without diacritics, encoded as
