@@ -5,8 +5,9 @@ package textindex
 // included, because ranking parity with FTS5 depends on every stem being
 // the same. Notable quirks kept on purpose:
 //   - tokens shorter than 3 or longer than 64 bytes pass through unstemmed;
-//   - non-ASCII bytes are not passed through: they are simply consonants
-//     to the rules (so "cafés" loses its "s");
+//   - non-ASCII tokens are not passed through: their bytes are simply
+//     consonants to the rules (so "東京s" becomes "東京", while "жылing"
+//     keeps its "ing" for want of a vowel);
 //   - a suffix only matches when something precedes it (nBuf > len).
 
 // Token length limits of fts5PorterCb (FTS5_PORTER_MAX_TOKEN): outside
