@@ -1,6 +1,9 @@
 package textindex
 
-import "io"
+import (
+	"io"
+	"slices"
+)
 
 // asciiTokenize is FTS5's built-in 'ascii' tokenizer: ASCII letters and
 // digits and every non-ASCII byte are token characters, ASCII letters are
@@ -34,3 +37,5 @@ func asciiTokenChar(c byte) bool {
 }
 
 var errEOF = io.EOF
+
+func slicesSort(s []int64) { slices.Sort(s) }
