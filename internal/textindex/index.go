@@ -243,3 +243,36 @@ func (ix *Index) compact() {
 	}
 	ix.dead = 0
 }
+
+// Stats describes the index's size, for benchmarks and status pages.
+type Stats struct {
+	Rows     int   // live rows
+	Slots    int   // rows in the postings, dead ones included
+	Tokens   int64 // live tokens over all columns
+	Terms    int   // distinct terms
+	Postings int   // (term, row) pairs, dead rows included
+	// Bytes estimates the heap the index holds: postings, positions,
+	// the dictionary and the per-row arrays (capacities, not lengths).
+	Bytes int64
+}
+
+// Stats returns the index's current size.
+func (ix *Index) Stats() Stats {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	st := Stats{Rows: len(ix.slotOf), Slots: len(ix.slotDoc), Tokens: ix.total, Terms: len(ix.terms)}
+	const postingsHeader = 72   // three slice headers
+	const mapEntry = 16 + 4 + 8 // string header, term number, bucket overhead (rough)
+	b := int64(cap(ix.terms)) * postingsHeader
+	for s := range ix.dict {
+		b += int64(len(s)) + mapEntry
+	}
+	for i := range ix.terms {
+		p := &ix.terms[i]
+		st.Postings += len(p.docs)
+		b += int64(cap(p.docs))*4 + int64(cap(p.offs))*4 + int64(cap(p.pos))
+	}
+	b += int64(cap(ix.slotDoc))*8 + int64(cap(ix.slotLen))*4 + int64(cap(ix.live))*8 + int64(len(ix.slotOf))*(8+4+8)
+	st.Bytes = b
+	return st
+}
