@@ -3,6 +3,7 @@ package textindex
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -108,14 +109,13 @@ func (ix *Index) Add(docid int64, cols []string) error {
 		return fmt.Errorf("textindex: row %d has %d columns, the index %d", docid, len(cols), ix.ncol)
 	}
 	a := newAnalyzer(ix.ncol, ix.tok)
-	var b batch
-	if err := a.add(&b, docid, cols); err != nil {
+	if err := a.add(docid, cols); err != nil {
 		return err
 	}
-	b.strs = a.strs
+	b := a.finish()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.merge(&b)
+	ix.merge(b)
 	return nil
 }
 
@@ -157,46 +157,59 @@ func (ix *Index) docLen(slot uint32) uint32 {
 
 // merge adds a tokenized batch's rows; the caller holds the write lock.
 func (ix *Index) merge(b *batch) {
-	l2g := make([]uint32, len(b.strs))
-	for i, s := range b.strs {
+	for _, d := range b.docids { // a row replaced within the batch too
+		ix.deleteLocked(d)
+		slot := uint32(len(ix.slotDoc))
+		ix.slotDoc = append(ix.slotDoc, d)
+		if int(slot/64) >= len(ix.live) {
+			ix.live = append(ix.live, 0)
+		}
+		ix.live[slot/64] |= 1 << (slot % 64)
+		ix.slotOf[d] = slot
+	}
+	base := uint32(len(ix.slotDoc) - len(b.docids))
+	ix.slotLen = append(ix.slotLen, b.lens...)
+	for i, n := range b.lens {
+		ix.colTotal[i%ix.ncol] += int64(n)
+		ix.total += int64(n)
+	}
+	for t, s := range b.strs {
+		lo, hi := b.tStart[t], b.tStart[t+1]
+		if lo == hi {
+			continue
+		}
 		id, ok := ix.dict[s]
 		if !ok {
 			id = uint32(len(ix.terms))
 			ix.dict[s] = id
 			ix.terms = append(ix.terms, postings{})
 		}
-		l2g[i] = id
-	}
-	for _, d := range b.docs {
-		ix.deleteLocked(d.docid)
-		slot := uint32(len(ix.slotDoc))
-		ix.slotDoc = append(ix.slotDoc, d.docid)
-		if int(slot/64) >= len(ix.live) {
-			ix.live = append(ix.live, 0)
+		p := &ix.terms[id]
+		at := uint32(len(p.pos))
+		p.docs = slices.Grow(p.docs, int(hi-lo))
+		p.offs = slices.Grow(p.offs, int(hi-lo))
+		for i := lo; i < hi; i++ {
+			p.docs = append(p.docs, base+b.rows[i])
+			p.offs = append(p.offs, at+b.rel[i])
 		}
-		ix.live[slot/64] |= 1 << (slot % 64)
-		ix.slotOf[d.docid] = slot
-		lens := b.lens[d.lens : d.lens+ix.ncol]
-		ix.slotLen = append(ix.slotLen, lens...)
-		for c, n := range lens {
-			ix.colTotal[c] += int64(n)
-			ix.total += int64(n)
-		}
-		keys := b.keys[d.keys:d.keysEnd]
-		for i := 0; i < len(keys); {
-			local := keys[i] >> termShift
-			p := &ix.terms[l2g[local]]
-			p.docs = append(p.docs, slot)
-			p.offs = append(p.offs, uint32(len(p.pos)))
-			var prev uint64
-			for ; i < len(keys) && keys[i]>>termShift == local; i++ {
-				k := keys[i] & keyMask
-				p.pos = appendUvarint(p.pos, k-prev)
-				prev = k
-			}
-		}
+		p.pos = append(p.pos, b.pos[b.pStart[t]:b.pStart[t+1]]...)
 	}
 	ix.maybeCompact()
+}
+
+// trim gives back the spare capacity appends left in the postings, after
+// a bulk load.
+func (ix *Index) trim() {
+	for i := range ix.terms {
+		p := &ix.terms[i]
+		if cap(p.docs) > len(p.docs)+len(p.docs)/8 {
+			p.docs = slices.Clip(slices.Clone(p.docs))
+			p.offs = slices.Clip(slices.Clone(p.offs))
+		}
+		if cap(p.pos) > len(p.pos)+len(p.pos)/8 {
+			p.pos = slices.Clip(slices.Clone(p.pos))
+		}
+	}
 }
 
 // maybeCompact drops dead slots from the postings once they are a quarter

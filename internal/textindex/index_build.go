@@ -15,7 +15,7 @@ type Doc struct {
 // buildBatch is how many rows a tokenizing worker takes at once: enough
 // that the merge consults the dictionary once per distinct term of many
 // rows, few enough that the merge starts early.
-const buildBatch = 512
+const buildBatch = 8192
 
 // AddAll indexes every row next returns until io.EOF (any other error
 // stops it and is returned; the rows merged before stay). Rows are
@@ -61,15 +61,14 @@ func (ix *Index) AddAll(next func() (Doc, error)) error {
 			defer wg.Done()
 			a := newAnalyzer(ix.ncol, ix.tok)
 			for in := range work {
-				a.reset()
-				b := &batch{seq: in.seq}
+				var err error
 				for _, d := range in.docs {
-					if err := a.add(b, d.ID, d.Cols); err != nil {
-						b.err = err
+					if err = a.add(d.ID, d.Cols); err != nil {
 						break
 					}
 				}
-				b.strs = a.strs
+				b := a.finish()
+				b.seq, b.err = in.seq, err
 				select {
 				case done <- b:
 				case <-stop:
@@ -107,6 +106,9 @@ func (ix *Index) AddAll(next func() (Doc, error)) error {
 			want++
 		}
 	}
+	ix.mu.Lock()
+	ix.trim()
+	ix.mu.Unlock()
 	if err != nil {
 		return err
 	}

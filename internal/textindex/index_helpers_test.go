@@ -3,6 +3,7 @@ package textindex
 import (
 	"io"
 	"slices"
+	"unsafe"
 )
 
 // asciiTokenize is FTS5's built-in 'ascii' tokenizer: ASCII letters and
@@ -28,7 +29,9 @@ func asciiTokenize(text string, emit func(string)) {
 			buf = append(buf, c)
 			i++
 		}
-		emit(string(buf))
+		// The same buffer is reused for every token, as a real tokenizer
+		// may: the index must copy what it keeps.
+		emit(unsafe.String(&buf[0], len(buf)))
 	}
 }
 

@@ -48,29 +48,22 @@ func (p *postings) keys(i int, buf []uint64) []uint64 {
 	return buf
 }
 
-func appendUvarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
-
-// batch is rows tokenized away from the index, ready to merge: each row's
-// keys tagged with batch-local term numbers (into strs) and sorted.
+// batch is rows tokenized away from the index and already inverted, so
+// the merge appends each term's rows of the batch in one go: local term t
+// (text strs[t]) occurs in the batch rows rows[tStart[t]:tStart[t+1]]
+// (ascending), whose encoded instances are pos[pStart[t]:pStart[t+1]],
+// row i's starting rel[i] bytes in.
 type batch struct {
-	seq  int
-	strs []string
-	keys []uint64
-	lens []uint32
-	docs []batchDoc
-	err  error
-}
-
-type batchDoc struct {
-	docid         int64
-	keys, keysEnd int
-	lens          int
+	seq    int
+	err    error
+	strs   []string
+	docids []int64
+	lens   []uint32 // row*ncol+col → tokens
+	tStart []uint32
+	rows   []uint32
+	rel    []uint32
+	pStart []uint32
+	pos    []byte
 }
 
 // analyzer tokenizes rows into a batch. It interns each distinct term once
@@ -82,7 +75,10 @@ type analyzer struct {
 	ids  map[string]uint32
 	strs []string
 
-	b       *batch
+	keys    []uint64 // the batch's rows' keys, tagged with local terms
+	ends    []int    // where each row's keys end
+	docids  []int64
+	lens    []uint32
 	col     uint64
 	pos     uint64
 	overrun bool
@@ -107,36 +103,107 @@ func newAnalyzer(ncol int, tok Tokenizer) *analyzer {
 			a.overrun = true
 			return
 		}
-		a.b.keys = append(a.b.keys, uint64(id)<<termShift|a.col<<32|a.pos)
+		a.keys = append(a.keys, uint64(id)<<termShift|a.col<<32|a.pos)
 		a.pos++
 	}
 	return a
 }
 
-// reset starts a new batch vocabulary.
-func (a *analyzer) reset() {
-	clear(a.ids)
-	a.strs = nil
-}
-
-func (a *analyzer) add(b *batch, docid int64, cols []string) error {
+// add tokenizes one row into the batch being built.
+func (a *analyzer) add(docid int64, cols []string) error {
 	if len(cols) > a.ncol {
 		return fmt.Errorf("textindex: row %d has %d columns, the index %d", docid, len(cols), a.ncol)
 	}
-	a.b = b
-	d := batchDoc{docid: docid, keys: len(b.keys), lens: len(b.lens)}
+	start := len(a.keys)
 	for c := range a.ncol {
 		a.col, a.pos = uint64(c), 0
 		if c < len(cols) && cols[c] != "" {
 			a.tok(cols[c], a.emit)
 		}
-		b.lens = append(b.lens, uint32(a.pos))
+		a.lens = append(a.lens, uint32(a.pos))
 	}
 	if a.overrun {
 		return fmt.Errorf("textindex: row %d is too large to index", docid)
 	}
-	d.keysEnd = len(b.keys)
-	slices.Sort(b.keys[d.keys:d.keysEnd])
-	b.docs = append(b.docs, d)
+	slices.Sort(a.keys[start:])
+	a.ends = append(a.ends, len(a.keys))
+	a.docids = append(a.docids, docid)
 	return nil
+}
+
+// finish inverts the rows added since the last finish into a batch (a
+// counting sort by term) and starts a new one.
+func (a *analyzer) finish() *batch {
+	nt := len(a.strs)
+	b := &batch{strs: a.strs, docids: a.docids, lens: a.lens,
+		tStart: make([]uint32, nt+1), pStart: make([]uint32, nt+1)}
+	// Pass 1: rows and encoded bytes per term.
+	a.runs(func(_ int, id uint32, ks []uint64) {
+		b.tStart[id+1]++
+		b.pStart[id+1] += uint32(encodedLen(ks))
+	})
+	for t := range nt {
+		b.tStart[t+1] += b.tStart[t]
+		b.pStart[t+1] += b.pStart[t]
+	}
+	b.rows = make([]uint32, b.tStart[nt])
+	b.rel = make([]uint32, b.tStart[nt])
+	b.pos = make([]byte, b.pStart[nt])
+	tc := slices.Clone(b.tStart[:nt])
+	pc := slices.Clone(b.pStart[:nt])
+	// Pass 2: fill them in row order, so each term's rows ascend.
+	a.runs(func(row int, id uint32, ks []uint64) {
+		i := tc[id]
+		b.rows[i] = uint32(row)
+		b.rel[i] = pc[id] - b.pStart[id]
+		tc[id]++
+		var prev uint64
+		at := pc[id]
+		for _, k := range ks {
+			k &= keyMask
+			at += uint32(binary.PutUvarint(b.pos[at:], k-prev))
+			prev = k
+		}
+		pc[id] = at
+	})
+	clear(a.ids)
+	a.strs, a.docids, a.lens = nil, nil, nil
+	a.keys, a.ends = a.keys[:0], a.ends[:0]
+	return b
+}
+
+// runs calls f for each (row, term) of the batch with the row's keys of
+// that term.
+func (a *analyzer) runs(f func(row int, id uint32, ks []uint64)) {
+	start := 0
+	for row, end := range a.ends {
+		ks := a.keys[start:end]
+		for i := 0; i < len(ks); {
+			id := ks[i] >> termShift
+			j := i + 1
+			for j < len(ks) && ks[j]>>termShift == id {
+				j++
+			}
+			f(row, uint32(id), ks[i:j])
+			i = j
+		}
+		start = end
+	}
+}
+
+// encodedLen is the bytes a row's keys of one term take in pos.
+func encodedLen(ks []uint64) int {
+	n := 0
+	var prev uint64
+	for _, k := range ks {
+		k &= keyMask
+		d := k - prev
+		prev = k
+		n++
+		for d >= 0x80 {
+			d >>= 7
+			n++
+		}
+	}
+	return n
 }
