@@ -18,8 +18,7 @@ const (
 )
 
 // postings is one term's rows in slot order. offs[i] is where row i's
-// instances start in pos: their keys, each as a uvarint delta from the
-// previous one (from 0 for the first).
+// instances start in pos (see appendKeys for their encoding).
 type postings struct {
 	docs []uint32
 	offs []uint32
@@ -38,14 +37,42 @@ func (p *postings) entry(i int) []byte {
 // keys decodes the i-th row's instances into buf.
 func (p *postings) keys(i int, buf []uint64) []uint64 {
 	buf = buf[:0]
-	var k uint64
+	var col, pos uint64
 	for e := p.entry(i); len(e) > 0; {
-		d, n := binary.Uvarint(e)
+		v, n := binary.Uvarint(e)
 		e = e[n:]
-		k += d
-		buf = append(buf, k)
+		if v&1 == 0 {
+			pos += v >> 1
+		} else {
+			col += v >> 1
+			pos, n = binary.Uvarint(e)
+			e = e[n:]
+		}
+		buf = append(buf, col<<32|pos)
 	}
 	return buf
+}
+
+// appendKeys encodes a row's instances of a term (keys ascending, term
+// bits cleared or not) as uvarints: within a column, the position's
+// distance from the previous one shifted left by one (so most take one
+// byte); moving to a later column, the column's distance shifted left by
+// one with the low bit set, then the position. The first instance starts
+// from column 0, position 0.
+func appendKeys(dst []byte, ks []uint64) []byte {
+	var col, pos uint64
+	for _, k := range ks {
+		c, p := (k&keyMask)>>32, k&0xFFFFFFFF
+		if c == col {
+			dst = binary.AppendUvarint(dst, (p-pos)<<1)
+		} else {
+			dst = binary.AppendUvarint(dst, (c-col)<<1|1)
+			dst = binary.AppendUvarint(dst, p)
+			col = c
+		}
+		pos = p
+	}
+	return dst
 }
 
 // batch is rows tokenized away from the index and already inverted, so
@@ -157,14 +184,8 @@ func (a *analyzer) finish() *batch {
 		b.rows[i] = uint32(row)
 		b.rel[i] = pc[id] - b.pStart[id]
 		tc[id]++
-		var prev uint64
 		at := pc[id]
-		for _, k := range ks {
-			k &= keyMask
-			at += uint32(binary.PutUvarint(b.pos[at:], k-prev))
-			prev = k
-		}
-		pc[id] = at
+		pc[id] = at + uint32(len(appendKeys(b.pos[at:at], ks)))
 	})
 	clear(a.ids)
 	a.strs, a.docids, a.lens = nil, nil, nil
@@ -191,19 +212,28 @@ func (a *analyzer) runs(f func(row int, id uint32, ks []uint64)) {
 	}
 }
 
-// encodedLen is the bytes a row's keys of one term take in pos.
+// encodedLen is the bytes appendKeys writes for ks.
 func encodedLen(ks []uint64) int {
 	n := 0
-	var prev uint64
+	var col, pos uint64
 	for _, k := range ks {
-		k &= keyMask
-		d := k - prev
-		prev = k
-		n++
-		for d >= 0x80 {
-			d >>= 7
-			n++
+		c, p := (k&keyMask)>>32, k&0xFFFFFFFF
+		if c == col {
+			n += uvarintLen((p - pos) << 1)
+		} else {
+			n += uvarintLen((c-col)<<1|1) + uvarintLen(p)
+			col = c
 		}
+		pos = p
+	}
+	return n
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
 	}
 	return n
 }
