@@ -149,13 +149,14 @@ func (sc *scorer) phrase(p *evalPhrase, s []uint32) {
 	idf := sc.idf[p]
 	ncol := sc.ix.ncol
 	j, c := 0, 0 // cursors in m and in the phrase's rows
+	var ec entryCursor
 	for _, slot := range s {
 		j = gallop(sc.m, j, slot)
 		var f float64
 		if len(p.terms) == 1 {
 			t := p.terms[0]
 			c = gallop(t.docs, c, slot)
-			sc.keys = t.keys(c, sc.keys)
+			sc.keys = t.keysAt(c, &ec, sc.keys)
 			for _, k := range sc.keys {
 				f += sc.weight(int(k >> 32))
 			}

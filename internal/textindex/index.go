@@ -187,10 +187,11 @@ func (ix *Index) merge(b *batch) {
 		p := &ix.terms[id]
 		at := uint32(len(p.pos))
 		p.docs = slices.Grow(p.docs, int(hi-lo))
-		p.offs = slices.Grow(p.offs, int(hi-lo))
 		for i := lo; i < hi; i++ {
+			if len(p.docs)%skipEvery == 0 {
+				p.blocks = append(p.blocks, at+b.rel[i])
+			}
 			p.docs = append(p.docs, base+b.rows[i])
-			p.offs = append(p.offs, at+b.rel[i])
 		}
 		p.pos = append(p.pos, b.pos[b.pStart[t]:b.pStart[t+1]]...)
 	}
@@ -204,7 +205,9 @@ func (ix *Index) trim() {
 		p := &ix.terms[i]
 		if cap(p.docs) > len(p.docs)+len(p.docs)/8 {
 			p.docs = slices.Clip(slices.Clone(p.docs))
-			p.offs = slices.Clip(slices.Clone(p.offs))
+		}
+		if cap(p.blocks) > len(p.blocks)+len(p.blocks)/8 {
+			p.blocks = slices.Clip(slices.Clone(p.blocks))
 		}
 		if cap(p.pos) > len(p.pos)+len(p.pos)/8 {
 			p.pos = slices.Clip(slices.Clone(p.pos))
@@ -242,9 +245,12 @@ func (ix *Index) compact() {
 			if remap[s] == ^uint32(0) {
 				continue
 			}
+			if len(q.docs)%skipEvery == 0 {
+				q.blocks = append(q.blocks, uint32(len(q.pos)))
+			}
 			q.docs = append(q.docs, remap[s])
-			q.offs = append(q.offs, uint32(len(q.pos)))
-			q.pos = append(q.pos, p.entry(i)...)
+			start, end := p.span(i)
+			q.pos = append(q.pos, p.pos[start:end]...)
 		}
 		*p = q
 	}
@@ -283,7 +289,7 @@ func (ix *Index) Stats() Stats {
 	for i := range ix.terms {
 		p := &ix.terms[i]
 		st.Postings += len(p.docs)
-		b += int64(cap(p.docs))*4 + int64(cap(p.offs))*4 + int64(cap(p.pos))
+		b += int64(cap(p.docs))*4 + int64(cap(p.blocks))*4 + int64(cap(p.pos))
 	}
 	b += int64(cap(ix.slotDoc))*8 + int64(cap(ix.slotLen))*4 + int64(cap(ix.live))*8 + int64(len(ix.slotOf))*(8+4+8)
 	st.Bytes = b

@@ -17,28 +17,76 @@ const (
 	maxLocal  = 1 << (64 - termShift)
 )
 
-// postings is one term's rows in slot order. offs[i] is where row i's
-// instances start in pos (see appendKeys for their encoding).
+// skipEvery is how many rows of a term share one offset into its
+// positions: a row's instances are found by skipping at most
+// skipEvery-1 rows from there, which costs less than an offset per row.
+const skipEvery = 16
+
+// postings is one term's rows in slot order and their instances in pos,
+// each row's as a uvarint count then appendKeys's encoding. blocks[i/skipEvery]
+// is where row i - i%skipEvery starts in pos.
 type postings struct {
-	docs []uint32
-	offs []uint32
-	pos  []byte
+	docs   []uint32
+	blocks []uint32
+	pos    []byte
 }
 
-// entry returns the encoded instances of the i-th row.
-func (p *postings) entry(i int) []byte {
-	end := len(p.pos)
-	if i+1 < len(p.offs) {
-		end = int(p.offs[i+1])
+// span returns where the i-th row's entry (count included) starts and
+// ends in pos.
+func (p *postings) span(i int) (int, int) {
+	at := int(p.blocks[i/skipEvery])
+	for range i % skipEvery {
+		at = skipEntry(p.pos, at)
 	}
-	return p.pos[p.offs[i]:end]
+	return at, skipEntry(p.pos, at)
+}
+
+// skipEntry returns where the entry starting at at ends.
+func skipEntry(b []byte, at int) int {
+	n, w := binary.Uvarint(b[at:])
+	at += w
+	for range n {
+		v, w := binary.Uvarint(b[at:])
+		at += w
+		if v&1 == 1 {
+			_, w = binary.Uvarint(b[at:])
+			at += w
+		}
+	}
+	return at
+}
+
+// entryCursor remembers where a row's entry starts, so walking a term's
+// rows forward skips from the last one read instead of from its block.
+type entryCursor struct {
+	i, at int
+	ok    bool
 }
 
 // keys decodes the i-th row's instances into buf.
 func (p *postings) keys(i int, buf []uint64) []uint64 {
+	var c entryCursor
+	return p.keysAt(i, &c, buf)
+}
+
+// keysAt is keys, starting from c when it is at or before row i in the
+// same block, and leaving c at row i.
+func (p *postings) keysAt(i int, c *entryCursor, buf []uint64) []uint64 {
+	first := i - i%skipEvery
+	j, start := first, int(p.blocks[i/skipEvery])
+	if c.ok && c.i >= first && c.i <= i {
+		j, start = c.i, c.at
+	}
+	for ; j < i; j++ {
+		start = skipEntry(p.pos, start)
+	}
+	*c = entryCursor{i: i, at: start, ok: true}
+	e := p.pos[start:]
+	cnt, w := binary.Uvarint(e)
+	e = e[w:]
 	buf = buf[:0]
 	var col, pos uint64
-	for e := p.entry(i); len(e) > 0; {
+	for range cnt {
 		v, n := binary.Uvarint(e)
 		e = e[n:]
 		if v&1 == 0 {
@@ -51,6 +99,11 @@ func (p *postings) keys(i int, buf []uint64) []uint64 {
 		buf = append(buf, col<<32|pos)
 	}
 	return buf
+}
+
+// appendRow appends a row's entry (the count of ks, then appendKeys).
+func appendRow(dst []byte, ks []uint64) []byte {
+	return appendKeys(binary.AppendUvarint(dst, uint64(len(ks))), ks)
 }
 
 // appendKeys encodes a row's instances of a term (keys ascending, term
@@ -185,7 +238,7 @@ func (a *analyzer) finish() *batch {
 		b.rel[i] = pc[id] - b.pStart[id]
 		tc[id]++
 		at := pc[id]
-		pc[id] = at + uint32(len(appendKeys(b.pos[at:at], ks)))
+		pc[id] = at + uint32(len(appendRow(b.pos[at:at], ks)))
 	})
 	clear(a.ids)
 	a.strs, a.docids, a.lens = nil, nil, nil
@@ -212,9 +265,9 @@ func (a *analyzer) runs(f func(row int, id uint32, ks []uint64)) {
 	}
 }
 
-// encodedLen is the bytes appendKeys writes for ks.
+// encodedLen is the bytes appendRow writes for ks.
 func encodedLen(ks []uint64) int {
-	n := 0
+	n := uvarintLen(uint64(len(ks)))
 	var col, pos uint64
 	for _, k := range ks {
 		c, p := (k&keyMask)>>32, k&0xFFFFFFFF

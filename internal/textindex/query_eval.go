@@ -123,6 +123,7 @@ func (ev *evaluator) phraseMatches(p *evalPhrase) {
 	cur := make([]int, nt)
 	counts := make([]uint32, ix.ncol)
 	ptr := make([]int, nt)
+	ecs := make([]entryCursor, nt)
 next:
 	for di, s := range p.terms[drv].docs {
 		if !ix.isLive(s) {
@@ -142,7 +143,7 @@ next:
 			}
 		}
 		for i, t := range p.terms {
-			ev.keyBufs[i] = t.keys(cur[i], ev.keyBufs[i])
+			ev.keyBufs[i] = t.keysAt(cur[i], &ecs[i], ev.keyBufs[i])
 			ptr[i] = 0
 		}
 		clear(counts)
