@@ -7,10 +7,10 @@ import (
 	"sync"
 )
 
-// Tokenizer splits text into the index's terms, calling emit once per
+// TokenizeFunc splits text into the index's terms, calling emit once per
 // token in order. emit's token may be a buffer the tokenizer reuses: the
 // index copies what it keeps.
-type Tokenizer func(text string, emit func(token string))
+type TokenizeFunc func(text string, emit func(token string))
 
 // Option configures an Index.
 type Option func(*Index)
@@ -37,7 +37,7 @@ const maxColumns = 256
 // deleted row's slot is marked dead and skipped, and dead slots are
 // compacted away once they are a quarter of all slots.
 type Index struct {
-	tok     Tokenizer
+	tok     TokenizeFunc
 	ncol    int
 	workers int
 
@@ -55,7 +55,7 @@ type Index struct {
 }
 
 // New returns an empty index of columns text columns, tokenized by tok.
-func New(columns int, tok Tokenizer, opts ...Option) (*Index, error) {
+func New(columns int, tok TokenizeFunc, opts ...Option) (*Index, error) {
 	if columns <= 0 || columns > maxColumns {
 		return nil, fmt.Errorf("textindex: %d columns: want 1 to %d", columns, maxColumns)
 	}

@@ -29,10 +29,10 @@ type benchRow struct {
 	year int
 }
 
-// readCorpus reads the shared corpora with the library's readers, one row
+// readCorpusRows reads the shared corpora with the library's readers, one row
 // per research.StableID (a later record replaces an earlier one, as an
 // import updates it).
-func readCorpus(tb testing.TB) []benchRow {
+func readCorpusRows(tb testing.TB) []benchRow {
 	files := shareddata.CorpusFiles()
 	for _, f := range files {
 		if _, err := os.Stat(f); err != nil {
@@ -119,7 +119,7 @@ func heapInUse() uint64 {
 // queries (rendered for the local source, 100 results, years as a keep
 // filter, as SearchLibrary asks FTS5), printing one figure line.
 func BenchmarkTextIndex(b *testing.B) {
-	rows := readCorpus(b)
+	rows := readCorpusRows(b)
 	years := map[int64]int{}
 	for _, r := range rows {
 		years[r.doc.ID] = r.year

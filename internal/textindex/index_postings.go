@@ -151,7 +151,7 @@ type batch struct {
 // batch instead of once per token.
 type analyzer struct {
 	ncol int
-	tok  Tokenizer
+	tok  TokenizeFunc
 	ids  map[string]uint32
 	strs []string
 
@@ -165,7 +165,7 @@ type analyzer struct {
 	emit    func(string)
 }
 
-func newAnalyzer(ncol int, tok Tokenizer) *analyzer {
+func newAnalyzer(ncol int, tok TokenizeFunc) *analyzer {
 	a := &analyzer{ncol: ncol, tok: tok, ids: map[string]uint32{}}
 	a.emit = func(t string) {
 		id, ok := a.ids[t]
