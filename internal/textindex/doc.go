@@ -17,4 +17,13 @@
 // frequency for a phrase is the sum of its columns' weights over the
 // phrase's instances, the document length is the row's tokens over all
 // columns, and the result is negated (lower is better).
+//
+// One known difference: FTS5's own score for a row can depend on the rows
+// its iterators visited before it. An AND below the root that finds "no
+// match" on a row (a multi-word phrase whose words are there but not
+// side by side) empties the position lists of every phrase under it,
+// including phrases whose iterators already sit on a later row, and a
+// phrase not advanced again scores nothing in that later row. The index
+// counts every instance of a matching branch, FTS5's result when no such
+// row came first; matches and their number are always the same.
 package textindex
