@@ -151,6 +151,7 @@ func (d *fts5Diff) compare(match string, weights []float64) {
 			// scores every instance of a matching branch, which is FTS5's
 			// own result whenever no such row came first: its score is
 			// never smaller in magnitude than FTS5's.
+			require.False(d.t, d.ix.ordered, "%s: row %d: fts5 %v, index %v: with slots in docid order the index replays FTS5's iteration", match, w.id, w.score, g)
 			d.stats.pathDependent++
 			pathDependent = true
 			require.Greater(d.t, math.Abs(g), math.Abs(w.score), "%s: row %d: fts5 %v, index %v", match, w.id, w.score, g)

@@ -51,6 +51,7 @@ type Index struct {
 	live     []uint64 // bitmap of live slots
 	slotOf   map[int64]uint32
 	visible  int     // slots readers see; later ones are being merged
+	ordered  bool    // slots are in docid order (FTS5's), see replay
 	dead     int     // dead slots still in the postings
 	colTotal []int64 // live tokens per column
 	total    int64   // live tokens over all columns
@@ -71,6 +72,7 @@ func New(columns int, tok Tokenizer, opts ...Option) (*Index, error) {
 		dict:     map[string]uint32{},
 		slotOf:   map[int64]uint32{},
 		colTotal: make([]int64, columns),
+		ordered:  true,
 	}
 	for _, o := range opts {
 		o(ix)
@@ -171,6 +173,11 @@ const mergeChunk = 4096
 func (ix *Index) merge(b *batch) {
 	ix.mu.Lock()
 	base := uint32(len(ix.slotDoc))
+	for i, d := range b.docids {
+		if i > 0 && d <= b.docids[i-1] || i == 0 && base > 0 && d <= ix.slotDoc[base-1] {
+			ix.ordered = false
+		}
+	}
 	ix.slotDoc = append(ix.slotDoc, b.docids...)
 	ix.slotLen = append(ix.slotLen, b.lens...)
 	for len(ix.live)*64 < len(ix.slotDoc) {
@@ -306,6 +313,7 @@ func (ix *Index) compact() {
 	}
 	ix.dead = 0
 	ix.visible = len(docs)
+	ix.ordered = slices.IsSorted(docs)
 }
 
 // Stats describes the index's size, for benchmarks and status pages.
