@@ -173,7 +173,9 @@ func (r *replay) testPhrase(n *rnode) {
 		}
 	}
 	n.row = last
-	p.n = r.instances(p)
+	// A one-word phrase has instances in every row it is in (FTS5_TERM
+	// never fails to match); the scorer reads them when it needs them.
+	p.n = len(terms) == 1 || r.instances(p)
 	n.nomatch = !p.n
 }
 
