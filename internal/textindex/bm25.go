@@ -107,11 +107,41 @@ func (ix *Index) scores(ev *evaluator, root *evalNode, m []uint32, weights []flo
 		d := float64(ix.docLen(s))
 		sc.norm[j] = bm25K1 * (1 - bm25B + bm25B*d/avgdl)
 	}
-	sc.contrib(root, m)
+	if ix.ordered && needsReplay(root, true) {
+		sc.replayScores(root)
+	} else {
+		sc.contrib(root, m)
+	}
 	for j := range sc.score {
 		sc.score[j] = -1.0 * sc.score[j]
 	}
 	return sc.score
+}
+
+// needsReplay reports whether FTS5's score can depend on its iteration
+// order: an AND below the root over a phrase of several words.
+func needsReplay(n *evalNode, root bool) bool {
+	if n.op == OpAnd && !root && hasMultiWord(n) {
+		return true
+	}
+	for _, k := range n.kids {
+		if needsReplay(k, false) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasMultiWord(n *evalNode) bool {
+	if n.op == OpPhrase {
+		return len(n.phrase.terms) > 1
+	}
+	for _, k := range n.kids {
+		if hasMultiWord(k) {
+			return true
+		}
+	}
+	return false
 }
 
 func (sc *scorer) weight(col int) float64 {

@@ -17,4 +17,16 @@
 // frequency for a phrase is the sum of its columns' weights over the
 // phrase's instances, the document length is the row's tokens over all
 // columns, and the result is negated (lower is better).
+//
+// FTS5's own score for a row can depend on the rows its iterators visited
+// before it: an AND below the root that finds "no match" on a row (a
+// multi-word phrase whose words are there but not side by side) empties
+// the position lists of every phrase under it, including phrases whose
+// iterators already sit on a later row, and a phrase not advanced again
+// scores nothing in that later row. For such expressions the scorer
+// replays FTS5's iteration in rowid order (query_fts5.go), which needs
+// the rows' slots in docid order (true after loading ascending docids).
+// Once a replaced row has broken that order (until the index is rebuilt)
+// the scorer counts every instance of a matching branch, which is FTS5's
+// result whenever no such row came first; matches are always the same.
 package textindex

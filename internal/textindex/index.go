@@ -41,6 +41,7 @@ type Index struct {
 	ncol    int
 	workers int
 
+	write sync.Mutex // held by the one writer (Add, AddAll, Delete)
 	mu    sync.RWMutex
 	dict  map[string]uint32 // term → index into terms
 	terms []postings
@@ -49,6 +50,8 @@ type Index struct {
 	slotLen  []uint32 // slot*ncol+col → tokens in that column
 	live     []uint64 // bitmap of live slots
 	slotOf   map[int64]uint32
+	visible  int     // slots readers see; later ones are being merged
+	ordered  bool    // slots are in docid order (FTS5's), see replay
 	dead     int     // dead slots still in the postings
 	colTotal []int64 // live tokens per column
 	total    int64   // live tokens over all columns
@@ -69,6 +72,7 @@ func New(columns int, tok TokenizeFunc, opts ...Option) (*Index, error) {
 		dict:     map[string]uint32{},
 		slotOf:   map[int64]uint32{},
 		colTotal: make([]int64, columns),
+		ordered:  true,
 	}
 	for _, o := range opts {
 		o(ix)
@@ -113,14 +117,16 @@ func (ix *Index) Add(docid int64, cols []string) error {
 		return err
 	}
 	b := a.finish()
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
+	ix.write.Lock()
+	defer ix.write.Unlock()
 	ix.merge(b)
 	return nil
 }
 
 // Delete removes docid's row; it reports whether there was one.
 func (ix *Index) Delete(docid int64) bool {
+	ix.write.Lock()
+	defer ix.write.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ok := ix.deleteLocked(docid)
@@ -155,63 +161,108 @@ func (ix *Index) docLen(slot uint32) uint32 {
 	return n
 }
 
-// merge adds a tokenized batch's rows; the caller holds the write lock.
+// mergeChunk is how many of a batch's terms the merge appends per hold
+// of the write lock, so readers wait milliseconds, not the whole batch.
+const mergeChunk = 4096
+
+// merge adds a tokenized batch's rows. The caller holds ix.write (one
+// writer at a time) but not ix.mu: the rows get slots past ix.visible,
+// which readers ignore, their postings are appended a chunk of terms per
+// write lock, and then one write lock publishes them (and retires the
+// rows they replace) at once, so a reader sees all of a batch or none.
 func (ix *Index) merge(b *batch) {
-	for _, d := range b.docids { // a row replaced within the batch too
-		ix.deleteLocked(d)
-		slot := uint32(len(ix.slotDoc))
-		ix.slotDoc = append(ix.slotDoc, d)
-		if int(slot/64) >= len(ix.live) {
-			ix.live = append(ix.live, 0)
+	ix.mu.Lock()
+	base := uint32(len(ix.slotDoc))
+	for i, d := range b.docids {
+		if i > 0 && d <= b.docids[i-1] || i == 0 && base > 0 && d <= ix.slotDoc[base-1] {
+			ix.ordered = false
 		}
-		ix.live[slot/64] |= 1 << (slot % 64)
-		ix.slotOf[d] = slot
 	}
-	base := uint32(len(ix.slotDoc) - len(b.docids))
+	ix.slotDoc = append(ix.slotDoc, b.docids...)
 	ix.slotLen = append(ix.slotLen, b.lens...)
-	for i, n := range b.lens {
-		ix.colTotal[i%ix.ncol] += int64(n)
-		ix.total += int64(n)
+	for len(ix.live)*64 < len(ix.slotDoc) {
+		ix.live = append(ix.live, 0)
 	}
+	ids := make([]uint32, len(b.strs))
 	for t, s := range b.strs {
-		lo, hi := b.tStart[t], b.tStart[t+1]
-		if lo == hi {
-			continue
-		}
 		id, ok := ix.dict[s]
 		if !ok {
 			id = uint32(len(ix.terms))
 			ix.dict[s] = id
 			ix.terms = append(ix.terms, postings{})
 		}
-		p := &ix.terms[id]
-		at := uint32(len(p.pos))
-		p.docs = slices.Grow(p.docs, int(hi-lo))
-		for i := lo; i < hi; i++ {
-			if len(p.docs)%skipEvery == 0 {
-				p.blocks = append(p.blocks, at+b.rel[i])
-			}
-			p.docs = append(p.docs, base+b.rows[i])
-		}
-		p.pos = append(p.pos, b.pos[b.pStart[t]:b.pStart[t+1]]...)
+		ids[t] = id
 	}
+	ix.mu.Unlock()
+
+	for lo := 0; lo < len(b.strs); lo += mergeChunk {
+		ix.mu.Lock()
+		for t := lo; t < min(lo+mergeChunk, len(b.strs)); t++ {
+			ix.appendPostings(&ix.terms[ids[t]], b, t, base)
+		}
+		ix.mu.Unlock()
+	}
+
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for i, d := range b.docids { // a row replaced within the batch too
+		ix.deleteLocked(d)
+		slot := base + uint32(i)
+		ix.live[slot/64] |= 1 << (slot % 64)
+		ix.slotOf[d] = slot
+		for c, n := range b.lens[i*ix.ncol : (i+1)*ix.ncol] {
+			ix.colTotal[c] += int64(n)
+			ix.total += int64(n)
+		}
+	}
+	ix.visible = len(ix.slotDoc)
 	ix.maybeCompact()
 }
 
+// appendPostings appends batch term t's rows to p.
+func (ix *Index) appendPostings(p *postings, b *batch, t int, base uint32) {
+	lo, hi := b.tStart[t], b.tStart[t+1]
+	at := uint32(len(p.pos))
+	p.docs = slices.Grow(p.docs, int(hi-lo))
+	for i := lo; i < hi; i++ {
+		if len(p.docs)%skipEvery == 0 {
+			p.blocks = append(p.blocks, at+b.rel[i])
+		}
+		p.docs = append(p.docs, base+b.rows[i])
+	}
+	p.pos = append(p.pos, b.pos[b.pStart[t]:b.pStart[t+1]]...)
+}
+
+// visibleDocs cuts docs to the published slots.
+func (ix *Index) visibleDocs(docs []uint32) []uint32 {
+	if len(docs) == 0 || int(docs[len(docs)-1]) < ix.visible {
+		return docs
+	}
+	n, _ := slices.BinarySearch(docs, uint32(ix.visible))
+	return docs[:n]
+}
+
 // trim gives back the spare capacity appends left in the postings, after
-// a bulk load.
+// a bulk load, a chunk of terms per write lock.
 func (ix *Index) trim() {
-	for i := range ix.terms {
-		p := &ix.terms[i]
-		if cap(p.docs) > len(p.docs)+len(p.docs)/8 {
-			p.docs = slices.Clip(slices.Clone(p.docs))
+	ix.mu.RLock()
+	n := len(ix.terms)
+	ix.mu.RUnlock()
+	for lo := 0; lo < n; lo += mergeChunk {
+		ix.mu.Lock()
+		for i := lo; i < min(lo+mergeChunk, n); i++ {
+			p := &ix.terms[i]
+			if cap(p.docs) > len(p.docs)+len(p.docs)/8 {
+				p.docs = slices.Clip(slices.Clone(p.docs))
+			}
+			if cap(p.blocks) > len(p.blocks)+len(p.blocks)/8 {
+				p.blocks = slices.Clip(slices.Clone(p.blocks))
+			}
+			if cap(p.pos) > len(p.pos)+len(p.pos)/8 {
+				p.pos = slices.Clip(slices.Clone(p.pos))
+			}
 		}
-		if cap(p.blocks) > len(p.blocks)+len(p.blocks)/8 {
-			p.blocks = slices.Clip(slices.Clone(p.blocks))
-		}
-		if cap(p.pos) > len(p.pos)+len(p.pos)/8 {
-			p.pos = slices.Clip(slices.Clone(p.pos))
-		}
+		ix.mu.Unlock()
 	}
 }
 
@@ -261,6 +312,8 @@ func (ix *Index) compact() {
 		ix.slotOf[d] = uint32(s)
 	}
 	ix.dead = 0
+	ix.visible = len(docs)
+	ix.ordered = slices.IsSorted(docs)
 }
 
 // Stats describes the index's size, for benchmarks and status pages.

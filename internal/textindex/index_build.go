@@ -20,10 +20,12 @@ const buildBatch = 8192
 // AddAll indexes every row next returns until io.EOF (any other error
 // stops it and is returned; the rows merged before stay). Rows are
 // tokenized by the index's workers in parallel and merged in the order
-// next returned them, each batch under the write lock, so readers go on
-// between batches. A docid already present is replaced. next is called
+// next returned them; readers see each batch whole once it is merged and
+// are held up only for short stretches meanwhile (see merge). A docid already present is replaced. next is called
 // from one goroutine at a time.
 func (ix *Index) AddAll(next func() (Doc, error)) error {
+	ix.write.Lock()
+	defer ix.write.Unlock()
 	work := make(chan *batchInput, ix.workers)
 	done := make(chan *batch, ix.workers)
 	stop := make(chan struct{})
@@ -100,15 +102,11 @@ func (ix *Index) AddAll(next func() (Doc, error)) error {
 		for pending[want] != nil {
 			nb := pending[want]
 			delete(pending, want)
-			ix.mu.Lock()
 			ix.merge(nb)
-			ix.mu.Unlock()
 			want++
 		}
 	}
-	ix.mu.Lock()
 	ix.trim()
-	ix.mu.Unlock()
 	if err != nil {
 		return err
 	}

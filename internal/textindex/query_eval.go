@@ -85,7 +85,7 @@ func (ev *evaluator) phrase(text string) *evalPhrase {
 		p.terms = append(p.terms, &ix.terms[id])
 	}
 	if len(p.terms) == 1 {
-		p.slots = ix.liveSlots(p.terms[0].docs)
+		p.slots = ix.liveSlots(ix.visibleDocs(p.terms[0].docs))
 		return p
 	}
 	ev.phraseMatches(p)
