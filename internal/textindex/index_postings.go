@@ -63,7 +63,13 @@ type entryCursor struct {
 	ok    bool
 }
 
-// keysAt decodes the i-th row's instances into buf, starting from c when it is at or before row i in the
+// keys decodes the i-th row's instances into buf.
+func (p *postings) keys(i int, buf []uint64) []uint64 {
+	var c entryCursor
+	return p.keysAt(i, &c, buf)
+}
+
+// keysAt is keys, starting from c when it is at or before row i in the
 // same block, and leaving c at row i.
 func (p *postings) keysAt(i int, c *entryCursor, buf []uint64) []uint64 {
 	first := i - i%skipEvery
