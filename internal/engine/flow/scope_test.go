@@ -34,13 +34,10 @@ func spendScope(failures *[]string) flow.Scope {
 
 func spend(ctx context.Context, n int64) { ctx.Value(spentKey{}).(*atomic.Int64).Add(n) }
 
-// TestScopeKeepsWhatSkillCallsSpent: a skill stage's call runs in the
-// context the Scope gives it, and what done adds is stored with the
-// stage's outputs when it succeeds and with every failed attempt when it
-// fails, so the next attempt starts from it; natives run without it.
-func TestScopeKeepsWhatSkillCallsSpent(t *testing.T) {
-	t.Parallel()
-	skills := flow.Skills{
+// spendingSkills are "cheap", which spends 2 and succeeds, and "boom",
+// which spends 5 and fails.
+func spendingSkills() flow.Skills {
+	return flow.Skills{
 		"cheap": func(ctx context.Context, in flow.Input) (map[string]any, error) {
 			spend(ctx, 2)
 			return map[string]any{"ok": true}, nil
@@ -50,6 +47,15 @@ func TestScopeKeepsWhatSkillCallsSpent(t *testing.T) {
 			return nil, errors.New("no")
 		},
 	}
+}
+
+// TestScopeKeepsWhatSkillCallsSpent: a skill stage's call runs in the
+// context the Scope gives it, and what done adds is stored with the
+// stage's outputs when it succeeds and with every failed attempt when it
+// fails, so the next attempt starts from it; natives run without it.
+func TestScopeKeepsWhatSkillCallsSpent(t *testing.T) {
+	t.Parallel()
+	skills := spendingSkills()
 	natives := flow.Natives{"native": func(ctx context.Context, sc engine.StepContext) (engine.Outcome, engine.Update, error) {
 		if ctx.Value(spentKey{}) != nil {
 			return "", nil, errors.New("a native ran in the skills' scope")
@@ -133,16 +139,7 @@ func spentGather(run engine.State, branches []engine.State) (engine.Update, erro
 // join passes or the parallel stage fails.
 func TestGatherSumsWhatBranchesSpent(t *testing.T) {
 	t.Parallel()
-	skills := flow.Skills{
-		"cheap": func(ctx context.Context, in flow.Input) (map[string]any, error) {
-			spend(ctx, 2)
-			return map[string]any{"ok": true}, nil
-		},
-		"boom": func(ctx context.Context, in flow.Input) (map[string]any, error) {
-			spend(ctx, 5)
-			return nil, errors.New("no")
-		},
-	}
+	skills := spendingSkills()
 	for name, c := range map[string]struct {
 		branches string
 		status   engine.Status
