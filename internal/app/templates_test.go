@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/app"
@@ -29,14 +30,21 @@ func templateApp(t *testing.T) *app.App {
 func waitTemplateRun(t *testing.T, a *app.App, id string, within time.Duration, ok func(engine.Run) bool) engine.Run {
 	t.Helper()
 	var run engine.Run
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		var err error
 		run, err = a.Store().Run(context.Background(), id)
 		require.NoError(t, err)
 		return ok(run)
-	}, within, 20*time.Millisecond, "run %s is %s at %q (%s)", id, run.Status, run.Step, run.Error)
+	}, within, 20*time.Millisecond) {
+		t.Fatalf("run %s is %s at %q (%s)", id, run.Status, run.Step, run.Error) // as last read
+	}
 	return run
 }
+
+// templateWait bounds each wait for a template run's next state: an upper
+// bound for a loaded 2-core machine under -race (where a demo-library
+// search takes seconds), not a speed goal.
+const templateWait = 90 * time.Second
 
 // atGate reports whether the run waits for a person at a gate.
 
@@ -86,7 +94,7 @@ func TestLivingReviewTemplateRuns(t *testing.T) {
 	run, err := a.Engine().Start(t.Context(), "living-review", map[string]any{
 		"question": "How does SQLite WAL mode affect crash recovery?", "interval": "1s", "max_iterations": 3})
 	require.NoError(t, err)
-	run = waitTemplateRun(t, a, run.ID, 20*time.Second, atGate)
+	run = waitTemplateRun(t, a, run.ID, templateWait, atGate)
 	require.Equal(t, "review", run.Step)
 	require.EqualValues(t, 1, value[int](t, run, "context.round"))
 	fresh := value[[]map[string]any](t, run, "context.new_papers")
@@ -99,7 +107,7 @@ func TestLivingReviewTemplateRuns(t *testing.T) {
 
 	decided := time.Now()
 	decide(t, a, run, "Keep watching", "")
-	run = waitTemplateRun(t, a, run.ID, 30*time.Second, func(r engine.Run) bool { return r.Status == engine.StatusCompleted })
+	run = waitTemplateRun(t, a, run.ID, templateWait, func(r engine.Run) bool { return r.Status == engine.StatusCompleted })
 	require.GreaterOrEqual(t, time.Since(decided), 2*time.Second, "two 1 s waits before the second and third searches")
 	require.EqualValues(t, 3, value[int](t, run, "context.round"), "max_iterations searches")
 	require.EqualValues(t, 0, value[int](t, run, "context.new_count"), "later rounds found only papers seen before")
@@ -115,9 +123,9 @@ func TestLivingReviewTemplateStops(t *testing.T) {
 		run, err := a.Engine().Start(t.Context(), "living-review", map[string]any{
 			"question": "How does SQLite WAL mode affect crash recovery?", "interval": "1h", "end_date": tc.endDate})
 		require.NoError(t, err)
-		run = waitTemplateRun(t, a, run.ID, 20*time.Second, atGate)
+		run = waitTemplateRun(t, a, run.ID, templateWait, atGate)
 		decide(t, a, run, tc.option, "")
-		run = waitTemplateRun(t, a, run.ID, 20*time.Second, func(r engine.Run) bool { return r.Status == engine.StatusCompleted })
+		run = waitTemplateRun(t, a, run.ID, templateWait, func(r engine.Run) bool { return r.Status == engine.StatusCompleted })
 		require.EqualValues(t, 1, value[int](t, run, "context.round"), tc.option)
 	}
 }
@@ -132,7 +140,7 @@ func TestLivingReviewTemplateChecksItsParams(t *testing.T) {
 		params["question"] = "How does SQLite WAL mode affect crash recovery?"
 		run, err := a.Engine().Start(t.Context(), "living-review", params)
 		require.NoError(t, err)
-		run = waitTemplateRun(t, a, run.ID, 20*time.Second, func(r engine.Run) bool { return r.Status == engine.StatusFailed })
+		run = waitTemplateRun(t, a, run.ID, templateWait, func(r engine.Run) bool { return r.Status == engine.StatusFailed })
 		require.Contains(t, run.Error, "check", "%v", params)
 		require.NotContains(t, run.State, "outputs.parse", "nothing after the check ran")
 	}
@@ -152,7 +160,7 @@ func TestScreeningTemplateRuns(t *testing.T) {
 	shown := map[string]bool{}
 	batchAt := func(n int) []map[string]any {
 		t.Helper()
-		run = waitTemplateRun(t, a, run.ID, 20*time.Second, func(r engine.Run) bool {
+		run = waitTemplateRun(t, a, run.ID, templateWait, func(r engine.Run) bool {
 			if !atGate(r) {
 				return false
 			}
@@ -181,7 +189,7 @@ func TestScreeningTemplateRuns(t *testing.T) {
 	batchAt(4)
 	require.EqualValues(t, 3, value[int](t, run, "context.kept_count"))
 	decide(t, a, run, "Stop screening and export", "")
-	run = waitTemplateRun(t, a, run.ID, 20*time.Second, func(r engine.Run) bool { return r.Status == engine.StatusCompleted })
+	run = waitTemplateRun(t, a, run.ID, templateWait, func(r engine.Run) bool { return r.Status == engine.StatusCompleted })
 
 	kept := value[[]map[string]any](t, run, "context.kept")
 	require.Equal(t, []any{first[0]["id"], first[1]["id"], second[1]["id"]}, []any{kept[0]["id"], kept[1]["id"], kept[2]["id"]})
