@@ -21,8 +21,7 @@ const paperRunsShown = 100
 
 // listPapers fills the library page's list from ?q= and ?page=. Without a
 // search it counts the library exactly (count(*) of 75,000 papers takes
-// about 10 ms); a search counts its matches up to store.CountCap and says
-// "more than" beyond.
+// about 10 ms); a search counts its matches exactly too.
 func (h *Library) listPapers(c echo.Context, d *views.LibraryData) error {
 	q := strings.TrimSpace(c.QueryParam("q"))
 	fe := fault.FieldErrors{}

@@ -41,7 +41,7 @@ func TestBusyDatabaseAnswers503(t *testing.T) {
 	defer other.Close()
 	lock, err := other.Begin() // BEGIN IMMEDIATE: the write lock
 	require.NoError(t, err)
-	_, err = lock.Exec(`UPDATE library_index SET rebuilt_at = rebuilt_at`)
+	_, err = lock.Exec(`DELETE FROM library_log WHERE seq < 0`)
 	require.NoError(t, err)
 
 	params := map[string]any{"question": "sleep and memory consolidation", "sources": testapp.Sources}

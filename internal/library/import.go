@@ -62,11 +62,10 @@ func Chain(ctx context.Context, readers []*Reader) Next {
 // keep their old values).
 //
 // A stream that fits in one batch of opts.BatchSize (a typical export) is
-// written in one transaction that also maintains the full-text index row
-// by row (st.WritePapers). A larger one is a bulk load: its records are
+// written in one transaction (st.WritePapers). A larger one is a bulk load: its records are
 // staged one transaction per batch (so other writers, the workflow engine,
 // are not held up while the file is read), the next batch parsed while
-// one is staged, then moved into the library and indexed in short batches
+// one is staged, then moved into the library in short batches
 // (st.MergeStaged). If the import is interrupted while the file is read
 // (context cancelled, a broken gzip stream, the process killed), the
 // library is as it was: the staged rows are deleted on the way out, or by
@@ -81,10 +80,6 @@ func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats
 	if size <= 0 {
 		size = DefaultBatchSize
 	}
-	stale, err := st.LibraryIndexStale(ctx)
-	if err != nil {
-		return stats, err
-	}
 	report := func(indexing bool) {
 		if opts.Progress != nil {
 			opts.Progress(Progress{ImportStats: stats, Indexing: indexing})
@@ -92,7 +87,7 @@ func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats
 	}
 	var ap apart
 	batch, readErr := readBatch(next, size)
-	if errors.Is(readErr, io.EOF) && !stale { // it all fits in one transaction
+	if errors.Is(readErr, io.EOF) { // it all fits in one transaction
 		b := stats.clone()
 		papers := admit(&b, batch)
 		if err := ap.keepApart(ctx, st, &b, papers); err != nil {

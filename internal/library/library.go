@@ -187,14 +187,10 @@ type Next func() (Record, error)
 // implements it. Each method is one transaction; Import decides which to
 // use for a stream and in what batches.
 type Store interface {
-	// LibraryIndexStale reports whether the full-text index needs a
-	// rebuild, which only a bulk import (MergeStaged) does.
-	LibraryIndexStale(ctx context.Context) (bool, error)
-	// WritePapers stores papers and their index entries at once.
+	// WritePapers stores papers at once.
 	WritePapers(ctx context.Context, papers []store.ImportPaper) (store.ImportCounts, error)
 	// StagePapers, MergeStaged and DropStaged are a bulk import: batches
-	// set aside, then moved into the library and indexed at once, or
-	// dropped.
+	// set aside, then moved into the library, or dropped.
 	StagePapers(ctx context.Context, stage string, papers []store.ImportPaper) error
 	MergeStaged(ctx context.Context, stage string) (store.ImportCounts, error)
 	DropStaged(ctx context.Context, stage string) error

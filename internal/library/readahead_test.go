@@ -19,7 +19,6 @@ type failingStage struct {
 	staged, dropped int
 }
 
-func (f *failingStage) LibraryIndexStale(context.Context) (bool, error) { return false, nil }
 func (f *failingStage) WritePapers(context.Context, []store.ImportPaper) (store.ImportCounts, error) {
 	return store.ImportCounts{}, errors.New("not a bulk import")
 }

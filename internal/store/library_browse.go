@@ -12,12 +12,13 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/research"
+	"quarry/internal/textindex"
 )
 
 // LibraryQuery chooses a page of BrowseLibrary.
 type LibraryQuery struct {
 	// Text is what a person typed: every word must occur in the title,
-	// abstract, authors or venue (FTS5, stemmed); "" lists the library,
+	// abstract, authors or venue (stemmed as FTS5 does); "" lists the library,
 	// newest import first.
 	Text string
 	// Offset and Limit pick the page.
@@ -27,16 +28,12 @@ type LibraryQuery struct {
 // LibraryResults is a page of the library and how many papers match.
 type LibraryResults struct {
 	Papers []research.RawPaper
-	// Total is how many papers match, when Exact; otherwise more than
-	// Total match (a search counts at most CountCap matches).
+	// Total is how many papers match. Exact is always set: the in-memory
+	// index counts every match of a search in milliseconds, so the page
+	// never has to say "more than".
 	Total int
 	Exact bool
 }
-
-// CountCap bounds how far BrowseLibrary counts a search's matches: a word
-// found in most of a large library would otherwise be counted on every
-// page, and "more than 10,000" says enough.
-const CountCap = 10000
 
 // BrowseLibrary returns a page of the library: its papers newest import
 // first, or the papers matching q.Text best match first (bm25, as the local
@@ -72,23 +69,25 @@ func (s *Store) BrowseLibrary(ctx context.Context, q LibraryQuery) (LibraryResul
 		if match == "" { // words of punctuation only: nothing can match
 			return LibraryResults{Papers: []research.RawPaper{}, Exact: true}, nil
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM papers_fts WHERE papers_fts MATCH ? LIMIT ?)`, match, CountCap+1).Scan(&out.Total); err != nil {
-			return LibraryResults{}, searchError(ctx, match, err)
+		var hits []textindex.Hit
+		hits, out.Total, err = s.rankLibrary(ctx, match, libraryWeights, research.YearRange{}, q.Offset, q.Limit)
+		if err != nil {
+			return LibraryResults{}, err
 		}
-		out.Exact = out.Total <= CountCap
-		out.Total = min(out.Total, CountCap)
-		// Ranking first and joining the page's papers after keeps the
-		// sorter small: joined before, it sorted every match with its
-		// abstract (600 ms rather than 40 for a word in a third of
-		// 75,000 papers).
-		rows, err = tx.QueryContext(ctx, `SELECT `+paperColumns+`, p.source
-			FROM (SELECT rowid AS docid, `+libraryBM25+` AS score FROM papers_fts
-			      WHERE papers_fts MATCH ? ORDER BY score LIMIT ? OFFSET ?) f
-			JOIN papers p ON p.docid = f.docid
-			ORDER BY f.score, p.docid`, match, q.Limit, q.Offset)
+		out.Exact = true
+		docs := make([]int64, len(hits))
+		for i, h := range hits {
+			docs[i] = h.Docid
+		}
+		var list []byte
+		if list, err = json.Marshal(docs); err != nil {
+			return LibraryResults{}, err
+		}
+		rows, err = tx.QueryContext(ctx, `SELECT `+paperColumns+`, p.source FROM papers p
+			JOIN json_each(?) j ON j.value = p.docid ORDER BY j.key`, string(list))
 	}
 	if err != nil {
-		return LibraryResults{}, searchError(ctx, match, err)
+		return LibraryResults{}, fmt.Errorf("store: browse library: %w", err)
 	}
 	defer rows.Close()
 	out.Papers = []research.RawPaper{}
@@ -104,7 +103,7 @@ func (s *Store) BrowseLibrary(ctx context.Context, q LibraryQuery) (LibraryResul
 		out.Papers = append(out.Papers, p)
 	}
 	if err := rows.Err(); err != nil {
-		return LibraryResults{}, searchError(ctx, match, err)
+		return LibraryResults{}, fmt.Errorf("store: browse library: %w", err)
 	}
 	return out, nil
 }

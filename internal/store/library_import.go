@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"quarry/internal/research"
@@ -68,7 +67,7 @@ const importColumns = `id, title, authors, year, venue, abstract, doi, arxiv_id,
 const upsertPaperSQL = `INSERT INTO papers (` + importColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	` + paperConflictSQL + `
-	RETURNING docid, title, abstract, authors, venue, compounds`
+	RETURNING docid, title, abstract, compounds`
 
 // ImportPaper is a paper as an import hands it to the store: valid, with
 // its ID set (research.StableID, the key that makes imports idempotent),
@@ -89,13 +88,10 @@ type ImportCounts struct {
 	Inserted, Updated, Unchanged int
 }
 
-// WritePapers stores papers in one transaction that also replaces each
-// one's full-text entry, so they are searchable when it returns without an
-// index rebuild: the way to write an import that fits in one batch. A paper
-// stored already under the same ID is updated (see paperConflictSQL). The
-// index must be fresh (LibraryIndexStale), since an entry can only be
-// replaced given the values it indexed; a stale one is an error, and a bulk
-// import (StagePapers, MergeStaged) rebuilds it.
+// WritePapers stores papers in one transaction, the way to write an import
+// that fits in one batch; they are searchable when it returns (the
+// full-text index follows library_log, see SyncLibraryIndex). A paper
+// stored already under the same ID is updated (see paperConflictSQL).
 func (s *Store) WritePapers(ctx context.Context, papers []ImportPaper) (ImportCounts, error) {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
@@ -106,25 +102,21 @@ func (s *Store) WritePapers(ctx context.Context, papers []ImportPaper) (ImportCo
 	if err != nil {
 		return ImportCounts{}, err
 	}
+	if err := pruneLibraryLog(ctx, tx); err != nil {
+		return ImportCounts{}, err
+	}
 	if err := tx.Commit(); err != nil {
 		return ImportCounts{}, fmt.Errorf("store: import: commit: %w", err)
 	}
-	return counts, nil
+	return counts, s.SyncLibraryIndex(ctx)
 }
 
-// upsertPapers writes papers and their index entries inside tx: each row's
-// old entry is deleted (given the values it indexed) and the stored
-// values are indexed.
+// upsertPapers writes papers inside tx.
 func upsertPapers(ctx context.Context, tx *sql.Tx, papers []ImportPaper, now string) (ImportCounts, error) {
 	var c ImportCounts
-	var stale bool
 	var maxBefore int64
-	if err := tx.QueryRowContext(ctx, `SELECT stale, (SELECT coalesce(max(docid), 0) FROM papers) FROM library_index WHERE id = 1`).
-		Scan(&stale, &maxBefore); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(docid), 0) FROM papers`).Scan(&maxBefore); err != nil {
 		return c, fmt.Errorf("store: import: %w", err)
-	}
-	if stale {
-		return c, errors.New("store: import: the library's full-text index is stale; only a bulk import can write to it")
 	}
 	unchanged, err := tx.PrepareContext(ctx, unchangedPaperSQL)
 	if err != nil {
@@ -150,30 +142,23 @@ func upsertPapers(ctx context.Context, tx *sql.Tx, papers []ImportPaper, now str
 			c.Unchanged++
 			continue
 		}
-		if err := deleteFTSEntry(ctx, tx, p.ID); err != nil {
-			return c, err
-		}
-		var e ftsEntry
+		var docid int64
+		var title, abstract string
 		var compounds sql.NullString
-		if err := upsert.QueryRowContext(ctx, row...).Scan(&e.docid, &e.title, &e.abstract, &e.authors, &e.venue, &compounds); err != nil {
+		if err := upsert.QueryRowContext(ctx, row...).Scan(&docid, &title, &abstract, &compounds); err != nil {
 			return c, fmt.Errorf("store: import line %d: %w", p.Line, err)
 		}
-		e.compounds = compounds.String
 		if !compounds.Valid { // the stored abstract was kept: recompute from what is stored
-			e.compounds = paperCompounds(e.title, e.abstract)
-			if _, err := tx.ExecContext(ctx, `UPDATE papers SET compounds = ? WHERE docid = ?`, e.compounds, e.docid); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE papers SET compounds = ? WHERE docid = ?`, paperCompounds(title, abstract), docid); err != nil {
 				return c, fmt.Errorf("store: import line %d: %w", p.Line, err)
 			}
 		}
-		if e.docid > maxBefore && !seen[e.docid] {
+		if docid > maxBefore && !seen[docid] {
 			c.Inserted++
 		} else {
 			c.Updated++
 		}
-		seen[e.docid] = true
-		if err := insertFTSEntry(ctx, tx, e); err != nil {
-			return c, fmt.Errorf("store: import: index line %d: %w", p.Line, err)
-		}
+		seen[docid] = true
 	}
 	return c, nil
 }

@@ -14,32 +14,64 @@ import (
 	"quarry/migrations"
 )
 
-// TestStaleIndexIsRebuiltByAnImport: a row-by-row write into a stale
-// index (its entries cannot be replaced) is refused, and an import of even
-// one record then takes the bulk path, whose rebuild makes it fresh.
-func TestStaleIndexIsRebuiltByAnImport(t *testing.T) {
+// TestIndexFollowsAnotherProcess: a server's in-memory index follows what
+// another process (`quarry import` beside it) writes to the library:
+// papers it inserts, changes and deletes are found, found by their new
+// words, and gone, at the server's next search.
+func TestIndexFollowsAnotherProcess(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, path := openLibraryFile(t)
+	server, path := openLibraryFile(t)
+	a, b := paper("Quokka ecology", "Rottnest Island.", 2020, "10.6/a"), paper("Wombat burrows", "", 2019, "10.6/b")
+	_, err := library.Import(ctx, server, stream(a, b), library.ImportOptions{})
+	require.NoError(t, err)
+	require.Equal(t, []string{a.Paper.ID}, search(t, server, `"quokka"`))
+
+	other, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	require.NoError(t, err)
+	defer other.Close()
+	c := paper("Quokka diet", "", 2021, "10.6/c")
+	changed := b
+	changed.Paper.Title = "Wombat and quokka burrows"
+	_, err = library.Import(ctx, other, stream(c, changed), library.ImportOptions{})
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{a.Paper.ID, b.Paper.ID, c.Paper.ID}, search(t, server, `"quokka"`))
+
 	raw, err := store.OpenRaw(path, "OFF")
 	require.NoError(t, err)
 	defer raw.Close()
-	_, err = raw.Exec(`UPDATE library_index SET stale = 1`)
+	_, err = raw.Exec(`DELETE FROM papers WHERE id = ?`, a.Paper.ID)
 	require.NoError(t, err)
+	require.ElementsMatch(t, []string{b.Paper.ID, c.Paper.ID}, search(t, server, `"quokka"`))
+	require.Empty(t, search(t, server, `"rottnest"`))
+	requireIndexAsBuiltAfresh(t, server, path, `"quokka"`, `"wombat" OR "diet"`, `"burrows" NOT "quokka"`)
+}
 
-	rec := paper("Stale index quokka", "", 2020, "10.6/s")
-	_, err = st.WritePapers(ctx, []store.ImportPaper{{RawPaper: rec.Paper, Origin: rec.Origin, Line: 1}})
-	require.ErrorContains(t, err, "stale")
+// TestIndexRebuildsWhenTheLogWasPruned: an index whose last applied log
+// entry is older than the oldest one left (a process that slept through
+// a large import, after which the log was pruned) cannot replay the
+// changes and rebuilds from the papers table, so nothing written meanwhile
+// is missed.
+func TestIndexRebuildsWhenTheLogWasPruned(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	server, path := openLibraryFile(t)
+	_, err := library.Import(ctx, server, stream(paper("Quokka ecology", "", 2020, "10.7/a")), library.ImportOptions{})
+	require.NoError(t, err)
+	require.Len(t, search(t, server, `"quokka"`), 1)
 
-	var progress []library.Progress
-	stats, err := library.Import(ctx, st, stream(rec), library.ImportOptions{Progress: func(p library.Progress) { progress = append(progress, p) }})
+	raw, err := store.OpenRaw(path, "OFF")
 	require.NoError(t, err)
-	require.Equal(t, 1, stats.Inserted)
-	require.True(t, progress[len(progress)-1].Indexing, "the import rebuilt the index")
-	require.Equal(t, []string{rec.Paper.ID}, search(t, st, `"quokka"`))
-	stale, err := st.LibraryIndexStale(ctx)
+	defer raw.Close()
+	var applied int64
+	require.NoError(t, raw.QueryRow(`SELECT max(seq) FROM library_log`).Scan(&applied))
+	for _, id := range []string{"p-missed", "p-kept"} {
+		_, err = raw.Exec(`INSERT INTO papers (id, title, compounds, imported_at) VALUES (?, 'Quokka survey', '', '2026-01-01T00:00:00Z')`, id)
+		require.NoError(t, err)
+	}
+	_, err = raw.Exec(`DELETE FROM library_log WHERE seq <= ?`, applied+1)
 	require.NoError(t, err)
-	require.False(t, stale)
+	require.Len(t, search(t, server, `"quokka"`), 3, "the paper whose log entry was pruned is found too")
 }
 
 // TestHyphenatedCompoundsMatchEitherSpelling: "pretraining" finds papers
@@ -81,11 +113,7 @@ func TestHyphenatedCompoundsMatchEitherSpelling(t *testing.T) {
 			require.Equal(t, []string{hyphen.Paper.ID}, local("finetuning"))
 			require.Equal(t, []string{joined.Paper.ID}, local("pretraining"), "the old title's compound left the index")
 
-			raw, err := store.OpenRaw(path, "OFF")
-			require.NoError(t, err)
-			defer raw.Close()
-			_, err = raw.Exec(`INSERT INTO papers_fts (papers_fts) VALUES ('integrity-check')`)
-			require.NoError(t, err, "the index agrees with its content table")
+			requireIndexAsBuiltAfresh(t, st, path, `"pretraining"`, `"pre training"`, `"finetuning" OR "training"`, `"deep"`)
 		})
 	}
 }
@@ -119,7 +147,4 @@ func TestOpenIndexesCompoundsOfAnOlderLibrary(t *testing.T) {
 	defer st.Close()
 	require.Equal(t, []string{"p1"}, search(t, st, `"pretraining"`))
 	require.Equal(t, []string{"p1"}, search(t, st, `"self supervised"`), "the old columns are indexed too")
-	stale, err := st.LibraryIndexStale(ctx)
-	require.NoError(t, err)
-	require.False(t, stale)
 }

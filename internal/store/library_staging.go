@@ -39,15 +39,6 @@ const mergeStagedSQL = `INSERT INTO papers (` + importColumns + `)
 	FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4 ORDER BY seq
 	` + paperConflictSQL
 
-// stagedIDsSQL is the IDs of one batch of a stage (bound as ?1, ?3, ?4 like
-// mergeStagedSQL), for the statements that index the papers it touches.
-// Those statements write in docid order: FTS5 flushes its in-memory
-// index to a new segment whenever a rowid comes below the last one it was
-// given, and rows read by ID come in random docid order, so an unordered
-// batch wrote a segment per row or two and spent most of an import merging
-// them (3x slower).
-const stagedIDsSQL = `SELECT id FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4`
-
 // StagePapers adds one batch of a bulk import to the stage named stage
 // (any name no other running import uses), in its own transaction, so
 // other writers (the workflow engine) are not held up while a large file
@@ -154,20 +145,16 @@ const (
 )
 
 // MergeStaged moves a bulk import's staged rows into papers in batches,
-// each one transaction that also replaces the full-text entries of the
-// papers it touches, so the library is searchable after every batch and no
-// transaction holds the write lock for long. Between batches it pauses
-// briefly so a writer in another process, polling for the lock, gets it.
-// An interrupted merge leaves the batches committed so far in the library
-// (importing the file again completes it; imports are idempotent) and the
-// rest staged for DropStaged. If the index is stale (after a migration) it
-// is rebuilt once at the end instead, the one long transaction left. The
-// database was backed up when the stage began (StagePapers).
+// each its own transaction, so the library is searchable after every batch
+// (the full-text index follows library_log) and no transaction holds the
+// write lock for long. Between batches it pauses briefly so a writer in
+// another process, polling for the lock, gets it. An interrupted merge
+// leaves the batches committed so far in the library (importing the file
+// again completes it; imports are idempotent) and the rest staged for
+// DropStaged. The database was backed up when the stage began
+// (StagePapers). At the end it brings this process's index up to date,
+// if it has one, so the import is searchable as soon as it returns.
 func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, error) {
-	stale, err := s.LibraryIndexStale(ctx)
-	if err != nil {
-		return ImportCounts{}, err
-	}
 	var total ImportCounts
 	rows, after := s.mergeRows, int64(0)
 	for {
@@ -175,7 +162,7 @@ func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, er
 			return total, err
 		}
 		began := time.Now()
-		counts, last, err := s.mergeBatch(ctx, stage, after, rows, !stale)
+		counts, last, err := s.mergeBatch(ctx, stage, after, rows)
 		if err != nil {
 			return total, err
 		}
@@ -196,12 +183,18 @@ func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, er
 			return total, err
 		}
 	}
-	if stale {
-		if err := s.RebuildLibraryIndex(ctx); err != nil {
-			return total, err
-		}
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return total, fmt.Errorf("store: import: %w", err)
 	}
-	return total, nil
+	defer tx.Rollback()
+	if err := pruneLibraryLog(ctx, tx); err != nil {
+		return total, err
+	}
+	if err := tx.Commit(); err != nil {
+		return total, fmt.Errorf("store: import: %w", err)
+	}
+	return total, s.SyncLibraryIndex(ctx)
 }
 
 // checkReserve refuses to go on with a bulk import once the disk holding
@@ -243,10 +236,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // mergeBatch merges the next rows staged rows after seq after in one
 // transaction and returns what it did and the last seq it merged (after
-// itself when nothing is left). With index set it replaces the full-text
-// entries of the papers the batch touches: the old entries are deleted
-// given the values they indexed, the merged rows indexed afresh.
-func (s *Store) mergeBatch(ctx context.Context, stage string, after int64, rows int, index bool) (ImportCounts, int64, error) {
+// itself when nothing is left).
+func (s *Store) mergeBatch(ctx context.Context, stage string, after int64, rows int) (ImportCounts, int64, error) {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: begin: %w", err)
@@ -270,25 +261,11 @@ func (s *Store) mergeBatch(ctx context.Context, stage string, after int64, rows 
 		FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4`, args...).Scan(&staged, &fresh, &same); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: count staged: %w", err)
 	}
-	if index {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (papers_fts, rowid, title, abstract, authors, venue, compounds)
-			SELECT 'delete', docid, title, abstract, authors, venue, coalesce(compounds, '') FROM papers
-			WHERE id IN (`+stagedIDsSQL+`) ORDER BY docid`, args...); err != nil {
-			return ImportCounts{}, after, fmt.Errorf("store: import: unindex old rows: %w", err)
-		}
-	}
 	if _, err := tx.ExecContext(ctx, mergeStagedSQL, args...); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: move staged records: %w", err)
 	}
 	if err := fillCompoundsTx(ctx, tx); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: %w", err)
-	}
-	if index {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO papers_fts (rowid, title, abstract, authors, venue, compounds)
-			SELECT docid, title, abstract, authors, venue, compounds FROM papers
-			WHERE id IN (`+stagedIDsSQL+`) ORDER BY docid`, args...); err != nil {
-			return ImportCounts{}, after, fmt.Errorf("store: import: index merged rows: %w", err)
-		}
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4`, args...); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: clear merged rows: %w", err)

@@ -62,3 +62,22 @@ func search(t *testing.T, st *store.Store, q string) []string {
 	}
 	return ids
 }
+
+// requireIndexAsBuiltAfresh checks that st's full-text index, which
+// followed the writes made through it, answers each query as an index
+// built from the table in a process of its own does: the same papers,
+// the same ranks, the same bm25 scores.
+func requireIndexAsBuiltAfresh(t *testing.T, st *store.Store, path string, queries ...string) {
+	t.Helper()
+	ctx := context.Background()
+	fresh, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	require.NoError(t, err)
+	defer fresh.Close()
+	for _, q := range queries {
+		want, err := fresh.LibraryHits(ctx, q, research.YearRange{}, 10, 1000)
+		require.NoError(t, err, q)
+		got, err := st.LibraryHits(ctx, q, research.YearRange{}, 10, 1000)
+		require.NoError(t, err, q)
+		require.Equal(t, want, got, "query %s", q)
+	}
+}

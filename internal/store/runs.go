@@ -10,8 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/riverqueue/river"
 	"time"
+
+	"github.com/riverqueue/river"
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"

@@ -65,6 +65,9 @@ type Store struct {
 	// mergeRows is the first merge transaction's size, mergeRowsMax its
 	// cap (see MergeStaged).
 	mergeRows, mergeRowsMax int
+	// fulltext is the library's in-memory full-text index
+	// (library_fulltext.go).
+	fulltext fulltext
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -242,7 +245,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.write.Close()
 		return nil, err
 	}
-	if err := s.repairLibraryIndex(ctx); err != nil {
+	if err := s.fillPendingCompounds(ctx); err != nil {
 		s.write.Close()
 		return nil, err
 	}

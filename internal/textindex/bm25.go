@@ -107,7 +107,7 @@ func (ix *Index) scores(ev *evaluator, root *evalNode, m []uint32, weights []flo
 		d := float64(ix.docLen(s))
 		sc.norm[j] = bm25K1 * (1 - bm25B + bm25B*d/avgdl)
 	}
-	if ix.ordered && needsReplay(root, true) {
+	if ix.ordered && needsReplay(root, true) && !hasNear(root) {
 		sc.replayScores(root)
 	} else {
 		sc.contrib(root, m)
@@ -126,6 +126,20 @@ func needsReplay(n *evalNode, root bool) bool {
 	}
 	for _, k := range n.kids {
 		if needsReplay(k, false) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNear reports whether n holds a NEAR group, which the replay does not
+// model: such an expression is scored as contrib does (see query_near.go).
+func hasNear(n *evalNode) bool {
+	if n.op == OpNear {
+		return true
+	}
+	for _, k := range n.kids {
+		if hasNear(k) {
 			return true
 		}
 	}
@@ -172,6 +186,30 @@ func (sc *scorer) contrib(n *evalNode, s []uint32) {
 		}
 	case OpNot:
 		sc.contrib(n.kids[0], s)
+	case OpNear:
+		for i, k := range n.kids {
+			sc.counted(k.phrase, n.slots, n.near.counts[i], s)
+		}
+	}
+}
+
+// counted adds phrase p's terms for the rows s given its instances per
+// column in each of rows (the rows of a NEAR group, see query_near.go).
+func (sc *scorer) counted(p *evalPhrase, rows []uint32, counts []uint32, s []uint32) {
+	idf := sc.idf[p]
+	ncol := sc.ix.ncol
+	j, c := 0, 0
+	for _, slot := range s {
+		j = gallop(sc.m, j, slot)
+		c = gallop(rows, c, slot)
+		var f float64
+		for col, n := range counts[c*ncol : (c+1)*ncol] {
+			w := sc.weight(col)
+			for range n {
+				f += w
+			}
+		}
+		sc.score[j] += idf * ((f * (bm25K1 + 1.0)) / (f + sc.norm[j]))
 	}
 }
 

@@ -236,6 +236,35 @@ func (d *fts5Diff) libraryShaped() string {
 	return out
 }
 
+// rankShaped writes a query the way the local source's ranker does
+// (internal/skills/sources/local/rank.go, conceptExpr and
+// withExclusions): each term of a concept as written, and for a term of
+// several words also NEAR(words, 5) and all its words, OR'd; sometimes
+// excluded terms after NOT.
+func (d *fts5Diff) rankShaped() string {
+	var alts []string
+	for range 1 + d.rng.IntN(3) {
+		w := make([]string, 1+d.rng.IntN(3))
+		for i := range w {
+			w[i] = diffVocab[d.rng.IntN(8)]
+		}
+		alts = append(alts, `"`+strings.Join(w, " ")+`"`)
+		if len(w) > 1 {
+			quoted := make([]string, len(w))
+			for i, x := range w {
+				quoted[i] = `"` + x + `"`
+			}
+			dist := []int{0, 1, 5, 5, 10}[d.rng.IntN(5)]
+			alts = append(alts, fmt.Sprintf("NEAR(%s, %d)", strings.Join(quoted, " "), dist), "("+strings.Join(quoted, " AND ")+")")
+		}
+	}
+	out := strings.Join(alts, " OR ")
+	if d.rng.IntN(3) == 0 {
+		out = "(" + out + `) NOT ("` + diffVocab[d.rng.IntN(8)] + `")`
+	}
+	return out
+}
+
 func TestLibraryShapedQueriesMatchFTS5(t *testing.T) {
 	t.Parallel()
 	d := newFTS5Diff(t, 5)
@@ -248,6 +277,15 @@ func TestLibraryShapedQueriesMatchFTS5(t *testing.T) {
 		m := d.libraryShaped()
 		d.compare(m, []float64{10, 3, 1, 1, 3})
 		d.compare(m, []float64{1 + d.rng.Float64()*9, 1, 0, 0, 1})
+	}
+	for range 500 {
+		m := d.rankShaped()
+		d.compare(m, []float64{10, 3, 1, 1, 3})
+		d.compare(m, []float64{1 + d.rng.Float64()*9, 1, 0, 0, 1})
+	}
+	for _, m := range []string{`NEAR(alpha beta)`, `NEAR(alpha beta, 0)`, `NEAR("alpha beta" gamma, 2)`, `NEAR(alpha)`,
+		`NEAR(alpha beta gamma, 3) OR delta`, `NEAR(alpha beta) gamma`, `eps NEAR(alpha beta, 1)`, `NEAR(alpha alpha, 1)`} {
+		d.compare(m, []float64{10, 3, 1, 1, 3})
 	}
 	t.Logf("fts5 differential (library-shaped queries): %.0f queries, %.0f rows, %.0f scores equal to the full scan's (max relative difference %.3g), %.0f where FTS5 dropped instances (%.0f of them equal to FTS5's score looked up by rowid)", d.stats.queries, d.stats.rows, d.stats.compared, d.stats.maxRel, d.stats.pathDependent, d.stats.byRowid)
 }

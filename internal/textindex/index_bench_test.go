@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/biblio/codecs"
-	"quarry/internal/library"
 	"quarry/internal/research"
 	"quarry/internal/shareddata"
 	"quarry/internal/skills/query"
@@ -30,7 +29,7 @@ type benchRow struct {
 	year int
 }
 
-// readCorpusRows reads the shared corpora with the library's readers, one row
+// readCorpusRows reads the shared corpora with the library's codecs, one row
 // per research.StableID (a later record replaces an earlier one, as an
 // import updates it).
 func readCorpusRows(tb testing.TB) []benchRow {
@@ -43,7 +42,9 @@ func readCorpusRows(tb testing.TB) []benchRow {
 	var rows []benchRow
 	at := map[string]int{}
 	for _, f := range files {
-		r, err := library.Open(f, codecs.Options{})
+		file, err := os.Open(f)
+		require.NoError(tb, err)
+		r, err := codecs.NewReader(file, f, codecs.Options{})
 		require.NoError(tb, err)
 		for {
 			rec, err := r.Next()
@@ -68,6 +69,7 @@ func readCorpusRows(tb testing.TB) []benchRow {
 			rows = append(rows, benchRow{Doc{ID: int64(len(rows) + 1), Cols: cols}, p.Year})
 		}
 		require.NoError(tb, r.Close())
+		require.NoError(tb, file.Close())
 	}
 	return rows
 }

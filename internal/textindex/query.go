@@ -14,7 +14,13 @@ const (
 	OpAnd
 	OpOr
 	OpNot
+	// OpNear is FTS5's NEAR(p1 p2 ..., N): its Kids are phrases, all in
+	// one column of a row with at most Dist tokens between them.
+	OpNear
 )
+
+// nearDefault is FTS5's NEAR distance when the query gives none.
+const nearDefault = 10
 
 // Expr is a parsed MATCH expression. A phrase's Text is its string as
 // written, unquoted; AND and OR have two or more Kids (nested ANDs and
@@ -24,11 +30,11 @@ type Expr struct {
 	Op   Op
 	Text string
 	Kids []*Expr
+	Dist int // NEAR's distance
 }
 
 // QueryError is a MATCH expression the index cannot answer: malformed, or
-// using FTS5 syntax outside the subset (column filters, NEAR, prefix *,
-// ^, +). The store maps it to an invalid query.
+// using FTS5 syntax outside the subset (column filters, prefix *, ^, +). The store maps it to an invalid query.
 type QueryError struct {
 	Query       string
 	Msg         string
@@ -71,6 +77,8 @@ const (
 	tNot
 	tLP
 	tRP
+	tNear
+	tComma
 )
 
 type qtok struct {
@@ -111,6 +119,9 @@ func (p *parser) lex() error {
 		case c == ')':
 			p.toks = append(p.toks, qtok{tRP, ")"})
 			i++
+		case c == ',':
+			p.toks = append(p.toks, qtok{tComma, ","})
+			i++
 		case c == '"':
 			var b strings.Builder
 			j := i + 1
@@ -147,7 +158,8 @@ func (p *parser) lex() error {
 				p.toks = append(p.toks, qtok{tNot, w})
 			default:
 				if w == "NEAR" && strings.HasPrefix(strings.TrimLeft(s[i:], " \t\n\r"), "(") {
-					return p.unsupported("NEAR")
+					p.toks = append(p.toks, qtok{tNear, w})
+					continue
 				}
 				p.toks = append(p.toks, qtok{tPhrase, w})
 			}
@@ -245,20 +257,34 @@ func (p *parser) primary() (*Expr, error) {
 			return nil, p.errorf("missing )")
 		}
 		p.i++
-		if k, ok := p.peek(); ok && (k == tPhrase || k == tLP) {
+		if k, ok := p.peek(); ok && (k == tPhrase || k == tLP || k == tNear) {
 			return nil, p.errorf("syntax error near %q", p.toks[p.i].text)
 		}
 		return e, nil
-	case tPhrase:
-		e := &Expr{Op: OpPhrase, Text: p.toks[p.i].text}
-		p.i++
+	case tPhrase, tNear:
+		// A run of phrases and NEAR groups side by side: FTS5's exprlist,
+		// an implicit AND.
+		var e *Expr
 		for {
 			k, ok := p.peek()
-			if !ok || k != tPhrase {
+			if !ok || k != tPhrase && k != tNear {
 				break
 			}
-			e = join(OpAnd, e, &Expr{Op: OpPhrase, Text: p.toks[p.i].text})
-			p.i++
+			var n *Expr
+			if k == tNear {
+				var err error
+				if n, err = p.near(); err != nil {
+					return nil, err
+				}
+			} else {
+				n = &Expr{Op: OpPhrase, Text: p.toks[p.i].text}
+				p.i++
+			}
+			if e == nil {
+				e = n
+			} else {
+				e = join(OpAnd, e, n)
+			}
 		}
 		if k, ok := p.peek(); ok && k == tLP {
 			return nil, p.errorf("syntax error near %q", p.toks[p.i-1].text)
@@ -266,6 +292,48 @@ func (p *parser) primary() (*Expr, error) {
 		return e, nil
 	}
 	return nil, p.errorf("syntax error near %q", p.toks[p.i].text)
+}
+
+// near reads NEAR(phrase ... [, N]) (FTS5's nearset: one or more
+// phrases, an optional distance of digits).
+func (p *parser) near() (*Expr, error) {
+	p.i++ // NEAR
+	if k, ok := p.peek(); !ok || k != tLP {
+		return nil, p.errorf("syntax error near \"NEAR\"")
+	}
+	p.i++
+	e := &Expr{Op: OpNear, Dist: nearDefault}
+	for {
+		k, ok := p.peek()
+		if !ok || k != tPhrase {
+			break
+		}
+		e.Kids = append(e.Kids, &Expr{Op: OpPhrase, Text: p.toks[p.i].text})
+		p.i++
+	}
+	if len(e.Kids) == 0 {
+		return nil, p.errorf("syntax error in NEAR: no phrase")
+	}
+	if k, ok := p.peek(); ok && k == tComma {
+		p.i++
+		if k, ok := p.peek(); !ok || k != tPhrase {
+			return nil, p.errorf("expected a number after \",\" in NEAR")
+		}
+		n := 0
+		for _, c := range []byte(p.toks[p.i].text) {
+			if c < '0' || c > '9' || n > 1<<24 {
+				return nil, p.errorf("expected integer, got %q", p.toks[p.i].text)
+			}
+			n = n*10 + int(c-'0')
+		}
+		e.Dist = n
+		p.i++
+	}
+	if k, ok := p.peek(); !ok || k != tRP {
+		return nil, p.errorf("syntax error in NEAR: missing )")
+	}
+	p.i++
+	return e, nil
 }
 
 // join combines two expressions under op, flattening same-op children.
@@ -317,6 +385,15 @@ func (e *Expr) render(b *strings.Builder) {
 		b.WriteByte('"')
 		b.WriteString(strings.ReplaceAll(e.Text, `"`, `""`))
 		b.WriteByte('"')
+	case OpNear:
+		b.WriteString("NEAR(")
+		for i, k := range e.Kids {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			k.render(b)
+		}
+		fmt.Fprintf(b, ", %d)", e.Dist)
 	case OpAnd, OpOr:
 		sep := " AND "
 		if e.Op == OpOr {

@@ -12,6 +12,8 @@ type evalNode struct {
 	kids   []*evalNode
 	phrase *evalPhrase
 	slots  []uint32
+	// near holds a NEAR node's instances (query_near.go).
+	near *nearMatches
 }
 
 // evalPhrase is one phrase of the expression (FTS5 numbers them left to
@@ -40,6 +42,9 @@ func (ev *evaluator) bind(e *Expr) *evalNode {
 		ev.phrases = append(ev.phrases, p)
 		n.phrase, n.slots = p, p.slots
 		return n
+	}
+	if e.Op == OpNear {
+		return ev.bindNear(e)
 	}
 	lists := make([][]uint32, len(e.Kids))
 	for i, k := range e.Kids {

@@ -44,7 +44,8 @@ func TestParseErrors(t *testing.T) {
 		{``, false}, {`   `, false}, {`a AND`, false}, {`NOT a`, false}, {`a OR OR b`, false}, {`(a`, false},
 		{`a)`, false}, {`(a) b`, false}, {`a (b)`, false}, {`"a`, false}, {`a.b`, false}, {`()`, false},
 		{`a*`, true}, {`"a"*`, true}, {`^a`, true}, {`title:a`, true}, {`{title}: a`, true}, {`-a`, true},
-		{`a + b`, true}, {`NEAR(a b)`, true}, {`NEAR (a b, 3)`, true},
+		{`a + b`, true}, {`NEAR()`, false}, {`NEAR(a b,)`, false}, {`NEAR(a b, x)`, false}, {`NEAR(a OR b)`, false},
+		{`NEAR(a b`, false}, {`NEAR(a* b)`, true},
 	} {
 		_, err := Parse(c.in)
 		var qe *QueryError
@@ -92,7 +93,7 @@ func TestParseAgreesWithFTS5(t *testing.T) {
 		require.NoError(t, d.ix.Add(id, cols))
 	}
 	rng := rand.New(rand.NewPCG(11, 13))
-	toks := []string{"alpha", "beta", `"gamma delta"`, "eta", "AND", "OR", "NOT", "(", ")"}
+	toks := []string{"alpha", "beta", `"gamma delta"`, "eta", "AND", "OR", "NOT", "(", ")", "NEAR(", ",", "3", "NEAR"}
 	accepted := 0
 	for range 3000 {
 		n := 1 + rng.IntN(7)
