@@ -287,6 +287,16 @@ func (a *App) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// The library's full-text index lives in memory: build it now, on the
+	// side, so the first search does not wait for it.
+	go func() {
+		began := time.Now()
+		if err := a.store.WarmLibraryIndex(ctx); err != nil && ctx.Err() == nil {
+			a.logger.Warn("library index: build failed; searches will retry it", "err", err)
+			return
+		}
+		a.logger.Info("library index ready", "took", time.Since(began).Round(time.Millisecond))
+	}()
 
 	select {
 	case err := <-errc:

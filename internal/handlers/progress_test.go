@@ -130,7 +130,10 @@ func TestProgressRedraw(t *testing.T) {
 	panel := doc.Find(`#checkpoint-review #screening-progress`)
 	require.Equal(t, runPath, panel.AttrOr("hx-get", ""))
 	require.Equal(t, "marks-saved from:body", panel.AttrOr("hx-trigger", ""))
-	require.Equal(t, "#screening-progress", panel.AttrOr("hx-select", ""))
+	// The panel swaps in its contents, so it outlives a redraw and a
+	// redraw queued behind another is not dropped with the old element.
+	require.Equal(t, "#screening-progress > *", panel.AttrOr("hx-select", ""))
+	require.Equal(t, "innerHTML", panel.AttrOr("hx-swap", ""))
 	require.Equal(t, "0 screened · 0 relevant", panel.Find(`[data-testid="progress-counts"]`).Text())
 
 	ids := paperIDs(doc)
