@@ -43,6 +43,8 @@ const logKeep = 50_000
 type fulltext struct {
 	follow  sync.Mutex // one catch-up at a time
 	current atomic.Pointer[libraryIndex]
+	// behind is set while a catch-up started by followLibraryIndex runs.
+	behind atomic.Bool
 }
 
 // libraryIndex is one built index: the text index, each paper's year (a
@@ -87,6 +89,23 @@ func (s *Store) SyncLibraryIndex(ctx context.Context) error {
 	}
 	_, err := s.libraryIndex(ctx)
 	return err
+}
+
+// followLibraryIndex starts catching this process's index up in the
+// background, if it has one and no catch-up is under way: a bulk import
+// calls it after each batch it commits, so the index tokenizes on the
+// other core while SQLite writes the next batch, and is nearly up to date
+// when the import ends.
+func (s *Store) followLibraryIndex() {
+	if s.fulltext.current.Load() == nil || !s.fulltext.behind.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.fulltext.behind.Store(false)
+		if err := s.SyncLibraryIndex(context.Background()); err != nil {
+			s.log.Debug("store: library index: catching up during an import", "err", err)
+		}
+	}()
 }
 
 // libraryIndex returns the index, built or caught up with library_log.
@@ -153,6 +172,9 @@ func (s *Store) buildLibraryIndex(ctx context.Context, head int64) (*libraryInde
 	if err := ix.AddAll(indexRows(rows, li.years)); err != nil {
 		return nil, fmt.Errorf("store: build the library index: %w", err)
 	}
+	// Built on every core; later changes are tokenized on one, beside
+	// the import or the requests that made them.
+	ix.SetWorkers(1)
 	li.seq.Store(head)
 	s.log.Debug("store: built the library index", "papers", ix.Len(), "tokens", ix.Tokens())
 	return li, nil

@@ -96,6 +96,9 @@ func TestBulkReimportReplacesIndexEntries(t *testing.T) {
 	stats, err := library.Import(ctx, st, stream(batch("burrowing behaviour")...), library.ImportOptions{BatchSize: 10})
 	require.NoError(t, err)
 	require.Equal(t, 60, stats.Inserted)
+	// With the index built, the second import's batches are followed as
+	// they commit (followLibraryIndex) and the rest at its end.
+	require.NoError(t, st.WarmLibraryIndex(ctx))
 	stats, err = library.Import(ctx, st, stream(batch("electroreception in monotremes")...), library.ImportOptions{BatchSize: 10})
 	require.NoError(t, err)
 	require.Equal(t, 0, stats.Inserted)

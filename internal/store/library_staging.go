@@ -5,10 +5,13 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"quarry/internal/fault"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // stageColumns are import_staging's columns in the order stagePapers
@@ -57,12 +60,18 @@ func (s *Store) StagePapers(ctx context.Context, stage string, papers []ImportPa
 		return err
 	}
 	began := time.Now()
+	// The rows (their compounds above all) are computed on every core
+	// before the write lock is taken.
+	rows, err := newPaperRows(papers, formatTime(s.Now()))
+	if err != nil {
+		return err
+	}
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: import: begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := stagePapers(ctx, tx, stage, papers, formatTime(s.Now())); err != nil {
+	if err := stagePapers(ctx, tx, stage, papers, rows); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -92,9 +101,30 @@ func (s *Store) backupBeforeStage(ctx context.Context, stage string, papers []Im
 	return nil
 }
 
-// stagePapers appends papers to the stage inside tx, numbered after what
-// it holds, so the merge keeps the input order.
-func stagePapers(ctx context.Context, tx *sql.Tx, stage string, papers []ImportPaper, now string) error {
+// newPaperRows is newPaperRow of each of papers, computed in parallel.
+func newPaperRows(papers []ImportPaper, now string) ([]paperRow, error) {
+	rows := make([]paperRow, len(papers))
+	var g errgroup.Group
+	workers := runtime.GOMAXPROCS(0)
+	per := (len(papers) + workers - 1) / workers
+	for lo := 0; lo < len(papers); lo += per {
+		g.Go(func() error {
+			for i := lo; i < min(lo+per, len(papers)); i++ {
+				row, err := newPaperRow(papers[i], now)
+				if err != nil {
+					return err
+				}
+				rows[i] = row
+			}
+			return nil
+		})
+	}
+	return rows, g.Wait()
+}
+
+// stagePapers appends papers (and their rows) to the stage inside tx,
+// numbered after what it holds, so the merge keeps the input order.
+func stagePapers(ctx context.Context, tx *sql.Tx, stage string, papers []ImportPaper, rows []paperRow) error {
 	var seq int
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM import_staging WHERE import_id = ?`, stage).Scan(&seq); err != nil {
 		return fmt.Errorf("store: import: %w", err)
@@ -111,13 +141,10 @@ func stagePapers(ctx context.Context, tx *sql.Tx, stage string, papers []ImportP
 	args := make([]any, 0, perInsert*stageValuesPerRow)
 	for len(papers) > 0 {
 		chunk := papers[:min(perInsert, len(papers))]
-		papers = papers[len(chunk):]
+		chunkRows := rows[:len(chunk)]
+		papers, rows = papers[len(chunk):], rows[len(chunk):]
 		args = args[:0]
-		for _, p := range chunk {
-			row, err := newPaperRow(p, now)
-			if err != nil {
-				return err
-			}
+		for _, row := range chunkRows {
 			seq++
 			args = append(append(args, stage, seq), row...)
 		}
@@ -171,6 +198,7 @@ func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, er
 		}
 		total.add(counts)
 		after = last
+		s.followLibraryIndex()
 		took := time.Since(began)
 		s.log.Debug("store: import: merged a batch", "rows", counts.Inserted+counts.Updated+counts.Unchanged, "took", took)
 		switch {

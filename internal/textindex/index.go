@@ -80,6 +80,18 @@ func New(columns int, tok TokenizeFunc, opts ...Option) (*Index, error) {
 	return ix, nil
 }
 
+// SetWorkers sets how many goroutines later AddAll calls tokenize with
+// (n > 0): a caller that builds on every core and then follows small
+// changes beside other work can leave a core free.
+func (ix *Index) SetWorkers(n int) {
+	if n <= 0 {
+		return
+	}
+	ix.write.Lock()
+	defer ix.write.Unlock()
+	ix.workers = n
+}
+
 // Columns returns the number of text columns.
 func (ix *Index) Columns() int { return ix.ncol }
 

@@ -153,28 +153,38 @@ next:
 		}
 		clear(counts)
 		found := false
-	inst:
-		for _, k0 := range ev.keyBufs[0] {
-			for i := 1; i < nt; i++ {
-				want := k0 + uint64(i)
-				ks := ev.keyBufs[i]
-				for ptr[i] < len(ks) && ks[ptr[i]] < want {
-					ptr[i]++
-				}
-				if ptr[i] == len(ks) {
-					break inst
-				}
-				if ks[ptr[i]] != want {
-					continue inst
-				}
-			}
+		phraseStarts(ev.keyBufs[:nt], ptr, func(k0 uint64) {
 			counts[k0>>32]++
 			found = true
-		}
+		})
 		if found {
 			p.slots = append(p.slots, s)
 			p.counts = append(p.counts, counts...)
 		}
+	}
+}
+
+// phraseStarts calls each with every position of keys[0] (a phrase's
+// first token in one row) that the phrase's other tokens follow one by
+// one (keys[i] holds token i's positions, ascending; ptr is scratch of
+// the same length, zeroed).
+func phraseStarts(keys [][]uint64, ptr []int, each func(k0 uint64)) {
+inst:
+	for _, k0 := range keys[0] {
+		for i := 1; i < len(keys); i++ {
+			want := k0 + uint64(i)
+			ks := keys[i]
+			for ptr[i] < len(ks) && ks[ptr[i]] < want {
+				ptr[i]++
+			}
+			if ptr[i] == len(ks) {
+				return
+			}
+			if ks[ptr[i]] != want {
+				continue inst
+			}
+		}
+		each(k0)
 	}
 }
 

@@ -85,24 +85,7 @@ func (ev *evaluator) instances(p *evalPhrase, i int, out []uint64) []uint64 {
 	for ti, t := range p.terms {
 		keys[ti] = t.keys(gallop(t.docs, 0, s), nil)
 	}
-	ptr := make([]int, len(p.terms))
-inst:
-	for _, k0 := range keys[0] {
-		for ti := 1; ti < len(p.terms); ti++ {
-			want := k0 + uint64(ti)
-			ks := keys[ti]
-			for ptr[ti] < len(ks) && ks[ptr[ti]] < want {
-				ptr[ti]++
-			}
-			if ptr[ti] == len(ks) {
-				break inst
-			}
-			if ks[ptr[ti]] != want {
-				continue inst
-			}
-		}
-		out = append(out, k0)
-	}
+	phraseStarts(keys, make([]int, len(p.terms)), func(k0 uint64) { out = append(out, k0) })
 	return out
 }
 
