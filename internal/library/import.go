@@ -16,8 +16,7 @@ import (
 )
 
 // ImportFiles imports every file in paths into st as one stream, so a bulk
-// load of several corpora builds the full-text index once, not once per
-// file. Every file is opened first, so a typo in the last name fails before
+// load of several corpora is staged and merged once, not once per file. Every file is opened first, so a typo in the last name fails before
 // anything is written.
 func ImportFiles(ctx context.Context, st Store, paths []string, read codecs.Options, opts ImportOptions) (ImportStats, error) {
 	readers := make([]*Reader, 0, len(paths))

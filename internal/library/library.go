@@ -157,8 +157,8 @@ func (s ImportStats) ReasonSummary() string {
 }
 
 // Progress is reported while an import runs: the counts so far, and
-// Indexing once every row is stored and the full-text index is being built
-// (the one long step without intermediate reports).
+// Indexing once every row is staged and the rows are being moved into the
+// library (the one long step without intermediate reports).
 type Progress struct {
 	ImportStats
 	Indexing bool

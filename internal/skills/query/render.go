@@ -12,7 +12,7 @@ import (
 // Source names the renderers know. They are the names strategies, the
 // searcher and the settings use, so one constant serves all of them.
 const (
-	Local           = research.SourceLocal           // SQLite FTS5 over the local library
+	Local           = research.SourceLocal           // the local library (FTS5 MATCH syntax)
 	OpenAlex        = research.SourceOpenAlex        // api.openalex.org/works?search=
 	SemanticScholar = research.SourceSemanticScholar // api.semanticscholar.org/graph/v1/paper/search?query=
 	Arxiv           = research.SourceArxiv           // export.arxiv.org/api/query?search_query=

@@ -1,6 +1,7 @@
 // Package local is the "local" search source: the paper library imported
-// into Quarry's own database (see `quarry import`), searched with SQLite
-// FTS5. It depends only on the small Library interface, so the skills side
+// into Quarry's own database (see `quarry import`), searched with the
+// store's in-memory full-text index, which reads FTS5's MATCH syntax and
+// ranks by FTS5's bm25. It depends only on the small Library interface, so the skills side
 // never imports the store or SQL.
 package local
 
