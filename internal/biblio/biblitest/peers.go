@@ -458,18 +458,20 @@ func setCheck(name string, want, got []string) fieldCheck {
 }
 
 var (
-	scriptRE  = regexp.MustCompile(`<(sub|sup)>([^<>]*)</(?:sub|sup)>`)
-	bcRE      = regexp.MustCompile(`^\s*-\d`)
-	ordinalRE = regexp.MustCompile(`^(\d+)(st|nd|rd|th)$`)
-	tagRE     = regexp.MustCompile(`</?(i|b|sup|sub|sc|span|em|strong|a)( [^>]*)?>`)
-	yearRE    = regexp.MustCompile(`(^|[^0-9])(\d{4})([^0-9]|$)`)
-	dashes    = strings.NewReplacer("–", "-", "—", "-", "‐", "-", "‑", "-", "\u00a0", " ", "‘", "'", "’", "'", "“", "\"", "”", "\"", "∼", "~")
+	scriptRE         = regexp.MustCompile(`<(sub|sup)>([^<>]*)</(?:sub|sup)>`)
+	bcRE             = regexp.MustCompile(`^\s*-\d`)
+	ordinalRE        = regexp.MustCompile(`^(\d+)(st|nd|rd|th)$`)
+	tagRE            = regexp.MustCompile(`</?(i|b|sup|sub|sc|span|em|strong|a)( [^>]*)?>`)
+	accentedDotlessI = regexp.MustCompile(`ı(\p{Mn})`)
+	yearRE           = regexp.MustCompile(`(^|[^0-9])(\d{4})([^0-9]|$)`)
+	dashes           = strings.NewReplacer("–", "-", "—", "-", "‐", "-", "‑", "-", "\u00a0", " ", "‘", "'", "’", "'", "“", "\"", "”", "\"", "∼", "~")
 )
 
 // normText is how two values are compared: markup Zotero keeps in rich
 // text stripped, dashes, quotes and tildes of any kind alike, blanks
 // collapsed, Unicode compatibility-composed (a mathematical italic μ is a
-// μ, a thin space a space, ℡ is TEL), and case ignored: Better BibTeX sentence-cases titles
+// μ, a thin space a space, ℡ is TEL), a dotless ı under an accent an i
+// (TeX's \'{\i} is how í is typed), and case ignored: Better BibTeX sentence-cases titles
 // on import (a preference of its own, not a parse Quarry should copy).
 func normText(s string) string {
 	s = scriptRE.ReplaceAllStringFunc(s, func(m string) string {
@@ -482,6 +484,7 @@ func normText(s string) string {
 		return out
 	})
 	s = tagRE.ReplaceAllString(s, "")
+	s = accentedDotlessI.ReplaceAllString(s, "i$1")
 	s = dashes.Replace(strings.ToLower(norm.NFKC.String(s)))
 	return strings.Join(strings.Fields(s), " ")
 }

@@ -434,6 +434,9 @@ var symbolAccents = map[byte]rune{
 var letterAccents = map[string]rune{
 	"c": '\u0327', "v": '\u030C', "u": '\u0306', "H": '\u030B', "r": '\u030A',
 	"k": '\u0328', "d": '\u0323', "b": '\u0331', "t": '\u0361',
+	// MathSciNet's exports define \ocirc in their @preamble: a ring
+	// above (Franc{\ocirc{u}} is Franců).
+	"ocirc": '\u030A',
 	// Math accents.
 	"overline": '\u0305', "bar": '\u0304', "hat": '\u0302', "widehat": '\u0302', "tilde": '\u0303',
 	"widetilde": '\u0303', "vec": '\u20D7', "dot": '\u0307', "ddot": '\u0308', "acute": '\u0301',
