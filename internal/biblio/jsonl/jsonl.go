@@ -16,21 +16,34 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"quarry/internal/biblio"
 	"quarry/internal/research"
 )
 
-// Reader streams records from a JSON Lines file one line at a time, so a
-// corpus of any size reads in memory bounded by the line limit.
+// Reader streams records from a JSON Lines file, so a corpus of any size
+// reads in memory bounded by the line limit times a chunk: it reads a
+// chunk of lines (at most chunkLines, or chunkBytes of text) and decodes
+// them on every core, decoding being most of the cost of an import's
+// parse.
 type Reader struct {
-	r    *bufio.Reader
-	line int
-	max  int
-	buf  []byte
+	r       *bufio.Reader
+	line    int
+	max     int
+	pending []biblio.Record // decoded, not yet returned
+	err     error           // what ended the last chunk: returned after it
 }
+
+// A chunk is read before it is decoded in parallel: big enough that
+// starting the decoders is noise, small enough to bound memory.
+const (
+	chunkLines = 512
+	chunkBytes = 8 << 20
+)
 
 // NewReader reads records from r with the default limits. Decompression
 // is the caller's job.
@@ -48,33 +61,77 @@ func (r *Reader) WithLimits(l biblio.Limits) *Reader {
 
 // Next returns the next record, skipping blank lines, or io.EOF at the end.
 // A line that is not a JSON object, or is over the line limit, is a record
-// with Problem set; only a failing read is an error.
+// with Problem set; only a failing read is an error, returned after the
+// records read before it.
 func (r *Reader) Next() (biblio.Record, error) {
-	for {
+	if len(r.pending) == 0 {
+		if r.err != nil {
+			return biblio.Record{}, r.err
+		}
+		r.readChunk()
+		if len(r.pending) == 0 {
+			return biblio.Record{}, r.err
+		}
+	}
+	rec := r.pending[0]
+	r.pending = r.pending[1:]
+	return rec, nil
+}
+
+// readChunk reads the next chunk of lines and decodes them into pending,
+// setting err when the input ended (io.EOF) or failed.
+func (r *Reader) readChunk() {
+	type raw struct {
+		line []byte
+		n    int
+	}
+	var lines []raw
+	var size int
+	r.pending = r.pending[:0]
+	for len(lines) < chunkLines && size < chunkBytes {
 		r.line += biblio.SkipBlankLines(r.r)
-		line, long, err := biblio.ReadLine(r.r, r.max, r.buf)
-		r.buf = line[:0]
+		line, long, err := biblio.ReadLine(r.r, r.max, nil)
 		if err != nil && !errors.Is(err, io.EOF) {
-			return biblio.Record{}, fmt.Errorf("jsonl: read line %d: %w", r.line+1, err)
+			r.err = fmt.Errorf("jsonl: read line %d: %w", r.line+1, err)
+			break
 		}
 		if len(line) == 0 {
-			return biblio.Record{}, io.EOF
+			r.err = io.EOF
+			break
 		}
 		r.line++
 		if long {
-			return biblio.Record{Line: r.line, Problem: biblio.LineTooLong(r.max)}, nil
+			lines = append(lines, raw{nil, r.line})
+			continue
 		}
 		if r.line == 1 {
 			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
 		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			lines = append(lines, raw{line, r.line})
+			size += len(line)
 		}
-		rec := MapLine(line)
-		rec.Line = r.line
-		return rec, nil
 	}
+	out := make([]biblio.Record, len(lines))
+	decode := func(i int) {
+		if lines[i].line == nil {
+			out[i] = biblio.Record{Line: lines[i].n, Problem: biblio.LineTooLong(r.max)}
+			return
+		}
+		out[i] = MapLine(lines[i].line)
+		out[i].Line = lines[i].n
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(lines))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(lines); i += workers {
+				decode(i)
+			}
+		})
+	}
+	wg.Wait()
+	r.pending = out
 }
 
 // rawRecord is the union of the fields of the corpora we know and of
