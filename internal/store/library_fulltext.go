@@ -110,7 +110,7 @@ func (s *Store) followLibraryIndex() {
 
 // libraryIndex returns the index, built or caught up with library_log.
 func (s *Store) libraryIndex(ctx context.Context) (*libraryIndex, error) {
-	head, oldest, err := s.libraryLogBounds(ctx)
+	head, _, err := s.libraryLogBounds(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,8 @@ func (s *Store) libraryIndex(ctx context.Context) (*libraryIndex, error) {
 	}
 	// Read the log's head again under the lock: another follower may
 	// have applied more than this caller saw.
-	if head, oldest, err = s.libraryLogBounds(ctx); err != nil {
+	head, oldest, err := s.libraryLogBounds(ctx)
+	if err != nil {
 		return nil, err
 	}
 	if li == nil || li.seq.Load() < oldest-1 || head-li.seq.Load() > int64(max(logKeep, li.ix.Len()/2)) {
