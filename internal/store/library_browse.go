@@ -75,12 +75,8 @@ func (s *Store) BrowseLibrary(ctx context.Context, q LibraryQuery) (LibraryResul
 			return LibraryResults{}, err
 		}
 		out.Exact = true
-		docs := make([]int64, len(hits))
-		for i, h := range hits {
-			docs[i] = h.Docid
-		}
 		var list []byte
-		if list, err = json.Marshal(docs); err != nil {
+		if list, err = json.Marshal(docidsOf(hits)); err != nil {
 			return LibraryResults{}, err
 		}
 		rows, err = tx.QueryContext(ctx, `SELECT `+paperColumns+`, p.source FROM papers p

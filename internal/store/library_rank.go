@@ -77,12 +77,9 @@ func (s *Store) LibraryPapersByDoc(ctx context.Context, docs []int64) ([]researc
 // LibraryDocFreqs returns how many papers the library holds and, for each
 // of terms (single words, stemmed by the index as a query is), how many
 // papers contain it: the statistics pseudo-relevance feedback weighs a
-// candidate expansion term by.
+// candidate expansion term by. Both come from the index, so they agree
+// with each other and with bm25's, with no count of the table.
 func (s *Store) LibraryDocFreqs(ctx context.Context, terms []string) (int, []int, error) {
-	n, err := s.LibraryCount(ctx)
-	if err != nil {
-		return 0, nil, err
-	}
 	li, err := s.libraryIndex(ctx)
 	if err != nil {
 		return 0, nil, err
@@ -95,5 +92,5 @@ func (s *Store) LibraryDocFreqs(ctx context.Context, terms []string) (int, []int
 		}
 		out[i] = li.ix.Count(q, nil)
 	}
-	return n, out, nil
+	return li.ix.Len(), out, nil
 }

@@ -49,11 +49,16 @@ func (s *Store) SearchLibraryPage(ctx context.Context, match string, years resea
 	if err != nil {
 		return nil, err
 	}
+	return s.LibraryPapersByDoc(ctx, docidsOf(hits))
+}
+
+// docidsOf lists the hits' docids, in rank order.
+func docidsOf(hits []textindex.Hit) []int64 {
 	docs := make([]int64, len(hits))
 	for i, h := range hits {
 		docs[i] = h.Docid
 	}
-	return s.LibraryPapersByDoc(ctx, docs)
+	return docs
 }
 
 // parseMatch reads an FTS5 MATCH expression for the library's index. One
