@@ -49,8 +49,10 @@ package bibtex
 
 import (
 	"strings"
+	"unicode"
 
 	"quarry/internal/biblio"
+	"quarry/internal/research"
 )
 
 // entryKind maps an entry type (lower case) onto a biblio type. Types not
@@ -97,10 +99,46 @@ func kind(typ string, arxiv bool, f fields) string {
 		k = biblio.Misc
 	}
 	preprintish := preprintCandidates[typ] ||
-		// BibLaTeX: an @article that is only on arXiv has no journal yet.
-		(typ == "article" && !f.has("journal") && !f.has("journaltitle"))
+		// BibLaTeX: an @article that is only on arXiv has no journal yet;
+		// one with a PubMed ID or a publisher's DOI has been published.
+		(typ == "article" && !f.has("journal") && !f.has("journaltitle") && !published(f))
 	if preprintish && (arxiv || strings.EqualFold(strings.TrimSpace(f.raw("pubstate")), "preprint")) {
 		return biblio.Preprint
 	}
+	if k == biblio.Book && f.has("booktitle") && !f.has("publisher") && !sameText(f.raw("title"), f.raw("booktitle")) {
+		// A "book" with no publisher of its own that names another book
+		// it is in is a part of it, mistyped (Better BibTeX reads it so
+		// too); a booktitle that repeats the title says nothing, and a
+		// book with a publisher is one (the Writer puts a book's venue
+		// in booktitle when it is not the publisher).
+		return biblio.Chapter
+	}
 	return k
+}
+
+// published says whether an entry carries an identifier only a published
+// work has: a PubMed ID, or a DOI other than arXiv's own (10.48550).
+func published(f fields) bool {
+	if strings.TrimSpace(f.raw("pmid")) != "" {
+		return true
+	}
+	doi := research.NormalizeDOI(f.raw("doi"))
+	return doi != "" && !strings.HasPrefix(doi, arxivDOIPrefix)
+}
+
+// arxivDOIPrefix is the DOI prefix arXiv registers its preprints under.
+const arxivDOIPrefix = "10.48550/"
+
+// sameText compares two raw field values by their letters and digits
+// only, so braces, accents' markup and case do not tell them apart.
+func sameText(a, b string) bool {
+	fold := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return unicode.ToLower(r)
+			}
+			return -1
+		}, s)
+	}
+	return fold(a) == fold(b)
 }

@@ -438,7 +438,10 @@ var letterAccents = map[string]rune{
 	// above (Franc{\ocirc{u}} is Franců).
 	"ocirc": '\u030A',
 	// Math accents.
-	"overline": '\u0305', "bar": '\u0304', "hat": '\u0302', "widehat": '\u0302', "tilde": '\u0303',
+	// \bar is math only, and a title's bar is over a digit (the Miller
+	// index (000\bar{1})), an overline in Unicode (U+0305, as Better
+	// BibTeX reads it); a text macron is \=.
+	"overline": '\u0305', "bar": '\u0305', "hat": '\u0302', "widehat": '\u0302', "tilde": '\u0303',
 	"widetilde": '\u0303', "vec": '\u20D7', "dot": '\u0307', "ddot": '\u0308', "acute": '\u0301',
 	"grave": '\u0300', "breve": '\u0306', "check": '\u030C', "underline": '\u0332',
 }

@@ -110,7 +110,7 @@ func TestUnpairedDollarIsKept(t *testing.T) {
 		"{Cu$_2$O}":                     "Cu₂O",
 		"$$x^2$$ and more":              "x² and more",
 		`a \$ b $c_1$`:                  "a $ b c₁",
-		`{$\left( 000\bar{1} \right)$}`: "(0001\u0304)",
+		`{$\left( 000\bar{1} \right)$}`: "(0001\u0305)",
 		`$x \text{if and only if} y$`:   "xif and only ify",
 		`$a \mbox{ and } b$`:            "a and b",
 	} {

@@ -181,7 +181,15 @@ func TestReadTypes(t *testing.T) {
 		{"@article{k, title={T}, journal={J}}", biblio.Article},
 		{"@article{k, title={T}, eprint={2101.00001}, eprinttype={arXiv}}", biblio.Preprint},
 		{"@article{k, title={T}, journal={}, eprint={2101.00001}, archiveprefix={arXiv}}", biblio.Article},
+		// Published: a PubMed ID or a publisher's DOI; arXiv's own DOI is not one.
+		{"@article{k, title={T}, pmid={123}, eprint={2101.00001}, eprinttype={arXiv}}", biblio.Article},
+		{"@article{k, title={T}, doi={10.1000/x1}, eprint={2101.00001}, eprinttype={arXiv}}", biblio.Article},
+		{"@article{k, title={T}, doi={10.48550/arXiv.2101.00001}, eprint={2101.00001}, eprinttype={arXiv}}", biblio.Preprint},
 		{"@inproceedings{k, title={T}}", biblio.Conference},
+		// A book naming another book it is in is a part of it.
+		{"@proceedings{k, title={Paper}, booktitle={Proceedings of X}}", biblio.Chapter},
+		{"@book{k, title={The {Cambridge} Companion}, booktitle={The Cambridge companion}}", biblio.Book},
+		{"@book{k, title={Volume 2}, booktitle={Collected Works}, publisher={P}}", biblio.Book},
 		{"@conference{k, title={T}}", biblio.Conference},
 		{"@book{k, title={T}}", biblio.Book},
 		{"@incollection{k, title={T}}", biblio.Chapter},

@@ -41,7 +41,7 @@ func (w *Writer) Write(rec biblio.Record) error {
 	b.Reset()
 	extra := extraFields(rec.Extra)
 	typ, venueField := entryFor(rec.Type)
-	if bt := extra["bibtex_type"]; fieldNameRE.MatchString(bt) && keepsType(bt, rec.Type) {
+	if bt := extra["bibtex_type"]; fieldNameRE.MatchString(bt) && keepsType(bt, rec) {
 		typ = bt // @inbook stays @inbook, @online stays @online
 	}
 	if venueField == "publisher" && (extra["publisher"] != "" && extra["publisher"] != p.Venue || extra["booktitle"] == p.Venue) {
@@ -158,14 +158,19 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// keepsType reports whether writing a record of type typ as @entry reads
-// back as typ: the same kind, or, for a preprint, an entry type the Reader
+// keepsType reports whether writing rec as @entry reads
+// back as its type: the same kind, or, for a preprint, an entry type the Reader
 // takes for one when it has an eprint or pubstate (as the Writer writes).
-func keepsType(entry, typ string) bool {
-	if typ == biblio.Preprint {
+func keepsType(entry string, rec biblio.Record) bool {
+	switch {
+	case rec.Type == biblio.Preprint:
 		return entry == "article" || preprintCandidates[entry]
+	case rec.Type == biblio.Chapter && typeOf(entry) == biblio.Book:
+		// A book entry naming another book (booktitle, the venue) and
+		// no publisher is read as a chapter (see kind).
+		return extraFields(rec.Extra)["publisher"] == "" && !sameText(rec.Paper.Title, rec.Paper.Venue)
 	}
-	return typeOf(entry) == typ
+	return typeOf(entry) == rec.Type
 }
 
 // typeOf is the biblio type the Reader gives an entry type (without the
