@@ -158,10 +158,16 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Start validates the parameters, stores a pending run and schedules it.
 func (e *Engine) Start(ctx context.Context, workflow string, input map[string]any) (Run, error) {
+	return e.StartIn(ctx, "", workflow, input)
+}
+
+// StartIn is Start for a run of project (see Run.Project).
+func (e *Engine) StartIn(ctx context.Context, project, workflow string, input map[string]any) (Run, error) {
 	r, err := e.newRun(workflow, input)
 	if err != nil {
 		return Run{}, err
 	}
+	r.Project = project
 	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
 		return Run{}, err
 	}

@@ -110,6 +110,11 @@ type Run struct {
 	// Source); CreateRun stores it by hash with the run. It is not read
 	// back: the run's state names the hash it runs.
 	Source *Source
+	// Project is the team project the run belongs to ("" for none: an
+	// installation without accounts, or a run a trigger started). The
+	// engine does not read it; children and forks inherit it, so a
+	// project's runs stay together.
+	Project string
 	// Parent is set on a run a step started (StartChild); CreateRun and
 	// Commit store it, and a child's last commit wakes a waiting parent.
 	// It is not read back by Store.Run.

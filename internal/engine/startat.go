@@ -33,6 +33,11 @@ type startStore interface {
 // without CheckStart (written in Go) started anywhere but its entry, is
 // fault.EInvalid on the field "from"; the run records where it started.
 func (e *Engine) StartAt(ctx context.Context, workflow string, input map[string]any, step string, given State, by string) (Run, error) {
+	return e.StartAtIn(ctx, "", workflow, input, step, given, by)
+}
+
+// StartAtIn is StartAt for a run of project (see Run.Project).
+func (e *Engine) StartAtIn(ctx context.Context, project, workflow string, input map[string]any, step string, given State, by string) (Run, error) {
 	ss, ok := e.cfg.Store.(startStore)
 	if !ok {
 		return Run{}, errors.New("engine: this store cannot start runs at a stage")
@@ -60,7 +65,7 @@ func (e *Engine) StartAt(ctx context.Context, workflow string, input map[string]
 			return Run{}, err
 		}
 	}
-	r.Step, r.State = step, r.State.merge(given)
+	r.Step, r.State, r.Project = step, r.State.merge(given), project
 	keys := make([]string, 0, len(given))
 	for k := range given {
 		keys = append(keys, k)

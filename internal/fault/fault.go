@@ -17,10 +17,14 @@ const (
 	ENotFound     = "not_found"    // the thing asked for does not exist
 	EConflict     = "conflict"     // the request lost a race (e.g. a checkpoint was already decided)
 	EUnauthorized = "unauthorized" // the caller may not do this
-	ETooLarge     = "too_large"    // the input is over a size limit: send less, not something else
-	EUnavailable  = "unavailable"  // busy for a moment (the database is locked by another writer): try again shortly
-	EStorageFull  = "storage_full" // the disk holding the database is full: nothing can be saved until space is freed
-	EInternal     = "internal"     // our fault; details are logged, not shown
+	// EUnauthenticated: the caller must sign in (or send a valid API
+	// token) first; EUnauthorized is for someone known who may not.
+	EUnauthenticated = "unauthenticated"
+	ERateLimited     = "rate_limited" // too many attempts (sign-in): wait and try again
+	ETooLarge        = "too_large"    // the input is over a size limit: send less, not something else
+	EUnavailable     = "unavailable"  // busy for a moment (the database is locked by another writer): try again shortly
+	EStorageFull     = "storage_full" // the disk holding the database is full: nothing can be saved until space is freed
+	EInternal        = "internal"     // our fault; details are logged, not shown
 )
 
 // Error is an application error with a code, a human message and, for

@@ -20,9 +20,9 @@ import (
 )
 
 // StatusForCode maps an engine error code to its HTTP status. It is the one
-// place that decides statuses. Unauthorized maps to 403, not 401: Quarry has
-// no login, so the code means "you may not do this", and a 401 would have to
-// carry an authentication challenge. Unknown codes are our bug, hence 500.
+// place that decides statuses. Unauthorized is 403 (known, and may not);
+// unauthenticated is 401 (sign in or send a token first; the error handler
+// adds the Bearer challenge). Unknown codes are our bug, hence 500.
 func StatusForCode(code string) int {
 	switch code {
 	case fault.EInvalid:
@@ -33,6 +33,10 @@ func StatusForCode(code string) int {
 		return http.StatusConflict
 	case fault.EUnauthorized:
 		return http.StatusForbidden
+	case fault.EUnauthenticated:
+		return http.StatusUnauthorized
+	case fault.ERateLimited:
+		return http.StatusTooManyRequests
 	case fault.ETooLarge:
 		return http.StatusRequestEntityTooLarge
 	case fault.EUnavailable:
@@ -55,7 +59,11 @@ func codeForStatus(status int) string {
 		return fault.ENotFound
 	case status == http.StatusConflict:
 		return fault.EConflict
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+	case status == http.StatusUnauthorized:
+		return fault.EUnauthenticated
+	case status == http.StatusTooManyRequests:
+		return fault.ERateLimited
+	case status == http.StatusForbidden:
 		return fault.EUnauthorized
 	case status >= 400 && status < 500:
 		return fault.EInvalid

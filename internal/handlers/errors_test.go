@@ -158,7 +158,7 @@ func TestErrorHandler(t *testing.T) {
 			err: func() error {
 				return echo.NewHTTPError(http.StatusTooManyRequests).SetInternal(fault.Errorf(fault.ENotFound, "x"))
 			},
-			wantStatus: http.StatusTooManyRequests, wantCode: fault.EInvalid, wantMsg: "Too Many Requests", wantLevel: "WARN",
+			wantStatus: http.StatusTooManyRequests, wantCode: fault.ERateLimited, wantMsg: "Too Many Requests", wantLevel: "WARN",
 		},
 		{
 			name:       "EchoServerErrorHidesMessage",
