@@ -51,6 +51,7 @@ func errBadRole(role string) error {
 
 // CreateProject creates project p with the account ownerID as its first
 // member, an owner, in one transaction: a project never has no owner.
+// CreatedBy defaults to the owner, CreatedAt to s.Now().
 func (s *Store) CreateProject(ctx context.Context, p Project, ownerID string) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
@@ -79,6 +80,9 @@ func (s *Store) insertProject(ctx context.Context, tx *sql.Tx, p Project, ownerI
 	}
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.Now()
+	}
+	if p.CreatedBy == "" {
+		p.CreatedBy = ownerID
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO projects (id, name, created_by, created_at) VALUES (?, ?, ?, ?)`,
 		p.ID, p.Name, p.CreatedBy, formatTime(p.CreatedAt))

@@ -20,7 +20,7 @@ func TestProjectsAndMembers(t *testing.T) {
 	addAccount(t, st, "bob", false)
 	addAccount(t, st, "cy", false)
 	require.NoError(t, st.CreateProject(ctx, store.Project{ID: "p1", Name: "sleep", CreatedBy: "ada"}, "ada"))
-	require.NoError(t, st.CreateProject(ctx, store.Project{ID: "p2", Name: "Raft", CreatedBy: "bob"}, "bob"))
+	require.NoError(t, st.CreateProject(ctx, store.Project{ID: "p2", Name: "Raft"}, "bob")) // created by its owner
 	require.Equal(t, fault.EConflict, fault.ErrorCode(st.CreateProject(ctx, store.Project{ID: "p1", Name: "again"}, "ada")))
 	require.Equal(t, fault.ENotFound, fault.ErrorCode(st.CreateProject(ctx, store.Project{ID: "p3", Name: "orphan"}, "nobody")))
 	require.Equal(t, fault.EInvalid, fault.ErrorCode(st.CreateProject(ctx, store.Project{ID: "p4"}, "ada")), "a name is required")
