@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -23,6 +24,10 @@ type RunFilter struct {
 	// Text keeps runs whose TextParam contains it, ignoring case (ASCII
 	// letters only: SQLite's LIKE folds no other case). "" keeps all.
 	Text string
+	// Projects keeps the runs of these projects: nil keeps every run
+	// (an installation without accounts, an admin), an empty list none
+	// (an account in no project).
+	Projects []string
 	// Offset and Limit pick the page, newest first.
 	Offset, Limit int
 }
@@ -66,20 +71,30 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunList, error) {
 	if t := strings.TrimSpace(f.Text); t != "" {
 		like = "%" + escapeLike(t) + "%"
 	}
-	const where = `WHERE (?1 = '' OR r.status = ?1) AND (?2 = '' OR coalesce(json_extract(r.params, ?3), '') LIKE ?2 ESCAPE '\')`
+	// projects is NULL for no filter, else a JSON array ("[]" for none).
+	var projects any
+	if f.Projects != nil {
+		b, err := json.Marshal(f.Projects)
+		if err != nil {
+			return RunList{}, fmt.Errorf("store: list runs: %w", err)
+		}
+		projects = string(b)
+	}
+	const where = `WHERE (?1 = '' OR r.status = ?1) AND (?2 = '' OR coalesce(json_extract(r.params, ?3), '') LIKE ?2 ESCAPE '\')
+		AND (?4 IS NULL OR r.project_id IN (SELECT value FROM json_each(?4)))`
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return RunList{}, fmt.Errorf("store: list runs: %w", err)
 	}
 	defer tx.Rollback()
 	var out RunList
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs r `+where, string(f.Status), like, path).Scan(&out.Total); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs r `+where, string(f.Status), like, path, projects).Scan(&out.Total); err != nil {
 		return RunList{}, fmt.Errorf("store: count runs: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.workflow, coalesce(json_extract(r.params, ?3), ''), r.status, r.iteration, r.created_at,
 		(SELECT count(*) FROM run_papers rp WHERE rp.run_id = r.id)
-		FROM runs r `+where+` ORDER BY r.created_at DESC, r.id DESC LIMIT ?4 OFFSET ?5`,
-		string(f.Status), like, path, f.Limit, f.Offset)
+		FROM runs r `+where+` ORDER BY r.created_at DESC, r.id DESC LIMIT ?5 OFFSET ?6`,
+		string(f.Status), like, path, projects, f.Limit, f.Offset)
 	if err != nil {
 		return RunList{}, fmt.Errorf("store: list runs: %w", err)
 	}

@@ -62,11 +62,27 @@ func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO runs
+	args := []any{r.ID, r.Workflow, string(params), state, r.Step, string(r.Status), max(r.Iteration, 1), r.Attempt,
+		r.CheckpointID, r.Version, r.Error, formatTime(r.CreatedAt), formatTime(r.UpdatedAt)}
+	q := `INSERT INTO runs
 		(id, workflow, params, state, current_step, status, iteration, attempt, checkpoint_id, version, error, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?)`,
-		r.ID, r.Workflow, string(params), state, r.Step, string(r.Status), max(r.Iteration, 1), r.Attempt,
-		r.CheckpointID, r.Version, r.Error, formatTime(r.CreatedAt), formatTime(r.UpdatedAt))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?)`
+	// A run with no project and no parent leaves project_id to its default,
+	// so the statement also runs on a schema from before projects (tests
+	// of upgrades). A child without a project of its own takes its
+	// parent's, read in the same statement.
+	if r.Project != "" || r.Parent != nil {
+		parent := ""
+		if r.Parent != nil {
+			parent = r.Parent.RunID
+		}
+		q = `INSERT INTO runs
+		(id, workflow, params, state, current_step, status, iteration, attempt, checkpoint_id, version, error, created_at, updated_at, project_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?,
+			COALESCE(NULLIF(?, ''), (SELECT project_id FROM runs WHERE id = ?), ''))`
+		args = append(args, r.Project, parent)
+	}
+	_, err = tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		if strings.Contains(err.Error(), "UNIQUE") {
 			return fault.Errorf(fault.EConflict, "run %s exists already", r.ID)
@@ -114,7 +130,7 @@ func encodeState(st engine.State) (string, error) {
 }
 
 const runColumns = `id, workflow, params, state, current_step, status, iteration, attempt,
-	COALESCE(checkpoint_id, ''), version, error, created_at, updated_at`
+	COALESCE(checkpoint_id, ''), version, error, created_at, updated_at, project_id`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -122,7 +138,7 @@ func scanRun(row scanner) (engine.Run, error) {
 	var r engine.Run
 	var params, state, status, created, updated string
 	if err := row.Scan(&r.ID, &r.Workflow, &params, &state, &r.Step, &status, &r.Iteration, &r.Attempt,
-		&r.CheckpointID, &r.Version, &r.Error, &created, &updated); err != nil {
+		&r.CheckpointID, &r.Version, &r.Error, &created, &updated, &r.Project); err != nil {
 		return r, err
 	}
 	r.Status = engine.Status(status)
@@ -147,6 +163,21 @@ func (s *Store) Run(ctx context.Context, id string) (engine.Run, error) {
 		return r, fmt.Errorf("store: run %s: %w", id, err)
 	}
 	return r, nil
+}
+
+// RunProject returns the project run id belongs to ("" for none) from the
+// covering index runs_id_project, without reading the run's state: access
+// checks ask it on every request.
+func (s *Store) RunProject(ctx context.Context, id string) (string, error) {
+	var p string
+	err := s.read.QueryRowContext(ctx, `SELECT project_id FROM runs INDEXED BY runs_id_project WHERE id = ?`, id).Scan(&p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fault.Errorf(fault.ENotFound, "no run %q", id)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: project of run %s: %w", id, err)
+	}
+	return p, nil
 }
 
 // RunStamp names what a run's pages show at one moment: the run row's
