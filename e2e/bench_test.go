@@ -189,7 +189,7 @@ func pct(ds []time.Duration, p int) int64 {
 // server stops when the benchmark ends.
 func startDemoServer(b *testing.B) string {
 	b.Helper()
-	cfg := app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(b.TempDir(), "quarry.db")}
+	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(b.TempDir(), "quarry.db")}
 	ctx, cancel := context.WithCancel(context.Background())
 	logger := slog.New(slog.DiscardHandler)
 	a, err := app.New(ctx, cfg, app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {

@@ -183,7 +183,7 @@ func startDemoApp(t *testing.T) *server {
 // workflows workflows builds over its store.
 func startServerWith(t *testing.T, db string, workflows func(*store.Store) (*engine.Registry, error)) *server {
 	t.Helper()
-	return startServerConfig(t, app.Config{Addr: "127.0.0.1:0", DB: db}, workflows)
+	return startServerConfig(t, app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: db}, workflows)
 }
 
 // startServerConfig is startServerWith with the app's whole configuration.

@@ -37,7 +37,7 @@ stages:
     type: set
     set: {ok: "true"}
 `), 0o644))
-	srv := startServerConfig(t, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "quarry.db"), WorkflowsDir: dir},
+	srv := startServerConfig(t, app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "quarry.db"), WorkflowsDir: dir},
 		func(st *store.Store) (*engine.Registry, error) { return testapp.RegistryWithFiles(st) })
 	run, err := srv.app.Engine().Start(context.Background(), "signoff", nil)
 	require.NoError(t, err)

@@ -43,7 +43,7 @@ stages:
     type: delay
     duration: 1s
 `), 0o644))
-	srv := startServerConfig(t, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "quarry.db"), WorkflowsDir: dir},
+	srv := startServerConfig(t, app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "quarry.db"), WorkflowsDir: dir},
 		func(st *store.Store) (*engine.Registry, error) { return testapp.RegistryWithFiles(st) })
 	page, expect := openPage(t, srv.url)
 	_, err := page.Goto("/")

@@ -21,6 +21,9 @@ CREATE TABLE accounts (
 );
 -- One account per single-sign-on identity.
 CREATE UNIQUE INDEX accounts_oidc ON accounts (oidc_issuer, oidc_subject) WHERE oidc_subject <> '';
+-- Decisions, marks and votes record who made them by display name, so
+-- no two accounts share one (ignoring case).
+CREATE UNIQUE INDEX accounts_name ON accounts (name COLLATE NOCASE);
 
 CREATE TABLE sessions (
     id_hash    TEXT PRIMARY KEY,                 -- SHA-256 of the cookie's session ID
@@ -136,5 +139,6 @@ DROP INDEX login_failures_key;
 DROP TABLE login_failures;
 DROP INDEX sessions_account;
 DROP TABLE sessions;
+DROP INDEX accounts_name;
 DROP INDEX accounts_oidc;
 DROP TABLE accounts;

@@ -44,6 +44,7 @@ func newServer(bin, db, logPath string, fk *fakes) (*server, error) {
 	env = append(env,
 		"QUARRY_ADDR="+addr,
 		"QUARRY_DB="+db,
+		"QUARRY_OPEN_MODE=true", // the chaos client decides through the API by name
 		"QUARRY_SOURCES=openalex,crossref",
 		"QUARRY_OPENALEX_KEY=chaos-key", // OpenAlex requires a key; the fake takes any
 		"QUARRY_OPENALEX_URL="+fk.openalex.URL,

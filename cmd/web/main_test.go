@@ -50,10 +50,10 @@ func TestRunServe(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, res.Body.Close())
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	// A first visit (no session yet) is asked for a display name, which
-	// every decision records; the client followed the redirect to it.
-	require.Equal(t, "/name", res.Request.URL.Path)
-	require.Contains(t, string(body), `data-testid="name-form"`)
+	// The first visit to a new installation (accounts, the default)
+	// creates its administrator; the client followed the redirect to it.
+	require.Equal(t, "/setup", res.Request.URL.Path)
+	require.Contains(t, string(body), `data-testid="setup-form"`)
 
 	cancel()
 	select {

@@ -46,7 +46,7 @@ func TestWorkflowStartCommand(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tally.yaml"), []byte(tallyWorkflow), 0o644))
-	a, err := app.New(ctx, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}, app.WithoutDemoLibrary())
+	a, err := app.New(ctx, app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}, app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(func() { srv.Close(); require.NoError(t, a.Close()) })

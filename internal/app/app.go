@@ -209,7 +209,8 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	}
 	a.echo = handlers.New(handlers.Deps{
 		Logger: a.logger, Store: a.store, Engine: a.engine, SessionKey: key, Done: a.streamsDone,
-		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), PublicURL: cfg.PublicURL, ReadLimits: cfg.Import,
+		Library: a.store, Imports: a.imports, Files: a.store, SecureCookies: cfg.SecureCookies(), PublicURL: cfg.PublicURL,
+		OpenMode: cfg.OpenMode, Accounts: a.store, ReadLimits: cfg.Import,
 		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest, ExclusionReasons: cfg.ExclusionReasons, StopWindow: cfg.StopWindow,
 		WorkflowsDir: cfg.WorkflowsDir, DefinitionOptions: DefinitionOptions(cfg), StartableFiles: a.startable, Templates: tpls,
 		Triggers: a.store, Embedding: a.embeddingStatus,

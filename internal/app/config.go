@@ -57,6 +57,11 @@ type Config struct {
 	// Secure (sent over HTTPS only); the CSRF check also trusts it as an
 	// origin. Empty means Quarry is reached directly.
 	PublicURL string
+	// OpenMode runs without accounts (QUARRY_OPEN_MODE): anyone who can
+	// reach the server may do anything, decisions record the name each
+	// browser gives, and the API's decided_by is honoured. For a personal
+	// installation and scripts; the default is accounts (handlers.Deps).
+	OpenMode bool
 	// File is the QUARRY_CONFIG file the settings were read from, if any.
 	File string
 	// LogFormat is LogText or LogJSON; empty means LogText.

@@ -457,7 +457,7 @@ func TestLoadStopWindow(t *testing.T) {
 		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), bad)
 		require.Contains(t, fault.ErrorFields(err), "QUARRY_STOP_WINDOW", bad)
 	}
-	err = app.Config{Addr: "127.0.0.1:0", DB: "q.db", StopWindow: -1}.Validate()
+	err = app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: "q.db", StopWindow: -1}.Validate()
 	require.Contains(t, fault.ErrorFields(err), "stop_window")
 }
 

@@ -25,7 +25,7 @@ const idleWindow = 20 * time.Second
 // nothing happens. It prints `engine: idle_cpu_pct=…` (issue 17: ≤ 1 % of
 // a core). The benchmark binary itself adds nothing while it sleeps.
 func BenchmarkIdleCPU(b *testing.B) {
-	cfg := app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(b.TempDir(), "quarry.db")}
+	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(b.TempDir(), "quarry.db")}
 	logger := slog.New(slog.DiscardHandler)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

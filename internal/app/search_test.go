@@ -85,7 +85,7 @@ func TestNewSearch(t *testing.T) {
 func TestNewSearchRunsOffline(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "q.db")
-	a, err := app.New(t.Context(), app.Config{Addr: "127.0.0.1:0", DB: db}) // seeds the demo library
+	a, err := app.New(t.Context(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: db}) // seeds the demo library
 	require.NoError(t, err)
 	require.NoError(t, a.Close(), "no job worker of the app's may take the run's jobs")
 	st, err := store.Open(t.Context(), db, store.Options{})

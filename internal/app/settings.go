@@ -71,6 +71,8 @@ func settings() []setting {
 			doc: "how many backups are kept, the newest; older ones are deleted with their files"},
 		{env: "QUARRY_SESSION_KEY", shown: "generated on first start and kept in the database", set: text(func(c *Config) *string { return &c.SessionKey }),
 			doc: "secret behind the session cookies, at least 32 characters"},
+		{flag: "open-mode", env: "QUARRY_OPEN_MODE", def: "false", set: boolean(func(c *Config) *bool { return &c.OpenMode }),
+			doc: "`true` runs without accounts: anyone who reaches the server may do anything and decisions record the name a browser gives (a personal installation, scripts); `false` has people sign in, the first visit creating the administrator"},
 		{flag: "public-url", env: "QUARRY_PUBLIC_URL", set: text(func(c *Config) *string { return &c.PublicURL }),
 			doc: "the address people use, e.g. `https://quarry.example.org` behind a TLS proxy: `https` marks the session cookie (which carries the CSRF token) `Secure`"},
 		{flag: "log-format", env: "QUARRY_LOG_FORMAT", key: "log_format", def: LogText, set: setLogFormat,
@@ -333,15 +335,26 @@ func setBaseURL(source string) func(*Config, string) error {
 
 func setStrategyCheckpoint(c *Config, v string) error {
 	var on bool
-	switch v = strings.ToLower(v); v {
-	case "1", "true", "yes", "on":
-		on = true
-	case "0", "false", "no", "off":
-	default:
-		return fmt.Errorf("%q is not true or false", v)
+	if err := boolean(func(*Config) *bool { return &on })(c, v); err != nil {
+		return err
 	}
 	c.Search.StrategyCheckpoint = &on
 	return nil
+}
+
+// boolean sets a true-or-false setting (1/0, true/false, yes/no, on/off).
+func boolean(field func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		switch v = strings.ToLower(v); v {
+		case "1", "true", "yes", "on":
+			*field(c) = true
+		case "0", "false", "no", "off":
+			*field(c) = false
+		default:
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		return nil
+	}
 }
 
 // intIn sets an int setting that must be a whole number from lo to hi

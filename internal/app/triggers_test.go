@@ -28,7 +28,7 @@ trigger:
 stages:
   - {id: a, type: set, set: {x: "1"}}
 `), 0o644))
-	cfg := app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}
+	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}
 	states := func() (time.Time, string) {
 		a, err := app.New(context.Background(), cfg, app.WithoutDemoLibrary())
 		require.NoError(t, err)

@@ -275,11 +275,17 @@ func (a *API) CreateRun(c echo.Context) error {
 			return &fault.Error{Code: fault.EInvalid, Message: "invalid run", Fields: map[string]string{
 				"params": fmt.Sprintf("question, max_iterations, strategy_checkpoint and sources start the search; the %s workflow takes its parameters in params", name)}}
 		}
-		run, err = a.engine.Start(c.Request().Context(), name, in.Params)
+		run, err = a.engine.StartIn(c.Request().Context(), projectOf(c), name, in.Params)
 	} else {
 		if len(in.Params) > 0 {
 			return &fault.Error{Code: fault.EInvalid, Message: "invalid run", Fields: map[string]string{
 				"params": "the search takes question, max_iterations, strategy_checkpoint, sources and started_by as fields of their own"}}
+		}
+		in.startInput.Project = projectOf(c)
+		if !identityOf(c).open { // open mode takes started_by as sent, or none
+			if in.StartedBy, err = author(c, "started_by", in.StartedBy); err != nil {
+				return err
+			}
 		}
 		run, err = start(c.Request().Context(), a.engine, in.startInput, nil)
 	}
@@ -328,9 +334,9 @@ func (a *API) Decide(c echo.Context) error {
 	if strings.TrimSpace(in.CheckpointID) == "" {
 		return &fault.Error{Code: fault.EInvalid, Message: "invalid decision", Fields: map[string]string{"checkpoint_id": "is required"}}
 	}
-	by := strings.TrimSpace(in.DecidedBy)
-	if by == "" {
-		by = "api"
+	by, err := author(c, "decided_by", in.DecidedBy)
+	if err != nil {
+		return err
 	}
 	if string(in.RevisedData) == "null" {
 		in.RevisedData = nil

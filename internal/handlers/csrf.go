@@ -228,26 +228,35 @@ func withFreshToken(check echo.MiddlewareFunc, c echo.Context, h echo.HandlerFun
 	})(c)
 }
 
-// csrfRoutes adds routes with the CSRF check in front of their own
-// middleware. The check is per route rather than on a group, because a
-// group's middleware makes echo route every miss through it: an unknown
-// address or method must answer 404 or 405, not a token error.
+// csrfRoutes adds routes with, in front of their own middleware, who is
+// asking (authenticate), the CSRF check, the route's access rule and the
+// audit of what it changes. The check is per route rather than on a
+// group, because a group's middleware makes echo route every miss through
+// it: an unknown address or method must answer 404 or 405, not a token
+// error. Every method takes the route's rule, so no route goes without
+// one.
 type csrfRoutes struct {
 	e     *echo.Echo
 	check echo.MiddlewareFunc
 	guard echo.MiddlewareFunc
+	auth  *authenticator
 }
 
-func newCSRFRoutes(e *echo.Echo, check echo.MiddlewareFunc) csrfRoutes {
-	return csrfRoutes{e: e, check: check, guard: csrfGuard(check, nil)}
+func newCSRFRoutes(e *echo.Echo, check echo.MiddlewareFunc, auth *authenticator) csrfRoutes {
+	return csrfRoutes{e: e, check: check, guard: csrfGuard(check, nil), auth: auth}
+}
+
+// chain is the middleware of a route with rule r, guard as its CSRF check.
+func (r csrfRoutes) chain(guard echo.MiddlewareFunc, ru rule, m []echo.MiddlewareFunc) []echo.MiddlewareFunc {
+	return append([]echo.MiddlewareFunc{r.auth.authenticate, guard, r.auth.require(ru), r.auth.auditWrites}, m...)
 }
 
 // GET adds a GET route, which the check gives a token, and answers HEAD
 // on it the same way (net/http drops a HEAD answer's body), so monitors
 // and link checkers get the page's status and a 405's Allow header names
 // HEAD. It returns the GET route, for its name.
-func (r csrfRoutes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
-	mw := append([]echo.MiddlewareFunc{r.guard}, m...)
+func (r csrfRoutes) GET(path string, h echo.HandlerFunc, ru rule, m ...echo.MiddlewareFunc) *echo.Route {
+	mw := r.chain(r.guard, ru, m)
 	r.e.HEAD(path, h, mw...)
 	return r.e.GET(path, h, mw...)
 }
@@ -255,23 +264,23 @@ func (r csrfRoutes) GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFun
 // Stream adds a GET route that answers as a stream for as long as the
 // client listens (server-sent events): a HEAD would wait as long for
 // nothing, so it answers 405.
-func (r csrfRoutes) Stream(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
-	return r.e.GET(path, h, append([]echo.MiddlewareFunc{r.guard}, m...)...)
+func (r csrfRoutes) Stream(path string, h echo.HandlerFunc, ru rule, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.GET(path, h, r.chain(r.guard, ru, m)...)
 }
 
 // POST adds a POST route whose token is checked.
-func (r csrfRoutes) POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
-	return r.e.POST(path, h, append([]echo.MiddlewareFunc{r.guard}, m...)...)
+func (r csrfRoutes) POST(path string, h echo.HandlerFunc, ru rule, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.POST(path, h, r.chain(r.guard, ru, m)...)
 }
 
 // PUT adds a PUT route whose token is checked (JSON API calls are exempt:
 // see csrfSkipper).
-func (r csrfRoutes) PUT(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route {
-	return r.e.PUT(path, h, append([]echo.MiddlewareFunc{r.guard}, m...)...)
+func (r csrfRoutes) PUT(path string, h echo.HandlerFunc, ru rule, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.PUT(path, h, r.chain(r.guard, ru, m)...)
 }
 
 // POSTOrRetry is POST for a form whose handler can show it again when its
 // token failed (see csrfGuard).
-func (r csrfRoutes) POSTOrRetry(path string, h echo.HandlerFunc, retry func(echo.Context, *csrfError) error, m ...echo.MiddlewareFunc) *echo.Route {
-	return r.e.POST(path, h, append([]echo.MiddlewareFunc{csrfGuard(r.check, retry)}, m...)...)
+func (r csrfRoutes) POSTOrRetry(path string, h echo.HandlerFunc, retry func(echo.Context, *csrfError) error, ru rule, m ...echo.MiddlewareFunc) *echo.Route {
+	return r.e.POST(path, h, r.chain(csrfGuard(r.check, retry), ru, m)...)
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -175,10 +176,24 @@ func (h *errorHandler) handle(err error, c echo.Context) {
 		h.logger.InfoContext(ctx, "request canceled", "method", req.Method, "path", req.URL.Path, "request_id", requestID)
 		return
 	}
+	if to, ok := signInRedirect(err, c); ok && !res.Committed {
+		// A person reaching a page before signing in (or before the
+		// installation has its administrator) is sent where they can.
+		if isHTMX(c) {
+			res.Header().Set("HX-Redirect", to)
+			_ = c.NoContent(http.StatusNoContent)
+			return
+		}
+		_ = c.Redirect(http.StatusSeeOther, to)
+		return
+	}
 	p := explain(classify(err), err, c)
 	h.log(ctx, req, p, err, requestID)
 	if res.Committed {
 		return
+	}
+	if p.code == fault.EUnauthenticated {
+		res.Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="quarry"`)
 	}
 	if p.code == fault.EUnavailable {
 		res.Header().Set("Retry-After", retryAfterSeconds)
@@ -347,4 +362,28 @@ func errorData(p problem, requestID string) views.ErrorData {
 		d.Fields = append(d.Fields, views.FieldError{Field: k, Message: p.fields[k]})
 	}
 	return d
+}
+
+// signInRedirect is where a refused page request goes instead of an error
+// page: the first-visit form, or the sign-in form coming back afterwards.
+// API calls and other machine requests get their status instead.
+func signInRedirect(err error, c echo.Context) (string, bool) {
+	req := c.Request()
+	if wantsJSON(req) || (req.Method != http.MethodGet && !isHTMX(c)) {
+		if r, ok := errors.AsType[*redirectError](err); ok && !wantsJSON(req) {
+			return r.to, true
+		}
+		return "", false
+	}
+	if r, ok := errors.AsType[*redirectError](err); ok {
+		return r.to, true
+	}
+	if fault.ErrorCode(err) != fault.EUnauthenticated {
+		return "", false
+	}
+	back := req.URL.RequestURI()
+	if req.Method != http.MethodGet {
+		back = strings.TrimSuffix(strings.SplitN(req.URL.Path, "/checkpoints/", 2)[0], "/")
+	}
+	return "/login?next=" + url.QueryEscape(safeNext(back)), true
 }

@@ -14,6 +14,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/skills/pipeline"
+	"quarry/internal/store"
 	"quarry/internal/views"
 )
 
@@ -33,6 +34,7 @@ type Home struct {
 	people *people
 	runs   RunStore
 	engine *engine.Engine
+	auth   *authenticator
 }
 
 // searchParams returns the search workflow's declared parameters by name,
@@ -86,11 +88,26 @@ func (h *Home) Show(c echo.Context) error {
 }
 
 func (h *Home) renderHome(c echo.Context, status int, f views.StartForm) error {
+	d := views.HomeData{Page: h.people.page(c), Form: f}
+	if id := identityOf(c); id.signedIn() {
+		// An account's runs are its projects' (the newest of them).
+		projects, err := h.auth.visibleProjects(c)
+		if err != nil {
+			return err
+		}
+		list, err := h.runs.ListRuns(c.Request().Context(), store.RunFilter{TextParam: paramQuestion, Limit: homeRuns, Projects: projects})
+		if err != nil {
+			return err
+		}
+		for _, r := range list.Runs {
+			d.Runs = append(d.Runs, views.RunSummary{ID: r.ID, Question: r.Text, Status: string(r.Status), Iteration: r.Iteration, CreatedAt: r.CreatedAt})
+		}
+		return render(c, status, views.Home(d))
+	}
 	runs, err := h.runs.Runs(c.Request().Context(), h.people.runs(c))
 	if err != nil {
 		return err
 	}
-	d := views.HomeData{Page: h.people.page(c), Form: f}
 	for _, r := range runs {
 		d.Runs = append(d.Runs, views.RunSummary{
 			ID: r.ID, Question: r.Params.String(paramQuestion), Status: string(r.Status), Iteration: r.Iteration, CreatedAt: r.CreatedAt,
@@ -98,6 +115,9 @@ func (h *Home) renderHome(c echo.Context, status int, f views.StartForm) error {
 	}
 	return render(c, status, views.Home(d))
 }
+
+// homeRuns is how many of their projects' runs the home page lists.
+const homeRuns = 20
 
 // startInput is what a start request asks for, from the form or JSON.
 type startInput struct {
@@ -113,6 +133,9 @@ type startInput struct {
 	// review's blocking findings (both off when not given).
 	Clarify     *bool `json:"clarify"`
 	QualityGate *bool `json:"quality_gate"`
+	// Project is the project the run belongs to (the route's, never the
+	// body's).
+	Project string `json:"-"`
 }
 
 // start validates the question (3–2,000 characters) and the workflow's
@@ -165,7 +188,7 @@ func start(ctx context.Context, e *engine.Engine, in startInput, fe fault.FieldE
 		}
 		return engine.Run{}, fe.Err("invalid run")
 	}
-	return e.Start(ctx, SearchWorkflow, input)
+	return e.StartIn(ctx, in.Project, SearchWorkflow, input)
 }
 
 // checkParams validates input against the search workflow's declared
@@ -186,7 +209,7 @@ func (h *Home) Start(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	in := startInput{Question: f.Question, StrategyCheckpoint: &f.ConfirmStrategy, Sources: chosen, StartedBy: h.people.name(c),
+	in := startInput{Question: f.Question, StrategyCheckpoint: &f.ConfirmStrategy, Sources: chosen, StartedBy: h.people.name(c), Project: projectOf(c),
 		Clarify: &f.Clarify, QualityGate: &f.QualityGate}
 	if in.Sources == nil {
 		in.Sources = []string{}

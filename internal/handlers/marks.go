@@ -54,9 +54,9 @@ func (a *API) PutMark(c echo.Context) error {
 	if err := decodeJSON(c, &in); err != nil {
 		return err
 	}
-	by := strings.TrimSpace(in.MarkedBy)
-	if by == "" {
-		by = "api"
+	by, err := author(c, "marked_by", in.MarkedBy)
+	if err != nil {
+		return err
 	}
 	m := research.Mark{PaperID: paperID, Mark: in.Mark, Note: in.Note, Reason: in.Reason, By: by}.Normalize()
 	if err := m.Validate(); err != nil {

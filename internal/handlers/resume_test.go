@@ -35,7 +35,7 @@ func TestResumeOnAPersonsWordAfterARestart(t *testing.T) {
 	}}}
 	reg, err := engine.NewRegistry(wf)
 	require.NoError(t, err)
-	cfg := app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")}
+	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")}
 	first, err := app.New(ctx, cfg, app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	run, err := first.Engine().Start(ctx, "patient", nil)

@@ -26,6 +26,7 @@ type RunLister interface {
 type RunIndex struct {
 	people *people
 	runs   RunLister
+	auth   *authenticator
 }
 
 // runsPerPage is a page of /runs.
@@ -45,7 +46,8 @@ func runStatuses() []views.Option {
 	}
 }
 
-// Show handles GET /runs?status=&q=&page=: the server's runs newest first,
+// Show handles GET /runs?status=&q=&page=: the runs of the person's
+// projects (all of them for administrators and in open mode) newest first,
 // 25 a page, filtered by status and by a piece of the question. An unknown
 // status or a page that is not a positive number is a 422 naming the
 // field; a page past the end is an empty page that says how many there are.
@@ -68,8 +70,12 @@ func (h *RunIndex) Show(c echo.Context) error {
 		return err
 	}
 	offset := (page - 1) * runsPerPage
+	projects, err := h.auth.visibleProjects(c)
+	if err != nil {
+		return err
+	}
 	list, err := h.runs.ListRuns(c.Request().Context(), store.RunFilter{
-		Status: engine.Status(status), TextParam: paramQuestion, Text: q, Offset: offset, Limit: runsPerPage,
+		Status: engine.Status(status), TextParam: paramQuestion, Text: q, Offset: offset, Limit: runsPerPage, Projects: projects,
 	})
 	if err != nil {
 		return err

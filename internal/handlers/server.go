@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"quarry/internal/access"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/engine"
 	"quarry/internal/engine/def"
@@ -103,6 +104,16 @@ type Deps struct {
 	// Embedding reports the library's background embedding; nil, or a nil
 	// answer, when no embeddings provider is configured.
 	Embedding func() *library.EmbeddingStatus
+	// OpenMode (QUARRY_OPEN_MODE) runs without accounts: anyone who
+	// reaches the server may do anything, decisions record the name a
+	// browser gives and the API's decided_by is honoured. Otherwise
+	// people sign in, and Accounts keeps them (nil Accounts means open
+	// mode: there is nothing to check against).
+	OpenMode bool
+	Accounts AccountStore
+	// Hasher hashes passwords (zero: access.DefaultHasher; tests pass a
+	// cheap one).
+	Hasher access.Hasher
 }
 
 // Defaults for Deps, chosen for a single-user app: forms and imports are
@@ -221,7 +232,6 @@ func registerApp(e *echo.Echo, deps Deps) {
 		key = randomKey()
 	}
 	p := newPeople(key, deps.SecureCookies)
-	home := &Home{people: p, runs: deps.Store, engine: deps.Engine}
 	settings := reviewSettings{reasons: deps.ExclusionReasons, stopWindow: deps.StopWindow}
 	cache := newRunCache(settings, deps.Engine.Workflow)
 	graphs := wfgraph.NewRenderer()
@@ -235,58 +245,73 @@ func registerApp(e *echo.Echo, deps Deps) {
 	// methods must come from this origin and echo it back); it is per
 	// route rather than global so that routing misses still answer
 	// 404/405 (see csrfRoutes).
-	g := newCSRFRoutes(e, newCSRFCheck(p, csrfSkipper, deps.PublicURL).middleware)
+	auth := newAuthenticator(deps, p)
+	home := &Home{people: p, runs: deps.Store, engine: deps.Engine, auth: auth}
+	g := newCSRFRoutes(e, newCSRFCheck(p, csrfSkipper, deps.PublicURL).middleware, auth)
+	view, decide, startRuns := onRun(access.View), onRun(access.Decide), onRun(access.Start)
 
-	g.GET("/", home.Show, p.requireName).Name = "home"
-	g.POSTOrRetry("/runs", home.Start, home.StartAgain, p.requireName).Name = "run-start"
-	g.GET("/name", names.Show).Name = "name"
-	g.POST("/name", names.Save).Name = "name-save"
-	g.GET("/runs", (&RunIndex{people: p, runs: deps.Store}).Show, p.requireName).Name = "runs"
-	g.GET("/runs/:id", runs.Show, p.requireName).Name = "run"
-	g.GET("/runs/:id/status", runs.Status).Name = "run-status"
-	g.Stream("/runs/:id/events", runs.Events).Name = "run-events"
-	g.GET("/runs/:id/report.md", runs.ReportMarkdown).Name = "run-report-md"
-	g.GET("/runs/:id/report.csv", runs.ReportCSV).Name = "run-report-csv"
-	g.GET("/runs/:id/prisma.svg", runs.PrismaSVG).Name = "run-prisma-svg"
-	g.GET("/runs/:id/progress.svg", runs.ProgressSVG).Name = "run-progress-svg"
-	g.GET("/runs/:id/graph.svg", runs.GraphSVG).Name = "run-graph-svg"
-	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, p.requireName).Name = "decide-strategy"
-	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, p.requireName).Name = "decide-review"
-	g.POST("/runs/:id/checkpoints/:cp/clarify", runs.DecideClarify, p.requireName).Name = "decide-clarify"
-	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, p.requireName).Name = "decide-escalation"
-	g.POST("/runs/:id/checkpoints/:cp/gate", runs.DecideGate, p.requireName).Name = "decide-gate"
-	g.POST("/runs/:id/fork", runs.Fork, p.requireName).Name = "run-fork"
-	g.GET("/runs/:id/checkpoints/:cp/votes", runs.GateVotes).Name = "gate-votes"
-	g.POST("/runs/:id/checkpoints/:cp/marks", runs.SaveMarks, p.requireName).Name = "review-marks"
-	g.POST("/runs/:id/checkpoints/:cp/more", runs.ShowMore, p.requireName).Name = "review-more"
-	g.POST("/runs/:id/checkpoints/:cp/rest", runs.MarkRest, p.requireName).Name = "review-mark-rest"
-	g.POST("/runs/:id/checkpoints/:cp/rest/undo", runs.UndoRest, p.requireName).Name = "review-mark-rest-undo"
+	pages := &Auth{a: auth}
+	g.GET("/setup", pages.ShowSetup, anyone).Name = "setup"
+	g.POST("/setup", pages.Setup, anyone).Name = "setup-save"
+	g.GET("/login", pages.ShowLogin, anyone).Name = "login"
+	g.POST("/login", pages.Login, anyone).Name = "login-save"
+	g.POST("/logout", pages.Logout, anyone).Name = "logout"
+	g.GET("/account", pages.ShowAccount, signedIn).Name = "account"
+	g.POST("/account/tokens", pages.CreateToken, signedIn).Name = "account-token-create"
+	g.POST("/account/tokens/:token/revoke", pages.RevokeToken, signedIn).Name = "account-token-revoke"
+	g.POST("/account/sessions/revoke", pages.RevokeSessions, signedIn).Name = "account-sessions-revoke"
+
+	g.GET("/", home.Show, signedIn, p.requireName).Name = "home"
+	g.POSTOrRetry("/runs", home.Start, home.StartAgain, inProject(access.Start), p.requireName).Name = "run-start"
+	g.GET("/name", names.Show, anyone).Name = "name"
+	g.POST("/name", names.Save, anyone).Name = "name-save"
+	g.GET("/runs", (&RunIndex{people: p, runs: deps.Store, auth: auth}).Show, signedIn, p.requireName).Name = "runs"
+	g.GET("/runs/:id", runs.Show, view, p.requireName).Name = "run"
+	g.GET("/runs/:id/status", runs.Status, view).Name = "run-status"
+	g.Stream("/runs/:id/events", runs.Events, view).Name = "run-events"
+	g.GET("/runs/:id/report.md", runs.ReportMarkdown, view).Name = "run-report-md"
+	g.GET("/runs/:id/report.csv", runs.ReportCSV, view).Name = "run-report-csv"
+	g.GET("/runs/:id/prisma.svg", runs.PrismaSVG, view).Name = "run-prisma-svg"
+	g.GET("/runs/:id/progress.svg", runs.ProgressSVG, view).Name = "run-progress-svg"
+	g.GET("/runs/:id/graph.svg", runs.GraphSVG, view).Name = "run-graph-svg"
+	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, decide, p.requireName).Name = "decide-strategy"
+	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, decide, p.requireName).Name = "decide-review"
+	g.POST("/runs/:id/checkpoints/:cp/clarify", runs.DecideClarify, decide, p.requireName).Name = "decide-clarify"
+	g.POST("/runs/:id/checkpoints/:cp/escalation", runs.DecideEscalation, decide, p.requireName).Name = "decide-escalation"
+	g.POST("/runs/:id/checkpoints/:cp/gate", runs.DecideGate, decide, p.requireName).Name = "decide-gate"
+	g.POST("/runs/:id/fork", runs.Fork, startRuns, p.requireName).Name = "run-fork"
+	g.GET("/runs/:id/checkpoints/:cp/votes", runs.GateVotes, view).Name = "gate-votes"
+	g.POST("/runs/:id/checkpoints/:cp/marks", runs.SaveMarks, decide, p.requireName).Name = "review-marks"
+	g.POST("/runs/:id/checkpoints/:cp/more", runs.ShowMore, decide, p.requireName).Name = "review-more"
+	g.POST("/runs/:id/checkpoints/:cp/rest", runs.MarkRest, decide, p.requireName).Name = "review-mark-rest"
+	g.POST("/runs/:id/checkpoints/:cp/rest/undo", runs.UndoRest, decide, p.requireName).Name = "review-mark-rest-undo"
 	for _, kind := range []string{"strategy", "clarify", "review", "escalation", "gate", "more", "rest", "rest/undo"} {
-		g.GET("/runs/:id/checkpoints/:cp/"+kind, runs.ToRunPage)
+		g.GET("/runs/:id/checkpoints/:cp/"+kind, runs.ToRunPage, view)
 	}
-	g.GET("/workflows", wfs.List).Name = "workflows"
-	g.POST("/workflows/:name/runs", wfs.Start, p.requireName).Name = "workflow-start"
+	g.GET("/workflows", wfs.List, signedIn).Name = "workflows"
+	g.POST("/workflows/:name/runs", wfs.Start, inProject(access.Start), p.requireName).Name = "workflow-start"
 	if deps.Library != nil && deps.Imports != nil {
 		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits, embedding: deps.Embedding}
-		g.GET("/library", lib.Show, p.requireName).Name = "library"
-		g.POST("/library/imports", lib.Import, p.requireName).Name = "library-import"
-		g.GET("/library/imports/:id", lib.ImportStatus, p.requireName).Name = "library-import-status"
-		g.GET("/library/export", lib.Export).Name = "library-export"
-		g.GET("/library/embeddings", lib.Embeddings, p.requireName).Name = "library-embeddings"
-		g.GET("/library/papers/*", lib.Paper, p.requireName).Name = "library-paper"
+		g.GET("/library", lib.Show, signedIn, p.requireName).Name = "library"
+		// The library is the installation's: its administrators fill it.
+		g.POST("/library/imports", lib.Import, admins, p.requireName).Name = "library-import"
+		g.GET("/library/imports/:id", lib.ImportStatus, admins, p.requireName).Name = "library-import-status"
+		g.GET("/library/export", lib.Export, signedIn).Name = "library-export"
+		g.GET("/library/embeddings", lib.Embeddings, signedIn, p.requireName).Name = "library-embeddings"
+		g.GET("/library/papers/*", lib.Paper, signedIn, p.requireName).Name = "library-paper"
 	}
 
-	g.GET("/api/workflows", wfs.API).Name = "api-workflows"
-	g.GET("/api/workflows/:name", wfs.APIOne).Name = "api-workflow"
-	g.POST("/api/runs", api.CreateRun).Name = "api-run-create"
-	g.POST("/api/workflows/:name/runs", api.StartWorkflow).Name = "api-workflow-start"
-	g.GET("/api/runs/:id", api.GetRun).Name = "api-run"
-	g.POST("/api/runs/:id/decisions", api.Decide).Name = "api-decide"
-	g.POST("/api/runs/:id/fork", api.Fork).Name = "api-run-fork"
-	g.GET("/api/runs/:id/marks", api.Marks).Name = "api-run-marks"
-	g.PUT("/api/runs/:id/marks/*", api.PutMark).Name = "api-run-mark"
-	g.POST("/api/runs/:id/checkpoints/:cp/more", api.ShowMore).Name = "api-run-more"
-	g.GET("/api/runs/:id/export", (&Export{runs: deps.Store}).Run).Name = "api-run-export"
+	g.GET("/api/workflows", wfs.API, signedIn).Name = "api-workflows"
+	g.GET("/api/workflows/:name", wfs.APIOne, signedIn).Name = "api-workflow"
+	g.POST("/api/runs", api.CreateRun, inProject(access.Start)).Name = "api-run-create"
+	g.POST("/api/workflows/:name/runs", api.StartWorkflow, inProject(access.Start)).Name = "api-workflow-start"
+	g.GET("/api/runs/:id", api.GetRun, view).Name = "api-run"
+	g.POST("/api/runs/:id/decisions", api.Decide, decide).Name = "api-decide"
+	g.POST("/api/runs/:id/fork", api.Fork, startRuns).Name = "api-run-fork"
+	g.GET("/api/runs/:id/marks", api.Marks, view).Name = "api-run-marks"
+	g.PUT("/api/runs/:id/marks/*", api.PutMark, decide).Name = "api-run-mark"
+	g.POST("/api/runs/:id/checkpoints/:cp/more", api.ShowMore, decide).Name = "api-run-more"
+	g.GET("/api/runs/:id/export", (&Export{runs: deps.Store}).Run, view).Name = "api-run-export"
 	if deps.Triggers != nil {
 		// Not a csrfRoutes route: callers are other servers, and the
 		// trigger's token authenticates them.

@@ -68,8 +68,18 @@ func (p *people) save(c echo.Context, s *sessions.Session) error {
 	return s.Save(c.Request(), c.Response())
 }
 
-// name is the display name of the person making the request ("" if unknown).
+// name is the display name of the person making the request ("" if
+// unknown): a signed-in account's, a share link's guest's, or in open mode
+// the name the browser gave.
 func (p *people) name(c echo.Context) string {
+	if id, ok := c.Get(identityKey).(identity); ok && !id.open {
+		return id.name
+	}
+	return p.typedName(c)
+}
+
+// typedName is the name this browser gave on the name form.
+func (p *people) typedName(c echo.Context) string {
 	n, _ := p.session(c).Values[keyName].(string)
 	return n
 }

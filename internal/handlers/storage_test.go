@@ -28,7 +28,7 @@ func TestBusyDatabaseAnswers503(t *testing.T) {
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "q.db")
-	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: path,
+	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: path,
 		Database: app.Database{BusyTimeout: 200 * time.Millisecond}}, app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	w := serveApp(t, a)
@@ -75,7 +75,7 @@ func TestFullDiskAnswers507AndWorkResumes(t *testing.T) {
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "q.db")
-	cfg := app.Config{Addr: "127.0.0.1:0", DB: path}
+	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: path}
 	a, err := app.New(context.Background(), cfg, app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	require.NoError(t, a.Close())

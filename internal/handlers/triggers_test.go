@@ -35,7 +35,7 @@ stages:
 `), 0o644))
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir},
+	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir},
 		app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	return serveApp(t, a)
@@ -84,7 +84,7 @@ func TestInboundTrigger(t *testing.T) {
 	for _, bad := range []string{"", "wrong", token + "x", strings.ToUpper(token)} {
 		res, eb := w.fireTrigger(t, path, bad, `{"label": "x"}`)
 		require.Equal(t, http.StatusUnauthorized, res.StatusCode, "token %q", bad)
-		require.Equal(t, "unauthorized", eb.Error.Code)
+		require.Equal(t, "unauthenticated", eb.Error.Code)
 		require.Contains(t, res.Header.Get("WWW-Authenticate"), "Bearer")
 	}
 	require.Zero(t, w.runCount(t), "a refused token starts nothing")

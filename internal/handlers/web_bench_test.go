@@ -180,7 +180,7 @@ func benchRun(b *testing.B, n int) (c *http.Client, page, api string) {
 	require.NoError(b, err)
 	reg, err := engine.NewRegistry(wf)
 	require.NoError(b, err)
-	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(b.TempDir(), "q.db")}, app.WithWorkflows(reg))
+	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(b.TempDir(), "q.db")}, app.WithWorkflows(reg))
 	require.NoError(b, err)
 	srv := httptest.NewServer(a.Handler())
 	b.Cleanup(func() { srv.Close(); require.NoError(b, a.Close()) })

@@ -36,7 +36,7 @@ func (a *API) StartWorkflow(c echo.Context) error {
 	name := c.Param("name")
 	from := strings.TrimSpace(in.From)
 	if from == "" && len(in.Context) == 0 && len(in.Outputs) == 0 {
-		run, err := a.engine.Start(ctx, name, in.Params)
+		run, err := a.engine.StartIn(ctx, projectOf(c), name, in.Params)
 		if err != nil {
 			return err
 		}
@@ -53,11 +53,11 @@ func (a *API) StartWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	by := strings.TrimSpace(in.StartedBy)
-	if by == "" {
-		by = "api"
+	by, err := author(c, "started_by", in.StartedBy)
+	if err != nil {
+		return err
 	}
-	run, err := a.engine.StartAt(ctx, name, in.Params, from, given, by)
+	run, err := a.engine.StartAtIn(ctx, projectOf(c), name, in.Params, from, given, by)
 	if err != nil {
 		return err
 	}

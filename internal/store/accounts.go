@@ -151,6 +151,11 @@ func (s *Store) insertAccount(ctx context.Context, tx *sql.Tx, a Account) error 
 	switch {
 	case uniqueViolation(err, "accounts.email"):
 		return errEmailTaken(a.Email)
+	case uniqueViolation(err, "accounts.name"):
+		// Decisions, marks and votes record a display name: two people
+		// must not share one.
+		return &fault.Error{Code: fault.EConflict, Message: "the display name is taken",
+			Fields: map[string]string{"name": "another account is called " + a.Name + "; choose another name"}}
 	case uniqueViolation(err, "accounts.oidc_subject"):
 		return fault.Errorf(fault.EConflict, "this single-sign-on identity belongs to another account")
 	case uniqueViolation(err, "accounts.id"):

@@ -59,7 +59,7 @@ func Layout(title string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "</title><link rel=\"icon\" href=\"/static/favicon.svg\" type=\"image/svg+xml\"><link rel=\"stylesheet\" href=\"/static/app.css\"><script src=\"/static/htmx.min.js\" defer></script><script src=\"/static/sse.min.js\" defer></script><script src=\"/static/app.js\" defer></script></head><body hx-ext=\"sse\"><header class=\"site-header\"><a href=\"/\" data-testid=\"nav-home\">Quarry</a><nav aria-label=\"Site\"><a href=\"/runs\" data-testid=\"nav-runs\">Runs</a> <a href=\"/library\" data-testid=\"nav-library\">Library</a> <a href=\"/workflows\" data-testid=\"nav-workflows\">Workflows</a></nav></header><div id=\"flash\" data-testid=\"flash\" aria-live=\"polite\"></div><main id=\"main\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "</title><link rel=\"icon\" href=\"/static/favicon.svg\" type=\"image/svg+xml\"><link rel=\"stylesheet\" href=\"/static/app.css\"><script src=\"/static/htmx.min.js\" defer></script><script src=\"/static/sse.min.js\" defer></script><script src=\"/static/app.js\" defer></script></head><body hx-ext=\"sse\"><header class=\"site-header\"><a href=\"/\" data-testid=\"nav-home\">Quarry</a><nav aria-label=\"Site\"><a href=\"/runs\" data-testid=\"nav-runs\">Runs</a> <a href=\"/library\" data-testid=\"nav-library\">Library</a> <a href=\"/workflows\" data-testid=\"nav-workflows\">Workflows</a> <a href=\"/account\" data-testid=\"nav-account\">Account</a></nav></header><div id=\"flash\" data-testid=\"flash\" aria-live=\"polite\"></div><main id=\"main\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

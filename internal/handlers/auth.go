@@ -1,0 +1,449 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"quarry/internal/access"
+	"quarry/internal/fault"
+	"quarry/internal/store"
+)
+
+// AccountStore keeps accounts, sessions, projects and what they may do;
+// *store.Store implements it.
+type AccountStore interface {
+	AccountCount(ctx context.Context) (int, error)
+	CreateFirstAdmin(ctx context.Context, a store.Account, p store.Project) error
+	Account(ctx context.Context, id string) (store.Account, error)
+	AccountByEmail(ctx context.Context, email string) (store.Account, error)
+	CreateSession(ctx context.Context, idHash string, sess store.Session) error
+	SessionAccount(ctx context.Context, idHash string, now time.Time) (store.Account, error)
+	DeleteSession(ctx context.Context, idHash string) error
+	DeleteSessions(ctx context.Context, accountID string) (int, error)
+	Sessions(ctx context.Context, accountID string) ([]store.SessionInfo, error)
+	LoginFailures(ctx context.Context, keys []string, since time.Time) (map[string][]time.Time, error)
+	RecordLoginFailure(ctx context.Context, keys []string, at time.Time) error
+	ClearLoginFailures(ctx context.Context, key string) error
+	AccountProjects(ctx context.Context, accountID string) ([]store.ProjectRole, error)
+	Projects(ctx context.Context) ([]store.Project, error)
+	Role(ctx context.Context, projectID, accountID string) (string, error)
+	RunProject(ctx context.Context, runID string) (string, error)
+	CreateAPIToken(ctx context.Context, t store.APIToken, tokenHash string) error
+	APITokens(ctx context.Context, accountID string) ([]store.APIToken, error)
+	RevokeAPIToken(ctx context.Context, accountID, id string) error
+	APITokenAccount(ctx context.Context, tokenHash string, now time.Time) (store.Account, error)
+	ShareLink(ctx context.Context, id string) (store.ShareLink, error)
+	Audit(ctx context.Context, e store.AuditEntry) error
+}
+
+// identity is who makes a request, as the authenticate middleware found
+// them: in open mode a browser with a typed name; otherwise a signed-in
+// account (by session cookie or API token), a share link's guest, or
+// nobody.
+type identity struct {
+	open     bool
+	account  *store.Account
+	viaToken bool
+	guest    *store.ShareLink
+	// name is what decisions, marks and votes record as their author.
+	name string
+}
+
+// signedIn reports whether the request comes from an account.
+func (id identity) signedIn() bool { return id.account != nil }
+
+// identityKey is where authenticate leaves the request's identity.
+const identityKey = "identity"
+
+// projectKey is where a project rule leaves the project it checked.
+const projectKey = "project"
+
+// Session keys of the accounts mode.
+const (
+	// keySID is the session's token; the database keeps only its hash.
+	keySID = "sid"
+	// keyGuest is the share link a guest opened (its ID).
+	keyGuest = "guest"
+)
+
+// sessionTTL is how long a sign-in lasts without being used.
+const sessionTTL = 30 * 24 * time.Hour
+
+// authenticator finds who makes each request and checks each route's rule.
+type authenticator struct {
+	open     bool
+	people   *people
+	accounts AccountStore
+	hasher   access.Hasher
+	throttle access.Throttle
+	now      func() time.Time
+	// installed turns true once the installation has an account, so
+	// requests stop asking the database whether the first visit is due.
+	installed atomic.Bool
+}
+
+// newAuthenticator builds the authenticator deps describe.
+func newAuthenticator(deps Deps, p *people) *authenticator {
+	h := deps.Hasher
+	if h == (access.Hasher{}) {
+		h = access.DefaultHasher()
+	}
+	return &authenticator{open: deps.OpenMode || deps.Accounts == nil, people: p, accounts: deps.Accounts,
+		hasher: h, throttle: access.DefaultThrottle(), now: time.Now}
+}
+
+// identityOf returns the request's identity (set by authenticate).
+func identityOf(c echo.Context) identity {
+	id, _ := c.Get(identityKey).(identity)
+	return id
+}
+
+// projectOf returns the project the route's rule checked ("" for none).
+func projectOf(c echo.Context) string {
+	p, _ := c.Get(projectKey).(string)
+	return p
+}
+
+// authenticate is the middleware on every app route that finds who is
+// asking; it refuses nothing by itself (the route's rule does) except an
+// API token that is not a live one, which is a 401 rather than "nobody".
+func (a *authenticator) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := a.identify(c)
+		if err != nil {
+			return err
+		}
+		c.Set(identityKey, id)
+		return next(c)
+	}
+}
+
+func (a *authenticator) identify(c echo.Context) (identity, error) {
+	if a.open {
+		return identity{open: true, name: a.people.typedName(c)}, nil
+	}
+	ctx := c.Request().Context()
+	if h := c.Request().Header.Get(echo.HeaderAuthorization); h != "" {
+		token, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || strings.TrimSpace(token) == "" {
+			return identity{}, fault.Errorf(fault.EUnauthenticated, "the Authorization header must be \"Bearer\" and an API token")
+		}
+		acct, err := a.accounts.APITokenAccount(ctx, access.HashToken(strings.TrimSpace(token)), a.now())
+		if err != nil {
+			return identity{}, err
+		}
+		return identity{account: &acct, viaToken: true, name: acct.Name}, nil
+	}
+	s := a.people.session(c)
+	if sid, _ := s.Values[keySID].(string); sid != "" {
+		acct, err := a.accounts.SessionAccount(ctx, access.HashToken(sid), a.now())
+		switch {
+		case err == nil:
+			return identity{account: &acct, name: acct.Name}, nil
+		case fault.ErrorCode(err) != fault.EUnauthenticated:
+			return identity{}, err
+		}
+	}
+	if linkID, _ := s.Values[keyGuest].(string); linkID != "" {
+		link, err := a.accounts.ShareLink(ctx, linkID)
+		if err == nil && link.RevokedAt.IsZero() {
+			name := link.GuestName
+			if name == "" {
+				name = a.people.typedName(c)
+			}
+			return identity{guest: &link, name: name}, nil
+		}
+	}
+	return identity{}, nil
+}
+
+// ruleKind is what a route asks of the person requesting it.
+type ruleKind int
+
+const (
+	rulePublic   ruleKind = iota // anyone, signed in or not
+	ruleSignedIn                 // any account (or anyone in open mode)
+	ruleAdmin                    // an administrator
+	ruleRun                      // a permission on the run named by :id
+	ruleProject                  // a permission on the request's project
+)
+
+// rule is a route's access rule; every app route has one (csrfRoutes
+// takes it), so none is reachable by forgetting.
+type rule struct {
+	kind ruleKind
+	perm access.Permission
+}
+
+var (
+	anyone   = rule{kind: rulePublic}
+	signedIn = rule{kind: ruleSignedIn}
+	admins   = rule{kind: ruleAdmin}
+)
+
+// onRun is the rule of a route about one run: a member of the run's
+// project whose role grants perm (a guest's link must cover the run).
+func onRun(perm access.Permission) rule { return rule{kind: ruleRun, perm: perm} }
+
+// inProject is the rule of a route acting in a project (named by the
+// :project parameter, the "project" form or query value, or else the
+// person's first project that grants perm).
+func inProject(perm access.Permission) rule { return rule{kind: ruleProject, perm: perm} }
+
+// require is the middleware enforcing r.
+func (a *authenticator) require(r rule) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if err := a.check(c, r); err != nil {
+				return err
+			}
+			return next(c)
+		}
+	}
+}
+
+func (a *authenticator) check(c echo.Context, r rule) error {
+	id := identityOf(c)
+	if r.kind == rulePublic || id.open {
+		return nil
+	}
+	ctx := c.Request().Context()
+	if id.account == nil && id.guest == nil {
+		if err := a.firstVisit(c); err != nil {
+			return err
+		}
+		return fault.Errorf(fault.EUnauthenticated, "sign in first")
+	}
+	switch r.kind {
+	case ruleSignedIn:
+		if id.account == nil {
+			return fault.Errorf(fault.EUnauthorized, "this page is for signed-in members; a share link opens only what it shares")
+		}
+		return nil
+	case ruleAdmin:
+		if id.account == nil || !id.account.Admin {
+			return fault.Errorf(fault.EUnauthorized, "only an administrator may do this")
+		}
+		return nil
+	case ruleRun:
+		runID := c.Param("id")
+		project, err := a.accounts.RunProject(ctx, runID)
+		if err != nil {
+			return err
+		}
+		if err := a.allowed(ctx, id, project, runID, r.perm); err != nil {
+			if fault.ErrorCode(err) == fault.ENotFound {
+				return fault.Errorf(fault.ENotFound, "no run %q", runID)
+			}
+			return err
+		}
+		c.Set(projectKey, project)
+		return nil
+	case ruleProject:
+		project, err := a.requestProject(c, id, r.perm)
+		if err != nil {
+			return err
+		}
+		if err := a.allowed(ctx, id, project, "", r.perm); err != nil {
+			return err
+		}
+		c.Set(projectKey, project)
+		return nil
+	}
+	return fault.Errorf(fault.EInternal, "route has an unknown access rule")
+}
+
+// allowed says whether id may use perm on project (and on run, when not
+// ""): not a member (or a link that does not cover it) is ENotFound, so
+// nobody learns what exists by guessing IDs; a member whose role does not
+// grant perm is EUnauthorized.
+func (a *authenticator) allowed(ctx context.Context, id identity, project, run string, perm access.Permission) error {
+	if id.guest != nil {
+		l := id.guest
+		if project == "" || l.ProjectID != project || (l.RunID != "" && l.RunID != run) {
+			return fault.Errorf(fault.ENotFound, "not found")
+		}
+		if perm == access.View || (perm == access.Decide && l.Capability == string(access.Decide)) {
+			return nil
+		}
+		return fault.Errorf(fault.EUnauthorized, "this share link lets you %s, not %s", l.Capability, perm)
+	}
+	if id.account.Admin {
+		return nil
+	}
+	if project == "" {
+		return fault.Errorf(fault.ENotFound, "not found")
+	}
+	role, err := a.accounts.Role(ctx, project, id.account.ID)
+	if err != nil {
+		return err
+	}
+	if role == "" {
+		return fault.Errorf(fault.ENotFound, "not found")
+	}
+	if !access.Role(role).Can(perm) {
+		return fault.Errorf(fault.EUnauthorized, "as a %s of this project you may not %s", role, perm)
+	}
+	return nil
+}
+
+// requestProject is the project a project route acts in.
+func (a *authenticator) requestProject(c echo.Context, id identity, perm access.Permission) (string, error) {
+	if p := c.Param("project"); p != "" {
+		return p, nil
+	}
+	if p := strings.TrimSpace(c.FormValue("project")); p != "" {
+		return p, nil
+	}
+	if id.guest != nil {
+		return id.guest.ProjectID, nil
+	}
+	projects, err := a.accounts.AccountProjects(c.Request().Context(), id.account.ID)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range projects {
+		if access.Role(p.Role).Can(perm) {
+			return p.ID, nil
+		}
+	}
+	if id.account.Admin {
+		all, err := a.accounts.Projects(c.Request().Context())
+		if err != nil {
+			return "", err
+		}
+		if len(all) > 0 {
+			return all[0].ID, nil
+		}
+	}
+	return "", fault.Errorf(fault.EUnauthorized, "you are in no project that lets you %s; ask a project owner to invite you", perm)
+}
+
+// firstVisit sends the first visitor of an installation without accounts
+// to the form that creates its administrator.
+func (a *authenticator) firstVisit(c echo.Context) error {
+	if a.installed.Load() {
+		return nil
+	}
+	n, err := a.accounts.AccountCount(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		a.installed.Store(true)
+		return nil
+	}
+	return &redirectError{to: "/setup"}
+}
+
+// redirectError is a refusal answered by sending a browser elsewhere (a
+// page) or by its status (an API call).
+type redirectError struct{ to string }
+
+func (e *redirectError) Error() string { return "redirect to " + e.to }
+
+// Unwrap is what an API call gets instead of the redirect.
+func (e *redirectError) Unwrap() error {
+	return fault.Errorf(fault.EUnauthenticated, "this installation has no account yet: open it in a browser to create its administrator")
+}
+
+// address is where a request came from, for the audit log and throttling.
+func address(c echo.Context) string { return c.RealIP() }
+
+// audit records an event, best effort: a failure to record is logged by
+// the caller's error path only when the action itself failed.
+func (a *authenticator) audit(c echo.Context, action, project, target, detail string) {
+	id := identityOf(c)
+	e := store.AuditEntry{Action: action, ProjectID: project, Target: target, Address: address(c), Detail: detail, Actor: id.name}
+	if id.account != nil {
+		e.ActorID = id.account.ID
+	}
+	if id.guest != nil {
+		e.ActorID = "link:" + id.guest.ID
+	}
+	_ = a.accounts.Audit(context.WithoutCancel(c.Request().Context()), e)
+}
+
+// auditWrites records every successful state-changing request (and every
+// export) with its route's name as the action, so decisions, votes, marks,
+// run starts, role changes and exports are all in the log by construction.
+func (a *authenticator) auditWrites(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		err := next(c)
+		if a.open || err != nil || c.Response().Status >= http.StatusBadRequest {
+			return err
+		}
+		m := c.Request().Method
+		name := routeName(c)
+		if m == http.MethodGet || m == http.MethodHead {
+			if !strings.Contains(name, "export") && !strings.HasSuffix(name, ".csv") && !strings.Contains(c.Path(), "report") {
+				return nil
+			}
+		}
+		target := c.Param("id")
+		if cp := c.Param("cp"); cp != "" {
+			target += "/" + cp
+		}
+		a.audit(c, name, projectOf(c), target, "")
+		return nil
+	}
+}
+
+// routeName is the name of the route the request matched, or its path.
+func routeName(c echo.Context) string {
+	for _, r := range c.Echo().Routes() {
+		if r.Method == c.Request().Method && r.Path == c.Path() && r.Name != "" && !strings.Contains(r.Name, "(") {
+			return r.Name
+		}
+	}
+	return c.Request().Method + " " + c.Path()
+}
+
+// visibleProjects are the projects whose runs the request may list: nil
+// for every project (open mode, administrators), else the person's (a
+// guest's: the link's project).
+func (a *authenticator) visibleProjects(c echo.Context) ([]string, error) {
+	id := identityOf(c)
+	switch {
+	case id.open || (id.account != nil && id.account.Admin):
+		return nil, nil
+	case id.guest != nil:
+		return []string{id.guest.ProjectID}, nil
+	case id.account == nil:
+		return []string{}, nil
+	}
+	projects, err := a.accounts.AccountProjects(c.Request().Context(), id.account.ID)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(projects))
+	for _, p := range projects {
+		ids = append(ids, p.ID)
+	}
+	return ids, nil
+}
+
+// author is who an API call acts as, given what its body names (field is
+// the body's field: decided_by, marked_by, started_by). In open mode the
+// body says, "api" when it does not; otherwise it is the authenticated
+// person, never the body: a body naming someone else is refused.
+func author(c echo.Context, field, given string) (string, error) {
+	given = strings.TrimSpace(given)
+	id := identityOf(c)
+	if id.open || (id.account == nil && id.guest == nil) {
+		if given == "" {
+			return "api", nil
+		}
+		return given, nil
+	}
+	if given != "" && given != id.name {
+		return "", &fault.Error{Code: fault.EInvalid, Message: "invalid request", Fields: map[string]string{
+			field: "is the signed-in person (" + id.name + ") on this installation; leave it out"}}
+	}
+	return id.name, nil
+}
