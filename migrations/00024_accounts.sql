@@ -66,6 +66,9 @@ CREATE TABLE project_members (
 -- access check) without walking the state's overflow pages, as
 -- runs_id_version does for the run stamp (00009).
 ALTER TABLE runs ADD COLUMN project_id TEXT NOT NULL DEFAULT '';
+-- Who started the run ('' when nobody said): a gate may refuse them its
+-- approval (no self-approval).
+ALTER TABLE runs ADD COLUMN started_by TEXT NOT NULL DEFAULT '';
 CREATE INDEX runs_project ON runs (project_id, created_at);
 CREATE INDEX runs_id_project ON runs (id, project_id);
 
@@ -132,6 +135,7 @@ DROP TABLE api_tokens;
 DROP TABLE invitations;
 DROP INDEX runs_id_project;
 DROP INDEX runs_project;
+ALTER TABLE runs DROP COLUMN started_by;
 ALTER TABLE runs DROP COLUMN project_id;
 DROP TABLE project_members;
 DROP TABLE projects;

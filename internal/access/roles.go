@@ -48,6 +48,24 @@ const (
 	Manage Permission = "manage" // members, roles, share links, the audit log
 )
 
+// AtLeast reports whether r ranks at or above o (owner > reviewer >
+// viewer): a gate asking for reviewers takes owners too. Unknown roles
+// rank below every known one.
+func (r Role) AtLeast(o Role) bool {
+	rank := func(x Role) int {
+		switch x {
+		case Owner:
+			return 3
+		case Reviewer:
+			return 2
+		case Viewer:
+			return 1
+		}
+		return 0
+	}
+	return rank(r) > 0 && rank(r) >= rank(o)
+}
+
 // Can reports whether the role grants p. An unknown role (a corrupt row, a
 // zero value) grants nothing, so a mistake fails closed.
 func (r Role) Can(p Permission) bool {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"quarry/internal/access"
 	"quarry/internal/engine"
 	"quarry/internal/handlers"
 	"quarry/internal/library"
@@ -164,7 +165,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	}
 	pin := newPinned(a.registry, a.startable, a.store, DefinitionOptions(cfg), compileOptions(cfg, skills, acts))
 	if a.engine, err = engine.New(engine.Config{Store: a.store, Registry: a.registry, Handler: a.handler, Logger: a.logger,
-		Observer: a.metrics, Resolve: pin.resolve}); err != nil {
+		Observer: a.metrics, Resolve: pin.resolve, Roles: a.roles}); err != nil {
 		return nil, err
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -257,6 +258,16 @@ func sessionKey(ctx context.Context, cfg Config, st *store.Store) ([]byte, error
 		return nil, fmt.Errorf("app: session key: %w", err)
 	}
 	return st.SettingOrInit(ctx, sessionKeySetting, fresh)
+}
+
+// roles is engine.Config.Roles: whether person (a display name) holds
+// role or a higher one in project.
+func (a *App) roles(ctx context.Context, project, person, role string) (bool, error) {
+	r, err := a.store.RoleByName(ctx, project, person)
+	if err != nil {
+		return false, err
+	}
+	return access.Role(r).AtLeast(access.Role(role)), nil
 }
 
 // Engine returns the workflow engine (tests and commands use it).

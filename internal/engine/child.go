@@ -96,7 +96,7 @@ func (e *Engine) startChild(ctx context.Context, wf *Workflow, run Run, step *St
 		return e.retryOrEscalate(ctx, wf, run, step, started, attempt, fmt.Errorf("start_workflow %s: %w", spec.Workflow, err))
 	}
 	child.Parent = &Parent{RunID: run.ID, Step: step.ID, Wait: spec.Wait}
-	child.Project = run.Project
+	child.Project, child.StartedBy = run.Project, run.StartedBy
 	if spec.Record != nil {
 		rec, err := spec.Record(child.ID)
 		if err != nil {

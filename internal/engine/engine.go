@@ -82,6 +82,10 @@ type Config struct {
 	// (Engine.Workflow), so a run of an edited definition file finishes
 	// by the text it started with; nil uses the registered workflow.
 	Resolve Resolver
+	// Roles answers whether person holds role (or a higher one) in
+	// project, for gates whose approval asks for a role (Approval.From);
+	// nil lets anyone vote there.
+	Roles func(ctx context.Context, project, person, role string) (bool, error)
 	// Now, NewID and Sleep are injectable for tests.
 	Now   func() time.Time
 	NewID func() string
@@ -158,16 +162,22 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Start validates the parameters, stores a pending run and schedules it.
 func (e *Engine) Start(ctx context.Context, workflow string, input map[string]any) (Run, error) {
-	return e.StartIn(ctx, "", workflow, input)
+	return e.StartAs(ctx, Starter{}, workflow, input)
 }
 
-// StartIn is Start for a run of project (see Run.Project).
-func (e *Engine) StartIn(ctx context.Context, project, workflow string, input map[string]any) (Run, error) {
+// Starter is whose a new run is: its project and the person starting it
+// (Run.Project, Run.StartedBy).
+type Starter struct {
+	Project, By string
+}
+
+// StartAs is Start for a run s starts.
+func (e *Engine) StartAs(ctx context.Context, s Starter, workflow string, input map[string]any) (Run, error) {
 	r, err := e.newRun(workflow, input)
 	if err != nil {
 		return Run{}, err
 	}
-	r.Project = project
+	r.Project, r.StartedBy = s.Project, s.By
 	if err := e.cfg.Store.CreateRun(ctx, r); err != nil {
 		return Run{}, err
 	}

@@ -55,7 +55,7 @@ func (e *Engine) Fork(ctx context.Context, runID, checkpointID, by string) (Run,
 	}
 	now := e.cfg.Now().UTC()
 	r := Run{ID: e.cfg.NewID(), Workflow: src.Workflow, Params: src.Params, State: state,
-		Step: cp.Step, Status: StatusPending, Iteration: max(cp.Iteration, 1), CreatedAt: now, UpdatedAt: now, Project: src.Project}
+		Step: cp.Step, Status: StatusPending, Iteration: max(cp.Iteration, 1), CreatedAt: now, UpdatedAt: now, Project: src.Project, StartedBy: by}
 	if err := fs.CreateFork(ctx, r, ForkOrigin{Run: runID, Checkpoint: checkpointID, By: by}); err != nil {
 		return Run{}, err
 	}

@@ -115,6 +115,10 @@ type Run struct {
 	// engine does not read it; children and forks inherit it, so a
 	// project's runs stay together.
 	Project string
+	// StartedBy is who started the run ("" when nobody said: a trigger, a
+	// script in open mode); children inherit it, a fork is the forker's.
+	// A gate whose approval refuses self-approval refuses it.
+	StartedBy string
 	// Parent is set on a run a step started (StartChild); CreateRun and
 	// Commit store it, and a child's last commit wakes a waiting parent.
 	// It is not read back by Store.Run.

@@ -33,11 +33,12 @@ type startStore interface {
 // without CheckStart (written in Go) started anywhere but its entry, is
 // fault.EInvalid on the field "from"; the run records where it started.
 func (e *Engine) StartAt(ctx context.Context, workflow string, input map[string]any, step string, given State, by string) (Run, error) {
-	return e.StartAtIn(ctx, "", workflow, input, step, given, by)
+	return e.StartAtAs(ctx, Starter{By: by}, workflow, input, step, given)
 }
 
-// StartAtIn is StartAt for a run of project (see Run.Project).
-func (e *Engine) StartAtIn(ctx context.Context, project, workflow string, input map[string]any, step string, given State, by string) (Run, error) {
+// StartAtAs is StartAt for a run s starts (s.By is who started it there).
+func (e *Engine) StartAtAs(ctx context.Context, s Starter, workflow string, input map[string]any, step string, given State) (Run, error) {
+	by := s.By
 	ss, ok := e.cfg.Store.(startStore)
 	if !ok {
 		return Run{}, errors.New("engine: this store cannot start runs at a stage")
@@ -65,7 +66,7 @@ func (e *Engine) StartAtIn(ctx context.Context, project, workflow string, input 
 			return Run{}, err
 		}
 	}
-	r.Step, r.State, r.Project = step, r.State.merge(given), project
+	r.Step, r.State, r.Project, r.StartedBy = step, r.State.merge(given), s.Project, s.By
 	keys := make([]string, 0, len(given))
 	for k := range given {
 		keys = append(keys, k)

@@ -24,6 +24,11 @@ type Approval struct {
 	// Voters, when set, are the only people who may vote (names compared
 	// without case); Of is their number.
 	Voters []string
+	// From, when set, is the least role in the run's project a voter must
+	// hold (Config.Roles says who holds what); NoSelf refuses the vote of
+	// the person who started the run (Run.StartedBy).
+	From   string
+	NoSelf bool
 	// Pass are the passing options' labels; Fail the gate's other
 	// options, in the gate's order (the gate takes one when it fails).
 	Pass, Fail []string
@@ -211,6 +216,9 @@ func (e *Engine) Vote(ctx context.Context, runID, checkpointID string, d Decisio
 	if err := a.mayVote(d.DecidedBy); err != nil {
 		return Ballot{}, err
 	}
+	if err := e.mayApprove(ctx, *a, run, d.DecidedBy); err != nil {
+		return Ballot{}, err
+	}
 	option, input := a.Choice(d)
 	now := e.cfg.Now().UTC()
 	v := Vote{RunID: runID, CheckpointID: cp.ID, Voter: strings.TrimSpace(d.DecidedBy), Option: option, Input: input, Note: d.Note, VotedAt: now}
@@ -235,6 +243,28 @@ func (e *Engine) Vote(ctx context.Context, runID, checkpointID string, d Decisio
 	b.Needed = a.Needed(b.Votes)
 	e.publish(Event{Type: EventDecision, RunID: runID, Step: cp.Step, Kind: cp.Kind, Message: fmt.Sprintf("%s voted %q", v.Voter, option)})
 	return b, nil
+}
+
+// mayApprove refuses a vote from the run's starter when the gate wants
+// someone else (NoSelf), and from someone without the gate's role in the
+// run's project (From). A run in no project (open mode) has no roles to
+// check: From then lets anyone vote.
+func (e *Engine) mayApprove(ctx context.Context, a Approval, run Run, voter string) error {
+	voter = strings.TrimSpace(voter)
+	if a.NoSelf && run.StartedBy != "" && strings.EqualFold(voter, run.StartedBy) {
+		return fault.Errorf(fault.EUnauthorized, "%s started this run, and this gate needs someone else's approval (no self-approval)", voter)
+	}
+	if a.From == "" || run.Project == "" || e.cfg.Roles == nil {
+		return nil
+	}
+	ok, err := e.cfg.Roles(ctx, run.Project, voter, a.From)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fault.Errorf(fault.EUnauthorized, "only the project's %ss may vote at this gate", a.From)
+	}
+	return nil
 }
 
 // mayVote refuses a vote from someone the gate does not name, when it

@@ -275,7 +275,11 @@ func (a *API) CreateRun(c echo.Context) error {
 			return &fault.Error{Code: fault.EInvalid, Message: "invalid run", Fields: map[string]string{
 				"params": fmt.Sprintf("question, max_iterations, strategy_checkpoint and sources start the search; the %s workflow takes its parameters in params", name)}}
 		}
-		run, err = a.engine.StartIn(c.Request().Context(), projectOf(c), name, in.Params)
+		by, err := author(c, "started_by", in.StartedBy)
+		if err != nil {
+			return err
+		}
+		run, err = a.engine.StartAs(c.Request().Context(), engine.Starter{Project: projectOf(c), By: by}, name, in.Params)
 	} else {
 		if len(in.Params) > 0 {
 			return &fault.Error{Code: fault.EInvalid, Message: "invalid run", Fields: map[string]string{

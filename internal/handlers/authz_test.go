@@ -106,7 +106,7 @@ func setupTeam(t *testing.T) *team {
 	require.NoError(t, st.SetMember(ctx, "pa", "viewer", "viewer"))
 	require.NoError(t, st.CreateProject(ctx, store.Project{ID: "pb", Name: "Project B", CreatedAt: now}, "outsider"))
 
-	run, err := a.Engine().StartIn(ctx, "pa", "search", map[string]any{"question": "sleep and memory consolidation", "sources": testapp.Sources})
+	run, err := a.Engine().StartAs(ctx, engine.Starter{Project: "pa", By: "Owner"}, "search", map[string]any{"question": "sleep and memory consolidation", "sources": testapp.Sources})
 	require.NoError(t, err)
 	tm := &team{w: w, st: st, runID: run.ID, clients: map[string]*http.Client{}}
 	require.Eventually(t, func() bool {

@@ -188,7 +188,7 @@ func start(ctx context.Context, e *engine.Engine, in startInput, fe fault.FieldE
 		}
 		return engine.Run{}, fe.Err("invalid run")
 	}
-	return e.StartIn(ctx, in.Project, SearchWorkflow, input)
+	return e.StartAs(ctx, engine.Starter{Project: in.Project, By: strings.TrimSpace(in.StartedBy)}, SearchWorkflow, input)
 }
 
 // checkParams validates input against the search workflow's declared

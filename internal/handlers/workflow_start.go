@@ -87,7 +87,7 @@ func (h *Workflows) Start(c echo.Context) error {
 		}
 	} else {
 		var run engine.Run
-		run, err = h.engine.StartIn(c.Request().Context(), projectOf(c), name, input)
+		run, err = h.engine.StartAs(c.Request().Context(), engine.Starter{Project: projectOf(c), By: h.people.name(c)}, name, input)
 		if err == nil {
 			settle(c.Request().Context(), h.engine, h.runs, run.ID, h.done)
 			return c.Redirect(http.StatusSeeOther, "/runs/"+run.ID)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"quarry/internal/engine"
 	"quarry/internal/engine/flow"
 )
 
@@ -36,7 +37,11 @@ func (a *API) StartWorkflow(c echo.Context) error {
 	name := c.Param("name")
 	from := strings.TrimSpace(in.From)
 	if from == "" && len(in.Context) == 0 && len(in.Outputs) == 0 {
-		run, err := a.engine.StartIn(ctx, projectOf(c), name, in.Params)
+		by, err := author(c, "started_by", in.StartedBy)
+		if err != nil {
+			return err
+		}
+		run, err := a.engine.StartAs(ctx, engine.Starter{Project: projectOf(c), By: by}, name, in.Params)
 		if err != nil {
 			return err
 		}
@@ -57,7 +62,7 @@ func (a *API) StartWorkflow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	run, err := a.engine.StartAtIn(ctx, projectOf(c), name, in.Params, from, given, by)
+	run, err := a.engine.StartAtAs(ctx, engine.Starter{Project: projectOf(c), By: by}, name, in.Params, from, given)
 	if err != nil {
 		return err
 	}

@@ -197,6 +197,22 @@ func (s *Store) Role(ctx context.Context, projectID, accountID string) (string, 
 	return roleOf(ctx, s.read, projectID, accountID)
 }
 
+// RoleByName is Role for the account with display name name (unique,
+// compared without case, as decisions and votes record it); "" when no
+// such account is a member.
+func (s *Store) RoleByName(ctx context.Context, projectID, name string) (string, error) {
+	var role string
+	err := s.read.QueryRowContext(ctx, `SELECT m.role FROM project_members m JOIN accounts a ON a.id = m.account_id
+		WHERE m.project_id = ? AND a.name = ? COLLATE NOCASE AND a.disabled_at = ''`, projectID, name).Scan(&role)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: role by name: %w", err)
+	}
+	return role, nil
+}
+
 // rowQuerier reads one row through a pool or a transaction.
 type rowQuerier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row

@@ -71,16 +71,16 @@ func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 	// so the statement also runs on a schema from before projects (tests
 	// of upgrades). A child without a project of its own takes its
 	// parent's, read in the same statement.
-	if r.Project != "" || r.Parent != nil {
+	if r.Project != "" || r.Parent != nil || r.StartedBy != "" {
 		parent := ""
 		if r.Parent != nil {
 			parent = r.Parent.RunID
 		}
 		q = `INSERT INTO runs
-		(id, workflow, params, state, current_step, status, iteration, attempt, checkpoint_id, version, error, created_at, updated_at, project_id)
+		(id, workflow, params, state, current_step, status, iteration, attempt, checkpoint_id, version, error, created_at, updated_at, project_id, started_by)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?,
-			COALESCE(NULLIF(?, ''), (SELECT project_id FROM runs WHERE id = ?), ''))`
-		args = append(args, r.Project, parent)
+			COALESCE(NULLIF(?, ''), (SELECT project_id FROM runs WHERE id = ?), ''), ?)`
+		args = append(args, r.Project, parent, r.StartedBy)
 	}
 	_, err = tx.ExecContext(ctx, q, args...)
 	if err != nil {
@@ -130,7 +130,7 @@ func encodeState(st engine.State) (string, error) {
 }
 
 const runColumns = `id, workflow, params, state, current_step, status, iteration, attempt,
-	COALESCE(checkpoint_id, ''), version, error, created_at, updated_at, project_id`
+	COALESCE(checkpoint_id, ''), version, error, created_at, updated_at, project_id, started_by`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -138,7 +138,7 @@ func scanRun(row scanner) (engine.Run, error) {
 	var r engine.Run
 	var params, state, status, created, updated string
 	if err := row.Scan(&r.ID, &r.Workflow, &params, &state, &r.Step, &status, &r.Iteration, &r.Attempt,
-		&r.CheckpointID, &r.Version, &r.Error, &created, &updated, &r.Project); err != nil {
+		&r.CheckpointID, &r.Version, &r.Error, &created, &updated, &r.Project, &r.StartedBy); err != nil {
 		return r, err
 	}
 	r.Status = engine.Status(status)

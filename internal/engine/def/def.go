@@ -196,7 +196,13 @@ type Approval struct {
 	Of    int
 	// Voters, when written, are the only people who may vote, by name;
 	// Of is then their number, and pages name who has not voted yet.
-	Voters  []string
+	Voters []string
+	// From, when written, is the least project role a voter must hold
+	// ("owner" or "reviewer"; written owners/reviewers); NoSelf
+	// (self_approval: false) refuses the vote of the person who started
+	// the run.
+	From    string
+	NoSelf  bool
 	Options []string
 	// Inline is set when approval.options are the gate's options
 	// themselves ({label, next, …}, no options key): then every option

@@ -429,6 +429,20 @@ stages:
 			`t.yaml:12:34: stage "b": approval.voters is empty: name the people who vote, or leave it out so anyone may`,
 			`t.yaml:16:40: stage "c": approval.voters lists people's names`,
 		}},
+		{"ApprovalFrom", head + `stages:
+  - id: a
+    type: gate
+    options: [{label: Yes, next: b}, {label: No, next: complete}]
+    approval: {count: 1, from: viewers, self_approval: maybe, options: [Yes]}
+  - id: b
+    type: gate
+    options: [{label: Yes, next: complete}, {label: No, next: complete}]
+    approval: {count: 1, from: reviewers, voters: [ada], options: [Yes]}
+`, []string{
+			`t.yaml:8:32: stage "a": approval.from is owners or reviewers (the project role voters must hold; owners count as reviewers), not "viewers"`,
+			`t.yaml:8:56: stage "a": self_approval must be true or false`,
+			`t.yaml:12:32: stage "b": approval names its voters and a role (from): give one of them`,
+		}},
 		{"GateTimeout", head + `stages:
   - id: a
     type: gate

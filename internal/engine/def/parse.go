@@ -726,9 +726,9 @@ func (d *decoder) options(e kv, stage string) []Option {
 	return out
 }
 
-// approval reads a gate's {count, of, voters, options}.
+// approval reads a gate's {count, of, voters, from, self_approval, options}.
 func (d *decoder) approval(e kv, stage string) *Approval {
-	kvs, ok := d.mapping(e.value, stage, "approval", "count", "of", "voters", "options")
+	kvs, ok := d.mapping(e.value, stage, "approval", "count", "of", "voters", "from", "self_approval", "options")
 	if !ok {
 		return nil
 	}
@@ -746,6 +746,20 @@ func (d *decoder) approval(e kv, stage string) *Approval {
 		case "of":
 			if n, ok := d.integer(f, stage); ok {
 				a.Of = n
+			}
+		case "from":
+			role, _ := scalarString(f.value)
+			switch strings.ToLower(strings.TrimSpace(role)) {
+			case "owners", "owner":
+				a.From = "owner"
+			case "reviewers", "reviewer":
+				a.From = "reviewer"
+			default:
+				d.r.at(posOf(f.value), stage, "approval.from is owners or reviewers (the project role voters must hold; owners count as reviewers), not %q", role)
+			}
+		case "self_approval":
+			if on, ok := d.boolean(f, stage); ok {
+				a.NoSelf = !on
 			}
 		case "voters":
 			if items, ok := d.sequence(f, stage); ok {

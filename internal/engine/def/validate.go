@@ -677,6 +677,9 @@ func (v *validator) approval(s *Stage) {
 		v.r.at(p, id, "approval.of (%d) must be at least approval.count (%d)", a.Of, a.Count)
 	}
 	v.voters(a, id)
+	if p, ok := a.keys["from"]; ok && len(a.Voters) > 0 {
+		v.r.at(p, id, "approval names its voters and a role (from): give one of them")
+	}
 	if len(a.Options) == 0 {
 		v.r.at(a.at("options"), id, "approval needs options: the labels of the options that pass the gate")
 		return

@@ -37,14 +37,18 @@ type GateApproval struct {
 	Count int `json:"count"`
 	Of    int `json:"of,omitempty"`
 	// Voters are the people the gate names, when it does.
-	Voters  []string `json:"voters,omitempty"`
+	Voters []string `json:"voters,omitempty"`
+	// From is the least project role a voter holds ("owner",
+	// "reviewer"; "" for any); NoSelf refuses the run's starter.
+	From    string   `json:"from,omitempty"`
+	NoSelf  bool     `json:"no_self_approval,omitempty"`
 	Options []string `json:"options"`
 }
 
 // Rule is the engine's rule for the approval, for counting votes shown
 // from a stored checkpoint.
 func (a GateApproval) Rule(options []GateOption) engine.Approval {
-	r := engine.Approval{Count: a.Count, Of: a.Of, Voters: a.Voters, Pass: a.Options}
+	r := engine.Approval{Count: a.Count, Of: a.Of, Voters: a.Voters, From: a.From, NoSelf: a.NoSelf, Pass: a.Options}
 	for _, o := range options {
 		if !slices.Contains(a.Options, o.Label) {
 			r.Fail = append(r.Fail, o.Label)
@@ -151,7 +155,7 @@ func (c *compiler) timeout(s *def.Stage) *engine.GateTimeout {
 // approval is the engine's rule for a gate several people decide: a
 // vote is a Choice, and the votes' resolution is one too.
 func approval(s *def.Stage) *engine.Approval {
-	a := &engine.Approval{Count: s.Approval.Count, Of: s.Approval.Of, Voters: s.Approval.Voters, Pass: s.Approval.Options,
+	a := &engine.Approval{Count: s.Approval.Count, Of: s.Approval.Of, Voters: s.Approval.Voters, From: s.Approval.From, NoSelf: s.Approval.NoSelf, Pass: s.Approval.Options,
 		Choice: func(d engine.Decision) (string, string) {
 			var ch Choice
 			_ = json.Unmarshal(d.RevisedData, &ch) // validated before it is counted
@@ -292,7 +296,7 @@ func (c *compiler) payload(s *def.Stage, sc engine.StepContext) (engine.Payload,
 		p.Options = append(p.Options, GateOption{Label: o.Label, Next: next, RequiresInput: o.RequiresInput})
 	}
 	if a := s.Approval; a != nil {
-		p.Approval = &GateApproval{Count: a.Count, Of: a.Of, Voters: a.Voters, Options: a.Options}
+		p.Approval = &GateApproval{Count: a.Count, Of: a.Of, Voters: a.Voters, From: a.From, NoSelf: a.NoSelf, Options: a.Options}
 	}
 	if len(s.ContextKeys) > 0 {
 		cx, err := Context(sc.State)

@@ -3,6 +3,8 @@ package flow_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"quarry/internal/engine"
 	"quarry/internal/engine/flow"
 	"quarry/internal/fault"
+	"quarry/internal/store"
 )
 
 // votesDef is a 2-of-3 sign-off: Approve passes, Reject and Revise fail.
@@ -273,4 +276,67 @@ func TestGateApprovalNamedVoters(t *testing.T) {
 	votes, err := b.store.Votes(ctx, r.ID)
 	require.NoError(t, err)
 	require.Len(t, votes, 2, "Eve's refused vote is not recorded")
+}
+
+// reviewersDef is a 2-vote sign-off by the project's reviewers, not by
+// whoever started the run.
+const reviewersDef = `apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: peers}
+stages:
+  - id: signoff
+    type: gate
+    options:
+      - {label: Approve, next: complete}
+      - {label: Reject, next: complete}
+    approval: {count: 2, from: reviewers, self_approval: false, options: [Approve]}
+`
+
+// TestGateApprovalFromARoleNotSelf: a gate asking for reviewers takes the
+// votes of the run's project's reviewers and owners only, and never the
+// vote of the person who started the run; refused votes are not
+// recorded. The roles come from Config.Roles (the store's memberships in
+// the app).
+func TestGateApprovalFromARoleNotSelf(t *testing.T) {
+	t.Parallel()
+	roles := map[string]string{"ada": "owner", "bob": "reviewer", "cy": "reviewer", "vi": "viewer"}
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), store.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	reg, err := engine.NewRegistry(compile(t, reviewersDef, flow.Skills{}))
+	require.NoError(t, err)
+	var asked []string
+	eng, err := engine.New(engine.Config{Store: st, Registry: reg, Handler: engine.Pending(),
+		Roles: func(_ context.Context, project, person, role string) (bool, error) {
+			asked = append(asked, project)
+			have := roles[strings.ToLower(person)]
+			return have == "owner" || (have == "reviewer" && role == "reviewer"), nil
+		}})
+	require.NoError(t, err)
+	ctx := context.Background()
+	r, err := eng.StartAs(ctx, engine.Starter{Project: "p1", By: "Ada"}, "peers", nil)
+	require.NoError(t, err)
+	require.NoError(t, eng.Advance(ctx, r.ID))
+	r, err = st.Run(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, "Ada", r.StartedBy)
+	cp, p := pendingCheckpoint(t, &bundle{store: st, eng: eng}, r)
+	require.Equal(t, &flow.GateApproval{Count: 2, From: "reviewer", NoSelf: true, Options: []string{"Approve"}}, p.Approval)
+
+	_, err = eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "ada"))
+	require.Equal(t, fault.EUnauthorized, fault.ErrorCode(err))
+	require.ErrorContains(t, err, "no self-approval")
+	_, err = eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "Vi"))
+	require.Equal(t, fault.EUnauthorized, fault.ErrorCode(err))
+	require.ErrorContains(t, err, "only the project's reviewers")
+	bal, err := eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "Bob"))
+	require.NoError(t, err)
+	require.False(t, bal.Resolved())
+	bal, err = eng.Vote(ctx, r.ID, cp.ID, flow.Choose("Approve", "", "Cy"))
+	require.NoError(t, err)
+	require.True(t, bal.Resolved(), "two reviewers approved")
+	votes, err := st.Votes(ctx, r.ID)
+	require.NoError(t, err)
+	require.Len(t, votes, 2, "the refused votes are not recorded")
+	require.Contains(t, asked, "p1", "roles are asked in the run's project")
 }
