@@ -43,7 +43,7 @@ var routeAccess = map[string]string{
 
 	"GET /account": member, "POST /account/tokens": member, "POST /account/tokens/:token/revoke": member,
 	"POST /account/sessions/revoke": member,
-	"GET /":                         member, "GET /runs": member, "GET /workflows": member,
+	"GET /":                         member, "GET /runs": member, "GET /inbox": member, "GET /workflows": member,
 	"GET /library": member, "GET /library/export": member, "GET /library/embeddings": member, "GET /library/papers/*": member,
 	"GET /api/workflows": member, "GET /api/workflows/:name": member,
 	"POST /library/imports": adminOnly, "GET /library/imports/:id": adminOnly,
@@ -84,9 +84,15 @@ const teamPassword = "correct horse battery"
 
 func setupTeam(t *testing.T) *team {
 	t.Helper()
+	return setupTeamIn(t, "")
+}
+
+// setupTeamIn is setupTeam with the workflow files of dir ("" for none).
+func setupTeamIn(t *testing.T, dir string) *team {
+	t.Helper()
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")}, app.WithWorkflows(reg))
+	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	w := serveApp(t, a)
 	st := a.Store()

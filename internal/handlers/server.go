@@ -265,6 +265,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POSTOrRetry("/runs", home.Start, home.StartAgain, inProject(access.Start), p.requireName).Name = "run-start"
 	g.GET("/name", names.Show, anyone).Name = "name"
 	g.POST("/name", names.Save, anyone).Name = "name-save"
+	g.GET("/inbox", (&Inbox{people: p, runs: deps.Store, auth: auth}).Show, signedIn, p.requireName).Name = "inbox"
 	g.GET("/runs", (&RunIndex{people: p, runs: deps.Store, auth: auth}).Show, signedIn, p.requireName).Name = "runs"
 	g.GET("/runs/:id", runs.Show, view, p.requireName).Name = "run"
 	g.GET("/runs/:id/status", runs.Status, view).Name = "run-status"
