@@ -68,7 +68,7 @@ func TestGateNamedReviewers(t *testing.T) {
 
 	inbox := func(who string) bool {
 		_, doc := tm.w.get(t, tm.clients[who], "/inbox")
-		return doc.Find(`[data-testid="inbox-item"][data-run-id="` + runID + `"]`).Length() == 1
+		return doc.Find(`[data-testid="inbox-item"][data-run-id="`+runID+`"]`).Length() == 1
 	}
 	for who, want := range map[string]bool{"reviewer": true, "admin": true, "owner": false, "viewer": false, "outsider": false} {
 		require.Equal(t, want, inbox(who), "%s's inbox", who)
