@@ -44,6 +44,9 @@ type Mark struct {
 	By        string    `json:"marked_by"`
 	At        time.Time `json:"marked_at"`
 	Iteration int       `json:"iteration"`
+	// Resolves marks the decision of a dual-screening conflict (see
+	// Screen), not a reviewer's own screening.
+	Resolves bool `json:"resolves,omitempty"`
 }
 
 // Normalize trims the mark's text fields.

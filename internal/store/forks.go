@@ -93,8 +93,8 @@ func (s *Store) ForkOf(ctx context.Context, id string) (*engine.ForkOrigin, erro
 // author and time: they say where each mark was made.
 func copyForkMarks(ctx context.Context, tx *sql.Tx, runID string, from engine.ForkOrigin) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO paper_marks
-		(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at)
-		SELECT ?, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at
+		(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at, resolution)
+		SELECT ?, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at, resolution
 		FROM paper_marks WHERE run_id = ? AND checkpoint_id NOT IN (
 			SELECT id FROM checkpoints WHERE run_id = ? AND rowid > (SELECT rowid FROM checkpoints WHERE id = ?))
 		ORDER BY seq`, runID, from.Run, from.Run, from.Checkpoint); err != nil {

@@ -44,9 +44,9 @@ func (s *Store) SaveMarks(ctx context.Context, runID, checkpointID string, marks
 	for i, m := range marks {
 		m.At, m.Iteration = now, iteration
 		res, err := tx.ExecContext(ctx, `INSERT INTO paper_marks
-			(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			runID, m.PaperID, checkpointID, iteration, m.Mark, m.Note, m.Reason, m.By, formatTime(m.At))
+			(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at, resolution)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, m.PaperID, checkpointID, iteration, m.Mark, m.Note, m.Reason, m.By, formatTime(m.At), m.Resolves)
 		if err != nil {
 			return nil, fmt.Errorf("store: save mark: %w", err)
 		}
@@ -75,7 +75,7 @@ func (s *Store) SaveMarks(ctx context.Context, runID, checkpointID string, marks
 	return out, nil
 }
 
-const markColumns = `paper_id, mark, note, reason, marked_by, marked_at, iteration`
+const markColumns = `paper_id, mark, note, reason, marked_by, marked_at, iteration, resolution`
 
 // Marks returns the current mark of every paper marked in run runID (the
 // latest of each paper's marks), oldest first; none is an empty list.
@@ -113,7 +113,7 @@ func (s *Store) queryMarks(ctx context.Context, q string, args ...any) ([]resear
 	for rows.Next() {
 		var m research.Mark
 		var at string
-		if err := rows.Scan(&m.PaperID, &m.Mark, &m.Note, &m.Reason, &m.By, &at, &m.Iteration); err != nil {
+		if err := rows.Scan(&m.PaperID, &m.Mark, &m.Note, &m.Reason, &m.By, &at, &m.Iteration, &m.Resolves); err != nil {
 			return nil, fmt.Errorf("store: marks: %w", err)
 		}
 		m.At = parseTime(at)

@@ -227,3 +227,24 @@ func TestRunPapersBackfill(t *testing.T) {
 		require.Equal(t, 3, runs[0].Papers)
 	}
 }
+
+// TestMarkResolutionsRoundTrip: a dual-screening resolution is stored as
+// one (research.Mark.Resolves) and read back as one, apart from the
+// reviewers' own marks.
+func TestMarkResolutionsRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openRuns(t)
+	seedRun(t, st, "r", time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC), engine.Params{"question": "q"}, engine.StatusWaiting, 1, "p")
+	_, err := st.SaveMarks(ctx, "r", "r-cp1", []research.Mark{{PaperID: "p", Mark: "relevant", By: "Ada"}, {PaperID: "p", Mark: "irrelevant", By: "Bob"}})
+	require.NoError(t, err)
+	_, err = st.SaveMarks(ctx, "r", "r-cp1", []research.Mark{{PaperID: "p", Mark: "relevant", By: "Cy", Resolves: true}})
+	require.NoError(t, err)
+	events, err := st.MarkEvents(ctx, "r")
+	require.NoError(t, err)
+	require.Len(t, events, 3)
+	require.Equal(t, []bool{false, false, true}, []bool{events[0].Resolves, events[1].Resolves, events[2].Resolves})
+	got := research.Counting(research.ScreeningPlan{Reviewers: 2}, events)
+	require.Len(t, got, 1)
+	require.Equal(t, "Cy", got[0].By)
+}
