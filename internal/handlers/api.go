@@ -308,7 +308,7 @@ func (a *API) GetRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	e, err := a.cache.get(c.Request().Context(), a.runs, c.Param("id"))
+	e, err := a.cache.getFor(c.Request().Context(), a.runs, c.Param("id"), identityOf(c).name)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,8 @@ var routeAccess = map[string]string{
 	"POST /runs": projectStart, "POST /workflows/:name/runs": projectStart,
 	"POST /api/runs": projectStart, "POST /api/workflows/:name/runs": projectStart,
 
-	"GET /runs/:id": runView, "GET /runs/:id/status": runView, "GET /runs/:id/events": runView,
+	"GET /runs/:id": runView, "GET /runs/:id/conflicts": runView, "GET /runs/:id/agreement.csv": runView,
+	"POST /runs/:id/checkpoints/:cp/resolve": runDecide, "GET /runs/:id/status": runView, "GET /runs/:id/events": runView,
 	"GET /runs/:id/report.md": runView, "GET /runs/:id/report.csv": runView, "GET /runs/:id/prisma.svg": runView,
 	"GET /runs/:id/progress.svg": runView, "GET /runs/:id/graph.svg": runView, "GET /runs/:id/checkpoints/:cp/votes": runView,
 	"GET /runs/:id/checkpoints/:cp/strategy": runView, "GET /runs/:id/checkpoints/:cp/clarify": runView,

@@ -206,7 +206,13 @@ func (h *Runs) DecideReview(c echo.Context) error {
 		}
 		return err
 	}
-	stored, err := h.runs.Marks(ctx, run.ID)
+	if fb, err = dualDecision(ctx, h.runs, run, fb); err != nil {
+		if fault.ErrorCode(err) == fault.EConflict {
+			return h.conflictPageWith(c, run.ID, err, submittedReview(p, marks, notes, f.Feedback))
+		}
+		return err
+	}
+	stored, err := marksAs(ctx, h.runs, run, "")
 	if err != nil {
 		return err
 	}

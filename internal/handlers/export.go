@@ -43,7 +43,7 @@ func (h *Export) Run(c echo.Context) error {
 	if set == "" {
 		set = pipeline.ExportRelevant
 	}
-	marks, err := h.runs.Marks(ctx, run.ID)
+	marks, err := marksAs(ctx, h.runs, run, "")
 	if err != nil {
 		return err
 	}

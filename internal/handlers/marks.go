@@ -85,7 +85,7 @@ func (a *API) Marks(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	marks, err := a.runs.Marks(ctx, run.ID)
+	marks, err := marksAs(ctx, a.runs, run, identityOf(c).name)
 	if err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func runSets(ctx context.Context, runs RunStore, run engine.Run) (pipeline.Sets,
 	if err != nil {
 		return pipeline.Sets{}, err
 	}
-	marks, err := runs.Marks(ctx, run.ID)
+	marks, err := marksAs(ctx, runs, run, "")
 	if err != nil {
 		return pipeline.Sets{}, err
 	}
@@ -331,7 +331,10 @@ func withStoredMarks(ctx context.Context, runs RunStore, e *engine.Engine, run e
 			return d, err
 		}
 	}
-	marks, err := runs.Marks(ctx, run.ID)
+	if fb, err = dualDecision(ctx, runs, run, fb); err != nil {
+		return d, err
+	}
+	marks, err := marksAs(ctx, runs, run, "")
 	if err != nil {
 		return d, err
 	}

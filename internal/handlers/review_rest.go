@@ -85,11 +85,11 @@ func (h *Runs) UndoRest(c echo.Context) error {
 		return &fault.Error{Code: fault.EInvalid, Message: "nothing to undo", Fields: map[string]string{"undo_at": "not the time of a batch of marks"}}
 	}
 	ctx := c.Request().Context()
-	marks, err := h.runs.Marks(ctx, run.ID)
+	by := h.people.name(c)
+	marks, err := marksAs(ctx, h.runs, run, by)
 	if err != nil {
 		return err
 	}
-	by := h.people.name(c)
 	var back []research.Mark
 	for _, m := range batchOf(marks, at) {
 		if _, ok := p.Collection.Paper(m.PaperID); ok {

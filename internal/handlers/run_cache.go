@@ -168,6 +168,10 @@ func newRunCache(settings reviewSettings, workflow func(context.Context, engine.
 // JSON each built once on first use, and read-only after.
 type cachedRun struct {
 	stamp store.RunStamp
+	// viewer is "" for the run as everyone sees it; for a dual-screened
+	// run a person's own entry shows their marks of papers still being
+	// screened too (see screeningMarks).
+	viewer string
 
 	load sync.Once
 	run  engine.Run
@@ -241,14 +245,34 @@ type cachedAPIPage struct {
 	err  error
 }
 
-// get returns the run id as it is now, loading it when its stamp moved.
+// get returns the run id as it is now, loading it when its stamp moved:
+// as everyone sees it (the marks that count).
 func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun, error) {
+	return c.getAs(ctx, rs, id, "")
+}
+
+// getFor is get as person sees the run: for a blind dual-screened run,
+// with their own marks of the papers still being screened (an entry of
+// their own); for any other run, as everyone sees it.
+func (c *runCache) getFor(ctx context.Context, rs RunStore, id, person string) (*cachedRun, error) {
+	e, err := c.get(ctx, rs, id)
+	if err != nil || person == "" || e.run.Workflow != pipeline.Name || !pipeline.ScreeningPlanOf(e.run).Dual() {
+		return e, err
+	}
+	return c.getAs(ctx, rs, id, person)
+}
+
+func (c *runCache) getAs(ctx context.Context, rs RunStore, id, viewer string) (*cachedRun, error) {
 	st, err := rs.RunStamp(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	key := id
+	if viewer != "" {
+		key = id + "\x00" + viewer
+	}
 	c.mu.Lock()
-	e := c.entries[id]
+	e := c.entries[key]
 	var prev *cachedRun
 	if e == nil || e.stamp != st {
 		if e == nil && len(c.entries) >= maxCachedRuns {
@@ -258,8 +282,8 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 			}
 		}
 		prev = e
-		e = &cachedRun{stamp: st}
-		c.entries[id] = e
+		e = &cachedRun{stamp: st, viewer: viewer}
+		c.entries[key] = e
 	}
 	c.mu.Unlock()
 	e.load.Do(func() {
@@ -287,8 +311,8 @@ func (c *runCache) get(ctx context.Context, rs RunStore, id string) (*cachedRun,
 	})
 	if e.err != nil {
 		c.mu.Lock()
-		if c.entries[id] == e {
-			delete(c.entries, id)
+		if c.entries[key] == e {
+			delete(c.entries, key)
 		}
 		c.mu.Unlock()
 		return nil, e.err
@@ -357,15 +381,15 @@ func (c *runCache) fill(ctx context.Context, rs RunStore, id string, e, prev *ca
 	}
 	e.sets = pipeline.SetsOf(pipeline.RunState{}, nil)
 	if e.run.Workflow == pipeline.Name {
-		if e.marks, e.err = rs.Marks(ctx, id); e.err != nil {
-			return
-		}
-		e.sets = pipeline.SetsOf(e.state, e.marks)
-	}
-	if e.run.Workflow == pipeline.Name {
 		if e.events, e.err = rs.MarkEvents(ctx, id); e.err != nil {
 			return
 		}
+		if plan := pipeline.ScreeningPlanOf(e.run); plan.Dual() {
+			e.marks = screeningMarks(plan, e.viewer, e.events)
+		} else if e.marks, e.err = rs.Marks(ctx, id); e.err != nil {
+			return
+		}
+		e.sets = pipeline.SetsOf(e.state, e.marks)
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 // It is rendered once per run stamp and list query (runCache.page), the
 // person's CSRF token filled in per request.
 func (h *Runs) Show(c echo.Context) error {
-	e, err := h.cache.get(c.Request().Context(), h.runs, c.Param("id"))
+	e, err := h.cache.getFor(c.Request().Context(), h.runs, c.Param("id"), h.people.name(c))
 	if err != nil {
 		return err
 	}

@@ -69,6 +69,9 @@ type RunFileStore interface {
 type Runs struct {
 	people *people
 	runs   RunStore
+	// auth says what the person may do (the conflicts page's resolve
+	// forms).
+	auth *authenticator
 	// files keeps files attached to runs at the strategy checkpoint.
 	files  RunFileStore
 	engine *engine.Engine

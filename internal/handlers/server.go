@@ -232,10 +232,11 @@ func registerApp(e *echo.Echo, deps Deps) {
 		key = randomKey()
 	}
 	p := newPeople(key, deps.SecureCookies)
+	auth := newAuthenticator(deps, p)
 	settings := reviewSettings{reasons: deps.ExclusionReasons, stopWindow: deps.StopWindow}
 	cache := newRunCache(settings, deps.Engine.Workflow)
 	graphs := wfgraph.NewRenderer()
-	runs := &Runs{people: p, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits, graphs: graphs,
+	runs := &Runs{people: p, auth: auth, runs: deps.Store, engine: deps.Engine, cache: cache, done: deps.Done, files: deps.Files, read: deps.ReadLimits, graphs: graphs,
 		settings: settings}
 	names := &Names{people: p}
 	wfs := &Workflows{people: p, registry: deps.Engine.Registry(), dir: deps.WorkflowsDir, opts: deps.DefinitionOptions, graphs: graphs, startable: deps.StartableFiles,
@@ -245,7 +246,6 @@ func registerApp(e *echo.Echo, deps Deps) {
 	// methods must come from this origin and echo it back); it is per
 	// route rather than global so that routing misses still answer
 	// 404/405 (see csrfRoutes).
-	auth := newAuthenticator(deps, p)
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine, auth: auth}
 	g := newCSRFRoutes(e, newCSRFCheck(p, csrfSkipper, deps.PublicURL).middleware, auth)
 	view, decide, startRuns := onRun(access.View), onRun(access.Decide), onRun(access.Start)
@@ -275,6 +275,9 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/runs/:id/prisma.svg", runs.PrismaSVG, view).Name = "run-prisma-svg"
 	g.GET("/runs/:id/progress.svg", runs.ProgressSVG, view).Name = "run-progress-svg"
 	g.GET("/runs/:id/graph.svg", runs.GraphSVG, view).Name = "run-graph-svg"
+	g.GET("/runs/:id/conflicts", runs.Conflicts, view, p.requireName).Name = "run-conflicts"
+	g.GET("/runs/:id/agreement.csv", runs.AgreementCSV, view).Name = "run-agreement-csv"
+	g.POST("/runs/:id/checkpoints/:cp/resolve", runs.Resolve, decide, p.requireName).Name = "review-resolve"
 	g.POST("/runs/:id/checkpoints/:cp/strategy", runs.DecideStrategy, decide, p.requireName).Name = "decide-strategy"
 	g.POST("/runs/:id/checkpoints/:cp/review", runs.DecideReview, decide, p.requireName).Name = "decide-review"
 	g.POST("/runs/:id/checkpoints/:cp/clarify", runs.DecideClarify, decide, p.requireName).Name = "decide-clarify"

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"quarry/internal/engine"
 	"quarry/internal/fault"
 	"quarry/internal/research"
@@ -44,7 +45,17 @@ const (
 	// refuse an approval without a note (off by default: the findings
 	// are then shown as warnings only).
 	ParamQualityGate = "quality_gate"
+	// ParamScreeners is how many people screen each paper independently
+	// (research.ScreeningPlan.Reviewers); ParamConflicts who resolves
+	// their disagreements (research.ResolveByThird, ResolveByPair).
+	ParamScreeners = "screeners"
+	ParamConflicts = "conflicts"
 )
+
+// ScreeningPlanOf is how a search run's papers are screened.
+func ScreeningPlanOf(r engine.Run) research.ScreeningPlan {
+	return research.ScreeningPlan{Reviewers: max(r.Params.Int(ParamScreeners), 1), Resolver: cmp.Or(r.Params.String(ParamConflicts), research.ResolveByThird)}
+}
 
 // State keys the steps write. They are the run's durable memory, so a
 // renamed key would orphan stored runs: change them only with a migration.
