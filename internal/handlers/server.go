@@ -246,6 +246,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	// route rather than global so that routing misses still answer
 	// 404/405 (see csrfRoutes).
 	auth := newAuthenticator(deps, p)
+	wfs.auth = auth
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine, auth: auth}
 	g := newCSRFRoutes(e, newCSRFCheck(p, csrfSkipper, deps.PublicURL).middleware, auth)
 	view, decide, startRuns := onRun(access.View), onRun(access.Decide), onRun(access.Start)
@@ -261,11 +262,39 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/account/tokens/:token/revoke", pages.RevokeToken, signedIn).Name = "account-token-revoke"
 	g.POST("/account/sessions/revoke", pages.RevokeSessions, signedIn).Name = "account-sessions-revoke"
 
+	teams := &Teams{a: auth}
+	viewProject, manage := inProject(access.View), inProject(access.Manage)
+	g.GET("/projects", teams.ListProjects, signedIn).Name = "projects"
+	g.POST("/projects", teams.CreateProject, signedIn).Name = "project-create"
+	g.GET("/projects/:project", teams.ShowProject, viewProject).Name = "project"
+	g.POST("/projects/:project/members", teams.AddMember, manage).Name = "member-add"
+	g.POST("/projects/:project/members/:account/role", teams.ChangeRole, manage).Name = "member-role"
+	g.POST("/projects/:project/members/:account/remove", teams.RemoveMember, manage).Name = "member-remove"
+	g.POST("/projects/:project/invitations", teams.CreateInvitation, manage).Name = "invitation-create"
+	g.POST("/projects/:project/invitations/:invitation/revoke", teams.RevokeInvitation, manage).Name = "invitation-revoke"
+	g.POST("/projects/:project/links", teams.CreateLink, manage).Name = "share-link-create"
+	g.POST("/projects/:project/links/:link/revoke", teams.RevokeLink, manage).Name = "share-link-revoke"
+	g.GET("/projects/:project/audit", teams.ProjectAudit, manage).Name = "project-audit"
+	g.GET("/projects/:project/audit.csv", teams.ProjectAuditCSV, manage).Name = "project-audit-export"
+	g.GET("/invite/:token", teams.ShowInvite, anyone).Name = "invite"
+	g.POST("/invite/:token", teams.AcceptInvite, anyone).Name = "invite-accept"
+	g.GET("/reset/:token", teams.ShowReset, anyone).Name = "reset"
+	g.POST("/reset/:token", teams.Reset, anyone).Name = "reset-save"
+	g.GET("/s/:token", teams.OpenLink, anyone).Name = "share-link-open"
+	g.GET("/admin/accounts", teams.ShowAccounts, admins).Name = "admin-accounts"
+	g.POST("/admin/invitations", teams.Invite, admins).Name = "admin-invitation-create"
+	g.POST("/admin/accounts/:account/reset", teams.ResetLink, admins).Name = "admin-reset-link"
+	g.POST("/admin/accounts/:account/disable", teams.Disable, admins).Name = "admin-account-disable"
+	g.POST("/admin/accounts/:account/enable", teams.Enable, admins).Name = "admin-account-enable"
+	g.POST("/admin/accounts/:account/admin", teams.SetAdmin, admins).Name = "admin-account-admin"
+	g.GET("/admin/audit", teams.InstallationAudit, admins).Name = "admin-audit"
+	g.GET("/admin/audit.csv", teams.InstallationAuditCSV, admins).Name = "admin-audit-export"
+
 	g.GET("/", home.Show, signedIn, p.requireName).Name = "home"
 	g.POSTOrRetry("/runs", home.Start, home.StartAgain, inProject(access.Start), p.requireName).Name = "run-start"
 	g.GET("/name", names.Show, anyone).Name = "name"
 	g.POST("/name", names.Save, anyone).Name = "name-save"
-	g.GET("/runs", (&RunIndex{people: p, runs: deps.Store, auth: auth}).Show, signedIn, p.requireName).Name = "runs"
+	g.GET("/runs", (&RunIndex{people: p, runs: deps.Store, auth: auth}).Show, visitors, p.requireName).Name = "runs"
 	g.GET("/runs/:id", runs.Show, view, p.requireName).Name = "run"
 	g.GET("/runs/:id/status", runs.Status, view).Name = "run-status"
 	g.Stream("/runs/:id/events", runs.Events, view).Name = "run-events"
