@@ -104,17 +104,15 @@ func (h *Teams) RevokeInvitation(c echo.Context) error {
 func (a *authenticator) invitation(c echo.Context, kind string) (store.Invitation, string, error) {
 	inv, err := a.accounts.Invitation(c.Request().Context(), access.HashToken(c.Param("token")), a.now().UTC())
 	switch {
-	case err == nil && inv.Kind != kind:
-		return inv, "This link is not valid: check it was copied whole, or ask for a new one.", nil
+	case (err == nil || fault.ErrorCode(err) == fault.EConflict) && inv.Kind != kind:
+		return store.Invitation{}, "This link is not valid: check it was copied whole, or ask for a new one.", nil
 	case err == nil:
 		return inv, "", nil
 	case fault.ErrorCode(err) == fault.ENotFound:
 		return inv, "This link is unknown: check it was copied whole, or ask for a new one.", nil
-	case fault.ErrorCode(err) == fault.EConflict && inv.Kind == kind:
+	case fault.ErrorCode(err) == fault.EConflict:
 		msg := fault.ErrorMessage(err)
 		return inv, strings.ToUpper(msg[:1]) + msg[1:] + ".", nil
-	case fault.ErrorCode(err) == fault.EConflict:
-		return inv, "This link is not valid: check it was copied whole, or ask for a new one.", nil
 	}
 	return inv, "", err
 }

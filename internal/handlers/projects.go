@@ -82,6 +82,11 @@ func (h *Teams) CreateProject(c echo.Context) error {
 // ShowProject handles GET /projects/:project: its members, and for those
 // who manage it the forms changing them, its invitations and share links.
 func (h *Teams) ShowProject(c echo.Context) error {
+	if identityOf(c).guest != nil {
+		// The rule lets a project-wide link's guest view the project; its
+		// members' names and addresses are not what the link shares.
+		return fault.Errorf(fault.EUnauthorized, "a share link opens the runs it shares, not the project's page")
+	}
 	return h.renderProject(c, http.StatusOK, views.ProjectData{})
 }
 
