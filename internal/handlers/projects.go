@@ -20,6 +20,19 @@ type Teams struct {
 	a *authenticator
 }
 
+// accountsOnly guards the routes of accounts, projects and links: open
+// mode has none of them, and must not create any (an invitation made
+// there would be an account, perhaps an administrator, once the
+// installation leaves open mode).
+func (h *Teams) accountsOnly(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if h.a.open {
+			return fault.Errorf(fault.ENotFound, "this installation runs in open mode (QUARRY_OPEN_MODE): it has no accounts, projects or share links")
+		}
+		return next(c)
+	}
+}
+
 // maxProjectName bounds a project's name, in runes.
 const maxProjectName = 120
 
@@ -31,9 +44,9 @@ func (h *Teams) ListProjects(c echo.Context) error {
 
 func (h *Teams) renderProjects(c echo.Context, status int, name string, errs map[string]string) error {
 	id := identityOf(c)
-	d := views.ProjectsData{Page: h.a.people.page(c), Name: name, Errors: errs}
+	d := views.ProjectsData{Page: h.a.people.page(c), Name: name, Errors: errs, Open: id.open}
 	if id.account == nil {
-		return render(c, status, views.ProjectsPage(d)) // open mode: one implicit project
+		return render(c, status, views.ProjectsPage(d)) // open mode: no projects to list
 	}
 	ctx := c.Request().Context()
 	mine, err := h.a.accounts.AccountProjects(ctx, id.account.ID)

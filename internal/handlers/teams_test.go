@@ -484,3 +484,20 @@ func TestStartFormProjects(t *testing.T) {
 	res, _ = tm.fetch(t, tm.clients["owner"], "/runs/"+runID)
 	require.Equal(t, http.StatusNotFound, res.StatusCode, "project A's owner does not see project B's run")
 }
+
+// TestOpenModeHasNoTeams: open mode lists no projects and refuses to
+// create accounts, invitations or links, which would outlive it.
+func TestOpenModeHasNoTeams(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	w.signIn(t, w.client, "Ada")
+	res, doc := w.get(t, w.client, "/projects")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, 1, doc.Find(`[data-testid="open-mode"]`).Length())
+	_, home := w.get(t, w.client, "/")
+	require.Zero(t, home.Find(`[name="project"]`).Length(), "no project field")
+	for _, path := range []string{"/admin/invitations", "/projects", "/projects/default/links"} {
+		res, _ := w.post(t, w.client, path, url.Values{"_csrf": {csrf(home)}, "admin": {"true"}, "name": {"x"}, "capability": {"view"}})
+		require.Equal(t, http.StatusNotFound, res.StatusCode, path)
+	}
+}
