@@ -362,6 +362,8 @@ func TestShareLinks(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, tm.mark(t, guest, runID, papers[0]), "a view link does not decide")
 	res, _ = tm.fetch(t, guest, "/runs/"+tm.runID)
 	require.Equal(t, http.StatusNotFound, res.StatusCode, "another run of the project is not shared")
+	res, _ = tm.fetch(t, guest, "/runs")
+	require.Equal(t, "/runs/"+runID, res.Header.Get("Location"), "nor the project's run list")
 	res, _ = tm.fetch(t, guest, "/projects/pa")
 	require.Contains(t, []int{http.StatusForbidden, http.StatusNotFound}, res.StatusCode, "nor the project's members")
 	res, _ = tm.fetch(t, guest, "/account")
