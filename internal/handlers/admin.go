@@ -36,7 +36,49 @@ func (h *Teams) renderAdmin(c echo.Context, status int, d views.AdminData) error
 	for _, p := range projects {
 		d.Projects = append(d.Projects, views.Option{Value: p.ID, Label: p.Name})
 	}
+	pending, err := h.a.accounts.Invitations(ctx, "")
+	if err != nil {
+		return err
+	}
+	emails := map[string]string{}
+	for _, a := range accounts {
+		emails[a.ID] = a.Email
+	}
+	for _, inv := range pending {
+		row := views.PendingRow{Key: invitationKey(inv.TokenHash), What: "invitation", For: inv.Email, Expires: stamp(inv.ExpiresAt)}
+		switch {
+		case inv.Kind == store.InvitationReset:
+			row.What, row.For = "password reset", emails[inv.AccountID]
+		case inv.Admin:
+			row.What = "invitation as administrator"
+		}
+		if row.For == "" {
+			row.For = "anyone with the link"
+		}
+		d.Pending = append(d.Pending, row)
+	}
 	return render(c, status, views.AdminAccountsPage(d))
+}
+
+// RevokeInstallationInvitation handles POST /admin/invitations/:invitation/revoke:
+// an installation's pending invitation or reset link stops working.
+func (h *Teams) RevokeInstallationInvitation(c echo.Context) error {
+	ctx := c.Request().Context()
+	key := c.Param("invitation")
+	pending, err := h.a.accounts.Invitations(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, inv := range pending {
+		if len(key) == 16 && invitationKey(inv.TokenHash) == key {
+			if err := h.a.accounts.RevokeInvitation(ctx, inv.TokenHash); err != nil {
+				return err
+			}
+			h.a.audit(c, "invitation-revoke", "", key, inv.Kind)
+			return c.Redirect(http.StatusSeeOther, "/admin/accounts")
+		}
+	}
+	return fault.Errorf(fault.ENotFound, "no pending link %q of the installation", key)
 }
 
 // adminRefused shows a store's refusal (the last administrator, say) on

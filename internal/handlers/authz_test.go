@@ -73,7 +73,7 @@ var routeAccess = map[string]string{
 	"GET /invite/:token": public, "POST /invite/:token": public, "GET /reset/:token": public, "POST /reset/:token": public,
 	"GET /s/:token": public,
 	"GET /projects": member, "POST /projects": member,
-	"GET /admin/accounts": adminOnly, "POST /admin/invitations": adminOnly, "POST /admin/accounts/:account/reset": adminOnly,
+	"GET /admin/accounts": adminOnly, "POST /admin/invitations": adminOnly, "POST /admin/invitations/:invitation/revoke": adminOnly, "POST /admin/accounts/:account/reset": adminOnly,
 	"POST /admin/accounts/:account/disable": adminOnly, "POST /admin/accounts/:account/enable": adminOnly,
 	"POST /admin/accounts/:account/admin": adminOnly, "GET /admin/audit": adminOnly, "GET /admin/audit.csv": adminOnly,
 	"GET /projects/:project":          projectView,

@@ -283,6 +283,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/s/:token", teams.OpenLink, anyone, teams.accountsOnly).Name = "share-link-open"
 	g.GET("/admin/accounts", teams.ShowAccounts, admins, teams.accountsOnly).Name = "admin-accounts"
 	g.POST("/admin/invitations", teams.Invite, admins, teams.accountsOnly).Name = "admin-invitation-create"
+	g.POST("/admin/invitations/:invitation/revoke", teams.RevokeInstallationInvitation, admins, teams.accountsOnly).Name = "admin-invitation-revoke"
 	g.POST("/admin/accounts/:account/reset", teams.ResetLink, admins, teams.accountsOnly).Name = "admin-reset-link"
 	g.POST("/admin/accounts/:account/disable", teams.Disable, admins, teams.accountsOnly).Name = "admin-account-disable"
 	g.POST("/admin/accounts/:account/enable", teams.Enable, admins, teams.accountsOnly).Name = "admin-account-enable"

@@ -244,6 +244,17 @@ func TestPasswordReset(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, tm.login(t, noRedirectClient(t), "viewer@example.org", newPassword).StatusCode)
 	res, _ = tm.fetch(t, noRedirectClient(t), link)
 	require.Equal(t, http.StatusGone, res.StatusCode, "used")
+
+	// A pending reset link is listed and can be revoked.
+	_, doc = tm.send(t, tm.clients["admin"], "/admin/accounts/owner/reset", nil)
+	link = newLink(t, doc)
+	row := doc.Find(`[data-testid="pending-link"]`)
+	require.Equal(t, 1, row.Length())
+	require.Contains(t, row.Text(), "owner@example.org")
+	res, _ = tm.send(t, tm.clients["admin"], "/admin/invitations/"+row.AttrOr("data-invitation", "")+"/revoke", nil)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	res, _ = tm.fetch(t, noRedirectClient(t), link)
+	require.Equal(t, http.StatusNotFound, res.StatusCode, "revoked")
 }
 
 // TestDisableAccount: disabling an account ends its sessions and its API
