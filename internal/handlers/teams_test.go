@@ -484,6 +484,12 @@ func TestStartFormProjects(t *testing.T) {
 	require.Equal(t, 1, sel.Length())
 	require.Equal(t, []string{"pa", "pb"}, sel.Find("option").Map(func(_ int, s *goquery.Selection) string { return s.AttrOr("value", "") }))
 	require.Equal(t, "Project", strings.TrimSpace(doc.Find(`label[for="project"]`).Text()))
+	_, doc = tm.fetch(t, c, "/workflows")
+	forms := doc.Find(`form[data-testid="start-workflow"]`)
+	require.Positive(t, forms.Length())
+	forms.Each(func(_ int, f *goquery.Selection) {
+		require.Equal(t, 2, f.Find(`select[name="project"] option`).Length(), "every workflow's start form offers both projects")
+	})
 
 	res, doc := tm.send(t, c, "/runs", url.Values{"question": {"no"}, "sources": testapp.Sources, "project": {"pb"}})
 	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
