@@ -24,13 +24,15 @@ import (
 
 // Who may use a route (see the authorization matrix below).
 const (
-	public       = "public"        // anyone, signed in or not
-	member       = "signed-in"     // any account
-	adminOnly    = "admin"         // administrators
-	runView      = "run:view"      // members of the run's project (any role)
-	runDecide    = "run:decide"    // its owners and reviewers
-	runStart     = "run:start"     // its owners and reviewers (forks)
-	projectStart = "project:start" // people with a project that lets them start runs
+	public       = "public"         // anyone, signed in or not
+	member       = "signed-in"      // any account
+	adminOnly    = "admin"          // administrators
+	runView      = "run:view"       // members of the run's project (any role)
+	runDecide    = "run:decide"     // its owners and reviewers
+	runStart     = "run:start"      // its owners and reviewers (forks)
+	projectStart = "project:start"  // people with a project that lets them start runs
+	projectView  = "project:view"   // members of project A (:project), any role
+	projectOwner = "project:manage" // project A's owners
 )
 
 // routeAccess is the expected rule of every route; TestAuthorizationMatrix
@@ -68,6 +70,19 @@ var routeAccess = map[string]string{
 	"POST /runs/:id/checkpoints/:cp/rest/undo": runDecide,
 	"POST /api/runs/:id/decisions":             runDecide, "PUT /api/runs/:id/marks/*": runDecide, "POST /api/runs/:id/checkpoints/:cp/more": runDecide,
 	"POST /runs/:id/fork": runStart, "POST /api/runs/:id/fork": runStart,
+
+	"GET /invite/:token": public, "POST /invite/:token": public, "GET /reset/:token": public, "POST /reset/:token": public,
+	"GET /s/:token": public,
+	"GET /projects": member, "POST /projects": member,
+	"GET /admin/accounts": adminOnly, "POST /admin/invitations": adminOnly, "POST /admin/invitations/:invitation/revoke": adminOnly, "POST /admin/accounts/:account/reset": adminOnly,
+	"POST /admin/accounts/:account/disable": adminOnly, "POST /admin/accounts/:account/enable": adminOnly,
+	"POST /admin/accounts/:account/admin": adminOnly, "GET /admin/audit": adminOnly, "GET /admin/audit.csv": adminOnly,
+	"GET /projects/:project":          projectView,
+	"POST /projects/:project/members": projectOwner, "POST /projects/:project/members/:account/role": projectOwner,
+	"POST /projects/:project/members/:account/remove": projectOwner, "POST /projects/:project/invitations": projectOwner,
+	"POST /projects/:project/invitations/:invitation/revoke": projectOwner, "POST /projects/:project/links": projectOwner,
+	"POST /projects/:project/links/:link/revoke": projectOwner, "GET /projects/:project/audit": projectOwner,
+	"GET /projects/:project/audit.csv": projectOwner,
 }
 
 // team is an installation with accounts: project A (the run's) with an
@@ -200,7 +215,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	require.Empty(t, missing, "routes without an entry in routeAccess: add each with who may use it")
 
-	fill := strings.NewReplacer(":id", tm.runID, ":cp", tm.cp, ":name", "search", ":workflow", "search", ":file", "app.css", ":token", "nope", "*", "nope")
+	// :account, :invitation and :link name nothing, so the changes they
+	// would make are refused (404) after the rule let the request in.
+	fill := strings.NewReplacer(":id", tm.runID, ":cp", tm.cp, ":name", "search", ":workflow", "search", ":file", "app.css", ":token", "nope", "*", "nope",
+		":project", "pa", ":account", "nope", ":invitation", "nope", ":link", "nope")
 	do := func(who string, r route) int {
 		c := tm.clients[who]
 		if endsSession[r.path] {
@@ -252,8 +270,17 @@ func TestAuthorizationMatrix(t *testing.T) {
 					return http.StatusForbidden
 				}
 				return -1
-			case who == "outsider":
+			case who == "outsider": // a member of project B asking for A's run or pages
 				return http.StatusNotFound
+			case rule == projectView:
+				return -1
+			case rule == projectOwner:
+				if who == "owner" {
+					return -1
+				}
+				return http.StatusForbidden
+			}
+			switch {
 			case who == "viewer" && rule != runView:
 				return http.StatusForbidden
 			}

@@ -88,6 +88,11 @@ func (h *Home) Show(c echo.Context) error {
 }
 
 func (h *Home) renderHome(c echo.Context, status int, f views.StartForm) error {
+	projects, err := h.auth.startProjects(c)
+	if err != nil {
+		return err
+	}
+	f.Projects = projects
 	d := views.HomeData{Page: h.people.page(c), Form: f}
 	if id := identityOf(c); id.signedIn() {
 		// An account's runs are its projects' (the newest of them).
@@ -269,6 +274,7 @@ func (h *Home) submitted(c echo.Context) (views.StartForm, []string, error) {
 	f.ConfirmStrategy = form.Get(paramStrategyCheckpoint) == "true"
 	f.Clarify = form.Get(pipeline.ParamClarify) == "true"
 	f.QualityGate = form.Get(pipeline.ParamQualityGate) == "true"
+	f.Project = form.Get("project")
 	chosen := form[paramSources]
 	for i := range f.Sources {
 		f.Sources[i].Checked = slices.Contains(chosen, f.Sources[i].Value)

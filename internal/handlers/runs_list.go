@@ -52,6 +52,10 @@ func runStatuses() []views.Option {
 // status or a page that is not a positive number is a 422 naming the
 // field; a page past the end is an empty page that says how many there are.
 func (h *RunIndex) Show(c echo.Context) error {
+	if g := identityOf(c).guest; g != nil && g.RunID != "" {
+		// A link to one run shares that run, not the list of its project's.
+		return c.Redirect(http.StatusSeeOther, "/runs/"+g.RunID)
+	}
 	status := strings.TrimSpace(c.QueryParam("status"))
 	q := strings.TrimSpace(c.QueryParam("q"))
 	fe := fault.FieldErrors{}

@@ -246,6 +246,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	// methods must come from this origin and echo it back); it is per
 	// route rather than global so that routing misses still answer
 	// 404/405 (see csrfRoutes).
+	wfs.auth = auth
 	home := &Home{people: p, runs: deps.Store, engine: deps.Engine, auth: auth}
 	g := newCSRFRoutes(e, newCSRFCheck(p, csrfSkipper, deps.PublicURL).middleware, auth)
 	view, decide, startRuns := onRun(access.View), onRun(access.Decide), onRun(access.Start)
@@ -261,12 +262,41 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.POST("/account/tokens/:token/revoke", pages.RevokeToken, signedIn).Name = "account-token-revoke"
 	g.POST("/account/sessions/revoke", pages.RevokeSessions, signedIn).Name = "account-sessions-revoke"
 
+	teams := &Teams{a: auth}
+	viewProject, manage := inProject(access.View), inProject(access.Manage)
+	g.GET("/projects", teams.ListProjects, signedIn).Name = "projects"
+	g.POST("/projects", teams.CreateProject, signedIn, teams.accountsOnly).Name = "project-create"
+	g.GET("/projects/:project", teams.ShowProject, viewProject, teams.accountsOnly).Name = "project"
+	g.POST("/projects/:project/members", teams.AddMember, manage, teams.accountsOnly).Name = "member-add"
+	g.POST("/projects/:project/members/:account/role", teams.ChangeRole, manage, teams.accountsOnly).Name = "member-role"
+	g.POST("/projects/:project/members/:account/remove", teams.RemoveMember, manage, teams.accountsOnly).Name = "member-remove"
+	g.POST("/projects/:project/invitations", teams.CreateInvitation, manage, teams.accountsOnly).Name = "invitation-create"
+	g.POST("/projects/:project/invitations/:invitation/revoke", teams.RevokeInvitation, manage, teams.accountsOnly).Name = "invitation-revoke"
+	g.POST("/projects/:project/links", teams.CreateLink, manage, teams.accountsOnly).Name = "share-link-create"
+	g.POST("/projects/:project/links/:link/revoke", teams.RevokeLink, manage, teams.accountsOnly).Name = "share-link-revoke"
+	g.GET("/projects/:project/audit", teams.ProjectAudit, manage, teams.accountsOnly).Name = "project-audit"
+	g.GET("/projects/:project/audit.csv", teams.ProjectAuditCSV, manage, teams.accountsOnly).Name = "project-audit-export"
+	g.GET("/invite/:token", teams.ShowInvite, anyone, teams.accountsOnly).Name = "invite"
+	g.POST("/invite/:token", teams.AcceptInvite, anyone, teams.accountsOnly).Name = "invite-accept"
+	g.GET("/reset/:token", teams.ShowReset, anyone, teams.accountsOnly).Name = "reset"
+	g.POST("/reset/:token", teams.Reset, anyone, teams.accountsOnly).Name = "reset-save"
+	g.GET("/s/:token", teams.OpenLink, anyone, teams.accountsOnly).Name = "share-link-open"
+	g.GET("/admin/accounts", teams.ShowAccounts, admins, teams.accountsOnly).Name = "admin-accounts"
+	g.POST("/admin/invitations", teams.Invite, admins, teams.accountsOnly).Name = "admin-invitation-create"
+	g.POST("/admin/invitations/:invitation/revoke", teams.RevokeInstallationInvitation, admins, teams.accountsOnly).Name = "admin-invitation-revoke"
+	g.POST("/admin/accounts/:account/reset", teams.ResetLink, admins, teams.accountsOnly).Name = "admin-reset-link"
+	g.POST("/admin/accounts/:account/disable", teams.Disable, admins, teams.accountsOnly).Name = "admin-account-disable"
+	g.POST("/admin/accounts/:account/enable", teams.Enable, admins, teams.accountsOnly).Name = "admin-account-enable"
+	g.POST("/admin/accounts/:account/admin", teams.SetAdmin, admins, teams.accountsOnly).Name = "admin-account-admin"
+	g.GET("/admin/audit", teams.InstallationAudit, admins, teams.accountsOnly).Name = "admin-audit"
+	g.GET("/admin/audit.csv", teams.InstallationAuditCSV, admins, teams.accountsOnly).Name = "admin-audit-export"
+
 	g.GET("/", home.Show, signedIn, p.requireName).Name = "home"
 	g.POSTOrRetry("/runs", home.Start, home.StartAgain, inProject(access.Start), p.requireName).Name = "run-start"
 	g.GET("/name", names.Show, anyone).Name = "name"
 	g.POST("/name", names.Save, anyone).Name = "name-save"
 	g.GET("/inbox", (&Inbox{people: p, runs: deps.Store, auth: auth}).Show, signedIn, p.requireName).Name = "inbox"
-	g.GET("/runs", (&RunIndex{people: p, runs: deps.Store, auth: auth}).Show, signedIn, p.requireName).Name = "runs"
+	g.GET("/runs", (&RunIndex{people: p, runs: deps.Store, auth: auth}).Show, visitors, p.requireName).Name = "runs"
 	g.GET("/runs/:id", runs.Show, view, p.requireName).Name = "run"
 	g.GET("/runs/:id/status", runs.Status, view).Name = "run-status"
 	g.Stream("/runs/:id/events", runs.Events, view).Name = "run-events"

@@ -101,6 +101,9 @@ func (h *Workflows) Start(c echo.Context) error {
 		}
 	}
 	d := h.data(c)
+	if err := h.offerProjects(c, &d, form.Get("project")); err != nil {
+		return err
+	}
 	forms := make([]*views.WorkflowStartForm, 0, len(d.Files)+len(d.Workflows))
 	for i := range d.Workflows {
 		forms = append(forms, d.Workflows[i].Start)

@@ -37,6 +37,8 @@ type Workflows struct {
 	// triggers keeps the workflows' trigger state and firings (nil: none
 	// shown).
 	triggers TriggerStore
+	// auth lists the projects the start forms offer.
+	auth *authenticator
 }
 
 // List handles GET /workflows: every registered workflow, then every
@@ -46,7 +48,34 @@ type Workflows struct {
 // (file:line:col) and cannot start runs. A directory that cannot be read
 // is reported on the page, which still lists the registered workflows.
 func (h *Workflows) List(c echo.Context) error {
-	return render(c, http.StatusOK, views.WorkflowsPage(h.data(c)))
+	d := h.data(c)
+	if err := h.offerProjects(c, &d, ""); err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, views.WorkflowsPage(d))
+}
+
+// offerProjects gives every start form of d the projects the person may
+// start runs in, chosen preselected.
+func (h *Workflows) offerProjects(c echo.Context, d *views.WorkflowsData, chosen string) error {
+	if h.auth == nil {
+		return nil
+	}
+	projects, err := h.auth.startProjects(c)
+	if err != nil {
+		return err
+	}
+	for i := range d.Workflows {
+		if st := d.Workflows[i].Start; st != nil {
+			st.Projects, st.Project = projects, chosen
+		}
+	}
+	for i := range d.Files {
+		if st := d.Files[i].Start; st != nil {
+			st.Projects, st.Project = projects, chosen
+		}
+	}
+	return nil
 }
 
 // builtins are the registered workflows that no definition file of the

@@ -47,6 +47,11 @@ type StartForm struct {
 	// Clarify and QualityGate are the run's clarify and quality_gate
 	// parameters (both off by default).
 	Clarify, QualityGate bool
+	// Projects are where the person may start runs: more than one shows a
+	// choice, one a hidden field, none (open mode) nothing. Project is
+	// the chosen one.
+	Projects []Option
+	Project  string
 }
 
 // HomeData is the home page.
@@ -496,6 +501,9 @@ type WorkflowStartForm struct {
 	Params      []StartParam
 	// Error is why the last start was refused.
 	Error string
+	// Projects and Project are as in StartForm.
+	Projects []Option
+	Project  string
 }
 
 // StartParam is one parameter's field: its type (string, int, float,
