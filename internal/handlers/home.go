@@ -13,6 +13,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/fault"
+	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/store"
 	"quarry/internal/views"
@@ -138,6 +139,11 @@ type startInput struct {
 	// review's blocking findings (both off when not given).
 	Clarify     *bool `json:"clarify"`
 	QualityGate *bool `json:"quality_gate"`
+	// Screeners is how many people screen each paper independently, and
+	// Conflicts who resolves their disagreements (pipeline.ParamScreeners,
+	// ParamConflicts; the workflow's defaults when not given).
+	Screeners *int   `json:"screeners"`
+	Conflicts string `json:"conflicts"`
 	// Project is the project the run belongs to (the route's, never the
 	// body's).
 	Project string `json:"-"`
@@ -175,6 +181,12 @@ func start(ctx context.Context, e *engine.Engine, in startInput, fe fault.FieldE
 	}
 	if _, ok := params[pipeline.ParamQualityGate]; ok && in.QualityGate != nil {
 		input[pipeline.ParamQualityGate] = *in.QualityGate
+	}
+	if _, ok := params[pipeline.ParamScreeners]; ok && in.Screeners != nil {
+		input[pipeline.ParamScreeners] = *in.Screeners
+	}
+	if _, ok := params[pipeline.ParamConflicts]; ok && in.Conflicts != "" {
+		input[pipeline.ParamConflicts] = in.Conflicts
 	}
 	if _, ok := params[pipeline.ParamStartedBy]; ok && strings.TrimSpace(in.StartedBy) != "" {
 		input[pipeline.ParamStartedBy] = strings.TrimSpace(in.StartedBy)
@@ -216,6 +228,10 @@ func (h *Home) Start(c echo.Context) error {
 	}
 	in := startInput{Question: f.Question, StrategyCheckpoint: &f.ConfirmStrategy, Sources: chosen, StartedBy: h.people.name(c), Project: projectOf(c),
 		Clarify: &f.Clarify, QualityGate: &f.QualityGate}
+	if f.DualScreening {
+		two := 2
+		in.Screeners, in.Conflicts = &two, research.ResolveByThird
+	}
 	if in.Sources == nil {
 		in.Sources = []string{}
 	}
@@ -274,6 +290,7 @@ func (h *Home) submitted(c echo.Context) (views.StartForm, []string, error) {
 	f.ConfirmStrategy = form.Get(paramStrategyCheckpoint) == "true"
 	f.Clarify = form.Get(pipeline.ParamClarify) == "true"
 	f.QualityGate = form.Get(pipeline.ParamQualityGate) == "true"
+	f.DualScreening = form.Get("dual_screening") == "true"
 	f.Project = form.Get("project")
 	chosen := form[paramSources]
 	for i := range f.Sources {

@@ -97,6 +97,9 @@ func runDataOf(e *engine.Engine, run engine.Run, v runview.View, sets pipeline.S
 		HasPapers: run.Workflow == pipeline.Name && v.LastResult != nil, HasAccumulated: len(v.Accumulated) > 0,
 		Notes: v.Notes, LLMUsage: v.LLMUsage,
 	}
+	if plan := pipeline.ScreeningPlanOf(run); run.Workflow == pipeline.Name && plan.Dual() {
+		d.DualScreening, d.Screeners = true, plan.Reviewers
+	}
 	if err := pendingForm(&d, e, v, bound); err != nil {
 		return d, err
 	}

@@ -47,6 +47,9 @@ type StartForm struct {
 	// Clarify and QualityGate are the run's clarify and quality_gate
 	// parameters (both off by default).
 	Clarify, QualityGate bool
+	// DualScreening has two people screen each paper blind, a third
+	// resolving their disagreements (the run's screeners and conflicts).
+	DualScreening bool
 	// Projects are where the person may start runs: more than one shows a
 	// choice, one a hidden field, none (open mode) nothing. Project is
 	// the chosen one.
@@ -372,6 +375,10 @@ type StaleNotice struct {
 // RunData is the run page.
 type RunData struct {
 	Page Page
+	// DualScreening is set when Screeners (more than one) people screen
+	// each paper blind.
+	DualScreening bool
+	Screeners     int
 	// Workflow is where the run stands in its workflow (nil: not known).
 	Workflow      *RunWorkflow
 	Question      string
