@@ -72,7 +72,25 @@ func (s *Store) Backup(ctx context.Context, reason, runID string) (Backup, error
 	if err := s.record(ctx, b); err != nil {
 		return Backup{}, err
 	}
+	s.auditBackup(ctx, b)
 	return b, nil
+}
+
+// auditBackup puts a backup in the audit log, once the schema has one (a
+// backup before the migration that adds it is only in backups). The copy
+// is made: a failure to log it is logged, not returned.
+func (s *Store) auditBackup(ctx context.Context, b Backup) {
+	var n int
+	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'audit_log'`).Scan(&n); err != nil || n == 0 {
+		return
+	}
+	detail := b.Reason
+	if b.RunID != "" {
+		detail += " (run " + b.RunID + ")"
+	}
+	if err := s.Audit(ctx, AuditEntry{Action: "backup", Actor: "quarry", Target: filepath.Base(b.Path), Detail: detail}); err != nil {
+		s.log.Warn("store: backup not in the audit log", "backup", b.Path, "err", err)
+	}
 }
 
 // BackupBeforeRun is the backup the engine takes before the first step

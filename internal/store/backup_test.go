@@ -50,6 +50,16 @@ func TestBackupIsRecordedAndPruned(t *testing.T) {
 	_, err = os.Stat(made[0].Path)
 	require.ErrorIs(t, err, os.ErrNotExist, "the oldest backup's file is deleted")
 	require.NoError(t, store.CheckBackupFile(ctx, made[2].Path))
+	// Every backup is in the audit log, the pruned ones too.
+	log, err := st.AuditLog(ctx, store.AuditFilter{All: true, Limit: 100})
+	require.NoError(t, err)
+	var backups []string
+	for _, e := range log {
+		if e.Action == "backup" {
+			backups = append(backups, e.Detail)
+		}
+	}
+	require.Equal(t, []string{store.BackupRun + " (run r1)", store.BackupImport, store.BackupManual}, backups)
 }
 
 // Restore refuses a file that fails the integrity check or is not a
