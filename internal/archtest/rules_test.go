@@ -98,6 +98,16 @@ func rules() []rule {
 			},
 		},
 		{
+			// Roles, passwords and tokens are rules with no storage or
+			// transport: the store and the handlers both use them.
+			name: "accounts' rules (access) import nothing of ours but fault",
+			from: under("quarry/internal/access"),
+			to:   slices.Concat([]string{module + "/"}, web, html, sqlDriver),
+			except: func(p string) bool {
+				return under("quarry/internal/access", "quarry/internal/fault")(p)
+			},
+		},
+		{
 			// The pipeline defines the search as an engine workflow; every
 			// other skill is a plain function of domain values.
 			name: "skills other than the pipeline do not reach the engine",
