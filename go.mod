@@ -7,7 +7,13 @@ require (
 	github.com/goccy/go-graphviz v0.2.10
 	github.com/goccy/go-yaml v1.19.2
 	github.com/robfig/cron/v3 v3.0.1
+	golang.org/x/oauth2 v0.37.0
 	golang.org/x/text v0.43.0
+)
+
+require (
+	github.com/coreos/go-oidc/v3 v3.21.0
+	github.com/go-jose/go-jose/v4 v4.1.4
 )
 
 require (

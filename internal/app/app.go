@@ -5,6 +5,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha512"
@@ -214,7 +215,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 		OpenMode: cfg.OpenMode, Accounts: a.store, ReadLimits: cfg.Import,
 		Ready: a.store, Metrics: a.metrics.Handler(), OnRequest: a.observeRequest, ExclusionReasons: cfg.ExclusionReasons, StopWindow: cfg.StopWindow,
 		WorkflowsDir: cfg.WorkflowsDir, DefinitionOptions: DefinitionOptions(cfg), StartableFiles: a.startable, Templates: tpls,
-		Triggers: a.store, Embedding: a.embeddingStatus,
+		Triggers: a.store, Embedding: a.embeddingStatus, OIDC: oidcConfig(cfg),
 	})
 	return a, nil
 }
@@ -240,6 +241,15 @@ func (a *App) embeddingStatus() *library.EmbeddingStatus {
 // observeRequest counts an answered request in the metrics.
 func (a *App) observeRequest(ri handlers.RequestInfo) {
 	a.metrics.ObserveRequest(ri.Method, ri.Route, ri.Status, ri.Duration)
+}
+
+// oidcConfig is the single sign-on the handlers offer, nil for none.
+func oidcConfig(cfg Config) *handlers.OIDCConfig {
+	if cfg.OIDC.Issuer == "" {
+		return nil
+	}
+	return &handlers.OIDCConfig{Issuer: cfg.OIDC.Issuer, ClientID: cfg.OIDC.ClientID, ClientSecret: cfg.OIDC.ClientSecret,
+		RedirectURL: cfg.OIDCRedirectURL(), Label: cmp.Or(cfg.OIDC.Name, DefaultOIDCName), CreateAccounts: cfg.OIDC.CreateAccounts}
 }
 
 // sessionKeySetting is where a generated session key is kept, so sessions

@@ -62,6 +62,9 @@ type Config struct {
 	// browser gives, and the API's decided_by is honoured. For a personal
 	// installation and scripts; the default is accounts (handlers.Deps).
 	OpenMode bool
+	// OIDC is single sign-on through an OpenID Connect provider; an empty
+	// Issuer means none.
+	OIDC OIDC
 	// File is the QUARRY_CONFIG file the settings were read from, if any.
 	File string
 	// LogFormat is LogText or LogJSON; empty means LogText.
@@ -120,6 +123,38 @@ type Config struct {
 	// the other fields are per file): library uploads, files attached to
 	// runs and `quarry import`. Zero fields mean the defaults.
 	Import codecs.Options
+}
+
+// DefaultOIDCName is the provider's name on the sign-in page when
+// QUARRY_OIDC_NAME gives none.
+const DefaultOIDCName = "single sign-on"
+
+// OIDC is single sign-on through an OpenID Connect provider
+// (handlers.OIDCConfig); an empty Issuer turns it off.
+type OIDC struct {
+	// Issuer is the provider's issuer URL, where its discovery document
+	// is (Issuer + "/.well-known/openid-configuration").
+	Issuer string
+	// ClientID and ClientSecret are what the provider gave Quarry when it
+	// was registered there; the secret is never serialised or logged.
+	ClientID     string
+	ClientSecret string `json:"-"`
+	// Name labels the sign-in button; empty means DefaultOIDCName.
+	Name string
+	// CreateAccounts creates an account for a person the provider signs
+	// in who has none (with an e-mail it verified); false admits only
+	// people who have an account already.
+	CreateAccounts bool
+}
+
+// OIDCRedirectURL is where the provider sends browsers back to: the
+// public URL's (or else the listening address's) /login/oidc/callback.
+func (c Config) OIDCRedirectURL() string {
+	base := strings.TrimSuffix(c.PublicURL, "/")
+	if base == "" {
+		base = "http://" + c.Addr
+	}
+	return base + "/login/oidc/callback"
 }
 
 // Database tunes the store (see store.Options): zero fields mean the
@@ -213,6 +248,7 @@ func (c Config) Validate() error {
 			fe.Add("public_url", "QUARRY_PUBLIC_URL must be an http:// or https:// address with a host, e.g. https://quarry.example.org")
 		}
 	}
+	c.OIDC.check(fe, c.OpenMode)
 	if c.LogFormat != "" && c.LogFormat != LogText && c.LogFormat != LogJSON {
 		fe.Add("log_format", fmt.Sprintf("%q is not %s or %s", c.LogFormat, LogText, LogJSON))
 	}
@@ -287,4 +323,28 @@ func (s Search) check(fe fault.FieldErrors) []string {
 		fe.Add("serpapi_key", "serpapi_scholar is enabled but has no API key: set QUARRY_SERPAPI_KEY or disable it")
 	}
 	return out
+}
+
+// check adds the single-sign-on settings' problems to fe: an issuer that
+// is not an http(s) URL, or one without the client ID and secret that
+// every code exchange needs (found now rather than at the first sign-in).
+func (o OIDC) check(fe fault.FieldErrors, openMode bool) {
+	if o.Issuer == "" {
+		if o.ClientID != "" || o.ClientSecret != "" {
+			fe.Add("oidc.issuer", "QUARRY_OIDC_CLIENT_ID or QUARRY_OIDC_CLIENT_SECRET is set but QUARRY_OIDC_ISSUER is not: set the provider's issuer URL for single sign-on, or unset them")
+		}
+		return
+	}
+	if u, err := url.Parse(o.Issuer); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		fe.Add("oidc.issuer", fmt.Sprintf("QUARRY_OIDC_ISSUER %q is not an http(s) URL such as https://accounts.google.com", o.Issuer))
+	}
+	if strings.TrimSpace(o.ClientID) == "" {
+		fe.Add("oidc.client_id", "QUARRY_OIDC_ISSUER is set but QUARRY_OIDC_CLIENT_ID is not: single sign-on needs the client ID the provider gave Quarry")
+	}
+	if strings.TrimSpace(o.ClientSecret) == "" {
+		fe.Add("oidc.client_secret", "QUARRY_OIDC_ISSUER is set but QUARRY_OIDC_CLIENT_SECRET is not: single sign-on needs the client secret the provider gave Quarry")
+	}
+	if openMode {
+		fe.Add("oidc.issuer", "QUARRY_OIDC_ISSUER has no use in open mode (QUARRY_OPEN_MODE=true), which has no accounts to sign in to")
+	}
 }

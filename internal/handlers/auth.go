@@ -21,6 +21,10 @@ type AccountStore interface {
 	CreateFirstAdmin(ctx context.Context, a store.Account, p store.Project) error
 	Account(ctx context.Context, id string) (store.Account, error)
 	AccountByEmail(ctx context.Context, email string) (store.Account, error)
+	// AccountByOIDC, SetOIDC and CreateAccount serve single sign-on.
+	AccountByOIDC(ctx context.Context, issuer, subject string) (store.Account, error)
+	SetOIDC(ctx context.Context, accountID, issuer, subject string) error
+	CreateAccount(ctx context.Context, a store.Account) error
 	CreateSession(ctx context.Context, idHash string, sess store.Session) error
 	SessionAccount(ctx context.Context, idHash string, now time.Time) (store.Account, error)
 	DeleteSession(ctx context.Context, idHash string) error
@@ -105,6 +109,8 @@ type authenticator struct {
 	hasher   access.Hasher
 	throttle access.Throttle
 	now      func() time.Time
+	// sso labels the sign-in page's single-sign-on link ("" for none).
+	sso string
 	// installed turns true once the installation has an account, so
 	// requests stop asking the database whether the first visit is due.
 	installed atomic.Bool
@@ -116,8 +122,12 @@ func newAuthenticator(deps Deps, p *people) *authenticator {
 	if h == (access.Hasher{}) {
 		h = access.DefaultHasher()
 	}
-	return &authenticator{open: deps.OpenMode || deps.Accounts == nil, people: p, accounts: deps.Accounts,
+	a := &authenticator{open: deps.OpenMode || deps.Accounts == nil, people: p, accounts: deps.Accounts,
 		hasher: h, throttle: access.DefaultThrottle(), now: time.Now}
+	if deps.OIDC != nil && deps.OIDC.Issuer != "" {
+		a.sso = deps.OIDC.Label
+	}
+	return a
 }
 
 // identityOf returns the request's identity (set by authenticate).

@@ -119,7 +119,7 @@ func (h *Auth) ShowLogin(c echo.Context) error {
 	if err := h.a.firstVisit(c); err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, views.LoginPage(views.LoginData{Page: h.a.people.page(c), Next: safeNext(c.QueryParam("next"))}))
+	return render(c, http.StatusOK, views.LoginPage(views.LoginData{Page: h.a.people.page(c), Next: safeNext(c.QueryParam("next")), SSO: h.a.sso}))
 }
 
 // loginFailed is the one message of every failed sign-in, so the form
@@ -134,7 +134,7 @@ func (h *Auth) Login(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
 	ctx := c.Request().Context()
-	d := views.LoginData{Page: h.a.people.page(c), Email: strings.TrimSpace(c.FormValue("email")), Next: safeNext(c.FormValue("next"))}
+	d := views.LoginData{Page: h.a.people.page(c), Email: strings.TrimSpace(c.FormValue("email")), Next: safeNext(c.FormValue("next")), SSO: h.a.sso}
 	email, emailErr := access.NormalizeEmail(d.Email)
 	if emailErr != nil {
 		email = strings.ToLower(d.Email)

@@ -42,6 +42,7 @@ var routeAccess = map[string]string{
 	"POST /api/triggers/:workflow/:name": public, // the trigger's own token authenticates
 	"GET /setup":                         public, "POST /setup": public, "GET /login": public, "POST /login": public, "POST /logout": public,
 	"GET /name": public, "POST /name": public,
+	"GET /login/oidc": public, "GET /login/oidc/callback": public,
 
 	"GET /account": member, "POST /account/tokens": member, "POST /account/tokens/:token/revoke": member,
 	"POST /account/sessions/revoke": member,

@@ -114,6 +114,9 @@ type Deps struct {
 	// Hasher hashes passwords (zero: access.DefaultHasher; tests pass a
 	// cheap one).
 	Hasher access.Hasher
+	// OIDC is single sign-on through an OpenID Connect provider; nil
+	// for none.
+	OIDC *OIDCConfig
 }
 
 // Defaults for Deps, chosen for a single-user app: forms and imports are
@@ -257,6 +260,9 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/login", pages.ShowLogin, anyone).Name = "login"
 	g.POST("/login", pages.Login, anyone).Name = "login-save"
 	g.POST("/logout", pages.Logout, anyone).Name = "logout"
+	sso := newOIDC(auth, deps.OIDC)
+	g.GET("/login/oidc", sso.Start, anyone).Name = "login-oidc"
+	g.GET("/login/oidc/callback", sso.Callback, anyone).Name = "login-oidc-callback"
 	g.GET("/account", pages.ShowAccount, signedIn).Name = "account"
 	g.POST("/account/tokens", pages.CreateToken, signedIn).Name = "account-token-create"
 	g.POST("/account/tokens/:token/revoke", pages.RevokeToken, signedIn).Name = "account-token-revoke"

@@ -335,3 +335,25 @@ func accountTx(ctx context.Context, tx *sql.Tx, id string) (Account, error) {
 	}
 	return a, nil
 }
+
+// SetOIDC links account accountID to the single-sign-on identity (issuer,
+// subject), replacing any it had (both "" unlink it). An identity linked
+// to another account already is fault.EConflict: one account per identity,
+// so signing in through the provider always finds one person.
+func (s *Store) SetOIDC(ctx context.Context, accountID, issuer, subject string) error {
+	if (issuer == "") != (subject == "") {
+		return &fault.Error{Code: fault.EInvalid, Message: "the single-sign-on identity is incomplete",
+			Fields: map[string]string{"oidc": "a single-sign-on identity needs both its issuer and its subject"}}
+	}
+	res, err := s.write.ExecContext(ctx, `UPDATE accounts SET oidc_issuer = ?, oidc_subject = ? WHERE id = ?`, issuer, subject, accountID)
+	switch {
+	case uniqueViolation(err, "accounts.oidc_subject"):
+		return fault.Errorf(fault.EConflict, "this single-sign-on identity belongs to another account")
+	case err != nil:
+		return fmt.Errorf("store: set single-sign-on identity: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fault.Errorf(fault.ENotFound, "no account %q", accountID)
+	}
+	return nil
+}

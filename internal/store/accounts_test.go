@@ -254,3 +254,35 @@ func TestSetAdmin(t *testing.T) {
 	require.NoError(t, st.SetAdmin(ctx, "bob", true), "granting twice is no error")
 	require.Equal(t, fault.ENotFound, fault.ErrorCode(st.SetAdmin(ctx, "nobody", true)))
 }
+
+// TestSetOIDC: linking an identity makes AccountByOIDC find the account;
+// an identity linked elsewhere, half an identity and an unknown account
+// are refused; relinking and unlinking work.
+func TestSetOIDC(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, _ := openTeam(t)
+	addAccount(t, st, "ada", false)
+	addAccount(t, st, "bob", false)
+
+	require.NoError(t, st.SetOIDC(ctx, "ada", "https://idp", "s-1"))
+	got, err := st.AccountByOIDC(ctx, "https://idp", "s-1")
+	require.NoError(t, err)
+	require.Equal(t, "ada", got.ID)
+	require.Equal(t, "hash-ada", got.PasswordHash, "linking keeps the password")
+
+	err = st.SetOIDC(ctx, "bob", "https://idp", "s-1")
+	require.Equal(t, fault.EConflict, fault.ErrorCode(err), "%v", err)
+	require.NoError(t, st.SetOIDC(ctx, "bob", "https://other-idp", "s-1"), "the same subject of another issuer is another identity")
+	require.NoError(t, st.SetOIDC(ctx, "ada", "https://idp", "s-1"), "relinking one's own identity is no conflict")
+
+	err = st.SetOIDC(ctx, "ada", "https://idp", "")
+	require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
+	err = st.SetOIDC(ctx, "nobody", "https://idp", "s-2")
+	require.Equal(t, fault.ENotFound, fault.ErrorCode(err), "%v", err)
+
+	require.NoError(t, st.SetOIDC(ctx, "ada", "", ""))
+	_, err = st.AccountByOIDC(ctx, "https://idp", "s-1")
+	require.Equal(t, fault.ENotFound, fault.ErrorCode(err), "unlinked")
+	require.NoError(t, st.SetOIDC(ctx, "bob", "https://idp", "s-1"), "a freed identity may be linked again")
+}
