@@ -275,8 +275,8 @@ func (a *API) CreateRun(c echo.Context) error {
 			return &fault.Error{Code: fault.EInvalid, Message: "invalid run", Fields: map[string]string{
 				"params": fmt.Sprintf("question, max_iterations, strategy_checkpoint and sources start the search; the %s workflow takes its parameters in params", name)}}
 		}
-		by, err := author(c, "started_by", in.StartedBy)
-		if err != nil {
+		var by string
+		if by, err = author(c, "started_by", in.StartedBy); err != nil {
 			return err
 		}
 		run, err = a.engine.StartAs(c.Request().Context(), engine.Starter{Project: projectOf(c), By: by}, name, in.Params)
