@@ -17,7 +17,7 @@ func TestLoadOIDC(t *testing.T) {
 	t.Parallel()
 	cfg, err := load(t, nil)
 	require.NoError(t, err)
-	require.Equal(t, app.OIDC{Name: app.DefaultOIDCName}, cfg.OIDC, "off by default")
+	require.Equal(t, app.OIDC{}, cfg.OIDC, "off by default (the button says app.DefaultOIDCName when no name is given)")
 
 	file := configFile(t, `{"oidc":{"issuer":"https://id.example.org/realms/lab","client_id":"quarry","create_accounts":true}}`)
 	cfg, err = load(t, map[string]string{"QUARRY_CONFIG": file, "QUARRY_OIDC_CLIENT_SECRET": "oidc-secret-value", "QUARRY_OIDC_NAME": "Lab ID"})

@@ -81,7 +81,7 @@ func settings() []setting {
 			doc: "the client ID the provider gave Quarry"},
 		{env: "QUARRY_OIDC_CLIENT_SECRET", set: text(func(c *Config) *string { return &c.OIDC.ClientSecret }),
 			doc: "the client secret the provider gave Quarry (environment only); never logged or shown"},
-		{env: "QUARRY_OIDC_NAME", key: "oidc.name", def: DefaultOIDCName, set: text(func(c *Config) *string { return &c.OIDC.Name }),
+		{env: "QUARRY_OIDC_NAME", key: "oidc.name", shown: "`" + DefaultOIDCName + "`", set: text(func(c *Config) *string { return &c.OIDC.Name }),
 			doc: "the provider's name on the sign-in button (\"Sign in with …\")"},
 		{env: "QUARRY_OIDC_CREATE_ACCOUNTS", key: "oidc.create_accounts", def: "false", set: boolean(func(c *Config) *bool { return &c.OIDC.CreateAccounts }),
 			doc: "`true` creates an account (no project, not an administrator) for a person the provider signs in who has none, when it vouches for their e-mail; `false` admits only people with an account (an invitation), linking it by its e-mail on their first single sign-on"},
