@@ -134,9 +134,9 @@ func TestProjectMembers(t *testing.T) {
 func TestInvitationSignUp(t *testing.T) {
 	t.Parallel()
 	tm := setupTeam(t)
-	res, doc := tm.send(t, tm.clients["reviewer"], "/projects/pa/invitations", url.Values{"role": {"reviewer"}})
+	res, _ := tm.send(t, tm.clients["reviewer"], "/projects/pa/invitations", url.Values{"role": {"reviewer"}})
 	require.Equal(t, http.StatusForbidden, res.StatusCode, "only owners invite")
-	res, doc = tm.send(t, tm.clients["owner"], "/projects/pa/invitations", url.Values{"role": {"reviewer"}})
+	res, doc := tm.send(t, tm.clients["owner"], "/projects/pa/invitations", url.Values{"role": {"reviewer"}})
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	link := newLink(t, doc)
 	require.True(t, strings.HasPrefix(link, "/invite/qi_"), link)
