@@ -82,27 +82,23 @@ func optionalTime(s string) time.Time {
 // RevokeAPIToken stops the account's token id from working; a token that
 // is not the account's is fault.ENotFound, one revoked already no error.
 func (s *Store) RevokeAPIToken(ctx context.Context, accountID, id string) error {
-	tx, err := s.write.BeginTx(ctx, nil)
+	return s.revoke(ctx, `api_tokens`, `account_id`, accountID, id, "token")
+}
+
+// revoke sets revoked_at on the row id of table whose owner column is
+// owner (kept when it was revoked already), in one statement; no such row
+// is fault.ENotFound naming what (a token, a share link). table and
+// column are this package's constants, never input.
+func (s *Store) revoke(ctx context.Context, table, column, owner, id, what string) error {
+	res, err := s.write.ExecContext(ctx, `UPDATE `+table+` SET revoked_at = CASE WHEN revoked_at = '' THEN ? ELSE revoked_at END
+		WHERE id = ? AND `+column+` = ?`, formatTime(s.Now()), id, owner)
 	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
+		return fmt.Errorf("store: revoke %s: %w", what, err)
 	}
-	defer tx.Rollback()
-	var revoked string
-	err = tx.QueryRowContext(ctx, `SELECT revoked_at FROM api_tokens WHERE id = ? AND account_id = ?`, id, accountID).Scan(&revoked)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fault.Errorf(fault.ENotFound, "no token %q", id)
-	}
-	if err != nil {
-		return fmt.Errorf("store: revoke API token: %w", err)
-	}
-	if revoked != "" {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE api_tokens SET revoked_at = ? WHERE id = ?`, formatTime(s.Now()), id); err != nil {
-		return fmt.Errorf("store: revoke API token: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit API token: %w", err)
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("store: revoke %s: %w", what, err)
+	} else if n == 0 {
+		return fault.Errorf(fault.ENotFound, "no %s %q", what, id)
 	}
 	return nil
 }

@@ -117,29 +117,7 @@ func (s *Store) ShareLinks(ctx context.Context, projectID string) ([]ShareLink, 
 // RevokeShareLink stops the project's link id from working; a link of
 // another project is fault.ENotFound, one revoked already no error.
 func (s *Store) RevokeShareLink(ctx context.Context, projectID, id string) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
-	}
-	defer tx.Rollback()
-	var revoked string
-	err = tx.QueryRowContext(ctx, `SELECT revoked_at FROM share_links WHERE id = ? AND project_id = ?`, id, projectID).Scan(&revoked)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fault.Errorf(fault.ENotFound, "no share link %q in this project", id)
-	}
-	if err != nil {
-		return fmt.Errorf("store: revoke share link: %w", err)
-	}
-	if revoked != "" {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE share_links SET revoked_at = ? WHERE id = ?`, formatTime(s.Now()), id); err != nil {
-		return fmt.Errorf("store: revoke share link: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit share link: %w", err)
-	}
-	return nil
+	return s.revoke(ctx, `share_links`, `project_id`, projectID, id, "share link in this project")
 }
 
 // ShareLinkByToken returns the live link with this token's hash; a
