@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -114,6 +115,9 @@ type authenticator struct {
 	// installed turns true once the installation has an account, so
 	// requests stop asking the database whether the first visit is due.
 	installed atomic.Bool
+	// names are the routes' names by method and path (routeName).
+	namesOnce sync.Once
+	names     map[string]string
 }
 
 // newAuthenticator builds the authenticator deps describe.
@@ -426,12 +430,10 @@ func (a *authenticator) auditWrites(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		m := c.Request().Method
-		name := routeName(c)
-		if m == http.MethodGet || m == http.MethodHead {
-			if !strings.Contains(name, "export") && !strings.HasSuffix(name, ".csv") && !strings.Contains(c.Path(), "report") {
-				return nil
-			}
+		if (m == http.MethodGet || m == http.MethodHead) && !exportPath(c.Path()) {
+			return nil // reading is not audited, but for exports
 		}
+		name := a.routeName(c)
 		target := c.Param("id")
 		if cp := c.Param("cp"); cp != "" {
 			target += "/" + cp
@@ -441,14 +443,29 @@ func (a *authenticator) auditWrites(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// routeName is the name of the route the request matched, or its path.
-func routeName(c echo.Context) string {
-	for _, r := range c.Echo().Routes() {
-		if r.Method == c.Request().Method && r.Path == c.Path() && r.Name != "" && !strings.Contains(r.Name, "(") {
-			return r.Name
+// exportPath says whether a route's path is an export (a report, a
+// CSV, an export of records), the reads the audit log records.
+func exportPath(path string) bool {
+	return strings.Contains(path, "export") || strings.HasSuffix(path, ".csv") || strings.Contains(path, "report")
+}
+
+// routeName is the name of the route the request matched, or its method
+// and path; the names are read from echo once, after every route is
+// registered (requests come after that).
+func (a *authenticator) routeName(c echo.Context) string {
+	a.namesOnce.Do(func() {
+		a.names = map[string]string{}
+		for _, r := range c.Echo().Routes() {
+			if r.Name != "" && !strings.Contains(r.Name, "(") { // unnamed routes carry their handler's name
+				a.names[r.Method+" "+r.Path] = r.Name
+			}
 		}
+	})
+	key := c.Request().Method + " " + c.Path()
+	if n, ok := a.names[key]; ok {
+		return n
 	}
-	return c.Request().Method + " " + c.Path()
+	return key
 }
 
 // visibleProjects are the projects whose runs the request may list: nil
