@@ -58,11 +58,17 @@ func CheckDisplayName(s string) (string, error) {
 		msg = "name must be at most 80 characters long"
 	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || isBidiControl(r) }) >= 0:
 		msg = "name must not contain control characters"
+	case strings.HasSuffix(strings.ToLower(name), GuestSuffix):
+		msg = "a name ending in " + GuestSuffix + " is a share link's guest's"
 	default:
 		return name, nil
 	}
 	return "", &fault.Error{Code: fault.EInvalid, Message: msg, Fields: map[string]string{"name": msg}}
 }
+
+// GuestSuffix ends the names a share link's guests decide under, so that a
+// guest never passes for a member; no account's name ends so.
+const GuestSuffix = " (guest)"
 
 // isBidiControl reports the explicit directional formatting characters
 // (embeddings, overrides, isolates) of Unicode's bidi algorithm.

@@ -61,6 +61,7 @@ func TestCheckDisplayName(t *testing.T) {
 	}{
 		{"Plain", "Ann Lee", "Ann Lee"},
 		{"Trimmed", "  Ann Lee \t", "Ann Lee"},
+		{"GuestSuffix", "Ann Lee (Guest)", ""},
 		{"OneRune", "A", "A"},
 		{"Unicode", "Zoë Ó Súilleabháin", "Zoë Ó Súilleabháin"},
 		{"CJK", "李安", "李安"},

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"strings"
@@ -189,14 +190,21 @@ func (a *authenticator) identify(c echo.Context) (identity, error) {
 	if linkID, _ := s.Values[keyGuest].(string); linkID != "" {
 		link, err := a.accounts.ShareLink(ctx, linkID)
 		if err == nil && link.RevokedAt.IsZero() {
-			name := link.GuestName
-			if name == "" {
-				name = a.people.typedName(c)
-			}
-			return identity{guest: &link, name: name}, nil
+			return identity{guest: &link, name: guestName(cmp.Or(link.GuestName, a.people.typedName(c)))}, nil
 		}
 	}
 	return identity{}, nil
+}
+
+// guestName is what a share link's guest's decisions and marks record:
+// the name they (or the link) give, marked as a guest's, so that no guest
+// can pass for a member of the same name (a gate asking for reviewers
+// looks members up by name).
+func guestName(name string) string {
+	if name = strings.TrimSpace(name); name == "" {
+		return ""
+	}
+	return name + access.GuestSuffix
 }
 
 // ruleKind is what a route asks of the person requesting it.

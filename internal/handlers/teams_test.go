@@ -412,7 +412,7 @@ func TestShareLinks(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, marks, 1)
 	for _, m := range marks {
-		require.Equal(t, "Gail", m.By)
+		require.Equal(t, "Gail (guest)", m.By, "a guest's name is marked as a guest's: it cannot pass for a member's")
 	}
 }
 
