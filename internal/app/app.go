@@ -185,6 +185,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	if err := a.startTriggers(ctx, workerCtx); err != nil {
 		return nil, err
 	}
+	a.notifyAssigned(workerCtx, cfg)
 	key, err := sessionKey(ctx, cfg, a.store)
 	if err != nil {
 		return nil, err

@@ -101,15 +101,17 @@ const teamPassword = "correct horse battery"
 
 func setupTeam(t *testing.T) *team {
 	t.Helper()
-	return setupTeamIn(t, "")
+	return setupTeamWith(t, app.Config{})
 }
 
-// setupTeamIn is setupTeam with the workflow files of dir ("" for none).
-func setupTeamIn(t *testing.T, dir string) *team {
+// setupTeamWith is setupTeam with more of the configuration (workflow
+// files, a mail server); its address and database are the test's.
+func setupTeamWith(t *testing.T, cfg app.Config) *team {
 	t.Helper()
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}, app.WithWorkflows(reg))
+	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(t.TempDir(), "q.db")
+	a, err := app.New(context.Background(), cfg, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	w := serveApp(t, a)
 	st := a.Store()

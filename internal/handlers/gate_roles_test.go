@@ -12,7 +12,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/app"
 	"quarry/internal/engine"
+	"quarry/internal/notify"
+	"quarry/internal/notify/notifytest"
 )
 
 // peersFile is a sign-off by two of the project's reviewers, never by the
@@ -45,14 +48,15 @@ func (tm *team) api(t *testing.T, c *http.Client, method, path, body string) (in
 }
 
 // TestGateNamedReviewers: a gate asking for two of the project's
-// reviewers, not the run's starter, waits in the inbox of exactly the
-// people who may vote; the starter's and a viewer's votes are refused,
-// and two reviewers' votes pass it.
+// reviewers, not the run's starter, e-mails and waits in the inbox of
+// exactly the people who may vote; the starter's and a viewer's votes are
+// refused, and two reviewers' votes pass it.
 func TestGateNamedReviewers(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "peers.yaml"), []byte(peersFile), 0o644))
-	tm := setupTeamIn(t, dir)
+	smtp, mails := notifytest.SMTP(t)
+	tm := setupTeamWith(t, app.Config{WorkflowsDir: dir, SMTP: notify.SMTP{Addr: smtp, From: "quarry@example.org"}})
 
 	status, out := tm.api(t, tm.clients["owner"], http.MethodPost, "/api/workflows/peers/runs?project=pa", `{}`)
 	require.Equal(t, http.StatusCreated, status, out)
@@ -65,6 +69,16 @@ func TestGateNamedReviewers(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 	require.Equal(t, "pa", run.Project)
 	require.Equal(t, "Owner", run.StartedBy)
+
+	// The people the gate asks for are e-mailed: the project's reviewers
+	// and owners, but the run's starter.
+	select {
+	case m := <-mails:
+		require.ElementsMatch(t, []string{"<admin@example.org>", "<reviewer@example.org>"}, m.To)
+		require.Contains(t, m.Data, "Your vote is asked at gate \"signoff\" of run "+runID)
+	case <-time.After(10 * time.Second):
+		t.Fatal("nobody was e-mailed")
+	}
 
 	inbox := func(who string) bool {
 		_, doc := tm.w.get(t, tm.clients[who], "/inbox")

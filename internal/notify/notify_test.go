@@ -1,11 +1,9 @@
 package notify_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,6 +15,7 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/notify"
+	"quarry/internal/notify/notifytest"
 )
 
 func TestPostSendsSlackAndTeamsText(t *testing.T) {
@@ -59,81 +58,16 @@ func TestPostSendsSlackAndTeamsText(t *testing.T) {
 	require.NotContains(t, err.Error(), "secret-token")
 }
 
-// fakeSMTP is a tiny SMTP server on loopback: it accepts one message per
-// session and hands it over.
-func fakeSMTP(t *testing.T) (addr string, mails <-chan map[string]any) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	out := make(chan map[string]any, 4)
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				r := bufio.NewReader(conn)
-				say := func(s string) { _, _ = io.WriteString(conn, s+"\r\n") }
-				say("220 fake ESMTP")
-				m := map[string]any{"rcpt": []string{}}
-				for {
-					line, err := r.ReadString('\n')
-					if err != nil {
-						return
-					}
-					cmd := strings.TrimRight(line, "\r\n")
-					switch up := strings.ToUpper(cmd); {
-					case strings.HasPrefix(up, "EHLO"), strings.HasPrefix(up, "HELO"):
-						say("250-fake")
-						say("250 8BITMIME")
-					case strings.HasPrefix(up, "MAIL FROM:"):
-						m["from"] = cmd[len("MAIL FROM:"):]
-						say("250 ok")
-					case strings.HasPrefix(up, "RCPT TO:"):
-						m["rcpt"] = append(m["rcpt"].([]string), cmd[len("RCPT TO:"):])
-						say("250 ok")
-					case up == "DATA":
-						say("354 go on")
-						var data strings.Builder
-						for {
-							l, err := r.ReadString('\n')
-							if err != nil {
-								return
-							}
-							if l == ".\r\n" {
-								break
-							}
-							data.WriteString(l)
-						}
-						m["data"] = data.String()
-						say("250 queued")
-						out <- m
-					case up == "QUIT":
-						say("221 bye")
-						return
-					default:
-						say("502 no")
-					}
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String(), out
-}
-
 func TestMailThroughSMTP(t *testing.T) {
 	t.Parallel()
-	addr, mails := fakeSMTP(t)
+	addr, mails := notifytest.SMTP(t)
 	s := &notify.Sender{SMTP: notify.SMTP{Addr: addr, From: "Quarry <quarry@example.org>"}}
 	require.NoError(t, s.Send(context.Background(), notify.Notice{Email: []string{"ada@example.org", "Grace <grace@example.org>"},
 		Subject: "Run finished", Text: "2 papers\nkept"}))
 	m := <-mails
-	require.Equal(t, "<quarry@example.org> BODY=8BITMIME", m["from"])
-	require.Equal(t, []string{"<ada@example.org>", "<grace@example.org>"}, m["rcpt"])
-	data := m["data"].(string)
+	require.Equal(t, "<quarry@example.org> BODY=8BITMIME", m.From)
+	require.Equal(t, []string{"<ada@example.org>", "<grace@example.org>"}, m.To)
+	data := m.Data
 	require.Contains(t, data, "From: \"Quarry\" <quarry@example.org>\r\n")
 	require.Contains(t, data, "To: ada@example.org, grace@example.org\r\n")
 	require.Contains(t, data, "Subject: Run finished\r\n")
