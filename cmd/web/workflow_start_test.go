@@ -12,8 +12,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/access"
 	"quarry/internal/app"
 	"quarry/internal/engine"
+	"quarry/internal/store"
 )
 
 const tallyWorkflow = `apiVersion: quarry/v1
@@ -77,4 +79,41 @@ func TestWorkflowStartCommand(t *testing.T) {
 
 	err = run(ctx, []string{"workflow", "start", "--server", srv.URL}, none, nil, &stdout, &stderr)
 	require.Equal(t, 2, exitCode(err, &bytes.Buffer{}), "a name is needed")
+}
+
+// TestWorkflowStartWithAToken: on a server with accounts, quarry workflow
+// start sends QUARRY_API_TOKEN and the run is started as its account, in
+// that account's project; without a token the server answers 401.
+func TestWorkflowStartWithAToken(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tally.yaml"), []byte(tallyWorkflow), 0o644))
+	a, err := app.New(ctx, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}, app.WithoutDemoLibrary())
+	require.NoError(t, err)
+	srv := httptest.NewServer(a.Handler())
+	t.Cleanup(func() { srv.Close(); require.NoError(t, a.Close()) })
+	st := a.Store()
+	require.NoError(t, st.CreateFirstAdmin(ctx, store.Account{ID: "a1", Email: "ada@example.org", Name: "Ada"}, store.Project{ID: "p1", Name: "Review"}))
+	token, err := access.NewToken("qk_")
+	require.NoError(t, err)
+	require.NoError(t, st.CreateAPIToken(ctx, store.APIToken{ID: "t1", AccountID: "a1", Name: "cli", Prefix: access.TokenPrefix(token)}, access.HashToken(token)))
+
+	var stdout, stderr bytes.Buffer
+	err = run(ctx, []string{"workflow", "start", "tally", "--server", srv.URL}, func(string) string { return "" }, nil, &stdout, &stderr)
+	require.Error(t, err, "no token, no run")
+	stdout.Reset()
+	stderr.Reset()
+	env := func(k string) string {
+		if k == "QUARRY_API_TOKEN" {
+			return token
+		}
+		return ""
+	}
+	require.NoError(t, run(ctx, []string{"workflow", "start", "tally", "--server", srv.URL}, env, nil, &stdout, &stderr), stderr.String())
+	id := strings.TrimSuffix(strings.Fields(strings.TrimSpace(stdout.String()))[2], ":")
+	r, err := st.Run(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, "Ada", r.StartedBy)
+	require.Equal(t, "p1", r.Project)
 }
