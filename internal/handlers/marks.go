@@ -131,6 +131,12 @@ func pendingReview(ctx context.Context, runs RunStore, run engine.Run) (engine.C
 // a decided checkpoint is 409, a bad mark 422.
 func (h *Runs) SaveMarks(c echo.Context) error {
 	run, cp, err := h.pendingCheckpoint(c, pipeline.KindResultReview)
+	if fault.ErrorCode(err) == fault.EConflict && cp.ID != "" && h.savedAlready(c, run, cp) {
+		// The review was decided meanwhile, typically by this page's own
+		// submit, whose form carried the same marks: a save that would
+		// change nothing is answered as one.
+		return render(c, http.StatusOK, views.MarkSaved(0))
+	}
 	if err != nil {
 		return err
 	}
@@ -145,7 +151,7 @@ func (h *Runs) SaveMarks(c echo.Context) error {
 	}
 	// The review's counts ride along out of band, so its bar follows
 	// every click.
-	current, err := currentMarks(ctx, h.runs, run)
+	current, err := currentMarks(ctx, h.runs, run, h.people.name(c))
 	if err != nil {
 		return err
 	}
@@ -158,6 +164,17 @@ func (h *Runs) SaveMarks(c echo.Context) error {
 	}
 	pr := views.ProgressOf(p.Collection.Papers, marks)
 	return render(c, http.StatusOK, templ.Join(views.MarkSaved(len(saved)), views.ReviewProgress(pr, true)))
+}
+
+// savedAlready says whether what a mark save posted at the decided review
+// cp is what the papers' stored marks say already.
+func (h *Runs) savedAlready(c echo.Context, run engine.Run, cp engine.Checkpoint) bool {
+	p, form, err := reviewSubmit(c, cp)
+	if err != nil {
+		return false
+	}
+	changed, err := formChanges(c.Request().Context(), h.runs, run, p, form, h.people.name(c))
+	return err == nil && len(changed) == 0
 }
 
 // EventMark is the event a saved mark publishes on the run's event stream:
@@ -198,7 +215,23 @@ func publishMarks(e *engine.Engine, runID, checkpointID string, p pipeline.Resul
 // through here or PutMark. A reason is kept only on a paper marked
 // irrelevant, where the form shows it as meant.
 func saveFormMarks(ctx context.Context, runs RunStore, e *engine.Engine, run engine.Run, cp engine.Checkpoint, p pipeline.ResultPayload, form url.Values, by string) ([]research.Mark, error) {
-	current, err := currentMarks(ctx, runs, run)
+	changed, err := formChanges(ctx, runs, run, p, form, by)
+	if err != nil || len(changed) == 0 {
+		return nil, err
+	}
+	saved, err := runs.SaveMarks(ctx, run.ID, cp.ID, changed)
+	if err != nil {
+		return nil, err
+	}
+	publishMarks(e, run.ID, cp.ID, p, saved)
+	return saved, nil
+}
+
+// formChanges are the marks a review form posted that differ from the
+// papers' current ones (as by sees them), by by; a bad mark, or a paper
+// not in the review, is fault.EInvalid naming the field.
+func formChanges(ctx context.Context, runs RunStore, run engine.Run, p pipeline.ResultPayload, form url.Values, by string) ([]research.Mark, error) {
+	current, err := currentMarks(ctx, runs, run, by)
 	if err != nil {
 		return nil, err
 	}
@@ -262,23 +295,16 @@ func saveFormMarks(ctx context.Context, runs RunStore, e *engine.Engine, run eng
 	if err := fe.Err("invalid marks"); err != nil {
 		return nil, err
 	}
-	if len(changed) == 0 {
-		return nil, nil
-	}
-	saved, err := runs.SaveMarks(ctx, run.ID, cp.ID, changed)
-	if err != nil {
-		return nil, err
-	}
-	publishMarks(e, run.ID, cp.ID, p, saved)
-	return saved, nil
+	return changed, nil
 }
 
 // currentMarks is each paper's current mark, note and reason as the review
 // shows it: the stored mark when there is one, else what the run's
 // decisions recorded (relevant, irrelevant, a note), for runs marked
-// before marks were stored.
-func currentMarks(ctx context.Context, runs RunStore, run engine.Run) (map[string]research.Mark, error) {
-	sets, err := runSets(ctx, runs, run)
+// before marks were stored. In a dual-screened run it is what person
+// sees: their own marks of papers still being screened (screeningMarks).
+func currentMarks(ctx context.Context, runs RunStore, run engine.Run, person string) (map[string]research.Mark, error) {
+	sets, err := runSetsAs(ctx, runs, run, person)
 	if err != nil {
 		return nil, err
 	}
@@ -297,6 +323,11 @@ func currentMarks(ctx context.Context, runs RunStore, run engine.Run) (map[strin
 // runSets separates a search run's papers by their current marks (empty
 // sets for another workflow).
 func runSets(ctx context.Context, runs RunStore, run engine.Run) (pipeline.Sets, error) {
+	return runSetsAs(ctx, runs, run, "")
+}
+
+// runSetsAs is runSets as person sees the run (see marksAs).
+func runSetsAs(ctx context.Context, runs RunStore, run engine.Run, person string) (pipeline.Sets, error) {
 	if run.Workflow != pipeline.Name {
 		return pipeline.SetsOf(pipeline.RunState{}, nil), nil
 	}
@@ -304,7 +335,7 @@ func runSets(ctx context.Context, runs RunStore, run engine.Run) (pipeline.Sets,
 	if err != nil {
 		return pipeline.Sets{}, err
 	}
-	marks, err := marksAs(ctx, runs, run, "")
+	marks, err := marksAs(ctx, runs, run, person)
 	if err != nil {
 		return pipeline.Sets{}, err
 	}

@@ -293,3 +293,30 @@ func TestCompletedPageSets(t *testing.T) {
 	require.Len(t, download("format=csv&set=not_screened"), len(ids)-2)
 	require.Equal(t, []string{ids[1]}, download("format=csv&set=irrelevant"))
 }
+
+// TestLateSaveOfTheSameMark: a page's last mark save can reach the server
+// after the same page's submit decided the review (with that mark, which
+// the form carried): that save changes nothing and is answered 200; a
+// late save that would change a mark is still refused (409).
+func TestLateSaveOfTheSameMark(t *testing.T) {
+	t.Parallel()
+	w := setupWeb(t)
+	runID, ids := markRun(t, w, false)
+	w.signIn(t, w.client, "Ada")
+	_, doc := w.get(t, w.client, "/runs/"+runID)
+	action := doc.Find(`[data-paper-id="` + ids[1] + `"] [data-testid="paper-marks"]`).AttrOr("hx-post", "")
+	require.NotEmpty(t, action)
+	form := url.Values{"_csrf": {csrf(doc)}, "action": {"approve"}, "mark:" + ids[1]: {"irrelevant"}}
+	res, _ := w.post(t, w.client, doc.Find(`form[data-testid="review-form"]`).AttrOr("action", ""), form)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	w.waitFor(t, runID, "completed")
+
+	res, saved := w.htmx(t, w.client, http.MethodPost, action, url.Values{"_csrf": {csrf(doc)}, "mark:" + ids[1]: {"irrelevant"}})
+	require.Equal(t, http.StatusOK, res.StatusCode, "the same mark, late: nothing to save")
+	require.Equal(t, 1, saved.Find(`[data-testid="mark-saved"]`).Length())
+	res, _ = w.htmx(t, w.client, http.MethodPost, action, url.Values{"_csrf": {csrf(doc)}, "mark:" + ids[1]: {"relevant"}})
+	require.Equal(t, http.StatusConflict, res.StatusCode, "a change after the decision is refused")
+	history, err := w.app.Store().MarkHistory(context.Background(), runID, ids[1])
+	require.NoError(t, err)
+	require.Len(t, history, 1)
+}

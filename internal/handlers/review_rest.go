@@ -35,7 +35,7 @@ func (h *Runs) MarkRest(c echo.Context) error {
 		return h.renderReview(c, run, http.StatusOK, f)
 	}
 	ctx := c.Request().Context()
-	current, err := currentMarks(ctx, h.runs, run)
+	current, err := currentMarks(ctx, h.runs, run, h.people.name(c))
 	if err != nil {
 		return err
 	}
