@@ -304,7 +304,7 @@ func TestLateSaveOfTheSameMark(t *testing.T) {
 	runID, ids := markRun(t, w, false)
 	w.signIn(t, w.client, "Ada")
 	_, doc := w.get(t, w.client, "/runs/"+runID)
-	action := doc.Find(`[data-paper-id="` + ids[1] + `"] [data-testid="paper-marks"]`).AttrOr("hx-post", "")
+	action := doc.Find(`[data-paper-id="`+ids[1]+`"] [data-testid="paper-marks"]`).AttrOr("hx-post", "")
 	require.NotEmpty(t, action)
 	form := url.Values{"_csrf": {csrf(doc)}, "action": {"approve"}, "mark:" + ids[1]: {"irrelevant"}}
 	res, _ := w.post(t, w.client, doc.Find(`form[data-testid="review-form"]`).AttrOr("action", ""), form)
