@@ -26,7 +26,7 @@ type LibraryStore interface {
 	// paper's page (library_paper.go).
 	BrowseLibrary(ctx context.Context, q store.LibraryQuery) (store.LibraryResults, error)
 	LibraryPaperByID(ctx context.Context, id string) (store.LibraryEntry, error)
-	PaperRuns(ctx context.Context, paperID, textParam string, limit int) ([]store.PaperRun, int, error)
+	PaperRuns(ctx context.Context, f store.PaperRunsFilter) ([]store.PaperRun, int, error)
 }
 
 // Library serves the library page, file uploads into the library with
@@ -38,6 +38,8 @@ type Library struct {
 	read   codecs.Options // the limits of reading a file
 	// embedding reports the background embedding (nil: none).
 	embedding func() *library.EmbeddingStatus
+	// auth says whose runs a paper's page may list (their projects').
+	auth *authenticator
 }
 
 // maxShownErrors bounds the skipped records listed on the import page.

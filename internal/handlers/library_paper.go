@@ -9,6 +9,7 @@ import (
 
 	"quarry/internal/fault"
 	"quarry/internal/library"
+	"quarry/internal/skills/pipeline"
 	"quarry/internal/store"
 	"quarry/internal/views"
 )
@@ -71,7 +72,12 @@ func (h *Library) Paper(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	runs, total, err := h.store.PaperRuns(ctx, id, paramQuestion, paperRunsShown)
+	projects, err := h.auth.visibleProjects(c)
+	if err != nil {
+		return err
+	}
+	runs, total, err := h.store.PaperRuns(ctx, store.PaperRunsFilter{PaperID: id, TextParam: paramQuestion, Limit: paperRunsShown,
+		Projects: projects, BlindParam: pipeline.ParamScreeners})
 	if err != nil {
 		return err
 	}

@@ -331,7 +331,7 @@ func registerApp(e *echo.Echo, deps Deps) {
 	g.GET("/workflows", wfs.List, signedIn).Name = "workflows"
 	g.POST("/workflows/:name/runs", wfs.Start, inProject(access.Start), p.requireName).Name = "workflow-start"
 	if deps.Library != nil && deps.Imports != nil {
-		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits, embedding: deps.Embedding}
+		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits, embedding: deps.Embedding, auth: auth}
 		g.GET("/library", lib.Show, signedIn, p.requireName).Name = "library"
 		// The library is the installation's: its administrators fill it.
 		g.POST("/library/imports", lib.Import, admins, p.requireName).Name = "library-import"

@@ -154,25 +154,55 @@ type PaperRun struct {
 	Mark           *research.Mark
 }
 
-// PaperRuns returns the runs that showed paper paperID for review, newest
+// PaperRunsFilter chooses PaperRuns' runs.
+type PaperRunsFilter struct {
+	PaperID string
+	// TextParam names the run parameter shown as a run's text (see
+	// RunFilter.TextParam).
+	TextParam string
+	// Projects keeps runs of these projects (nil: every run; empty: none),
+	// so nobody learns of another project's runs through a paper.
+	Projects []string
+	// BlindParam names a run parameter that, above 1, marks a run whose
+	// screening is blind (several screeners a paper): its marks are left
+	// out, since the latest may be a reviewer's mark of a paper still
+	// being screened. "" for none.
+	BlindParam string
+	Limit      int
+}
+
+// PaperRuns returns the runs that showed paper f.PaperID for review, newest
 // first, at most limit of them, and how many there are; textParam is as in
 // RunFilter. It reads run_papers and each run's newest mark of the paper,
 // never a run's state.
-func (s *Store) PaperRuns(ctx context.Context, paperID, textParam string, limit int) ([]PaperRun, int, error) {
+func (s *Store) PaperRuns(ctx context.Context, f PaperRunsFilter) ([]PaperRun, int, error) {
+	paperID, limit := f.PaperID, f.Limit
 	if limit <= 0 || limit > MaxListLimit {
 		return nil, 0, fault.Errorf(fault.EInvalid, "a page of runs holds 1 to %d runs, not %d", MaxListLimit, limit)
 	}
-	path, err := paramPath(textParam)
+	path, err := paramPath(f.TextParam)
 	if err != nil {
 		return nil, 0, err
 	}
+	blind := "$.__none__"
+	if f.BlindParam != "" {
+		if blind, err = paramPath(f.BlindParam); err != nil {
+			return nil, 0, err
+		}
+	}
+	projects, err := json.Marshal(nonNil(f.Projects))
+	if err != nil {
+		return nil, 0, err
+	}
+	all := f.Projects == nil
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: paper runs: %w", err)
 	}
 	defer tx.Rollback()
 	var total int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM run_papers WHERE paper_id = ?`, paperID).Scan(&total); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM run_papers rp JOIN runs r ON r.id = rp.run_id
+		WHERE rp.paper_id = ?1 AND (?2 OR r.project_id IN (SELECT value FROM json_each(?3)))`, paperID, all, string(projects)).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: paper runs: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.workflow, coalesce(json_extract(r.params, ?2), ''), r.status, r.iteration, r.created_at,
@@ -180,8 +210,9 @@ func (s *Store) PaperRuns(ctx context.Context, paperID, textParam string, limit 
 		m.mark, m.note, m.reason, m.marked_by, m.marked_at, m.iteration
 		FROM run_papers rp JOIN runs r ON r.id = rp.run_id
 		LEFT JOIN paper_marks m ON m.seq = (SELECT MAX(seq) FROM paper_marks WHERE run_id = rp.run_id AND paper_id = rp.paper_id)
-		WHERE rp.paper_id = ?1
-		ORDER BY r.created_at DESC, r.id DESC LIMIT ?3`, paperID, path, limit)
+			AND coalesce(json_extract(r.params, ?6), 1) <= 1
+		WHERE rp.paper_id = ?1 AND (?4 OR r.project_id IN (SELECT value FROM json_each(?5)))
+		ORDER BY r.created_at DESC, r.id DESC LIMIT ?3`, paperID, path, limit, all, string(projects), blind)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: paper runs: %w", err)
 	}

@@ -139,7 +139,7 @@ func TestPaperRuns(t *testing.T) {
 	_, err = st.SaveMarks(ctx, "old", "old-cp1", []research.Mark{{PaperID: "doi:10.1093/sleep/26.2.117", Mark: "relevant", Note: "key paper", By: "Bob"}})
 	require.NoError(t, err)
 
-	runs, total, err := st.PaperRuns(ctx, "doi:10.1093/sleep/26.2.117", "question", 10)
+	runs, total, err := st.PaperRuns(ctx, store.PaperRunsFilter{PaperID: "doi:10.1093/sleep/26.2.117", TextParam: "question", Limit: 10})
 	require.NoError(t, err)
 	require.Equal(t, 2, total)
 	require.Len(t, runs, 2)
@@ -154,12 +154,12 @@ func TestPaperRuns(t *testing.T) {
 	require.Equal(t, "Bob", runs[1].Mark.By)
 	require.Equal(t, 2, runs[1].Papers)
 
-	runs, total, err = st.PaperRuns(ctx, "doi:10.1093/sleep/26.2.117", "question", 1)
+	runs, total, err = st.PaperRuns(ctx, store.PaperRunsFilter{PaperID: "doi:10.1093/sleep/26.2.117", TextParam: "question", Limit: 1})
 	require.NoError(t, err)
 	require.Equal(t, 2, total, "the total counts past the limit")
 	require.Len(t, runs, 1)
 
-	runs, total, err = st.PaperRuns(ctx, "nowhere", "question", 10)
+	runs, total, err = st.PaperRuns(ctx, store.PaperRunsFilter{PaperID: "nowhere", TextParam: "question", Limit: 10})
 	require.NoError(t, err)
 	require.Zero(t, total)
 	require.Empty(t, runs)
@@ -219,7 +219,7 @@ func TestRunPapersBackfill(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Close()
 	for id, first := range map[string]int{"doi:10.1/shared": 1, "only-1": 1, "only-2": 2} {
-		runs, total, err := st.PaperRuns(ctx, id, "question", 10)
+		runs, total, err := st.PaperRuns(ctx, store.PaperRunsFilter{PaperID: id, TextParam: "question", Limit: 10})
 		require.NoError(t, err)
 		require.Equal(t, 1, total, id)
 		require.Equal(t, "r1", runs[0].ID)
@@ -247,4 +247,40 @@ func TestMarkResolutionsRoundTrip(t *testing.T) {
 	got := research.Counting(research.ScreeningPlan{Reviewers: 2}, events)
 	require.Len(t, got, 1)
 	require.Equal(t, "Cy", got[0].By)
+}
+
+// TestPaperRunsOfProjectsAndBlind: a paper lists only the runs of the
+// projects asked for, and no mark of a blind-screened run (several
+// screeners a paper), whose latest mark may be a reviewer's of a paper
+// still being screened.
+func TestPaperRunsOfProjectsAndBlind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := openRuns(t)
+	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
+	seedRun(t, st, "single", t0, engine.Params{"question": "one"}, engine.StatusWaiting, 1, "p")
+	seedRun(t, st, "dual", t0.Add(time.Hour), engine.Params{"question": "two", "screeners": 2}, engine.StatusWaiting, 1, "p")
+	for _, run := range []string{"single", "dual"} {
+		_, err := st.SaveMarks(ctx, run, run+"-cp1", []research.Mark{{PaperID: "p", Mark: "relevant", By: "Ada"}})
+		require.NoError(t, err)
+	}
+	list := func(f store.PaperRunsFilter) map[string]*research.Mark {
+		f.PaperID, f.TextParam, f.Limit = "p", "question", 10
+		runs, total, err := st.PaperRuns(ctx, f)
+		require.NoError(t, err)
+		require.Len(t, runs, total)
+		out := map[string]*research.Mark{}
+		for _, r := range runs {
+			out[r.ID] = r.Mark
+		}
+		return out
+	}
+	all := list(store.PaperRunsFilter{BlindParam: "screeners"})
+	require.Len(t, all, 2)
+	require.NotNil(t, all["single"])
+	require.Nil(t, all["dual"], "a blind run's mark is not shown")
+	require.NotNil(t, list(store.PaperRunsFilter{})["dual"], "without a blind parameter every mark is shown")
+	require.Empty(t, list(store.PaperRunsFilter{Projects: []string{}}), "no project, no run")
+	require.Empty(t, list(store.PaperRunsFilter{Projects: []string{"other"}}), "another project's runs are not listed")
+	require.Len(t, list(store.PaperRunsFilter{Projects: []string{""}}), 2, "the runs of no project")
 }
