@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"net/http"
 	"slices"
 	"strings"
@@ -54,25 +55,21 @@ func (h *Inbox) Show(c echo.Context) error {
 	}
 	d := views.InboxData{Page: h.people.page(c), Looked: len(list.Runs), Total: list.Total}
 	for _, item := range list.Runs {
-		run, err := h.runs.Run(ctx, item.ID)
-		if err != nil {
-			return err
-		}
-		cps, err := h.runs.Checkpoints(ctx, item.ID)
-		if err != nil {
-			return err
-		}
-		i := slices.IndexFunc(cps, func(cd store.CheckpointDecision) bool { return cd.Checkpoint.ID == run.CheckpointID })
-		if i < 0 || cps[i].Decision != nil {
+		// The list carries what the inbox needs of a run; only its
+		// pending checkpoint is read, not the run's state.
+		if item.CheckpointID == "" {
 			continue
 		}
-		cp := cps[i].Checkpoint
-		entry := views.InboxItem{RunID: run.ID, Title: item.Text, Workflow: run.Workflow, Stage: cp.Step, Kind: string(cp.Kind), Since: cp.Timestamp}
-		if entry.Title == "" {
-			entry.Title = run.Workflow
+		cp, dec, err := h.runs.Checkpoint(ctx, item.CheckpointID)
+		if err != nil {
+			return err
 		}
+		if dec != nil {
+			continue
+		}
+		entry := views.InboxItem{RunID: item.ID, Title: cmp.Or(item.Text, item.Workflow), Workflow: item.Workflow, Stage: cp.Step, Kind: string(cp.Kind), Since: cp.Timestamp}
 		if p, err := engine.PayloadAs[flow.GatePayload](cp); err == nil && p.Approval != nil {
-			ok, err := h.mayVote(c, run, p.Approval, name, roles[run.Project], id)
+			ok, err := h.mayVote(c, item, p.Approval, name, roles[item.Project], id)
 			if err != nil {
 				return err
 			}
@@ -88,7 +85,7 @@ func (h *Inbox) Show(c echo.Context) error {
 
 // mayVote says whether name may still vote at a gate of run: named or of
 // the role asked for, not refused as its starter, and not voted yet.
-func (h *Inbox) mayVote(c echo.Context, run engine.Run, a *flow.GateApproval, name string, role access.Role, id identity) (bool, error) {
+func (h *Inbox) mayVote(c echo.Context, run store.RunListItem, a *flow.GateApproval, name string, role access.Role, id identity) (bool, error) {
 	switch {
 	case len(a.Voters) > 0 && !slices.ContainsFunc(a.Voters, func(v string) bool { return strings.EqualFold(v, name) }):
 		return false, nil

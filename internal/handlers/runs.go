@@ -19,6 +19,8 @@ type RunStore interface {
 	RunStamp(ctx context.Context, id string) (store.RunStamp, error)
 	Runs(ctx context.Context, ids []string) ([]engine.Run, error)
 	Checkpoints(ctx context.Context, runID string) ([]store.CheckpointDecision, error)
+	// Checkpoint is one checkpoint and its decision (nil while pending).
+	Checkpoint(ctx context.Context, id string) (engine.Checkpoint, *engine.DecisionRecord, error)
 	// Marks are the run's current screening marks; SaveMarks records new
 	// ones while the run waits at the review checkpoint named.
 	Marks(ctx context.Context, runID string) ([]research.Mark, error)

@@ -42,6 +42,9 @@ type RunListItem struct {
 	CreatedAt time.Time
 	// Papers counts the papers the run showed for review (run_papers).
 	Papers int
+	// CheckpointID is the checkpoint the run waits at (""), Project and
+	// StartedBy its project and starter (engine.Run's).
+	CheckpointID, Project, StartedBy string
 }
 
 // RunList is a page of runs and how many match in all.
@@ -71,14 +74,9 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunList, error) {
 	if t := strings.TrimSpace(f.Text); t != "" {
 		like = "%" + escapeLike(t) + "%"
 	}
-	// projects is NULL for no filter, else a JSON array ("[]" for none).
-	var projects any
-	if f.Projects != nil {
-		b, err := json.Marshal(f.Projects)
-		if err != nil {
-			return RunList{}, fmt.Errorf("store: list runs: %w", err)
-		}
-		projects = string(b)
+	projects, err := projectsArg(f.Projects)
+	if err != nil {
+		return RunList{}, err
 	}
 	const where = `WHERE (?1 = '' OR r.status = ?1) AND (?2 = '' OR coalesce(json_extract(r.params, ?3), '') LIKE ?2 ESCAPE '\')
 		AND (?4 IS NULL OR r.project_id IN (SELECT value FROM json_each(?4)))`
@@ -92,7 +90,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunList, error) {
 		return RunList{}, fmt.Errorf("store: count runs: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.workflow, coalesce(json_extract(r.params, ?3), ''), r.status, r.iteration, r.created_at,
-		(SELECT count(*) FROM run_papers rp WHERE rp.run_id = r.id)
+		(SELECT count(*) FROM run_papers rp WHERE rp.run_id = r.id), coalesce(r.checkpoint_id, ''), r.project_id, r.started_by
 		FROM runs r `+where+` ORDER BY r.created_at DESC, r.id DESC LIMIT ?5 OFFSET ?6`,
 		string(f.Status), like, path, projects, f.Limit, f.Offset)
 	if err != nil {
@@ -104,7 +102,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunList, error) {
 		var r RunListItem
 		var text any
 		var status, created string
-		if err := rows.Scan(&r.ID, &r.Workflow, &text, &status, &r.Iteration, &created, &r.Papers); err != nil {
+		if err := rows.Scan(&r.ID, &r.Workflow, &text, &status, &r.Iteration, &created, &r.Papers, &r.CheckpointID, &r.Project, &r.StartedBy); err != nil {
 			return RunList{}, fmt.Errorf("store: list runs: %w", err)
 		}
 		r.Text, r.Status, r.CreatedAt = textValue(text), engine.Status(status), parseTime(created)
@@ -114,6 +112,19 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunList, error) {
 		return RunList{}, fmt.Errorf("store: list runs: %w", err)
 	}
 	return out, nil
+}
+
+// projectsArg binds a filter by projects: NULL for none (every run), else
+// a JSON array for json_each ("[]" keeps no run).
+func projectsArg(projects []string) (any, error) {
+	if projects == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(projects)
+	if err != nil {
+		return nil, fmt.Errorf("store: projects filter: %w", err)
+	}
+	return string(b), nil
 }
 
 // escapeLike escapes LIKE's wildcards (with ESCAPE '\'), so a search for
@@ -190,11 +201,10 @@ func (s *Store) PaperRuns(ctx context.Context, f PaperRunsFilter) ([]PaperRun, i
 			return nil, 0, err
 		}
 	}
-	projects, err := json.Marshal(nonNil(f.Projects))
+	projects, err := projectsArg(f.Projects)
 	if err != nil {
 		return nil, 0, err
 	}
-	all := f.Projects == nil
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: paper runs: %w", err)
@@ -202,7 +212,7 @@ func (s *Store) PaperRuns(ctx context.Context, f PaperRunsFilter) ([]PaperRun, i
 	defer tx.Rollback()
 	var total int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM run_papers rp JOIN runs r ON r.id = rp.run_id
-		WHERE rp.paper_id = ?1 AND (?2 OR r.project_id IN (SELECT value FROM json_each(?3)))`, paperID, all, string(projects)).Scan(&total); err != nil {
+		WHERE rp.paper_id = ?1 AND (?2 IS NULL OR r.project_id IN (SELECT value FROM json_each(?2)))`, paperID, projects).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: paper runs: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.workflow, coalesce(json_extract(r.params, ?2), ''), r.status, r.iteration, r.created_at,
@@ -210,9 +220,9 @@ func (s *Store) PaperRuns(ctx context.Context, f PaperRunsFilter) ([]PaperRun, i
 		m.mark, m.note, m.reason, m.marked_by, m.marked_at, m.iteration
 		FROM run_papers rp JOIN runs r ON r.id = rp.run_id
 		LEFT JOIN paper_marks m ON m.seq = (SELECT MAX(seq) FROM paper_marks WHERE run_id = rp.run_id AND paper_id = rp.paper_id)
-			AND coalesce(json_extract(r.params, ?6), 1) <= 1
-		WHERE rp.paper_id = ?1 AND (?4 OR r.project_id IN (SELECT value FROM json_each(?5)))
-		ORDER BY r.created_at DESC, r.id DESC LIMIT ?3`, paperID, path, limit, all, string(projects), blind)
+			AND coalesce(json_extract(r.params, ?5), 1) <= 1
+		WHERE rp.paper_id = ?1 AND (?4 IS NULL OR r.project_id IN (SELECT value FROM json_each(?4)))
+		ORDER BY r.created_at DESC, r.id DESC LIMIT ?3`, paperID, path, limit, projects, blind)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: paper runs: %w", err)
 	}
