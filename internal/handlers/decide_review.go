@@ -206,13 +206,10 @@ func (h *Runs) DecideReview(c echo.Context) error {
 		}
 		return err
 	}
-	if fb, err = dualDecision(ctx, h.runs, run, fb); err != nil {
-		if fault.ErrorCode(err) == fault.EConflict {
-			return h.conflictPageWith(c, run.ID, err, submittedReview(p, marks, notes, f.Feedback))
-		}
-		return err
+	fb, stored, err := decisionMarks(ctx, h.runs, run, fb)
+	if fault.ErrorCode(err) == fault.EConflict {
+		return h.conflictPageWith(c, run.ID, err, submittedReview(p, marks, notes, f.Feedback))
 	}
-	stored, err := marksAs(ctx, h.runs, run, "")
 	if err != nil {
 		return err
 	}

@@ -362,10 +362,7 @@ func withStoredMarks(ctx context.Context, runs RunStore, e *engine.Engine, run e
 			return d, err
 		}
 	}
-	if fb, err = dualDecision(ctx, runs, run, fb); err != nil {
-		return d, err
-	}
-	marks, err := marksAs(ctx, runs, run, "")
+	fb, marks, err := decisionMarks(ctx, runs, run, fb)
 	if err != nil {
 		return d, err
 	}

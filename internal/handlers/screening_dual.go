@@ -56,19 +56,22 @@ func marksAs(ctx context.Context, runs RunStore, run engine.Run, person string) 
 	return screeningMarks(plan, person, events), nil
 }
 
-// dualDecision readies the feedback of a decision at a dual-screened
-// run's review: the papers' marks are the ones that count, never the
-// decider's own, and the run does not move on while reviewers disagree
-// on a paper nobody has resolved (EConflict naming how many). Feedback of
-// a run screened once is returned as it is.
-func dualDecision(ctx context.Context, runs RunStore, run engine.Run, fb research.UserFeedback) (research.UserFeedback, error) {
+// decisionMarks readies the feedback of a decision at run's review and
+// returns the stored marks to merge into it (pipeline.MergeMarks). In a
+// dual-screened run those are the marks that count, never the decider's
+// own (the feedback's are dropped), and the run does not move on while
+// reviewers disagree on a paper nobody has resolved (EConflict naming how
+// many). A run screened once keeps its feedback and merges its current
+// marks.
+func decisionMarks(ctx context.Context, runs RunStore, run engine.Run, fb research.UserFeedback) (research.UserFeedback, []research.Mark, error) {
 	plan := pipeline.ScreeningPlanOf(run)
 	if run.Workflow != pipeline.Name || !plan.Dual() {
-		return fb, nil
+		marks, err := runs.Marks(ctx, run.ID)
+		return fb, marks, err
 	}
 	events, err := runs.MarkEvents(ctx, run.ID)
 	if err != nil {
-		return fb, err
+		return fb, nil, err
 	}
 	conflicts := 0
 	for _, v := range research.Screen(plan, events) {
@@ -77,9 +80,9 @@ func dualDecision(ctx context.Context, runs RunStore, run engine.Run, fb researc
 		}
 	}
 	if conflicts > 0 {
-		return fb, fault.Errorf(fault.EConflict, "%s screened differently by the reviewers wait for a resolution (see /runs/%s/conflicts): the run moves on once every disagreement is resolved",
+		return fb, nil, fault.Errorf(fault.EConflict, "%s screened differently by the reviewers wait for a resolution (see /runs/%s/conflicts): the run moves on once every disagreement is resolved",
 			plural(conflicts, "paper"), run.ID)
 	}
 	fb.MarkedRelevant, fb.MarkedIrrelevant = nil, nil
-	return fb, nil
+	return fb, research.Counting(plan, events), nil
 }
