@@ -42,6 +42,9 @@ type Store interface {
 type StepContext struct {
 	RunID  string
 	StepID string
+	// Project is the team project the run belongs to ("" for none), for
+	// steps whose work is the project's (a search of its library selection).
+	Project string
 	// Params are the run's immutable parameters.
 	Params Params
 	// State is the state carried between steps; treat it as read-only and
@@ -361,7 +364,7 @@ func (e *Engine) commit(ctx context.Context, c Commit) (Run, error) {
 
 func (e *Engine) stepContext(run Run, step string) StepContext {
 	sc := StepContext{
-		RunID: run.ID, StepID: step, Params: run.Params, State: run.State,
+		RunID: run.ID, StepID: step, Project: run.Project, Params: run.Params, State: run.State,
 		Iteration: run.Iteration, Attempt: run.Attempt + 1, Now: e.cfg.Now().UTC(), emit: e.publish,
 		read: e.cfg.Store.Run,
 	}

@@ -343,6 +343,27 @@ func (a *authenticator) allowed(ctx context.Context, id identity, project, run s
 	return nil
 }
 
+// may checks, inside a handler, that the request's person has perm in
+// project (anyone may in open mode): for routes whose project is known
+// only once the handler has read what it acts on (an import job's).
+func (a *authenticator) may(c echo.Context, project string, perm access.Permission) error {
+	id := identityOf(c)
+	switch {
+	case id.open:
+		return nil
+	case id.account == nil && id.guest == nil:
+		return fault.Errorf(fault.EUnauthenticated, "sign in first")
+	}
+	return a.allowed(c.Request().Context(), id, project, "", perm)
+}
+
+// isAdmin reports whether the request's person administers the
+// installation (everyone does in open mode).
+func isAdmin(c echo.Context) bool {
+	id := identityOf(c)
+	return id.open || (id.account != nil && id.account.Admin)
+}
+
 // requestProject is the project a project route acts in.
 func (a *authenticator) requestProject(c echo.Context, id identity, perm access.Permission) (string, error) {
 	if p := c.Param("project"); p != "" {

@@ -49,7 +49,11 @@ var routeAccess = map[string]string{
 	"GET /":                         member, "GET /runs": member, "GET /inbox": member, "GET /workflows": member,
 	"GET /library": member, "GET /library/export": member, "GET /library/embeddings": member, "GET /library/papers/*": member,
 	"GET /api/workflows": member, "GET /api/workflows/:name": member,
-	"POST /library/imports": adminOnly, "GET /library/imports/:id": adminOnly,
+	// An import into the library alone is an administrator's (a project
+	// owner's names the project: TestProjectLibrarySelection); an
+	// import's progress is its project owners' and the administrators',
+	// and "nope" is no import, so everyone signed in gets the same 404.
+	"POST /library/imports": adminOnly, "GET /library/imports/:id": member,
 
 	"POST /runs": projectStart, "POST /workflows/:name/runs": projectStart,
 	"POST /api/runs": projectStart, "POST /api/workflows/:name/runs": projectStart,
@@ -83,7 +87,7 @@ var routeAccess = map[string]string{
 	"POST /projects/:project/members/:account/remove": projectOwner, "POST /projects/:project/invitations": projectOwner,
 	"POST /projects/:project/invitations/:invitation/revoke": projectOwner, "POST /projects/:project/links": projectOwner,
 	"POST /projects/:project/links/:link/revoke": projectOwner, "GET /projects/:project/audit": projectOwner,
-	"GET /projects/:project/audit.csv": projectOwner,
+	"GET /projects/:project/audit.csv": projectOwner, "POST /projects/:project/selection": projectOwner,
 }
 
 // team is an installation with accounts: project A (the run's) with an

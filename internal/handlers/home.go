@@ -144,6 +144,10 @@ type startInput struct {
 	// ParamConflicts; the workflow's defaults when not given).
 	Screeners *int   `json:"screeners"`
 	Conflicts string `json:"conflicts"`
+	// Library is how much of the local library the run searches: "all"
+	// (the default) or "project", its project's library selection
+	// (pipeline.ParamLibrary).
+	Library string `json:"library"`
 	// Project is the project the run belongs to (the route's, never the
 	// body's).
 	Project string `json:"-"`
@@ -188,6 +192,12 @@ func start(ctx context.Context, e *engine.Engine, in startInput, fe fault.FieldE
 	if _, ok := params[pipeline.ParamConflicts]; ok && in.Conflicts != "" {
 		input[pipeline.ParamConflicts] = in.Conflicts
 	}
+	if _, ok := params[pipeline.ParamLibrary]; ok && in.Library != "" {
+		input[pipeline.ParamLibrary] = in.Library
+		if in.Library == research.LibraryProject && in.Project == "" {
+			fe.Add(pipeline.ParamLibrary, "a run of no project has no library selection to search; search the whole library")
+		}
+	}
 	if _, ok := params[pipeline.ParamStartedBy]; ok && strings.TrimSpace(in.StartedBy) != "" {
 		input[pipeline.ParamStartedBy] = strings.TrimSpace(in.StartedBy)
 	}
@@ -228,6 +238,9 @@ func (h *Home) Start(c echo.Context) error {
 	}
 	in := startInput{Question: f.Question, StrategyCheckpoint: &f.ConfirmStrategy, Sources: chosen, StartedBy: h.people.name(c), Project: projectOf(c),
 		Clarify: &f.Clarify, QualityGate: &f.QualityGate}
+	if f.SelectionOnly {
+		in.Library = research.LibraryProject
+	}
 	if f.DualScreening {
 		two := 2
 		in.Screeners, in.Conflicts = &two, research.ResolveByThird
@@ -291,6 +304,7 @@ func (h *Home) submitted(c echo.Context) (views.StartForm, []string, error) {
 	f.Clarify = form.Get(pipeline.ParamClarify) == "true"
 	f.QualityGate = form.Get(pipeline.ParamQualityGate) == "true"
 	f.DualScreening = form.Get("dual_screening") == "true"
+	f.SelectionOnly = form.Get("selection_only") == "true"
 	f.Project = form.Get("project")
 	chosen := form[paramSources]
 	for i := range f.Sources {

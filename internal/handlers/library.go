@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"quarry/internal/access"
 	"quarry/internal/biblio"
 	"quarry/internal/biblio/codecs"
 	"quarry/internal/fault"
@@ -27,6 +28,12 @@ type LibraryStore interface {
 	BrowseLibrary(ctx context.Context, q store.LibraryQuery) (store.LibraryResults, error)
 	LibraryPaperByID(ctx context.Context, id string) (store.LibraryEntry, error)
 	PaperRuns(ctx context.Context, f store.PaperRunsFilter) ([]store.PaperRun, int, error)
+	// The projects' library selections (library_selection.go).
+	SelectPapers(ctx context.Context, project, by string, ids []string) (int, error)
+	UnselectPapers(ctx context.Context, project string, ids []string) (int, error)
+	SelectMatching(ctx context.Context, project, by, text string, max int) (added, matched int, err error)
+	SelectionCount(ctx context.Context, project string) (int, error)
+	SelectedIn(ctx context.Context, id string, projects []string) ([]string, error)
 }
 
 // Library serves the library page, file uploads into the library with
@@ -53,11 +60,21 @@ func (h *Library) Show(c echo.Context) error {
 
 func (h *Library) renderPage(c echo.Context, status int, form views.ImportForm) error {
 	d := views.LibraryData{Page: h.people.page(c), Formats: biblio.Formats, ExportFormats: codecs.ExportFormats, Form: form}
+	if err := h.selections(c, &d); err != nil {
+		return err
+	}
 	if err := h.listPapers(c, &d); err != nil {
 		return err
 	}
+	managed := map[string]bool{}
+	for _, o := range d.ImportInto {
+		managed[o.Value] = true
+	}
 	for _, j := range h.jobs.List() {
-		d.Jobs = append(d.Jobs, jobView(j))
+		// Administrators see every import; an owner, their projects'.
+		if isAdmin(c) || (j.Project != "" && managed[j.Project]) {
+			d.Jobs = append(d.Jobs, jobView(j))
+		}
 	}
 	d.Embeddings = h.embeddingProgress()
 	return render(c, status, views.LibraryPage(d))
@@ -91,7 +108,18 @@ func (h *Library) embeddingProgress() *views.EmbeddingProgress {
 // background and redirects to its progress page. A file Quarry cannot read
 // re-renders the form (422) with the reason and the choices kept.
 func (h *Library) Import(c echo.Context) error {
-	form := views.ImportForm{Format: strings.TrimSpace(c.FormValue("format")), Encoding: strings.TrimSpace(c.FormValue("encoding")), Columns: c.FormValue("columns")}
+	form := views.ImportForm{Format: strings.TrimSpace(c.FormValue("format")), Encoding: strings.TrimSpace(c.FormValue("encoding")), Columns: c.FormValue("columns"),
+		Project: strings.TrimSpace(c.FormValue("project"))}
+	// The library is the installation's: its administrators import into
+	// it alone, a project's owners into it and their project's selection.
+	if form.Project == "" && !isAdmin(c) {
+		return fault.Errorf(fault.EUnauthorized, "only an administrator imports into the library alone; choose one of your projects")
+	}
+	if form.Project != "" {
+		if err := h.auth.may(c, form.Project, access.Manage); err != nil {
+			return err
+		}
+	}
 	fail := func(msg string) error {
 		form.Error = msg
 		return h.renderPage(c, http.StatusUnprocessableEntity, form)
@@ -108,7 +136,7 @@ func (h *Library) Import(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := h.jobs.Start(path, fh.Filename, h.people.name(c), codecs.Options{Format: form.Format, Encoding: form.Encoding, CSVColumns: columns, Limits: h.read.Limits, Gzip: h.read.Gzip}, true)
+	id, err := h.jobs.Start(path, fh.Filename, library.Importer{By: h.people.name(c), Project: form.Project}, codecs.Options{Format: form.Format, Encoding: form.Encoding, CSVColumns: columns, Limits: h.read.Limits, Gzip: h.read.Gzip}, true)
 	if err != nil {
 		if fault.ErrorCode(err) == fault.EInvalid {
 			return fail(fault.ErrorMessage(err))
@@ -125,10 +153,26 @@ func (h *Library) ImportStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := h.mayWatch(c, st); err != nil {
+		return err
+	}
 	if isHTMX(c) {
 		return render(c, http.StatusOK, views.ImportJobStatus(jobView(st)))
 	}
 	return render(c, http.StatusOK, views.ImportJobPage(jobView(st)))
+}
+
+// mayWatch lets an import's progress be seen by administrators and by
+// the owners of the project it fills; anyone else is told there is no
+// such import.
+func (h *Library) mayWatch(c echo.Context, st library.JobStatus) error {
+	if isAdmin(c) {
+		return nil
+	}
+	if st.Project != "" && h.auth.may(c, st.Project, access.Manage) == nil {
+		return nil
+	}
+	return fault.Errorf(fault.ENotFound, "no import %q", st.ID)
 }
 
 // Export handles GET /library/export?format=: the whole library as one

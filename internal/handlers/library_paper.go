@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -36,15 +37,26 @@ func (h *Library) listPapers(c echo.Context, d *views.LibraryData) error {
 	if err := fe.Err("invalid library search"); err != nil {
 		return err
 	}
-	res, err := h.store.BrowseLibrary(c.Request().Context(), store.LibraryQuery{Text: q, Offset: (page - 1) * papersPerPage, Limit: papersPerPage})
+	ctx := c.Request().Context()
+	sel := d.Selection.Value
+	res, err := h.store.BrowseLibrary(ctx, store.LibraryQuery{Text: q, Offset: (page - 1) * papersPerPage, Limit: papersPerPage, Selection: sel})
 	if err != nil {
 		return err
 	}
 	d.Query = q
-	if q == "" {
+	if q == "" && sel == "" {
 		d.Count = res.Total
-	} else if d.Count, err = h.store.LibraryCount(c.Request().Context()); err != nil {
+	} else if d.Count, err = h.store.LibraryCount(ctx); err != nil {
 		return err
+	}
+	if sel != "" {
+		if d.SelectionCount, err = h.store.SelectionCount(ctx, sel); err != nil {
+			return err
+		}
+	}
+	d.Changed = -1
+	if n, err := strconv.Atoi(c.QueryParam("changed")); err == nil && n >= 0 {
+		d.Changed = n
 	}
 	for _, p := range res.Papers {
 		d.Papers = append(d.Papers, views.LibraryRow{ID: p.ID, Title: p.Title, Authors: p.Authors, Year: p.Year, Venue: p.Venue})
@@ -52,6 +64,9 @@ func (h *Library) listPapers(c echo.Context, d *views.LibraryData) error {
 	keep := url.Values{}
 	if q != "" {
 		keep.Set("q", q)
+	}
+	if sel != "" {
+		keep.Set("project", sel)
 	}
 	d.Pager = pager("papers", "/library", keep, page, papersPerPage, len(res.Papers), res.Total, res.Exact)
 	d.Pager.TestName = "library-pager"
@@ -88,6 +103,10 @@ func (h *Library) Paper(c echo.Context) error {
 		PMID: p.PMID, URL: p.URL, Type: rec.Type, Keywords: rec.Keywords, Source: p.Source, ImportedAt: p.ImportedAt,
 		RunsTotal: total,
 	}
+	if d.Selections, err = h.paperSelections(c, id); err != nil {
+		return err
+	}
+	d.CSRF = d.Page.CSRF
 	for _, r := range runs {
 		row := views.PaperRunRow{
 			RunRow: views.RunRow{ID: r.ID, Question: r.Text, Workflow: r.Workflow, Status: string(r.Status),

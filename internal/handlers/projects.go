@@ -257,6 +257,12 @@ func (h *Teams) RemoveMember(c echo.Context) error {
 // runs, for the start forms' project field: nil in open mode (and for a
 // guest, who starts nothing).
 func (a *authenticator) startProjects(c echo.Context) ([]views.Option, error) {
+	return a.projectsWhere(c, access.Start)
+}
+
+// projectsWhere are the projects where the request's person has perm
+// (every project for an administrator): nil in open mode and for a guest.
+func (a *authenticator) projectsWhere(c echo.Context, perm access.Permission) ([]views.Option, error) {
 	id := identityOf(c)
 	if id.account == nil {
 		return nil, nil
@@ -278,7 +284,7 @@ func (a *authenticator) startProjects(c echo.Context) ([]views.Option, error) {
 		return nil, err
 	}
 	for _, p := range mine {
-		if access.Role(p.Role).Can(access.Start) {
+		if access.Role(p.Role).Can(perm) {
 			out = append(out, views.Option{Value: p.ID, Label: p.Name})
 		}
 	}

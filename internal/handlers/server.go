@@ -333,9 +333,12 @@ func registerApp(e *echo.Echo, deps Deps) {
 	if deps.Library != nil && deps.Imports != nil {
 		lib := &Library{people: p, store: deps.Library, jobs: deps.Imports, read: deps.ReadLimits, embedding: deps.Embedding, auth: auth}
 		g.GET("/library", lib.Show, signedIn, p.requireName).Name = "library"
-		// The library is the installation's: its administrators fill it.
-		g.POST("/library/imports", lib.Import, admins, p.requireName).Name = "library-import"
-		g.GET("/library/imports/:id", lib.ImportStatus, admins, p.requireName).Name = "library-import-status"
+		// The library is the installation's: its administrators import
+		// into it, a project's owners into it and their project's
+		// library selection (the handlers check which).
+		g.POST("/library/imports", lib.Import, signedIn, p.requireName).Name = "library-import"
+		g.GET("/library/imports/:id", lib.ImportStatus, signedIn, p.requireName).Name = "library-import-status"
+		g.POST("/projects/:project/selection", lib.Select, inProject(access.Manage), p.requireName).Name = "library-selection"
 		g.GET("/library/export", lib.Export, signedIn).Name = "library-export"
 		g.GET("/library/embeddings", lib.Embeddings, signedIn, p.requireName).Name = "library-embeddings"
 		g.GET("/library/papers/*", lib.Paper, signedIn, p.requireName).Name = "library-paper"

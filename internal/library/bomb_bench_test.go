@@ -76,7 +76,7 @@ func BenchmarkBombUpload(b *testing.B) {
 		peak := peakRSS()
 		start := time.Now()
 		jobs := library.NewJobs(ctx, st)
-		_, uploadErr := jobs.Start(path, "bomb.ris.gz", "Ada", codecs.Options{Format: biblio.RIS}, false)
+		_, uploadErr := jobs.Start(path, "bomb.ris.gz", library.Importer{By: "Ada"}, codecs.Options{Format: biblio.RIS}, false)
 		uploadTook := time.Since(start)
 		start = time.Now()
 		_, cliErr := library.ImportFiles(ctx, st, []string{path}, codecs.Options{}, library.ImportOptions{})

@@ -27,6 +27,8 @@ type VectorStore interface {
 	CountVectors(ctx context.Context, model string) (store.VectorCounts, error)
 	VectorGeneration(ctx context.Context) (int64, error)
 	LibraryVectors(ctx context.Context, model string, dim int) (store.VectorSet, error)
+	// SelectionDocs narrows a search to a project's library selection.
+	SelectionDocs(ctx context.Context, project string) (map[int64]struct{}, error)
 }
 
 var _ VectorStore = (*store.Store)(nil)

@@ -197,6 +197,29 @@ func TestSemanticNearest(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, papers, 2, "the 2001 paper is outside the years")
 	require.NotEqual(t, "Cars in cities", papers[0].Title)
+	// A search of a project's library selection finds its papers alone,
+	// the nearest of them first.
+	now := time.Now().UTC()
+	require.NoError(t, st.CreateAccount(ctx, store.Account{ID: "ann", Email: "ann@example.org", Name: "Ann", CreatedAt: now}))
+	require.NoError(t, st.CreateProject(ctx, store.Project{ID: "pa", Name: "A", CreatedAt: now}, "ann"))
+	all, err := st.LibraryPapersByDoc(ctx, []int64{1, 2, 3})
+	require.NoError(t, err)
+	var others []string
+	for _, p := range all {
+		if p.Title != "Cars in cities" {
+			others = append(others, p.ID)
+		}
+	}
+	_, err = st.SelectPapers(ctx, "pa", "Ann", others)
+	require.NoError(t, err)
+	got, err = sem.Nearest(research.WithLibrarySelection(ctx, "pa"), "automobile", research.YearRange{}, 3)
+	require.NoError(t, err)
+	papers, err = st.LibraryPapersByDoc(ctx, got)
+	require.NoError(t, err)
+	require.Len(t, papers, 2, "the nearest paper is not in the selection")
+	for _, p := range papers {
+		require.Contains(t, others, p.ID)
+	}
 	requests := srv.Requests()
 	_, err = sem.Nearest(ctx, "automobile", research.YearRange{}, 1)
 	require.NoError(t, err)

@@ -96,6 +96,9 @@ func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats
 		if err != nil {
 			return stats, err
 		}
+		if err := selectImported(ctx, st, opts, idsOf(nil, papers)); err != nil {
+			return stats, err
+		}
 		stats = b
 		stats.count(counts)
 		report(false)
@@ -104,7 +107,8 @@ func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats
 	if readErr != nil && !errors.Is(readErr, io.EOF) && len(batch) == 0 {
 		return stats, readErr
 	}
-	stage := newID() // a bulk load
+	stage := newID()      // a bulk load
+	var selected []string // the staged papers' IDs, for opts.Project
 	batches := readAhead(next, size, batch, readErr)
 	defer batches.stop()
 	for r := range batches.c {
@@ -121,6 +125,9 @@ func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats
 			if err := st.StagePapers(context.WithoutCancel(ctx), stage, papers); err != nil {
 				return stats, errors.Join(err, st.DropStaged(ctx, stage))
 			}
+			if opts.Project != "" {
+				selected = idsOf(selected, papers)
+			}
 			stats = b
 			report(false)
 		}
@@ -131,10 +138,36 @@ func Import(ctx context.Context, st Store, next Next, opts ImportOptions) (stats
 	report(true)
 	counts, err := st.MergeStaged(ctx, stage)
 	stats.count(counts) // on failure, the batches merged before it
+	// The papers that reached the library join the selection, those of a
+	// stopped merge too (the others are not in the library, so they are
+	// skipped): importing the file again completes both.
+	if serr := selectImported(context.WithoutCancel(ctx), st, opts, selected); serr != nil && err == nil {
+		return stats, serr
+	}
 	if err != nil {
 		return stats, errors.Join(err, st.DropStaged(ctx, stage))
 	}
 	return stats, nil
+}
+
+// idsOf appends the papers' IDs to ids.
+func idsOf(ids []string, papers []store.ImportPaper) []string {
+	for _, p := range papers {
+		ids = append(ids, p.ID)
+	}
+	return ids
+}
+
+// selectImported adds the imported papers ids to opts.Project's library
+// selection, if the import is a project's.
+func selectImported(ctx context.Context, st Store, opts ImportOptions, ids []string) error {
+	if opts.Project == "" || len(ids) == 0 {
+		return nil
+	}
+	if _, err := st.SelectPapers(ctx, opts.Project, opts.By, ids); err != nil {
+		return fmt.Errorf("add the imported papers to the project's library selection: %w", err)
+	}
+	return nil
 }
 
 // Outcome says what a stopped import left in the library: nothing (it

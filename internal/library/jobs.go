@@ -88,10 +88,13 @@ const maxJobs = 50
 
 // JobStatus is a snapshot of one import, for the progress page.
 type JobStatus struct {
-	ID       string
-	Name     string
-	Format   string
+	ID     string
+	Name   string
+	Format string
+	// By names who started it; Project is the project whose library
+	// selection it fills ("" for the installation's library alone).
 	By       string
+	Project  string
 	Started  time.Time
 	Finished time.Time
 	Progress Progress
@@ -117,6 +120,12 @@ func NewJobs(ctx context.Context, st Store, observers ...ImportObserver) *Jobs {
 	return &Jobs{store: st, ctx: ctx, now: time.Now, jobs: map[string]*job{}, observers: observers}
 }
 
+// Importer is who starts an import: a person (By, a display name) and
+// the project whose library selection the import fills ("" for none).
+type Importer struct {
+	By, Project string
+}
+
 // Start imports the file at path in the background and returns the job's
 // ID. The file is opened (and its format detected) and its first record
 // read before Start returns, so a file Quarry cannot read — in an unknown
@@ -127,7 +136,7 @@ func NewJobs(ctx context.Context, st Store, observers ...ImportObserver) *Jobs {
 // first) or whose stream is broken. The job removes
 // the file when it ends if removeAfter is set (uploads are spooled to a
 // temporary file).
-func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter bool) (string, error) {
+func (j *Jobs) Start(path, name string, who Importer, read codecs.Options, removeAfter bool) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if removeAfter {
@@ -165,7 +174,7 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 		return rd.Next()
 	}
 	id := newID()
-	jb := &job{status: JobStatus{ID: id, Name: name, Format: rd.Format(), By: by, Started: j.now().UTC()}}
+	jb := &job{status: JobStatus{ID: id, Name: name, Format: rd.Format(), By: who.By, Project: who.Project, Started: j.now().UTC()}}
 	j.mu.Lock()
 	j.jobs[id] = jb
 	j.prune()
@@ -180,7 +189,7 @@ func (j *Jobs) Start(path, name, by string, read codecs.Options, removeAfter boo
 				os.Remove(path)
 			}
 		}()
-		stats, err := Import(j.ctx, j.store, next, ImportOptions{Progress: func(p Progress) {
+		stats, err := Import(j.ctx, j.store, next, ImportOptions{Project: who.Project, By: who.By, Progress: func(p Progress) {
 			// Import keeps mutating its stats after this call returns;
 			// clone here, in its goroutine, so readers never share them.
 			p.ImportStats = p.ImportStats.clone()

@@ -173,6 +173,11 @@ type ImportOptions struct {
 	// Progress, if set, is called after every batch read and before
 	// the index build.
 	Progress func(Progress)
+	// Project, if set, is the project whose library selection the
+	// imported papers join, added by By (a display name): the papers
+	// go into the installation's library, deduplicated as always, and
+	// the project picks them.
+	Project, By string
 }
 
 // DefaultBatchSize is ImportOptions.BatchSize's default.
@@ -189,6 +194,8 @@ type Next func() (Record, error)
 type Store interface {
 	// WritePapers stores papers at once.
 	WritePapers(ctx context.Context, papers []store.ImportPaper) (store.ImportCounts, error)
+	// SelectPapers adds library papers to a project's library selection.
+	SelectPapers(ctx context.Context, project, by string, ids []string) (int, error)
 	// StagePapers, MergeStaged and DropStaged are a bulk import: batches
 	// set aside, then moved into the library, or dropped.
 	StagePapers(ctx context.Context, stage string, papers []store.ImportPaper) error

@@ -261,14 +261,14 @@ func TestJobsStart(t *testing.T) {
 	} {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o644))
-		_, err := jobs.Start(path, "upload.ris", "Ada", codecs.Options{Format: tc.format}, true)
+		_, err := jobs.Start(path, "upload.ris", library.Importer{By: "Ada"}, codecs.Options{Format: tc.format}, true)
 		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%s: %v", name, err)
 		require.ErrorContains(t, err, tc.want, name)
 		require.NoFileExists(t, path, "%s: the spooled upload is removed", name)
 	}
 	require.Empty(t, jobs.List(), "no job was started")
 
-	id, err := jobs.Start("testdata/arxiv_sample.jsonl", "arxiv_sample.jsonl", "Ada", codecs.Options{}, false)
+	id, err := jobs.Start("testdata/arxiv_sample.jsonl", "arxiv_sample.jsonl", library.Importer{By: "Ada"}, codecs.Options{}, false)
 	require.NoError(t, err)
 	jobs.Wait()
 	status, err := jobs.Status(id)

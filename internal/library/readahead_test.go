@@ -22,6 +22,9 @@ type failingStage struct {
 func (f *failingStage) WritePapers(context.Context, []store.ImportPaper) (store.ImportCounts, error) {
 	return store.ImportCounts{}, errors.New("not a bulk import")
 }
+func (f *failingStage) SelectPapers(context.Context, string, string, []string) (int, error) {
+	return 0, errors.New("not a project's import")
+}
 func (f *failingStage) StagePapers(_ context.Context, _ string, papers []store.ImportPaper) error {
 	if f.staged++; f.staged == 2 {
 		return errors.New("disk on fire")

@@ -55,7 +55,8 @@ func NewSemantic(st VectorStore, emb Embedder) *Semantic {
 }
 
 // Nearest returns up to n docids of papers nearest to text, nearest
-// first, keeping papers inside years and those of unknown year. With no
+// first, keeping papers inside years and those of unknown year, and only
+// those of ctx's library selection when it names one. With no
 // vectors yet (or while they are first read) it returns none; an
 // embeddings server that fails is an error (the caller ranks without it).
 func (s *Semantic) Nearest(ctx context.Context, text string, years research.YearRange, n int) ([]int64, error) {
@@ -73,7 +74,16 @@ func (s *Semantic) Nearest(ctx context.Context, text string, years research.Year
 	if len(q) != ix.dim {
 		return nil, nil // the model answers another dimension than it stored: none comparable
 	}
-	return ix.nearest(normalised(q), years, n), nil
+	keep := ix.inYears(years)
+	if project := research.LibrarySelection(ctx); project != "" {
+		sel, err := s.store.SelectionDocs(ctx, project)
+		if err != nil {
+			return nil, err
+		}
+		inYears := keep
+		keep = func(i int) bool { _, ok := sel[ix.docs[i]]; return ok && inYears(i) }
+	}
+	return ix.nearest(normalised(q), keep, n), nil
 }
 
 // ExactBelow is the library size under which every vector is compared
@@ -225,14 +235,19 @@ type scored struct {
 // nearest returns the n vectors nearest q (unit length): all compared
 // exactly in a small library; in a large one the Oversample*n nearest by
 // sign bits, then those compared exactly.
-func (ix *index) nearest(q []float32, years research.YearRange, n int) []int64 {
+// inYears keeps the vectors of papers inside years or of unknown year.
+func (ix *index) inYears(years research.YearRange) func(i int) bool {
+	return func(i int) bool { y := ix.years[i]; return y == 0 || years.Contains(y) }
+}
+
+func (ix *index) nearest(q []float32, keep func(i int) bool, n int) []int64 {
 	var best []scored
 	if ix.bits == nil {
-		best = ix.scan(n, func(lo, hi, keep int) []scored { return ix.exact(q, years, lo, hi, keep) })
+		best = ix.scan(n, func(lo, hi, k int) []scored { return ix.exact(q, keep, lo, hi, k) })
 	} else {
 		qb := make([]uint64, ix.words)
 		ix.signs(q, qb)
-		cands := ix.scan(Oversample*n, func(lo, hi, keep int) []scored { return ix.hamming(qb, years, lo, hi, keep) })
+		cands := ix.scan(Oversample*n, func(lo, hi, k int) []scored { return ix.hamming(qb, keep, lo, hi, k) })
 		for k := range cands {
 			cands[k].score = dot(q, ix.vector(cands[k].i))
 		}
@@ -268,11 +283,11 @@ func (ix *index) scan(keep int, part func(lo, hi, keep int) []scored) []scored {
 }
 
 // exact keeps the best keep of vectors lo..hi by cosine with q.
-func (ix *index) exact(q []float32, years research.YearRange, lo, hi, keep int) []scored {
+func (ix *index) exact(q []float32, ok func(i int) bool, lo, hi, keep int) []scored {
 	var t topK
 	t.init(keep)
 	for i := lo; i < hi; i++ {
-		if y := ix.years[i]; y == 0 || years.Contains(y) {
+		if ok(i) {
 			t.offer(scored{ix.docs[i], dot(q, ix.vector(i)), i})
 		}
 	}
@@ -281,12 +296,12 @@ func (ix *index) exact(q []float32, years research.YearRange, lo, hi, keep int) 
 
 // hamming keeps the best keep of vectors lo..hi by the number of sign
 // bits they share with qb (scored as that number, higher is nearer).
-func (ix *index) hamming(qb []uint64, years research.YearRange, lo, hi, keep int) []scored {
+func (ix *index) hamming(qb []uint64, ok func(i int) bool, lo, hi, keep int) []scored {
 	var t topK
 	t.init(keep)
 	w := ix.words
 	for i := lo; i < hi; i++ {
-		if y := ix.years[i]; y != 0 && !years.Contains(y) {
+		if !ok(i) {
 			continue
 		}
 		b := ix.bits[i*w : (i+1)*w : (i+1)*w]

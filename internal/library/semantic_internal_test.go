@@ -47,9 +47,9 @@ func TestBinaryScanKeepsTheExactNeighbours(t *testing.T) {
 			years = research.YearRange{From: 2010}
 		}
 		const k = 50
-		got := ix.nearest(q, years, k)
+		got := ix.nearest(q, ix.inYears(years), k)
 		var want []int64
-		for _, s := range ix.exact(q, years, 0, n, k) {
+		for _, s := range ix.exact(q, ix.inYears(years), 0, n, k) {
 			want = append(want, s.doc)
 		}
 		found := 0

@@ -38,14 +38,14 @@ func TestSpoolDir(t *testing.T) {
 	path, err := jobs.Spool(strings.NewReader("TY  - JOUR\nTI  - Spooled\nPY  - 2020\nER  - \n"))
 	require.NoError(t, err)
 	require.Equal(t, dir, filepath.Dir(path))
-	_, err = jobs.Start(path, "up.ris", "Ada", codecs.Options{}, true)
+	_, err = jobs.Start(path, "up.ris", library.Importer{By: "Ada"}, codecs.Options{}, true)
 	require.NoError(t, err)
 	jobs.Wait()
 	require.NoFileExists(t, path, "a finished import removes its upload")
 
 	path, err = jobs.Spool(strings.NewReader("just prose\n"))
 	require.NoError(t, err)
-	_, err = jobs.Start(path, "notes.txt", "Ada", codecs.Options{}, true)
+	_, err = jobs.Start(path, "notes.txt", library.Importer{By: "Ada"}, codecs.Options{}, true)
 	require.Error(t, err)
 	require.NoFileExists(t, path, "a refused import removes its upload")
 }

@@ -23,6 +23,9 @@ type LibraryQuery struct {
 	Text string
 	// Offset and Limit pick the page.
 	Offset, Limit int
+	// Selection, when set, is the project whose library selection is
+	// listed or searched instead of the whole library.
+	Selection string
 }
 
 // LibraryResults is a page of the library and how many papers match.
@@ -54,7 +57,17 @@ func (s *Store) BrowseLibrary(ctx context.Context, q LibraryQuery) (LibraryResul
 	match := wordsMatch(q.Text)
 	var out LibraryResults
 	var rows *sql.Rows
-	if strings.TrimSpace(q.Text) == "" {
+	switch {
+	case strings.TrimSpace(q.Text) == "" && q.Selection != "":
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM project_papers s JOIN papers p ON p.id = s.paper_id
+			WHERE s.project_id = ?`, q.Selection).Scan(&out.Total); err != nil {
+			return LibraryResults{}, fmt.Errorf("store: browse library: %w", err)
+		}
+		out.Exact = true
+		rows, err = tx.QueryContext(ctx, `SELECT `+paperColumns+`, p.source FROM papers p
+			JOIN project_papers s ON s.paper_id = p.id WHERE s.project_id = ?
+			ORDER BY p.docid DESC LIMIT ? OFFSET ?`, q.Selection, q.Limit, q.Offset)
+	case strings.TrimSpace(q.Text) == "":
 		// count(*) walks the smallest index: 2 to 4 ms for 75,000 papers.
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM papers`).Scan(&out.Total); err != nil {
 			return LibraryResults{}, fmt.Errorf("store: browse library: %w", err)
@@ -65,12 +78,12 @@ func (s *Store) BrowseLibrary(ctx context.Context, q LibraryQuery) (LibraryResul
 		rows, err = tx.QueryContext(ctx, `SELECT `+paperColumns+`, p.source FROM papers p
 			WHERE p.docid IN (SELECT docid FROM papers INDEXED BY papers_newest ORDER BY docid DESC LIMIT ? OFFSET ?)
 			ORDER BY p.docid DESC`, q.Limit, q.Offset)
-	} else {
+	default:
 		if match == "" { // words of punctuation only: nothing can match
 			return LibraryResults{Papers: []research.RawPaper{}, Exact: true}, nil
 		}
 		var hits []textindex.Hit
-		hits, out.Total, err = s.rankLibrary(ctx, match, libraryWeights, research.YearRange{}, q.Offset, q.Limit)
+		hits, out.Total, err = s.rankLibrary(research.WithLibrarySelection(ctx, q.Selection), match, libraryWeights, research.YearRange{}, q.Offset, q.Limit)
 		if err != nil {
 			return LibraryResults{}, err
 		}

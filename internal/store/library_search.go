@@ -77,7 +77,7 @@ func parseMatch(match string) (*textindex.Expr, error) {
 }
 
 // rankLibrary ranks the library's papers matching match inside years (and
-// those of unknown year) by bm25 with weights, best first, ties by docid
+// those of unknown year), within ctx's library selection if it names one, by bm25 with weights, best first, ties by docid
 // (FTS5's ORDER BY bm25(...), rowid), and returns the page from offset of
 // at most limit and how many match in all.
 func (s *Store) rankLibrary(ctx context.Context, match string, weights []float64, years research.YearRange, offset, limit int) ([]textindex.Hit, int, error) {
@@ -85,18 +85,27 @@ func (s *Store) rankLibrary(ctx context.Context, match string, weights []float64
 	if err != nil {
 		return nil, 0, err
 	}
+	sel, err := s.selectionOf(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
 	li, err := s.libraryIndex(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
 	li.mu.RLock()
 	defer li.mu.RUnlock()
-	return li.ix.Search(q, weights, offset, limit, li.inYears(years))
+	return li.ix.Search(q, weights, offset, limit, both(li.inYears(years), within(sel)))
 }
 
-// countLibrary counts the papers matching match inside years.
+// countLibrary counts the papers matching match inside years (and ctx's
+// library selection).
 func (s *Store) countLibrary(ctx context.Context, match string, years research.YearRange) (int, error) {
 	q, err := parseMatch(match)
+	if err != nil {
+		return 0, err
+	}
+	sel, err := s.selectionOf(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -106,7 +115,7 @@ func (s *Store) countLibrary(ctx context.Context, match string, years research.Y
 	}
 	li.mu.RLock()
 	defer li.mu.RUnlock()
-	return li.ix.Count(q, li.inYears(years)), nil
+	return li.ix.Count(q, both(li.inYears(years), within(sel))), nil
 }
 
 // truncate shortens s to at most n bytes without splitting a character.

@@ -50,6 +50,9 @@ type StartForm struct {
 	// DualScreening has two people screen each paper blind, a third
 	// resolving their disagreements (the run's screeners and conflicts).
 	DualScreening bool
+	// SelectionOnly searches only the project's library selection, not
+	// the whole local library (the run's library parameter).
+	SelectionOnly bool
 	// Projects are where the person may start runs: more than one shows a
 	// choice, one a hidden field, none (open mode) nothing. Project is
 	// the chosen one.

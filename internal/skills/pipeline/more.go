@@ -135,7 +135,7 @@ func (p *pipe) more(ctx context.Context, sc engine.StepContext, nb *notebook) (e
 	if !ok {
 		return "", nil, fault.Errorf(fault.EInternal, "searcher %T cannot fetch a next page", s)
 	}
-	res, err := pager.SearchMore(ctx, strategy, coll.Sources)
+	res, err := pager.SearchMore(inSelection(ctx, sc, strategy, nil), strategy, coll.Sources)
 	if err != nil {
 		return "", nil, fmt.Errorf("show more: %w", err)
 	}

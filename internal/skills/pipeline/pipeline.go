@@ -574,6 +574,23 @@ func (p *pipe) searcher(sc engine.StepContext, more bool) (skills.Searcher, bool
 	return s, true, err
 }
 
+// inSelection narrows the local library's searches to the run's
+// project's library selection when the run asks for it (ParamLibrary),
+// and notes so for the report when the strategy searches the library.
+func inSelection(ctx context.Context, sc engine.StepContext, strategy research.SearchStrategy, nb *notebook) context.Context {
+	project := librarySelection(sc.Params, sc.Project)
+	if project == "" {
+		if sc.Params.String(ParamLibrary) == research.LibraryProject && nb != nil {
+			nb.add(research.Note{Skill: "search", Message: "the run belongs to no project, so it has no library selection: the whole local library was searched"})
+		}
+		return ctx
+	}
+	if slices.Contains(strategy.Sources, research.SourceLocal) && nb != nil {
+		nb.add(research.Note{Skill: "search", Message: "the local library was searched only within the project's library selection, not as a whole"})
+	}
+	return research.WithLibrarySelection(ctx, project)
+}
+
 func (p *pipe) search(ctx context.Context, sc engine.StepContext, nb *notebook) (engine.Outcome, engine.Update, error) {
 	strategy, err := need[research.SearchStrategy](sc.State, keyStrategy)
 	if err != nil {
@@ -584,6 +601,7 @@ func (p *pipe) search(ctx context.Context, sc engine.StepContext, nb *notebook) 
 		return "", nil, err
 	}
 	searchedAt := p.opts.Now().UTC()
+	ctx = inSelection(ctx, sc, strategy, nb)
 	res, err := s.Search(ctx, strategy)
 	if err != nil {
 		return "", nil, fmt.Errorf("search: %w", err)

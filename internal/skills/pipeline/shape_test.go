@@ -96,6 +96,8 @@ func TestWorkflowShape(t *testing.T) {
 			Type: engine.ParamBool, Default: false},
 		{Name: "quality_gate", Description: "Refuse to approve a strategy with blocking review findings unless I say why.",
 			Type: engine.ParamBool, Default: false},
+		{Name: "library", Description: "Search all of the local library, or only the run's project's library selection.",
+			Type: engine.ParamString, Default: "all", Choices: []string{"all", "project"}},
 		{Name: "screeners", Description: "How many people screen each paper independently (2: blind dual screening).",
 			Type: engine.ParamInt, Default: int64(1), Min: engine.Bound(1), Max: engine.Bound(5)},
 		{Name: "conflicts", Description: "Who resolves a dual-screening disagreement: a third person, or either of the pair.",

@@ -50,7 +50,23 @@ const (
 	// their disagreements (research.ResolveByThird, ResolveByPair).
 	ParamScreeners = "screeners"
 	ParamConflicts = "conflicts"
+	// ParamLibrary is how much of the local library the run searches:
+	// research.LibraryAll, or research.LibraryProject (the run's
+	// project's library selection).
+	ParamLibrary = "library"
 )
+
+// LibrarySelectionOf is the project whose library selection a search run
+// searches, or "" when it searches the whole library (the default, and
+// always for a run of no project).
+func LibrarySelectionOf(r engine.Run) string { return librarySelection(r.Params, r.Project) }
+
+func librarySelection(params engine.Params, project string) string {
+	if params.String(ParamLibrary) == research.LibraryProject {
+		return project
+	}
+	return ""
+}
 
 // ScreeningPlanOf is how a search run's papers are screened.
 func ScreeningPlanOf(r engine.Run) research.ScreeningPlan {
