@@ -22,8 +22,9 @@ build: ## Build the binary into bin/quarry
 run: build ## Build, then serve on QUARRY_ADDR (default 127.0.0.1:8080)
 	./$(BIN) serve
 
-test: ## Install browser deps if missing, then run every test with -race (the exhaustive workflow suite, the corpus round trip and the text index's comparisons with FTS5 (tokens over all of Unicode and 20k corpus records, random searches) last, without -race, which slows them tenfold, printing their figures; then the file formats' agreement with other projects' expected parses, one peers: line a format)
+test: ## Install browser deps and PostgreSQL if missing, then run every test with -race (the exhaustive workflow suite, the corpus round trip and the text index's comparisons with FTS5 (tokens over all of Unicode and 20k corpus records, random searches) last, without -race, which slows them tenfold, printing their figures; then the file formats' agreement with other projects' expected parses, one peers: line a format)
 	./scripts/setup-e2e.sh
+	./scripts/setup-postgres.sh
 	$(GO) test -race -count=1 -timeout 35m -skip '^(TestExhaustiveBuiltinWorkflows|TestCorpusRoundTrip|TestTokenizeMatchesFTS5OnEveryCodePoint|TestTokenizeMatchesFTS5OnCorpus|TestSearchMatchesFTS5|TestLibraryShapedQueriesMatchFTS5)$$' ./...
 	@out=$$($(GO) test -count=1 -timeout 15m -run '^(TestTokenizeMatchesFTS5OnEveryCodePoint|TestTokenizeMatchesFTS5OnCorpus|TestSearchMatchesFTS5|TestLibraryShapedQueriesMatchFTS5)$$' -v ./internal/textindex/ 2>&1); status=$$?; \
 	if [ $$status -ne 0 ]; then echo "$$out"; exit $$status; fi; \

@@ -15,12 +15,13 @@ import (
 )
 
 // TestNothingBelowAppReadsTheEnvironment keeps the configuration in one
-// place: no package under internal/ but app (which loads the settings)
-// and shareddata (which finds the test data sets) reads the environment;
-// the rest get their settings passed down as values.
+// place: no package under internal/ but app (which loads the settings),
+// shareddata (which finds the test data sets) and pgtest (which finds the
+// PostgreSQL binaries for tests and reads CI) reads the environment; the
+// rest get their settings passed down as values.
 func TestNothingBelowAppReadsTheEnvironment(t *testing.T) {
 	t.Parallel()
-	allowed := map[string]bool{"app": true, "shareddata": true}
+	allowed := map[string]bool{"app": true, "shareddata": true, "pgtest": true}
 	var found []string
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

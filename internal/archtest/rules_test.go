@@ -143,10 +143,19 @@ func rules() []rule {
 			to:   []string{"quarry/internal/library", "quarry/internal/skills", "quarry/internal/biblio", "quarry/internal/report", "quarry/internal/handlers", "quarry/internal/views", "quarry/internal/runview", "quarry/internal/app"},
 		},
 		{
-			name:   "only the store imports the SQL drivers",
-			from:   func(p string) bool { return strings.HasPrefix(p, module) && !under("quarry/internal/store")(p) },
+			// pgtest, the throwaway-PostgreSQL harness, creates its
+			// databases with pgx; the next rule keeps it in tests.
+			name: "only the store (and the test harness pgtest) imports the SQL drivers",
+			from: func(p string) bool {
+				return strings.HasPrefix(p, module) && !under("quarry/internal/store", "quarry/internal/pgtest")(p)
+			},
 			to:     []string{"modernc.org/sqlite", "github.com/riverqueue/river/riverdriver", "github.com/jackc/pgx", "github.com/pressly/goose"},
 			direct: true,
+		},
+		{
+			name: "only tests import the PostgreSQL test harness (pgtest)",
+			from: func(p string) bool { return strings.HasPrefix(p, module) && !under("quarry/internal/pgtest")(p) },
+			to:   []string{"quarry/internal/pgtest"},
 		},
 		{
 			// Domain packages expose observer hooks; internal/metrics
