@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,7 +34,8 @@ var postgresOnly = map[string][]string{
 }
 
 // column is what the parity test compares of a column: its type class
-// (integer, text, float, bytes) and whether it is NOT NULL.
+// (integer, text, float, bytes; a PostgreSQL text column not COLLATE "C"
+// is a class of its own) and whether it is NOT NULL.
 type column struct {
 	class   string
 	notNull bool
@@ -288,12 +290,18 @@ func postgresSchema(t *testing.T, db *sql.DB) schema {
 	t.Helper()
 	s := schema{tables: map[string]map[string]column{}, indexes: map[string]index{}, keys: map[string][]string{}}
 	for _, c := range queryRows(t, db, `
-		SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
+		SELECT table_name, column_name, data_type, is_nullable, coalesce(collation_name, '')
+		FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name <> $1`, goose.DefaultTablename) {
 		if s.tables[c[0]] == nil {
 			s.tables[c[0]] = map[string]column{}
 		}
-		s.tables[c[0]][c[1]] = column{class: postgresClass(c[2]), notNull: c[3] == "NO"}
+		class := postgresClass(c[2])
+		if class == "text" && c[4] != "C" {
+			// SQLite's BINARY collation is "C"; any other orders differently.
+			class = fmt.Sprintf("text collated %q", c[4])
+		}
+		s.tables[c[0]][c[1]] = column{class: class, notNull: c[3] == "NO"}
 	}
 	for _, ix := range queryRows(t, db, `
 		SELECT t.relname, i.relname, x.indisunique::text, (x.indpred IS NOT NULL)::text,
