@@ -23,12 +23,8 @@ var FS embed.FS
 var postgresFiles embed.FS
 
 // Postgres returns the PostgreSQL migration files at its top level, the
-// layout goose.NewProvider (dialect postgres) reads.
-func Postgres() fs.FS {
-	sub, err := fs.Sub(postgresFiles, "postgres")
-	if err != nil {
-		// fs.Sub fails only for an invalid path; "postgres" is valid.
-		panic(err)
-	}
-	return sub
+// layout goose.NewProvider (dialect postgres) reads. fs.Sub fails only for
+// an invalid directory name, which "postgres" is not.
+func Postgres() (fs.FS, error) {
+	return fs.Sub(postgresFiles, "postgres")
 }

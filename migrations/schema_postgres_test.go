@@ -68,10 +68,11 @@ type schema struct {
 // every primary key and unique constraint as a unique index on the same
 // columns), and every trigger.
 func TestPostgresSchemaParity(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	lite := sqliteSchema(t)
 	db := postgresSchemaDB(t)
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.Postgres())
+	lite := sqliteSchema(t)
+	p, err := goose.NewProvider(goose.DialectPostgres, db, postgresMigrations(t))
 	require.NoError(t, err)
 	_, err = p.Up(ctx)
 	require.NoError(t, err)
@@ -111,9 +112,10 @@ func TestPostgresSchemaParity(t *testing.T) {
 // TestPostgresMigrationsDown checks that migrating down to version 0 leaves
 // nothing but goose's own table, and that the schema builds again after.
 func TestPostgresMigrationsDown(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := postgresSchemaDB(t)
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.Postgres())
+	p, err := goose.NewProvider(goose.DialectPostgres, db, postgresMigrations(t))
 	require.NoError(t, err)
 	_, err = p.Up(ctx)
 	require.NoError(t, err)
@@ -153,10 +155,11 @@ func TestPostgresMigrationsDown(t *testing.T) {
 // dialects at one version: after the baseline, every migration exists
 // in both directories under the same name.
 func TestPostgresMigrationsPaired(t *testing.T) {
+	t.Parallel()
 	const baseline = 25
 	lite, err := fs.Glob(migrations.FS, "*.sql")
 	require.NoError(t, err)
-	pg, err := fs.Glob(migrations.Postgres(), "*.sql")
+	pg, err := fs.Glob(postgresMigrations(t), "*.sql")
 	require.NoError(t, err)
 	require.Contains(t, pg, "00025_baseline.sql")
 	var liteAfter, pgAfter []string
@@ -179,6 +182,13 @@ func TestPostgresMigrationsPaired(t *testing.T) {
 	for _, e := range entries {
 		require.False(t, e.IsDir(), "SQLite's migrations FS holds only its files, not %s/", e.Name())
 	}
+}
+
+func postgresMigrations(t *testing.T) fs.FS {
+	t.Helper()
+	fsys, err := migrations.Postgres()
+	require.NoError(t, err)
+	return fsys
 }
 
 // postgresSchemaDB returns a connection pool whose search_path is a new,
