@@ -2,9 +2,7 @@ package migrations_test
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,12 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
+	"quarry/internal/pgtest"
 	"quarry/migrations"
 )
-
-// databaseURLEnv names the PostgreSQL database the tests here may use; each
-// test works in a schema of its own there and drops it at the end.
-const databaseURLEnv = "QUARRY_TEST_DATABASE_URL"
 
 // postgresOnly are the columns the PostgreSQL schema has beyond SQLite's,
 // each on purpose (see postgres/00025_baseline.sql).
@@ -191,35 +186,21 @@ func postgresMigrations(t *testing.T) fs.FS {
 	return fsys
 }
 
-// postgresSchemaDB returns a connection pool whose search_path is a new,
-// empty schema in the database QUARRY_TEST_DATABASE_URL names, dropped
-// when the test ends; it skips the test when the variable is not set.
+// pg is the throwaway PostgreSQL server of this test binary
+// (internal/pgtest), started by the first test that needs it.
+var pg pgtest.Shared
+
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
+
+// postgresSchemaDB returns a connection pool to a new, empty database on
+// the test binary's throwaway PostgreSQL server (the test is skipped where
+// PostgreSQL is not installed, and fails under CI).
 func postgresSchemaDB(t *testing.T) *sql.DB {
 	t.Helper()
-	url := os.Getenv(databaseURLEnv)
-	if url == "" {
-		t.Skipf("%s is not set: the PostgreSQL schema tests need a database to create a scratch schema in "+
-			"(e.g. postgres://postgres@/postgres?host=/tmp/pg&sslmode=disable)", databaseURLEnv)
-	}
-	cfg, err := pgx.ParseConfig(url)
+	cfg, err := pgx.ParseConfig(pg.NewDatabase(t))
 	require.NoError(t, err)
-	admin := stdlib.OpenDB(*cfg.Copy())
-	t.Cleanup(func() { admin.Close() })
-
-	b := make([]byte, 6)
-	_, err = rand.Read(b)
-	require.NoError(t, err)
-	name := "quarry_schema_test_" + hex.EncodeToString(b)
-	_, err = admin.Exec(`CREATE SCHEMA ` + name)
-	require.NoError(t, err)
-
-	cfg.RuntimeParams["search_path"] = name
 	db := stdlib.OpenDB(*cfg)
-	t.Cleanup(func() {
-		db.Close()
-		_, err := admin.Exec(`DROP SCHEMA ` + name + ` CASCADE`)
-		require.NoError(t, err)
-	})
+	t.Cleanup(func() { db.Close() })
 	return db
 }
 
