@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // goose's reference schema
+	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/engine"
@@ -19,6 +21,7 @@ import (
 	"quarry/internal/research"
 	"quarry/internal/store"
 	"quarry/internal/store/dbcopy"
+	"quarry/migrations"
 )
 
 var pg pgtest.Shared
@@ -205,6 +208,33 @@ func TestCopy(t *testing.T) {
 	require.Greater(t, rowid, int64(3))
 	require.EqualValues(t, 1, count(t, ctx, conn, `SELECT count(*) FROM river_migration WHERE line = 'main' AND version = (SELECT max(version) FROM river_migration)`), "River's tables exist")
 	require.Equal(t, rep.Version, count(t, ctx, conn, `SELECT max(version_id) FROM goose_db_version`))
+
+	// The indexes dropped for the load came back as the migrations made
+	// them.
+	ref := pg.NewDatabase(t)
+	fsys, err := migrations.Postgres()
+	require.NoError(t, err)
+	refDB, err := sql.Open("pgx", ref)
+	require.NoError(t, err)
+	defer refDB.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, refDB, fsys)
+	require.NoError(t, err)
+	_, err = p.Up(ctx)
+	require.NoError(t, err)
+	rc, err := pgx.Connect(ctx, ref)
+	require.NoError(t, err)
+	defer rc.Close(ctx)
+	require.Equal(t, indexes(t, ctx, rc), indexes(t, ctx, conn))
+}
+
+func indexes(t *testing.T, ctx context.Context, conn *pgx.Conn) []string {
+	t.Helper()
+	rows, err := conn.Query(ctx, `SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename NOT LIKE 'river%' ORDER BY indexname`)
+	require.NoError(t, err)
+	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.NotEmpty(t, defs)
+	return defs
 }
 
 // A second copy into the same database is refused, naming what it found,
