@@ -1,6 +1,6 @@
 // Command web is the Quarry binary: `quarry serve` runs the web app, and
 // further subcommands (import, dedup, eval, workflow, backup, restore,
-// version) share its
+// migrate-db, version) share its
 // configuration.
 package main
 
@@ -77,6 +77,7 @@ func commands() []command {
 		{"workflow", "check workflow definition files, draw their graphs (DOT, SVG, Mermaid), start runs at any stage", (*cli).workflowCmd},
 		{"backup", "copy the database into the backup directory (safe while the server runs)", (*cli).backupCmd},
 		{"restore", "replace the database with a backup, after checking it (stop the server first)", (*cli).restoreCmd},
+		{"migrate-db", "copy the SQLite database into an empty PostgreSQL database and verify the copy", (*cli).migrateDBCmd},
 		{"version", "print the version and the revision it was built from", (*cli).versionCmd},
 		{"help", "show this help, or a subcommand's (quarry help import)", (*cli).helpCmd},
 	}
@@ -119,7 +120,7 @@ func usage() string {
 	var b strings.Builder
 	b.WriteString("Usage: quarry <subcommand> [flags] [arguments]\n\nSubcommands:\n")
 	for _, cmd := range commands() {
-		fmt.Fprintf(&b, "  %-8s %s\n", cmd.name, cmd.summary)
+		fmt.Fprintf(&b, "  %-10s %s\n", cmd.name, cmd.summary)
 	}
 	b.WriteString(`
 Flags may come before or after the arguments. The file "-" is standard
