@@ -124,14 +124,14 @@ func Copy(ctx context.Context, src *sql.DB, dstURL string, opts Options) (Report
 		return rep, err
 	}
 	if err := migrateTarget(ctx, pool, rep.Version); err != nil {
-		return rep, err
+		return rep, partial(err)
 	}
 	tables, err := plan(ctx, tx, pool)
 	if err != nil {
-		return rep, err
+		return rep, partial(err)
 	}
 	if err := copyTables(ctx, tx, pool, tables, opts.Progress); err != nil {
-		return rep, err
+		return rep, partial(err)
 	}
 	if rep.Notes, err = notes(ctx, tx); err != nil {
 		return rep, err
@@ -173,6 +173,12 @@ func Verify(ctx context.Context, src *sql.DB, dstURL string) (Report, error) {
 		return rep, err
 	}
 	return rep, mismatch(rep)
+}
+
+// partial says, with err, what a failure after the schema was begun
+// leaves: Copy would refuse the target now.
+func partial(err error) error {
+	return fmt.Errorf("%w (the target now holds the schema but no copied rows: drop and recreate it before trying again)", err)
 }
 
 // mismatch is the error for a report with unequal tables, or nil.

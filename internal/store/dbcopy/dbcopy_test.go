@@ -297,6 +297,31 @@ func TestCopyRefusesOlderSource(t *testing.T) {
 	require.Zero(t, count(t, ctx, conn, `SELECT count(*) FROM pg_tables WHERE schemaname = 'public'`))
 }
 
+// A value PostgreSQL cannot store fails the copy naming it, and no row
+// is written (one transaction).
+func TestCopyFailsWhole(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := seeded(t)
+	raw, err := store.OpenRaw(path, "OFF")
+	require.NoError(t, err)
+	_, err = raw.ExecContext(ctx, `INSERT INTO papers (id, title, imported_at) VALUES ('nul', 'a' || char(0) || 'b', 'x')`)
+	require.NoError(t, err)
+	require.NoError(t, raw.Close())
+	url := pg.NewDatabase(t)
+
+	_, err = dbcopy.Copy(ctx, openSource(t, path), url, dbcopy.Options{})
+	require.ErrorContains(t, err, "papers.title")
+	require.ErrorContains(t, err, "NUL byte")
+	require.ErrorContains(t, err, "drop and recreate it")
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	require.Zero(t, count(t, ctx, conn, `SELECT count(*) FROM accounts`))
+	require.Zero(t, count(t, ctx, conn, `SELECT count(*) FROM papers`))
+	require.EqualValues(t, 1, count(t, ctx, conn, `SELECT count(*) FROM vector_generation`), "the migration's row is back")
+}
+
 // Verify finds a row changed after the copy, in that table only.
 func TestVerifyFindsCorruption(t *testing.T) {
 	t.Parallel()
