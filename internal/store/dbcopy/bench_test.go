@@ -13,8 +13,9 @@ import (
 
 // BenchmarkCopyLibrary copies a library of the size Quarry is built for
 // (170,000 papers with 1 KB abstracts) into a new database per iteration.
-// On the 2-core test machine: about 37 s, 29 s of them the papers (their
-// generated tsvector), then 5 s to verify.
+// On the shared 2-core test machine one Copy took 37 to 53 s, the
+// verification included (5 to 10 s); loading the papers, whose generated
+// tsvector PostgreSQL computes per row, is most of the rest.
 func BenchmarkCopyLibrary(b *testing.B) {
 	ctx := b.Context()
 	path := filepath.Join(b.TempDir(), "q.db")
