@@ -39,6 +39,9 @@ type Event struct {
 type Broker struct {
 	mu   sync.Mutex
 	subs map[*subscription]struct{}
+	// relay, when set, also hands every event published here to the
+	// other processes sharing the database (RelayTo).
+	relay func(Event)
 }
 
 type subscription struct {
@@ -67,8 +70,31 @@ func (b *Broker) Subscribe(runID string) (<-chan Event, func()) {
 	}
 }
 
-// Publish delivers ev to every matching subscriber that has room.
+// RelayTo makes Publish also hand each event to relay, which passes it
+// to the other replicas of a shared database (their Deliver): a page
+// watching a run on one replica sees the steps another replica runs. Set
+// it before the engine starts; relay must not block.
+func (b *Broker) RelayTo(relay func(Event)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.relay = relay
+}
+
+// Publish delivers ev to every matching subscriber that has room, and to
+// the relay if there is one.
 func (b *Broker) Publish(ev Event) {
+	b.Deliver(ev)
+	b.mu.Lock()
+	relay := b.relay
+	b.mu.Unlock()
+	if relay != nil {
+		relay(ev)
+	}
+}
+
+// Deliver delivers ev to this process's subscribers only: an event
+// another replica published, which must not be relayed back.
+func (b *Broker) Deliver(ev Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for s := range b.subs {

@@ -85,7 +85,7 @@ func (h *Runs) Events(c echo.Context) error {
 			if err := writeSSE(res, "progress", buf.String()); err != nil {
 				return nil
 			}
-			if m, ok := ev.Data.(MarkEvent); ok && ev.Type == EventMark {
+			if m, ok := markOf(ev); ok {
 				// The progress line above already told it; the page sets
 				// the paper from this.
 				if data, err := json.Marshal(m); err == nil {
@@ -102,6 +102,24 @@ func (h *Runs) Events(c echo.Context) error {
 		}
 		res.Flush()
 	}
+}
+
+// markOf is a mark event's data: a MarkEvent when this process saved the
+// mark, its JSON decoded when another replica did (the event came through
+// the database's relay).
+func markOf(ev engine.Event) (MarkEvent, bool) {
+	if ev.Type != EventMark {
+		return MarkEvent{}, false
+	}
+	if m, ok := ev.Data.(MarkEvent); ok {
+		return m, true
+	}
+	raw, err := json.Marshal(ev.Data)
+	if err != nil {
+		return MarkEvent{}, false
+	}
+	var m MarkEvent
+	return m, json.Unmarshal(raw, &m) == nil && m.PaperID != ""
 }
 
 // changesPage reports whether ev may change what the run's page shows, so
