@@ -1,0 +1,114 @@
+package store
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// dialectKind names the SQL a database speaks. The store's queries are
+// written in SQLite's; a dialect turns them into another database's where
+// the two differ (docs/postgres-schema.md lists where).
+type dialectKind int
+
+const (
+	dialectSQLite dialectKind = iota
+	dialectPostgres
+)
+
+// dialect is how a store's handles (db, tx) adapt SQLite-written queries.
+// The zero value is SQLite's, which needs no adapting.
+type dialect struct {
+	kind dialectKind
+	// rebound caches rebind's output by query text: the store runs a few
+	// hundred distinct queries, each many times, so scanning each once is
+	// enough. nil for SQLite.
+	rebound *sync.Map
+}
+
+func sqliteDialect() dialect { return dialect{kind: dialectSQLite} }
+
+func postgresDialect() dialect { return dialect{kind: dialectPostgres, rebound: new(sync.Map)} }
+
+// rebind turns query's SQLite placeholders into the dialect's. For
+// PostgreSQL, ?NNN becomes $NNN and a bare ? becomes $N numbered as SQLite
+// numbers it (one more than the largest number so far, so a query of bare
+// ?s counts $1, $2, ...). It leaves ? alone inside string literals, quoted
+// identifiers and comments. For SQLite it returns query itself.
+func (d dialect) rebind(query string) string {
+	if d.kind == dialectSQLite || !strings.Contains(query, "?") {
+		return query
+	}
+	if q, ok := d.rebound.Load(query); ok {
+		return q.(string)
+	}
+	q := rebindDollar(query)
+	d.rebound.Store(query, q)
+	return q
+}
+
+// rebindDollar is rebind for PostgreSQL, uncached. It reads the lexical
+// forms SQLite's queries use: '...' literals (a doubled quote escapes one), "..."
+// identifiers, -- line and /* */ block comments. Backquoted and [bracketed]
+// identifiers, which PostgreSQL would reject anyway, are not recognised.
+func rebindDollar(query string) string {
+	var b strings.Builder
+	b.Grow(len(query) + 8)
+	largest := 0
+	for i := 0; i < len(query); {
+		c := query[i]
+		switch {
+		case c == '\'' || c == '"':
+			end := strings.IndexByte(query[i+1:], c)
+			if end < 0 {
+				end = len(query)
+			} else {
+				end += i + 2
+			}
+			b.WriteString(query[i:end])
+			i = end
+		case c == '-' && strings.HasPrefix(query[i:], "--"):
+			end := strings.IndexByte(query[i:], '\n')
+			if end < 0 {
+				end = len(query)
+			} else {
+				end += i + 1
+			}
+			b.WriteString(query[i:end])
+			i = end
+		case c == '/' && strings.HasPrefix(query[i:], "/*"):
+			end := strings.Index(query[i+2:], "*/")
+			if end < 0 {
+				end = len(query)
+			} else {
+				end += i + 4
+			}
+			b.WriteString(query[i:end])
+			i = end
+		case c == '?':
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			n := largest + 1
+			if j > i+1 {
+				// SQLite reads ?NNN in decimal; leading zeros name the
+				// same parameter.
+				n, _ = strconv.Atoi(query[i+1 : j])
+			}
+			largest = max(largest, n)
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			i = j
+		default:
+			// Copy up to the next byte that may start something above.
+			j := i + 1
+			for j < len(query) && !strings.ContainsRune(`'"-/?`, rune(query[j])) {
+				j++
+			}
+			b.WriteString(query[i:j])
+			i = j
+		}
+	}
+	return b.String()
+}
