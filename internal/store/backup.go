@@ -314,7 +314,7 @@ func Restore(ctx context.Context, dbPath, file string, opts Options) (Restored, 
 			return Restored{Replaced: replaced}, err
 		}
 	}
-	if err := integrity(ctx, st.write); err != nil {
+	if err := integrity(ctx, st.write.DB); err != nil {
 		return Restored{Replaced: replaced}, fault.Errorf(fault.EInternal, "the restored database fails SQLite's integrity check (the replaced one is in %s): %v", replaced.Path, err)
 	}
 	r := Restored{Replaced: replaced}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,4 +113,62 @@ func rebindDollar(query string) string {
 		}
 	}
 	return b.String()
+}
+
+// db is a pool that speaks its dialect: every query the store runs goes
+// through ExecContext, QueryContext, QueryRowContext or PrepareContext, so
+// rebinding them here ports every call site at once. The embedded *sql.DB
+// is what River's driver and SQLite-only maintenance take.
+type db struct {
+	*sql.DB
+	d dialect
+}
+
+func (h *db) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return h.DB.ExecContext(ctx, h.d.rebind(query), args...)
+}
+
+func (h *db) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return h.DB.QueryContext(ctx, h.d.rebind(query), args...)
+}
+
+func (h *db) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return h.DB.QueryRowContext(ctx, h.d.rebind(query), args...)
+}
+
+func (h *db) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return h.DB.PrepareContext(ctx, h.d.rebind(query))
+}
+
+// BeginTx starts a transaction that speaks the pool's dialect.
+func (h *db) BeginTx(ctx context.Context, opts *sql.TxOptions) (*tx, error) {
+	t, err := h.DB.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &tx{Tx: t, d: h.d}, nil
+}
+
+// tx is a transaction that speaks its pool's dialect (see db). The
+// embedded *sql.Tx is what River's InsertTx takes, so a job commits with
+// the store's writes.
+type tx struct {
+	*sql.Tx
+	d dialect
+}
+
+func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.Tx.ExecContext(ctx, t.d.rebind(query), args...)
+}
+
+func (t *tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.Tx.QueryContext(ctx, t.d.rebind(query), args...)
+}
+
+func (t *tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return t.Tx.QueryRowContext(ctx, t.d.rebind(query), args...)
+}
+
+func (t *tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return t.Tx.PrepareContext(ctx, t.d.rebind(query))
 }

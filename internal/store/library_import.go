@@ -112,7 +112,7 @@ func (s *Store) WritePapers(ctx context.Context, papers []ImportPaper) (ImportCo
 }
 
 // upsertPapers writes papers inside tx.
-func upsertPapers(ctx context.Context, tx *sql.Tx, papers []ImportPaper, now string) (ImportCounts, error) {
+func upsertPapers(ctx context.Context, tx *tx, papers []ImportPaper, now string) (ImportCounts, error) {
 	var c ImportCounts
 	var maxBefore int64
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(docid), 0) FROM papers`).Scan(&maxBefore); err != nil {

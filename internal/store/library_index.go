@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -54,7 +53,7 @@ const compoundsChunk = 2000
 // fillCompoundsTx computes papers.compounds for every row that lacks it
 // (rows migrated from a schema without the column, and imported rows whose
 // stored abstract was kept), inside the caller's transaction.
-func fillCompoundsTx(ctx context.Context, tx *sql.Tx) error {
+func fillCompoundsTx(ctx context.Context, tx *tx) error {
 	type pending struct {
 		docid int64
 		value string

@@ -124,7 +124,7 @@ func newPaperRows(papers []ImportPaper, now string) ([]paperRow, error) {
 
 // stagePapers appends papers (and their rows) to the stage inside tx,
 // numbered after what it holds, so the merge keeps the input order.
-func stagePapers(ctx context.Context, tx *sql.Tx, stage string, papers []ImportPaper, rows []paperRow) error {
+func stagePapers(ctx context.Context, tx *tx, stage string, papers []ImportPaper, rows []paperRow) error {
 	var seq int
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM import_staging WHERE import_id = ?`, stage).Scan(&seq); err != nil {
 		return fmt.Errorf("store: import: %w", err)

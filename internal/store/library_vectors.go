@@ -113,7 +113,7 @@ func (s *Store) PutPaperVectors(ctx context.Context, model string, texts []Paper
 	return stored, nil
 }
 
-func bumpVectorGeneration(ctx context.Context, tx *sql.Tx) error {
+func bumpVectorGeneration(ctx context.Context, tx *tx) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE vector_generation SET generation = generation + 1 WHERE id = 1`); err != nil {
 		return fmt.Errorf("store: vectors: %w", err)
 	}

@@ -67,7 +67,7 @@ func (s *Store) CreateProject(ctx context.Context, p Project, ownerID string) er
 	return nil
 }
 
-func (s *Store) insertProject(ctx context.Context, tx *sql.Tx, p Project, ownerID string) error {
+func (s *Store) insertProject(ctx context.Context, tx *tx, p Project, ownerID string) error {
 	fe := fault.FieldErrors{}
 	if p.ID == "" {
 		fe.Add("id", "a project needs an ID")
@@ -95,7 +95,7 @@ func (s *Store) insertProject(ctx context.Context, tx *sql.Tx, p Project, ownerI
 	return insertMember(ctx, tx, p.ID, ownerID, RoleOwner, p.CreatedAt)
 }
 
-func insertMember(ctx context.Context, tx *sql.Tx, projectID, accountID, role string, at time.Time) error {
+func insertMember(ctx context.Context, tx *tx, projectID, accountID, role string, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO project_members (project_id, account_id, role, added_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (project_id, account_id) DO UPDATE SET role = excluded.role`,
 		projectID, accountID, role, formatTime(at))
@@ -291,7 +291,7 @@ func (s *Store) RemoveMember(ctx context.Context, projectID, accountID string) e
 }
 
 // keepAnOwner refuses to take an owner out of a project with one owner.
-func keepAnOwner(ctx context.Context, tx *sql.Tx, projectID, what string) error {
+func keepAnOwner(ctx context.Context, tx *tx, projectID, what string) error {
 	var owners int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM project_members WHERE project_id = ? AND role = 'owner'`, projectID).Scan(&owners); err != nil {
 		return fmt.Errorf("store: count owners: %w", err)

@@ -38,7 +38,7 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 // createRunTx inserts a pending run, the definition text it runs, the
 // run that started it (a sub-workflow's parent) and its first advance job
 // inside tx.
-func (s *Store) createRunTx(ctx context.Context, tx *sql.Tx, r engine.Run) error {
+func (s *Store) createRunTx(ctx context.Context, tx *tx, r engine.Run) error {
 	if err := insertRun(ctx, tx, r); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (s *Store) createRunTx(ctx context.Context, tx *sql.Tx, r engine.Run) error
 	return s.scheduleAdvanceTx(ctx, tx, r.ID)
 }
 
-func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
+func insertRun(ctx context.Context, tx *tx, r engine.Run) error {
 	params, err := json.Marshal(r.Params)
 	if err != nil {
 		return fmt.Errorf("store: encode params: %w", err)
@@ -94,7 +94,7 @@ func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 
 // insertSource keeps the definition text a run starts from under its
 // hash; runs of one text share the row.
-func insertSource(ctx context.Context, tx *sql.Tx, src engine.Source, at time.Time) error {
+func insertSource(ctx context.Context, tx *tx, src engine.Source, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO workflow_sources (hash, name, version, file, text, created_at)
 		VALUES (?, ?, ?, ?, ?, ?)`, src.Hash, src.Name, src.Version, src.File, src.Text, formatTime(at))
 	if err != nil {
@@ -369,7 +369,7 @@ const updateRunSameStatusSQL = `UPDATE runs SET state = ?, current_step = ?, ite
 	checkpoint_id = NULLIF(?, ''), error = ?, version = version + 1, updated_at = ?
 	WHERE id = ? AND version = ? AND status = ?`
 
-func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, from engine.Status, r engine.Run) error {
+func (s *Store) updateRun(ctx context.Context, tx *tx, from engine.Status, r engine.Run) error {
 	state, err := encodeState(r.State)
 	if err != nil {
 		return err
@@ -399,7 +399,7 @@ const insertStepRunSQL = `INSERT INTO step_runs
 	(run_id, seq, step, iteration, attempt, outcome, error, started_at, finished_at, duration_ms, output, status, max_attempts)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func (s *Store) insertStepRun(ctx context.Context, tx *sql.Tx, seq int64, r engine.StepRecord) error {
+func (s *Store) insertStepRun(ctx context.Context, tx *tx, seq int64, r engine.StepRecord) error {
 	var output any
 	if len(r.Output) > 0 {
 		output = string(r.Output)
@@ -422,7 +422,7 @@ func (s *Store) insertStepRun(ctx context.Context, tx *sql.Tx, seq int64, r engi
 
 // insertGateChecks records a gate visit's checks under the seq of its
 // step record.
-func insertGateChecks(ctx context.Context, tx *sql.Tx, runID string, seq int64, checks []engine.GateCheck) error {
+func insertGateChecks(ctx context.Context, tx *tx, runID string, seq int64, checks []engine.GateCheck) error {
 	for n, c := range checks {
 		var result any
 		if len(c.Result) > 0 && string(c.Result) != "null" {
@@ -465,7 +465,7 @@ func (s *Store) GateChecks(ctx context.Context, runID string) ([]engine.GateChec
 	return out, rows.Err()
 }
 
-func insertCheckpoint(ctx context.Context, tx *sql.Tx, cp engine.Checkpoint) error {
+func insertCheckpoint(ctx context.Context, tx *tx, cp engine.Checkpoint) error {
 	payload, err := json.Marshal(cp.Payload)
 	if err != nil {
 		return fmt.Errorf("store: encode checkpoint payload: %w", err)
@@ -496,7 +496,7 @@ type paperLister interface {
 
 // insertRunPapers records that run showed the papers ids, keeping the
 // iteration each was first shown in.
-func insertRunPapers(ctx context.Context, tx *sql.Tx, runID string, iteration int, ids []string) error {
+func insertRunPapers(ctx context.Context, tx *tx, runID string, iteration int, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -532,7 +532,7 @@ func insertRunPapers(ctx context.Context, tx *sql.Tx, runID string, iteration in
 	return nil
 }
 
-func insertDecision(ctx context.Context, tx *sql.Tx, runID string, d engine.DecisionRecord) error {
+func insertDecision(ctx context.Context, tx *tx, runID string, d engine.DecisionRecord) error {
 	var revised any
 	if len(d.RevisedData) > 0 {
 		revised = string(d.RevisedData)
@@ -706,7 +706,7 @@ func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecor
 // decideTx records d on the pending checkpoint cp, puts the run back to
 // running and queues its advance (Decide, and the vote that resolves a
 // gate).
-func (s *Store) decideTx(ctx context.Context, tx *sql.Tx, runID string, cp engine.Checkpoint, d engine.DecisionRecord) error {
+func (s *Store) decideTx(ctx context.Context, tx *tx, runID string, cp engine.Checkpoint, d engine.DecisionRecord) error {
 	if err := insertDecision(ctx, tx, runID, d); err != nil {
 		return err
 	}
@@ -756,7 +756,7 @@ func (s *Store) ResumableRuns(ctx context.Context) ([]string, error) {
 // txWritten reads a run's state as a commit's transaction holds it, for
 // the step's read-back postconditions (engine.ReadBack).
 type txWritten struct {
-	tx    *sql.Tx
+	tx    *tx
 	runID string
 }
 

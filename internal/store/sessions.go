@@ -123,7 +123,7 @@ func (s *Store) DeleteSessions(ctx context.Context, accountID string) (int, erro
 	return n, nil
 }
 
-func deleteSessionsTx(ctx context.Context, tx *sql.Tx, accountID string) (int, error) {
+func deleteSessionsTx(ctx context.Context, tx *tx, accountID string) (int, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE account_id = ?`, accountID)
 	if err != nil {
 		return 0, fmt.Errorf("store: delete sessions: %w", err)

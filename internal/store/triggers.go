@@ -86,7 +86,7 @@ func (s *Store) RecordFiring(ctx context.Context, f engine.Firing, run *engine.R
 	return nil
 }
 
-func (s *Store) fireTx(ctx context.Context, tx *sql.Tx, f engine.Firing, run *engine.Run) error {
+func (s *Store) fireTx(ctx context.Context, tx *tx, f engine.Firing, run *engine.Run) error {
 	if run != nil {
 		if err := s.createRunTx(ctx, tx, *run); err != nil {
 			return err
