@@ -18,7 +18,8 @@ func insertCheckpointState(ctx context.Context, tx *tx, cpID string, st engine.S
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO checkpoint_states (checkpoint_id, state) VALUES (?, ?)`, cpID, enc); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_states (checkpoint_id, state) VALUES (?, ?)
+		ON CONFLICT (checkpoint_id) DO UPDATE SET state = excluded.state`, cpID, enc); err != nil {
 		return fmt.Errorf("store: keep checkpoint state: %w", err)
 	}
 	return nil

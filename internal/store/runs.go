@@ -95,8 +95,8 @@ func insertRun(ctx context.Context, tx *tx, r engine.Run) error {
 // insertSource keeps the definition text a run starts from under its
 // hash; runs of one text share the row.
 func insertSource(ctx context.Context, tx *tx, src engine.Source, at time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO workflow_sources (hash, name, version, file, text, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, src.Hash, src.Name, src.Version, src.File, src.Text, formatTime(at))
+	_, err := tx.ExecContext(ctx, `INSERT INTO workflow_sources (hash, name, version, file, text, created_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, src.Hash, src.Name, src.Version, src.File, src.Text, formatTime(at))
 	if err != nil {
 		return fmt.Errorf("store: keep workflow source: %w", err)
 	}
@@ -500,7 +500,7 @@ func insertRunPapers(ctx context.Context, tx *tx, runID string, iteration int, i
 	if len(ids) == 0 {
 		return nil
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO run_papers (paper_id, run_id, iteration) VALUES (?, ?, ?)`)
+	st, err := tx.PrepareContext(ctx, `INSERT INTO run_papers (paper_id, run_id, iteration) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`)
 	if err != nil {
 		return fmt.Errorf("store: record run papers: %w", err)
 	}
