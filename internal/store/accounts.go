@@ -199,7 +199,7 @@ func (s *Store) accountWhere(ctx context.Context, where string, args ...any) (Ac
 
 // Accounts returns every account, by name.
 func (s *Store) Accounts(ctx context.Context) ([]Account, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts a ORDER BY a.name COLLATE NOCASE, a.email`)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts a ORDER BY lower(a.name), a.email`)
 	if err != nil {
 		return nil, fmt.Errorf("store: accounts: %w", err)
 	}

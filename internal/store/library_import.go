@@ -38,20 +38,20 @@ const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 // value, so it changes nothing. Where the record came from (source) and
 // when (imported_at) are not content. It lets an import tell a re-import of
 // the same file ("unchanged") from one that corrects records ("updated").
-const paperChangedSQL = `(n.title IS NOT o.title
-		OR (n.authors <> '[]' AND n.authors IS NOT o.authors)
-		OR (n.year <> 0 AND n.year IS NOT o.year)
-		OR (n.venue <> '' AND n.venue IS NOT o.venue)
-		OR (n.abstract <> '' AND n.abstract IS NOT o.abstract)
-		OR (n.doi <> '' AND n.doi IS NOT o.doi)
-		OR (n.arxiv_id <> '' AND n.arxiv_id IS NOT o.arxiv_id)
-		OR (n.pmid <> '' AND n.pmid IS NOT o.pmid)
-		OR (n.url <> '' AND n.url IS NOT o.url)
-		OR (n.volume <> '' AND n.volume IS NOT o.volume)
-		OR (n.issue <> '' AND n.issue IS NOT o.issue)
-		OR (n.pages <> '' AND n.pages IS NOT o.pages)
+const paperChangedSQL = `(n.title IS DISTINCT FROM o.title
+		OR (n.authors <> '[]' AND n.authors IS DISTINCT FROM o.authors)
+		OR (n.year <> 0 AND n.year IS DISTINCT FROM o.year)
+		OR (n.venue <> '' AND n.venue IS DISTINCT FROM o.venue)
+		OR (n.abstract <> '' AND n.abstract IS DISTINCT FROM o.abstract)
+		OR (n.doi <> '' AND n.doi IS DISTINCT FROM o.doi)
+		OR (n.arxiv_id <> '' AND n.arxiv_id IS DISTINCT FROM o.arxiv_id)
+		OR (n.pmid <> '' AND n.pmid IS DISTINCT FROM o.pmid)
+		OR (n.url <> '' AND n.url IS DISTINCT FROM o.url)
+		OR (n.volume <> '' AND n.volume IS DISTINCT FROM o.volume)
+		OR (n.issue <> '' AND n.issue IS DISTINCT FROM o.issue)
+		OR (n.pages <> '' AND n.pages IS DISTINCT FROM o.pages)
 		OR (n.extra IS NOT NULL AND (CASE WHEN json_valid(o.extra) AND json_valid(n.extra)
-			THEN json_patch(o.extra, n.extra) IS NOT json(o.extra) ELSE n.extra IS NOT o.extra END)))`
+			THEN json_patch(o.extra, n.extra) IS DISTINCT FROM json(o.extra) ELSE n.extra IS DISTINCT FROM o.extra END)))`
 
 // unchangedPaperSQL says whether a paper with the bound values (a paperRow)
 // is stored already with the same content.
