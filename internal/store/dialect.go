@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // dialectKind names the SQL a database speaks. The store's queries are
@@ -31,6 +32,17 @@ type dialect struct {
 func sqliteDialect() dialect { return dialect{kind: dialectSQLite} }
 
 func postgresDialect() dialect { return dialect{kind: dialectPostgres, rebound: new(sync.Map)} }
+
+// riverTime is t as a parameter compared with or stored in River's job
+// table: River's SQLite driver keeps times as UTC text in exactly
+// datetime('now', 'subsec')'s format (other formats compare wrongly), its
+// PostgreSQL driver as timestamptz.
+func (d dialect) riverTime(t time.Time) any {
+	if d.kind == dialectPostgres {
+		return t
+	}
+	return t.UTC().Round(time.Millisecond).Format("2006-01-02 15:04:05.000")
+}
 
 // rebind turns query's SQLite placeholders into the dialect's. For
 // PostgreSQL, ?NNN becomes $NNN and a bare ? becomes $N numbered as SQLite
