@@ -11,6 +11,11 @@ import (
 	"quarry/internal/research"
 )
 
+// insertMarkSQL records one mark and returns its seq.
+const insertMarkSQL = `INSERT INTO paper_marks
+	(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at, resolution)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`
+
 // SaveMarks records marks made at the review checkpoint checkpointID of run
 // runID, each as a new row (the paper's current mark is its latest), and
 // returns them with their time and iteration set. It checks inside the
@@ -47,9 +52,7 @@ func (s *Store) SaveMarks(ctx context.Context, runID, checkpointID string, marks
 	for _, m := range marks {
 		m.At, m.Iteration = now, iteration
 		var seq int64
-		err := tx.QueryRowContext(ctx, `INSERT INTO paper_marks
-			(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at, resolution)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+		err := tx.QueryRowContext(ctx, insertMarkSQL,
 			runID, m.PaperID, checkpointID, iteration, m.Mark, m.Note, m.Reason, m.By, formatTime(m.At), m.Resolves).Scan(&seq)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"database/sql"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx", the driver the store will use for PostgreSQL
+	"github.com/pressly/goose/v3"
+	"github.com/stretchr/testify/require"
+
+	"quarry/internal/engine"
+	"quarry/internal/pgtest"
+	"quarry/migrations"
+)
+
+// pg is the test binary's throwaway PostgreSQL server (internal/pgtest),
+// started by the first test that needs it.
+var pg pgtest.Shared
+
+func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
+
+// openPostgres returns a handle of the postgres dialect on a new database
+// with Quarry's PostgreSQL schema.
+func openPostgres(t *testing.T) *db {
+	t.Helper()
+	raw, err := sql.Open("pgx", pg.NewDatabase(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { raw.Close() })
+	fsys, err := migrations.Postgres()
+	require.NoError(t, err)
+	p, err := goose.NewProvider(goose.DialectPostgres, raw, fsys)
+	require.NoError(t, err)
+	_, err = p.Up(t.Context())
+	require.NoError(t, err)
+	return &db{DB: raw, d: postgresDialect()}
+}
+
+// TestPostgresDialectSmoke runs store statements that are meant to be
+// portable through the postgres dialect's handles, on the PostgreSQL
+// schema: the real helpers where they run alone, else their SQL.
+func TestPostgresDialectSmoke(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	h := openPostgres(t)
+	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+
+	tx, err := h.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	require.NoError(t, insertRun(ctx, tx, engine.Run{ID: "r1", Workflow: "w", Status: engine.StatusWaiting,
+		State: engine.State{"a": json.RawMessage(`1`)}, CreatedAt: now, UpdatedAt: now}))
+	src := engine.Source{Hash: "h1", Name: "w", Version: 1, File: "w.yaml", Text: "steps: []"}
+	// ON CONFLICT DO NOTHING: the second insert of one source is no error.
+	require.NoError(t, insertSource(ctx, tx, src, now))
+	require.NoError(t, insertSource(ctx, tx, src, now))
+	require.NoError(t, insertCheckpoint(ctx, tx, engine.Checkpoint{ID: "cp1", RunID: "r1", Step: "review", Kind: "review", Iteration: 1, Timestamp: now}))
+	// ON CONFLICT (key) DO UPDATE: the second state replaces the first.
+	require.NoError(t, insertCheckpointState(ctx, tx, "cp1", engine.State{"a": json.RawMessage(`1`)}))
+	require.NoError(t, insertCheckpointState(ctx, tx, "cp1", engine.State{"a": json.RawMessage(`2`)}))
+	// RETURNING in place of LastInsertId. SaveMarks binds Resolves, a Go
+	// bool, which pgx refuses for a BIGINT column: the port's to settle.
+	var seqs []int64
+	for _, paper := range []string{"p1", "p2"} {
+		var seq int64
+		require.NoError(t, tx.QueryRowContext(ctx, insertMarkSQL, "r1", paper, "cp1", 1, "relevant", "", "", "ada", formatTime(now), 0).Scan(&seq))
+		seqs = append(seqs, seq)
+	}
+	require.Less(t, seqs[0], seqs[1])
+	require.NoError(t, tx.Commit())
+
+	var n int
+	require.NoError(t, h.QueryRowContext(ctx, `SELECT count(*) FROM workflow_sources WHERE hash = ?`, "h1").Scan(&n))
+	require.Equal(t, 1, n)
+	var state string
+	require.NoError(t, h.QueryRowContext(ctx, `SELECT state FROM checkpoint_states WHERE checkpoint_id = ?`, "cp1").Scan(&state))
+	require.JSONEq(t, `{"a": 2}`, state)
+	require.NoError(t, h.QueryRowContext(ctx, `SELECT count(*) FROM paper_marks WHERE seq >= ? AND run_id = ? AND checkpoint_id = ?`, seqs[0], "r1", "cp1").Scan(&n))
+	require.Equal(t, 2, n)
+
+	// ?N placeholders, reused and out of order, in a prepared upsert.
+	var doc int64
+	require.NoError(t, h.QueryRowContext(ctx, `INSERT INTO papers (id, title, abstract, imported_at) VALUES (?, ?, ?, ?) RETURNING docid`,
+		"p1", "A title", "An abstract", formatTime(now)).Scan(&doc))
+	tx, err = h.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	put, err := tx.PrepareContext(ctx, putVectorSQL)
+	require.NoError(t, err)
+	defer put.Close()
+	for _, v := range [][]float32{{1, 2}, {1, 2, 3}} {
+		res, err := put.ExecContext(ctx, "m", doc, len(v), encodeVector(v), "A title", "An abstract")
+		require.NoError(t, err)
+		affected, err := res.RowsAffected()
+		require.NoError(t, err)
+		require.EqualValues(t, 1, affected)
+	}
+	res, err := put.ExecContext(ctx, "m", doc, 1, encodeVector([]float32{9}), "Another title", "An abstract")
+	require.NoError(t, err)
+	affected, err := res.RowsAffected()
+	require.NoError(t, err)
+	require.Zero(t, affected, "a changed title keeps the vector out")
+	require.NoError(t, tx.Commit())
+	var dim int
+	var vec []byte
+	require.NoError(t, h.QueryRowContext(ctx, `SELECT dim, vector FROM paper_vectors WHERE model = ?1 AND docid = ?2`, "m", doc).Scan(&dim, &vec))
+	require.Equal(t, 3, dim)
+	require.Equal(t, encodeVector([]float32{1, 2, 3}), vec)
+}
