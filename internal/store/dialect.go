@@ -184,3 +184,23 @@ func (t *tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 func (t *tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
 	return t.Tx.PrepareContext(ctx, t.d.rebind(query))
 }
+
+// jsonTexts is a subquery of the strings in the JSON array bound at param
+// (a placeholder such as "?" or "?4"): the store passes a list as one JSON
+// parameter, since neither database binds a Go slice to IN (...). A query
+// that also tests the parameter for NULL says CAST(param AS text) IS NULL:
+// PostgreSQL cannot type a bare parameter from IS NULL.
+func (d dialect) jsonTexts(param string) string {
+	if d.kind == dialectPostgres {
+		return "(SELECT jsonb_array_elements_text(CAST(CAST(" + param + " AS text) AS jsonb)))"
+	}
+	return "(SELECT value FROM json_each(" + param + "))"
+}
+
+// jsonInts is jsonTexts for a JSON array of integers (docids).
+func (d dialect) jsonInts(param string) string {
+	if d.kind == dialectPostgres {
+		return "(SELECT CAST(jsonb_array_elements_text(CAST(CAST(" + param + " AS text) AS jsonb)) AS bigint))"
+	}
+	return "(SELECT value FROM json_each(" + param + "))"
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -69,6 +70,8 @@ func TestPostgresDialectSmoke(t *testing.T) {
 		seqs = append(seqs, seq)
 	}
 	require.Less(t, seqs[0], seqs[1])
+	// A prepared ON CONFLICT DO NOTHING, and a read-back of a JSON list.
+	require.NoError(t, insertRunPapers(ctx, tx, "r1", 1, []string{"p1", "p2", "p1"}))
 	require.NoError(t, tx.Commit())
 
 	var n int
@@ -103,6 +106,20 @@ func TestPostgresDialectSmoke(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, affected, "a changed title keeps the vector out")
 	require.NoError(t, tx.Commit())
+
+	// JSON lists as IN subqueries, and a NULL list meaning "any".
+	var id string
+	require.NoError(t, h.QueryRowContext(ctx, `SELECT id FROM papers WHERE docid IN `+h.d.jsonInts("?"), fmt.Sprintf("[%d, 0]", doc)).Scan(&id))
+	require.Equal(t, "p1", id)
+	for _, c := range []struct {
+		projects any
+		want     int
+	}{{nil, 2}, {`[""]`, 2}, {`["other"]`, 0}} {
+		require.NoError(t, h.QueryRowContext(ctx, `SELECT count(*) FROM run_papers rp JOIN runs r ON r.id = rp.run_id
+			WHERE rp.run_id = ?1 AND (CAST(?2 AS text) IS NULL OR r.project_id IN `+h.d.jsonTexts("?2")+`)`, "r1", c.projects).Scan(&n))
+		require.Equal(t, c.want, n, "projects %v", c.projects)
+	}
+
 	var dim int
 	var vec []byte
 	require.NoError(t, h.QueryRowContext(ctx, `SELECT dim, vector FROM paper_vectors WHERE model = ?1 AND docid = ?2`, "m", doc).Scan(&dim, &vec))

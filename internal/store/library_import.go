@@ -208,7 +208,7 @@ func (s *Store) LibraryWorks(ctx context.Context, ids []string) (map[string]Stor
 		return nil, err
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT id, title, coalesce(CASE WHEN json_valid(extra) THEN json_extract(extra, '$.type') END, '')
-		FROM papers WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		FROM papers WHERE id IN `+s.read.d.jsonTexts("?"), string(list))
 	if err != nil {
 		return nil, fmt.Errorf("store: library works: %w", err)
 	}

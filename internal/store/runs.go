@@ -522,7 +522,7 @@ func insertRunPapers(ctx context.Context, tx *tx, runID string, iteration int, i
 		return err
 	}
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM run_papers WHERE run_id = ? AND paper_id IN (SELECT value FROM json_each(?))`,
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM run_papers WHERE run_id = ? AND paper_id IN `+tx.d.jsonTexts("?"),
 		runID, string(list)).Scan(&n); err != nil {
 		return fmt.Errorf("store: read back run papers: %w", err)
 	}

@@ -176,7 +176,7 @@ func (s *Store) LoginFailures(ctx context.Context, keys []string, since time.Tim
 	// after "…00.5Z"), so SQL bounds the scan a second early and the exact
 	// comparison is made on parsed times.
 	rows, err := s.read.QueryContext(ctx, `SELECT key, at FROM login_failures
-		WHERE key IN (SELECT value FROM json_each(?)) AND at >= ? ORDER BY key, at`,
+		WHERE key IN `+s.read.d.jsonTexts("?")+` AND at >= ? ORDER BY key, at`,
 		string(list), formatTime(since.Add(-time.Second).Truncate(time.Second)))
 	if err != nil {
 		return nil, fmt.Errorf("store: login failures: %w", err)
