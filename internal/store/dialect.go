@@ -204,3 +204,21 @@ func (d dialect) jsonInts(param string) string {
 	}
 	return "(SELECT value FROM json_each(" + param + "))"
 }
+
+// indexedBy is SQLite's hint naming the index a table is read through,
+// where its planner would pick a worse one; PostgreSQL's planner takes no
+// hints (and reads the statistics SQLite lacks).
+func (d dialect) indexedBy(index string) string {
+	if d.kind == dialectPostgres {
+		return ""
+	}
+	return "INDEXED BY " + index
+}
+
+// zeroBlob is an expression for a blob of n zero bytes, n bound at param.
+func (d dialect) zeroBlob(param string) string {
+	if d.kind == dialectPostgres {
+		return "decode(repeat('00', " + param + "), 'hex')"
+	}
+	return "zeroblob(" + param + ")"
+}

@@ -107,6 +107,18 @@ func TestPostgresDialectSmoke(t *testing.T) {
 	require.Zero(t, affected, "a changed title keeps the vector out")
 	require.NoError(t, tx.Commit())
 
+	// Index hints dropped: the run's stamp.
+	var version, markSeq, branches int64
+	require.NoError(t, h.QueryRowContext(ctx, runStampSQL(h.d), "r1").Scan(&version, &markSeq, &branches))
+	require.Equal(t, seqs[1], markSeq)
+	// A blob of zeros, twice (the upsert).
+	for range 2 {
+		_, err = h.ExecContext(ctx, writeProbeSQL(h.d), probeBytes)
+		require.NoError(t, err)
+	}
+	require.NoError(t, h.QueryRowContext(ctx, `SELECT length(pad) FROM write_probe WHERE id = 1`).Scan(&n))
+	require.Equal(t, probeBytes, n)
+
 	// JSON lists as IN subqueries, and a NULL list meaning "any".
 	var id string
 	require.NoError(t, h.QueryRowContext(ctx, `SELECT id FROM papers WHERE docid IN `+h.d.jsonInts("?"), fmt.Sprintf("[%d, 0]", doc)).Scan(&id))

@@ -170,7 +170,7 @@ func (s *Store) Run(ctx context.Context, id string) (engine.Run, error) {
 // checks ask it on every request.
 func (s *Store) RunProject(ctx context.Context, id string) (string, error) {
 	var p string
-	err := s.read.QueryRowContext(ctx, `SELECT project_id FROM runs INDEXED BY runs_id_project WHERE id = ?`, id).Scan(&p)
+	err := s.read.QueryRowContext(ctx, `SELECT project_id FROM runs `+s.read.d.indexedBy("runs_id_project")+` WHERE id = ?`, id).Scan(&p)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fault.Errorf(fault.ENotFound, "no run %q", id)
 	}
@@ -197,9 +197,11 @@ type RunStamp struct {
 // 00009): from the runs table itself, version sits behind the state and
 // reading it walks the state's overflow pages, megabytes for a large run.
 // SQLite would pick the primary key's index, hence INDEXED BY.
-const runStampSQL = `SELECT version,
+func runStampSQL(d dialect) string {
+	return `SELECT version,
 	COALESCE((SELECT MAX(seq) FROM paper_marks WHERE run_id = runs.id), 0),
-	COALESCE((SELECT SUM(version) FROM branch_runs WHERE run_id = runs.id), 0) FROM runs INDEXED BY runs_id_version WHERE id = ?`
+	COALESCE((SELECT SUM(version) FROM branch_runs WHERE run_id = runs.id), 0) FROM runs ` + d.indexedBy("runs_id_version") + ` WHERE id = ?`
+}
 
 // RunStamp returns the run's stamp, without reading its state.
 func (s *Store) RunStamp(ctx context.Context, id string) (RunStamp, error) {
@@ -208,7 +210,7 @@ func (s *Store) RunStamp(ctx context.Context, id string) (RunStamp, error) {
 	if s.stmts.runStamp != nil {
 		row = s.stmts.runStamp.QueryRowContext(ctx, id)
 	} else {
-		row = s.read.QueryRowContext(ctx, runStampSQL, id)
+		row = s.read.QueryRowContext(ctx, runStampSQL(s.read.d), id)
 	}
 	err := row.Scan(&st.Version, &st.MarkSeq, &st.Branches)
 	if errors.Is(err, sql.ErrNoRows) {

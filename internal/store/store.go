@@ -277,7 +277,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	// A database opened with only older migrations (tests of upgrades)
 	// has no paper_marks: RunStamp then asks unprepared, and fails there.
-	s.stmts.runStamp, _ = s.read.PrepareContext(ctx, runStampSQL)
+	s.stmts.runStamp, _ = s.read.PrepareContext(ctx, runStampSQL(s.read.d))
 	// River writes through the store's own single connection: two writer
 	// connections in one process contend inside SQLite, whose busy handler
 	// sleeps 1, 2, 5, 10 … ms between tries, so a job fetch that met a
