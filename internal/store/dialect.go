@@ -222,3 +222,13 @@ func (d dialect) zeroBlob(param string) string {
 	}
 	return "zeroblob(" + param + ")"
 }
+
+// secondsSince is an expression for the seconds from the time expr (a
+// column of River's job table) to now. River's SQLite driver stores times
+// as UTC text that julianday reads; its PostgreSQL tables hold timestamptz.
+func (d dialect) secondsSince(expr string) string {
+	if d.kind == dialectPostgres {
+		return "CAST(extract(epoch FROM now() - " + expr + ") AS double precision)"
+	}
+	return "(julianday('now') - julianday(" + expr + ")) * 86400.0"
+}

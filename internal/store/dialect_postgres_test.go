@@ -119,6 +119,12 @@ func TestPostgresDialectSmoke(t *testing.T) {
 	require.NoError(t, h.QueryRowContext(ctx, `SELECT length(pad) FROM write_probe WHERE id = 1`).Scan(&n))
 	require.Equal(t, probeBytes, n)
 
+	// Seconds since a time (River's job table is not here: a parameter
+	// stands for its timestamptz column).
+	var secs float64
+	require.NoError(t, h.QueryRowContext(ctx, `SELECT COALESCE(`+h.d.secondsSince("CAST(? AS timestamptz)")+`, 0)`, time.Now().Add(-90*time.Second)).Scan(&secs))
+	require.InDelta(t, 90, secs, 5)
+
 	// JSON lists as IN subqueries, and a NULL list meaning "any".
 	var id string
 	require.NoError(t, h.QueryRowContext(ctx, `SELECT id FROM papers WHERE docid IN `+h.d.jsonInts("?"), fmt.Sprintf("[%d, 0]", doc)).Scan(&id))
