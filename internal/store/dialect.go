@@ -232,3 +232,14 @@ func (d dialect) secondsSince(expr string) string {
 	}
 	return "(julianday('now') - julianday(" + expr + ")) * 86400.0"
 }
+
+// jsonIntsTable is a table of the integers in the JSON array bound at
+// param, with columns value and key (the position, from 0), so a query
+// can keep the list's order.
+func (d dialect) jsonIntsTable(param string) string {
+	if d.kind == dialectPostgres {
+		return "(SELECT CAST(e.value AS bigint) AS value, e.ord - 1 AS key FROM jsonb_array_elements_text(CAST(CAST(" +
+			param + " AS text) AS jsonb)) WITH ORDINALITY AS e(value, ord))"
+	}
+	return "json_each(" + param + ")"
+}

@@ -129,6 +129,18 @@ func TestPostgresDialectSmoke(t *testing.T) {
 	var id string
 	require.NoError(t, h.QueryRowContext(ctx, `SELECT id FROM papers WHERE docid IN `+h.d.jsonInts("?"), fmt.Sprintf("[%d, 0]", doc)).Scan(&id))
 	require.Equal(t, "p1", id)
+	var p2 int64
+	require.NoError(t, h.QueryRowContext(ctx, `INSERT INTO papers (id, title, imported_at) VALUES ('p2', 'B', '') RETURNING docid`).Scan(&p2))
+	rows, err := h.QueryContext(ctx, `SELECT p.id FROM papers p JOIN `+h.d.jsonIntsTable("?")+` j ON j.value = p.docid ORDER BY j.key`,
+		fmt.Sprintf("[%d, %d]", p2, doc))
+	require.NoError(t, err)
+	var ids []string
+	for rows.Next() {
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []string{"p2", "p1"}, ids, "the list's order")
 	for _, c := range []struct {
 		projects any
 		want     int

@@ -93,7 +93,7 @@ func (s *Store) BrowseLibrary(ctx context.Context, q LibraryQuery) (LibraryResul
 			return LibraryResults{}, err
 		}
 		rows, err = tx.QueryContext(ctx, `SELECT `+paperColumns+`, p.source FROM papers p
-			JOIN json_each(?) j ON j.value = p.docid ORDER BY j.key`, string(list))
+			JOIN `+tx.d.jsonIntsTable("?")+` j ON j.value = p.docid ORDER BY j.key`, string(list))
 	}
 	if err != nil {
 		return LibraryResults{}, fmt.Errorf("store: browse library: %w", err)
