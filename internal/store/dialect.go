@@ -243,3 +243,27 @@ func (d dialect) jsonIntsTable(param string) string {
 	}
 	return "json_each(" + param + ")"
 }
+
+// hasTable reports whether the schema has table name: the store opens
+// databases migrated only part way (tests of upgrades) and skips what
+// their schema lacks.
+func (h *db) hasTable(ctx context.Context, name string) (bool, error) {
+	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
+	if h.d.kind == dialectPostgres {
+		q = `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`
+	}
+	var n int
+	err := h.QueryRowContext(ctx, q, name).Scan(&n)
+	return n > 0, err
+}
+
+// hasColumn reports whether table has column (see hasTable).
+func (h *db) hasColumn(ctx context.Context, table, column string) (bool, error) {
+	q := `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`
+	if h.d.kind == dialectPostgres {
+		q = `SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?`
+	}
+	var n int
+	err := h.QueryRowContext(ctx, q, table, column).Scan(&n)
+	return n > 0, err
+}

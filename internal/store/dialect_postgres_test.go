@@ -48,6 +48,24 @@ func TestPostgresDialectSmoke(t *testing.T) {
 	h := openPostgres(t)
 	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 
+	for _, c := range []struct {
+		table, column string
+		want          bool
+	}{{"papers", "compounds", true}, {"backups", "size", true}, {"papers", "nothing", false}, {"nothing", "", false}} {
+		var ok bool
+		var err error
+		if c.column == "" {
+			ok, err = h.hasTable(ctx, c.table)
+		} else {
+			ok, err = h.hasColumn(ctx, c.table, c.column)
+		}
+		require.NoError(t, err)
+		require.Equal(t, c.want, ok, "%s.%s", c.table, c.column)
+	}
+	ok, err := h.hasTable(ctx, "import_staging")
+	require.NoError(t, err)
+	require.True(t, ok)
+
 	tx, err := h.BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer tx.Rollback()

@@ -14,6 +14,9 @@ import (
 // field it leaves empty keeps the stored value. Extra is merged the same
 // way key by key (json_patch), so re-importing an export in a format with
 // no place for a corpus's own fields (arXiv categories in RIS) keeps them.
+// SQLite-only: json_valid and json_patch (RFC 7396). PostgreSQL has
+// neither; jsonb || is a shallow merge, so the port needs a recursive merge
+// function (or a shallow one if extra stays flat) and a validity test.
 const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 		title = excluded.title,
 		authors = CASE WHEN excluded.authors <> '[]' THEN excluded.authors ELSE authors END,
@@ -38,6 +41,8 @@ const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 // value, so it changes nothing. Where the record came from (source) and
 // when (imported_at) are not content. It lets an import tell a re-import of
 // the same file ("unchanged") from one that corrects records ("updated").
+//
+// SQLite-only: json_valid, json_patch and json() (see paperConflictSQL).
 const paperChangedSQL = `(n.title IS DISTINCT FROM o.title
 		OR (n.authors <> '[]' AND n.authors IS DISTINCT FROM o.authors)
 		OR (n.year <> 0 AND n.year IS DISTINCT FROM o.year)
@@ -207,6 +212,8 @@ func (s *Store) LibraryWorks(ctx context.Context, ids []string) (map[string]Stor
 	if err != nil {
 		return nil, err
 	}
+	// SQLite-only: json_valid, json_extract. PostgreSQL: extra::jsonb ->> 'type'
+	// behind a validity test (pg_input_is_valid(extra, 'jsonb') from 16).
 	rows, err := s.read.QueryContext(ctx, `SELECT id, title, coalesce(CASE WHEN json_valid(extra) THEN json_extract(extra, '$.type') END, '')
 		FROM papers WHERE id IN `+s.read.d.jsonTexts("?"), string(list))
 	if err != nil {

@@ -15,8 +15,7 @@ import (
 // schema without the library (tests that bring their own migrations) has
 // nothing to fill.
 func (s *Store) fillPendingCompounds(ctx context.Context) error {
-	var n int
-	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('papers') WHERE name = 'compounds'`).Scan(&n); err != nil || n == 0 {
+	if ok, err := s.write.hasColumn(ctx, "papers", "compounds"); err != nil || !ok {
 		return err
 	}
 	var pending bool

@@ -133,7 +133,13 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// paramPath is the JSON path of a top-level run parameter.
+// paramPath is the JSON path of a top-level run parameter, for
+// json_extract.
+//
+// SQLite-only: json_extract(r.params, path) in ListRuns and PaperRuns, and
+// LIKE, which folds ASCII case in SQLite and not in PostgreSQL. PostgreSQL:
+// CAST(r.params AS jsonb) ->> name (the name as parameter, no path), ILIKE,
+// and a numeric cast where PaperRuns compares the value with 1.
 func paramPath(name string) (string, error) {
 	if name == "" || strings.ContainsAny(name, `"\.[]$`) {
 		return "", fault.Errorf(fault.EInvalid, "%q cannot name a run parameter", name)

@@ -762,6 +762,8 @@ type txWritten struct {
 	runID string
 }
 
+// State reads one key of the state. SQLite-only: state -> '$."key"'.
+// PostgreSQL: CAST(state AS jsonb) -> key, with the key as parameter.
 func (w txWritten) State(ctx context.Context, key string) (json.RawMessage, bool, error) {
 	var raw sql.NullString
 	if err := w.tx.QueryRowContext(ctx, `SELECT state -> ? FROM runs WHERE id = ?`, `$."`+key+`"`, w.runID).Scan(&raw); err != nil {
