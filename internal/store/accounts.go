@@ -122,7 +122,7 @@ func (s *Store) CreateAccount(ctx context.Context, a Account) error {
 	return nil
 }
 
-func (s *Store) insertAccount(ctx context.Context, tx *sql.Tx, a Account) error {
+func (s *Store) insertAccount(ctx context.Context, tx *tx, a Account) error {
 	fe := fault.FieldErrors{}
 	if a.ID == "" {
 		fe.Add("id", "an account needs an ID")
@@ -199,7 +199,7 @@ func (s *Store) accountWhere(ctx context.Context, where string, args ...any) (Ac
 
 // Accounts returns every account, by name.
 func (s *Store) Accounts(ctx context.Context) ([]Account, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts a ORDER BY a.name COLLATE NOCASE, a.email`)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+accountColumns+` FROM accounts a ORDER BY lower(a.name), a.email`)
 	if err != nil {
 		return nil, fmt.Errorf("store: accounts: %w", err)
 	}
@@ -233,7 +233,7 @@ func (s *Store) SetPassword(ctx context.Context, accountID, hash string) error {
 	return nil
 }
 
-func setPasswordTx(ctx context.Context, tx *sql.Tx, accountID, hash string) error {
+func setPasswordTx(ctx context.Context, tx *tx, accountID, hash string) error {
 	res, err := tx.ExecContext(ctx, `UPDATE accounts SET password_hash = ? WHERE id = ?`, hash, accountID)
 	if err != nil {
 		return fmt.Errorf("store: set password: %w", err)
@@ -314,7 +314,7 @@ func (s *Store) SetAdmin(ctx context.Context, accountID string, admin bool) erro
 
 // keepAnAdmin refuses to take accountID out of the enabled admins when it
 // is the last of them: no one could then administer the installation.
-func keepAnAdmin(ctx context.Context, tx *sql.Tx, accountID, what string) error {
+func keepAnAdmin(ctx context.Context, tx *tx, accountID, what string) error {
 	var others int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM accounts WHERE admin = 1 AND disabled_at = '' AND id <> ?`, accountID).Scan(&others); err != nil {
 		return fmt.Errorf("store: count admins: %w", err)
@@ -325,7 +325,7 @@ func keepAnAdmin(ctx context.Context, tx *sql.Tx, accountID, what string) error 
 	return nil
 }
 
-func accountTx(ctx context.Context, tx *sql.Tx, id string) (Account, error) {
+func accountTx(ctx context.Context, tx *tx, id string) (Account, error) {
 	a, err := scanAccount(tx.QueryRowContext(ctx, `SELECT `+accountColumns+` FROM accounts a WHERE a.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return a, fault.Errorf(fault.ENotFound, "no account %q", id)

@@ -80,8 +80,7 @@ func (s *Store) Backup(ctx context.Context, reason, runID string) (Backup, error
 // backup before the migration that adds it is only in backups). The copy
 // is made: a failure to log it is logged, not returned.
 func (s *Store) auditBackup(ctx context.Context, b Backup) {
-	var n int
-	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'audit_log'`).Scan(&n); err != nil || n == 0 {
+	if ok, err := s.write.hasTable(ctx, "audit_log"); err != nil || !ok {
 		return
 	}
 	detail := b.Reason
@@ -149,12 +148,11 @@ func vacuumInto(ctx context.Context, db *sql.DB, dir, base, reason string, at ti
 // schema (tests of upgrades) has no reason, run or size columns; the
 // backup is then recorded without them.
 func (s *Store) record(ctx context.Context, b Backup) error {
-	var full int
-	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('backups') WHERE name = 'size'`).Scan(&full); err != nil {
+	full, err := s.write.hasColumn(ctx, "backups", "size")
+	if err != nil {
 		return fmt.Errorf("store: record backup: %w", err)
 	}
-	var err error
-	if full == 0 {
+	if !full {
 		_, err = s.write.ExecContext(ctx, `INSERT INTO backups (path, from_version, created_at) VALUES (?, ?, ?)`,
 			b.Path, b.FromVersion, formatTime(b.CreatedAt))
 	} else {
@@ -314,7 +312,7 @@ func Restore(ctx context.Context, dbPath, file string, opts Options) (Restored, 
 			return Restored{Replaced: replaced}, err
 		}
 	}
-	if err := integrity(ctx, st.write); err != nil {
+	if err := integrity(ctx, st.write.DB); err != nil {
 		return Restored{Replaced: replaced}, fault.Errorf(fault.EInternal, "the restored database fails SQLite's integrity check (the replaced one is in %s): %v", replaced.Path, err)
 	}
 	r := Restored{Replaced: replaced}

@@ -67,7 +67,7 @@ func branchArgs(b engine.Branch) BranchArgs {
 
 // insertBranches writes a fan's branches and queues a job for each one
 // that will run, inside the commit that parks the run.
-func (s *Store) insertBranches(ctx context.Context, tx *sql.Tx, fan int64, bs []engine.Branch) error {
+func (s *Store) insertBranches(ctx context.Context, tx *tx, fan int64, bs []engine.Branch) error {
 	var jobs []river.InsertManyParams
 	for _, b := range bs {
 		b.Fan = fan
@@ -89,7 +89,7 @@ func (s *Store) insertBranches(ctx context.Context, tx *sql.Tx, fan int64, bs []
 	if len(jobs) == 0 {
 		return nil
 	}
-	if _, err := s.jobs.InsertManyTx(ctx, tx, jobs); err != nil {
+	if _, err := s.jobs.InsertManyTx(ctx, tx.Tx, jobs); err != nil {
 		return fmt.Errorf("store: queue branches: %w", err)
 	}
 	return nil
@@ -97,7 +97,7 @@ func (s *Store) insertBranches(ctx context.Context, tx *sql.Tx, fan int64, bs []
 
 // cancelBranches closes a run's open branches: the join no longer needs
 // them, or the run ended.
-func cancelBranches(ctx context.Context, tx *sql.Tx, runID, at string) error {
+func cancelBranches(ctx context.Context, tx *tx, runID, at string) error {
 	_, err := tx.ExecContext(ctx, `UPDATE branch_runs SET status = 'canceled', cursor = '', finished_at = ?, version = version + 1
 		WHERE run_id = ? AND status IN ('pending', 'running')`, at, runID)
 	if err != nil {
@@ -226,7 +226,7 @@ func (s *Store) CommitBranch(ctx context.Context, c engine.BranchCommit) (engine
 	}
 	var retryJob int64
 	if !c.RetryAt.IsZero() {
-		res, err := s.jobs.InsertTx(ctx, tx, branchArgs(b), &river.InsertOpts{Queue: BranchQueue, ScheduledAt: c.RetryAt})
+		res, err := s.jobs.InsertTx(ctx, tx.Tx, branchArgs(b), &river.InsertOpts{Queue: BranchQueue, ScheduledAt: c.RetryAt})
 		if err != nil {
 			return b, fmt.Errorf("store: schedule branch %s: %w", b.ID, err)
 		}

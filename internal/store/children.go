@@ -10,7 +10,7 @@ import (
 )
 
 // insertParent records where a child run was started (engine.StartChild).
-func insertParent(ctx context.Context, tx *sql.Tx, r engine.Run) error {
+func insertParent(ctx context.Context, tx *tx, r engine.Run) error {
 	if r.Parent == nil {
 		return nil
 	}
@@ -24,7 +24,7 @@ func insertParent(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 // wakeParent queues the advance of the run waiting for child runID, if
 // any, in the transaction that ends the child: the parent is woken exactly
 // when the child's end is committed. It reports whether it queued a job.
-func (s *Store) wakeParent(ctx context.Context, tx *sql.Tx, runID string) (bool, error) {
+func (s *Store) wakeParent(ctx context.Context, tx *tx, runID string) (bool, error) {
 	var parent string
 	err := tx.QueryRowContext(ctx, `SELECT parent_run FROM run_parents WHERE run_id = ? AND wait = 1`, runID).Scan(&parent)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -13,12 +13,13 @@ import (
 
 // insertCheckpointState keeps the run's state at a checkpoint a person is
 // asked at, in the commit that raises it, so a fork can start from there.
-func insertCheckpointState(ctx context.Context, tx *sql.Tx, cpID string, st engine.State) error {
+func insertCheckpointState(ctx context.Context, tx *tx, cpID string, st engine.State) error {
 	enc, err := encodeState(st)
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO checkpoint_states (checkpoint_id, state) VALUES (?, ?)`, cpID, enc); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO checkpoint_states (checkpoint_id, state) VALUES (?, ?)
+		ON CONFLICT (checkpoint_id) DO UPDATE SET state = excluded.state`, cpID, enc); err != nil {
 		return fmt.Errorf("store: keep checkpoint state: %w", err)
 	}
 	return nil
@@ -91,7 +92,7 @@ func (s *Store) ForkOf(ctx context.Context, id string) (*engine.ForkOrigin, erro
 // fork's (by rowid: the order they were inserted in), so a fork of a fork
 // keeps the marks its own origin gave it. Rows keep their checkpoint,
 // author and time: they say where each mark was made.
-func copyForkMarks(ctx context.Context, tx *sql.Tx, runID string, from engine.ForkOrigin) error {
+func copyForkMarks(ctx context.Context, tx *tx, runID string, from engine.ForkOrigin) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO paper_marks
 		(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at, resolution)
 		SELECT ?, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at, resolution

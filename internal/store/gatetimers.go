@@ -48,8 +48,8 @@ const minTimerDelay = time.Second
 
 // scheduleTimerTx queues t's job for its due time inside tx, returning
 // the job's ID for promptAt once tx has committed.
-func (s *Store) scheduleTimerTx(ctx context.Context, tx *sql.Tx, t engine.GateTimer) (int64, error) {
-	res, err := s.jobs.InsertTx(ctx, tx, GateTimerArgs{RunID: t.RunID, CheckpointID: t.CheckpointID}, &river.InsertOpts{ScheduledAt: t.Due})
+func (s *Store) scheduleTimerTx(ctx context.Context, tx *tx, t engine.GateTimer) (int64, error) {
+	res, err := s.jobs.InsertTx(ctx, tx.Tx, GateTimerArgs{RunID: t.RunID, CheckpointID: t.CheckpointID}, &river.InsertOpts{ScheduledAt: t.Due})
 	if err != nil {
 		return 0, fmt.Errorf("store: schedule gate timer %s: %w", t.CheckpointID, err)
 	}
@@ -80,7 +80,7 @@ func (s *Store) ScheduleGateTimer(ctx context.Context, t engine.GateTimer) error
 
 // writeTimerTx stores a gate timer as a commit left it (insert or
 // update by checkpoint), with its notices; a pending timer gets its job.
-func (s *Store) writeTimerTx(ctx context.Context, tx *sql.Tx, t *engine.GateTimer, notices []engine.Notice) (int64, error) {
+func (s *Store) writeTimerTx(ctx context.Context, tx *tx, t *engine.GateTimer, notices []engine.Notice) (int64, error) {
 	for _, n := range notices {
 		if err := insertNotice(ctx, tx, n); err != nil {
 			return 0, err
@@ -111,14 +111,14 @@ func (s *Store) writeTimerTx(ctx context.Context, tx *sql.Tx, t *engine.GateTime
 
 // cancelTimerTx ends the pending timer of a checkpoint decided or left
 // behind, so pages stop promising it.
-func cancelTimerTx(ctx context.Context, tx *sql.Tx, checkpointID string) error {
+func cancelTimerTx(ctx context.Context, tx *tx, checkpointID string) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE gate_timers SET status = 'canceled' WHERE checkpoint_id = ? AND status = 'pending'`, checkpointID); err != nil {
 		return fmt.Errorf("store: cancel gate timer: %w", err)
 	}
 	return nil
 }
 
-func insertNotice(ctx context.Context, tx *sql.Tx, n engine.Notice) error {
+func insertNotice(ctx context.Context, tx *tx, n engine.Notice) error {
 	targets, err := json.Marshal(n.Targets)
 	if err != nil {
 		return fmt.Errorf("store: encode notice targets: %w", err)

@@ -129,7 +129,7 @@ func TestGuardLetsRiverMaintain(t *testing.T) {
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
-	ex := riversqlite.New(s.write).GetExecutor()
+	ex := riversqlite.New(s.write.DB).GetExecutor()
 	now := time.Now()
 	_, err = ex.JobDeleteBefore(ctx, &riverdriver.JobDeleteBeforeParams{
 		CancelledDoDelete: true, CancelledFinalizedAtHorizon: now, CompletedDoDelete: true, CompletedFinalizedAtHorizon: now,

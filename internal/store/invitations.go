@@ -205,7 +205,7 @@ func (s *Store) AcceptReset(ctx context.Context, tokenHash, passwordHash string,
 	return a, nil
 }
 
-func markUsed(ctx context.Context, tx *sql.Tx, tokenHash string, now time.Time) error {
+func markUsed(ctx context.Context, tx *tx, tokenHash string, now time.Time) error {
 	res, err := tx.ExecContext(ctx, `UPDATE invitations SET used_at = ? WHERE token_hash = ? AND used_at = ''`, formatTime(now), tokenHash)
 	if err != nil {
 		return fmt.Errorf("store: use invitation: %w", err)

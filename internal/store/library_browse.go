@@ -76,7 +76,7 @@ func (s *Store) BrowseLibrary(ctx context.Context, q LibraryQuery) (LibraryResul
 		// The page's docids come from papers_newest, so skipping to a
 		// deep page walks the index, not the papers.
 		rows, err = tx.QueryContext(ctx, `SELECT `+paperColumns+`, p.source FROM papers p
-			WHERE p.docid IN (SELECT docid FROM papers INDEXED BY papers_newest ORDER BY docid DESC LIMIT ? OFFSET ?)
+			WHERE p.docid IN (SELECT docid FROM papers `+tx.d.indexedBy("papers_newest")+` ORDER BY docid DESC LIMIT ? OFFSET ?)
 			ORDER BY p.docid DESC`, q.Limit, q.Offset)
 	default:
 		if match == "" { // words of punctuation only: nothing can match
@@ -93,7 +93,7 @@ func (s *Store) BrowseLibrary(ctx context.Context, q LibraryQuery) (LibraryResul
 			return LibraryResults{}, err
 		}
 		rows, err = tx.QueryContext(ctx, `SELECT `+paperColumns+`, p.source FROM papers p
-			JOIN json_each(?) j ON j.value = p.docid ORDER BY j.key`, string(list))
+			JOIN `+tx.d.jsonIntsTable("?")+` j ON j.value = p.docid ORDER BY j.key`, string(list))
 	}
 	if err != nil {
 		return LibraryResults{}, fmt.Errorf("store: browse library: %w", err)

@@ -230,7 +230,7 @@ func (s *Store) applyLibraryLog(ctx context.Context, li *libraryIndex, head int6
 		return err
 	}
 	papers, err := s.read.QueryContext(ctx, `SELECT p.docid, p.year, `+indexColumns+` FROM papers p
-		WHERE p.docid IN (SELECT value FROM json_each(?)) ORDER BY p.docid`, string(list))
+		WHERE p.docid IN `+s.read.d.jsonInts("?")+` ORDER BY p.docid`, string(list))
 	if err != nil {
 		return fmt.Errorf("store: library index: read changed papers: %w", err)
 	}
@@ -255,7 +255,7 @@ func (s *Store) applyLibraryLog(ctx context.Context, li *libraryIndex, head int6
 
 // pruneLibraryLog deletes all but the newest logKeep entries of
 // library_log, inside a writer's transaction.
-func pruneLibraryLog(ctx context.Context, tx *sql.Tx) error {
+func pruneLibraryLog(ctx context.Context, tx *tx) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM library_log WHERE seq <= (SELECT max(seq) FROM library_log) - ?`, logKeep); err != nil {
 		return fmt.Errorf("store: prune the library log: %w", err)
 	}

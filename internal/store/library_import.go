@@ -14,6 +14,9 @@ import (
 // field it leaves empty keeps the stored value. Extra is merged the same
 // way key by key (json_patch), so re-importing an export in a format with
 // no place for a corpus's own fields (arXiv categories in RIS) keeps them.
+// SQLite-only: json_valid and json_patch (RFC 7396). PostgreSQL has
+// neither; jsonb || is a shallow merge, so the port needs a recursive merge
+// function (or a shallow one if extra stays flat) and a validity test.
 const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 		title = excluded.title,
 		authors = CASE WHEN excluded.authors <> '[]' THEN excluded.authors ELSE authors END,
@@ -38,20 +41,22 @@ const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 // value, so it changes nothing. Where the record came from (source) and
 // when (imported_at) are not content. It lets an import tell a re-import of
 // the same file ("unchanged") from one that corrects records ("updated").
-const paperChangedSQL = `(n.title IS NOT o.title
-		OR (n.authors <> '[]' AND n.authors IS NOT o.authors)
-		OR (n.year <> 0 AND n.year IS NOT o.year)
-		OR (n.venue <> '' AND n.venue IS NOT o.venue)
-		OR (n.abstract <> '' AND n.abstract IS NOT o.abstract)
-		OR (n.doi <> '' AND n.doi IS NOT o.doi)
-		OR (n.arxiv_id <> '' AND n.arxiv_id IS NOT o.arxiv_id)
-		OR (n.pmid <> '' AND n.pmid IS NOT o.pmid)
-		OR (n.url <> '' AND n.url IS NOT o.url)
-		OR (n.volume <> '' AND n.volume IS NOT o.volume)
-		OR (n.issue <> '' AND n.issue IS NOT o.issue)
-		OR (n.pages <> '' AND n.pages IS NOT o.pages)
+//
+// SQLite-only: json_valid, json_patch and json() (see paperConflictSQL).
+const paperChangedSQL = `(n.title IS DISTINCT FROM o.title
+		OR (n.authors <> '[]' AND n.authors IS DISTINCT FROM o.authors)
+		OR (n.year <> 0 AND n.year IS DISTINCT FROM o.year)
+		OR (n.venue <> '' AND n.venue IS DISTINCT FROM o.venue)
+		OR (n.abstract <> '' AND n.abstract IS DISTINCT FROM o.abstract)
+		OR (n.doi <> '' AND n.doi IS DISTINCT FROM o.doi)
+		OR (n.arxiv_id <> '' AND n.arxiv_id IS DISTINCT FROM o.arxiv_id)
+		OR (n.pmid <> '' AND n.pmid IS DISTINCT FROM o.pmid)
+		OR (n.url <> '' AND n.url IS DISTINCT FROM o.url)
+		OR (n.volume <> '' AND n.volume IS DISTINCT FROM o.volume)
+		OR (n.issue <> '' AND n.issue IS DISTINCT FROM o.issue)
+		OR (n.pages <> '' AND n.pages IS DISTINCT FROM o.pages)
 		OR (n.extra IS NOT NULL AND (CASE WHEN json_valid(o.extra) AND json_valid(n.extra)
-			THEN json_patch(o.extra, n.extra) IS NOT json(o.extra) ELSE n.extra IS NOT o.extra END)))`
+			THEN json_patch(o.extra, n.extra) IS DISTINCT FROM json(o.extra) ELSE n.extra IS DISTINCT FROM o.extra END)))`
 
 // unchangedPaperSQL says whether a paper with the bound values (a paperRow)
 // is stored already with the same content.
@@ -112,7 +117,7 @@ func (s *Store) WritePapers(ctx context.Context, papers []ImportPaper) (ImportCo
 }
 
 // upsertPapers writes papers inside tx.
-func upsertPapers(ctx context.Context, tx *sql.Tx, papers []ImportPaper, now string) (ImportCounts, error) {
+func upsertPapers(ctx context.Context, tx *tx, papers []ImportPaper, now string) (ImportCounts, error) {
 	var c ImportCounts
 	var maxBefore int64
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(docid), 0) FROM papers`).Scan(&maxBefore); err != nil {
@@ -207,8 +212,10 @@ func (s *Store) LibraryWorks(ctx context.Context, ids []string) (map[string]Stor
 	if err != nil {
 		return nil, err
 	}
+	// SQLite-only: json_valid, json_extract. PostgreSQL: extra::jsonb ->> 'type'
+	// behind a validity test (pg_input_is_valid(extra, 'jsonb') from 16).
 	rows, err := s.read.QueryContext(ctx, `SELECT id, title, coalesce(CASE WHEN json_valid(extra) THEN json_extract(extra, '$.type') END, '')
-		FROM papers WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+		FROM papers WHERE id IN `+s.read.d.jsonTexts("?"), string(list))
 	if err != nil {
 		return nil, fmt.Errorf("store: library works: %w", err)
 	}

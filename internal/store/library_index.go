@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,8 +15,7 @@ import (
 // schema without the library (tests that bring their own migrations) has
 // nothing to fill.
 func (s *Store) fillPendingCompounds(ctx context.Context) error {
-	var n int
-	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('papers') WHERE name = 'compounds'`).Scan(&n); err != nil || n == 0 {
+	if ok, err := s.write.hasColumn(ctx, "papers", "compounds"); err != nil || !ok {
 		return err
 	}
 	var pending bool
@@ -54,7 +52,7 @@ const compoundsChunk = 2000
 // fillCompoundsTx computes papers.compounds for every row that lacks it
 // (rows migrated from a schema without the column, and imported rows whose
 // stored abstract was kept), inside the caller's transaction.
-func fillCompoundsTx(ctx context.Context, tx *sql.Tx) error {
+func fillCompoundsTx(ctx context.Context, tx *tx) error {
 	type pending struct {
 		docid int64
 		value string

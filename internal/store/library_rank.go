@@ -48,7 +48,7 @@ func (s *Store) LibraryPapersByDoc(ctx context.Context, docs []int64) ([]researc
 	if err != nil {
 		return nil, fmt.Errorf("store: library papers: %w", err)
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT p.docid, `+paperColumns+` FROM papers p WHERE p.docid IN (SELECT value FROM json_each(?))`, string(list))
+	rows, err := s.read.QueryContext(ctx, `SELECT p.docid, `+paperColumns+` FROM papers p WHERE p.docid IN `+s.read.d.jsonInts("?"), string(list))
 	if err != nil {
 		return nil, fmt.Errorf("store: library papers: %w", err)
 	}

@@ -124,7 +124,7 @@ func newPaperRows(papers []ImportPaper, now string) ([]paperRow, error) {
 
 // stagePapers appends papers (and their rows) to the stage inside tx,
 // numbered after what it holds, so the merge keeps the input order.
-func stagePapers(ctx context.Context, tx *sql.Tx, stage string, papers []ImportPaper, rows []paperRow) error {
+func stagePapers(ctx context.Context, tx *tx, stage string, papers []ImportPaper, rows []paperRow) error {
 	var seq int
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM import_staging WHERE import_id = ?`, stage).Scan(&seq); err != nil {
 		return fmt.Errorf("store: import: %w", err)
@@ -367,8 +367,7 @@ const stagingTTL = 10 * time.Minute
 // those whose newest row is older than stagingTTL. A schema without the
 // table (tests that bring their own migrations) has nothing to clear.
 func (s *Store) dropAbandonedStaging(ctx context.Context) error {
-	var n int
-	if err := s.write.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'import_staging'`).Scan(&n); err != nil || n == 0 {
+	if ok, err := s.write.hasTable(ctx, "import_staging"); err != nil || !ok {
 		return err
 	}
 	res, err := s.write.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id IN

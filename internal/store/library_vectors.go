@@ -88,9 +88,7 @@ func (s *Store) PutPaperVectors(ctx context.Context, model string, texts []Paper
 		return 0, fmt.Errorf("store: vectors: begin: %w", err)
 	}
 	defer tx.Rollback()
-	put, err := tx.PrepareContext(ctx, `INSERT INTO paper_vectors (model, docid, dim, vector)
-		SELECT ?1, docid, ?3, ?4 FROM papers WHERE docid = ?2 AND title = ?5 AND abstract = ?6
-		ON CONFLICT (model, docid) DO UPDATE SET dim = excluded.dim, vector = excluded.vector`)
+	put, err := tx.PrepareContext(ctx, putVectorSQL)
 	if err != nil {
 		return 0, fmt.Errorf("store: vectors: %w", err)
 	}
@@ -113,7 +111,14 @@ func (s *Store) PutPaperVectors(ctx context.Context, model string, texts []Paper
 	return stored, nil
 }
 
-func bumpVectorGeneration(ctx context.Context, tx *sql.Tx) error {
+// putVectorSQL stores a paper's vector for a model (?1), the paper by
+// docid (?2), with its dimension (?3) and encoding (?4), unless its title
+// (?5) or abstract (?6) changed since the vector was computed.
+const putVectorSQL = `INSERT INTO paper_vectors (model, docid, dim, vector)
+	SELECT ?1, docid, ?3, ?4 FROM papers WHERE docid = ?2 AND title = ?5 AND abstract = ?6
+	ON CONFLICT (model, docid) DO UPDATE SET dim = excluded.dim, vector = excluded.vector`
+
+func bumpVectorGeneration(ctx context.Context, tx *tx) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE vector_generation SET generation = generation + 1 WHERE id = 1`); err != nil {
 		return fmt.Errorf("store: vectors: %w", err)
 	}

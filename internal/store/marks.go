@@ -11,6 +11,11 @@ import (
 	"quarry/internal/research"
 )
 
+// insertMarkSQL records one mark and returns its seq.
+const insertMarkSQL = `INSERT INTO paper_marks
+	(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at, resolution)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`
+
 // SaveMarks records marks made at the review checkpoint checkpointID of run
 // runID, each as a new row (the paper's current mark is its latest), and
 // returns them with their time and iteration set. It checks inside the
@@ -40,30 +45,33 @@ func (s *Store) SaveMarks(ctx context.Context, runID, checkpointID string, marks
 	}
 	now := s.Now().UTC()
 	out := make([]research.Mark, 0, len(marks))
+	// first is the seq of the first mark stored (RETURNING, which both
+	// databases have, where SQLite's LastInsertId has no PostgreSQL
+	// counterpart); a row a trigger drops returns none.
 	var first int64
-	for i, m := range marks {
+	for _, m := range marks {
 		m.At, m.Iteration = now, iteration
-		res, err := tx.ExecContext(ctx, `INSERT INTO paper_marks
-			(run_id, paper_id, checkpoint_id, iteration, mark, note, reason, marked_by, marked_at, resolution)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			runID, m.PaperID, checkpointID, iteration, m.Mark, m.Note, m.Reason, m.By, formatTime(m.At), m.Resolves)
-		if err != nil {
+		var seq int64
+		err := tx.QueryRowContext(ctx, insertMarkSQL,
+			runID, m.PaperID, checkpointID, iteration, m.Mark, m.Note, m.Reason, m.By, formatTime(m.At), m.Resolves).Scan(&seq)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
 			return nil, fmt.Errorf("store: save mark: %w", err)
-		}
-		if i == 0 {
-			if first, err = res.LastInsertId(); err != nil {
-				return nil, fmt.Errorf("store: save mark: %w", err)
-			}
+		case first == 0:
+			first = seq
 		}
 		out = append(out, m)
 	}
 	// Postcondition: the marks read back as written, in this
 	// transaction; otherwise none of them is kept.
 	if len(marks) > 0 {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM paper_marks WHERE seq >= ? AND run_id = ? AND checkpoint_id = ?`,
-			first, runID, checkpointID).Scan(&n); err != nil {
-			return nil, fmt.Errorf("store: read back marks: %w", err)
+		var n int // stays 0 when no mark was stored (seq counts from 1)
+		if first > 0 {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM paper_marks WHERE seq >= ? AND run_id = ? AND checkpoint_id = ?`,
+				first, runID, checkpointID).Scan(&n); err != nil {
+				return nil, fmt.Errorf("store: read back marks: %w", err)
+			}
 		}
 		if n != len(marks) {
 			return nil, &engine.ReadBackError{Name: "marks recorded", Err: fmt.Errorf("%d marks written, %d stored", len(marks), n)}

@@ -67,7 +67,7 @@ func (s *Store) CreateProject(ctx context.Context, p Project, ownerID string) er
 	return nil
 }
 
-func (s *Store) insertProject(ctx context.Context, tx *sql.Tx, p Project, ownerID string) error {
+func (s *Store) insertProject(ctx context.Context, tx *tx, p Project, ownerID string) error {
 	fe := fault.FieldErrors{}
 	if p.ID == "" {
 		fe.Add("id", "a project needs an ID")
@@ -95,7 +95,7 @@ func (s *Store) insertProject(ctx context.Context, tx *sql.Tx, p Project, ownerI
 	return insertMember(ctx, tx, p.ID, ownerID, RoleOwner, p.CreatedAt)
 }
 
-func insertMember(ctx context.Context, tx *sql.Tx, projectID, accountID, role string, at time.Time) error {
+func insertMember(ctx context.Context, tx *tx, projectID, accountID, role string, at time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO project_members (project_id, account_id, role, added_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (project_id, account_id) DO UPDATE SET role = excluded.role`,
 		projectID, accountID, role, formatTime(at))
@@ -132,7 +132,7 @@ func scanProject(row scanner, extra ...any) (Project, error) {
 
 // Projects returns every project, by name (for admins, who see all).
 func (s *Store) Projects(ctx context.Context) ([]Project, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id, name, created_by, created_at FROM projects ORDER BY name COLLATE NOCASE, id`)
+	rows, err := s.read.QueryContext(ctx, `SELECT id, name, created_by, created_at FROM projects ORDER BY lower(name), id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: projects: %w", err)
 	}
@@ -153,7 +153,7 @@ func (s *Store) Projects(ctx context.Context) ([]Project, error) {
 func (s *Store) AccountProjects(ctx context.Context, accountID string) ([]ProjectRole, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT p.id, p.name, p.created_by, p.created_at, m.role
 		FROM project_members m JOIN projects p ON p.id = m.project_id
-		WHERE m.account_id = ? ORDER BY p.name COLLATE NOCASE, p.id`, accountID)
+		WHERE m.account_id = ? ORDER BY lower(p.name), p.id`, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("store: account projects: %w", err)
 	}
@@ -173,7 +173,7 @@ func (s *Store) AccountProjects(ctx context.Context, accountID string) ([]Projec
 func (s *Store) Members(ctx context.Context, projectID string) ([]Member, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+accountColumns+`, m.role, m.added_at
 		FROM project_members m JOIN accounts a ON a.id = m.account_id
-		WHERE m.project_id = ? ORDER BY a.name COLLATE NOCASE, a.email`, projectID)
+		WHERE m.project_id = ? ORDER BY lower(a.name), a.email`, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("store: members: %w", err)
 	}
@@ -203,7 +203,7 @@ func (s *Store) Role(ctx context.Context, projectID, accountID string) (string, 
 func (s *Store) RoleByName(ctx context.Context, projectID, name string) (string, error) {
 	var role string
 	err := s.read.QueryRowContext(ctx, `SELECT m.role FROM project_members m JOIN accounts a ON a.id = m.account_id
-		WHERE m.project_id = ? AND a.name = ? COLLATE NOCASE AND a.disabled_at = ''`, projectID, name).Scan(&role)
+		WHERE m.project_id = ? AND lower(a.name) = lower(?) AND a.disabled_at = ''`, projectID, name).Scan(&role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -291,7 +291,7 @@ func (s *Store) RemoveMember(ctx context.Context, projectID, accountID string) e
 }
 
 // keepAnOwner refuses to take an owner out of a project with one owner.
-func keepAnOwner(ctx context.Context, tx *sql.Tx, projectID, what string) error {
+func keepAnOwner(ctx context.Context, tx *tx, projectID, what string) error {
 	var owners int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM project_members WHERE project_id = ? AND role = 'owner'`, projectID).Scan(&owners); err != nil {
 		return fmt.Errorf("store: count owners: %w", err)

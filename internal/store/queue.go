@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -222,8 +221,8 @@ func (s *Store) ScheduleAdvance(ctx context.Context, runID string) error {
 
 // scheduleAdvanceTx queues an advance inside tx, so the job exists exactly
 // when what it acts on (a new run, a decision) is committed.
-func (s *Store) scheduleAdvanceTx(ctx context.Context, tx *sql.Tx, runID string) error {
-	if _, err := s.jobs.InsertTx(ctx, tx, AdvanceArgs{RunID: runID}, nil); err != nil {
+func (s *Store) scheduleAdvanceTx(ctx context.Context, tx *tx, runID string) error {
+	if _, err := s.jobs.InsertTx(ctx, tx.Tx, AdvanceArgs{RunID: runID}, nil); err != nil {
 		return fmt.Errorf("store: schedule run %s: %w", runID, err)
 	}
 	return nil
@@ -232,8 +231,8 @@ func (s *Store) scheduleAdvanceTx(ctx context.Context, tx *sql.Tx, runID string)
 // scheduleAdvanceAtTx queues an advance due at `at` inside tx: a run
 // waiting on a timer and the job that wakes it commit together. It
 // returns the job's ID, for promptAt once tx has committed.
-func (s *Store) scheduleAdvanceAtTx(ctx context.Context, tx *sql.Tx, runID string, at time.Time) (int64, error) {
-	res, err := s.jobs.InsertTx(ctx, tx, AdvanceArgs{RunID: runID}, &river.InsertOpts{ScheduledAt: at})
+func (s *Store) scheduleAdvanceAtTx(ctx context.Context, tx *tx, runID string, at time.Time) (int64, error) {
+	res, err := s.jobs.InsertTx(ctx, tx.Tx, AdvanceArgs{RunID: runID}, &river.InsertOpts{ScheduledAt: at})
 	if err != nil {
 		return 0, fmt.Errorf("store: schedule run %s at %s: %w", runID, at.Format(time.RFC3339), err)
 	}

@@ -49,13 +49,12 @@ type QueueStats struct {
 func (s *Store) QueueStats(ctx context.Context) (QueueStats, error) {
 	var q QueueStats
 	var oldest float64
-	// River stores times as UTC text that julianday() reads.
 	err := s.read.QueryRowContext(ctx, `SELECT
 		count(*) FILTER (WHERE state = 'available'),
 		count(*) FILTER (WHERE state = 'running'),
 		count(*) FILTER (WHERE state = 'retryable'),
 		count(*) FILTER (WHERE state = 'scheduled'),
-		COALESCE((julianday('now') - julianday(min(scheduled_at) FILTER (WHERE state = 'available'))) * 86400.0, 0)
+		COALESCE(`+s.read.d.secondsSince("min(scheduled_at) FILTER (WHERE state = 'available')")+`, 0)
 		FROM river_job WHERE state IN ('available', 'running', 'retryable', 'scheduled')`).
 		Scan(&q.Available, &q.Running, &q.Retryable, &q.Scheduled, &oldest)
 	if err != nil {

@@ -78,8 +78,8 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunList, error) {
 	if err != nil {
 		return RunList{}, err
 	}
-	const where = `WHERE (?1 = '' OR r.status = ?1) AND (?2 = '' OR coalesce(json_extract(r.params, ?3), '') LIKE ?2 ESCAPE '\')
-		AND (?4 IS NULL OR r.project_id IN (SELECT value FROM json_each(?4)))`
+	where := `WHERE (?1 = '' OR r.status = ?1) AND (?2 = '' OR coalesce(json_extract(r.params, ?3), '') LIKE ?2 ESCAPE '\')
+		AND (CAST(?4 AS text) IS NULL OR r.project_id IN ` + s.read.d.jsonTexts("?4") + `)`
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return RunList{}, fmt.Errorf("store: list runs: %w", err)
@@ -133,7 +133,13 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// paramPath is the JSON path of a top-level run parameter.
+// paramPath is the JSON path of a top-level run parameter, for
+// json_extract.
+//
+// SQLite-only: json_extract(r.params, path) in ListRuns and PaperRuns, and
+// LIKE, which folds ASCII case in SQLite and not in PostgreSQL. PostgreSQL:
+// CAST(r.params AS jsonb) ->> name (the name as parameter, no path), ILIKE,
+// and a numeric cast where PaperRuns compares the value with 1.
 func paramPath(name string) (string, error) {
 	if name == "" || strings.ContainsAny(name, `"\.[]$`) {
 		return "", fault.Errorf(fault.EInvalid, "%q cannot name a run parameter", name)
@@ -212,7 +218,7 @@ func (s *Store) PaperRuns(ctx context.Context, f PaperRunsFilter) ([]PaperRun, i
 	defer tx.Rollback()
 	var total int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM run_papers rp JOIN runs r ON r.id = rp.run_id
-		WHERE rp.paper_id = ?1 AND (?2 IS NULL OR r.project_id IN (SELECT value FROM json_each(?2)))`, paperID, projects).Scan(&total); err != nil {
+		WHERE rp.paper_id = ?1 AND (CAST(?2 AS text) IS NULL OR r.project_id IN `+tx.d.jsonTexts("?2")+`)`, paperID, projects).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: paper runs: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.workflow, coalesce(json_extract(r.params, ?2), ''), r.status, r.iteration, r.created_at,
@@ -221,7 +227,7 @@ func (s *Store) PaperRuns(ctx context.Context, f PaperRunsFilter) ([]PaperRun, i
 		FROM run_papers rp JOIN runs r ON r.id = rp.run_id
 		LEFT JOIN paper_marks m ON m.seq = (SELECT MAX(seq) FROM paper_marks WHERE run_id = rp.run_id AND paper_id = rp.paper_id)
 			AND coalesce(json_extract(r.params, ?5), 1) <= 1
-		WHERE rp.paper_id = ?1 AND (?4 IS NULL OR r.project_id IN (SELECT value FROM json_each(?4)))
+		WHERE rp.paper_id = ?1 AND (CAST(?4 AS text) IS NULL OR r.project_id IN `+tx.d.jsonTexts("?4")+`)
 		ORDER BY r.created_at DESC, r.id DESC LIMIT ?3`, paperID, path, limit, projects, blind)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: paper runs: %w", err)

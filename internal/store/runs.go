@@ -38,7 +38,7 @@ func (s *Store) CreateRun(ctx context.Context, r engine.Run) error {
 // createRunTx inserts a pending run, the definition text it runs, the
 // run that started it (a sub-workflow's parent) and its first advance job
 // inside tx.
-func (s *Store) createRunTx(ctx context.Context, tx *sql.Tx, r engine.Run) error {
+func (s *Store) createRunTx(ctx context.Context, tx *tx, r engine.Run) error {
 	if err := insertRun(ctx, tx, r); err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (s *Store) createRunTx(ctx context.Context, tx *sql.Tx, r engine.Run) error
 	return s.scheduleAdvanceTx(ctx, tx, r.ID)
 }
 
-func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
+func insertRun(ctx context.Context, tx *tx, r engine.Run) error {
 	params, err := json.Marshal(r.Params)
 	if err != nil {
 		return fmt.Errorf("store: encode params: %w", err)
@@ -94,9 +94,9 @@ func insertRun(ctx context.Context, tx *sql.Tx, r engine.Run) error {
 
 // insertSource keeps the definition text a run starts from under its
 // hash; runs of one text share the row.
-func insertSource(ctx context.Context, tx *sql.Tx, src engine.Source, at time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO workflow_sources (hash, name, version, file, text, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, src.Hash, src.Name, src.Version, src.File, src.Text, formatTime(at))
+func insertSource(ctx context.Context, tx *tx, src engine.Source, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO workflow_sources (hash, name, version, file, text, created_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, src.Hash, src.Name, src.Version, src.File, src.Text, formatTime(at))
 	if err != nil {
 		return fmt.Errorf("store: keep workflow source: %w", err)
 	}
@@ -170,7 +170,7 @@ func (s *Store) Run(ctx context.Context, id string) (engine.Run, error) {
 // checks ask it on every request.
 func (s *Store) RunProject(ctx context.Context, id string) (string, error) {
 	var p string
-	err := s.read.QueryRowContext(ctx, `SELECT project_id FROM runs INDEXED BY runs_id_project WHERE id = ?`, id).Scan(&p)
+	err := s.read.QueryRowContext(ctx, `SELECT project_id FROM runs `+s.read.d.indexedBy("runs_id_project")+` WHERE id = ?`, id).Scan(&p)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", fault.Errorf(fault.ENotFound, "no run %q", id)
 	}
@@ -197,9 +197,11 @@ type RunStamp struct {
 // 00009): from the runs table itself, version sits behind the state and
 // reading it walks the state's overflow pages, megabytes for a large run.
 // SQLite would pick the primary key's index, hence INDEXED BY.
-const runStampSQL = `SELECT version,
+func runStampSQL(d dialect) string {
+	return `SELECT version,
 	COALESCE((SELECT MAX(seq) FROM paper_marks WHERE run_id = runs.id), 0),
-	COALESCE((SELECT SUM(version) FROM branch_runs WHERE run_id = runs.id), 0) FROM runs INDEXED BY runs_id_version WHERE id = ?`
+	COALESCE((SELECT SUM(version) FROM branch_runs WHERE run_id = runs.id), 0) FROM runs ` + d.indexedBy("runs_id_version") + ` WHERE id = ?`
+}
 
 // RunStamp returns the run's stamp, without reading its state.
 func (s *Store) RunStamp(ctx context.Context, id string) (RunStamp, error) {
@@ -208,7 +210,7 @@ func (s *Store) RunStamp(ctx context.Context, id string) (RunStamp, error) {
 	if s.stmts.runStamp != nil {
 		row = s.stmts.runStamp.QueryRowContext(ctx, id)
 	} else {
-		row = s.read.QueryRowContext(ctx, runStampSQL, id)
+		row = s.read.QueryRowContext(ctx, runStampSQL(s.read.d), id)
 	}
 	err := row.Scan(&st.Version, &st.MarkSeq, &st.Branches)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -369,7 +371,7 @@ const updateRunSameStatusSQL = `UPDATE runs SET state = ?, current_step = ?, ite
 	checkpoint_id = NULLIF(?, ''), error = ?, version = version + 1, updated_at = ?
 	WHERE id = ? AND version = ? AND status = ?`
 
-func (s *Store) updateRun(ctx context.Context, tx *sql.Tx, from engine.Status, r engine.Run) error {
+func (s *Store) updateRun(ctx context.Context, tx *tx, from engine.Status, r engine.Run) error {
 	state, err := encodeState(r.State)
 	if err != nil {
 		return err
@@ -399,7 +401,7 @@ const insertStepRunSQL = `INSERT INTO step_runs
 	(run_id, seq, step, iteration, attempt, outcome, error, started_at, finished_at, duration_ms, output, status, max_attempts)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func (s *Store) insertStepRun(ctx context.Context, tx *sql.Tx, seq int64, r engine.StepRecord) error {
+func (s *Store) insertStepRun(ctx context.Context, tx *tx, seq int64, r engine.StepRecord) error {
 	var output any
 	if len(r.Output) > 0 {
 		output = string(r.Output)
@@ -422,7 +424,7 @@ func (s *Store) insertStepRun(ctx context.Context, tx *sql.Tx, seq int64, r engi
 
 // insertGateChecks records a gate visit's checks under the seq of its
 // step record.
-func insertGateChecks(ctx context.Context, tx *sql.Tx, runID string, seq int64, checks []engine.GateCheck) error {
+func insertGateChecks(ctx context.Context, tx *tx, runID string, seq int64, checks []engine.GateCheck) error {
 	for n, c := range checks {
 		var result any
 		if len(c.Result) > 0 && string(c.Result) != "null" {
@@ -465,7 +467,7 @@ func (s *Store) GateChecks(ctx context.Context, runID string) ([]engine.GateChec
 	return out, rows.Err()
 }
 
-func insertCheckpoint(ctx context.Context, tx *sql.Tx, cp engine.Checkpoint) error {
+func insertCheckpoint(ctx context.Context, tx *tx, cp engine.Checkpoint) error {
 	payload, err := json.Marshal(cp.Payload)
 	if err != nil {
 		return fmt.Errorf("store: encode checkpoint payload: %w", err)
@@ -496,11 +498,11 @@ type paperLister interface {
 
 // insertRunPapers records that run showed the papers ids, keeping the
 // iteration each was first shown in.
-func insertRunPapers(ctx context.Context, tx *sql.Tx, runID string, iteration int, ids []string) error {
+func insertRunPapers(ctx context.Context, tx *tx, runID string, iteration int, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO run_papers (paper_id, run_id, iteration) VALUES (?, ?, ?)`)
+	st, err := tx.PrepareContext(ctx, `INSERT INTO run_papers (paper_id, run_id, iteration) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`)
 	if err != nil {
 		return fmt.Errorf("store: record run papers: %w", err)
 	}
@@ -522,7 +524,7 @@ func insertRunPapers(ctx context.Context, tx *sql.Tx, runID string, iteration in
 		return err
 	}
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM run_papers WHERE run_id = ? AND paper_id IN (SELECT value FROM json_each(?))`,
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM run_papers WHERE run_id = ? AND paper_id IN `+tx.d.jsonTexts("?"),
 		runID, string(list)).Scan(&n); err != nil {
 		return fmt.Errorf("store: read back run papers: %w", err)
 	}
@@ -532,7 +534,7 @@ func insertRunPapers(ctx context.Context, tx *sql.Tx, runID string, iteration in
 	return nil
 }
 
-func insertDecision(ctx context.Context, tx *sql.Tx, runID string, d engine.DecisionRecord) error {
+func insertDecision(ctx context.Context, tx *tx, runID string, d engine.DecisionRecord) error {
 	var revised any
 	if len(d.RevisedData) > 0 {
 		revised = string(d.RevisedData)
@@ -706,7 +708,7 @@ func (s *Store) Decide(ctx context.Context, runID string, d engine.DecisionRecor
 // decideTx records d on the pending checkpoint cp, puts the run back to
 // running and queues its advance (Decide, and the vote that resolves a
 // gate).
-func (s *Store) decideTx(ctx context.Context, tx *sql.Tx, runID string, cp engine.Checkpoint, d engine.DecisionRecord) error {
+func (s *Store) decideTx(ctx context.Context, tx *tx, runID string, cp engine.Checkpoint, d engine.DecisionRecord) error {
 	if err := insertDecision(ctx, tx, runID, d); err != nil {
 		return err
 	}
@@ -756,10 +758,12 @@ func (s *Store) ResumableRuns(ctx context.Context) ([]string, error) {
 // txWritten reads a run's state as a commit's transaction holds it, for
 // the step's read-back postconditions (engine.ReadBack).
 type txWritten struct {
-	tx    *sql.Tx
+	tx    *tx
 	runID string
 }
 
+// State reads one key of the state. SQLite-only: state -> '$."key"'.
+// PostgreSQL: CAST(state AS jsonb) -> key, with the key as parameter.
 func (w txWritten) State(ctx context.Context, key string) (json.RawMessage, bool, error) {
 	var raw sql.NullString
 	if err := w.tx.QueryRowContext(ctx, `SELECT state -> ? FROM runs WHERE id = ?`, `$."`+key+`"`, w.runID).Scan(&raw); err != nil {

@@ -19,7 +19,7 @@ func TestRunStampReadsIndexesOnly(t *testing.T) {
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
-	rows, err := s.read.QueryContext(ctx, `EXPLAIN QUERY PLAN `+runStampSQL, "r1")
+	rows, err := s.read.QueryContext(ctx, `EXPLAIN QUERY PLAN `+runStampSQL(s.read.d), "r1")
 	require.NoError(t, err)
 	defer rows.Close()
 	var plan []string

@@ -35,7 +35,7 @@ func (s *Store) SelectPapers(ctx context.Context, project, by string, ids []stri
 			return added, fmt.Errorf("store: select papers: %w", err)
 		}
 		res, err := s.write.ExecContext(ctx, `INSERT INTO project_papers (project_id, paper_id, added_by, added_at)
-			SELECT ?1, p.id, ?2, ?3 FROM papers p WHERE p.id IN (SELECT value FROM json_each(?4))
+			SELECT ?1, p.id, ?2, ?3 FROM papers p WHERE p.id IN `+s.write.d.jsonTexts("?4")+`
 			AND EXISTS (SELECT 1 FROM projects WHERE id = ?1)
 			ON CONFLICT (project_id, paper_id) DO NOTHING`, project, by, formatTime(s.Now()), string(list))
 		if err != nil {
@@ -59,7 +59,7 @@ func (s *Store) UnselectPapers(ctx context.Context, project string, ids []string
 	if err != nil {
 		return 0, fmt.Errorf("store: unselect papers: %w", err)
 	}
-	res, err := s.write.ExecContext(ctx, `DELETE FROM project_papers WHERE project_id = ? AND paper_id IN (SELECT value FROM json_each(?))`, project, string(list))
+	res, err := s.write.ExecContext(ctx, `DELETE FROM project_papers WHERE project_id = ? AND paper_id IN `+s.write.d.jsonTexts("?"), project, string(list))
 	if err != nil {
 		return 0, fmt.Errorf("store: unselect papers: %w", err)
 	}
@@ -167,7 +167,7 @@ func (s *Store) SelectMatching(ctx context.Context, project, by, text string, ma
 	if err != nil {
 		return 0, total, fmt.Errorf("store: select matching: %w", err)
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT id FROM papers WHERE docid IN (SELECT value FROM json_each(?))`, string(list))
+	rows, err := s.read.QueryContext(ctx, `SELECT id FROM papers WHERE docid IN `+s.read.d.jsonInts("?"), string(list))
 	if err != nil {
 		return 0, total, fmt.Errorf("store: select matching: %w", err)
 	}

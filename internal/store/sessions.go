@@ -123,7 +123,7 @@ func (s *Store) DeleteSessions(ctx context.Context, accountID string) (int, erro
 	return n, nil
 }
 
-func deleteSessionsTx(ctx context.Context, tx *sql.Tx, accountID string) (int, error) {
+func deleteSessionsTx(ctx context.Context, tx *tx, accountID string) (int, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE account_id = ?`, accountID)
 	if err != nil {
 		return 0, fmt.Errorf("store: delete sessions: %w", err)
@@ -176,7 +176,7 @@ func (s *Store) LoginFailures(ctx context.Context, keys []string, since time.Tim
 	// after "…00.5Z"), so SQL bounds the scan a second early and the exact
 	// comparison is made on parsed times.
 	rows, err := s.read.QueryContext(ctx, `SELECT key, at FROM login_failures
-		WHERE key IN (SELECT value FROM json_each(?)) AND at >= ? ORDER BY key, at`,
+		WHERE key IN `+s.read.d.jsonTexts("?")+` AND at >= ? ORDER BY key, at`,
 		string(list), formatTime(since.Add(-time.Second).Truncate(time.Second)))
 	if err != nil {
 		return nil, fmt.Errorf("store: login failures: %w", err)

@@ -148,9 +148,10 @@ func (s *Store) wakeQueued(jobs []int64, try int) {
 		// A snoozed job is scheduled for later: it becomes available now
 		// (River fetches available jobs whose scheduled_at has passed).
 		var state string
+		// The wall clock, not s.Now: River fetches by its own clock.
 		err := s.write.QueryRowContext(ctx, `UPDATE river_job SET state = CASE state WHEN 'scheduled' THEN 'available' ELSE state END,
-			scheduled_at = CASE state WHEN 'scheduled' THEN datetime('now', 'subsec') ELSE scheduled_at END
-			WHERE id = ? RETURNING state`, job).Scan(&state)
+			scheduled_at = CASE state WHEN 'scheduled' THEN ? ELSE scheduled_at END
+			WHERE id = ? RETURNING state`, s.write.d.riverTime(time.Now()), job).Scan(&state)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:

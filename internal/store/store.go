@@ -34,10 +34,11 @@ import (
 // shares (SQLite allows one writer; a single pooled connection turns lock
 // contention into an in-process queue), and a pool of readers.
 type Store struct {
-	path  string
-	write *sql.DB
-	read  *sql.DB
-	// queue is River's pool: write, shared.
+	path string
+	// write and read rebind queries for their dialect (dialect.go).
+	write *db
+	read  *db
+	// queue is River's pool: write's, shared.
 	queue *sql.DB
 	// jobs inserts River jobs, inside our transactions when atomicity matters.
 	jobs   *river.Client[*sql.Tx]
@@ -206,17 +207,17 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.mergeRows = min(s.mergeRows, opts.MergeRows)
 	}
 	var err error
-	open := func(readOnly bool, conns int) (*sql.DB, error) {
+	open := func(readOnly bool, conns int) (*db, error) {
 		base, err := sqlite.NewConnector(dsn(path, readOnly, opts.Synchronous, opts.BusyTimeout))
 		if err != nil {
 			return nil, err
 		}
-		db := sql.OpenDB(guardedConnector{base, &s.guard})
-		db.SetMaxOpenConns(conns)
-		db.SetMaxIdleConns(conns)
-		db.SetConnMaxLifetime(0)
-		db.SetConnMaxIdleTime(0)
-		return db, nil
+		pool := sql.OpenDB(guardedConnector{base, &s.guard})
+		pool.SetMaxOpenConns(conns)
+		pool.SetMaxIdleConns(conns)
+		pool.SetConnMaxLifetime(0)
+		pool.SetConnMaxIdleTime(0)
+		return &db{DB: pool, d: sqliteDialect()}, nil
 	}
 	if s.write, err = open(false, 1); err != nil {
 		return nil, fmt.Errorf("store: open writer: %w", err)
@@ -249,12 +250,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.write.Close()
 		return nil, err
 	}
-	if err := capSize(ctx, s.write, opts.MaxBytes); err != nil {
+	if err := capSize(ctx, s.write.DB, opts.MaxBytes); err != nil {
 		s.write.Close()
 		return nil, err
 	}
 	// From here on no DROP, ALTER or unbounded DELETE runs (guard.go).
-	if err := s.guard.arm(ctx, s.write); err != nil {
+	if err := s.guard.arm(ctx, s.write.DB); err != nil {
 		s.write.Close()
 		return nil, err
 	}
@@ -276,14 +277,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	// A database opened with only older migrations (tests of upgrades)
 	// has no paper_marks: RunStamp then asks unprepared, and fails there.
-	s.stmts.runStamp, _ = s.read.PrepareContext(ctx, runStampSQL)
+	s.stmts.runStamp, _ = s.read.PrepareContext(ctx, runStampSQL(s.read.d))
 	// River writes through the store's own single connection: two writer
 	// connections in one process contend inside SQLite, whose busy handler
 	// sleeps 1, 2, 5, 10 … ms between tries, so a job fetch that met a
 	// step's commit waited for it. One connection queues them in
 	// database/sql, handed over at once. So nothing may wait on River (a
 	// non-Tx insert, Wake) while it holds a write transaction.
-	s.queue = s.write
+	s.queue = s.write.DB
 	if s.jobs, err = river.NewClient(localDriver{riversqlite.New(s.queue)}, &river.Config{Logger: quietLogger(opts.Logger)}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: river client: %w", err)
@@ -373,7 +374,7 @@ func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
 // migrate applies pending goose migrations (after an online backup when the
 // database already has a schema) and River's own migrations.
 func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
-	p, err := goose.NewProvider(goose.DialectSQLite3, s.write, fsys)
+	p, err := goose.NewProvider(goose.DialectSQLite3, s.write.DB, fsys)
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
@@ -387,7 +388,7 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 	}
 	var backup Backup
 	if pending && current > 0 {
-		if backup, err = s.snapshot(ctx, s.write, BackupMigration, "", current); err != nil {
+		if backup, err = s.snapshot(ctx, s.write.DB, BackupMigration, "", current); err != nil {
 			return err
 		}
 	}
@@ -405,7 +406,7 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 		}
 		s.log.Info("store: backed up database before migrating", "backup", backup.Path, "from_version", current)
 	}
-	m, err := rivermigrate.New(riversqlite.New(s.write), nil)
+	m, err := rivermigrate.New(riversqlite.New(s.write.DB), nil)
 	if err != nil {
 		return fmt.Errorf("store: river migrations: %w", err)
 	}
@@ -462,9 +463,9 @@ func (s *Store) Close() error {
 			st.Close()
 		}
 	}
-	for _, db := range []*sql.DB{s.read, s.write} {
-		if db != nil {
-			errs = append(errs, db.Close())
+	for _, h := range []*db{s.read, s.write} {
+		if h != nil {
+			errs = append(errs, h.Close())
 		}
 	}
 	return errors.Join(errs...)

@@ -29,7 +29,7 @@ func (s *Store) TriggerDue(ctx context.Context, t engine.Trigger, first time.Tim
 	due := formatTime(first)
 	if _, err := s.write.ExecContext(ctx, `INSERT INTO workflow_triggers (workflow, name, kind, spec, next_due) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (workflow, name) DO UPDATE SET kind = excluded.kind, spec = excluded.spec, next_due = excluded.next_due
-		WHERE workflow_triggers.spec IS NOT excluded.spec OR workflow_triggers.next_due IS NULL`,
+		WHERE workflow_triggers.spec IS DISTINCT FROM excluded.spec OR workflow_triggers.next_due IS NULL`,
 		t.Workflow, t.Name, string(t.Kind), t.Schedule, due); err != nil {
 		return time.Time{}, fmt.Errorf("store: trigger %s/%s: %w", t.Workflow, t.Name, err)
 	}
@@ -86,7 +86,7 @@ func (s *Store) RecordFiring(ctx context.Context, f engine.Firing, run *engine.R
 	return nil
 }
 
-func (s *Store) fireTx(ctx context.Context, tx *sql.Tx, f engine.Firing, run *engine.Run) error {
+func (s *Store) fireTx(ctx context.Context, tx *tx, f engine.Firing, run *engine.Run) error {
 	if run != nil {
 		if err := s.createRunTx(ctx, tx, *run); err != nil {
 			return err

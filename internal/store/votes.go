@@ -84,7 +84,7 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-func insertVote(ctx context.Context, tx *sql.Tx, v engine.Vote) error {
+func insertVote(ctx context.Context, tx *tx, v engine.Vote) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO gate_votes (run_id, checkpoint_id, voter, option, input, note, voted_at, late)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, v.RunID, v.CheckpointID, v.Voter, v.Option, v.Input, v.Note, formatTime(v.VotedAt), v.Late)
 	if err != nil {

@@ -16,14 +16,19 @@ const probeBytes = 64 << 10
 // transactions. A full disk (or the MaxBytes cap) makes it fail with an
 // error StorageFull recognises.
 func (s *Store) Writable(ctx context.Context) error {
-	if _, err := s.write.ExecContext(ctx, `INSERT INTO write_probe (id, pad) VALUES (1, zeroblob(?))
-		ON CONFLICT (id) DO UPDATE SET pad = excluded.pad`, probeBytes); err != nil {
+	if _, err := s.write.ExecContext(ctx, writeProbeSQL(s.write.d), probeBytes); err != nil {
 		return fmt.Errorf("store: write probe: %w", err)
 	}
 	if _, err := s.write.ExecContext(ctx, `DELETE FROM write_probe WHERE id = 1`); err != nil {
 		return fmt.Errorf("store: write probe: %w", err)
 	}
 	return nil
+}
+
+// writeProbeSQL writes the probe's row, of as many bytes as the parameter.
+func writeProbeSQL(d dialect) string {
+	return `INSERT INTO write_probe (id, pad) VALUES (1, ` + d.zeroBlob("?") + `)
+		ON CONFLICT (id) DO UPDATE SET pad = excluded.pad`
 }
 
 // waitWritable waits until Writable succeeds, trying after 250 ms and then
