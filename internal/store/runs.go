@@ -84,7 +84,7 @@ func insertRun(ctx context.Context, tx *tx, r engine.Run) error {
 	}
 	_, err = tx.ExecContext(ctx, q, args...)
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if strings.Contains(err.Error(), "UNIQUE") || pgCode(err) == pgUniqueViolation {
 			return fault.Errorf(fault.EConflict, "run %s exists already", r.ID)
 		}
 		return fmt.Errorf("store: insert run: %w", err)
@@ -543,7 +543,7 @@ func insertDecision(ctx context.Context, tx *tx, runID string, d engine.Decision
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		d.CheckpointID, runID, string(d.Action), revised, d.Note, d.DecidedBy, formatTime(d.DecidedAt))
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if strings.Contains(err.Error(), "UNIQUE") || pgCode(err) == pgUniqueViolation {
 			return fault.Errorf(fault.EConflict, "checkpoint %s was already decided", d.CheckpointID)
 		}
 		return fmt.Errorf("store: insert decision: %w", err)
