@@ -21,7 +21,7 @@ func TestAccountsMigrationDown(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "q.db")
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	require.NoError(t, st.CreateRun(ctx, engine.Run{ID: "r1", Workflow: "search", Status: engine.StatusPending, Iteration: 1,

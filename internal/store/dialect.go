@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,31 +135,73 @@ func rebindDollar(query string) string {
 type db struct {
 	*sql.DB
 	d dialect
+	// writer marks the write pool: on PostgreSQL its transactions take
+	// writeLockKey first (BeginTx).
+	writer bool
 }
 
 func (h *db) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return h.DB.ExecContext(ctx, h.d.rebind(query), args...)
+	return h.DB.ExecContext(ctx, h.d.rebind(query), h.d.args(args)...)
 }
 
 func (h *db) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return h.DB.QueryContext(ctx, h.d.rebind(query), args...)
+	return h.DB.QueryContext(ctx, h.d.rebind(query), h.d.args(args)...)
 }
 
 func (h *db) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return h.DB.QueryRowContext(ctx, h.d.rebind(query), args...)
+	return h.DB.QueryRowContext(ctx, h.d.rebind(query), h.d.args(args)...)
 }
 
 func (h *db) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
 	return h.DB.PrepareContext(ctx, h.d.rebind(query))
 }
 
-// BeginTx starts a transaction that speaks the pool's dialect.
+// BeginTx starts a transaction that speaks the pool's dialect. On
+// PostgreSQL a write transaction first takes writeLockKey (SQLite's one
+// writer, see there), and a read transaction is REPEATABLE READ, so that
+// its statements see one snapshot as a SQLite read transaction does.
 func (h *db) BeginTx(ctx context.Context, opts *sql.TxOptions) (*tx, error) {
+	if h.d.kind == dialectPostgres && !h.writer && opts == nil {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
 	t, err := h.DB.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	if h.d.kind == dialectPostgres && h.writer {
+		if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLockKey); err != nil {
+			_ = t.Rollback()
+			return nil, err
+		}
+	}
 	return &tx{Tx: t, d: h.d}, nil
+}
+
+// args adapts query arguments to the dialect: the schema keeps 0/1 flags
+// as integers (BIGINT on PostgreSQL), which SQLite's driver binds a Go
+// bool into and pgx refuses to, so on PostgreSQL a bool becomes 0 or 1.
+func (d dialect) args(args []any) []any {
+	if d.kind != dialectPostgres {
+		return args
+	}
+	var out []any
+	for i, a := range args {
+		b, ok := a.(bool)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(args)
+		}
+		out[i] = int64(0)
+		if b {
+			out[i] = int64(1)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }
 
 // tx is a transaction that speaks its pool's dialect (see db). The
@@ -170,15 +213,15 @@ type tx struct {
 }
 
 func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.Tx.ExecContext(ctx, t.d.rebind(query), args...)
+	return t.Tx.ExecContext(ctx, t.d.rebind(query), t.d.args(args)...)
 }
 
 func (t *tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.Tx.QueryContext(ctx, t.d.rebind(query), args...)
+	return t.Tx.QueryContext(ctx, t.d.rebind(query), t.d.args(args)...)
 }
 
 func (t *tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.Tx.QueryRowContext(ctx, t.d.rebind(query), args...)
+	return t.Tx.QueryRowContext(ctx, t.d.rebind(query), t.d.args(args)...)
 }
 
 func (t *tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {

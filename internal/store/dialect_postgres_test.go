@@ -36,7 +36,7 @@ func openPostgres(t *testing.T) *db {
 	require.NoError(t, err)
 	_, err = p.Up(t.Context())
 	require.NoError(t, err)
-	return &db{DB: raw, d: postgresDialect()}
+	return &db{DB: raw, d: postgresDialect(), writer: true}
 }
 
 // TestPostgresDialectSmoke runs store statements that are meant to be

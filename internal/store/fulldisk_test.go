@@ -40,7 +40,7 @@ func TestImportOnAFullDiskClearsItsStage(t *testing.T) {
 	dir := smallDisk(t, 24)
 	ctx := context.Background()
 	path := filepath.Join(dir, "lib.db")
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "NORMAL", ImportReserve: 4 << 20})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "NORMAL", ImportReserve: 4 << 20})
 	require.NoError(t, err)
 	defer st.Close()
 

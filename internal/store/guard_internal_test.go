@@ -22,7 +22,7 @@ import (
 func TestGuardRefusesDestructiveStatements(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.write.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES ('a', 'x'), ('b', 'y')`)
@@ -95,7 +95,7 @@ func TestGuardRefusesDestructiveStatements(t *testing.T) {
 func TestGuardAllowsCascades(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.write.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, state, created_at, updated_at) VALUES ('r1', 'w', 'running', '{}', 'now', 'now')`)
@@ -109,7 +109,7 @@ func TestGuardAllowsCascades(t *testing.T) {
 func TestGuardLetsAVettedDeleteRecompile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.write.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES ('a', 'x'), ('b', 'y')`)
@@ -126,7 +126,7 @@ func TestGuardLetsAVettedDeleteRecompile(t *testing.T) {
 func TestGuardLetsRiverMaintain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	ex := riversqlite.New(s.write.DB).GetExecutor()
@@ -155,7 +155,7 @@ func TestGuardLetsMigrationsThrough(t *testing.T) {
 		"00002_reshape.sql": {Data: []byte("-- +goose Up\nCREATE TABLE t (x);\nDELETE FROM t;\nDROP TABLE t;\nALTER TABLE settings ADD COLUMN note TEXT;\n" +
 			"-- +goose Down\nALTER TABLE settings DROP COLUMN note;\n")},
 	}
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{Migrations: fsys})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{Migrations: fsys})
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.write.ExecContext(ctx, `ALTER TABLE settings DROP COLUMN note`)

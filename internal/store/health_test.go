@@ -32,7 +32,7 @@ func failed(checks []store.Check) map[string]string {
 func openStore(t *testing.T) (*store.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "q.db")
-	st, err := store.Open(context.Background(), path, store.Options{})
+	st, err := store.OpenForTest(t, context.Background(), path, store.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st, path

@@ -25,7 +25,7 @@ func TestHelperHoldsTheDatabase(t *testing.T) {
 	if path == "" {
 		t.Skip("run as a helper process only")
 	}
-	st, err := store.Open(context.Background(), path, store.Options{})
+	st, err := store.OpenForTest(t, context.Background(), path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestRestoreRefusesADatabaseOpenElsewhere(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "q.db")
-	st, err := store.Open(ctx, db, store.Options{})
+	st, err := store.OpenForTest(t, ctx, db, store.Options{})
 	require.NoError(t, err)
 	b, err := st.Backup(ctx, store.BackupManual, "")
 	require.NoError(t, err)

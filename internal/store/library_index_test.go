@@ -27,7 +27,7 @@ func TestIndexFollowsAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{a.Paper.ID}, search(t, server, `"quokka"`))
 
-	other, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	other, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer other.Close()
 	c := paper("Quokka diet", "", 2021, "10.6/c")
@@ -131,7 +131,7 @@ func TestOpenIndexesCompoundsOfAnOlderLibrary(t *testing.T) {
 		require.NoError(t, err)
 		old[name] = &fstest.MapFile{Data: data}
 	}
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF", Migrations: old})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF", Migrations: old})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 	raw, err := store.OpenRaw(path, "OFF")
@@ -142,7 +142,7 @@ func TestOpenIndexesCompoundsOfAnOlderLibrary(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 
-	st, err = store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	st, err = store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer st.Close()
 	require.Equal(t, []string{"p1"}, search(t, st, `"pretraining"`))

@@ -83,7 +83,7 @@ func (s *Store) StagePapers(ctx context.Context, stage string, papers []ImportPa
 // backupBeforeStage backs the database up when papers are the first a
 // stage holds (see StagePapers); an in-memory database has no file to copy.
 func (s *Store) backupBeforeStage(ctx context.Context, stage string, papers []ImportPaper) error {
-	if len(papers) == 0 || s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
+	if len(papers) == 0 || s.postgres() || s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
 		return nil
 	}
 	var started bool
@@ -229,7 +229,7 @@ func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, er
 // the database has less than the import reserve free (see
 // Options.ImportReserve).
 func (s *Store) checkReserve() error {
-	if s.importReserve < 0 {
+	if s.importReserve < 0 || s.postgres() {
 		return nil
 	}
 	free := diskFree(filepath.Dir(s.path))
@@ -353,6 +353,9 @@ func (s *Store) DropStaged(ctx context.Context, stage string) error {
 // RESTART or TRUNCATE, see SQLite's wal_checkpoint); best effort, since a
 // reader in another process can keep it from completing, which is harmless.
 func (s *Store) checkpoint(ctx context.Context, mode string) {
+	if s.postgres() {
+		return // PostgreSQL checkpoints its WAL itself
+	}
 	if _, err := s.write.ExecContext(ctx, `PRAGMA wal_checkpoint(`+mode+`)`); err != nil {
 		s.log.Warn("store: checkpoint the write-ahead log", "mode", mode, "err", err)
 	}

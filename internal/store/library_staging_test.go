@@ -72,7 +72,7 @@ func TestInterruptedImportLeavesNothing(t *testing.T) {
 func TestAbandonedStagingIsClearedOnOpen(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lib.db")
-	st, err := store.Open(context.Background(), path, store.Options{Synchronous: "OFF"})
+	st, err := store.OpenForTest(t, context.Background(), path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 	raw, err := store.OpenRaw(path, "OFF")
@@ -85,7 +85,7 @@ func TestAbandonedStagingIsClearedOnOpen(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 
-	st, err = store.Open(context.Background(), path, store.Options{Synchronous: "OFF"})
+	st, err = store.OpenForTest(t, context.Background(), path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 	raw, err = store.OpenRaw(path, "OFF")

@@ -29,7 +29,7 @@ func (s shown) PaperIDs() []string                  { return s.IDs }
 func TestRunPapersReadBackRollsTheCommitBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	now := time.Now().UTC()

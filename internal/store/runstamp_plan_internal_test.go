@@ -16,7 +16,7 @@ import (
 func TestRunStampReadsIndexesOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	rows, err := s.read.QueryContext(ctx, `EXPLAIN QUERY PLAN `+runStampSQL(s.read.d), "r1")

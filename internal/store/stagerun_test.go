@@ -63,7 +63,7 @@ func TestStepRunsKeepTheirStageStatus(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "q.db")
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer st.Close()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -103,7 +103,7 @@ func TestStageStatusMigrationDerivesOldRecords(t *testing.T) {
 		require.NoError(t, err)
 		old[name] = &fstest.MapFile{Data: data}
 	}
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF", Migrations: old})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF", Migrations: old})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 	raw, err := store.OpenRaw(path, "OFF")
@@ -123,7 +123,7 @@ func TestStageStatusMigrationDerivesOldRecords(t *testing.T) {
 	}
 	require.NoError(t, raw.Close())
 
-	st, err = store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	st, err = store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer st.Close()
 	got, max := statuses(t, path, "r1")
