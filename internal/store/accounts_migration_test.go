@@ -28,7 +28,7 @@ func TestAccountsMigrationDown(t *testing.T) {
 		CreatedAt: at, UpdatedAt: at, Project: "p1"}))
 	require.NoError(t, st.Close())
 
-	db, err := store.OpenRaw(path, "OFF")
+	db, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	defer db.Close()
 	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS)

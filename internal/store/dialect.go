@@ -28,6 +28,9 @@ type dialect struct {
 	// hundred distinct queries, each many times, so scanning each once is
 	// enough. nil for SQLite.
 	rebound *sync.Map
+	// inputIsValid is PostgreSQL 16's pg_input_is_valid, which jsonValid
+	// uses where the server has it.
+	inputIsValid bool
 }
 
 func sqliteDialect() dialect { return dialect{kind: dialectSQLite} }
@@ -309,4 +312,106 @@ func (h *db) hasColumn(ctx context.Context, table, column string) (bool, error) 
 	var n int
 	err := h.QueryRowContext(ctx, q, table, column).Scan(&n)
 	return n > 0, err
+}
+
+// jsonValid is an expression true when the text expr is valid JSON.
+// PostgreSQL before 16 has no test that cannot fail (pg_input_is_valid):
+// there it checks that expr starts as an object or array does, and a
+// malformed one fails the statement that casts it. The store's JSON
+// columns are written from Go's encoding/json, so that stays theoretical.
+func (d dialect) jsonValid(expr string) string {
+	if d.kind == dialectPostgres {
+		if d.inputIsValid {
+			return "pg_input_is_valid(" + expr + ", 'jsonb')"
+		}
+		return "(left(ltrim(" + expr + "), 1) IN ('{', '['))"
+	}
+	return "json_valid(" + expr + ")"
+}
+
+// jsonKey is what jsonField's key parameter binds for the top-level key
+// name: a JSON path for SQLite's json_extract, the name itself for
+// PostgreSQL's ->>.
+func (d dialect) jsonKey(name string) string {
+	if d.kind == dialectPostgres {
+		return name
+	}
+	return `$."` + name + `"`
+}
+
+// jsonField is the value of the top-level key bound at param (jsonKey) in
+// the JSON text expr, NULL when absent. SQLite's json_extract gives a
+// number for a number (1 for true); PostgreSQL's ->> gives text.
+func (d dialect) jsonField(expr, param string) string {
+	if d.kind == dialectPostgres {
+		return "(CAST(" + expr + " AS jsonb) ->> CAST(" + param + " AS text))"
+	}
+	return "json_extract(" + expr + ", " + param + ")"
+}
+
+// jsonFieldJSON is jsonField as JSON text (SQLite's ->), so a string
+// keeps its quotes.
+func (d dialect) jsonFieldJSON(expr, param string) string {
+	if d.kind == dialectPostgres {
+		return "CAST(CAST(" + expr + " AS jsonb) -> CAST(" + param + " AS text) AS text)"
+	}
+	return "(" + expr + " -> " + param + ")"
+}
+
+// jsonPatch is the JSON text of the object target merged with the object
+// patch (both expressions valid JSON text), as RFC 7396 does: a key of
+// patch replaces target's, and a null removes it. SQLite's json_patch
+// merges nested objects too; PostgreSQL's form merges the top level only,
+// which is as deep as papers.extra goes (a flat object of a corpus's own
+// fields). A patch that is not an object replaces target, as in RFC 7396.
+func (d dialect) jsonPatch(target, patch string) string {
+	if d.kind == dialectPostgres {
+		return "CAST(" + d.jsonPatchJSONB(target, patch) + " AS text)"
+	}
+	return "json_patch(" + target + ", " + patch + ")"
+}
+
+// jsonPatchJSONB is PostgreSQL's jsonPatch as jsonb.
+func (d dialect) jsonPatchJSONB(target, patch string) string {
+	t, p := "CAST("+target+" AS jsonb)", "CAST("+patch+" AS jsonb)"
+	return "(CASE WHEN jsonb_typeof(" + p + ") <> 'object' THEN " + p +
+		" WHEN jsonb_typeof(" + t + ") <> 'object' THEN jsonb_strip_nulls(" + p + ")" +
+		" ELSE (" + t + " || " + p + ") - COALESCE((SELECT array_agg(k.key) FROM jsonb_each(" + p + ") k WHERE jsonb_typeof(k.value) = 'null'), '{}') END)"
+}
+
+// jsonChanged is true when patching the JSON text target with patch
+// changes it (both valid JSON), compared as JSON values.
+func (d dialect) jsonChanged(target, patch string) string {
+	if d.kind == dialectPostgres {
+		return d.jsonPatchJSONB(target, patch) + " IS DISTINCT FROM CAST(" + target + " AS jsonb)"
+	}
+	return "json_patch(" + target + ", " + patch + ") IS DISTINCT FROM json(" + target + ")"
+}
+
+// like is the operator that matches a LIKE pattern folding ASCII case, as
+// SQLite's LIKE does (PostgreSQL's LIKE does not fold).
+func (d dialect) like() string {
+	if d.kind == dialectPostgres {
+		return "ILIKE"
+	}
+	return "LIKE"
+}
+
+// byteLength is the length in bytes of the text expr (SQLite's length()
+// counts characters of text).
+func (d dialect) byteLength(expr string) string {
+	if d.kind == dialectPostgres {
+		return "octet_length(" + expr + ")"
+	}
+	return "length(CAST(" + expr + " AS BLOB))"
+}
+
+// textParam is the parameter param as text of the schema's collation,
+// where it stands as a column would (a recursive CTE's anchor row, whose
+// column must have one collation on PostgreSQL).
+func (d dialect) textParam(param string) string {
+	if d.kind == dialectPostgres {
+		return `CAST(` + param + ` AS text) COLLATE "C"`
+	}
+	return param
 }

@@ -20,6 +20,7 @@ import (
 // connections once it is open, and lets bounded deletes, cascades and the
 // full-text index's own upkeep through.
 func TestGuardRefusesDestructiveStatements(t *testing.T) {
+	SkipOnPostgres(t, "the guard is SQLite's authorizer")
 	t.Parallel()
 	ctx := context.Background()
 	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
@@ -93,6 +94,7 @@ func TestGuardRefusesDestructiveStatements(t *testing.T) {
 
 // A cascade from a bounded delete is the schema's own and runs.
 func TestGuardAllowsCascades(t *testing.T) {
+	SkipOnPostgres(t, "the guard is SQLite's authorizer")
 	t.Parallel()
 	ctx := context.Background()
 	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
@@ -107,6 +109,7 @@ func TestGuardAllowsCascades(t *testing.T) {
 // SQLite compiles a statement again when a bound value could change its
 // plan (here LIMIT ?2); the vetted delete's second compile runs.
 func TestGuardLetsAVettedDeleteRecompile(t *testing.T) {
+	SkipOnPostgres(t, "the guard is SQLite's authorizer")
 	t.Parallel()
 	ctx := context.Background()
 	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
@@ -124,6 +127,7 @@ func TestGuardLetsAVettedDeleteRecompile(t *testing.T) {
 // River's maintenance deletes (the job cleaner, leader and queue expiry,
 // deleting a job) are bounded and pass the guard.
 func TestGuardLetsRiverMaintain(t *testing.T) {
+	SkipOnPostgres(t, "the guard is SQLite's authorizer")
 	t.Parallel()
 	ctx := context.Background()
 	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
@@ -146,6 +150,7 @@ func TestGuardLetsRiverMaintain(t *testing.T) {
 // Migrations run before the guard is armed: they may drop and alter;
 // the same statements after Open are refused.
 func TestGuardLetsMigrationsThrough(t *testing.T) {
+	SkipOnPostgres(t, "the guard is SQLite's authorizer")
 	t.Parallel()
 	ctx := context.Background()
 	first, err := migrations.FS.ReadFile("00001_engine.sql")

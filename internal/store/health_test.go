@@ -66,6 +66,7 @@ func TestReadyChecksWorkers(t *testing.T) {
 // (run the test binary as another user to try it) and a replaced or
 // removed file stands in for an unreadable one.
 func TestReadyFailsWhenTheDatabaseCannotBeRead(t *testing.T) {
+	store.SkipOnPostgres(t, "breaks the database file")
 	t.Parallel()
 	tests := []struct {
 		name    string
@@ -114,7 +115,7 @@ func TestReadyComparesTheMigrationVersion(t *testing.T) {
 	ctx := context.Background()
 	st, path := openStore(t)
 	require.NoError(t, st.StartWorkers(ctx, idle{}, store.QueueOptions{}))
-	raw, err := store.OpenRaw(path, "")
+	raw, err := store.RawForTest(t, path, "")
 	require.NoError(t, err)
 	defer raw.Close()
 	var latest int64

@@ -21,6 +21,7 @@ import (
 // the database named by QUARRY_TEST_HOLD_DB, says so, and keeps it open
 // until its standard input closes.
 func TestHelperHoldsTheDatabase(t *testing.T) {
+	store.SkipOnPostgres(t, "file locks on the database file")
 	path := os.Getenv("QUARRY_TEST_HOLD_DB")
 	if path == "" {
 		t.Skip("run as a helper process only")
@@ -37,6 +38,7 @@ func TestHelperHoldsTheDatabase(t *testing.T) {
 // Restore refuses a database another process has open (a running
 // server), touching nothing; once that process is gone it restores.
 func TestRestoreRefusesADatabaseOpenElsewhere(t *testing.T) {
+	store.SkipOnPostgres(t, "file locks on the database file")
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()

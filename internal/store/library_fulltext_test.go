@@ -42,7 +42,7 @@ func TestIndexFollowsWritesProperty(t *testing.T) {
 			if rng.IntN(2) == 0 { // built before the writes, or at the first search
 				require.NoError(t, st.WarmLibraryIndex(ctx))
 			}
-			raw, err := store.OpenRaw(path, "OFF")
+			raw, err := store.RawForTest(t, path, "OFF")
 			require.NoError(t, err)
 			defer raw.Close()
 			text := func(n int) string {

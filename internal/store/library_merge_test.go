@@ -130,7 +130,7 @@ func TestImportThatFillsTheDiskClearsItsStage(t *testing.T) {
 	require.Contains(t, fault.ErrorMessage(err), "the disk holding the database is full")
 	require.Equal(t, "nothing was imported, the library is as it was", stats.Outcome())
 
-	raw, err := store.OpenRaw(path, "OFF")
+	raw, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	defer raw.Close()
 	var staged int

@@ -37,10 +37,12 @@ func stageSQL(n int) string {
 // (?3, ?4]) into papers in input order, so a later record of the same paper
 // wins, as with upsertPaperSQL row by row. "WHERE" is required: without it
 // SQLite would read ON CONFLICT as a join constraint.
-const mergeStagedSQL = `INSERT INTO papers (` + importColumns + `)
+func mergeStagedSQL(d dialect) string {
+	return `INSERT INTO papers (` + importColumns + `)
 	SELECT id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, ?2, extra, volume, issue, pages, compounds
 	FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4 ORDER BY seq
-	` + paperConflictSQL
+	` + paperConflictSQL(d)
+}
 
 // StagePapers adds one batch of a bulk import to the stage named stage
 // (any name no other running import uses), in its own transaction, so
@@ -273,7 +275,7 @@ func (s *Store) mergeBatch(ctx context.Context, stage string, after int64, rows 
 	defer tx.Rollback()
 	var last sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM (SELECT seq FROM import_staging
-		WHERE import_id = ? AND seq > ? ORDER BY seq LIMIT ?)`, stage, after, rows).Scan(&last); err != nil {
+		WHERE import_id = ? AND seq > ? ORDER BY seq LIMIT ?) batch`, stage, after, rows).Scan(&last); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: next batch: %w", err)
 	}
 	if !last.Valid {
@@ -282,20 +284,22 @@ func (s *Store) mergeBatch(ctx context.Context, stage string, after int64, rows 
 	now := formatTime(s.Now())
 	args := []any{stage, now, after, last.Int64}
 	var staged, fresh, same int
+	// The count binds no time (PostgreSQL cannot type a parameter a
+	// query does not use).
 	if err := tx.QueryRowContext(ctx, `SELECT count(*), (SELECT count(DISTINCT s.id) FROM import_staging s
-		WHERE s.import_id = ?1 AND s.seq > ?3 AND s.seq <= ?4 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id)),
+		WHERE s.import_id = ?1 AND s.seq > ?2 AND s.seq <= ?3 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id)),
 		(SELECT count(*) FROM import_staging n JOIN papers o ON o.id = n.id
-		WHERE n.import_id = ?1 AND n.seq > ?3 AND n.seq <= ?4 AND NOT `+paperChangedSQL+`)
-		FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4`, args...).Scan(&staged, &fresh, &same); err != nil {
+		WHERE n.import_id = ?1 AND n.seq > ?2 AND n.seq <= ?3 AND NOT `+paperChangedSQL(tx.d)+`)
+		FROM import_staging WHERE import_id = ?1 AND seq > ?2 AND seq <= ?3`, stage, after, last.Int64).Scan(&staged, &fresh, &same); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: count staged: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, mergeStagedSQL, args...); err != nil {
+	if _, err := tx.ExecContext(ctx, mergeStagedSQL(tx.d), args...); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: move staged records: %w", err)
 	}
 	if err := fillCompoundsTx(ctx, tx); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4`, args...); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?1 AND seq > ?2 AND seq <= ?3`, stage, after, last.Int64); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: clear merged rows: %w", err)
 	}
 	// The stage's newest row is its heartbeat: Open and the sweep leave a

@@ -52,7 +52,7 @@ func TestInterruptedImportLeavesNothing(t *testing.T) {
 			count, err := st.LibraryCount(bg)
 			require.NoError(t, err)
 			require.Zero(t, count)
-			raw, err := store.OpenRaw(path, "OFF")
+			raw, err := store.RawForTest(t, path, "OFF")
 			require.NoError(t, err)
 			defer raw.Close()
 			var staged int
@@ -75,7 +75,7 @@ func TestAbandonedStagingIsClearedOnOpen(t *testing.T) {
 	st, err := store.OpenForTest(t, context.Background(), path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
-	raw, err := store.OpenRaw(path, "OFF")
+	raw, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	insert := `INSERT INTO import_staging (import_id, seq, staged_at, id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, volume, issue, pages)
 		VALUES (?, 1, ?, 'x', 'X', '[]', 0, '', '', '', '', '', '', '', '', '', '')`
@@ -88,7 +88,7 @@ func TestAbandonedStagingIsClearedOnOpen(t *testing.T) {
 	st, err = store.OpenForTest(t, context.Background(), path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
-	raw, err = store.OpenRaw(path, "OFF")
+	raw, err = store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	defer raw.Close()
 	var ids []string

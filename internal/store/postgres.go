@@ -85,6 +85,12 @@ func (s *Store) openPostgres(ctx context.Context, dsn string, opts Options) (*St
 		s.write.Close()
 		return nil, fmt.Errorf("store: open PostgreSQL: %w", err)
 	}
+	var version int
+	if err := s.write.QueryRowContext(ctx, `SELECT CAST(current_setting('server_version_num') AS integer)`).Scan(&version); err != nil {
+		s.write.Close()
+		return nil, fmt.Errorf("store: PostgreSQL version: %w", err)
+	}
+	s.write.d.inputIsValid = version >= 160000
 	if err := s.migratePostgres(ctx); err != nil {
 		s.write.Close()
 		return nil, err
@@ -104,6 +110,7 @@ func (s *Store) openPostgres(ctx context.Context, dsn string, opts Options) (*St
 		s.Close()
 		return nil, fmt.Errorf("store: open readers: %w", err)
 	}
+	s.read.d.inputIsValid = s.write.d.inputIsValid
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		s.Close()

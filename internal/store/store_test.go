@@ -15,6 +15,7 @@ import (
 )
 
 func TestOpenAppliesMigrationsWithSettings(t *testing.T) {
+	store.SkipOnPostgres(t, "reads the file's journal mode and sqlite_master")
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
 	st, err := store.OpenForTest(t, context.Background(), path, store.Options{})
@@ -109,6 +110,7 @@ func TestConcurrentOpensOfANewDatabaseAllSucceed(t *testing.T) {
 // (a test's temp dir named after a subtest, a folder "runs#2") opens that
 // file, not the path cut at the first "#" or "?".
 func TestOpenPathWithURISyntax(t *testing.T) {
+	store.SkipOnPostgres(t, "a file path with URI syntax")
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "runs#2?x=1%41")
 	require.NoError(t, os.MkdirAll(dir, 0o755))

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,12 @@ func OpenForTest(t testing.TB, ctx context.Context, path string, opts Options) (
 	if !OnPostgres() {
 		return Open(ctx, path, opts)
 	}
+	if opts.Migrations != nil {
+		t.Skip("SQLite only: the test brings its own SQLite migrations")
+	}
+	if opts.MaxBytes > 0 {
+		t.Skip("SQLite only: Options.MaxBytes fills the \"disk\" with max_page_count")
+	}
 	url, err := os.ReadFile(path)
 	if err != nil || !strings.HasPrefix(string(url), "postgres://") {
 		url = []byte(pg.NewDatabase(t))
@@ -46,4 +53,12 @@ func OpenForTest(t testing.TB, ctx context.Context, path string, opts Options) (
 		}
 	}
 	return Open(ctx, string(url), opts)
+}
+
+// RawForTest is OpenRaw for tests that reach under the store into its
+// SQLite file; on PostgreSQL it skips the test.
+func RawForTest(t testing.TB, path, synchronous string) (*sql.DB, error) {
+	t.Helper()
+	SkipOnPostgres(t, "the test opens the database file with a raw SQLite connection")
+	return OpenRaw(path, synchronous)
 }
