@@ -18,6 +18,7 @@ import (
 // 00023 had it (runs keep their rows, without project_id), and applies
 // again.
 func TestAccountsMigrationDown(t *testing.T) {
+	store.SkipOnPostgres(t, "SQLite's migrations down (TestPostgresMigrationsDown checks PostgreSQL's)")
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "q.db")

@@ -37,7 +37,19 @@ func stageSQL(n int) string {
 // (?3, ?4]) into papers in input order, so a later record of the same paper
 // wins, as with upsertPaperSQL row by row. "WHERE" is required: without it
 // SQLite would read ON CONFLICT as a join constraint.
+//
+// PostgreSQL refuses a statement that upserts one row twice, so there it
+// moves the staged rows in rounds: round ?5 takes each paper's ?5-th
+// record in the batch (mergeRounds).
 func mergeStagedSQL(d dialect) string {
+	if d.kind == dialectPostgres {
+		return `INSERT INTO papers (` + importColumns + `)
+	SELECT id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, ?2, extra, volume, issue, pages, compounds
+	FROM (SELECT s.*, row_number() OVER (PARTITION BY id ORDER BY seq) AS occurrence
+		FROM import_staging s WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4) batch
+	WHERE occurrence = ?5 ORDER BY seq
+	` + paperConflictSQL(d)
+	}
 	return `INSERT INTO papers (` + importColumns + `)
 	SELECT id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, ?2, extra, volume, issue, pages, compounds
 	FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4 ORDER BY seq
@@ -293,7 +305,18 @@ func (s *Store) mergeBatch(ctx context.Context, stage string, after int64, rows 
 		FROM import_staging WHERE import_id = ?1 AND seq > ?2 AND seq <= ?3`, stage, after, last.Int64).Scan(&staged, &fresh, &same); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: count staged: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, mergeStagedSQL(tx.d), args...); err != nil {
+	if tx.d.kind == dialectPostgres {
+		var rounds int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(n), 0) FROM (SELECT count(*) AS n FROM import_staging
+			WHERE import_id = ?1 AND seq > ?2 AND seq <= ?3 GROUP BY id) batch`, stage, after, last.Int64).Scan(&rounds); err != nil {
+			return ImportCounts{}, after, fmt.Errorf("store: import: count rounds: %w", err)
+		}
+		for round := 1; round <= rounds; round++ {
+			if _, err := tx.ExecContext(ctx, mergeStagedSQL(tx.d), append(args, round)...); err != nil {
+				return ImportCounts{}, after, fmt.Errorf("store: import: move staged records: %w", err)
+			}
+		}
+	} else if _, err := tx.ExecContext(ctx, mergeStagedSQL(tx.d), args...); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: move staged records: %w", err)
 	}
 	if err := fillCompoundsTx(ctx, tx); err != nil {

@@ -3,10 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // TestStoreEnv selects the database the store's tests open: "postgres"
@@ -56,9 +60,62 @@ func OpenForTest(t testing.TB, ctx context.Context, path string, opts Options) (
 }
 
 // RawForTest is OpenRaw for tests that reach under the store into its
-// SQLite file; on PostgreSQL it skips the test.
+// database: on PostgreSQL a pool on the database standing for path that
+// reads the tests' SQLite-written queries (? placeholders, bools bound as
+// 0/1), as the store's handles do.
 func RawForTest(t testing.TB, path, synchronous string) (*sql.DB, error) {
 	t.Helper()
-	SkipOnPostgres(t, "the test opens the database file with a raw SQLite connection")
-	return OpenRaw(path, synchronous)
+	if !OnPostgres() {
+		return OpenRaw(path, synchronous)
+	}
+	url, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(string(url))
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(rebindConnector{stdlib.GetConnector(*cfg)}), nil
+}
+
+// rebindConnector hands out pgx connections that rebind (rebindConn).
+type rebindConnector struct{ driver.Connector }
+
+func (c rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return rebindConn{Conn: conn.(*stdlib.Conn), d: postgresDialect()}, nil
+}
+
+// rebindConn is a pgx connection whose queries are the dialect's.
+type rebindConn struct {
+	*stdlib.Conn
+	d dialect
+}
+
+func (c rebindConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	return c.Conn.ExecContext(ctx, c.d.rebind(query), boolsAsInts(args))
+}
+
+func (c rebindConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.Conn.QueryContext(ctx, c.d.rebind(query), boolsAsInts(args))
+}
+
+func (c rebindConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.Conn.PrepareContext(ctx, c.d.rebind(query))
+}
+
+func boolsAsInts(args []driver.NamedValue) []driver.NamedValue {
+	for i, a := range args {
+		if b, ok := a.Value.(bool); ok {
+			args[i].Value = int64(0)
+			if b {
+				args[i].Value = int64(1)
+			}
+		}
+	}
+	return args
 }
