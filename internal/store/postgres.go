@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx", database/sql's PostgreSQL driver
@@ -42,11 +43,16 @@ const writeLockKey int64 = 0x717561727279
 
 // Pool sizes on PostgreSQL. Writes are serialised by writeLockKey, but
 // River's fetches and completions share the write pool, and a write
-// transaction waiting for the lock holds a connection.
+// transaction waiting for the lock holds a connection. Few connections
+// stay idle: a server's connection limit is shared by every replica (and
+// a test binary's stores), and an idle PostgreSQL connection costs a
+// backend process.
 const (
-	pgWriteConns    = 16
-	pgReadConns     = 8
-	pgListenerConns = 4
+	pgWriteConns    = 10
+	pgReadConns     = 4
+	pgIdleConns     = 2
+	pgListenerConns = 2
+	pgIdleTime      = time.Minute
 )
 
 // postgres reports whether the store is on PostgreSQL.
@@ -74,7 +80,8 @@ func (s *Store) openPostgres(ctx context.Context, dsn string, opts Options) (*St
 			return nil, err
 		}
 		pool.SetMaxOpenConns(conns)
-		pool.SetMaxIdleConns(conns)
+		pool.SetMaxIdleConns(pgIdleConns)
+		pool.SetConnMaxIdleTime(pgIdleTime)
 		return &db{DB: pool, d: postgresDialect(), writer: writer}, nil
 	}
 	var err error
