@@ -139,8 +139,11 @@ type db struct {
 	*sql.DB
 	d dialect
 	// writer marks the write pool: on PostgreSQL its transactions take
-	// writeLockKey first (BeginTx).
+	// writeLockKey first (BeginTx), waiting at most busy (SQLite's busy
+	// timeout: past it the write fails as Busy); 0 means
+	// DefaultBusyTimeout.
 	writer bool
+	busy   time.Duration
 }
 
 func (h *db) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
@@ -172,7 +175,14 @@ func (h *db) BeginTx(ctx context.Context, opts *sql.TxOptions) (*tx, error) {
 		return nil, err
 	}
 	if h.d.kind == dialectPostgres && h.writer {
-		if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLockKey); err != nil {
+		busy := h.busy
+		if busy <= 0 {
+			busy = DefaultBusyTimeout
+		}
+		// lock_timeout (for this transaction) is set in the FROM
+		// subquery, so before the lock is asked for.
+		if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1) FROM (SELECT set_config('lock_timeout', $2, true)) AS busy`,
+			writeLockKey, strconv.FormatInt(busy.Milliseconds(), 10)); err != nil {
 			_ = t.Rollback()
 			return nil, err
 		}

@@ -82,7 +82,7 @@ func (s *Store) openPostgres(ctx context.Context, dsn string, opts Options) (*St
 		pool.SetMaxOpenConns(conns)
 		pool.SetMaxIdleConns(pgIdleConns)
 		pool.SetConnMaxIdleTime(pgIdleTime)
-		return &db{DB: pool, d: postgresDialect(), writer: writer}, nil
+		return &db{DB: pool, d: postgresDialect(), writer: writer, busy: opts.BusyTimeout}, nil
 	}
 	var err error
 	if s.write, err = open(pgWriteConns, true); err != nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"quarry/internal/fault"
 )
 
 // advanced reports each run an advance job was worked for.
@@ -99,4 +101,26 @@ func TestPostgresBackupIsRefused(t *testing.T) {
 	_, err = s.Backup(ctx, BackupManual, "")
 	require.ErrorContains(t, err, "pg_dump")
 	require.NoError(t, s.BackupBeforeRun(ctx, "r1"), "a run that asks for a backup still runs")
+}
+
+// TestPostgresBusyWriterTimesOut: a write transaction that waits longer
+// than Options.BusyTimeout for another's lock fails as busy, as SQLite's
+// does.
+func TestPostgresBusyWriterTimesOut(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	url := pg.NewDatabase(t)
+	a, err := Open(ctx, url, Options{})
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := Open(ctx, url, Options{BusyTimeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	defer b.Close()
+	first, err := a.write.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer first.Rollback()
+	_, err = b.write.BeginTx(ctx, nil)
+	require.Error(t, err)
+	require.True(t, Busy(err), "%v", err)
+	require.Equal(t, fault.EUnavailable, fault.ErrorCode(Fault(err)))
 }
