@@ -1,7 +1,7 @@
-// Package store is Quarry's one SQLite package: the schema and its
+// Package store is Quarry's one database package: the schema and its
 // migrations, the engine's durable state, the River job queue that
 // advances runs, and the local paper library with its full-text index, all
-// in one database file. It imports only the domain centre (research,
+// in one database: a SQLite file, or PostgreSQL (postgres.go). It imports only the domain centre (research,
 // fault) and the engine it persists; callers above it (library, handlers)
 // decide what to store.
 package store
