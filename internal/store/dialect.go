@@ -167,7 +167,7 @@ func (h *db) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error
 // writer, see there), and a read transaction is REPEATABLE READ, so that
 // its statements see one snapshot as a SQLite read transaction does.
 func (h *db) BeginTx(ctx context.Context, opts *sql.TxOptions) (*tx, error) {
-	if h.d.kind == dialectPostgres && !h.writer && opts == nil {
+	if h.d.kind == dialectPostgres && !h.writer && (opts == nil || opts.Isolation == sql.LevelDefault) {
 		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
 	}
 	t, err := h.DB.BeginTx(ctx, opts)

@@ -33,9 +33,12 @@ func IsPostgresDSN(dsn string) bool {
 // "is this checkpoint decided") are correct because no other write
 // transaction interleaves. One transaction-scoped advisory lock keeps that
 // true on PostgreSQL, across every replica on the database, without
-// auditing each sequence for READ COMMITTED. It serialises writes as
-// SQLite did; the way to relax it later is keys per run (hash of the run
-// id) for the engine's writes, keeping this key for the rest.
+// auditing each sequence for READ COMMITTED. The library's index
+// relies on it too: it follows library_log by seq, so entries must commit
+// in seq order, which one writer at a time gives (every write to papers is
+// in a write transaction). It serialises writes as SQLite did; the way to
+// relax it later is keys per run (hash of the run id) for the engine's
+// writes, keeping this key for the rest (the library's writes above all).
 // Autocommit single statements need no lock. River's own transactions
 // (fetching, completing jobs) do not take it. The value is "quarry" in
 // ASCII.
