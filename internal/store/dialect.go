@@ -193,6 +193,8 @@ func (h *db) BeginTx(ctx context.Context, opts *sql.TxOptions) (*tx, error) {
 // args adapts query arguments to the dialect: the schema keeps 0/1 flags
 // as integers (BIGINT on PostgreSQL), which SQLite's driver binds a Go
 // bool into and pgx refuses to, so on PostgreSQL a bool becomes 0 or 1.
+// A prepared *sql.Stmt binds its arguments as given: none of the store's
+// binds a bool.
 func (d dialect) args(args []any) []any {
 	if d.kind != dialectPostgres {
 		return args
