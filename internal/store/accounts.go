@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"quarry/internal/fault"
 )
 
@@ -42,16 +44,30 @@ func scanAccount(row scanner, extra ...any) (Account, error) {
 	return a, nil
 }
 
-// uniqueViolation reports whether err is SQLite refusing a duplicate in
-// column (as "table.column").
+// uniqueViolation reports whether err is the database refusing a
+// duplicate in column (as "table.column"; "table." is any of its keys).
+// SQLite names them in its message; PostgreSQL names the table, and the
+// key's columns in the detail ("Key (lower(name))=(...) already exists").
 func uniqueViolation(err error, column string) bool {
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed") && strings.Contains(err.Error(), column)
+	if err == nil {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if pe.Code != pgUniqueViolation {
+			return false
+		}
+		table, col, _ := strings.Cut(column, ".")
+		key, _, _ := strings.Cut(strings.TrimPrefix(pe.Detail, "Key ("), ")=(")
+		return pe.TableName == table && (col == "" || strings.Contains(key, col))
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed") && strings.Contains(err.Error(), column)
 }
 
-// foreignKeyViolation reports whether err is SQLite refusing a row whose
-// reference names no row.
+// foreignKeyViolation reports whether err is the database refusing a row
+// whose reference names no row.
 func foreignKeyViolation(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "FOREIGN KEY constraint failed")
+	return err != nil && (strings.Contains(err.Error(), "FOREIGN KEY constraint failed") || pgCode(err) == pgForeignKeyViolation)
 }
 
 // errEmailTaken is the refusal of a second account with one email, on the

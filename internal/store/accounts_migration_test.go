@@ -18,17 +18,18 @@ import (
 // 00023 had it (runs keep their rows, without project_id), and applies
 // again.
 func TestAccountsMigrationDown(t *testing.T) {
+	store.SkipOnPostgres(t, "SQLite's migrations down (TestPostgresMigrationsDown checks PostgreSQL's)")
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "q.db")
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	at := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	require.NoError(t, st.CreateRun(ctx, engine.Run{ID: "r1", Workflow: "search", Status: engine.StatusPending, Iteration: 1,
 		CreatedAt: at, UpdatedAt: at, Project: "p1"}))
 	require.NoError(t, st.Close())
 
-	db, err := store.OpenRaw(path, "OFF")
+	db, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	defer db.Close()
 	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations.FS)

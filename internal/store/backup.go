@@ -50,6 +50,9 @@ type Backup struct {
 // and applies retention. reason is one of the Backup* reasons; runID names
 // the run it was taken for, or is empty.
 func (s *Store) Backup(ctx context.Context, reason, runID string) (Backup, error) {
+	if s.postgres() {
+		return Backup{}, errPostgresBackup()
+	}
 	var version int64
 	if err := s.write.QueryRowContext(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`).Scan(&version); err != nil {
 		return Backup{}, fmt.Errorf("store: backup: schema version: %w", err)
@@ -97,6 +100,12 @@ func (s *Store) auditBackup(ctx context.Context, b Backup) {
 // the run's id). An in-memory database has nothing to copy: it is
 // skipped with a warning rather than failing the run.
 func (s *Store) BackupBeforeRun(ctx context.Context, runID string) error {
+	if s.postgres() {
+		// Failing the run would stop every workflow that asks for a
+		// backup; the operator's pg_dump schedule is the backup here.
+		s.log.Warn("store: no backup before the run: back up a PostgreSQL database with pg_dump", "run", runID)
+		return nil
+	}
 	if s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
 		s.log.Warn("store: no backup before the run: the database is in memory", "run", runID)
 		return nil

@@ -17,10 +17,11 @@ import (
 // A backup is recorded with its reason, run and size, and retention keeps
 // the newest BackupKeep, deleting the older files.
 func TestBackupIsRecordedAndPruned(t *testing.T) {
+	store.SkipOnPostgres(t, "backups are VACUUM INTO copies")
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	st, err := store.Open(ctx, filepath.Join(dir, "q.db"), store.Options{BackupKeep: 2})
+	st, err := store.OpenForTest(t, ctx, filepath.Join(dir, "q.db"), store.Options{BackupKeep: 2})
 	require.NoError(t, err)
 	defer st.Close()
 
@@ -66,11 +67,12 @@ func TestBackupIsRecordedAndPruned(t *testing.T) {
 // Quarry database, touching nothing; a good one replaces the database,
 // keeping the replaced one as a backup.
 func TestRestore(t *testing.T) {
+	store.SkipOnPostgres(t, "backups are VACUUM INTO copies")
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "q.db")
-	st, err := store.Open(ctx, path, store.Options{})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{})
 	require.NoError(t, err)
 	_, err = st.SettingOrInit(ctx, "before", []byte("x"))
 	require.NoError(t, err)
@@ -95,7 +97,7 @@ func TestRestore(t *testing.T) {
 	}
 	require.NoError(t, os.WriteFile(corrupt, bad, 0o644))
 	other := filepath.Join(dir, "other.db")
-	odb, err := store.OpenRaw(other, "")
+	odb, err := store.RawForTest(t, other, "")
 	require.NoError(t, err)
 	_, err = odb.Exec(`CREATE TABLE t (x)`)
 	require.NoError(t, err)
@@ -105,7 +107,7 @@ func TestRestore(t *testing.T) {
 		require.Error(t, err, f)
 		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%s: %v", f, err)
 	}
-	st, err = store.Open(ctx, path, store.Options{})
+	st, err = store.OpenForTest(t, ctx, path, store.Options{})
 	require.NoError(t, err)
 	_, err = st.Setting(ctx, "after")
 	require.NoError(t, err, "a refused restore touches nothing")
@@ -114,7 +116,7 @@ func TestRestore(t *testing.T) {
 	r, err := store.Restore(ctx, path, good.Path, store.Options{})
 	require.NoError(t, err)
 	require.NotEmpty(t, r.Replaced.Path)
-	st, err = store.Open(ctx, path, store.Options{})
+	st, err = store.OpenForTest(t, ctx, path, store.Options{})
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = st.Setting(ctx, "before")
@@ -131,6 +133,7 @@ func TestRestore(t *testing.T) {
 
 // A bulk import (staged, then merged) backs the database up first.
 func TestBulkImportIsBackedUpFirst(t *testing.T) {
+	store.SkipOnPostgres(t, "backups are VACUUM INTO copies")
 	t.Parallel()
 	ctx := context.Background()
 	st, _ := openLibraryFile(t)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,9 @@ type dialect struct {
 	// hundred distinct queries, each many times, so scanning each once is
 	// enough. nil for SQLite.
 	rebound *sync.Map
+	// inputIsValid is PostgreSQL 16's pg_input_is_valid, which jsonValid
+	// uses where the server has it.
+	inputIsValid bool
 }
 
 func sqliteDialect() dialect { return dialect{kind: dialectSQLite} }
@@ -134,31 +138,85 @@ func rebindDollar(query string) string {
 type db struct {
 	*sql.DB
 	d dialect
+	// writer marks the write pool: on PostgreSQL its transactions take
+	// writeLockKey first (BeginTx), waiting at most busy (SQLite's busy
+	// timeout: past it the write fails as Busy); 0 means
+	// DefaultBusyTimeout.
+	writer bool
+	busy   time.Duration
 }
 
 func (h *db) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return h.DB.ExecContext(ctx, h.d.rebind(query), args...)
+	return h.DB.ExecContext(ctx, h.d.rebind(query), h.d.args(args)...)
 }
 
 func (h *db) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return h.DB.QueryContext(ctx, h.d.rebind(query), args...)
+	return h.DB.QueryContext(ctx, h.d.rebind(query), h.d.args(args)...)
 }
 
 func (h *db) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return h.DB.QueryRowContext(ctx, h.d.rebind(query), args...)
+	return h.DB.QueryRowContext(ctx, h.d.rebind(query), h.d.args(args)...)
 }
 
 func (h *db) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
 	return h.DB.PrepareContext(ctx, h.d.rebind(query))
 }
 
-// BeginTx starts a transaction that speaks the pool's dialect.
+// BeginTx starts a transaction that speaks the pool's dialect. On
+// PostgreSQL a write transaction first takes writeLockKey (SQLite's one
+// writer, see there), and a read transaction is REPEATABLE READ, so that
+// its statements see one snapshot as a SQLite read transaction does.
 func (h *db) BeginTx(ctx context.Context, opts *sql.TxOptions) (*tx, error) {
+	if h.d.kind == dialectPostgres && !h.writer && (opts == nil || opts.Isolation == sql.LevelDefault) {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
 	t, err := h.DB.BeginTx(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
+	if h.d.kind == dialectPostgres && h.writer {
+		busy := h.busy
+		if busy <= 0 {
+			busy = DefaultBusyTimeout
+		}
+		// lock_timeout (for this transaction) is set in the FROM
+		// subquery, so before the lock is asked for.
+		if _, err := t.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1) FROM (SELECT set_config('lock_timeout', $2, true)) AS busy`,
+			writeLockKey, strconv.FormatInt(busy.Milliseconds(), 10)); err != nil {
+			_ = t.Rollback()
+			return nil, err
+		}
+	}
 	return &tx{Tx: t, d: h.d}, nil
+}
+
+// args adapts query arguments to the dialect: the schema keeps 0/1 flags
+// as integers (BIGINT on PostgreSQL), which SQLite's driver binds a Go
+// bool into and pgx refuses to, so on PostgreSQL a bool becomes 0 or 1.
+// A prepared *sql.Stmt binds its arguments as given: none of the store's
+// binds a bool.
+func (d dialect) args(args []any) []any {
+	if d.kind != dialectPostgres {
+		return args
+	}
+	var out []any
+	for i, a := range args {
+		b, ok := a.(bool)
+		if !ok {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(args)
+		}
+		out[i] = int64(0)
+		if b {
+			out[i] = int64(1)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }
 
 // tx is a transaction that speaks its pool's dialect (see db). The
@@ -170,15 +228,15 @@ type tx struct {
 }
 
 func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return t.Tx.ExecContext(ctx, t.d.rebind(query), args...)
+	return t.Tx.ExecContext(ctx, t.d.rebind(query), t.d.args(args)...)
 }
 
 func (t *tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return t.Tx.QueryContext(ctx, t.d.rebind(query), args...)
+	return t.Tx.QueryContext(ctx, t.d.rebind(query), t.d.args(args)...)
 }
 
 func (t *tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	return t.Tx.QueryRowContext(ctx, t.d.rebind(query), args...)
+	return t.Tx.QueryRowContext(ctx, t.d.rebind(query), t.d.args(args)...)
 }
 
 func (t *tx) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -266,4 +324,106 @@ func (h *db) hasColumn(ctx context.Context, table, column string) (bool, error) 
 	var n int
 	err := h.QueryRowContext(ctx, q, table, column).Scan(&n)
 	return n > 0, err
+}
+
+// jsonValid is an expression true when the text expr is valid JSON.
+// PostgreSQL before 16 has no test that cannot fail (pg_input_is_valid):
+// there it checks that expr starts as an object or array does, and a
+// malformed one fails the statement that casts it. The store's JSON
+// columns are written from Go's encoding/json, so that stays theoretical.
+func (d dialect) jsonValid(expr string) string {
+	if d.kind == dialectPostgres {
+		if d.inputIsValid {
+			return "pg_input_is_valid(" + expr + ", 'jsonb')"
+		}
+		return "(left(ltrim(" + expr + "), 1) IN ('{', '['))"
+	}
+	return "json_valid(" + expr + ")"
+}
+
+// jsonKey is what jsonField's key parameter binds for the top-level key
+// name: a JSON path for SQLite's json_extract, the name itself for
+// PostgreSQL's ->>.
+func (d dialect) jsonKey(name string) string {
+	if d.kind == dialectPostgres {
+		return name
+	}
+	return `$."` + name + `"`
+}
+
+// jsonField is the value of the top-level key bound at param (jsonKey) in
+// the JSON text expr, NULL when absent. SQLite's json_extract gives a
+// number for a number (1 for true); PostgreSQL's ->> gives text.
+func (d dialect) jsonField(expr, param string) string {
+	if d.kind == dialectPostgres {
+		return "(CAST(" + expr + " AS jsonb) ->> CAST(" + param + " AS text))"
+	}
+	return "json_extract(" + expr + ", " + param + ")"
+}
+
+// jsonFieldJSON is jsonField as JSON text (SQLite's ->), so a string
+// keeps its quotes.
+func (d dialect) jsonFieldJSON(expr, param string) string {
+	if d.kind == dialectPostgres {
+		return "CAST(CAST(" + expr + " AS jsonb) -> CAST(" + param + " AS text) AS text)"
+	}
+	return "(" + expr + " -> " + param + ")"
+}
+
+// jsonPatch is the JSON text of the object target merged with the object
+// patch (both expressions valid JSON text), as RFC 7396 does: a key of
+// patch replaces target's, and a null removes it. SQLite's json_patch
+// merges nested objects too; PostgreSQL's form merges the top level only,
+// which is as deep as papers.extra goes (a flat object of a corpus's own
+// fields). A patch that is not an object replaces target, as in RFC 7396.
+func (d dialect) jsonPatch(target, patch string) string {
+	if d.kind == dialectPostgres {
+		return "CAST(" + d.jsonPatchJSONB(target, patch) + " AS text)"
+	}
+	return "json_patch(" + target + ", " + patch + ")"
+}
+
+// jsonPatchJSONB is PostgreSQL's jsonPatch as jsonb.
+func (d dialect) jsonPatchJSONB(target, patch string) string {
+	t, p := "CAST("+target+" AS jsonb)", "CAST("+patch+" AS jsonb)"
+	return "(CASE WHEN jsonb_typeof(" + p + ") <> 'object' THEN " + p +
+		" WHEN jsonb_typeof(" + t + ") <> 'object' THEN jsonb_strip_nulls(" + p + ")" +
+		" ELSE (" + t + " || " + p + ") - COALESCE((SELECT array_agg(k.key) FROM jsonb_each(" + p + ") k WHERE jsonb_typeof(k.value) = 'null'), '{}') END)"
+}
+
+// jsonChanged is true when patching the JSON text target with patch
+// changes it (both valid JSON), compared as JSON values.
+func (d dialect) jsonChanged(target, patch string) string {
+	if d.kind == dialectPostgres {
+		return d.jsonPatchJSONB(target, patch) + " IS DISTINCT FROM CAST(" + target + " AS jsonb)"
+	}
+	return "json_patch(" + target + ", " + patch + ") IS DISTINCT FROM json(" + target + ")"
+}
+
+// like is the operator that matches a LIKE pattern folding ASCII case, as
+// SQLite's LIKE does (PostgreSQL's LIKE does not fold).
+func (d dialect) like() string {
+	if d.kind == dialectPostgres {
+		return "ILIKE"
+	}
+	return "LIKE"
+}
+
+// byteLength is the length in bytes of the text expr (SQLite's length()
+// counts characters of text).
+func (d dialect) byteLength(expr string) string {
+	if d.kind == dialectPostgres {
+		return "octet_length(" + expr + ")"
+	}
+	return "length(CAST(" + expr + " AS BLOB))"
+}
+
+// textParam is the parameter param as text of the schema's collation,
+// where it stands as a column would (a recursive CTE's anchor row, whose
+// column must have one collation on PostgreSQL).
+func (d dialect) textParam(param string) string {
+	if d.kind == dialectPostgres {
+		return `CAST(` + param + ` AS text) COLLATE "C"`
+	}
+	return param
 }

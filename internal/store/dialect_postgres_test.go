@@ -36,7 +36,7 @@ func openPostgres(t *testing.T) *db {
 	require.NoError(t, err)
 	_, err = p.Up(t.Context())
 	require.NoError(t, err)
-	return &db{DB: raw, d: postgresDialect()}
+	return &db{DB: raw, d: postgresDialect(), writer: true}
 }
 
 // TestPostgresDialectSmoke runs store statements that are meant to be
@@ -167,6 +167,25 @@ func TestPostgresDialectSmoke(t *testing.T) {
 			WHERE rp.run_id = ?1 AND (CAST(?2 AS text) IS NULL OR r.project_id IN `+h.d.jsonTexts("?2")+`)`, "r1", c.projects).Scan(&n))
 		require.Equal(t, c.want, n, "projects %v", c.projects)
 	}
+
+	// JSON fragments: a top-level merge patch, a validity test, a field
+	// as text and as JSON.
+	var patched string
+	require.NoError(t, h.QueryRowContext(ctx, `SELECT `+h.d.jsonPatch("?1", "?2"), `{"a": 1, "b": 2}`, `{"b": null, "c": [3]}`).Scan(&patched))
+	require.JSONEq(t, `{"a": 1, "c": [3]}`, patched)
+	var changed, valid, invalid bool
+	// Parameters cast to text stand for the text columns these read.
+	a, b, c := "CAST(?1 AS text)", "CAST(?2 AS text)", "CAST(?3 AS text)"
+	require.NoError(t, h.QueryRowContext(ctx, `SELECT `+h.d.jsonChanged(a, b)+`, `+h.d.jsonValid(a)+`, `+h.d.jsonValid(c),
+		`{"a": 1}`, `{"a": 1}`, `not json`).Scan(&changed, &valid, &invalid))
+	require.False(t, changed)
+	require.True(t, valid)
+	require.False(t, invalid)
+	var field, fieldJSON string
+	require.NoError(t, h.QueryRowContext(ctx, `SELECT `+h.d.jsonField("?1", "?2")+`, `+h.d.jsonFieldJSON("?1", "?2"),
+		`{"k": "v"}`, h.d.jsonKey("k")).Scan(&field, &fieldJSON))
+	require.Equal(t, "v", field)
+	require.Equal(t, `"v"`, fieldJSON)
 
 	var dim int
 	var vec []byte

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"syscall"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -41,12 +42,17 @@ func StorageFull(err error) bool {
 		return true
 	}
 	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL ||
+		pgCode(err) == pgDiskFull
 }
 
 // Busy reports whether err is the database staying locked by another
 // writer for longer than the busy timeout.
 func Busy(err error) bool {
+	switch pgCode(err) {
+	case pgSerializationFailure, pgDeadlockDetected, pgLockNotAvailable:
+		return true
+	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return false
@@ -60,4 +66,32 @@ func Busy(err error) bool {
 // freed. Work that met one is retried, not failed.
 func Transient(err error) bool {
 	return StorageFull(err) || Busy(err)
+}
+
+// PostgreSQL's SQLSTATE codes the store reads (Appendix A of its manual).
+const (
+	pgUniqueViolation      = "23505"
+	pgForeignKeyViolation  = "23503"
+	pgSerializationFailure = "40001"
+	pgDeadlockDetected     = "40P01"
+	pgLockNotAvailable     = "55P03"
+	pgDiskFull             = "53100"
+)
+
+// pgCode is err's SQLSTATE when PostgreSQL raised it, else "".
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// pgConstraint is the constraint PostgreSQL named in err, else "".
+func pgConstraint(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.ConstraintName
+	}
+	return ""
 }

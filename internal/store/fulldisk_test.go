@@ -37,10 +37,11 @@ func smallDisk(t *testing.T, mib int) string {
 // byte, where even the delete of its stage could not be logged: the staged
 // rows stayed until a restart a day later, and the disk stayed full.
 func TestImportOnAFullDiskClearsItsStage(t *testing.T) {
+	store.SkipOnPostgres(t, "a small tmpfs disk under the SQLite file")
 	dir := smallDisk(t, 24)
 	ctx := context.Background()
 	path := filepath.Join(dir, "lib.db")
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "NORMAL", ImportReserve: 4 << 20})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "NORMAL", ImportReserve: 4 << 20})
 	require.NoError(t, err)
 	defer st.Close()
 
@@ -53,7 +54,7 @@ func TestImportOnAFullDiskClearsItsStage(t *testing.T) {
 	require.Equal(t, fault.EStorageFull, fault.ErrorCode(err), "%v", err)
 	require.Contains(t, fault.ErrorMessage(err), "the disk holding the database is nearly full")
 
-	raw, err := store.OpenRaw(path, "NORMAL")
+	raw, err := store.RawForTest(t, path, "NORMAL")
 	require.NoError(t, err)
 	defer raw.Close()
 	var staged int

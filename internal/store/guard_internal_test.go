@@ -20,9 +20,10 @@ import (
 // connections once it is open, and lets bounded deletes, cascades and the
 // full-text index's own upkeep through.
 func TestGuardRefusesDestructiveStatements(t *testing.T) {
+	SkipOnPostgres(t, "the guard is SQLite's authorizer")
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.write.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES ('a', 'x'), ('b', 'y')`)
@@ -93,9 +94,10 @@ func TestGuardRefusesDestructiveStatements(t *testing.T) {
 
 // A cascade from a bounded delete is the schema's own and runs.
 func TestGuardAllowsCascades(t *testing.T) {
+	SkipOnPostgres(t, "the guard is SQLite's authorizer")
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.write.ExecContext(ctx, `INSERT INTO runs (id, workflow, status, state, created_at, updated_at) VALUES ('r1', 'w', 'running', '{}', 'now', 'now')`)
@@ -107,9 +109,10 @@ func TestGuardAllowsCascades(t *testing.T) {
 // SQLite compiles a statement again when a bound value could change its
 // plan (here LIMIT ?2); the vetted delete's second compile runs.
 func TestGuardLetsAVettedDeleteRecompile(t *testing.T) {
+	SkipOnPostgres(t, "the guard is SQLite's authorizer")
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.write.ExecContext(ctx, `INSERT INTO settings (key, value) VALUES ('a', 'x'), ('b', 'y')`)
@@ -124,9 +127,10 @@ func TestGuardLetsAVettedDeleteRecompile(t *testing.T) {
 // River's maintenance deletes (the job cleaner, leader and queue expiry,
 // deleting a job) are bounded and pass the guard.
 func TestGuardLetsRiverMaintain(t *testing.T) {
+	SkipOnPostgres(t, "the guard is SQLite's authorizer")
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	ex := riversqlite.New(s.write.DB).GetExecutor()
@@ -146,6 +150,7 @@ func TestGuardLetsRiverMaintain(t *testing.T) {
 // Migrations run before the guard is armed: they may drop and alter;
 // the same statements after Open are refused.
 func TestGuardLetsMigrationsThrough(t *testing.T) {
+	SkipOnPostgres(t, "the guard is SQLite's authorizer")
 	t.Parallel()
 	ctx := context.Background()
 	first, err := migrations.FS.ReadFile("00001_engine.sql")
@@ -155,7 +160,7 @@ func TestGuardLetsMigrationsThrough(t *testing.T) {
 		"00002_reshape.sql": {Data: []byte("-- +goose Up\nCREATE TABLE t (x);\nDELETE FROM t;\nDROP TABLE t;\nALTER TABLE settings ADD COLUMN note TEXT;\n" +
 			"-- +goose Down\nALTER TABLE settings DROP COLUMN note;\n")},
 	}
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{Migrations: fsys})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{Migrations: fsys})
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.write.ExecContext(ctx, `ALTER TABLE settings DROP COLUMN note`)

@@ -58,7 +58,8 @@ func (s *Store) Ready(ctx context.Context) []Check {
 // once the file is known to be there: a new pool connection to a missing
 // file would create an empty one.
 func (s *Store) probeVersion(ctx context.Context) (int64, error) {
-	if !isMemory(s.path) {
+	// On PostgreSQL there is no file: the query below is the probe.
+	if !s.postgres() && !isMemory(s.path) {
 		if err := readHeader(s.path); err != nil {
 			return 0, err
 		}

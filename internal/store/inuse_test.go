@@ -21,11 +21,12 @@ import (
 // the database named by QUARRY_TEST_HOLD_DB, says so, and keeps it open
 // until its standard input closes.
 func TestHelperHoldsTheDatabase(t *testing.T) {
+	store.SkipOnPostgres(t, "file locks on the database file")
 	path := os.Getenv("QUARRY_TEST_HOLD_DB")
 	if path == "" {
 		t.Skip("run as a helper process only")
 	}
-	st, err := store.Open(context.Background(), path, store.Options{})
+	st, err := store.OpenForTest(t, context.Background(), path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +38,12 @@ func TestHelperHoldsTheDatabase(t *testing.T) {
 // Restore refuses a database another process has open (a running
 // server), touching nothing; once that process is gone it restores.
 func TestRestoreRefusesADatabaseOpenElsewhere(t *testing.T) {
+	store.SkipOnPostgres(t, "file locks on the database file")
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "q.db")
-	st, err := store.Open(ctx, db, store.Options{})
+	st, err := store.OpenForTest(t, ctx, db, store.Options{})
 	require.NoError(t, err)
 	b, err := st.Backup(ctx, store.BackupManual, "")
 	require.NoError(t, err)

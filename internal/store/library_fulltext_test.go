@@ -36,13 +36,13 @@ func TestIndexFollowsWritesProperty(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			ctx := context.Background()
 			path := filepath.Join(t.TempDir(), "lib.db")
-			st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF", MergeRows: 2})
+			st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF", MergeRows: 2})
 			require.NoError(t, err)
 			defer st.Close()
 			if rng.IntN(2) == 0 { // built before the writes, or at the first search
 				require.NoError(t, st.WarmLibraryIndex(ctx))
 			}
-			raw, err := store.OpenRaw(path, "OFF")
+			raw, err := store.RawForTest(t, path, "OFF")
 			require.NoError(t, err)
 			defer raw.Close()
 			text := func(n int) string {
@@ -73,7 +73,7 @@ func TestIndexFollowsWritesProperty(t *testing.T) {
 				}
 				require.NoError(t, err)
 			}
-			fresh, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+			fresh, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 			require.NoError(t, err)
 			defer fresh.Close()
 			for _, q := range queries {

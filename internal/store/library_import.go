@@ -14,27 +14,27 @@ import (
 // field it leaves empty keeps the stored value. Extra is merged the same
 // way key by key (json_patch), so re-importing an export in a format with
 // no place for a corpus's own fields (arXiv categories in RIS) keeps them.
-// SQLite-only: json_valid and json_patch (RFC 7396). PostgreSQL has
-// neither; jsonb || is a shallow merge, so the port needs a recursive merge
-// function (or a shallow one if extra stays flat) and a validity test.
-const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
+// The JSON functions are the dialect's (jsonValid, jsonPatch).
+func paperConflictSQL(d dialect) string {
+	return `ON CONFLICT (id) DO UPDATE SET
 		title = excluded.title,
-		authors = CASE WHEN excluded.authors <> '[]' THEN excluded.authors ELSE authors END,
-		year = CASE WHEN excluded.year <> 0 THEN excluded.year ELSE year END,
-		venue = CASE WHEN excluded.venue <> '' THEN excluded.venue ELSE venue END,
-		abstract = CASE WHEN excluded.abstract <> '' THEN excluded.abstract ELSE abstract END,
-		doi = CASE WHEN excluded.doi <> '' THEN excluded.doi ELSE doi END,
-		arxiv_id = CASE WHEN excluded.arxiv_id <> '' THEN excluded.arxiv_id ELSE arxiv_id END,
-		pmid = CASE WHEN excluded.pmid <> '' THEN excluded.pmid ELSE pmid END,
-		url = CASE WHEN excluded.url <> '' THEN excluded.url ELSE url END,
-		volume = CASE WHEN excluded.volume <> '' THEN excluded.volume ELSE volume END,
-		issue = CASE WHEN excluded.issue <> '' THEN excluded.issue ELSE issue END,
-		pages = CASE WHEN excluded.pages <> '' THEN excluded.pages ELSE pages END,
+		authors = CASE WHEN excluded.authors <> '[]' THEN excluded.authors ELSE papers.authors END,
+		year = CASE WHEN excluded.year <> 0 THEN excluded.year ELSE papers.year END,
+		venue = CASE WHEN excluded.venue <> '' THEN excluded.venue ELSE papers.venue END,
+		abstract = CASE WHEN excluded.abstract <> '' THEN excluded.abstract ELSE papers.abstract END,
+		doi = CASE WHEN excluded.doi <> '' THEN excluded.doi ELSE papers.doi END,
+		arxiv_id = CASE WHEN excluded.arxiv_id <> '' THEN excluded.arxiv_id ELSE papers.arxiv_id END,
+		pmid = CASE WHEN excluded.pmid <> '' THEN excluded.pmid ELSE papers.pmid END,
+		url = CASE WHEN excluded.url <> '' THEN excluded.url ELSE papers.url END,
+		volume = CASE WHEN excluded.volume <> '' THEN excluded.volume ELSE papers.volume END,
+		issue = CASE WHEN excluded.issue <> '' THEN excluded.issue ELSE papers.issue END,
+		pages = CASE WHEN excluded.pages <> '' THEN excluded.pages ELSE papers.pages END,
 		source = excluded.source,
 		imported_at = excluded.imported_at,
-		extra = CASE WHEN excluded.extra IS NULL THEN extra WHEN json_valid(extra) AND json_valid(excluded.extra)
-			THEN json_patch(extra, excluded.extra) ELSE excluded.extra END,
+		extra = CASE WHEN excluded.extra IS NULL THEN papers.extra WHEN ` + d.jsonValid("papers.extra") + ` AND ` + d.jsonValid("excluded.extra") + `
+			THEN ` + d.jsonPatch("papers.extra", "excluded.extra") + ` ELSE excluded.extra END,
 		compounds = CASE WHEN excluded.abstract <> '' THEN excluded.compounds ELSE NULL END`
+}
 
 // paperChangedSQL is true when the imported row n would change the stored
 // row o under paperConflictSQL's rules: a field n leaves empty keeps o's
@@ -42,8 +42,9 @@ const paperConflictSQL = `ON CONFLICT (id) DO UPDATE SET
 // when (imported_at) are not content. It lets an import tell a re-import of
 // the same file ("unchanged") from one that corrects records ("updated").
 //
-// SQLite-only: json_valid, json_patch and json() (see paperConflictSQL).
-const paperChangedSQL = `(n.title IS DISTINCT FROM o.title
+// The JSON functions are the dialect's (see paperConflictSQL).
+func paperChangedSQL(d dialect) string {
+	return `(n.title IS DISTINCT FROM o.title
 		OR (n.authors <> '[]' AND n.authors IS DISTINCT FROM o.authors)
 		OR (n.year <> 0 AND n.year IS DISTINCT FROM o.year)
 		OR (n.venue <> '' AND n.venue IS DISTINCT FROM o.venue)
@@ -55,24 +56,34 @@ const paperChangedSQL = `(n.title IS DISTINCT FROM o.title
 		OR (n.volume <> '' AND n.volume IS DISTINCT FROM o.volume)
 		OR (n.issue <> '' AND n.issue IS DISTINCT FROM o.issue)
 		OR (n.pages <> '' AND n.pages IS DISTINCT FROM o.pages)
-		OR (n.extra IS NOT NULL AND (CASE WHEN json_valid(o.extra) AND json_valid(n.extra)
-			THEN json_patch(o.extra, n.extra) IS DISTINCT FROM json(o.extra) ELSE n.extra IS DISTINCT FROM o.extra END)))`
+		OR (n.extra IS NOT NULL AND (CASE WHEN ` + d.jsonValid("o.extra") + ` AND ` + d.jsonValid("n.extra") + `
+			THEN ` + d.jsonChanged("o.extra", "n.extra") + ` ELSE n.extra IS DISTINCT FROM o.extra END)))`
+}
 
 // unchangedPaperSQL says whether a paper with the bound values (a paperRow)
 // is stored already with the same content.
-const unchangedPaperSQL = `SELECT EXISTS (SELECT 1 FROM papers o,
-	(SELECT ? AS id, ? AS title, ? AS authors, ? AS year, ? AS venue, ? AS abstract, ? AS doi, ? AS arxiv_id,
+// PostgreSQL types a bare parameter in a select list as text: year is cast.
+func unchangedPaperSQL(d dialect) string {
+	year := "?"
+	if d.kind == dialectPostgres {
+		year = "CAST(? AS bigint)"
+	}
+	return `SELECT EXISTS (SELECT 1 FROM papers o,
+	(SELECT ? AS id, ? AS title, ? AS authors, ` + year + ` AS year, ? AS venue, ? AS abstract, ? AS doi, ? AS arxiv_id,
 		? AS pmid, ? AS url, ? AS source, ? AS imported_at, ? AS extra, ? AS volume, ? AS issue, ? AS pages, ? AS compounds) n
-	WHERE o.id = n.id AND NOT ` + paperChangedSQL + `)`
+	WHERE o.id = n.id AND NOT ` + paperChangedSQL(d) + `)`
+}
 
 // importColumns are the papers columns an import writes, in the order of a
 // paperRow's values.
 const importColumns = `id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, imported_at, extra, volume, issue, pages, compounds`
 
-const upsertPaperSQL = `INSERT INTO papers (` + importColumns + `)
+func upsertPaperSQL(d dialect) string {
+	return `INSERT INTO papers (` + importColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	` + paperConflictSQL + `
+	` + paperConflictSQL(d) + `
 	RETURNING docid, title, abstract, compounds`
+}
 
 // ImportPaper is a paper as an import hands it to the store: valid, with
 // its ID set (research.StableID, the key that makes imports idempotent),
@@ -123,12 +134,12 @@ func upsertPapers(ctx context.Context, tx *tx, papers []ImportPaper, now string)
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(docid), 0) FROM papers`).Scan(&maxBefore); err != nil {
 		return c, fmt.Errorf("store: import: %w", err)
 	}
-	unchanged, err := tx.PrepareContext(ctx, unchangedPaperSQL)
+	unchanged, err := tx.PrepareContext(ctx, unchangedPaperSQL(tx.d))
 	if err != nil {
 		return c, fmt.Errorf("store: import: prepare: %w", err)
 	}
 	defer unchanged.Close()
-	upsert, err := tx.PrepareContext(ctx, upsertPaperSQL)
+	upsert, err := tx.PrepareContext(ctx, upsertPaperSQL(tx.d))
 	if err != nil {
 		return c, fmt.Errorf("store: import: prepare: %w", err)
 	}
@@ -212,10 +223,9 @@ func (s *Store) LibraryWorks(ctx context.Context, ids []string) (map[string]Stor
 	if err != nil {
 		return nil, err
 	}
-	// SQLite-only: json_valid, json_extract. PostgreSQL: extra::jsonb ->> 'type'
-	// behind a validity test (pg_input_is_valid(extra, 'jsonb') from 16).
-	rows, err := s.read.QueryContext(ctx, `SELECT id, title, coalesce(CASE WHEN json_valid(extra) THEN json_extract(extra, '$.type') END, '')
-		FROM papers WHERE id IN `+s.read.d.jsonTexts("?"), string(list))
+	d := s.read.d
+	rows, err := s.read.QueryContext(ctx, `SELECT id, title, coalesce(CASE WHEN `+d.jsonValid("extra")+` THEN `+d.jsonField("extra", "?2")+` END, '')
+		FROM papers WHERE id IN `+d.jsonTexts("?1"), string(list), d.jsonKey("type"))
 	if err != nil {
 		return nil, fmt.Errorf("store: library works: %w", err)
 	}

@@ -27,7 +27,7 @@ func TestIndexFollowsAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{a.Paper.ID}, search(t, server, `"quokka"`))
 
-	other, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	other, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer other.Close()
 	c := paper("Quokka diet", "", 2021, "10.6/c")
@@ -37,7 +37,7 @@ func TestIndexFollowsAnotherProcess(t *testing.T) {
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{a.Paper.ID, b.Paper.ID, c.Paper.ID}, search(t, server, `"quokka"`))
 
-	raw, err := store.OpenRaw(path, "OFF")
+	raw, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	defer raw.Close()
 	_, err = raw.Exec(`DELETE FROM papers WHERE id = ?`, a.Paper.ID)
@@ -60,7 +60,7 @@ func TestIndexRebuildsWhenTheLogWasPruned(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, search(t, server, `"quokka"`), 1)
 
-	raw, err := store.OpenRaw(path, "OFF")
+	raw, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	defer raw.Close()
 	var applied int64
@@ -131,10 +131,10 @@ func TestOpenIndexesCompoundsOfAnOlderLibrary(t *testing.T) {
 		require.NoError(t, err)
 		old[name] = &fstest.MapFile{Data: data}
 	}
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF", Migrations: old})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF", Migrations: old})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
-	raw, err := store.OpenRaw(path, "OFF")
+	raw, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	_, err = raw.Exec(`INSERT INTO papers (id, title, abstract, imported_at) VALUES ('p1', 'Self-supervised pre-training', '', '2026-01-01T00:00:00Z')`)
 	require.NoError(t, err)
@@ -142,7 +142,7 @@ func TestOpenIndexesCompoundsOfAnOlderLibrary(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 
-	st, err = store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	st, err = store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer st.Close()
 	require.Equal(t, []string{"p1"}, search(t, st, `"pretraining"`))

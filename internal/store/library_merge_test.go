@@ -26,10 +26,10 @@ func TestBulkMergeLetsAnotherProcessWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "lib.db")
-	importer, err := store.Open(ctx, path, store.Options{Synchronous: "OFF", MergeRows: 50})
+	importer, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF", MergeRows: 50})
 	require.NoError(t, err)
 	defer importer.Close()
-	server, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	server, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer server.Close()
 
@@ -83,7 +83,7 @@ func TestBulkReimportReplacesIndexEntries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "lib.db")
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF", MergeRows: 7})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF", MergeRows: 7})
 	require.NoError(t, err)
 	defer st.Close()
 	batch := func(abstract string) []library.Record {
@@ -117,7 +117,7 @@ func TestImportThatFillsTheDiskClearsItsStage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "lib.db")
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF", MaxBytes: 2 << 20})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF", MaxBytes: 2 << 20})
 	require.NoError(t, err)
 	defer st.Close()
 	recs := make([]library.Record, 4000)
@@ -130,7 +130,7 @@ func TestImportThatFillsTheDiskClearsItsStage(t *testing.T) {
 	require.Contains(t, fault.ErrorMessage(err), "the disk holding the database is full")
 	require.Equal(t, "nothing was imported, the library is as it was", stats.Outcome())
 
-	raw, err := store.OpenRaw(path, "OFF")
+	raw, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	defer raw.Close()
 	var staged int

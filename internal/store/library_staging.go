@@ -37,10 +37,24 @@ func stageSQL(n int) string {
 // (?3, ?4]) into papers in input order, so a later record of the same paper
 // wins, as with upsertPaperSQL row by row. "WHERE" is required: without it
 // SQLite would read ON CONFLICT as a join constraint.
-const mergeStagedSQL = `INSERT INTO papers (` + importColumns + `)
+//
+// PostgreSQL refuses a statement that upserts one row twice, so there it
+// moves the staged rows in rounds: round ?5 takes each paper's ?5-th
+// record in the batch (mergeRounds).
+func mergeStagedSQL(d dialect) string {
+	if d.kind == dialectPostgres {
+		return `INSERT INTO papers (` + importColumns + `)
+	SELECT id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, ?2, extra, volume, issue, pages, compounds
+	FROM (SELECT s.*, row_number() OVER (PARTITION BY id ORDER BY seq) AS occurrence
+		FROM import_staging s WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4) batch
+	WHERE occurrence = ?5 ORDER BY seq
+	` + paperConflictSQL(d)
+	}
+	return `INSERT INTO papers (` + importColumns + `)
 	SELECT id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, ?2, extra, volume, issue, pages, compounds
 	FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4 ORDER BY seq
-	` + paperConflictSQL
+	` + paperConflictSQL(d)
+}
 
 // StagePapers adds one batch of a bulk import to the stage named stage
 // (any name no other running import uses), in its own transaction, so
@@ -83,7 +97,7 @@ func (s *Store) StagePapers(ctx context.Context, stage string, papers []ImportPa
 // backupBeforeStage backs the database up when papers are the first a
 // stage holds (see StagePapers); an in-memory database has no file to copy.
 func (s *Store) backupBeforeStage(ctx context.Context, stage string, papers []ImportPaper) error {
-	if len(papers) == 0 || s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
+	if len(papers) == 0 || s.postgres() || s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
 		return nil
 	}
 	var started bool
@@ -229,7 +243,7 @@ func (s *Store) MergeStaged(ctx context.Context, stage string) (ImportCounts, er
 // the database has less than the import reserve free (see
 // Options.ImportReserve).
 func (s *Store) checkReserve() error {
-	if s.importReserve < 0 {
+	if s.importReserve < 0 || s.postgres() {
 		return nil
 	}
 	free := diskFree(filepath.Dir(s.path))
@@ -273,7 +287,7 @@ func (s *Store) mergeBatch(ctx context.Context, stage string, after int64, rows 
 	defer tx.Rollback()
 	var last sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM (SELECT seq FROM import_staging
-		WHERE import_id = ? AND seq > ? ORDER BY seq LIMIT ?)`, stage, after, rows).Scan(&last); err != nil {
+		WHERE import_id = ? AND seq > ? ORDER BY seq LIMIT ?) batch`, stage, after, rows).Scan(&last); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: next batch: %w", err)
 	}
 	if !last.Valid {
@@ -282,20 +296,33 @@ func (s *Store) mergeBatch(ctx context.Context, stage string, after int64, rows 
 	now := formatTime(s.Now())
 	args := []any{stage, now, after, last.Int64}
 	var staged, fresh, same int
+	// The count binds no time (PostgreSQL cannot type a parameter a
+	// query does not use).
 	if err := tx.QueryRowContext(ctx, `SELECT count(*), (SELECT count(DISTINCT s.id) FROM import_staging s
-		WHERE s.import_id = ?1 AND s.seq > ?3 AND s.seq <= ?4 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id)),
+		WHERE s.import_id = ?1 AND s.seq > ?2 AND s.seq <= ?3 AND NOT EXISTS (SELECT 1 FROM papers p WHERE p.id = s.id)),
 		(SELECT count(*) FROM import_staging n JOIN papers o ON o.id = n.id
-		WHERE n.import_id = ?1 AND n.seq > ?3 AND n.seq <= ?4 AND NOT `+paperChangedSQL+`)
-		FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4`, args...).Scan(&staged, &fresh, &same); err != nil {
+		WHERE n.import_id = ?1 AND n.seq > ?2 AND n.seq <= ?3 AND NOT `+paperChangedSQL(tx.d)+`)
+		FROM import_staging WHERE import_id = ?1 AND seq > ?2 AND seq <= ?3`, stage, after, last.Int64).Scan(&staged, &fresh, &same); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: count staged: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, mergeStagedSQL, args...); err != nil {
+	if tx.d.kind == dialectPostgres {
+		var rounds int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(max(n), 0) FROM (SELECT count(*) AS n FROM import_staging
+			WHERE import_id = ?1 AND seq > ?2 AND seq <= ?3 GROUP BY id) batch`, stage, after, last.Int64).Scan(&rounds); err != nil {
+			return ImportCounts{}, after, fmt.Errorf("store: import: count rounds: %w", err)
+		}
+		for round := 1; round <= rounds; round++ {
+			if _, err := tx.ExecContext(ctx, mergeStagedSQL(tx.d), append(args, round)...); err != nil {
+				return ImportCounts{}, after, fmt.Errorf("store: import: move staged records: %w", err)
+			}
+		}
+	} else if _, err := tx.ExecContext(ctx, mergeStagedSQL(tx.d), args...); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: move staged records: %w", err)
 	}
 	if err := fillCompoundsTx(ctx, tx); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?1 AND seq > ?3 AND seq <= ?4`, args...); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM import_staging WHERE import_id = ?1 AND seq > ?2 AND seq <= ?3`, stage, after, last.Int64); err != nil {
 		return ImportCounts{}, after, fmt.Errorf("store: import: clear merged rows: %w", err)
 	}
 	// The stage's newest row is its heartbeat: Open and the sweep leave a
@@ -353,6 +380,9 @@ func (s *Store) DropStaged(ctx context.Context, stage string) error {
 // RESTART or TRUNCATE, see SQLite's wal_checkpoint); best effort, since a
 // reader in another process can keep it from completing, which is harmless.
 func (s *Store) checkpoint(ctx context.Context, mode string) {
+	if s.postgres() {
+		return // PostgreSQL checkpoints its WAL itself
+	}
 	if _, err := s.write.ExecContext(ctx, `PRAGMA wal_checkpoint(`+mode+`)`); err != nil {
 		s.log.Warn("store: checkpoint the write-ahead log", "mode", mode, "err", err)
 	}

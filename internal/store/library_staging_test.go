@@ -52,7 +52,7 @@ func TestInterruptedImportLeavesNothing(t *testing.T) {
 			count, err := st.LibraryCount(bg)
 			require.NoError(t, err)
 			require.Zero(t, count)
-			raw, err := store.OpenRaw(path, "OFF")
+			raw, err := store.RawForTest(t, path, "OFF")
 			require.NoError(t, err)
 			defer raw.Close()
 			var staged int
@@ -72,10 +72,10 @@ func TestInterruptedImportLeavesNothing(t *testing.T) {
 func TestAbandonedStagingIsClearedOnOpen(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lib.db")
-	st, err := store.Open(context.Background(), path, store.Options{Synchronous: "OFF"})
+	st, err := store.OpenForTest(t, context.Background(), path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
-	raw, err := store.OpenRaw(path, "OFF")
+	raw, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	insert := `INSERT INTO import_staging (import_id, seq, staged_at, id, title, authors, year, venue, abstract, doi, arxiv_id, pmid, url, source, volume, issue, pages)
 		VALUES (?, 1, ?, 'x', 'X', '[]', 0, '', '', '', '', '', '', '', '', '', '')`
@@ -85,10 +85,10 @@ func TestAbandonedStagingIsClearedOnOpen(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, raw.Close())
 
-	st, err = store.Open(context.Background(), path, store.Options{Synchronous: "OFF"})
+	st, err = store.OpenForTest(t, context.Background(), path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
-	raw, err = store.OpenRaw(path, "OFF")
+	raw, err = store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	defer raw.Close()
 	var ids []string

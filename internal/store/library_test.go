@@ -24,7 +24,7 @@ func openLibrary(t testing.TB) *store.Store {
 func openLibraryFile(t testing.TB) (*store.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "lib.db")
-	st, err := store.Open(context.Background(), path, store.Options{Synchronous: "OFF"})
+	st, err := store.OpenForTest(t, context.Background(), path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st, path
@@ -70,7 +70,7 @@ func search(t *testing.T, st *store.Store, q string) []string {
 func requireIndexAsBuiltAfresh(t *testing.T, st *store.Store, path string, queries ...string) {
 	t.Helper()
 	ctx := context.Background()
-	fresh, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	fresh, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer fresh.Close()
 	for _, q := range queries {

@@ -171,7 +171,7 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 	if opts.FetchPollInterval < cooldown {
 		cooldown = opts.FetchPollInterval
 	}
-	c, err := river.NewClient(localDriver{riversqlite.New(s.queue)}, &river.Config{
+	c, err := river.NewClient(s.riverDriver(), &river.Config{
 		Logger: quietLogger(s.log),
 		Queues: map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers},
 			// Every branch job is queued by this process, which wakes the

@@ -29,7 +29,7 @@ func (s shown) PaperIDs() []string                  { return s.IDs }
 func TestRunPapersReadBackRollsTheCommitBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	now := time.Now().UTC()
@@ -48,8 +48,7 @@ func TestRunPapersReadBackRollsTheCommitBack(t *testing.T) {
 		}
 		return err
 	}
-	_, err = s.write.ExecContext(ctx, `CREATE TEMP TRIGGER lose_papers BEFORE INSERT ON run_papers WHEN NEW.paper_id = 'p2' BEGIN SELECT RAISE(IGNORE); END`)
-	require.NoError(t, err)
+	require.NoError(t, loseP2(ctx, s, "run_papers"))
 	err = commit("cp1")
 	var rb *engine.ReadBackError
 	require.True(t, errors.As(err, &rb), "%v", err)
@@ -63,15 +62,13 @@ func TestRunPapersReadBackRollsTheCommitBack(t *testing.T) {
 	require.NoError(t, s.write.QueryRowContext(ctx, `SELECT count(*) FROM run_papers`).Scan(&n))
 	require.Zero(t, n)
 
-	_, err = s.write.ExecContext(ctx, `DROP TRIGGER temp.lose_papers`)
-	require.NoError(t, err)
+	require.NoError(t, keepP2(ctx, s, "run_papers"))
 	require.NoError(t, commit("cp2"))
 	require.NoError(t, s.write.QueryRowContext(ctx, `SELECT count(*) FROM run_papers WHERE run_id = 'r1'`).Scan(&n))
 	require.Equal(t, 2, n)
 
 	// Marks saved at that checkpoint read back the same way.
-	_, err = s.write.ExecContext(ctx, `CREATE TEMP TRIGGER lose_marks BEFORE INSERT ON paper_marks WHEN NEW.paper_id = 'p2' BEGIN SELECT RAISE(IGNORE); END`)
-	require.NoError(t, err)
+	require.NoError(t, loseP2(ctx, s, "paper_marks"))
 	marks := []research.Mark{{PaperID: "p1", Mark: research.MarkRelevant, By: "ada"}, {PaperID: "p2", Mark: research.MarkRelevant, By: "ada"}}
 	_, err = s.SaveMarks(ctx, r.ID, "cp2", marks)
 	require.True(t, errors.As(err, &rb), "%v", err)
@@ -79,11 +76,35 @@ func TestRunPapersReadBackRollsTheCommitBack(t *testing.T) {
 	got2, err := s.Marks(ctx, r.ID)
 	require.NoError(t, err)
 	require.Empty(t, got2, "no mark of the batch was kept")
-	_, err = s.write.ExecContext(ctx, `DROP TRIGGER temp.lose_marks`)
-	require.NoError(t, err)
+	require.NoError(t, keepP2(ctx, s, "paper_marks"))
 	_, err = s.SaveMarks(ctx, r.ID, "cp2", marks)
 	require.NoError(t, err)
 	got2, err = s.Marks(ctx, r.ID)
 	require.NoError(t, err)
 	require.Len(t, got2, 2)
+}
+
+// loseP2 makes table silently drop the rows of paper p2, a write that
+// did not land; keepP2 undoes it. SQLite's trigger is temporary (this
+// connection's); PostgreSQL's is the database's, in a test's own database.
+func loseP2(ctx context.Context, s *Store, table string) error {
+	q := `CREATE TEMP TRIGGER lose_` + table + ` BEFORE INSERT ON ` + table + ` WHEN NEW.paper_id = 'p2' BEGIN SELECT RAISE(IGNORE); END`
+	if s.postgres() {
+		if _, err := s.write.ExecContext(ctx, `CREATE OR REPLACE FUNCTION lose_p2() RETURNS trigger LANGUAGE plpgsql AS
+			'BEGIN IF NEW.paper_id = ''p2'' THEN RETURN NULL; END IF; RETURN NEW; END'`); err != nil {
+			return err
+		}
+		q = `CREATE TRIGGER lose_` + table + ` BEFORE INSERT ON ` + table + ` FOR EACH ROW EXECUTE FUNCTION lose_p2()`
+	}
+	_, err := s.write.ExecContext(ctx, q)
+	return err
+}
+
+func keepP2(ctx context.Context, s *Store, table string) error {
+	q := `DROP TRIGGER temp.lose_` + table
+	if s.postgres() {
+		q = `DROP TRIGGER lose_` + table + ` ON ` + table
+	}
+	_, err := s.write.ExecContext(ctx, q)
+	return err
 }

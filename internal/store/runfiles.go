@@ -74,7 +74,7 @@ func (s *Store) AttachRunFile(ctx context.Context, f RunFile) (RunFile, error) {
 func (s *Store) RunFilePapers(ctx context.Context, runID, id string) ([]research.RawPaper, error) {
 	var raw string
 	err := s.read.QueryRowContext(ctx, `WITH RECURSIVE lineage(run_id) AS (
-			SELECT ? UNION SELECT f.from_run FROM run_forks f JOIN lineage l ON f.run_id = l.run_id)
+			SELECT `+s.read.d.textParam("?")+` UNION SELECT f.from_run FROM run_forks f JOIN lineage l ON f.run_id = l.run_id)
 		SELECT papers FROM run_files WHERE id = ? AND run_id IN (SELECT run_id FROM lineage)`, runID, id).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fault.Errorf(fault.ENotFound, "run %s has no attached file %q", runID, id)

@@ -17,7 +17,7 @@ import (
 func TestRunFilesBelongToTheirRun(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := store.Open(ctx, filepath.Join(t.TempDir(), "q.db"), store.Options{})
+	s, err := store.OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), store.Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	now := time.Now().UTC()

@@ -66,7 +66,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunList, error) {
 	if f.Offset < 0 {
 		return RunList{}, fault.Errorf(fault.EInvalid, "the offset must not be negative")
 	}
-	path, err := paramPath(f.TextParam)
+	path, err := paramPath(s.read.d, f.TextParam)
 	if err != nil {
 		return RunList{}, err
 	}
@@ -78,7 +78,8 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunList, error) {
 	if err != nil {
 		return RunList{}, err
 	}
-	where := `WHERE (?1 = '' OR r.status = ?1) AND (?2 = '' OR coalesce(json_extract(r.params, ?3), '') LIKE ?2 ESCAPE '\')
+	d := s.read.d
+	where := `WHERE (?1 = '' OR r.status = ?1) AND (?2 = '' OR coalesce(` + d.jsonField("r.params", "?3") + `, '') ` + d.like() + ` ?2 ESCAPE '\')
 		AND (CAST(?4 AS text) IS NULL OR r.project_id IN ` + s.read.d.jsonTexts("?4") + `)`
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -89,7 +90,7 @@ func (s *Store) ListRuns(ctx context.Context, f RunFilter) (RunList, error) {
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM runs r `+where, string(f.Status), like, path, projects).Scan(&out.Total); err != nil {
 		return RunList{}, fmt.Errorf("store: count runs: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.workflow, coalesce(json_extract(r.params, ?3), ''), r.status, r.iteration, r.created_at,
+	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.workflow, coalesce(`+d.jsonField("r.params", "?3")+`, ''), r.status, r.iteration, r.created_at,
 		(SELECT count(*) FROM run_papers rp WHERE rp.run_id = r.id), coalesce(r.checkpoint_id, ''), r.project_id, r.started_by
 		FROM runs r `+where+` ORDER BY r.created_at DESC, r.id DESC LIMIT ?5 OFFSET ?6`,
 		string(f.Status), like, path, projects, f.Limit, f.Offset)
@@ -133,18 +134,25 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// paramPath is the JSON path of a top-level run parameter, for
-// json_extract.
-//
-// SQLite-only: json_extract(r.params, path) in ListRuns and PaperRuns, and
-// LIKE, which folds ASCII case in SQLite and not in PostgreSQL. PostgreSQL:
-// CAST(r.params AS jsonb) ->> name (the name as parameter, no path), ILIKE,
-// and a numeric cast where PaperRuns compares the value with 1.
-func paramPath(name string) (string, error) {
+// paramPath is the key parameter of a top-level run parameter, for the
+// dialect's jsonField (a JSON path on SQLite).
+func paramPath(d dialect, name string) (string, error) {
 	if name == "" || strings.ContainsAny(name, `"\.[]$`) {
 		return "", fault.Errorf(fault.EInvalid, "%q cannot name a run parameter", name)
 	}
-	return `$."` + name + `"`, nil
+	return d.jsonKey(name), nil
+}
+
+// atMostOne is true when the JSON value of the top-level key bound at
+// param in the JSON text expr is absent, null, a boolean or a number up to
+// 1, as SQLite reads coalesce(json_extract(expr, param), 1) <= 1 (text
+// sorts above numbers there, so a string or object is not).
+func atMostOne(d dialect, expr, param string) string {
+	if d.kind == dialectPostgres {
+		v := "(CAST(" + expr + " AS jsonb) -> CAST(" + param + " AS text))"
+		return "(CASE jsonb_typeof(" + v + ") WHEN 'number' THEN CAST(" + v + " AS numeric) <= 1 WHEN 'string' THEN false WHEN 'object' THEN false WHEN 'array' THEN false ELSE true END)"
+	}
+	return "coalesce(json_extract(" + expr + ", " + param + "), 1) <= 1"
 }
 
 // textValue is a parameter's value as text (json_extract gives a number
@@ -197,13 +205,13 @@ func (s *Store) PaperRuns(ctx context.Context, f PaperRunsFilter) ([]PaperRun, i
 	if limit <= 0 || limit > MaxListLimit {
 		return nil, 0, fault.Errorf(fault.EInvalid, "a page of runs holds 1 to %d runs, not %d", MaxListLimit, limit)
 	}
-	path, err := paramPath(f.TextParam)
+	path, err := paramPath(s.read.d, f.TextParam)
 	if err != nil {
 		return nil, 0, err
 	}
-	blind := "$.__none__"
+	blind := s.read.d.jsonKey("__none__")
 	if f.BlindParam != "" {
-		if blind, err = paramPath(f.BlindParam); err != nil {
+		if blind, err = paramPath(s.read.d, f.BlindParam); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -221,12 +229,12 @@ func (s *Store) PaperRuns(ctx context.Context, f PaperRunsFilter) ([]PaperRun, i
 		WHERE rp.paper_id = ?1 AND (CAST(?2 AS text) IS NULL OR r.project_id IN `+tx.d.jsonTexts("?2")+`)`, paperID, projects).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: paper runs: %w", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.workflow, coalesce(json_extract(r.params, ?2), ''), r.status, r.iteration, r.created_at,
+	rows, err := tx.QueryContext(ctx, `SELECT r.id, r.workflow, coalesce(`+tx.d.jsonField("r.params", "?2")+`, ''), r.status, r.iteration, r.created_at,
 		(SELECT count(*) FROM run_papers x WHERE x.run_id = r.id), rp.iteration,
 		m.mark, m.note, m.reason, m.marked_by, m.marked_at, m.iteration
 		FROM run_papers rp JOIN runs r ON r.id = rp.run_id
 		LEFT JOIN paper_marks m ON m.seq = (SELECT MAX(seq) FROM paper_marks WHERE run_id = rp.run_id AND paper_id = rp.paper_id)
-			AND coalesce(json_extract(r.params, ?5), 1) <= 1
+			AND `+atMostOne(tx.d, "r.params", "?5")+`
 		WHERE rp.paper_id = ?1 AND (CAST(?4 AS text) IS NULL OR r.project_id IN `+tx.d.jsonTexts("?4")+`)
 		ORDER BY r.created_at DESC, r.id DESC LIMIT ?3`, paperID, path, limit, projects, blind)
 	if err != nil {

@@ -50,7 +50,7 @@ func seedRun(t *testing.T, st *store.Store, id string, at time.Time, params engi
 
 func openRuns(t *testing.T) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), store.Options{Synchronous: "OFF"})
+	st, err := store.OpenForTest(t, context.Background(), filepath.Join(t.TempDir(), "q.db"), store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	return st
@@ -194,7 +194,7 @@ func TestRunPapersBackfill(t *testing.T) {
 			old[e.Name()] = &fstest.MapFile{Data: data}
 		}
 	}
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF", Migrations: old})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF", Migrations: old})
 	require.NoError(t, err)
 	t0 := time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
 	r := engine.Run{ID: "r1", Workflow: "search", Params: engine.Params{"question": "sleep"}, Status: engine.StatusPending, Iteration: 1, CreatedAt: t0, UpdatedAt: t0}
@@ -215,7 +215,7 @@ func TestRunPapersBackfill(t *testing.T) {
 	}
 	require.NoError(t, st.Close())
 
-	st, err = store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	st, err = store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer st.Close()
 	for id, first := range map[string]int{"doi:10.1/shared": 1, "only-1": 1, "only-2": 2} {

@@ -84,7 +84,7 @@ func insertRun(ctx context.Context, tx *tx, r engine.Run) error {
 	}
 	_, err = tx.ExecContext(ctx, q, args...)
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if strings.Contains(err.Error(), "UNIQUE") || pgCode(err) == pgUniqueViolation {
 			return fault.Errorf(fault.EConflict, "run %s exists already", r.ID)
 		}
 		return fmt.Errorf("store: insert run: %w", err)
@@ -543,7 +543,7 @@ func insertDecision(ctx context.Context, tx *tx, runID string, d engine.Decision
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		d.CheckpointID, runID, string(d.Action), revised, d.Note, d.DecidedBy, formatTime(d.DecidedAt))
 	if err != nil {
-		if strings.Contains(err.Error(), "UNIQUE") {
+		if strings.Contains(err.Error(), "UNIQUE") || pgCode(err) == pgUniqueViolation {
 			return fault.Errorf(fault.EConflict, "checkpoint %s was already decided", d.CheckpointID)
 		}
 		return fmt.Errorf("store: insert decision: %w", err)
@@ -622,7 +622,7 @@ func (s *Store) Checkpoints(ctx context.Context, runID string) ([]CheckpointDeci
 // size alone is read, since a search's output holds every paper found.
 func (s *Store) StepTrail(ctx context.Context, runID string) ([]engine.StepRecord, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT step, iteration, attempt, max_attempts, outcome, error,
-		CASE WHEN length(CAST(output AS BLOB)) <= ? THEN output END, COALESCE(length(CAST(output AS BLOB)), 0)
+		CASE WHEN `+s.read.d.byteLength("output")+` <= ? THEN output END, COALESCE(`+s.read.d.byteLength("output")+`, 0)
 		FROM step_runs WHERE run_id = ? ORDER BY seq`, engine.MaxShownOutput, runID)
 	if err != nil {
 		return nil, fmt.Errorf("store: step trail: %w", err)
@@ -762,11 +762,10 @@ type txWritten struct {
 	runID string
 }
 
-// State reads one key of the state. SQLite-only: state -> '$."key"'.
-// PostgreSQL: CAST(state AS jsonb) -> key, with the key as parameter.
+// State reads one key of the state.
 func (w txWritten) State(ctx context.Context, key string) (json.RawMessage, bool, error) {
 	var raw sql.NullString
-	if err := w.tx.QueryRowContext(ctx, `SELECT state -> ? FROM runs WHERE id = ?`, `$."`+key+`"`, w.runID).Scan(&raw); err != nil {
+	if err := w.tx.QueryRowContext(ctx, `SELECT `+w.tx.d.jsonFieldJSON("state", "?1")+` FROM runs WHERE id = ?2`, w.tx.d.jsonKey(key), w.runID).Scan(&raw); err != nil {
 		return nil, false, fmt.Errorf("store: read back %s: %w", key, err)
 	}
 	if !raw.Valid {

@@ -14,9 +14,10 @@ import (
 // row, where the version sits behind the state and reading it walks the
 // state's overflow pages (what made a 2,000-paper run's page slow).
 func TestRunStampReadsIndexesOnly(t *testing.T) {
+	SkipOnPostgres(t, "SQLite's EXPLAIN QUERY PLAN")
 	t.Parallel()
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
+	s, err := OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	rows, err := s.read.QueryContext(ctx, `EXPLAIN QUERY PLAN `+runStampSQL(s.read.d), "r1")

@@ -19,7 +19,7 @@ import (
 func TestRunStamp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "q.db"), store.Options{})
+	st, err := store.OpenForTest(t, ctx, filepath.Join(t.TempDir(), "q.db"), store.Options{})
 	require.NoError(t, err)
 	defer st.Close()
 

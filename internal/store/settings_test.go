@@ -15,7 +15,7 @@ func TestSettingOrInitKeepsTheFirstValue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "q.db")
-	s, err := store.Open(ctx, path, store.Options{})
+	s, err := store.OpenForTest(t, ctx, path, store.Options{})
 	require.NoError(t, err)
 
 	_, err = s.Setting(ctx, "session_key")
@@ -30,7 +30,7 @@ func TestSettingOrInitKeepsTheFirstValue(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	// A restart on the same database sees the stored value.
-	s, err = store.Open(ctx, path, store.Options{})
+	s, err = store.OpenForTest(t, ctx, path, store.Options{})
 	require.NoError(t, err)
 	defer s.Close()
 	v, err = s.Setting(ctx, "session_key")

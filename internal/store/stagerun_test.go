@@ -41,7 +41,7 @@ var stageRecords = []struct {
 
 func statuses(t *testing.T, path, runID string) (status []string, max []int) {
 	t.Helper()
-	raw, err := store.OpenRaw(path, "OFF")
+	raw, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	defer raw.Close()
 	rows, err := raw.Query(`SELECT status, max_attempts FROM step_runs WHERE run_id = ? ORDER BY seq`, runID)
@@ -63,7 +63,7 @@ func TestStepRunsKeepTheirStageStatus(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "q.db")
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer st.Close()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -103,10 +103,10 @@ func TestStageStatusMigrationDerivesOldRecords(t *testing.T) {
 		require.NoError(t, err)
 		old[name] = &fstest.MapFile{Data: data}
 	}
-	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF", Migrations: old})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF", Migrations: old})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
-	raw, err := store.OpenRaw(path, "OFF")
+	raw, err := store.RawForTest(t, path, "OFF")
 	require.NoError(t, err)
 	_, err = raw.Exec(`INSERT INTO runs (id, workflow, status, created_at, updated_at) VALUES ('r1', 'w', 'running', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`)
 	require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestStageStatusMigrationDerivesOldRecords(t *testing.T) {
 	}
 	require.NoError(t, raw.Close())
 
-	st, err = store.Open(ctx, path, store.Options{Synchronous: "OFF"})
+	st, err = store.OpenForTest(t, ctx, path, store.Options{Synchronous: "OFF"})
 	require.NoError(t, err)
 	defer st.Close()
 	got, max := statuses(t, path, "r1")

@@ -1,7 +1,7 @@
-// Package store is Quarry's one SQLite package: the schema and its
+// Package store is Quarry's one database package: the schema and its
 // migrations, the engine's durable state, the River job queue that
 // advances runs, and the local paper library with its full-text index, all
-// in one database file. It imports only the domain centre (research,
+// in one database: a SQLite file, or PostgreSQL (postgres.go). It imports only the domain centre (research,
 // fault) and the engine it persists; callers above it (library, handlers)
 // decide what to store.
 package store
@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -40,6 +41,8 @@ type Store struct {
 	read  *db
 	// queue is River's pool: write's, shared.
 	queue *sql.DB
+	// pgx is River's listener pool on PostgreSQL (nil on SQLite).
+	pgx *pgxpool.Pool
 	// jobs inserts River jobs, inside our transactions when atomicity matters.
 	jobs   *river.Client[*sql.Tx]
 	worker *river.Client[*sql.Tx]
@@ -174,10 +177,20 @@ func OpenRaw(path, synchronous string) (*sql.DB, error) {
 }
 
 // Open opens (creating if needed) the database at path, backs it up if it
-// has pending migrations, and applies them.
+// has pending migrations, and applies them. A path starting postgres:// or
+// postgresql:// is a PostgreSQL URL instead (openPostgres): one API over
+// both databases.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if IsPostgresDSN(path) {
+		s := &Store{log: opts.Logger, Now: time.Now, mergeRows: firstMergeRows, mergeRowsMax: maxMergeRows, importReserve: -1}
+		if opts.MergeRows > 0 {
+			s.mergeRowsMax = opts.MergeRows
+			s.mergeRows = min(s.mergeRows, opts.MergeRows)
+		}
+		return s.openPostgres(ctx, path, opts)
 	}
 	if opts.Synchronous == "" {
 		opts.Synchronous = "FULL"
@@ -259,25 +272,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.write.Close()
 		return nil, err
 	}
-	if s.stmts.updateRun, err = s.write.PrepareContext(ctx, updateRunSQL); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("store: prepare: %w", err)
-	}
-	if s.stmts.updateRunSameStatus, err = s.write.PrepareContext(ctx, updateRunSameStatusSQL); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("store: prepare: %w", err)
-	}
-	// A database opened with only older migrations (tests of upgrades)
-	// has no step_runs.status: insertStepRun then writes unprepared, and
-	// fails there.
-	s.stmts.insertStepRun, _ = s.write.PrepareContext(ctx, insertStepRunSQL)
 	if s.read, err = open(true, 4); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: open readers: %w", err)
 	}
-	// A database opened with only older migrations (tests of upgrades)
-	// has no paper_marks: RunStamp then asks unprepared, and fails there.
-	s.stmts.runStamp, _ = s.read.PrepareContext(ctx, runStampSQL(s.read.d))
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
 	// River writes through the store's own single connection: two writer
 	// connections in one process contend inside SQLite, whose busy handler
 	// sleeps 1, 2, 5, 10 … ms between tries, so a job fetch that met a
@@ -285,11 +287,30 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// database/sql, handed over at once. So nothing may wait on River (a
 	// non-Tx insert, Wake) while it holds a write transaction.
 	s.queue = s.write.DB
-	if s.jobs, err = river.NewClient(localDriver{riversqlite.New(s.queue)}, &river.Config{Logger: quietLogger(opts.Logger)}); err != nil {
+	if s.jobs, err = river.NewClient(s.riverDriver(), &river.Config{Logger: quietLogger(opts.Logger)}); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("store: river client: %w", err)
 	}
 	return s, nil
+}
+
+// prepare prepares the hot path's statements (Store.stmts).
+func (s *Store) prepare(ctx context.Context) error {
+	var err error
+	if s.stmts.updateRun, err = s.write.PrepareContext(ctx, updateRunSQL); err != nil {
+		return fmt.Errorf("store: prepare: %w", err)
+	}
+	if s.stmts.updateRunSameStatus, err = s.write.PrepareContext(ctx, updateRunSameStatusSQL); err != nil {
+		return fmt.Errorf("store: prepare: %w", err)
+	}
+	// A database opened with only older migrations (tests of upgrades)
+	// has no step_runs.status: insertStepRun then writes unprepared, and
+	// fails there.
+	s.stmts.insertStepRun, _ = s.write.PrepareContext(ctx, insertStepRunSQL)
+	// A database opened with only older migrations (tests of upgrades)
+	// has no paper_marks: RunStamp then asks unprepared, and fails there.
+	s.stmts.runStamp, _ = s.read.PrepareContext(ctx, runStampSQL(s.read.d))
+	return nil
 }
 
 // capSize applies Options.MaxBytes to a single-connection writer pool
@@ -468,10 +489,14 @@ func (s *Store) Close() error {
 			errs = append(errs, h.Close())
 		}
 	}
+	if s.pgx != nil {
+		s.pgx.Close()
+	}
 	return errors.Join(errs...)
 }
 
-// Path is the database file.
+// Path is the database file; "" on PostgreSQL (whose URL may hold a
+// password).
 func (s *Store) Path() string { return s.path }
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -15,9 +15,10 @@ import (
 )
 
 func TestOpenAppliesMigrationsWithSettings(t *testing.T) {
+	store.SkipOnPostgres(t, "reads the file's journal mode and sqlite_master")
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "q.db")
-	st, err := store.Open(context.Background(), path, store.Options{})
+	st, err := store.OpenForTest(t, context.Background(), path, store.Options{})
 	require.NoError(t, err)
 	defer st.Close()
 
@@ -46,7 +47,7 @@ func TestPendingMigrationsAreBackedUpFirst(t *testing.T) {
 	first, err := migrations.FS.ReadFile("00001_engine.sql")
 	require.NoError(t, err)
 	v1 := fstest.MapFS{"00001_engine.sql": {Data: first}}
-	st, err := store.Open(ctx, path, store.Options{Migrations: v1})
+	st, err := store.OpenForTest(t, ctx, path, store.Options{Migrations: v1})
 	require.NoError(t, err)
 	_, err = st.Run(ctx, "none") // the store works at v1
 	require.Error(t, err)
@@ -56,7 +57,7 @@ func TestPendingMigrationsAreBackedUpFirst(t *testing.T) {
 		"00001_engine.sql": {Data: first},
 		"00002_extra.sql":  {Data: []byte("-- +goose Up\nCREATE TABLE extra (id INTEGER PRIMARY KEY);\n-- +goose Down\nDROP TABLE extra;\n")},
 	}
-	st, err = store.Open(ctx, path, store.Options{Migrations: v2})
+	st, err = store.OpenForTest(t, ctx, path, store.Options{Migrations: v2})
 	require.NoError(t, err)
 	defer st.Close()
 	backups, err := st.Backups(ctx)
@@ -79,7 +80,7 @@ func TestPendingMigrationsAreBackedUpFirst(t *testing.T) {
 
 	// Reopening with nothing pending takes no further backup.
 	require.NoError(t, st.Close())
-	st, err = store.Open(ctx, path, store.Options{Migrations: v2})
+	st, err = store.OpenForTest(t, ctx, path, store.Options{Migrations: v2})
 	require.NoError(t, err)
 	backups, err = st.Backups(ctx)
 	require.NoError(t, err)
@@ -93,7 +94,7 @@ func TestConcurrentOpensOfANewDatabaseAllSucceed(t *testing.T) {
 	errs := make(chan error, n)
 	for range n {
 		go func() {
-			st, err := store.Open(context.Background(), path, store.Options{})
+			st, err := store.OpenForTest(t, context.Background(), path, store.Options{})
 			if err == nil {
 				err = st.Close()
 			}
@@ -109,11 +110,12 @@ func TestConcurrentOpensOfANewDatabaseAllSucceed(t *testing.T) {
 // (a test's temp dir named after a subtest, a folder "runs#2") opens that
 // file, not the path cut at the first "#" or "?".
 func TestOpenPathWithURISyntax(t *testing.T) {
+	store.SkipOnPostgres(t, "a file path with URI syntax")
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "runs#2?x=1%41")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	path := filepath.Join(dir, "q.db")
-	st, err := store.Open(t.Context(), path, store.Options{})
+	st, err := store.OpenForTest(t, t.Context(), path, store.Options{})
 	require.NoError(t, err)
 	require.NoError(t, st.Close())
 	info, err := os.Stat(path)
