@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"quarry/internal/library"
 	"quarry/internal/metrics"
 	"quarry/internal/store"
+	"quarry/internal/store/pgrelay"
 )
 
 // ShutdownTimeout bounds how long Serve waits for in-flight requests after
@@ -123,7 +125,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	for _, opt := range opts {
 		opt(a)
 	}
-	if a.store, err = store.Open(ctx, cfg.DB, cfg.StoreOptions(a.logger)); err != nil {
+	if a.store, err = store.Open(ctx, cfg.DSN(), cfg.StoreOptions(a.logger)); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -171,6 +173,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	}
 	workerCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	a.stopWorkers, a.workerCtx = cancel, workerCtx
+	a.relayEvents(workerCtx)
 	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{OnJobStart: a.metrics.JobStarted, BranchWorkers: cfg.BranchWorkers,
 		Limits: runLimits(cfg, a.registry)}); err != nil {
 		return nil, err
@@ -361,4 +364,24 @@ func (a *App) Close() error {
 	err := a.store.Close()
 	a.store = nil
 	return err
+}
+
+// relayEvents passes the engine's live events to the other replicas of a
+// PostgreSQL installation and theirs to this one's pages (pgrelay), until
+// ctx ends; on SQLite, one process, there is nothing to relay.
+func (a *App) relayEvents(ctx context.Context) {
+	pool := a.store.PgxPool()
+	if pool == nil {
+		return
+	}
+	host, _ := os.Hostname()
+	tag := make([]byte, 4)
+	_, _ = rand.Read(tag)
+	r := pgrelay.New(pool, a.engine.Events(), fmt.Sprintf("%s/%d/%x", host, os.Getpid(), tag), a.logger)
+	a.engine.Events().RelayTo(r.Forward)
+	a.loops.Add(1)
+	go func() {
+		defer a.loops.Done()
+		_ = r.Run(ctx)
+	}()
 }

@@ -43,8 +43,13 @@ type Config struct {
 	// Addr is the TCP address to listen on; port 0 picks a free port,
 	// which tests use.
 	Addr string
-	// DB is the SQLite database path.
+	// DB is the SQLite database path (and, on PostgreSQL, where uploads
+	// are spooled beside: DB + "-uploads").
 	DB string
+	// DatabaseURL, when set (QUARRY_DATABASE_URL, a postgres:// URL), runs
+	// the whole application on PostgreSQL instead of the SQLite file DB;
+	// several replicas may share it (docs/scaling.md).
+	DatabaseURL string
 	// SessionKey is the secret behind session cookies (environment only,
 	// so it never shows in a process list). Empty means a key generated on
 	// first start and kept in the database.
@@ -239,6 +244,9 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.DB) == "" {
 		fe.Add("db", "database path is required")
 	}
+	if c.DatabaseURL != "" && !store.IsPostgresDSN(c.DatabaseURL) {
+		fe.Add("database_url", "QUARRY_DATABASE_URL must be a postgres:// or postgresql:// URL")
+	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)
 		switch {
@@ -347,4 +355,13 @@ func (o OIDC) check(fe fault.FieldErrors, openMode bool) {
 	if openMode {
 		fe.Add("oidc.issuer", "QUARRY_OIDC_ISSUER has no use in open mode (QUARRY_OPEN_MODE=true), which has no accounts to sign in to")
 	}
+}
+
+// DSN is what the store opens: the PostgreSQL URL when one is set, else
+// the SQLite file.
+func (c Config) DSN() string {
+	if c.DatabaseURL != "" {
+		return c.DatabaseURL
+	}
+	return c.DB
 }

@@ -103,6 +103,8 @@ func TestLoadErrorsNameTheSetting(t *testing.T) {
 		{"InvalidAddr", []string{"--addr", "no-port"}, nil, "addr"},
 		{"EmptyFlagClearsEnv", []string{"--addr="}, map[string]string{"QUARRY_ADDR": "127.0.0.1:0"}, "addr"},
 		{"ShortSessionKey", nil, map[string]string{"QUARRY_SESSION_KEY": "short"}, "session_key"},
+		{"DatabaseURLNotPostgres", nil, map[string]string{"QUARRY_DATABASE_URL": "mysql://db/quarry"}, "database_url"},
+		{"DatabaseURLPostgres", nil, map[string]string{"QUARRY_DATABASE_URL": "postgres://db/quarry"}, ""},
 		{"UnknownSource", nil, map[string]string{"QUARRY_SOURCES": "local,scopus"}, "sources[1]"},
 		{"SerpAPIWithoutKey", nil, map[string]string{"QUARRY_SOURCES": "serpapi_scholar"}, "serpapi_key"},
 		{"OpenAlexWithoutKey", nil, map[string]string{"QUARRY_SOURCES": "local,openalex"}, "openalex_key"},

@@ -59,6 +59,8 @@ func settings() []setting {
 			doc: "address to listen on, `host:port`; port 0 picks a free port"},
 		{flag: "db", env: "QUARRY_DB", def: DefaultDB, set: text(func(c *Config) *string { return &c.DB }),
 			doc: "path of the SQLite database"},
+		{env: "QUARRY_DATABASE_URL", set: text(func(c *Config) *string { return &c.DatabaseURL }),
+			doc: "a `postgres://` URL: run on PostgreSQL instead of the SQLite file, with any number of replicas sharing it (environment only, as it may hold a password; `docs/scaling.md`)"},
 		{env: "QUARRY_DB_BUSY_TIMEOUT", key: "db_busy_timeout", shown: "`" + store.DefaultBusyTimeout.String() + "`", set: setBusyTimeout,
 			doc: "how long a write waits while another process (such as `quarry import`) holds the database's write lock; after it the request answers 503 with `Retry-After`"},
 		{env: "QUARRY_DB_MAX_MB", key: "db_max_mb", def: "0", set: setDBMaxMB,
