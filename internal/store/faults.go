@@ -86,12 +86,3 @@ func pgCode(err error) string {
 	}
 	return ""
 }
-
-// pgConstraint is the constraint PostgreSQL named in err, else "".
-func pgConstraint(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.ConstraintName
-	}
-	return ""
-}
