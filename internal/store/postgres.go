@@ -11,7 +11,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx", database/sql's PostgreSQL driver
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
-	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -131,14 +130,8 @@ func (s *Store) openPostgres(ctx context.Context, dsn string, opts Options) (*St
 		s.Close()
 		return nil, fmt.Errorf("store: listener pool: %w", err)
 	}
-	if err := s.prepare(ctx); err != nil {
-		s.Close()
+	if err := s.ready(ctx, opts); err != nil {
 		return nil, err
-	}
-	s.queue = s.write.DB
-	if s.jobs, err = river.NewClient(s.riverDriver(), &river.Config{Logger: quietLogger(opts.Logger)}); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("store: river client: %w", err)
 	}
 	return s, nil
 }

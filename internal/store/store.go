@@ -276,22 +276,32 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("store: open readers: %w", err)
 	}
-	if err := s.prepare(ctx); err != nil {
-		s.Close()
+	if err := s.ready(ctx, opts); err != nil {
 		return nil, err
 	}
-	// River writes through the store's own single connection: two writer
-	// connections in one process contend inside SQLite, whose busy handler
-	// sleeps 1, 2, 5, 10 … ms between tries, so a job fetch that met a
-	// step's commit waited for it. One connection queues them in
-	// database/sql, handed over at once. So nothing may wait on River (a
-	// non-Tx insert, Wake) while it holds a write transaction.
+	return s, nil
+}
+
+// ready ends Open on either database: the hot path's statements prepared
+// and River's inserting client made. River writes through the store's
+// writer: on SQLite its single connection, as two writer connections in
+// one process contend inside SQLite, whose busy handler sleeps 1, 2, 5,
+// 10 … ms between tries, so a job fetch that met a step's commit waited
+// for it; one connection queues them in database/sql, handed over at
+// once. So nothing may wait on River (a non-Tx insert, Wake) while it
+// holds a write transaction. On failure the store is closed.
+func (s *Store) ready(ctx context.Context, opts Options) error {
+	if err := s.prepare(ctx); err != nil {
+		s.Close()
+		return err
+	}
 	s.queue = s.write.DB
+	var err error
 	if s.jobs, err = river.NewClient(s.riverDriver(), &river.Config{Logger: quietLogger(opts.Logger)}); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("store: river client: %w", err)
+		return fmt.Errorf("store: river client: %w", err)
 	}
-	return s, nil
+	return nil
 }
 
 // prepare prepares the hot path's statements (Store.stmts).
