@@ -47,16 +47,26 @@ func withWorkers(t *testing.T, path string, wf *engine.Workflow) *bundle {
 	return b
 }
 
+// waitStatus polls the run until it reaches want. A retry that River
+// schedules (a branch's) waits for River's scheduler, every 5 s, so a
+// loaded machine (CI beside other work) can take several of those: the
+// bound is generous, and the failure says where the run stopped.
 func waitStatus(t *testing.T, b *bundle, id string, want engine.Status) engine.Run {
 	t.Helper()
 	var r engine.Run
-	require.Eventually(t, func() bool {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
 		var err error
 		r, err = b.store.Run(context.Background(), id)
 		require.NoError(t, err)
-		return r.Status == want
-	}, 20*time.Second, 5*time.Millisecond, "run %s never reached %s (last: %s %s)", id, want, r.Status, r.Error)
-	return r
+		if r.Status == want {
+			return r
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s never reached %s (last: %s at %s: %s)", id, want, r.Status, r.Step, r.Error)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func TestCompiledRunResumesAfterCrashWithoutRerunningStages(t *testing.T) {
