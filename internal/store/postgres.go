@@ -104,11 +104,7 @@ func (s *Store) openPostgres(ctx context.Context, dsn string, opts Options) (*St
 		s.write.Close()
 		return nil, err
 	}
-	if err := s.dropAbandonedStaging(ctx); err != nil {
-		s.write.Close()
-		return nil, err
-	}
-	if err := s.fillPendingCompounds(ctx); err != nil {
+	if err := s.tidyLibrary(ctx); err != nil {
 		s.write.Close()
 		return nil, err
 	}

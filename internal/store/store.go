@@ -255,11 +255,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.write.Close()
 		return nil, err
 	}
-	if err := s.dropAbandonedStaging(ctx); err != nil {
-		s.write.Close()
-		return nil, err
-	}
-	if err := s.fillPendingCompounds(ctx); err != nil {
+	if err := s.tidyLibrary(ctx); err != nil {
 		s.write.Close()
 		return nil, err
 	}
@@ -520,3 +516,13 @@ func parseTime(s string) time.Time {
 }
 
 var _ engine.Store = (*Store)(nil)
+
+// tidyLibrary is what Open does to the library on either database once
+// migrated: it drops what an interrupted import staged and indexes the
+// compounds an older library lacks.
+func (s *Store) tidyLibrary(ctx context.Context) error {
+	if err := s.dropAbandonedStaging(ctx); err != nil {
+		return err
+	}
+	return s.fillPendingCompounds(ctx)
+}
