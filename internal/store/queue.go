@@ -113,6 +113,25 @@ const DefaultFetchPollInterval = 2 * time.Second
 // for_each over hundreds of items does not flood them.
 const DefaultBranchWorkers = 8
 
+// DefaultRescueAfter is how long a job may run before River's rescuer
+// (on the elected leader) takes it for abandoned and queues it again
+// (QueueOptions.RescueAfter). A job is abandoned when its process died
+// mid-step (kill -9, a lost machine): on PostgreSQL another replica then
+// finishes the run; on SQLite the restarted process re-enqueues it at
+// start anyway (engine.Recover), so the rescue is only a backstop there.
+// River has no heartbeat, so a job still working past this is rescued too
+// and the run's current step runs a second time alongside (the engine's
+// version check lets only one commit). The bound must therefore lie above
+// the longest job a live process runs: one job advances a run step after
+// step until it waits (a gate, a delay, its branches), and the slowest
+// bounded calls a step makes are a language-model request (90 s, tried 3
+// times: 4.5 min), a source's searches (30 s each) and a webhook stage's
+// attempt (30 s). A quarter of an hour is three times the slowest of them
+// and a quarter of River's default hour, so a run held by a dead replica
+// resumes within about 15 minutes. Stages with their own long timeout
+// need a longer bound (QUARRY_JOB_RESCUE_AFTER).
+const DefaultRescueAfter = 15 * time.Minute
+
 // branchPollFactor makes the branch queue poll this many times less often
 // than the run queue.
 const branchPollFactor = 10
@@ -130,6 +149,10 @@ type QueueOptions struct {
 	// Limits bound the runs executing at once (zero: only Workers does,
 	// per process).
 	Limits RunLimits
+	// RescueAfter is how long a job may run before it is taken for
+	// abandoned by a dead process and run again (default
+	// DefaultRescueAfter). Tests of a killed replica shorten it.
+	RescueAfter time.Duration
 	// OnJobStart, if set, is told when a worker starts a run's job and how
 	// long the job waited since it was due (metrics). It is called from
 	// the workers' goroutines, so it must be safe for concurrent use.
@@ -146,6 +169,9 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 	}
 	if opts.FetchPollInterval <= 0 {
 		opts.FetchPollInterval = DefaultFetchPollInterval
+	}
+	if opts.RescueAfter <= 0 {
+		opts.RescueAfter = DefaultRescueAfter
 	}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv, store: s, onStart: opts.OnJobStart, limits: opts.Limits}); err != nil {
@@ -182,7 +208,7 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 		FetchCooldown:        cooldown,
 		FetchPollInterval:    opts.FetchPollInterval,
 		JobTimeout:           -1,
-		RescueStuckJobsAfter: 15 * time.Minute,
+		RescueStuckJobsAfter: opts.RescueAfter,
 		MaxAttempts:          10,
 	})
 	if err != nil {
