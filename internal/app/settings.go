@@ -135,7 +135,7 @@ func settings() []setting {
 		setting{env: "QUARRY_BRANCH_WORKERS", key: "branch_workers", def: strconv.Itoa(store.DefaultBranchWorkers), set: intIn(1, 256, "", func(c *Config) *int { return &c.BranchWorkers }),
 			doc: "how many branches of workflows' parallel stages run at once, across runs, 1 to 256; the rest wait their turn in the job queue"},
 		setting{env: "QUARRY_JOB_RESCUE_AFTER", key: "job_rescue_after", shown: "`" + store.DefaultRescueAfter.String() + "`", set: setJobRescueAfter,
-			doc: "how long a run's job may run before it counts as abandoned by a process that died (kill -9, a lost machine) and is run again, on PostgreSQL by another replica; keep it above the longest step, or a slow step runs twice at once (only one commits), 1s to 24h"},
+			doc: "on PostgreSQL, how long a run's job may run: a job left running by a replica that died (kill -9, a lost machine) is run again by another replica after this, and a live job still running then is canceled and retried; keep it above the longest step, 1s to 24h (SQLite's jobs have no timeout)"},
 		setting{env: "QUARRY_MAX_ACTIVE_RUNS", key: "max_active_runs", def: "0", set: intIn(0, 100000, "", func(c *Config) *int { return &c.MaxActiveRuns }),
 			doc: "how many runs may execute at once, of every workflow and across the processes sharing the database (0: no limit but the job workers); a run over the limit is not refused, it waits its turn and says so; a run waiting for a person, a timer or its branches does not count"},
 		setting{env: "QUARRY_WORKFLOW_LIMITS", key: "workflow_limits", set: setWorkflowLimits,
