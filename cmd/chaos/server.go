@@ -29,21 +29,7 @@ type server struct {
 // searching the fakes. It picks a free loopback port now and keeps it, so
 // clients find the server again after a restart.
 func newServer(bin, db, logPath string, fk *fakes) (*server, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := l.Addr().String()
-	l.Close()
-	env := []string{}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "QUARRY_") { // a developer's own settings must not leak in
-			env = append(env, kv)
-		}
-	}
-	env = append(env,
-		"QUARRY_ADDR="+addr,
-		"QUARRY_DB="+db,
+	return newServerEnv(bin, db, logPath,
 		"QUARRY_OPEN_MODE=true", // the chaos client decides through the API by name
 		"QUARRY_SOURCES=openalex,crossref",
 		"QUARRY_OPENALEX_KEY=chaos-key", // OpenAlex requires a key; the fake takes any
@@ -54,7 +40,26 @@ func newServer(bin, db, logPath string, fk *fakes) (*server, error) {
 		"QUARRY_LLM_PROVIDER=offline",
 		"QUARRY_SOURCE_DEADLINE=20s",
 	)
-	return &server{bin: bin, addr: addr, db: db, logPath: logPath, env: env}, nil
+}
+
+// newServerEnv prepares a server for the database db, logging to logPath,
+// with the settings env on top of its address and database; nothing else
+// of QUARRY_* comes from the caller's environment.
+func newServerEnv(bin, db, logPath string, env ...string) (*server, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	addr := l.Addr().String()
+	l.Close()
+	var all []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "QUARRY_") { // a developer's own settings must not leak in
+			all = append(all, kv)
+		}
+	}
+	all = append(all, "QUARRY_ADDR="+addr, "QUARRY_DB="+db)
+	return &server{bin: bin, addr: addr, db: db, logPath: logPath, env: append(all, env...)}, nil
 }
 
 func (s *server) url() string { return "http://" + s.addr }

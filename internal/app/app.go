@@ -175,7 +175,7 @@ func New(ctx context.Context, cfg Config, opts ...Option) (_ *App, err error) {
 	a.stopWorkers, a.workerCtx = cancel, workerCtx
 	a.relayEvents(workerCtx)
 	if err := a.store.StartWorkers(workerCtx, a.engine, store.QueueOptions{OnJobStart: a.metrics.JobStarted, BranchWorkers: cfg.BranchWorkers,
-		Limits: runLimits(cfg, a.registry)}); err != nil {
+		RescueAfter: cfg.JobRescueAfter, Limits: runLimits(cfg, a.registry)}); err != nil {
 		return nil, err
 	}
 	n, err := a.engine.Recover(ctx)

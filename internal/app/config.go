@@ -119,6 +119,10 @@ type Config struct {
 	// once, across runs (store.QueueOptions.BranchWorkers); 0 means
 	// store.DefaultBranchWorkers.
 	BranchWorkers int
+	// JobRescueAfter is how long a job may run before it is taken for
+	// abandoned by a dead process and run again
+	// (store.QueueOptions.RescueAfter); 0 means store.DefaultRescueAfter.
+	JobRescueAfter time.Duration
 	// MaxActiveRuns bounds the runs executing at once, of every workflow;
 	// WorkflowLimits bounds them per workflow name (store.RunLimits).
 	// Zero and empty: no limit but the job workers.

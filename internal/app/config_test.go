@@ -19,6 +19,7 @@ import (
 	"quarry/internal/skills/embed"
 	"quarry/internal/skills/llm"
 	"quarry/internal/skills/searcher"
+	"quarry/internal/store"
 )
 
 // offlineLLM is the LLM configuration nothing sets: the offline skills.
@@ -387,6 +388,26 @@ func TestREADMESettingsTable(t *testing.T) {
 		return
 	}
 	require.Equal(t, app.SettingsTable(), table, "README.md's settings table is out of date; run go test ./internal/app -run TestREADMESettingsTable -update")
+}
+
+// TestLoadJobRescueAfter: QUARRY_JOB_RESCUE_AFTER sets how long a job
+// may run before River takes it for abandoned (unset: the store's
+// default, shown in the settings table); a value outside 1s–24h is
+// refused naming the variable.
+func TestLoadJobRescueAfter(t *testing.T) {
+	t.Parallel()
+	cfg, err := load(t, nil)
+	require.NoError(t, err)
+	require.Zero(t, cfg.JobRescueAfter)
+	require.Contains(t, app.SettingsTable(), "`"+store.DefaultRescueAfter.String()+"`")
+	cfg, err = load(t, map[string]string{"QUARRY_JOB_RESCUE_AFTER": "5s"})
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Second, cfg.JobRescueAfter)
+	for _, bad := range []string{"soon", "0s", "500ms", "25h"} {
+		_, err = load(t, map[string]string{"QUARRY_JOB_RESCUE_AFTER": bad})
+		require.Equal(t, fault.EInvalid, fault.ErrorCode(err), bad)
+		require.Contains(t, fault.ErrorFields(err), "QUARRY_JOB_RESCUE_AFTER", bad)
+	}
 }
 
 // TestLoadSourceDeadline: QUARRY_SOURCE_DEADLINE sets the deadline of

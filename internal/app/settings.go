@@ -134,6 +134,8 @@ func settings() []setting {
 			doc: "the mail server's password; never logged or shown"},
 		setting{env: "QUARRY_BRANCH_WORKERS", key: "branch_workers", def: strconv.Itoa(store.DefaultBranchWorkers), set: intIn(1, 256, "", func(c *Config) *int { return &c.BranchWorkers }),
 			doc: "how many branches of workflows' parallel stages run at once, across runs, 1 to 256; the rest wait their turn in the job queue"},
+		setting{env: "QUARRY_JOB_RESCUE_AFTER", key: "job_rescue_after", shown: "`" + store.DefaultRescueAfter.String() + "`", set: setJobRescueAfter,
+			doc: "on PostgreSQL, how long a run's job may run: a job left running by a replica that died (kill -9, a lost machine) is run again by another replica after this, and a live job still running then is canceled and retried; keep it above the longest step, 1s to 24h (SQLite's jobs have no timeout)"},
 		setting{env: "QUARRY_MAX_ACTIVE_RUNS", key: "max_active_runs", def: "0", set: intIn(0, 100000, "", func(c *Config) *int { return &c.MaxActiveRuns }),
 			doc: "how many runs may execute at once, of every workflow and across the processes sharing the database (0: no limit but the job workers); a run over the limit is not refused, it waits its turn and says so; a run waiting for a person, a timer or its branches does not count"},
 		setting{env: "QUARRY_WORKFLOW_LIMITS", key: "workflow_limits", set: setWorkflowLimits,
@@ -438,6 +440,15 @@ func setSourceDeadline(c *Config, v string) error {
 		return fmt.Errorf("%q is not a positive duration such as 30s", v)
 	}
 	c.Search.SourceDeadline = d
+	return nil
+}
+
+func setJobRescueAfter(c *Config, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < time.Second || d > 24*time.Hour {
+		return fmt.Errorf("%q is not a duration between 1s and 24h", v)
+	}
+	c.JobRescueAfter = d
 	return nil
 }
 

@@ -41,8 +41,9 @@ type BranchAdvancer interface {
 
 type branchWorker struct {
 	river.WorkerDefaults[BranchArgs]
-	adv   BranchAdvancer
-	store *Store
+	adv     BranchAdvancer
+	store   *Store
+	timeout time.Duration // jobTimeout's answer
 }
 
 // Work advances the branch; a full disk waits as advanceWorker.Work does.
@@ -58,8 +59,10 @@ func (w *branchWorker) Work(ctx context.Context, job *river.Job[BranchArgs]) err
 	}
 }
 
-// Timeout: a branch's own stage timeouts bound it, not River.
-func (w *branchWorker) Timeout(*river.Job[BranchArgs]) time.Duration { return -1 }
+// Timeout is jobTimeout: on SQLite a branch's own stage timeouts bound it,
+// not River; on PostgreSQL the rescue bound, so a dead replica's branch
+// is run again by another.
+func (w *branchWorker) Timeout(*river.Job[BranchArgs]) time.Duration { return w.timeout }
 
 func branchArgs(b engine.Branch) BranchArgs {
 	return BranchArgs{RunID: b.RunID, Fan: b.Fan, Branch: b.ID}

@@ -29,6 +29,7 @@ type advanceWorker struct {
 	store   *Store
 	onStart func(kind string, wait time.Duration)
 	limits  RunLimits
+	timeout time.Duration // jobTimeout's answer
 }
 
 // Work advances the run; an error makes River retry the job with backoff.
@@ -63,9 +64,25 @@ func (w *advanceWorker) advance(ctx context.Context, job *river.Job[AdvanceArgs]
 	}
 }
 
-// Timeout: a run's step (a slow source, a retry backoff) may take long; the
-// engine's own retry policy bounds it, not River.
-func (w *advanceWorker) Timeout(*river.Job[AdvanceArgs]) time.Duration { return -1 }
+// Timeout is jobTimeout: none on SQLite, the rescue bound on PostgreSQL.
+func (w *advanceWorker) Timeout(*river.Job[AdvanceArgs]) time.Duration { return w.timeout }
+
+// jobTimeout is how long River lets a run's or branch's job work. On
+// SQLite, none: a step (a slow source, a retry backoff) may take long, the
+// engine's own retry policy bounds it, and the one process re-enqueues its
+// runs when it restarts (engine.Recover). On PostgreSQL, rescueAfter:
+// River's rescuer never takes a job without a positive timeout (it could
+// still be working), so without one a replica killed mid-step would hold
+// its run until some replica restarted. With it, a job whose process died
+// is run again by another replica once rescueAfter has passed, and a live
+// job still working then is canceled (and retried from the run's last
+// commit) rather than run twice at once.
+func (s *Store) jobTimeout(rescueAfter time.Duration) time.Duration {
+	if s.postgres() {
+		return rescueAfter
+	}
+	return -1
+}
 
 // wakeArgs is a no-op job. River's SQLite driver has no LISTEN/NOTIFY, and
 // a job inserted inside our transaction (InsertTx) does not wake the local
@@ -113,6 +130,25 @@ const DefaultFetchPollInterval = 2 * time.Second
 // for_each over hundreds of items does not flood them.
 const DefaultBranchWorkers = 8
 
+// DefaultRescueAfter is how long a run's or branch's job may run on
+// PostgreSQL (QueueOptions.RescueAfter, jobTimeout). A job whose replica
+// died mid-step (kill -9, a lost machine) stays "running" in River's
+// table; once it has run this long, River's rescuer (on the elected
+// leader) queues it again and another replica finishes the run from its
+// last commit. River has no heartbeat, so a live job reaching the bound is
+// canceled and retried too: the bound must lie above the longest job a
+// live replica runs. One job advances a run step after step until it
+// waits (a gate, a delay, its branches), and the slowest bounded calls a
+// step makes are a language-model request (90 s, tried 3 times: 4.5 min),
+// a source's searches (30 s each) and a webhook stage's attempt (30 s). A
+// quarter of an hour is over three times the slowest of them and a
+// quarter of River's default hour, so a run held by a dead replica resumes
+// within about 15 minutes. Stages given longer timeouts need a longer
+// bound (QUARRY_JOB_RESCUE_AFTER). On SQLite jobs have no timeout and are
+// never rescued (the one process re-enqueues its runs when it restarts),
+// as before.
+const DefaultRescueAfter = 15 * time.Minute
+
 // branchPollFactor makes the branch queue poll this many times less often
 // than the run queue.
 const branchPollFactor = 10
@@ -130,6 +166,11 @@ type QueueOptions struct {
 	// Limits bound the runs executing at once (zero: only Workers does,
 	// per process).
 	Limits RunLimits
+	// RescueAfter is how long a job may run before it is taken for
+	// abandoned by a dead process and run again (default
+	// DefaultRescueAfter); on PostgreSQL it is also the jobs' timeout
+	// (jobTimeout). Tests of a killed replica shorten it.
+	RescueAfter time.Duration
 	// OnJobStart, if set, is told when a worker starts a run's job and how
 	// long the job waited since it was due (metrics). It is called from
 	// the workers' goroutines, so it must be safe for concurrent use.
@@ -147,15 +188,19 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 	if opts.FetchPollInterval <= 0 {
 		opts.FetchPollInterval = DefaultFetchPollInterval
 	}
+	if opts.RescueAfter <= 0 {
+		opts.RescueAfter = DefaultRescueAfter
+	}
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv, store: s, onStart: opts.OnJobStart, limits: opts.Limits}); err != nil {
+	if err := river.AddWorkerSafely(workers, &advanceWorker{adv: adv, store: s, onStart: opts.OnJobStart, limits: opts.Limits,
+		timeout: s.jobTimeout(opts.RescueAfter)}); err != nil {
 		return fmt.Errorf("store: register worker: %w", err)
 	}
 	if err := river.AddWorkerSafely(workers, wakeWorker{}); err != nil {
 		return fmt.Errorf("store: register worker: %w", err)
 	}
 	if badv, ok := adv.(BranchAdvancer); ok {
-		if err := river.AddWorkerSafely(workers, &branchWorker{adv: badv, store: s}); err != nil {
+		if err := river.AddWorkerSafely(workers, &branchWorker{adv: badv, store: s, timeout: s.jobTimeout(opts.RescueAfter)}); err != nil {
 			return fmt.Errorf("store: register worker: %w", err)
 		}
 	}
@@ -182,7 +227,7 @@ func (s *Store) StartWorkers(ctx context.Context, adv Advancer, opts QueueOption
 		FetchCooldown:        cooldown,
 		FetchPollInterval:    opts.FetchPollInterval,
 		JobTimeout:           -1,
-		RescueStuckJobsAfter: 15 * time.Minute,
+		RescueStuckJobsAfter: opts.RescueAfter,
 		MaxAttempts:          10,
 	})
 	if err != nil {
