@@ -6,21 +6,24 @@ import (
 	"fmt"
 
 	"quarry/internal/app"
+	"quarry/internal/fault"
 	"quarry/internal/store"
 )
 
 // backupSettings are the settings backup and restore read besides --db.
-var backupSettings = []string{"QUARRY_DB", "QUARRY_DB_BUSY_TIMEOUT", "QUARRY_BACKUP_DIR", "QUARRY_BACKUP_KEEP", "QUARRY_LOG_FORMAT", "QUARRY_LOG_LEVEL"}
+var backupSettings = []string{"QUARRY_DB", "QUARRY_DATABASE_URL", "QUARRY_DB_BUSY_TIMEOUT", "QUARRY_BACKUP_DIR", "QUARRY_BACKUP_KEEP",
+	"QUARRY_PG_DUMP", "QUARRY_PG_BACKUP_CONFIRMED", "QUARRY_LOG_FORMAT", "QUARRY_LOG_LEVEL"}
 
 // backupCmd implements `quarry backup`: a consistent copy of the live
-// database (VACUUM INTO; a running server may keep writing), recorded in
-// it, with retention applied.
+// database (VACUUM INTO, or pg_dump on PostgreSQL; a running server may
+// keep writing), recorded in it, with retention applied.
 func (c *cli) backupCmd(ctx context.Context, args []string) (err error) {
 	fs := newFlagSet("backup", "quarry backup [--db PATH]",
 		"Copies the database, consistently even while the server runs, into the backup\n"+
 			"directory (QUARRY_BACKUP_DIR, default: backups beside the database), records\n"+
 			"it and deletes the backups past the newest QUARRY_BACKUP_KEEP. Prints the\n"+
-			"copy's path and size.")
+			"copy's path and size. With QUARRY_DATABASE_URL the copy is pg_dump's archive\n"+
+			"(custom format; restore it with pg_restore).")
 	flags := app.Flags{}
 	flags.Bind(fs.FlagSet, "QUARRY_DB")
 	rest, err := c.parse(fs, args)
@@ -34,7 +37,7 @@ func (c *cli) backupCmd(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, cfg.DB, cfg.StoreOptions(app.NewLogger(cfg, c.stderr)))
+	st, err := store.Open(ctx, cfg.DSN(), cfg.StoreOptions(app.NewLogger(cfg, c.stderr)))
 	if err != nil {
 		return err
 	}
@@ -43,7 +46,11 @@ func (c *cli) backupCmd(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(c.stdout, "backed up %s to %s (%d bytes, schema version %d)\n", cfg.DB, b.Path, b.Size, b.FromVersion)
+	what := cfg.DB
+	if cfg.DatabaseURL != "" {
+		what = "the PostgreSQL database" // its URL may hold a password
+	}
+	_, err = fmt.Fprintf(c.stdout, "backed up %s to %s (%d bytes, schema version %d)\n", what, b.Path, b.Size, b.FromVersion)
 	return err
 }
 
@@ -67,6 +74,9 @@ func (c *cli) restoreCmd(ctx context.Context, args []string) error {
 	cfg, err := app.Load(flags, c.getenv, backupSettings...)
 	if err != nil {
 		return err
+	}
+	if cfg.DatabaseURL != "" {
+		return fault.Errorf(fault.EInvalid, "quarry restore replaces a SQLite database; restore a PostgreSQL backup (a pg_dump archive) with pg_restore into an empty database, then point QUARRY_DATABASE_URL at it")
 	}
 	r, err := store.Restore(ctx, cfg.DB, files[0], cfg.StoreOptions(app.NewLogger(cfg, c.stderr)))
 	if err != nil {

@@ -54,3 +54,25 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "the library is as it was before the import")
 }
+
+// On PostgreSQL (QUARRY_DATABASE_URL) quarry backup writes pg_dump's
+// archive into the backup directory, beside QUARRY_DB, without printing
+// the URL; quarry restore refuses and names pg_restore.
+func TestBackupCommandOnPostgres(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	url := pg.NewDatabase(t)
+	env := map[string]string{"QUARRY_DB": filepath.Join(dir, "q.db"), "QUARRY_DATABASE_URL": url}
+
+	got := quarry(t, "", env, "backup")
+	require.Equal(t, 0, got.code, got.stderr)
+	require.Contains(t, got.stdout, "backed up the PostgreSQL database to "+filepath.Join(dir, "backups"))
+	require.NotContains(t, got.stdout+got.stderr, url)
+	archives, err := filepath.Glob(filepath.Join(dir, "backups", "*.dump"))
+	require.NoError(t, err)
+	require.Len(t, archives, 1)
+
+	got = quarry(t, "", env, "restore", archives[0])
+	require.Equal(t, 1, got.code, got.stderr)
+	require.Contains(t, got.stderr, "pg_restore")
+}

@@ -181,13 +181,24 @@ type Database struct {
 	BackupDir string
 	// BackupKeep is how many backups are kept; 0 is the default.
 	BackupKeep int
+	// PgDump is the pg_dump program backups on PostgreSQL run (empty:
+	// found on PATH); PgBackupConfirmed, the schema version the operator
+	// backed up by other means (store.Options).
+	PgDump            string
+	PgBackupConfirmed int
 }
 
 // StoreOptions are the store's options for this configuration, logging
 // to log: the server and every subcommand open the database alike.
 func (c Config) StoreOptions(log *slog.Logger) store.Options {
-	return store.Options{Logger: log, BusyTimeout: c.Database.BusyTimeout, MaxBytes: c.Database.MaxBytes, ImportReserve: c.Database.ImportReserve,
-		BackupDir: c.Database.BackupDir, BackupKeep: c.Database.BackupKeep}
+	o := store.Options{Logger: log, BusyTimeout: c.Database.BusyTimeout, MaxBytes: c.Database.MaxBytes, ImportReserve: c.Database.ImportReserve,
+		BackupDir: c.Database.BackupDir, BackupKeep: c.Database.BackupKeep,
+		PgDump: c.Database.PgDump, PgBackupConfirmed: int64(c.Database.PgBackupConfirmed)}
+	if c.DatabaseURL != "" && o.BackupDir == "" {
+		// pg_dump's archives go where the SQLite file's backups would.
+		o.BackupDir = store.DefaultBackupDir(c.DB)
+	}
+	return o
 }
 
 // Search says which sources a deployment searches, how to reach them and

@@ -50,12 +50,16 @@ type Backup struct {
 // and applies retention. reason is one of the Backup* reasons; runID names
 // the run it was taken for, or is empty.
 func (s *Store) Backup(ctx context.Context, reason, runID string) (Backup, error) {
-	if s.postgres() {
-		return Backup{}, errPostgresBackup()
-	}
 	var version int64
 	if err := s.write.QueryRowContext(ctx, `SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied`).Scan(&version); err != nil {
 		return Backup{}, fmt.Errorf("store: backup: schema version: %w", err)
+	}
+	if s.postgres() {
+		b, err := s.dumpPostgres(ctx, reason, runID, version)
+		if err != nil {
+			return Backup{}, err
+		}
+		return b, s.keep(ctx, b)
 	}
 	if s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
 		return Backup{}, fault.Errorf(fault.EInvalid, "an in-memory database has no file to back up")
@@ -72,11 +76,16 @@ func (s *Store) Backup(ctx context.Context, reason, runID string) (Backup, error
 	if err != nil {
 		return Backup{}, err
 	}
+	return b, s.keep(ctx, b)
+}
+
+// keep records a backup Backup made and puts it in the audit log.
+func (s *Store) keep(ctx context.Context, b Backup) error {
 	if err := s.record(ctx, b); err != nil {
-		return Backup{}, err
+		return err
 	}
 	s.auditBackup(ctx, b)
-	return b, nil
+	return nil
 }
 
 // auditBackup puts a backup in the audit log, once the schema has one (a
@@ -101,12 +110,14 @@ func (s *Store) auditBackup(ctx context.Context, b Backup) {
 // skipped with a warning rather than failing the run.
 func (s *Store) BackupBeforeRun(ctx context.Context, runID string) error {
 	if s.postgres() {
-		// Failing the run would stop every workflow that asks for a
-		// backup; the operator's pg_dump schedule is the backup here.
-		s.log.Warn("store: no backup before the run: back up a PostgreSQL database with pg_dump", "run", runID)
-		return nil
-	}
-	if s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
+		if _, err := pgDumpProgram(s.pgDump); err != nil {
+			// Failing the run would stop every workflow that asks for a
+			// backup on an installation that has no pg_dump; the
+			// operator's own dumps are the backup there.
+			s.log.Warn("store: no backup before the run", "run", runID, "err", err)
+			return nil
+		}
+	} else if s.path == ":memory:" || strings.HasPrefix(s.path, "file::memory:") {
 		s.log.Warn("store: no backup before the run: the database is in memory", "run", runID)
 		return nil
 	}
@@ -178,7 +189,11 @@ func (s *Store) record(ctx context.Context, b Backup) error {
 // then its row, so a failure leaves a row naming a missing file (retried
 // next time), never a file no row names.
 func (s *Store) prune(ctx context.Context) error {
-	rows, err := s.write.QueryContext(ctx, `SELECT id, path FROM backups ORDER BY id DESC LIMIT -1 OFFSET ?`, s.backupKeep)
+	q := `SELECT id, path FROM backups ORDER BY id DESC LIMIT -1 OFFSET ?`
+	if s.postgres() {
+		q = `SELECT id, path FROM backups ORDER BY id DESC OFFSET ?`
+	}
+	rows, err := s.write.QueryContext(ctx, q, s.backupKeep)
 	if err != nil {
 		return fmt.Errorf("store: backup retention: %w", err)
 	}

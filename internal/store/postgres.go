@@ -16,7 +16,6 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 
-	"quarry/internal/fault"
 	"quarry/migrations"
 )
 
@@ -100,7 +99,7 @@ func (s *Store) openPostgres(ctx context.Context, dsn string, opts Options) (*St
 		return nil, fmt.Errorf("store: PostgreSQL version: %w", err)
 	}
 	s.write.d.inputIsValid = version >= 160000
-	if err := s.migratePostgres(ctx); err != nil {
+	if err := s.migratePostgres(ctx, opts.PgBackupConfirmed); err != nil {
 		s.write.Close()
 		return nil, err
 	}
@@ -132,11 +131,13 @@ func (s *Store) openPostgres(ctx context.Context, dsn string, opts Options) (*St
 	return s, nil
 }
 
-// migratePostgres applies the PostgreSQL migrations and River's. goose
-// holds a session advisory lock meanwhile, so replicas starting together
-// migrate one after another; River's migrator reads and applies as on
-// SQLite (settle).
-func (s *Store) migratePostgres(ctx context.Context) error {
+// migratePostgres applies the PostgreSQL migrations, after a backup when
+// the database already has a schema (pgBackupBeforeMigrating), and
+// River's. goose holds a session advisory lock while it migrates, so
+// replicas starting together migrate one after another (each may take its
+// own backup first); River's migrator reads and applies as on SQLite
+// (settle).
+func (s *Store) migratePostgres(ctx context.Context, confirmed int64) error {
 	fsys, err := migrations.Postgres()
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
@@ -149,8 +150,28 @@ func (s *Store) migratePostgres(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
+	current, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migration version: %w", err)
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migration status: %w", err)
+	}
+	var backup Backup
+	if pending && current > 0 {
+		if backup, err = s.pgBackupBeforeMigrating(ctx, current, confirmed); err != nil {
+			return err
+		}
+	}
 	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("store: apply migrations: %w", err)
+		return fmt.Errorf("store: apply migrations (backup: %q): %w", backup.Path, err)
+	}
+	if backup.Path != "" {
+		if err := s.record(ctx, backup); err != nil {
+			return err
+		}
+		s.log.Info("store: backed up database before migrating", "backup", backup.Path, "from_version", current)
 	}
 	m, err := rivermigrate.New(riverdatabasesql.New(s.write.DB), nil)
 	if err != nil {
@@ -167,10 +188,4 @@ func (s *Store) riverDriver() riverdriver.Driver[*sql.Tx] {
 		return riverdatabasesql.NewWithPgxListener(s.queue, s.pgx)
 	}
 	return localDriver{riversqlite.New(s.queue)}
-}
-
-// errPostgresBackup is Backup's answer on PostgreSQL: VACUUM INTO copies a
-// SQLite file; a PostgreSQL database is backed up by its operator.
-func errPostgresBackup() error {
-	return fault.Errorf(fault.EInvalid, "Quarry backs up SQLite databases only: back up a PostgreSQL database with pg_dump")
 }

@@ -90,19 +90,6 @@ func TestPostgresWriteTransactionsTakeTurns(t *testing.T) {
 	}
 }
 
-// TestPostgresBackupIsRefused: VACUUM INTO has no PostgreSQL counterpart;
-// Backup says pg_dump is the way.
-func TestPostgresBackupIsRefused(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	s, err := Open(ctx, pg.NewDatabase(t), Options{})
-	require.NoError(t, err)
-	defer s.Close()
-	_, err = s.Backup(ctx, BackupManual, "")
-	require.ErrorContains(t, err, "pg_dump")
-	require.NoError(t, s.BackupBeforeRun(ctx, "r1"), "a run that asks for a backup still runs")
-}
-
 // TestPostgresBusyWriterTimesOut: a write transaction that waits longer
 // than Options.BusyTimeout for another's lock fails as busy, as SQLite's
 // does.

@@ -43,6 +43,9 @@ type Store struct {
 	queue *sql.DB
 	// pgx is River's listener pool on PostgreSQL (nil on SQLite).
 	pgx *pgxpool.Pool
+	// dsn is the PostgreSQL URL (pg_dump's), pgDump the program; both
+	// empty on SQLite.
+	dsn, pgDump string
 	// jobs inserts River jobs, inside our transactions when atomicity matters.
 	jobs   *river.Client[*sql.Tx]
 	worker *river.Client[*sql.Tx]
@@ -99,11 +102,19 @@ type Options struct {
 	// delete must be logged first.
 	ImportReserve int64
 	// BackupDir is where backups are written; empty means a directory
-	// "backups" beside the database (DefaultBackupDir).
+	// "backups" beside the database (DefaultBackupDir), or in the working
+	// directory on PostgreSQL.
 	BackupDir string
 	// BackupKeep is how many backups retention keeps (the newest); older
 	// ones are deleted with their files. 0 means DefaultBackupKeep.
 	BackupKeep int
+	// PgDump is the pg_dump program backups on PostgreSQL run; empty
+	// looks for pg_dump on PATH, then in Debian's /usr/lib/postgresql.
+	PgDump string
+	// PgBackupConfirmed is the schema version of a PostgreSQL database the
+	// operator says is backed up: migrating from that version goes ahead
+	// without pg_dump (pgBackupBeforeMigrating). 0: none.
+	PgBackupConfirmed int64
 	// MergeRows caps the rows one merge transaction of a bulk import moves
 	// (default 10000; below it the size adapts to keep each transaction
 	// short). Tests lower it to see merges interleave with other writers.
@@ -185,7 +196,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if IsPostgresDSN(path) {
-		s := &Store{log: opts.Logger, Now: time.Now, mergeRows: firstMergeRows, mergeRowsMax: maxMergeRows, importReserve: -1}
+		s := &Store{log: opts.Logger, Now: time.Now, mergeRows: firstMergeRows, mergeRowsMax: maxMergeRows, importReserve: -1,
+			dsn: path, pgDump: opts.PgDump, backupDir: opts.BackupDir, backupKeep: opts.BackupKeep}
+		if s.backupDir == "" {
+			s.backupDir = "backups"
+		}
+		if s.backupKeep <= 0 {
+			s.backupKeep = DefaultBackupKeep
+		}
 		if opts.MergeRows > 0 {
 			s.mergeRowsMax = opts.MergeRows
 			s.mergeRows = min(s.mergeRows, opts.MergeRows)

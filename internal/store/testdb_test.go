@@ -46,6 +46,9 @@ func OpenForTest(t testing.TB, ctx context.Context, path string, opts Options) (
 	if opts.MaxBytes > 0 {
 		t.Skip("SQLite only: Options.MaxBytes fills the \"disk\" with max_page_count")
 	}
+	if opts.BackupDir == "" {
+		opts.BackupDir = DefaultBackupDir(path) // not the working directory
+	}
 	url, err := os.ReadFile(path)
 	if err != nil || !strings.HasPrefix(string(url), "postgres://") {
 		url = []byte(pg.NewDatabase(t))
