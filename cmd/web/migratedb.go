@@ -26,8 +26,8 @@ func (c *cli) migrateDBCmd(ctx context.Context, args []string) (err error) {
 			"table's row count and checksum on both sides and prints them. Refused, with\n"+
 			"nothing written: a target holding any table, and a database that the current\n"+
 			"quarry has not migrated yet (start it once on the database first). River's\n"+
-			"queued jobs are not copied: the server re-enqueues runs left pending or\n"+
-			"running at start, but not gate timers or delayed advances (a warning counts\n"+
+			"job table is not copied; its unfinished jobs (gate timers, delayed advances,\n"+
+			"queued runs) are queued again in PostgreSQL at their times (a note counts\n"+
 			"them).\n"+
 			"Exit status 1 on a refusal or a table that differs.")
 	flags := app.Flags{}

@@ -133,7 +133,11 @@ func Copy(ctx context.Context, src *sql.DB, dstURL string, opts Options) (Report
 	if err := copyTables(ctx, tx, pool, tables, opts.Progress); err != nil {
 		return rep, partial(err)
 	}
-	if rep.Notes, err = notes(ctx, tx); err != nil {
+	requeued, err := requeueJobs(ctx, tx, pool)
+	if err != nil {
+		return rep, err
+	}
+	if rep.Notes, err = notes(ctx, tx, requeued); err != nil {
 		return rep, err
 	}
 	rep.Tables, err = verifyTables(ctx, tx, pool, tables)

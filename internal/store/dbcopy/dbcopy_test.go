@@ -34,6 +34,12 @@ func (reviewPayload) CheckpointKind() engine.CheckpointKind { return "review" }
 
 func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
+// When the seeded gate timer and delay are due.
+var (
+	timerDue = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	wakeDue  = time.Date(2031, 1, 2, 3, 4, 5, 0, time.UTC)
+)
+
 // seeded is a SQLite installation with rows in many tables, built through
 // the store and, where the store has no plain setter, through SQL.
 func seeded(t *testing.T) string {
@@ -73,11 +79,22 @@ func seeded(t *testing.T) string {
 		cp := engine.Checkpoint{ID: id + "-cp1", RunID: id, Step: "review", Kind: "review",
 			Payload: reviewPayload{Papers: []string{"doi:10.1/a", "doi:10.1/b"}}, Iteration: 1, Timestamp: at}
 		next.CheckpointID = cp.ID
-		_, err := st.Commit(ctx, engine.Commit{Run: next, From: r.Status, NewCheckpoint: &cp})
+		c := engine.Commit{Run: next, From: r.Status, NewCheckpoint: &cp}
+		if id == "run3" { // a gate waiting on its timer: a job due in 2030
+			c.Timer = &engine.GateTimer{CheckpointID: cp.ID, RunID: id, Stage: "review", Iteration: 1, Due: timerDue, Status: engine.TimerPending, CreatedAt: at}
+		}
+		_, err := st.Commit(ctx, c)
 		require.NoError(t, err)
 		_, err = st.SaveMarks(ctx, id, cp.ID, []research.Mark{{PaperID: "doi:10.1/a", Mark: "relevant", Note: "ключевая", By: "Ada"}, {PaperID: "doi:10.1/b", Mark: "irrelevant", Reason: "off topic", By: "Zoë"}})
 		require.NoError(t, err)
 	}
+	// A run waiting on a delay stage: its advance is due in 2031.
+	delayed := engine.Run{ID: "run4", Workflow: "search", Status: engine.StatusPending, Iteration: 1, CreatedAt: at, UpdatedAt: at}
+	require.NoError(t, st.CreateRun(ctx, delayed))
+	waiting := delayed
+	waiting.Status = engine.StatusWaiting
+	_, err = st.Commit(ctx, engine.Commit{Run: waiting, From: delayed.Status, WakeAt: wakeDue})
+	require.NoError(t, err)
 	_, err = st.AttachRunFile(ctx, store.RunFile{RunID: "run2", Name: "extra.ris", Format: "ris", Papers: []research.RawPaper{{ID: "doi:10.9/z", Title: "Attached"}}, UploadedBy: "Ada"})
 	require.NoError(t, err)
 	_, err = st.Backup(ctx, store.BackupManual, "")
@@ -136,7 +153,7 @@ func TestCopy(t *testing.T) {
 	}
 	require.Len(t, progressed, len(rep.Tables), "every table reports its end")
 	require.EqualValues(t, 303, byName["papers"].Rows)
-	require.EqualValues(t, 3, byName["runs"].Rows)
+	require.EqualValues(t, 4, byName["runs"].Rows)
 	require.EqualValues(t, 3, byName["checkpoints"].Rows)
 	require.EqualValues(t, 1, byName["decisions"].Rows)
 	require.EqualValues(t, 6, byName["paper_marks"].Rows)
@@ -149,10 +166,11 @@ func TestCopy(t *testing.T) {
 	for _, n := range rep.Notes {
 		t.Log("note: ", n)
 	}
-	require.Len(t, rep.Notes, 3)
-	require.Contains(t, rep.Notes[0], "River's jobs were not copied")
-	require.Contains(t, rep.Notes[1], "WARNING: unfinished River jobs were dropped (4 advance_run", "the seeded runs' and the decision's queued advances (no workers ran)")
-	require.Contains(t, rep.Notes[2], "1 backup(s) listed in table backups are SQLite files on disk")
+	require.Len(t, rep.Notes, 2)
+	require.Contains(t, rep.Notes[0], "River's job table was not copied")
+	require.Contains(t, rep.Notes[0], "queued again in PostgreSQL, each at its time (6 advance_run, 1 gate_timer)",
+		"the seeded runs' and the decision's queued advances (no workers ran), run4's delayed one, run3's timer")
+	require.Contains(t, rep.Notes[1], "1 backup(s) listed in table backups are SQLite files on disk")
 	require.EqualValues(t, 303, byName["library_log"].Rows, "the copy's own inserts did not log (triggers off)")
 	for _, excluded := range []string{"goose_db_version", "river_job", "river_migration"} {
 		require.NotContains(t, byName, excluded)
@@ -187,6 +205,17 @@ func TestCopy(t *testing.T) {
 	require.NoError(t, conn.QueryRow(ctx, `SELECT vector FROM paper_vectors`).Scan(&vec))
 	require.Equal(t, []byte{0, 0xff, 0x10, 0x20, 0x7f}, vec)
 	require.EqualValues(t, 1, count(t, ctx, conn, `SELECT count(*) FROM papers WHERE text_search @@ websearch_to_tsquery('english', 'spindle')`), "the generated column was computed")
+
+	// The jobs still to do are River's jobs in the target, at their times.
+	var timerArgs string
+	var timerAt time.Time
+	require.NoError(t, conn.QueryRow(ctx, `SELECT args::text, scheduled_at FROM river_job WHERE kind = 'gate_timer' AND state = 'scheduled'`).Scan(&timerArgs, &timerAt))
+	require.JSONEq(t, `{"run_id": "run3", "checkpoint_id": "run3-cp1"}`, timerArgs)
+	require.True(t, timerDue.Equal(timerAt), "%v", timerAt)
+	var wakeAt time.Time
+	require.NoError(t, conn.QueryRow(ctx, `SELECT scheduled_at FROM river_job WHERE kind = 'advance_run' AND state = 'scheduled' AND args->>'run_id' = 'run4'`).Scan(&wakeAt))
+	require.True(t, wakeDue.Equal(wakeAt), "%v", wakeAt)
+	require.EqualValues(t, 5, count(t, ctx, conn, `SELECT count(*) FROM river_job WHERE kind = 'advance_run' AND state = 'available'`))
 
 	// checkpoints.rowid keeps SQLite's order; sequences continue past the
 	// copied keys; the triggers are on again.
