@@ -73,3 +73,88 @@ func TestReplicasShareARun(t *testing.T) {
 	done := waitRun(t, first, run.ID, ended)
 	require.Equal(t, engine.StatusCompleted, done.Status, done.Error)
 }
+
+// timedDef waits on a delay, then at a gate nobody answers: its timer
+// takes the default option.
+const timedDef = `apiVersion: quarry/v1
+kind: Workflow
+metadata: {name: timed}
+stages:
+  - {id: pause, type: delay, duration: 1s, on_complete: ask}
+  - id: ask
+    type: gate
+    options:
+      - {label: Go, next: complete}
+    timeout: 1s
+    on_timeout: {default: Go}
+`
+
+// TestReplicasFireTimersOnce: three replicas of one PostgreSQL
+// installation, all with workers, run a workflow whose delay and gate
+// timer are River jobs scheduled for later: River's scheduler (on the
+// elected leader) makes each due once, one replica works it, and the run
+// ends with the gate decided once, by its timer, each stage committed as
+// often as on one SQLite process.
+func TestReplicasFireTimersOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "timed.yaml"), []byte(timedDef), 0o644))
+	trail := func(a *app.App, runID string) ([]string, int) {
+		t.Helper()
+		recs, err := a.Store().StepRuns(context.Background(), runID)
+		require.NoError(t, err)
+		var out []string
+		for _, r := range recs {
+			out = append(out, r.Step+":"+r.Outcome)
+		}
+		cps, err := a.Store().Checkpoints(context.Background(), runID)
+		require.NoError(t, err)
+		decided := 0
+		for _, cp := range cps {
+			if cp.Decision != nil {
+				require.Equal(t, engine.TimeoutBy, cp.Decision.DecidedBy)
+				decided++
+			}
+		}
+		return out, decided
+	}
+	start := func(a *app.App) engine.Run {
+		t.Helper()
+		r, err := a.Engine().Start(context.Background(), "timed", nil)
+		require.NoError(t, err)
+		return r
+	}
+
+	// The reference: one process on SQLite.
+	one := workflowApp(t, app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir})
+	ref := start(one)
+	require.Equal(t, engine.StatusCompleted, waitRun(t, one, ref.ID, ended).Status)
+	want, decided := trail(one, ref.ID)
+	require.Equal(t, 1, decided)
+
+	url := pg.NewDatabase(t)
+	var replicas []*app.App
+	for range 3 {
+		replicas = append(replicas, workflowApp(t, app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "spool.db"), DatabaseURL: url, WorkflowsDir: dir}))
+	}
+	var runs []engine.Run
+	for i := range 6 {
+		runs = append(runs, start(replicas[i%3]))
+	}
+	for i, r := range runs {
+		done := waitRun(t, replicas[(i+1)%3], r.ID, ended)
+		require.Equal(t, engine.StatusCompleted, done.Status, done.Error)
+		got, decided := trail(replicas[(i+2)%3], r.ID)
+		require.Equal(t, want, got, "run %s: each stage once, as on one process", r.ID)
+		require.Equal(t, 1, decided, "run %s: its gate decided once, by its timer", r.ID)
+	}
+}
+
+// workflowApp is an app of cfg with the workflows of cfg.WorkflowsDir.
+func workflowApp(t *testing.T, cfg app.Config) *app.App {
+	t.Helper()
+	a, err := app.New(context.Background(), cfg, app.WithoutDemoLibrary())
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, a.Close()) })
+	return a
+}
