@@ -245,10 +245,13 @@ func (s *Store) CommitBranch(ctx context.Context, c engine.BranchCommit) (engine
 	return b, nil
 }
 
-// OpenBranches lists every branch still pending or running.
+// OpenBranches lists every branch still pending or running (on
+// PostgreSQL, those River holds no job for: riverHolds).
 func (s *Store) OpenBranches(ctx context.Context) ([]engine.Branch, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+branchColumns+` FROM branch_runs
-		WHERE status IN ('pending', 'running') ORDER BY run_id, fan, position`)
+		WHERE status IN ('pending', 'running')
+		`+s.riverHolds("advance_branch", "j.args->>'run_id' = branch_runs.run_id AND CAST(j.args->>'fan' AS bigint) = branch_runs.fan AND j.args->>'branch' = branch_runs.branch")+`
+		ORDER BY run_id, fan, position`)
 	if err != nil {
 		return nil, fmt.Errorf("store: open branches: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"quarry/internal/engine"
 	"quarry/internal/fault"
 )
 
@@ -110,4 +111,39 @@ func TestPostgresBusyWriterTimesOut(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, Busy(err), "%v", err)
 	require.Equal(t, fault.EUnavailable, fault.ErrorCode(Fault(err)))
+}
+
+// TestPostgresRecoveryLeavesRiversJobs: on PostgreSQL a starting replica
+// re-queues only the runs and branches River holds no job for: a run
+// whose job is queued or running (on a live replica, or a dead one River
+// will rescue) is not run a second time at once; a run whose job ended
+// without moving it is.
+func TestPostgresRecoveryLeavesRiversJobs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := Open(ctx, pg.NewDatabase(t), Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	now := time.Now().UTC()
+	require.NoError(t, s.CreateRun(ctx, engine.Run{ID: "r1", Workflow: "w", Status: engine.StatusPending, Iteration: 1, CreatedAt: now, UpdatedAt: now}))
+	setJob := func(state string) {
+		t.Helper()
+		_, err := s.write.ExecContext(ctx, `UPDATE river_job SET state = CAST(?1 AS river_job_state),
+			finalized_at = CASE WHEN ?1 IN ('cancelled', 'completed', 'discarded') THEN now() END WHERE kind = 'advance_run' AND args->>'run_id' = 'r1'`, state)
+		require.NoError(t, err)
+	}
+	resumable := func() []string {
+		t.Helper()
+		ids, err := s.ResumableRuns(ctx)
+		require.NoError(t, err)
+		return ids
+	}
+	require.Empty(t, resumable(), "its job is queued")
+	setJob("running")
+	require.Empty(t, resumable(), "its job is running: a live replica's, or River's to rescue")
+	setJob("discarded")
+	require.Equal(t, []string{"r1"}, resumable(), "no job will move it")
+	branches, err := s.OpenBranches(ctx)
+	require.NoError(t, err)
+	require.Empty(t, branches)
 }

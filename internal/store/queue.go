@@ -284,6 +284,21 @@ func (s *Store) scheduleAdvanceAtTx(ctx context.Context, tx *tx, runID string, a
 	return res.Job.ID, nil
 }
 
+// riverHolds is, on PostgreSQL, a condition (starting AND) keeping only
+// rows for which River holds no job of kind still to be worked (match
+// relates the job j to the row): recovery at start leaves those to River,
+// whose workers on every replica fetch them and whose rescuer re-queues
+// the ones a dead replica was running. On SQLite, "": the one process
+// that starts is the only one that could have been working them, and a
+// job left running by its crash is never rescued (no timeout).
+func (s *Store) riverHolds(kind, match string) string {
+	if !s.postgres() {
+		return ""
+	}
+	return `AND NOT EXISTS (SELECT 1 FROM river_job j WHERE j.kind = '` + kind + `'
+		AND j.state IN ('available', 'pending', 'retryable', 'running', 'scheduled') AND ` + match + `)`
+}
+
 // localDriver is River's SQLite driver without its notifications. That
 // driver emulates LISTEN/NOTIFY with an outbox table it polls every 50 ms,
 // so a job waited 25 ms on average before a worker saw it, and an idle

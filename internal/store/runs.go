@@ -734,11 +734,17 @@ func (s *Store) decideTx(ctx context.Context, tx *tx, runID string, cp engine.Ch
 // has ended: after a crash these are the ones to resume from their last
 // committed step (a join whose last branch ended just before the crash
 // must still happen; so must a parent's wake, should its job be lost).
+//
+// On PostgreSQL a run whose job River still holds (queued, due later, or
+// running on a live replica) is left to River: a replica that starts
+// while others work must not run their steps a second time at once, and
+// a job whose replica died is River's to rescue (QueueOptions.RescueAfter).
 func (s *Store) ResumableRuns(ctx context.Context) ([]string, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT id FROM runs WHERE status IN ('pending', 'running')
+	rows, err := s.read.QueryContext(ctx, `SELECT id FROM runs WHERE (status IN ('pending', 'running')
 		OR (status = 'waiting' AND checkpoint_id IS NULL AND EXISTS (SELECT 1 FROM branch_runs b WHERE b.run_id = runs.id AND b.step = runs.current_step))
 		OR (status = 'waiting' AND checkpoint_id IS NULL AND EXISTS (SELECT 1 FROM run_parents p JOIN runs c ON c.id = p.run_id
-			WHERE p.parent_run = runs.id AND p.parent_step = runs.current_step AND p.wait = 1 AND c.status IN ('completed', 'failed', 'canceled')))
+			WHERE p.parent_run = runs.id AND p.parent_step = runs.current_step AND p.wait = 1 AND c.status IN ('completed', 'failed', 'canceled'))))
+		`+s.riverHolds("advance_run", "j.args->>'run_id' = runs.id")+`
 		ORDER BY created_at`)
 	if err != nil {
 		return nil, fmt.Errorf("store: resumable runs: %w", err)
