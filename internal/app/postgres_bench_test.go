@@ -21,6 +21,15 @@ import (
 	"quarry/internal/store"
 )
 
+// sayIfSkipped prints a figure-shaped line when b was skipped (no
+// PostgreSQL here), so `make bench`, which shows only figure lines, says
+// why the PostgreSQL figures are missing; the reason is in bench.out.
+func sayIfSkipped(b *testing.B) {
+	if b.Skipped() {
+		fmt.Printf("postgres: skipped %s (PostgreSQL is not installed; scripts/setup-postgres.sh installs it)\n", b.Name())
+	}
+}
+
 // durablePG are the settings PostgreSQL ships with, which pgtest's
 // throwaway defaults turn off: every commit is flushed to disk, as
 // SQLite's synchronous=FULL does, so the two databases' figures compare
@@ -81,6 +90,7 @@ func BenchmarkPostgresReplicas(b *testing.B) {
 		starters  = 6 // concurrent clients starting runs
 		budget    = 60 * time.Second
 	)
+	defer sayIfSkipped(b)
 	srv := pgtest.New(b, durablePG())
 	var single float64
 	for _, replicas := range []int{1, 2, 3} {
@@ -201,6 +211,7 @@ func BenchmarkPostgresStepCommit(b *testing.B) {
 		steps  = 50
 	)
 	ctx := context.Background()
+	defer sayIfSkipped(b)
 	srv := pgtest.New(b, durablePG())
 	url, err := srv.NewDatabase(ctx, "commit")
 	require.NoError(b, err)
