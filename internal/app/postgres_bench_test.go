@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/app"
@@ -75,61 +78,106 @@ func benchWorkflow(ran *atomic.Int64) *engine.Workflow {
 }
 
 // BenchmarkPostgresReplicas measures how many runs per second 1, 2 and 3
-// replicas sharing one PostgreSQL database (durable settings) complete,
-// and prints `postgres: runs_per_s replicas=R <x> ratio=<x/x₁>` for each.
+// replicas sharing one PostgreSQL database complete, and prints
+// `postgres: runs_per_s replicas=R <x> ratio=<x/x₁>` for each, with
+// every commit flushed to disk (PostgreSQL's defaults), then the same as
+// `postgres: runs_per_s_async_commit …` with synchronous_commit off (an
+// operator's choice: a crash may lose the last commits, never corrupts).
 // The replicas are app.App instances in this process, each with its own
 // store, connection pools and River client (4 run workers), exactly as
 // `quarry serve` builds them; only River decides which replica runs which
-// job, and the line says how many stages each ran. A round is benchRuns
-// runs, started concurrently through the replicas in turn (as a load
-// balancer would spread API calls), timed from the first start to the
-// last run's completion. Run with -benchtime=1x.
+// job, and the line says how many stages each ran. They share this
+// process's 2 cores with PostgreSQL, as separate processes would. A round
+// is benchRuns runs, started concurrently through the replicas in turn (as
+// a load balancer would spread API calls), timed from the first start to
+// the last run's completion; the line also gives the CPU this process
+// used (in cores) and the machine's load average, since other work on the
+// machine moves the figures. Run with -benchtime=1x.
 func BenchmarkPostgresReplicas(b *testing.B) {
+	defer sayIfSkipped(b)
+	srv := pgtest.New(b, durablePG())
+	for _, mode := range []struct {
+		name, metric string
+		async        bool
+	}{{"flushed", "runs_per_s", false}, {"async_commit", "runs_per_s_async_commit", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			var single float64
+			for _, replicas := range []int{1, 2, 3} {
+				b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
+					perSec := replicasRound(b, srv, replicas, mode.async, mode.metric, single)
+					if replicas == 1 {
+						single = perSec
+					}
+				})
+			}
+		})
+	}
+}
+
+// replicasRound measures one figure of BenchmarkPostgresReplicas on a new
+// database of srv: runs per second on that many replicas, printed as
+// metric with its ratio to single (when known), and returns it.
+func replicasRound(b *testing.B, srv *pgtest.Server, replicas int, async bool, metric string, single float64) float64 {
 	const (
-		benchRuns = 200
+		benchRuns = 120
 		starters  = 6 // concurrent clients starting runs
 		budget    = 60 * time.Second
 	)
-	defer sayIfSkipped(b)
-	srv := pgtest.New(b, durablePG())
-	var single float64
-	for _, replicas := range []int{1, 2, 3} {
-		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
-			url, err := srv.NewDatabase(b.Context(), "bench")
-			require.NoError(b, err)
-			ran := make([]atomic.Int64, replicas)
-			apps := make([]*app.App, replicas)
-			for i := range apps {
-				apps[i] = replicaOn(b, url, app.WithoutDemoLibrary(), app.WithWorkflowsFrom(func(*store.Store) (*engine.Registry, error) {
-					return engine.NewRegistry(benchWorkflow(&ran[i]))
-				}))
-			}
-			// A warm-up round: River's leader election, the pools'
-			// connections and prepared statements are not what is timed.
-			runRound(b, apps, 4*replicas, starters, budget)
-			for i := range ran {
-				ran[i].Store(0)
-			}
-			var took time.Duration
-			for b.Loop() {
-				took = runRound(b, apps, benchRuns, starters, budget)
-			}
-			perSec := float64(benchRuns) / took.Seconds()
-			b.ReportMetric(perSec, "runs/s")
-			stages := make([]string, replicas)
-			for i := range ran {
-				stages[i] = fmt.Sprint(ran[i].Load())
-			}
-			ratio := ""
-			if replicas == 1 {
-				single = perSec
-			} else if single > 0 {
-				ratio = fmt.Sprintf(" ratio=%.2f", perSec/single)
-			}
-			fmt.Printf("postgres: runs_per_s replicas=%d %.1f%s (%d runs of %d stages in %s; stages run per replica %s)\n",
-				replicas, perSec, ratio, benchRuns, benchStages, took.Round(time.Millisecond), strings.Join(stages, "/"))
-		})
+	url, err := srv.NewDatabase(b.Context(), "bench")
+	require.NoError(b, err)
+	if async {
+		conn, err := pgx.Connect(b.Context(), url)
+		require.NoError(b, err)
+		_, err = conn.Exec(b.Context(), "ALTER DATABASE "+pgx.Identifier{conn.Config().Database}.Sanitize()+" SET synchronous_commit = off")
+		require.NoError(b, errors.Join(err, conn.Close(b.Context())))
 	}
+	ran := make([]atomic.Int64, replicas)
+	apps := make([]*app.App, replicas)
+	for i := range apps {
+		apps[i] = replicaOn(b, url, app.WithoutDemoLibrary(), app.WithWorkflowsFrom(func(*store.Store) (*engine.Registry, error) {
+			return engine.NewRegistry(benchWorkflow(&ran[i]))
+		}))
+	}
+	// A warm-up round: River's leader election, the pools' connections
+	// and prepared statements are not what is timed.
+	runRound(b, apps, 4*replicas, starters, budget)
+	for i := range ran {
+		ran[i].Store(0)
+	}
+	var took, cpu time.Duration
+	for b.Loop() {
+		before := cpuTime(b)
+		took = runRound(b, apps, benchRuns, starters, budget)
+		cpu = cpuTime(b) - before
+	}
+	perSec := float64(benchRuns) / took.Seconds()
+	b.ReportMetric(perSec, "runs/s")
+	stages := make([]string, replicas)
+	for i := range ran {
+		stages[i] = fmt.Sprint(ran[i].Load())
+	}
+	ratio := ""
+	if replicas > 1 && single > 0 {
+		ratio = fmt.Sprintf(" ratio=%.2f", perSec/single)
+	}
+	fmt.Printf("postgres: %s replicas=%d %.1f%s (%d runs of %d stages in %s; stages run per replica %s; quarry used %.2f cores; load average %s)\n",
+		metric, replicas, perSec, ratio, benchRuns, benchStages, took.Round(time.Millisecond), strings.Join(stages, "/"),
+		cpu.Seconds()/took.Seconds(), loadAverage())
+	return perSec
+}
+
+// loadAverage is the machine's one-minute load average ("?" where
+// /proc/loadavg does not exist).
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
 }
 
 // runRound starts n runs of the bench workflow through apps in turn, from
