@@ -52,7 +52,8 @@ screenshots: ## Install browser deps if missing, then write docs/screenshots/*.p
 	./scripts/setup-e2e.sh
 	QUARRY_SCREENSHOTS=1 $(GO) test -count=1 -run '^TestScreenshots(Phone)?$$' -v ./e2e/
 
-bench: ## Run every benchmark once, one package at a time (so no two compete for the 2 cores); prints the figure lines (full output in bench.out)
+bench: ## Install PostgreSQL if missing, then run every benchmark once, one package at a time (so no two compete for the 2 cores); prints the figure lines (full output in bench.out), PostgreSQL's next to SQLite's (docs/scaling.md)
+	@./scripts/setup-postgres.sh || echo "postgres: setup failed, so its benchmarks skip (the other packages' still run)"
 	@$(GO) test -p 1 -run '^$$' -bench . -benchtime=1x -benchmem -timeout 40m ./... > bench.out 2>&1; status=$$?; \
 	grep -E '^[a-z]+: [a-z_0-9]+[= ]|^(FAIL|---|panic)' bench.out; exit $$status
 

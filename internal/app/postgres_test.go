@@ -25,13 +25,16 @@ var pg pgtest.Shared
 func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
 
 // replicaOn is a Quarry app on the PostgreSQL database url, as a replica
-// of an installation is: its own process state, the shared database.
-func replicaOn(t *testing.T, url string) *app.App {
+// of an installation is: its own process state, the shared database. It
+// runs the builtin workflows unless opts say otherwise, and is closed when
+// t ends.
+func replicaOn(t testing.TB, url string, opts ...app.Option) *app.App {
 	t.Helper()
 	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "spool.db"), DatabaseURL: url}
-	a, err := app.New(context.Background(), cfg, app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
+	opts = append([]app.Option{app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
 		return app.Workflows(cfg.Search, st, slog.New(slog.DiscardHandler))
-	}))
+	})}, opts...)
+	a, err := app.New(context.Background(), cfg, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, a.Close()) })
 	return a
