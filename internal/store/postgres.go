@@ -150,28 +150,11 @@ func (s *Store) migratePostgres(ctx context.Context, confirmed int64) error {
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
-	current, err := p.GetDBVersion(ctx)
+	err = s.gooseUp(ctx, p, func(current int64) (Backup, error) {
+		return s.pgBackupBeforeMigrating(ctx, current, confirmed)
+	}, func() error { _, err := p.Up(ctx); return err })
 	if err != nil {
-		return fmt.Errorf("store: migration version: %w", err)
-	}
-	pending, err := p.HasPending(ctx)
-	if err != nil {
-		return fmt.Errorf("store: migration status: %w", err)
-	}
-	var backup Backup
-	if pending && current > 0 {
-		if backup, err = s.pgBackupBeforeMigrating(ctx, current, confirmed); err != nil {
-			return err
-		}
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("store: apply migrations (backup: %q): %w", backup.Path, err)
-	}
-	if backup.Path != "" {
-		if err := s.record(ctx, backup); err != nil {
-			return err
-		}
-		s.log.Info("store: backed up database before migrating", "backup", backup.Path, "from_version", current)
+		return err
 	}
 	m, err := rivermigrate.New(riverdatabasesql.New(s.write.DB), nil)
 	if err != nil {

@@ -423,6 +423,28 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
+	// Several processes may open a new database at once (quarry import
+	// beside a starting server): goose reads the applied versions, then
+	// applies each missing one in its own transaction, so an opener can
+	// lose the race ("index … already exists") with its transaction
+	// rolled back; reading again finds the winner's versions (settle).
+	err = s.gooseUp(ctx, p, func(current int64) (Backup, error) {
+		return s.snapshot(ctx, s.write.DB, BackupMigration, "", current)
+	}, func() error { return settle(ctx, func() error { _, err := p.Up(ctx); return err }) })
+	if err != nil {
+		return err
+	}
+	m, err := rivermigrate.New(riversqlite.New(s.write.DB), nil)
+	if err != nil {
+		return fmt.Errorf("store: river migrations: %w", err)
+	}
+	return migrateRiver(ctx, m)
+}
+
+// gooseUp applies p's pending migrations with up, first taking a backup
+// with take when the database already has a schema, then recording it:
+// the rule both databases follow.
+func (s *Store) gooseUp(ctx context.Context, p *goose.Provider, take func(version int64) (Backup, error), up func() error) error {
 	current, err := p.GetDBVersion(ctx)
 	if err != nil {
 		return fmt.Errorf("store: migration version: %w", err)
@@ -433,16 +455,11 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 	}
 	var backup Backup
 	if pending && current > 0 {
-		if backup, err = s.snapshot(ctx, s.write.DB, BackupMigration, "", current); err != nil {
+		if backup, err = take(current); err != nil {
 			return err
 		}
 	}
-	// Several processes may open a new database at once (quarry import
-	// beside a starting server): goose reads the applied versions, then
-	// applies each missing one in its own transaction, so an opener can
-	// lose the race ("index … already exists") with its transaction
-	// rolled back; reading again finds the winner's versions (settle).
-	if err := settle(ctx, func() error { _, err := p.Up(ctx); return err }); err != nil {
+	if err := up(); err != nil {
 		return fmt.Errorf("store: apply migrations (backup: %q): %w", backup.Path, err)
 	}
 	if backup.Path != "" {
@@ -451,11 +468,7 @@ func (s *Store) migrate(ctx context.Context, fsys fs.FS) error {
 		}
 		s.log.Info("store: backed up database before migrating", "backup", backup.Path, "from_version", current)
 	}
-	m, err := rivermigrate.New(riversqlite.New(s.write.DB), nil)
-	if err != nil {
-		return fmt.Errorf("store: river migrations: %w", err)
-	}
-	return migrateRiver(ctx, m)
+	return nil
 }
 
 // migrateRiver applies River's migrations. River, like goose, reads which
