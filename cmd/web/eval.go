@@ -34,6 +34,8 @@ const evalAbout = `Measures the product's deduplicator, relevance scorer or sear
 // product's deduplicator, relevance scorer and search on labelled data sets.
 func (c *cli) evalCmd(ctx context.Context, args []string) error {
 	fs := newFlagSet("eval", "quarry eval [--loso] <dedup|screening|search> DIR", evalAbout)
+	storeDSN := fs.String("store", "", "search: keep the temporary library in this empty PostgreSQL database (postgres://…) instead of a SQLite file")
+	ranking := fs.String("library-ranking", "", "search: the library's ranking, memory (default) or postgres (text_search, needs --store)")
 	loso := fs.Bool("loso", false, "dedup: choose the thresholds leave-one-set-out; search: choose the ranking constants leave-one-review-out; report the held-out sets")
 	rest, err := c.parse(fs, args)
 	if err != nil {
@@ -59,7 +61,7 @@ func (c *cli) evalCmd(ctx context.Context, args []string) error {
 			_, err := eval.SearchLOSO(ctx, dir, c.stdout)
 			return err
 		}
-		_, err := eval.Search(ctx, dir, c.stdout)
+		_, err := eval.SearchOn(ctx, dir, c.stdout, eval.SearchLibrary{DSN: *storeDSN, Ranking: *ranking})
 		return err
 	default:
 		return fs.misuse("unknown kind %q (dedup, screening or search)", kind)
