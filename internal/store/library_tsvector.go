@@ -141,15 +141,15 @@ func (s *Store) libraryTsquery(ctx context.Context, match string) (string, error
 // tsFilter is the WHERE clause (after the match) keeping papers inside
 // years, and those of unknown year, and inside ctx's library selection
 // when it names one: what the in-memory path's inYears and within keep.
-// Its parameters are numbered from first.
-func tsFilter(ctx context.Context, years research.YearRange, first int, args *[]any) string {
+// It appends its parameters to args, numbered after those there.
+func tsFilter(ctx context.Context, years research.YearRange, args *[]any) string {
 	var b strings.Builder
 	n := func(v any) string {
 		*args = append(*args, v)
-		return "?" + strconv.Itoa(first+len(*args)-1)
+		return "?" + strconv.Itoa(len(*args))
 	}
 	if years != (research.YearRange{}) {
-		fmt.Fprintf(&b, " AND (p.year = 0 OR ((%s = 0 OR p.year >= %[1]s) AND (%s = 0 OR p.year <= %[2]s)))", n(years.From), n(years.To))
+		fmt.Fprintf(&b, " AND (p.year = 0 OR ((%s = 0 OR p.year >= %[1]s) AND (%s = 0 OR p.year <= %[2]s)))", "CAST("+n(years.From)+" AS bigint)", "CAST("+n(years.To)+" AS bigint)")
 	}
 	if project := research.LibrarySelection(ctx); project != "" {
 		fmt.Fprintf(&b, " AND p.id IN (SELECT s.paper_id FROM project_papers s WHERE s.project_id = %s)", n(project))
@@ -167,7 +167,7 @@ func (s *Store) rankLibraryTsvector(ctx context.Context, match string, weights [
 		return nil, 0, err
 	}
 	args := []any{tsq, tsWeights(weights), tsNormalization}
-	where := tsFilter(ctx, years, len(args)+1, &args)
+	where := tsFilter(ctx, years, &args)
 	args = append(args, limit, offset)
 	lim := strconv.Itoa(len(args) - 1)
 	rows, err := s.read.QueryContext(ctx, `SELECT p.docid, ts_rank_cd(CAST(?2 AS float4[]), p.text_search, q.q, ?3) AS r, count(*) OVER ()
@@ -205,7 +205,7 @@ func (s *Store) countLibraryTsvector(ctx context.Context, match string, years re
 		return 0, err
 	}
 	args := []any{tsq}
-	where := tsFilter(ctx, years, 2, &args)
+	where := tsFilter(ctx, years, &args)
 	var n int
 	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM papers p WHERE p.text_search @@ CAST(?1 AS tsquery)`+where, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count library matches: %w", err)
