@@ -29,11 +29,13 @@ const (
 // normalised by the same one to meet the document's lexemes.
 const tsConfig = "english"
 
-// tsNormalization is ts_rank_cd's normalisation flag: 1 divides the rank
-// by 1 + log(document length), the counterpart of bm25's length
-// normalisation (a term in a short title-and-abstract says more than in
-// a long one). Chosen before measuring, not tuned.
-const tsNormalization = 1
+// tsNormalization is ts_rank_cd's normalisation flag: 0, no length
+// normalisation. It was chosen leave-one-review-out on the search
+// benchmark among ts_rank and ts_rank_cd, flags 0 and 1, on the whole
+// expression and as an idf-weighted sum over its phrases (bm25's shape):
+// every fold chose ts_rank_cd on the whole expression with 0
+// (docs/search.md has the figures).
+const tsNormalization = 0
 
 // maxNearDistance is the largest NEAR distance translated exactly (as
 // every distance up to it, both ways round); a larger one is read as AND,
