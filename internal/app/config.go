@@ -181,13 +181,15 @@ type Database struct {
 	BackupDir string
 	// BackupKeep is how many backups are kept; 0 is the default.
 	BackupKeep int
+	// LibraryRanking is store.Options.LibraryRanking.
+	LibraryRanking string
 }
 
 // StoreOptions are the store's options for this configuration, logging
 // to log: the server and every subcommand open the database alike.
 func (c Config) StoreOptions(log *slog.Logger) store.Options {
 	return store.Options{Logger: log, BusyTimeout: c.Database.BusyTimeout, MaxBytes: c.Database.MaxBytes, ImportReserve: c.Database.ImportReserve,
-		BackupDir: c.Database.BackupDir, BackupKeep: c.Database.BackupKeep}
+		BackupDir: c.Database.BackupDir, BackupKeep: c.Database.BackupKeep, LibraryRanking: c.Database.LibraryRanking}
 }
 
 // Search says which sources a deployment searches, how to reach them and
