@@ -28,7 +28,9 @@ const evalAbout = `Measures the product's deduplicator, relevance scorer or sear
                   the library's ranking constants leave-one-review-out over a
                   grid (minutes) and print each fold's choice and held-out
                   recall, then "search loso: recall@100=… recall@500=…
-                  bm25_recall@100=… bm25_recall@500=…" (see docs/search.md)`
+                  bm25_recall@100=… bm25_recall@500=…" (see docs/search.md);
+                  with --store URL the library is an empty PostgreSQL
+                  database, and --library-ranking postgres ranks it there`
 
 // evalCmd implements `quarry eval`: the quality harness that measures the
 // product's deduplicator, relevance scorer and search on labelled data sets.
