@@ -28,12 +28,16 @@ const evalAbout = `Measures the product's deduplicator, relevance scorer or sear
                   the library's ranking constants leave-one-review-out over a
                   grid (minutes) and print each fold's choice and held-out
                   recall, then "search loso: recall@100=… recall@500=…
-                  bm25_recall@100=… bm25_recall@500=…" (see docs/search.md)`
+                  bm25_recall@100=… bm25_recall@500=…" (see docs/search.md);
+                  with --store URL the library is an empty PostgreSQL
+                  database, and --library-ranking postgres ranks it there`
 
 // evalCmd implements `quarry eval`: the quality harness that measures the
 // product's deduplicator, relevance scorer and search on labelled data sets.
 func (c *cli) evalCmd(ctx context.Context, args []string) error {
 	fs := newFlagSet("eval", "quarry eval [--loso] <dedup|screening|search> DIR", evalAbout)
+	storeDSN := fs.String("store", "", "search: keep the temporary library in this empty PostgreSQL database (postgres://…) instead of a SQLite file")
+	ranking := fs.String("library-ranking", "", "search: the library's ranking, memory (default) or postgres (text_search, needs --store)")
 	loso := fs.Bool("loso", false, "dedup: choose the thresholds leave-one-set-out; search: choose the ranking constants leave-one-review-out; report the held-out sets")
 	rest, err := c.parse(fs, args)
 	if err != nil {
@@ -59,7 +63,7 @@ func (c *cli) evalCmd(ctx context.Context, args []string) error {
 			_, err := eval.SearchLOSO(ctx, dir, c.stdout)
 			return err
 		}
-		_, err := eval.Search(ctx, dir, c.stdout)
+		_, err := eval.SearchOn(ctx, dir, c.stdout, eval.SearchLibrary{DSN: *storeDSN, Ranking: *ranking})
 		return err
 	default:
 		return fs.misuse("unknown kind %q (dedup, screening or search)", kind)

@@ -53,6 +53,7 @@ func TestConfig(t *testing.T) {
 			require.NoError(t, err)
 			tt.want.LogFormat, tt.want.Search, tt.want.Import = app.LogText, defaultSearch(), defaultImport() // the settings this table does not set
 			tt.want.Database.ImportReserve, tt.want.Database.BackupKeep = store.DefaultImportReserve, store.DefaultBackupKeep
+			tt.want.Database.LibraryRanking = store.RankMemory
 			tt.want.ExclusionReasons = research.DefaultExclusionReasons()
 			tt.want.StopWindow = research.DefaultStopWindow
 			tt.want.BranchWorkers = store.DefaultBranchWorkers

@@ -186,6 +186,8 @@ type Database struct {
 	// backed up by other means (store.Options).
 	PgDump            string
 	PgBackupConfirmed int
+	// LibraryRanking is store.Options.LibraryRanking.
+	LibraryRanking string
 }
 
 // StoreOptions are the store's options for this configuration, logging
@@ -193,7 +195,8 @@ type Database struct {
 func (c Config) StoreOptions(log *slog.Logger) store.Options {
 	o := store.Options{Logger: log, BusyTimeout: c.Database.BusyTimeout, MaxBytes: c.Database.MaxBytes, ImportReserve: c.Database.ImportReserve,
 		BackupDir: c.Database.BackupDir, BackupKeep: c.Database.BackupKeep,
-		PgDump: c.Database.PgDump, PgBackupConfirmed: int64(c.Database.PgBackupConfirmed)}
+		PgDump: c.Database.PgDump, PgBackupConfirmed: int64(c.Database.PgBackupConfirmed),
+		LibraryRanking: c.Database.LibraryRanking}
 	if c.DatabaseURL != "" && o.BackupDir == "" {
 		// pg_dump's archives go where the SQLite file's backups would.
 		o.BackupDir = store.DefaultBackupDir(c.DB)

@@ -67,6 +67,8 @@ func settings() []setting {
 			doc: "cap on the database file in MiB, 0 for none; at the cap Quarry behaves as on a full disk (507, nothing lost, work resumes once there is room)"},
 		{env: "QUARRY_IMPORT_RESERVE_MB", key: "import.reserve_mb", def: strconv.Itoa(store.DefaultImportReserve >> 20), set: setImportReserve,
 			doc: "imports stop, naming the full disk, while less than this many MiB is free on the disk holding the database, leaving room for runs; 0 turns the check off"},
+		{env: "QUARRY_LIBRARY_SEARCH", key: "library_search", def: store.RankMemory, set: setLibrarySearch,
+			doc: "how the library's full-text search ranks: `memory` (an in-memory bm25 index per process, on either database) or `postgres` (PostgreSQL's `tsvector` and `ts_rank_cd`, no index in memory; PostgreSQL only; `docs/search.md` compares them)"},
 		{env: "QUARRY_BACKUP_DIR", key: "backup_dir", shown: "`backups` beside the database", set: text(func(c *Config) *string { return &c.Database.BackupDir }),
 			doc: "where backups are written (`quarry backup`, before migrations, imports and restores)"},
 		{env: "QUARRY_BACKUP_KEEP", key: "backup_keep", def: strconv.Itoa(store.DefaultBackupKeep), set: intIn(1, 10000, "", func(c *Config) *int { return &c.Database.BackupKeep }),
@@ -222,6 +224,15 @@ func text(field func(*Config) *string) func(*Config, string) error {
 		*field(c) = v
 		return nil
 	}
+}
+
+func setLibrarySearch(c *Config, v string) error {
+	v = strings.ToLower(v)
+	if v != store.RankMemory && v != store.RankPostgres {
+		return fmt.Errorf("%q is not %s or %s", v, store.RankMemory, store.RankPostgres)
+	}
+	c.Database.LibraryRanking = v
+	return nil
 }
 
 func setLogFormat(c *Config, v string) error {

@@ -142,7 +142,22 @@ func (sp *searchPool) add(p research.RawPaper) int {
 // review and a last line "search: recall@100=… recall@500=…
 // bm25_recall@100=… bm25_recall@500=…".
 func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, error) {
-	sums, err := searchTunings(ctx, dir, out, []local.Tuning{local.DefaultTuning()}, true)
+	return SearchOn(ctx, dir, out, SearchLibrary{})
+}
+
+// SearchLibrary is where the search benchmark keeps its temporary library:
+// by default a SQLite file in a temporary directory; with DSN, an empty
+// PostgreSQL database (its tables are left behind for the caller to
+// drop), ranked as Ranking says (store.Options.LibraryRanking). It is how
+// the two databases' rankings are compared on the same data.
+type SearchLibrary struct {
+	DSN     string
+	Ranking string
+}
+
+// SearchOn is Search with its library where lib says.
+func SearchOn(ctx context.Context, dir string, out io.Writer, lib SearchLibrary) (SearchSummary, error) {
+	sums, err := searchTunings(ctx, dir, out, []local.Tuning{local.DefaultTuning()}, true, lib)
 	if err != nil {
 		return SearchSummary{}, err
 	}
@@ -151,7 +166,7 @@ func Search(ctx context.Context, dir string, out io.Writer) (SearchSummary, erro
 
 // searchTunings measures the first iteration with each of tunings over one
 // pool, printing the per-review lines of each when verbose.
-func searchTunings(ctx context.Context, dir string, out io.Writer, tunings []local.Tuning, verbose bool) ([]SearchSummary, error) {
+func searchTunings(ctx context.Context, dir string, out io.Writer, tunings []local.Tuning, verbose bool, lib SearchLibrary) ([]SearchSummary, error) {
 	var pooled SearchSummary
 	names, err := ScreeningReviewNames(dir)
 	if err != nil {
@@ -181,7 +196,11 @@ func searchTunings(ctx context.Context, dir string, out io.Writer, tunings []loc
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	st, err := store.Open(ctx, filepath.Join(tmp, "library.db"), store.Options{Synchronous: "OFF", ImportReserve: -1})
+	path := filepath.Join(tmp, "library.db")
+	if lib.DSN != "" {
+		path = lib.DSN
+	}
+	st, err := store.Open(ctx, path, store.Options{Synchronous: "OFF", ImportReserve: -1, LibraryRanking: lib.Ranking})
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func searchObjective(r SearchResult) float64 { return (r.Recall[1] + r.Recall[2]
 // recall@500=… bm25_recall@100=… bm25_recall@500=…".
 func SearchLOSO(ctx context.Context, dir string, out io.Writer) (SearchSummary, error) {
 	grid := searchGrid()
-	sums, err := searchTunings(ctx, dir, out, grid, false)
+	sums, err := searchTunings(ctx, dir, out, grid, false, SearchLibrary{})
 	if err != nil {
 		return SearchSummary{}, err
 	}

@@ -75,6 +75,9 @@ func (li *libraryIndex) inYears(years research.YearRange) func(int64) bool {
 // at the first search: the server calls it as it starts, so no researcher
 // waits for it (seconds for 10^5 papers).
 func (s *Store) WarmLibraryIndex(ctx context.Context) error {
+	if s.tsRanking {
+		return nil // PostgreSQL ranks; there is no index to build
+	}
 	_, err := s.libraryIndex(ctx)
 	return err
 }
@@ -84,7 +87,7 @@ func (s *Store) WarmLibraryIndex(ctx context.Context) error {
 // searchable at once; a process that has not searched (`quarry import`)
 // builds nothing.
 func (s *Store) SyncLibraryIndex(ctx context.Context) error {
-	if s.fulltext.current.Load() == nil {
+	if s.tsRanking || s.fulltext.current.Load() == nil {
 		return nil
 	}
 	_, err := s.libraryIndex(ctx)

@@ -80,6 +80,9 @@ func (s *Store) LibraryPapersByDoc(ctx context.Context, docs []int64) ([]researc
 // candidate expansion term by. Both come from the index, so they agree
 // with each other and with bm25's, with no count of the table.
 func (s *Store) LibraryDocFreqs(ctx context.Context, terms []string) (int, []int, error) {
+	if s.tsRanking {
+		return s.libraryDocFreqsTsvector(ctx, terms)
+	}
 	li, err := s.libraryIndex(ctx)
 	if err != nil {
 		return 0, nil, err

@@ -81,6 +81,9 @@ func parseMatch(match string) (*textindex.Expr, error) {
 // (FTS5's ORDER BY bm25(...), rowid), and returns the page from offset of
 // at most limit and how many match in all.
 func (s *Store) rankLibrary(ctx context.Context, match string, weights []float64, years research.YearRange, offset, limit int) ([]textindex.Hit, int, error) {
+	if s.tsRanking {
+		return s.rankLibraryTsvector(ctx, match, weights, years, offset, limit)
+	}
 	q, err := parseMatch(match)
 	if err != nil {
 		return nil, 0, err
@@ -101,6 +104,9 @@ func (s *Store) rankLibrary(ctx context.Context, match string, weights []float64
 // countLibrary counts the papers matching match inside years (and ctx's
 // library selection).
 func (s *Store) countLibrary(ctx context.Context, match string, years research.YearRange) (int, error) {
+	if s.tsRanking {
+		return s.countLibraryTsvector(ctx, match, years)
+	}
 	q, err := parseMatch(match)
 	if err != nil {
 		return 0, err

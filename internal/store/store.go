@@ -75,6 +75,9 @@ type Store struct {
 	// fulltext is the library's in-memory full-text index
 	// (library_fulltext.go).
 	fulltext fulltext
+	// tsRanking is Options.LibraryRanking == RankPostgres: the library's
+	// searches run on text_search, and fulltext stays empty.
+	tsRanking bool
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -119,6 +122,12 @@ type Options struct {
 	// (default 10000; below it the size adapts to keep each transaction
 	// short). Tests lower it to see merges interleave with other writers.
 	MergeRows int
+	// LibraryRanking is how the library's full-text search ranks: RankMemory
+	// (the default, "") with the in-memory bm25 index on either database,
+	// or RankPostgres with PostgreSQL's text_search and ts_rank_cd, which
+	// keeps no index in memory (library_tsvector.go). RankPostgres on
+	// SQLite is an error.
+	LibraryRanking string
 }
 
 // writerCacheKiB is the write connection's page cache, in KiB.
@@ -195,9 +204,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	switch opts.LibraryRanking {
+	case "", RankMemory, RankPostgres:
+	default:
+		return nil, fmt.Errorf("store: Options.LibraryRanking %q is neither %q nor %q", opts.LibraryRanking, RankMemory, RankPostgres)
+	}
 	if IsPostgresDSN(path) {
 		s := &Store{log: opts.Logger, Now: time.Now, mergeRows: firstMergeRows, mergeRowsMax: maxMergeRows, importReserve: -1,
-			dsn: path, pgDump: opts.PgDump, backupDir: opts.BackupDir, backupKeep: opts.BackupKeep}
+			dsn: path, pgDump: opts.PgDump, backupDir: opts.BackupDir, backupKeep: opts.BackupKeep,
+			tsRanking: opts.LibraryRanking == RankPostgres}
 		if s.backupDir == "" {
 			s.backupDir = "backups"
 		}
@@ -209,6 +224,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			s.mergeRows = min(s.mergeRows, opts.MergeRows)
 		}
 		return s.openPostgres(ctx, path, opts)
+	}
+	if opts.LibraryRanking == RankPostgres {
+		return nil, fmt.Errorf("store: Options.LibraryRanking %q needs a PostgreSQL database", RankPostgres)
 	}
 	if opts.Synchronous == "" {
 		opts.Synchronous = "FULL"

@@ -122,3 +122,14 @@ func boolsAsInts(args []driver.NamedValue) []driver.NamedValue {
 	}
 	return args
 }
+
+// OpenPostgresForTest opens a store on a new database of the test
+// binary's PostgreSQL server, whatever TestStoreEnv says: for tests of
+// what only PostgreSQL has. Without PostgreSQL the test is skipped (or
+// fails where the server is required, see pgtest).
+func OpenPostgresForTest(t testing.TB, ctx context.Context, opts Options) (*Store, string, error) {
+	t.Helper()
+	url := pg.NewDatabase(t)
+	st, err := Open(ctx, url, opts)
+	return st, url, err
+}
