@@ -8,6 +8,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // A definition that declares backup: true has the database backed up
@@ -29,6 +30,12 @@ stages:
 	require.Equal(t, engine.StatusCompleted, r.Status, r.Error)
 	list, err := b.store.Backups(ctx)
 	require.NoError(t, err)
+	if storetest.OnPostgres() {
+		// VACUUM INTO copies are SQLite's; on PostgreSQL the run goes on
+		// without one (pg_dump is the operator's backup).
+		require.Empty(t, list)
+		return
+	}
 	require.Len(t, list, 1)
 	require.Equal(t, store.BackupRun, list[0].Reason)
 	require.Equal(t, r.ID, list[0].RunID)
