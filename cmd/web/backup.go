@@ -6,11 +6,14 @@ import (
 	"fmt"
 
 	"quarry/internal/app"
+	"quarry/internal/fault"
 	"quarry/internal/store"
 )
 
-// backupSettings are the settings backup and restore read besides --db.
-var backupSettings = []string{"QUARRY_DB", "QUARRY_DB_BUSY_TIMEOUT", "QUARRY_BACKUP_DIR", "QUARRY_BACKUP_KEEP", "QUARRY_LOG_FORMAT", "QUARRY_LOG_LEVEL"}
+// backupSettings are the settings backup and restore read besides --db;
+// QUARRY_DATABASE_URL, so that on PostgreSQL both refuse rather than act
+// on a SQLite file the server does not use.
+var backupSettings = []string{"QUARRY_DB", "QUARRY_DATABASE_URL", "QUARRY_DB_BUSY_TIMEOUT", "QUARRY_BACKUP_DIR", "QUARRY_BACKUP_KEEP", "QUARRY_LOG_FORMAT", "QUARRY_LOG_LEVEL"}
 
 // backupCmd implements `quarry backup`: a consistent copy of the live
 // database (VACUUM INTO; a running server may keep writing), recorded in
@@ -34,7 +37,7 @@ func (c *cli) backupCmd(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, cfg.DB, cfg.StoreOptions(app.NewLogger(cfg, c.stderr)))
+	st, err := store.Open(ctx, cfg.DSN(), cfg.StoreOptions(app.NewLogger(cfg, c.stderr)))
 	if err != nil {
 		return err
 	}
@@ -67,6 +70,9 @@ func (c *cli) restoreCmd(ctx context.Context, args []string) error {
 	cfg, err := app.Load(flags, c.getenv, backupSettings...)
 	if err != nil {
 		return err
+	}
+	if cfg.DatabaseURL != "" {
+		return fault.Errorf(fault.EInvalid, "Quarry restores SQLite databases only: restore a PostgreSQL database with pg_restore")
 	}
 	r, err := store.Restore(ctx, cfg.DB, files[0], cfg.StoreOptions(app.NewLogger(cfg, c.stderr)))
 	if err != nil {
