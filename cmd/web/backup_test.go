@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // quarry backup writes a recorded copy beside the database, and quarry
@@ -15,6 +16,7 @@ import (
 // nothing touched) and restores a good one.
 func TestBackupAndRestoreCommands(t *testing.T) {
 	t.Parallel()
+	storetest.SkipOnPostgres(t, "backups are VACUUM INTO copies; TestBackupAndRestoreRefusedOnPostgres is PostgreSQL's")
 	dir := t.TempDir()
 	db := filepath.Join(dir, "q.db")
 	env := map[string]string{"QUARRY_DB": db, "QUARRY_BACKUP_KEEP": "5"}
@@ -53,4 +55,27 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 	n, err := st.LibraryCount(t.Context())
 	require.NoError(t, err)
 	require.Zero(t, n, "the library is as it was before the import")
+}
+
+// On PostgreSQL (QUARRY_DATABASE_URL) quarry backup and restore refuse,
+// naming PostgreSQL's own tools, rather than back up or replace a SQLite
+// file the server does not use; neither creates one.
+func TestBackupAndRestoreRefusedOnPostgres(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "q.db")
+	env := map[string]string{"QUARRY_DB": db, "QUARRY_DATABASE_URL": pg.NewDatabase(t)}
+
+	got := quarry(t, "", env, "backup")
+	require.Equal(t, 1, got.code, got.stderr)
+	require.Contains(t, got.stderr, "pg_dump")
+	ris := filepath.Join(dir, "a.ris")
+	require.NoError(t, os.WriteFile(ris, []byte(dedupRIS), 0o644))
+	got = quarry(t, "", env, "import", ris)
+	require.Equal(t, 0, got.code, got.stderr)
+	got = quarry(t, "", env, "restore", ris)
+	require.Equal(t, 1, got.code, got.stderr)
+	require.Contains(t, got.stderr, "pg_restore")
+	require.NoFileExists(t, db)
+	require.NoDirExists(t, filepath.Join(dir, "backups"))
 }
