@@ -16,20 +16,33 @@ import (
 	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // pg is the test binary's throwaway PostgreSQL (internal/pgtest), started
-// by the first test that asks for a database.
+// by the first test that asks for a database (every test's app, with
+// QUARRY_TEST_STORE=postgres).
 var pg pgtest.Shared
 
 func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
+
+// newApp is app.New for the tests: with QUARRY_TEST_STORE=postgres the
+// app runs on a database standing for cfg.DB (storetest.DatabaseURL), so a
+// test that starts a second app on the same cfg (a restart) reopens it.
+func newApp(t testing.TB, ctx context.Context, cfg app.Config, opts ...app.Option) (*app.App, error) {
+	t.Helper()
+	if cfg.DatabaseURL == "" {
+		cfg.DatabaseURL = storetest.DatabaseURL(t, &pg, cfg.DB)
+	}
+	return app.New(ctx, cfg, opts...)
+}
 
 // replicaOn is a Quarry app on the PostgreSQL database url, as a replica
 // of an installation is: its own process state, the shared database.
 func replicaOn(t *testing.T, url string) *app.App {
 	t.Helper()
 	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "spool.db"), DatabaseURL: url}
-	a, err := app.New(context.Background(), cfg, app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
+	a, err := newApp(t, context.Background(), cfg, app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
 		return app.Workflows(cfg.Search, st, slog.New(slog.DiscardHandler))
 	}))
 	require.NoError(t, err)
