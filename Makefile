@@ -22,7 +22,7 @@ build: ## Build the binary into bin/quarry
 run: build ## Build, then serve on QUARRY_ADDR (default 127.0.0.1:8080)
 	./$(BIN) serve
 
-test: ## Install browser deps and PostgreSQL if missing, then run every test with -race (the exhaustive workflow suite, the corpus round trip and the text index's comparisons with FTS5 (tokens over all of Unicode and 20k corpus records, random searches) last, without -race, which slows them tenfold, printing their figures; then the file formats' agreement with other projects' expected parses, one peers: line a format; then the store's suite again on PostgreSQL)
+test: ## Install browser deps and PostgreSQL if missing, then run every test with -race (the exhaustive workflow suite, the corpus round trip and the text index's comparisons with FTS5 (tokens over all of Unicode and 20k corpus records, random searches) last, without -race, which slows them tenfold, printing their figures; then the file formats' agreement with other projects' expected parses, one peers: line a format; then the store, engine, API (handlers, app) and command-line suites again on PostgreSQL, without -race)
 	./scripts/setup-e2e.sh
 	./scripts/setup-postgres.sh
 	$(GO) test -race -count=1 -timeout 35m -skip '^(TestExhaustiveBuiltinWorkflows|TestCorpusRoundTrip|TestTokenizeMatchesFTS5OnEveryCodePoint|TestTokenizeMatchesFTS5OnCorpus|TestSearchMatchesFTS5|TestLibraryShapedQueriesMatchFTS5)$$' ./...
@@ -38,7 +38,7 @@ test: ## Install browser deps and PostgreSQL if missing, then run every test wit
 	@out=$$($(GO) test -count=1 -run '^TestPeerFixtures$$' -v ./internal/biblio/... 2>&1); status=$$?; \
 	if [ $$status -ne 0 ]; then echo "$$out"; exit $$status; fi; \
 	echo "$$out" | grep -E '^peers:'
-	QUARRY_TEST_STORE=postgres $(GO) test -count=1 ./internal/store/
+	QUARRY_TEST_STORE=postgres $(GO) test -count=1 -timeout 20m -skip '^TestExhaustiveBuiltinWorkflows$$' ./internal/store/ ./internal/engine/ ./internal/engine/flow/ ./internal/handlers/ ./internal/app/ ./cmd/web/
 
 roundtrip: ## Export the whole shared corpora (~170k records) in every format and re-import each into a fresh library and the same one, one line per format (make test runs a 1-in-25 sample)
 	@QUARRY_ROUNDTRIP=full $(GO) test -count=1 -timeout 90m -run '^TestCorpusRoundTrip$$' -v ./internal/library/ > roundtrip.out 2>&1; status=$$?; \

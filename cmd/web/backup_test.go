@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // quarry backup writes a recorded copy beside the database, and quarry
@@ -15,6 +16,7 @@ import (
 // nothing touched) and restores a good one.
 func TestBackupAndRestoreCommands(t *testing.T) {
 	t.Parallel()
+	storetest.SkipOnPostgres(t, "backups are VACUUM INTO copies; TestBackupAndRestoreRefusedOnPostgres is PostgreSQL's")
 	dir := t.TempDir()
 	db := filepath.Join(dir, "q.db")
 	env := map[string]string{"QUARRY_DB": db, "QUARRY_BACKUP_KEEP": "5"}
@@ -71,6 +73,12 @@ func TestBackupCommandOnPostgres(t *testing.T) {
 	archives, err := filepath.Glob(filepath.Join(dir, "backups", "*.dump"))
 	require.NoError(t, err)
 	require.Len(t, archives, 1)
+
+	ris := filepath.Join(dir, "a.ris")
+	require.NoError(t, os.WriteFile(ris, []byte(dedupRIS), 0o644))
+	got = quarry(t, "", env, "import", ris)
+	require.Equal(t, 0, got.code, got.stderr)
+	require.NoFileExists(t, env["QUARRY_DB"], "every command opens the PostgreSQL database, none a SQLite file")
 
 	got = quarry(t, "", env, "restore", archives[0])
 	require.Equal(t, 1, got.code, got.stderr)

@@ -13,7 +13,6 @@ import (
 
 	"quarry/internal/biblio"
 	"quarry/internal/research"
-	"quarry/internal/store"
 )
 
 // invocation is what one call of quarry left behind: its exit status and
@@ -167,19 +166,19 @@ func TestImportFromStdin(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "q.db")
 	bib := "@article{smith2019,\n  title = {Sleep and memory consolidation},\n  author = {Smith, John},\n  year = 2019\n}\n\n@article{broken,\n  author = {Nobody}\n}\n"
-	got := quarry(t, bib, map[string]string{"QUARRY_DB": db}, "import", "-")
+	got := quarry(t, bib, dbEnv(t, db, nil), "import", "-")
 	require.Zero(t, got.code, got.stderr)
 	require.Contains(t, got.stdout, "  stdin:7: missing title\n", "standard input is named stdin")
 	require.Regexp(t, `(?m)^imported 1 new, 0 updated, 0 unchanged, 1 skipped \(1 missing title\) in [0-9.]+ s$`, got.stdout)
 
-	st, err := store.Open(context.Background(), db, store.Options{})
+	st, err := openStore(t, context.Background(), db)
 	require.NoError(t, err)
 	defer st.Close()
 	papers, err := st.SearchLibrary(context.Background(), `"consolidation"`, research.YearRange{}, 5)
 	require.NoError(t, err)
 	require.Len(t, papers, 1)
 
-	got = quarry(t, bib, map[string]string{"QUARRY_DB": db}, "import", "-", "-")
+	got = quarry(t, bib, dbEnv(t, db, nil), "import", "-", "-")
 	require.Equal(t, 2, got.code)
 	require.Contains(t, got.stderr, "standard input (-) can be read only once")
 }

@@ -59,7 +59,7 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 	if err := stdinOnce(fs, files); err != nil {
 		return err
 	}
-	cfg, err := app.Load(flags, c.getenv, "QUARRY_DB", "QUARRY_DB_BUSY_TIMEOUT", "QUARRY_DB_MAX_MB", "QUARRY_IMPORT_RESERVE_MB", "QUARRY_BACKUP_DIR", "QUARRY_BACKUP_KEEP", "QUARRY_LOG_FORMAT", "QUARRY_LOG_LEVEL", "QUARRY_IMPORT_MAX_LINE_MB", "QUARRY_IMPORT_MAX_RECORD_MB", "QUARRY_IMPORT_GZIP_RATIO", "QUARRY_IMPORT_GZIP_FLOOR_MB")
+	cfg, err := app.Load(flags, c.getenv, "QUARRY_DB", "QUARRY_DATABASE_URL", "QUARRY_DB_BUSY_TIMEOUT", "QUARRY_DB_MAX_MB", "QUARRY_IMPORT_RESERVE_MB", "QUARRY_BACKUP_DIR", "QUARRY_BACKUP_KEEP", "QUARRY_LOG_FORMAT", "QUARRY_LOG_LEVEL", "QUARRY_IMPORT_MAX_LINE_MB", "QUARRY_IMPORT_MAX_RECORD_MB", "QUARRY_IMPORT_GZIP_RATIO", "QUARRY_IMPORT_GZIP_FLOOR_MB")
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (c *cli) importCmd(ctx context.Context, args []string) (err error) {
 	}
 	defer in.close()
 	logger := app.NewLogger(cfg, c.stderr)
-	st, err := store.Open(ctx, cfg.DB, cfg.StoreOptions(logger))
+	st, err := store.Open(ctx, cfg.DSN(), cfg.StoreOptions(logger))
 	if err != nil {
 		return err
 	}

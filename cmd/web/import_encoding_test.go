@@ -31,16 +31,17 @@ func TestImportCommandEncodings(t *testing.T) {
 	require.NoError(t, os.WriteFile(gbkPath, gbk, 0o644))
 	wosPath := filepath.Join(dir, "savedrecs.txt")
 	require.NoError(t, os.WriteFile(wosPath, []byte("FN Clarivate Analytics Web of Science\nVR 1.0\nPT J\nAU Doe, J\nAF Doe, Jane\nTI Web of Science plain text imports\nSO JOURNAL\nPY 2021\nDI 10.1000/wos\nER\n\nEF\n"), 0o644))
-	env := func(string) string { return "" }
 
 	var out bytes.Buffer
-	require.Error(t, run(ctx, []string{"import", "--db", db, "--encoding", "klingon", gbkPath}, env, nil, &out, io.Discard))
+	require.Error(t, run(ctx, []string{"import", "--db", db, "--encoding", "klingon", gbkPath}, func(string) string { return "" }, nil, &out, io.Discard))
 	_, err = os.Stat(db)
 	require.True(t, os.IsNotExist(err), "nothing is created for a bad invocation")
 
+	env := dbGetenv(t, db)
+
 	require.NoError(t, run(ctx, []string{"import", "--db", db, gbkPath, wosPath}, env, nil, &out, io.Discard))
 	require.NoError(t, run(ctx, []string{"import", "--db", db, "--encoding", "gbk", gbkPath}, env, nil, &out, io.Discard))
-	st, err := store.Open(ctx, db, store.Options{})
+	st, err := openStore(t, ctx, db)
 	require.NoError(t, err)
 	defer st.Close()
 	got, err := st.SearchLibrary(ctx, `"JOURNAL"`, research.YearRange{}, 5)

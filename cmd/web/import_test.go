@@ -23,7 +23,6 @@ import (
 	"quarry/internal/fault"
 	"quarry/internal/library"
 	"quarry/internal/research"
-	"quarry/internal/store"
 )
 
 func TestImportCommandEndToEnd(t *testing.T) {
@@ -31,12 +30,7 @@ func TestImportCommandEndToEnd(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "q.db")
 	files := []string{"../../internal/library/testdata/arxiv_sample.jsonl", "../../internal/library/testdata/paperlists_sample.jsonl"}
-	env := func(k string) string {
-		if k == "QUARRY_DB" {
-			return db
-		}
-		return ""
-	}
+	env := dbGetenv(t, db)
 
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, append([]string{"import"}, files...), env, nil, &out, io.Discard))
@@ -49,10 +43,10 @@ func TestImportCommandEndToEnd(t *testing.T) {
 	// Again, with --db overriding the environment's database: two records
 	// are as stored; the arXiv listing's venue replaces the ACL record's.
 	out.Reset()
-	require.NoError(t, run(ctx, []string{"import", "--db", db, "--format", "jsonl", files[0]}, func(string) string { return "" }, nil, &out, io.Discard))
+	require.NoError(t, run(ctx, []string{"import", "--db", db, "--format", "jsonl", files[0]}, dbGetenv(t, db), nil, &out, io.Discard))
 	require.Regexp(t, `(?m)^imported 0 new, 1 updated, 2 unchanged, 1 skipped \(1 malformed JSON\) in [0-9.]+ s$`, out.String())
 
-	st, err := store.Open(ctx, db, store.Options{})
+	st, err := openStore(t, ctx, db)
 	require.NoError(t, err)
 	defer st.Close()
 	n, err := st.LibraryCount(ctx)
@@ -85,11 +79,11 @@ func TestImportCommandReadsEveryFormat(t *testing.T) {
 	}
 	var out bytes.Buffer
 	args := append([]string{"import", "--db", db, "--column", "title=Heading"}, paths...)
-	require.NoError(t, run(ctx, args, func(string) string { return "" }, nil, &out, io.Discard))
+	require.NoError(t, run(ctx, args, dbGetenv(t, db), nil, &out, io.Discard))
 	require.Contains(t, out.String(), "refs.txt:9: missing title")
 	require.Regexp(t, `(?m)^imported 3 new, 0 updated, 0 unchanged, 1 skipped \(1 missing title\) in [0-9.]+ s$`, out.String())
 
-	st, err := store.Open(ctx, db, store.Options{})
+	st, err := openStore(t, ctx, db)
 	require.NoError(t, err)
 	defer st.Close()
 	got, err := st.SearchLibrary(ctx, `"culture"`, research.YearRange{}, 5)
@@ -117,11 +111,11 @@ func TestImportCommandUnclosedCSVQuote(t *testing.T) {
 	db, path := filepath.Join(dir, "q.db"), filepath.Join(dir, "swallow.csv")
 	require.NoError(t, os.WriteFile(path, []byte("Title,Year,Authors\nFirst good paper,2020,Smith\n\"Unclosed title,2021,Doe\nThird good paper,2022,Lee\nFourth good paper,2023,Kim\n"), 0o644))
 	var out bytes.Buffer
-	require.NoError(t, run(ctx, []string{"import", "--db", db, path}, func(string) string { return "" }, nil, &out, io.Discard))
+	require.NoError(t, run(ctx, []string{"import", "--db", db, path}, dbGetenv(t, db), nil, &out, io.Discard))
 	require.Contains(t, out.String(), "  swallow.csv:3: malformed CSV row: a quote opens a cell and is never closed\n")
 	require.Regexp(t, `(?m)^imported 3 new, 0 updated, 0 unchanged, 1 skipped \(1 malformed CSV row: a quote opens a cell and is never closed\) in [0-9.]+ s$`, out.String())
 
-	st, err := store.Open(ctx, db, store.Options{})
+	st, err := openStore(t, ctx, db)
 	require.NoError(t, err)
 	defer st.Close()
 	var titles []string
@@ -156,14 +150,14 @@ func TestImportCommandRefusesFilesWithoutRecords(t *testing.T) {
 			t.Parallel()
 			db := filepath.Join(t.TempDir(), "q.db")
 			var out bytes.Buffer
-			err := run(context.Background(), append([]string{"import", "--db", db}, tc.args...), func(string) string { return "" }, nil, &out, io.Discard)
+			err := run(context.Background(), append([]string{"import", "--db", db}, tc.args...), dbGetenv(t, db), nil, &out, io.Discard)
 			require.Equal(t, fault.EInvalid, fault.ErrorCode(err), "%v", err)
 			require.ErrorContains(t, err, tc.want)
 			if name == "EmptyAfterGood" {
 				require.ErrorContains(t, err, "import stopped after reading 1 records (0 skipped); nothing was imported")
 			}
 			require.NotContains(t, out.String(), "imported 0 new", "no count line when nothing was imported")
-			st, err := store.Open(context.Background(), db, store.Options{})
+			st, err := openStore(t, context.Background(), db)
 			require.NoError(t, err)
 			defer st.Close()
 			n, err := st.LibraryCount(context.Background())

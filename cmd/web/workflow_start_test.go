@@ -16,6 +16,7 @@ import (
 	"quarry/internal/app"
 	"quarry/internal/engine"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 const tallyWorkflow = `apiVersion: quarry/v1
@@ -48,7 +49,8 @@ func TestWorkflowStartCommand(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tally.yaml"), []byte(tallyWorkflow), 0o644))
-	a, err := app.New(ctx, app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}, app.WithoutDemoLibrary())
+	db := filepath.Join(t.TempDir(), "q.db")
+	a, err := app.New(ctx, app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: db, DatabaseURL: storetest.DatabaseURL(t, &pg, db), WorkflowsDir: dir}, app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(func() { srv.Close(); require.NoError(t, a.Close()) })
@@ -89,7 +91,8 @@ func TestWorkflowStartWithAToken(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tally.yaml"), []byte(tallyWorkflow), 0o644))
-	a, err := app.New(ctx, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}, app.WithoutDemoLibrary())
+	db := filepath.Join(t.TempDir(), "q.db")
+	a, err := app.New(ctx, app.Config{Addr: "127.0.0.1:0", DB: db, DatabaseURL: storetest.DatabaseURL(t, &pg, db), WorkflowsDir: dir}, app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(func() { srv.Close(); require.NoError(t, a.Close()) })

@@ -31,18 +31,22 @@ func (c *cli) workflowTriggerToken(ctx context.Context, args []string) (err erro
 		return fs.misuse("want WORKFLOW and NAME, got %d argument(s)", len(rest))
 	}
 	workflow, name := rest[0], rest[1]
-	cfg, err := app.Load(flags, c.getenv, "QUARRY_DB", "QUARRY_DB_BUSY_TIMEOUT", "QUARRY_LOG_FORMAT", "QUARRY_LOG_LEVEL")
+	cfg, err := app.Load(flags, c.getenv, "QUARRY_DB", "QUARRY_DATABASE_URL", "QUARRY_DB_BUSY_TIMEOUT", "QUARRY_LOG_FORMAT", "QUARRY_LOG_LEVEL")
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, cfg.DB, cfg.StoreOptions(app.NewLogger(cfg, c.stderr)))
+	st, err := store.Open(ctx, cfg.DSN(), cfg.StoreOptions(app.NewLogger(cfg, c.stderr)))
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
 	tok, err := st.StoredTriggerToken(ctx, workflow, name)
 	if fault.ErrorCode(err) == fault.ENotFound {
-		return fault.Errorf(fault.ENotFound, "workflow %s has no webhook trigger %s in %s: the server makes its token when it first starts with the trigger", workflow, name, cfg.DB)
+		where := cfg.DB
+		if cfg.DatabaseURL != "" {
+			where = "the PostgreSQL database" // not the URL, which may hold a password
+		}
+		return fault.Errorf(fault.ENotFound, "workflow %s has no webhook trigger %s in %s: the server makes its token when it first starts with the trigger", workflow, name, where)
 	}
 	if err != nil {
 		return err

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"quarry/internal/store"
 )
 
 // quarry workflow trigger-token prints a webhook trigger's token, and
@@ -15,8 +13,8 @@ import (
 func TestWorkflowTriggerTokenCommand(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "q.db")
-	env := map[string]string{"QUARRY_DB": db}
-	st, err := store.Open(t.Context(), db, store.Options{})
+	env := dbEnv(t, db, nil)
+	st, err := openStore(t, t.Context(), db)
 	require.NoError(t, err)
 	first, err := st.TriggerToken(t.Context(), "intake", "new-papers", "first-token")
 	require.NoError(t, err)

@@ -126,7 +126,7 @@ func TestSecureCookies(t *testing.T) {
 			t.Parallel()
 			cfg := app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), PublicURL: tt.publicURL}
 			require.Equal(t, tt.wantSecure, cfg.SecureCookies())
-			a, err := app.New(t.Context(), cfg)
+			a, err := newApp(t, t.Context(), cfg)
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, a.Close()) })
 
@@ -175,7 +175,7 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 
 func TestHandler(t *testing.T) {
 	t.Parallel()
-	a, err := app.New(t.Context(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
+	a, err := newApp(t, t.Context(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, a.Close()) })
 	srv := httptest.NewServer(a.Handler())
@@ -191,7 +191,7 @@ func TestHandler(t *testing.T) {
 
 func TestServeShutsDownGracefully(t *testing.T) {
 	t.Parallel()
-	a, err := app.New(t.Context(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
+	a, err := newApp(t, t.Context(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, a.Close()) })
 

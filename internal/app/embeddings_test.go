@@ -27,7 +27,7 @@ func TestEmbeddingsConfiguredEmbedTheLibrary(t *testing.T) {
 	cfg, err := load(t, env)
 	require.NoError(t, err)
 	start := func() *app.App {
-		a, err := app.New(t.Context(), cfg, app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
+		a, err := newApp(t, t.Context(), cfg, app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
 			return app.Workflows(cfg.Search, st, slog.New(slog.DiscardHandler))
 		}))
 		require.NoError(t, err)
@@ -56,7 +56,7 @@ func TestEmbeddingsConfiguredEmbedTheLibrary(t *testing.T) {
 // and nothing is asked of any server.
 func TestEmbeddingsOfflineByDefault(t *testing.T) {
 	t.Parallel()
-	a, err := app.New(t.Context(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
+	a, err := newApp(t, t.Context(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, a.Close()) })
 	c, err := a.Store().CountVectors(context.Background(), "text-embedding-3-small")

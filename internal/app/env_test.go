@@ -16,12 +16,13 @@ import (
 
 // TestNothingBelowAppReadsTheEnvironment keeps the configuration in one
 // place: no package under internal/ but app (which loads the settings),
-// shareddata (which finds the test data sets) and pgtest (which finds the
-// PostgreSQL binaries for tests and reads CI) reads the environment; the
-// rest get their settings passed down as values.
+// shareddata (which finds the test data sets), pgtest (which finds the
+// PostgreSQL binaries for tests and reads CI) and store/storetest (which
+// reads QUARRY_TEST_STORE, the tests' choice of database) reads the
+// environment; the rest get their settings passed down as values.
 func TestNothingBelowAppReadsTheEnvironment(t *testing.T) {
 	t.Parallel()
-	allowed := map[string]bool{"app": true, "shareddata": true, "pgtest": true}
+	allowed := map[string]bool{"app": true, "shareddata": true, "pgtest": true, "store/storetest": true}
 	var found []string
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -46,7 +46,7 @@ stages:
 
 func openPinApp(t *testing.T, dir, db string) *app.App {
 	t.Helper()
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: db, WorkflowsDir: dir})
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: db, WorkflowsDir: dir})
 	require.NoError(t, err)
 	return a
 }

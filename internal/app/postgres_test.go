@@ -16,13 +16,26 @@ import (
 	"quarry/internal/research"
 	"quarry/internal/skills/pipeline"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // pg is the test binary's throwaway PostgreSQL (internal/pgtest), started
-// by the first test that asks for a database.
+// by the first test that asks for a database (every test's app, with
+// QUARRY_TEST_STORE=postgres).
 var pg pgtest.Shared
 
 func TestMain(m *testing.M) { os.Exit(pg.Run(m)) }
+
+// newApp is app.New for the tests: with QUARRY_TEST_STORE=postgres the
+// app runs on a database standing for cfg.DB (storetest.DatabaseURL), so a
+// test that starts a second app on the same cfg (a restart) reopens it.
+func newApp(t testing.TB, ctx context.Context, cfg app.Config, opts ...app.Option) (*app.App, error) {
+	t.Helper()
+	if cfg.DatabaseURL == "" {
+		cfg.DatabaseURL = storetest.DatabaseURL(t, &pg, cfg.DB)
+	}
+	return app.New(ctx, cfg, opts...)
+}
 
 // replicaOn is a Quarry app on the PostgreSQL database url, as a replica
 // of an installation is: its own process state, the shared database. It

@@ -16,6 +16,7 @@ import (
 	"quarry/internal/skills/sources"
 	"quarry/internal/skills/sources/local"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // nameOnly is a source that finds nothing: enough to build a workflow.
@@ -85,10 +86,10 @@ func TestNewSearch(t *testing.T) {
 func TestNewSearchRunsOffline(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "q.db")
-	a, err := app.New(t.Context(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: db}) // seeds the demo library
+	a, err := newApp(t, t.Context(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: db}) // seeds the demo library
 	require.NoError(t, err)
 	require.NoError(t, a.Close(), "no job worker of the app's may take the run's jobs")
-	st, err := store.Open(t.Context(), db, store.Options{})
+	st, err := store.Open(t.Context(), storetest.DSN(t, &pg, db), store.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	lib, err := local.New(st)

@@ -27,7 +27,7 @@ func TestSearchOfALibrarySelection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")}
-	a, err := app.New(ctx, cfg, app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
+	a, err := newApp(t, ctx, cfg, app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) {
 		return app.Workflows(cfg.Search, st, slog.New(slog.DiscardHandler))
 	}))
 	require.NoError(t, err)

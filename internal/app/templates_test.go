@@ -20,7 +20,7 @@ import (
 // default), so the built-in templates run end to end without a network.
 func templateApp(t *testing.T) *app.App {
 	t.Helper()
-	a, err := app.New(t.Context(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
+	a, err := newApp(t, t.Context(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, a.Close()) })
 	return a

@@ -30,7 +30,7 @@ stages:
 `), 0o644))
 	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}
 	states := func() (time.Time, string) {
-		a, err := app.New(context.Background(), cfg, app.WithoutDemoLibrary())
+		a, err := newApp(t, context.Background(), cfg, app.WithoutDemoLibrary())
 		require.NoError(t, err)
 		defer func() { require.NoError(t, a.Close()) }()
 		var next time.Time
@@ -52,7 +52,7 @@ stages:
 	require.Equal(t, 6, next.Hour())
 	require.True(t, next.After(time.Now()))
 	firings, err := func() (int, error) {
-		a, err := app.New(context.Background(), cfg, app.WithoutDemoLibrary())
+		a, err := newApp(t, context.Background(), cfg, app.WithoutDemoLibrary())
 		require.NoError(t, err)
 		defer a.Close()
 		f, err := a.Store().Firings(context.Background(), "weekly", 10)

@@ -11,10 +11,11 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
-// bundle is what most engine tests need: a real SQLite store in a temp dir
-// and an engine over it.
+// bundle is what most engine tests need: a real store (a SQLite file in a
+// temp dir, or its PostgreSQL stand-in: storetest) and an engine over it.
 type bundle struct {
 	store *store.Store
 	eng   *engine.Engine
@@ -34,7 +35,7 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	if o.path == "" {
 		o.path = filepath.Join(t.TempDir(), "quarry.db")
 	}
-	st, err := store.Open(context.Background(), o.path, store.Options{})
+	st, err := store.Open(context.Background(), storetest.DSN(t, &pg, o.path), store.Options{BackupDir: filepath.Join(t.TempDir(), "backups")})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	reg, err := engine.NewRegistry(o.wfs...)

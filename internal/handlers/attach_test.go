@@ -168,7 +168,7 @@ func TestAttachAFileAtTheStrategyCheckpoint(t *testing.T) {
 // files, signed in as Ada, and waits for its strategy checkpoint.
 func startAtStrategyWithFiles(t *testing.T) (*web, *http.Client, string, handlers.RunJSON) {
 	t.Helper()
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")},
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")},
 		app.WithWorkflowsFrom(func(st *store.Store) (*engine.Registry, error) { return testapp.RegistryWithFiles(st) }))
 	require.NoError(t, err)
 	w := serveApp(t, a)

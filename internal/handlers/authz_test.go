@@ -115,7 +115,7 @@ func setupTeamWith(t *testing.T, cfg app.Config) *team {
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
 	cfg.Addr, cfg.DB = "127.0.0.1:0", filepath.Join(t.TempDir(), "q.db")
-	a, err := app.New(context.Background(), cfg, app.WithWorkflows(reg))
+	a, err := newApp(t, context.Background(), cfg, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	w := serveApp(t, a)
 	st := a.Store()

@@ -51,7 +51,7 @@ func TestEscalationFormRetriesSkipsOrAborts(t *testing.T) {
 			down.Store(true)
 			reg, err := engine.NewRegistry(flakyWorkflow(&down, tt.skippable))
 			require.NoError(t, err)
-			a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")},
+			a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")},
 				app.WithWorkflows(reg), app.WithoutDemoLibrary())
 			require.NoError(t, err)
 			w := serveApp(t, a)

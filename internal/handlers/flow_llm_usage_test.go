@@ -42,7 +42,7 @@ func meteredApp(t *testing.T, modelURL string, budget int64) *web {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "metered.yaml"), []byte(meteredFile), 0o644))
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir,
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir,
 		Search: app.Search{Sources: []string{research.SourceLocal},
 			LLM: llm.Config{Provider: llm.ProviderOpenAI, BaseURL: modelURL + "/v1", Model: "schema", RunTokenBudget: budget}}})
 	require.NoError(t, err)

@@ -35,7 +35,7 @@ stages:
     options:
       - {label: Done, next: complete}
 `), 0o644))
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir})
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir})
 	require.NoError(t, err)
 	w := serveApp(t, a)
 	created := w.startAPIRun(t, map[string]any{"workflow": "checked", "params": map[string]any{"n": 3}})

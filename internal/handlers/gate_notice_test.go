@@ -44,7 +44,7 @@ stages:
     notify: [{webhook: "` + hook.URL + `/hook"}]
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "told.yaml"), []byte(def), 0o644))
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
 		WorkflowsDir: dir, WebhookHosts: []string{u.Hostname()}})
 	require.NoError(t, err)
 	w := serveApp(t, a)

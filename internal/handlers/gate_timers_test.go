@@ -39,7 +39,7 @@ func TestGateTimersOnThePageAndAPI(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "timed.yaml"), []byte(timedYAML), 0o644))
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir})
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir})
 	require.NoError(t, err)
 	w := serveApp(t, a)
 	created := w.startAPIRun(t, map[string]any{"workflow": "timed"})

@@ -27,7 +27,7 @@ func TestLibraryShowsEmbeddingProgress(t *testing.T) {
 	require.NoError(t, err)
 	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")}
 	cfg.Search.Embed = embed.Config{Provider: embed.ProviderOpenAI, BaseURL: srv.URL, Model: "fake"}
-	a, err := app.New(context.Background(), cfg, app.WithWorkflows(reg))
+	a, err := newApp(t, context.Background(), cfg, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	w := serveApp(t, a)
 	c := newClient(t)

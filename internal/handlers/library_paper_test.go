@@ -26,7 +26,7 @@ func setupLibraryWeb(t *testing.T, papers []research.RawPaper) *web {
 	t.Helper()
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")},
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")},
 		app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	w := serveApp(t, a)

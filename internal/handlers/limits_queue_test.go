@@ -70,7 +70,7 @@ params: [{name: label, type: string, required: true}]
 `), 0o644))
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir,
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir,
 		WebhookHosts: []string{u.Hostname()}, WorkflowLimits: limits}, app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	w := serveApp(t, a)

@@ -179,7 +179,7 @@ func setupSSO(t *testing.T, createAccounts bool) *ssoBundle {
 	srv := httptest.NewUnstartedServer(nil)
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
+	a, err := newApp(t, context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
 		PublicURL: "http://" + srv.Listener.Addr().String(),
 		OIDC:      app.OIDC{Issuer: idp.srv.URL, ClientID: idp.clientID, ClientSecret: idp.secret, Name: "Example ID", CreateAccounts: createAccounts},
 	}, app.WithWorkflows(reg))
@@ -455,7 +455,7 @@ func TestOIDCProviderDownAtFirst(t *testing.T) {
 // sign-on and its routes are not found.
 func TestOIDCOff(t *testing.T) {
 	t.Parallel()
-	a, err := app.New(context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
+	a, err := newApp(t, context.Background(), app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
 	require.NoError(t, err)
 	w := serveApp(t, a)
 	require.NoError(t, a.Store().CreateFirstAdmin(context.Background(), store.Account{ID: "admin", Email: "admin@example.org", Name: "Admin", PasswordHash: "x"},

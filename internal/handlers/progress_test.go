@@ -28,7 +28,7 @@ func TestProgressSVG(t *testing.T) {
 	t.Parallel()
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), StopWindow: 2}, app.WithWorkflows(reg))
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), StopWindow: 2}, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	w := serveApp(t, a)
 	runID, ids := markRun(t, w, false)

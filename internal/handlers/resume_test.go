@@ -36,7 +36,7 @@ func TestResumeOnAPersonsWordAfterARestart(t *testing.T) {
 	reg, err := engine.NewRegistry(wf)
 	require.NoError(t, err)
 	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")}
-	first, err := app.New(ctx, cfg, app.WithWorkflows(reg), app.WithoutDemoLibrary())
+	first, err := newApp(t, ctx, cfg, app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	run, err := first.Engine().Start(ctx, "patient", nil)
 	require.NoError(t, err)
@@ -46,7 +46,7 @@ func TestResumeOnAPersonsWordAfterARestart(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond, "the first attempt never failed")
 	require.NoError(t, first.Close()) // stopped during the hour's backoff
 
-	second, err := app.New(ctx, cfg, app.WithWorkflows(reg), app.WithoutDemoLibrary())
+	second, err := newApp(t, ctx, cfg, app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	w := serveApp(t, second)
 	w.signIn(t, w.client, "Ops")

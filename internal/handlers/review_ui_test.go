@@ -33,7 +33,7 @@ func TestReviewScreeningAids(t *testing.T) {
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
 	reasons := []string{"wrong species", "wrong dose", "not peer reviewed"}
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
 		ExclusionReasons: reasons}, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	w := serveApp(t, a)

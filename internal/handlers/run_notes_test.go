@@ -73,7 +73,7 @@ func TestRunPageShowsSkillNotes(t *testing.T) {
 	require.NoError(t, err)
 	reg, err := engine.NewRegistry(search.Workflow())
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")}, app.WithWorkflows(reg))
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")}, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	w := serveApp(t, a)
 

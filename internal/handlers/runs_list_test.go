@@ -41,8 +41,15 @@ func (w *web) seedRuns(t *testing.T, n int) map[engine.Status][]string {
 		st := statuses[i%len(statuses)]
 		id := fmt.Sprintf("seed%02d", i)
 		at := t0.Add(time.Duration(i) * time.Minute)
+		// A waiting run waits at a gate: without a checkpoint the advance
+		// job CreateRun schedules would take it for a timer's, run step ""
+		// and fail it (within ~3 s on SQLite, at once on PostgreSQL).
+		var cp string
+		if st == engine.StatusWaiting {
+			cp = "cp-" + id
+		}
 		require.NoError(t, w.app.Store().CreateRun(ctx, engine.Run{ID: id, Workflow: "search", Params: engine.Params{"question": q},
-			Status: st, Iteration: 1 + i%3, CreatedAt: at, UpdatedAt: at}))
+			Status: st, Iteration: 1 + i%3, CheckpointID: cp, CreatedAt: at, UpdatedAt: at}))
 		out[st] = append(out[st], id)
 	}
 	return out

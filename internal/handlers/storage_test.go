@@ -16,6 +16,7 @@ import (
 	"quarry/internal/handlers"
 	"quarry/internal/handlers/testapp"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // TestBusyDatabaseAnswers503: a write that meets another process's write
@@ -25,10 +26,11 @@ import (
 // "internal error".
 func TestBusyDatabaseAnswers503(t *testing.T) {
 	t.Parallel()
+	storetest.SkipOnPostgres(t, "the other process holds SQLite's write lock through OpenRaw (BEGIN IMMEDIATE); PostgreSQL's busy writer is store's TestPostgresBusyWriterTimesOut")
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "q.db")
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: path,
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: path,
 		Database: app.Database{BusyTimeout: 200 * time.Millisecond}}, app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	w := serveApp(t, a)
@@ -72,11 +74,12 @@ func TestBusyDatabaseAnswers503(t *testing.T) {
 // now resume within seconds.)
 func TestFullDiskAnswers507AndWorkResumes(t *testing.T) {
 	t.Parallel()
+	storetest.SkipOnPostgres(t, "the full disk is SQLite's max_page_count (Options.MaxBytes) over a zeroblob filler")
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "q.db")
 	cfg := app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: path}
-	a, err := app.New(context.Background(), cfg, app.WithWorkflows(reg), app.WithoutDemoLibrary())
+	a, err := newApp(t, context.Background(), cfg, app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	require.NoError(t, a.Close())
 
@@ -91,7 +94,7 @@ func TestFullDiskAnswers507AndWorkResumes(t *testing.T) {
 	require.NoError(t, other.QueryRow(`SELECT page_count, page_size FROM pragma_page_count, pragma_page_size`).Scan(&pages, &pageSize))
 	cfg.Database.MaxBytes = pages*pageSize + 96<<10
 
-	a, err = app.New(context.Background(), cfg, app.WithWorkflows(reg), app.WithoutDemoLibrary())
+	a, err = newApp(t, context.Background(), cfg, app.WithWorkflows(reg), app.WithoutDemoLibrary())
 	require.NoError(t, err)
 	w := serveApp(t, a)
 	c := newClient(t)

@@ -55,8 +55,11 @@ func multipartFiles(t *testing.T, dir string) []string {
 // (on b42018a both did, as the issue found). Not parallel: it sets TMPDIR.
 func TestUploadsLeaveNoMultipartFiles(t *testing.T) {
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	// On PostgreSQL the shared server, which outlives this test, must not
+	// start in its TMPDIR: the directory goes at its end, and its 0700
+	// keeps out the server's user (nobody, under root).
 	w := setupWeb(t)
+	t.Setenv("TMPDIR", tmp)
 	c := newClient(t)
 	w.signIn(t, c, "Ada")
 	_, page := w.get(t, c, "/library")

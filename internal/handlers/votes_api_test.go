@@ -47,7 +47,7 @@ func votesAppWith(t *testing.T, text string) (*web, handlers.RunJSON) {
 	t.Helper()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "signoff.yaml"), []byte(text), 0o644))
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir})
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir})
 	require.NoError(t, err)
 	w := serveApp(t, a)
 	created := w.startAPIRun(t, map[string]any{"workflow": "signoff"})

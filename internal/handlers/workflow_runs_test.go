@@ -62,7 +62,7 @@ stages:
 `), 0o644))
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
 		WorkflowsDir: dir, WebhookHosts: []string{u.Hostname()}}, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	w := serveApp(t, a)
@@ -176,7 +176,7 @@ stages:
 `), 0o644))
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"),
 		WorkflowsDir: dir, WebhookHosts: []string{u.Hostname()}}, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	w := serveApp(t, a)

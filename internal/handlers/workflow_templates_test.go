@@ -24,7 +24,7 @@ import (
 // status line carries the version the page's drawing follows.
 func TestBuiltinTemplatesStartFromTheirForms(t *testing.T) {
 	t.Parallel()
-	a, err := app.New(t.Context(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
+	a, err := newApp(t, t.Context(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db")})
 	require.NoError(t, err)
 	w := serveApp(t, a)
 

@@ -24,7 +24,7 @@ func setupWebWithWorkflows(t *testing.T, dir string) *web {
 	t.Helper()
 	reg, err := testapp.Registry()
 	require.NoError(t, err)
-	a, err := app.New(context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}, app.WithWorkflows(reg))
+	a, err := newApp(t, context.Background(), app.Config{OpenMode: true, Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "q.db"), WorkflowsDir: dir}, app.WithWorkflows(reg))
 	require.NoError(t, err)
 	return serveApp(t, a)
 }

@@ -14,6 +14,7 @@ import (
 	"quarry/internal/engine/def"
 	"quarry/internal/engine/flow"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // fakeActions records what the built-in actions were asked to do; fail
@@ -96,7 +97,7 @@ func setupFlows(t *testing.T, path string, acts flow.Actions, skills flow.Skills
 		require.NoError(t, err)
 		wfs = append(wfs, wf)
 	}
-	st, err := store.Open(context.Background(), path, store.Options{})
+	st, err := store.Open(context.Background(), storetest.DSN(t, &pg, path), store.Options{BackupDir: filepath.Join(t.TempDir(), "backups")})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	reg, err := engine.NewRegistry(wfs...)

@@ -15,6 +15,7 @@ import (
 	"quarry/internal/engine/def"
 	"quarry/internal/engine/flow"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // joinCase is one random parallel stage: each branch's fate (ok, fails for
@@ -115,7 +116,7 @@ func (c *crashable) skill(ctx context.Context, in flow.Input) (map[string]any, e
 // run of the same stage ends.
 func TestJoinPropertyCrashesNeverChangeTheOutcome(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(context.Background(), t.TempDir()+"/join.db", store.Options{})
+	st, err := store.Open(context.Background(), storetest.DSN(t, &pg, t.TempDir()+"/join.db"), store.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	n := 0

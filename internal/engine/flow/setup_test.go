@@ -14,6 +14,7 @@ import (
 	"quarry/internal/engine/def"
 	"quarry/internal/engine/flow"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // bundle is a compiled definition's engine over a real SQLite store.
@@ -46,7 +47,7 @@ func setupClock(t *testing.T, path string, handler engine.CheckpointHandler, now
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "quarry.db")
 	}
-	st, err := store.Open(context.Background(), path, store.Options{})
+	st, err := store.Open(context.Background(), storetest.DSN(t, &pg, path), store.Options{BackupDir: filepath.Join(t.TempDir(), "backups")})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	reg, err := engine.NewRegistry(wf)

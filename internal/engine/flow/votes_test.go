@@ -14,6 +14,7 @@ import (
 	"quarry/internal/engine/flow"
 	"quarry/internal/fault"
 	"quarry/internal/store"
+	"quarry/internal/store/storetest"
 )
 
 // votesDef is a 2-of-3 sign-off: Approve passes, Reject and Revise fail.
@@ -300,7 +301,7 @@ stages:
 func TestGateApprovalFromARoleNotSelf(t *testing.T) {
 	t.Parallel()
 	roles := map[string]string{"ada": "owner", "bob": "reviewer", "cy": "reviewer", "vi": "viewer"}
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"), store.Options{})
+	st, err := store.Open(context.Background(), storetest.DSN(t, &pg, filepath.Join(t.TempDir(), "q.db")), store.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { st.Close() })
 	reg, err := engine.NewRegistry(compile(t, reviewersDef, flow.Skills{}))
