@@ -66,10 +66,7 @@ func (s *Store) dumpPostgres(ctx context.Context, reason, runID string, version 
 	b := Backup{Reason: reason, RunID: runID, FromVersion: version, CreatedAt: s.Now()}
 	name := filepath.Join(s.backupDir, fmt.Sprintf("%s-%s-%s.dump", pgDatabaseName(s.dsn), reason, b.CreatedAt.UTC().Format("20060102T150405.000000000Z")))
 	partial := name + ".partial"
-	cmd := exec.CommandContext(ctx, prog, "--format=custom", "--no-password", "--file="+partial, "--dbname="+s.dsn)
-	// A server that does not answer fails the dump rather than hanging
-	// the migration that waits for it.
-	cmd.Env = append(os.Environ(), "PGCONNECT_TIMEOUT=30")
+	cmd := exec.CommandContext(ctx, prog, "--format=custom", "--no-password", "--file="+partial, "--dbname="+withConnectTimeout(s.dsn))
 	cmd.WaitDelay = 5 * time.Second
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(partial)
@@ -108,6 +105,23 @@ func (s *Store) pgBackupBeforeMigrating(ctx context.Context, version, confirmed 
 			"make pg_dump available, or back the database up yourself and start once with QUARRY_PG_BACKUP_CONFIRMED=%d", err, version, version)
 	}
 	return b, nil
+}
+
+// withConnectTimeout adds libpq's connect_timeout (30 s) to a URL that
+// sets none: a server that does not answer fails the dump rather than
+// hanging the migration that waits for it.
+func withConnectTimeout(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn
+	}
+	q := u.Query()
+	if q.Has("connect_timeout") {
+		return dsn
+	}
+	q.Set("connect_timeout", "30")
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // pgDatabaseName is the database's name in a PostgreSQL URL, for backup

@@ -353,7 +353,11 @@ func TestStartWorkflowWaitsForTheChild(t *testing.T) {
 	require.Equal(t, engine.StatusCompleted, k.Status, k.Error)
 	ids, err := b.store.ResumableRuns(ctx)
 	require.NoError(t, err)
-	require.Contains(t, ids, p.ID, "a parent whose child ended is resumed by Recover")
+	if storetest.OnPostgres() {
+		require.NotContains(t, ids, p.ID, "River holds the parent's wake, queued by the child's end: recovery leaves it to River")
+	} else {
+		require.Contains(t, ids, p.ID, "a parent whose child ended is resumed by Recover")
+	}
 
 	p = b.advance(t, p.ID)
 	require.Equal(t, engine.StatusCompleted, p.Status, p.Error)

@@ -11,6 +11,7 @@ import (
 
 	"quarry/internal/engine"
 	"quarry/internal/engine/flow"
+	"quarry/internal/store/storetest"
 )
 
 const resumeSrc = `apiVersion: quarry/v1
@@ -66,7 +67,13 @@ func restart(t *testing.T, path string, wf *engine.Workflow) *bundle {
 	b := setup(t, path, nil, wf)
 	n, err := b.eng.Recover(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	want := 1
+	if storetest.OnPostgres() {
+		// River still holds the run's job (queued: no worker ran here), so
+		// recovery leaves the run to River (Store.ResumableRuns).
+		want = 0
+	}
+	require.Equal(t, want, n)
 	return b
 }
 
