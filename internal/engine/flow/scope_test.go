@@ -145,7 +145,7 @@ func TestGatherSumsWhatBranchesSpent(t *testing.T) {
 		status   engine.Status
 		spent    int64
 	}{
-		"all pass":  {"      - {id: a, type: skill, skill: cheap}\n      - {id: b, type: skill, skill: cheap}\n      - {id: c, type: skill, skill: cheap}\n", engine.StatusCompleted, 2 + 3*2},
+		"all pass": {"      - {id: a, type: skill, skill: cheap}\n      - {id: b, type: skill, skill: cheap}\n      - {id: c, type: skill, skill: cheap}\n", engine.StatusCompleted, 2 + 3*2},
 		// b's backoff gives a, cheap, time to commit before b's second
 		// failure fails the stage and cancels what is still running (on
 		// PostgreSQL a's commit can otherwise come second).
