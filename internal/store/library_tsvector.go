@@ -25,9 +25,10 @@ const (
 )
 
 // tsConfig is the text search configuration of papers.text_search
-// (migrations/postgres/00025_baseline.sql): a query's words must be
+// (migrations/postgres/00027_fts5_like_tsconfig.sql: FTS5's tokenizer as
+// near as PostgreSQL's parser allows): a query's words must be
 // normalised by the same one to meet the document's lexemes.
-const tsConfig = "english"
+const tsConfig = "quarry"
 
 // tsNormalization is ts_rank_cd's normalisation flag: 0, no length
 // normalisation. It was chosen leave-one-review-out on the search
