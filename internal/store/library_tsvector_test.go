@@ -60,10 +60,12 @@ func TestLibraryRankingPostgres(t *testing.T) {
 		{"NearFar", `NEAR("deep" "protein", 5)`, research.YearRange{}, []string{near.Paper.ID, apart.Paper.ID}, true},
 		{"YearRangeKeepsUnknownYear", `"transformers"`, research.YearRange{From: 2020, To: 2022}, []string{inTitle.Paper.ID, inAbstract.Paper.ID, noYear.Paper.ID}, true},
 		{"YearTo", `"transformers"`, research.YearRange{To: 2000}, []string{old.Paper.ID, noYear.Paper.ID}, true},
-		// Stop words and hyphens as FTS5 has them (migrations/postgres/00027):
-		// "the" is indexed, and a hyphen separates words, in the query too.
+		// Stop words and punctuation as FTS5 has them (migrations/postgres/00027):
+		// "the" is indexed, and a hyphen or a slash separates words, in the
+		// query too.
 		{"StopWord", `"the protein"`, research.YearRange{}, []string{apart.Paper.ID}, false},
 		{"Hyphen", `"deep-protein"`, research.YearRange{}, []string{near.Paper.ID}, false},
+		{"Punctuation", `"protein/folding"`, research.YearRange{}, []string{inTitle.Paper.ID}, false},
 		{"Quotes", `"it's a ""quoted""'); DROP TABLE papers; --"`, research.YearRange{}, nil, false},
 	}
 	for _, tt := range tests {

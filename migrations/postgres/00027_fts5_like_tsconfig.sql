@@ -11,19 +11,33 @@
 --     configuration quarry maps no compound token types, only their parts,
 --     which also keeps a phrase's positions consecutive.
 -- Every word type (numword and the parts with digits too) goes through
--- quarry_stem, as FTS5 stems every token; numbers, e-mail addresses, URLs
--- and the like stay with 'simple' as in 'english' (the default parser's
--- token types; FTS5 would split them at punctuation, which no
--- configuration can ask of that parser). Still unlike FTS5: diacritics
--- stay (FTS5 had remove_diacritics 2; the unaccent dictionary is an
--- extension, left out so migrating needs no CREATE EXTENSION).
+-- quarry_stem, as FTS5 stems every token.
+--
+-- FTS5's tokens are runs of letters and digits: any other character
+-- separates them. PostgreSQL's parser instead reads "3.5", "1.2.3",
+-- "mg/kg", "-19", e-mail addresses, URLs and paths as single tokens, and
+-- no configuration can change its parser. quarry_separate replaces every
+-- ASCII punctuation character with a space before parsing (translate is
+-- immutable, unlike unaccent, so a generated column may call it), so the
+-- parser sees only words and numbers, as FTS5's tokenizer does; queries
+-- pass their phrases through it too. Non-ASCII punctuation (dashes,
+-- quotes) the parser already takes as a separator.
+--
+-- Still unlike FTS5: diacritics stay (FTS5 had remove_diacritics 2; the
+-- unaccent dictionary would need CREATE EXTENSION unaccent in every
+-- database, left out so migrating needs nothing beyond the schema).
 --
 -- text_search is dropped and added again (a generated column's
 -- expression cannot be altered), and its GIN index with it, by the same
 -- name; the column stays papers' last. Queries name the configuration
--- too (internal/store/library_tsvector.go, tsConfig).
+-- and the function too (internal/store/library_tsvector.go, tsConfig).
 
 -- +goose Up
+-- +goose StatementBegin
+CREATE FUNCTION quarry_separate(t text) RETURNS text
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    AS $$ SELECT translate(t, '!"#$%&''()*+,-./:;<=>?@[\]^_`{|}~', '                                ') $$;
+-- +goose StatementEnd
 CREATE TEXT SEARCH DICTIONARY quarry_stem (TEMPLATE = snowball, Language = porter);
 CREATE TEXT SEARCH CONFIGURATION quarry (COPY = english);
 ALTER TEXT SEARCH CONFIGURATION quarry
@@ -35,11 +49,11 @@ ALTER TEXT SEARCH CONFIGURATION quarry
 DROP INDEX papers_text_search;
 ALTER TABLE papers DROP COLUMN text_search;
 ALTER TABLE papers ADD COLUMN text_search tsvector GENERATED ALWAYS AS (
-    setweight(to_tsvector('quarry', title), 'A') ||
-    setweight(to_tsvector('quarry', abstract), 'B') ||
-    setweight(to_tsvector('quarry', coalesce(compounds, '')), 'B') ||
-    setweight(to_tsvector('quarry', authors), 'C') ||
-    setweight(to_tsvector('quarry', venue), 'D')
+    setweight(to_tsvector('quarry', quarry_separate(title)), 'A') ||
+    setweight(to_tsvector('quarry', quarry_separate(abstract)), 'B') ||
+    setweight(to_tsvector('quarry', quarry_separate(coalesce(compounds, ''))), 'B') ||
+    setweight(to_tsvector('quarry', quarry_separate(authors)), 'C') ||
+    setweight(to_tsvector('quarry', quarry_separate(venue)), 'D')
 ) STORED;
 CREATE INDEX papers_text_search ON papers USING GIN (text_search);
 
@@ -56,3 +70,4 @@ ALTER TABLE papers ADD COLUMN text_search tsvector GENERATED ALWAYS AS (
 CREATE INDEX papers_text_search ON papers USING GIN (text_search);
 DROP TEXT SEARCH CONFIGURATION quarry;
 DROP TEXT SEARCH DICTIONARY quarry_stem;
+DROP FUNCTION quarry_separate(text);
