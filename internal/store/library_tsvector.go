@@ -45,7 +45,8 @@ func tsPhrase(n int) string {
 // normalisation. It was chosen leave-one-review-out on the search
 // benchmark among ts_rank and ts_rank_cd, flags 0 and 1, on the whole
 // expression and as an idf-weighted sum over its phrases (bm25's shape):
-// every fold chose ts_rank_cd on the whole expression with 0
+// every fold chose ts_rank_cd on the whole expression with 0, and did
+// again among the first four after migration 00027's tokenizing
 // (docs/search.md has the figures).
 const tsNormalization = 0
 
