@@ -25,15 +25,28 @@ const (
 )
 
 // tsConfig is the text search configuration of papers.text_search
-// (migrations/postgres/00025_baseline.sql): a query's words must be
-// normalised by the same one to meet the document's lexemes.
-const tsConfig = "english"
+// (migrations/postgres/00027_fts5_like_tsconfig.sql: FTS5's tokenizer as
+// near as PostgreSQL allows), and tsSeparate the function its text goes
+// through first (ASCII punctuation to spaces, so tokens are runs of
+// letters and digits as in FTS5): a query's words must be normalised by
+// the same two to meet the document's lexemes.
+const (
+	tsConfig   = "quarry"
+	tsSeparate = "quarry_separate"
+)
+
+// tsPhrase is the tsquery of a phrase's text in the SQL parameter ?n:
+// its words in order, normalised as the documents' were.
+func tsPhrase(n int) string {
+	return "phraseto_tsquery('" + tsConfig + "', " + tsSeparate + "(?" + strconv.Itoa(n) + "))"
+}
 
 // tsNormalization is ts_rank_cd's normalisation flag: 0, no length
 // normalisation. It was chosen leave-one-review-out on the search
 // benchmark among ts_rank and ts_rank_cd, flags 0 and 1, on the whole
 // expression and as an idf-weighted sum over its phrases (bm25's shape):
-// every fold chose ts_rank_cd on the whole expression with 0
+// every fold chose ts_rank_cd on the whole expression with 0, and did
+// again among the first four after migration 00027's tokenizing
 // (docs/search.md has the figures).
 const tsNormalization = 0
 
@@ -44,16 +57,15 @@ const maxNearDistance = 32
 
 // tsquerySQL writes e as a SQL expression of type tsquery, appending the
 // phrases' text to args and naming them by number (?N, from len(args)+1):
-// no text of the query is ever part of the SQL. A phrase is
-// phraseto_tsquery (its words in order, normalised as the documents
-// were); AND, OR and NOT are tsquery's &&, || and !!; NEAR of two phrases
+// no text of the query is ever part of the SQL. A phrase is tsPhrase;
+// AND, OR and NOT are tsquery's &&, || and !!; NEAR of two phrases
 // is each distance up to its own, either way round (tsquery_phrase); of
 // more, every pair near each other, which FTS5's NEAR implies.
 func tsquerySQL(e *textindex.Expr, args *[]any) string {
 	switch e.Op {
 	case textindex.OpPhrase:
 		*args = append(*args, e.Text)
-		return "phraseto_tsquery('" + tsConfig + "', ?" + strconv.Itoa(len(*args)) + ")"
+		return tsPhrase(len(*args))
 	case textindex.OpAnd, textindex.OpOr:
 		op := " && "
 		if e.Op == textindex.OpOr {
@@ -223,7 +235,7 @@ func (s *Store) libraryDocFreqsTsvector(ctx context.Context, terms []string) (in
 	if err != nil {
 		return 0, nil, err
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT t.n, (SELECT count(*) FROM papers p WHERE p.text_search @@ phraseto_tsquery('`+tsConfig+`', t.term))
+	rows, err := s.read.QueryContext(ctx, `SELECT t.n, (SELECT count(*) FROM papers p WHERE p.text_search @@ phraseto_tsquery('`+tsConfig+`', `+tsSeparate+`(t.term)))
 		FROM json_array_elements_text(CAST(? AS json)) WITH ORDINALITY AS t(term, n)`, string(list))
 	if err != nil {
 		return 0, nil, fmt.Errorf("store: library document frequencies: %w", err)

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
+
+	"quarry/migrations"
 )
 
 // countWhere counts table's rows matching where on the database at url.
@@ -91,17 +94,20 @@ func TestPostgresBackupBeforeMigrating(t *testing.T) {
 	require.Empty(t, list, "a new database has nothing to back up")
 	require.NoError(t, s.Close())
 
-	// Take the newest migration back, so opening has one to apply.
+	// Take the newest migration back (by its own Down, whichever it is),
+	// so opening has one to apply.
 	db, err := sql.Open("pgx", url)
 	require.NoError(t, err)
 	defer db.Close()
 	var latest int64
 	require.NoError(t, db.QueryRowContext(ctx, `SELECT max(version_id) FROM goose_db_version`).Scan(&latest))
+	fsys, err := migrations.Postgres()
+	require.NoError(t, err)
+	down, err := goose.NewProvider(goose.DialectPostgres, db, fsys)
+	require.NoError(t, err)
 	unmigrate := func() {
 		t.Helper()
-		_, err := db.ExecContext(ctx, `DROP TABLE project_papers`)
-		require.NoError(t, err)
-		_, err = db.ExecContext(ctx, `DELETE FROM goose_db_version WHERE version_id = $1`, latest)
+		_, err := down.Down(ctx)
 		require.NoError(t, err)
 	}
 	version := func() int64 {

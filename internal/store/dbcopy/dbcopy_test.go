@@ -204,7 +204,7 @@ func TestCopy(t *testing.T) {
 	var vec []byte
 	require.NoError(t, conn.QueryRow(ctx, `SELECT vector FROM paper_vectors`).Scan(&vec))
 	require.Equal(t, []byte{0, 0xff, 0x10, 0x20, 0x7f}, vec)
-	require.EqualValues(t, 1, count(t, ctx, conn, `SELECT count(*) FROM papers WHERE text_search @@ websearch_to_tsquery('english', 'spindle')`), "the generated column was computed")
+	require.EqualValues(t, 1, count(t, ctx, conn, `SELECT count(*) FROM papers WHERE text_search @@ websearch_to_tsquery('quarry', 'spindle')`), "the generated column was computed")
 
 	// The jobs still to do are River's jobs in the target, at their times.
 	var timerArgs string
