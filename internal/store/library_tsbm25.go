@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"quarry/internal/research"
 	"quarry/internal/textindex"
@@ -109,11 +110,9 @@ func (s *Store) rankLibraryTsvector(ctx context.Context, match string, weights [
 	if err != nil {
 		return nil, 0, err
 	}
-	// N and avgdl by a scan of every row's text_search, each search: no
-	// figure to keep in step with imports, at the cost of the scan.
-	var nRow, total int64
-	if err := s.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(`+tsDocLen+`), 0) FROM papers p`).Scan(&nRow, &total); err != nil {
-		return nil, 0, fmt.Errorf("store: search library: %w", err)
+	nRow, total, err := s.libraryLengths(ctx)
+	if err != nil {
+		return nil, 0, err
 	}
 	var want []string
 	for _, p := range phrases {
@@ -348,4 +347,37 @@ func (sc *pgScorer) counted(inst []uint64) float64 {
 		f += sc.weight(k >> 32)
 	}
 	return f
+}
+
+// tsStats caches bm25's N (papers) and the sum of their lengths, which
+// take a scan of every text_search (seconds on 11,000 papers): they are
+// kept with the library_log head they were read at, which every write to
+// a paper's text moves, so a cached figure is never used after a change.
+type tsStats struct {
+	mu          sync.Mutex
+	head        int64
+	valid       bool
+	nRow, total int64
+}
+
+// libraryLengths is the library's paper count and total token count for
+// bm25's idf and avgdl, computed again when library_log has moved.
+func (s *Store) libraryLengths(ctx context.Context) (nRow, total int64, err error) {
+	st := &s.tsStats
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	head, _, err := s.libraryLogBounds(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	if st.valid && st.head == head {
+		return st.nRow, st.total, nil
+	}
+	// Read after the head: a write in between is counted here and moves
+	// the head, so the next search reads again.
+	if err := s.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(`+tsDocLen+`), 0) FROM papers p`).Scan(&nRow, &total); err != nil {
+		return 0, 0, fmt.Errorf("store: search library: %w", err)
+	}
+	st.head, st.valid, st.nRow, st.total = head, true, nRow, total
+	return nRow, total, nil
 }

@@ -78,6 +78,9 @@ type Store struct {
 	// tsRanking is Options.LibraryRanking == RankPostgres: the library's
 	// searches run on text_search, and fulltext stays empty.
 	tsRanking bool
+	// tsStats is bm25's N and row lengths' sum for that ranking, as of a
+	// library_log head (library_tsbm25.go).
+	tsStats tsStats
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
