@@ -350,7 +350,7 @@ func (sc *pgScorer) counted(inst []uint64) float64 {
 }
 
 // tsStats caches bm25's N (papers) and the sum of their lengths, which
-// take a scan of every text_search (seconds on 11,000 papers): they are
+// take a scan of every text_search (about a second on 11,000 papers): they are
 // kept with the library_log head they were read at, which every write to
 // a paper's text moves, so a cached figure is never used after a change.
 type tsStats struct {
