@@ -68,7 +68,7 @@ func settings() []setting {
 		{env: "QUARRY_IMPORT_RESERVE_MB", key: "import.reserve_mb", def: strconv.Itoa(store.DefaultImportReserve >> 20), set: setImportReserve,
 			doc: "imports stop, naming the full disk, while less than this many MiB is free on the disk holding the database, leaving room for runs; 0 turns the check off"},
 		{env: "QUARRY_LIBRARY_SEARCH", key: "library_search", def: store.RankMemory, set: setLibrarySearch,
-			doc: "how the library's full-text search ranks: `memory` (an in-memory bm25 index per process, on either database) or `postgres` (PostgreSQL's `tsvector` and `ts_rank_cd`, no index in memory; PostgreSQL only; `docs/search.md` compares them)"},
+			doc: "how the library's full-text search ranks: `memory` (an in-memory bm25 index per process, on either database) or `postgres` (PostgreSQL's `tsvector`, bm25 computed from its positions, no index in memory; PostgreSQL only; `docs/search.md` compares them)"},
 		{env: "QUARRY_BACKUP_DIR", key: "backup_dir", shown: "`backups` beside the database", set: text(func(c *Config) *string { return &c.Database.BackupDir }),
 			doc: "where backups are written (`quarry backup`, before migrations, imports and restores)"},
 		{env: "QUARRY_BACKUP_KEEP", key: "backup_keep", def: strconv.Itoa(store.DefaultBackupKeep), set: intIn(1, 10000, "", func(c *Config) *int { return &c.Database.BackupKeep }),

@@ -14,9 +14,9 @@ import (
 // On PostgreSQL the library can be ranked by the database itself
 // (Options.LibraryRanking "postgres"): a MATCH expression becomes a
 // tsquery over papers.text_search (its GIN index finds the matches) and
-// ts_rank_cd ranks them with the store's column weights. No process then
-// holds an index in memory, at the cost of a ranking that is not bm25:
-// docs/search.md compares the two on the search benchmark.
+// FTS5's bm25 ranks them, computed from text_search's positions and
+// labels (library_tsbm25.go). No process then holds an index in memory:
+// docs/search.md compares the two rankings on the search benchmark.
 
 // Library rankings, Options.LibraryRanking's values.
 const (
@@ -40,15 +40,6 @@ const (
 func tsPhrase(n int) string {
 	return "phraseto_tsquery('" + tsConfig + "', " + tsSeparate + "(?" + strconv.Itoa(n) + "))"
 }
-
-// tsNormalization is ts_rank_cd's normalisation flag: 0, no length
-// normalisation. It was chosen leave-one-review-out on the search
-// benchmark among ts_rank and ts_rank_cd, flags 0 and 1, on the whole
-// expression and as an idf-weighted sum over its phrases (bm25's shape):
-// every fold chose ts_rank_cd on the whole expression with 0, and did
-// again among the first four after migration 00027's tokenizing
-// (docs/search.md has the figures).
-const tsNormalization = 0
 
 // maxNearDistance is the largest NEAR distance translated exactly (as
 // every distance up to it, both ways round); a larger one is read as AND,
@@ -106,35 +97,6 @@ func tsquerySQL(e *textindex.Expr, args *[]any) string {
 	panic(fmt.Sprintf("store: tsquery of unknown operator %d", e.Op))
 }
 
-// tsWeights maps the index's column weights (title, abstract, authors,
-// venue, compounds; libraryWeights' order) to ts_rank_cd's array {D, C,
-// B, A} (venue, authors, abstract and compounds, title), scaled so the
-// largest is 1 (ts_rank refuses a weight above 1; a rank's scale does not
-// change its order). text_search holds abstract and compounds both as B,
-// so B takes the abstract's weight: the store's weights give the two the
-// same.
-func tsWeights(w []float64) string {
-	col := func(i int) float64 {
-		if i < len(w) {
-			return w[i]
-		}
-		return 1 // FTS5: a column without a weight weighs 1
-	}
-	dcba := []float64{col(3), col(2), col(1), col(0)}
-	top := 0.0
-	for _, v := range dcba {
-		top = max(top, v)
-	}
-	parts := make([]string, len(dcba))
-	for i, v := range dcba {
-		if top > 0 {
-			v /= top
-		}
-		parts[i] = strconv.FormatFloat(max(v, 0), 'g', -1, 64)
-	}
-	return "{" + strings.Join(parts, ",") + "}"
-}
-
 // libraryTsquery turns match into a tsquery's text, evaluated by the
 // server so it normalises the words; "" when no word of it is a lexeme
 // (only stop words or punctuation), which matches nothing.
@@ -143,6 +105,11 @@ func (s *Store) libraryTsquery(ctx context.Context, match string) (string, error
 	if err != nil {
 		return "", err
 	}
+	return s.tsqueryOf(ctx, q)
+}
+
+// tsqueryOf is libraryTsquery of a parsed expression.
+func (s *Store) tsqueryOf(ctx context.Context, q *textindex.Expr) (string, error) {
 	var args []any
 	expr := tsquerySQL(q, &args)
 	var text string
@@ -169,47 +136,6 @@ func tsFilter(ctx context.Context, years research.YearRange, args *[]any) string
 		fmt.Fprintf(&b, " AND p.id IN (SELECT s.paper_id FROM project_papers s WHERE s.project_id = %s)", n(project))
 	}
 	return b.String()
-}
-
-// rankLibraryTsvector is rankLibrary on PostgreSQL's text_search: the
-// page from offset of at most limit papers best first by ts_rank_cd with
-// weights, ties by docid, and how many match in all. A hit's Score is
-// the rank negated, so lower is better as with bm25.
-func (s *Store) rankLibraryTsvector(ctx context.Context, match string, weights []float64, years research.YearRange, offset, limit int) ([]textindex.Hit, int, error) {
-	tsq, err := s.libraryTsquery(ctx, match)
-	if err != nil || tsq == "" {
-		return nil, 0, err
-	}
-	args := []any{tsq, tsWeights(weights), tsNormalization}
-	where := tsFilter(ctx, years, &args)
-	args = append(args, limit, offset)
-	lim := strconv.Itoa(len(args) - 1)
-	rows, err := s.read.QueryContext(ctx, `SELECT p.docid, ts_rank_cd(CAST(?2 AS float4[]), p.text_search, q.q, ?3) AS r, count(*) OVER ()
-		FROM papers p, (SELECT CAST(?1 AS tsquery) AS q) q
-		WHERE p.text_search @@ q.q`+where+`
-		ORDER BY r DESC, p.docid LIMIT ?`+lim+` OFFSET ?`+strconv.Itoa(len(args)), args...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("store: search library: %w", err)
-	}
-	defer rows.Close()
-	hits := []textindex.Hit{}
-	total := 0
-	for rows.Next() {
-		var h textindex.Hit
-		if err := rows.Scan(&h.Docid, &h.Score, &total); err != nil {
-			return nil, 0, fmt.Errorf("store: search library: %w", err)
-		}
-		h.Score = -h.Score
-		hits = append(hits, h)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("store: search library: %w", err)
-	}
-	if len(hits) == 0 && offset > 0 {
-		// A page past the last match: count them apart.
-		total, err = s.countLibraryTsvector(ctx, match, years)
-	}
-	return hits, total, err
 }
 
 // countLibraryTsvector is countLibrary on PostgreSQL's text_search.

@@ -148,3 +148,65 @@ func TestLibraryRankingPostgresNeedsPostgres(t *testing.T) {
 	_, err = store.Open(context.Background(), filepath.Join(t.TempDir(), "lib.db"), store.Options{LibraryRanking: "bm25"})
 	require.ErrorContains(t, err, "neither")
 }
+
+// TestLibraryRankingPostgresIsBM25: on a library whose words PostgreSQL's
+// 'quarry' configuration and FTS5 tokenize alike, the postgres ranking's
+// scores are the in-memory index's bm25, paper for paper, under every
+// operator whose phrases FTS5 counts in its own way (OR's matching side,
+// NOT's left side, NEAR's instances) and with LibraryHits' weights and
+// the store's.
+func TestLibraryRankingPostgresIsBM25(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, url, err := store.OpenPostgresForTest(t, ctx, store.Options{LibraryRanking: store.RankPostgres})
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	_, err = library.Import(ctx, st, stream(
+		paper("Protein folding with deep models", "Deep models predict how a protein folds; folding is slow.", 2021, "10.4/a"),
+		paper("Deep learning for images", "Convolutional models classify images of proteins and cells.", 2020, "10.4/b"),
+		paper("Folding proteins in water", "Water slows the folding of a protein chain, which models the protein.", 2019, "10.4/c"),
+		paper("A survey of models", "We survey deep models, shallow models and protein models at length in this long abstract about models.", 2018, "10.4/d"),
+		paper("Cells and water", "Cells hold water.", 2017, "10.4/e"),
+		paper("Protein protein interaction", "Interaction of one protein with another protein in cells.", 2022, "10.4/f"),
+	), library.ImportOptions{})
+	require.NoError(t, err)
+	mem, err := store.Open(ctx, url, store.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { mem.Close() })
+
+	for _, match := range []string{
+		`"protein"`,
+		`"protein" AND "models"`,
+		`"protein folding"`,
+		`"protein" OR "water"`,
+		`("deep" AND "images") OR "cells"`,
+		`"models" NOT "deep"`,
+		`NEAR("deep" "protein", 3)`,
+		`NEAR("protein" "folding" "models", 10) OR "survey"`,
+	} {
+		for _, tw := range []float64{1, 10} {
+			want, err := mem.LibraryHits(ctx, match, research.YearRange{}, tw, 20)
+			require.NoError(t, err)
+			got, err := st.LibraryHits(ctx, match, research.YearRange{}, tw, 20)
+			require.NoError(t, err)
+			require.Len(t, got, len(want), match)
+			for i := range want {
+				require.Equal(t, want[i].Doc, got[i].Doc, "%s (title weight %g): rank %d", match, tw, i)
+				require.InDelta(t, want[i].Score, got[i].Score, 1e-9, "%s: rank %d", match, i)
+			}
+		}
+		want, err := mem.SearchLibrary(ctx, match, research.YearRange{}, 20)
+		require.NoError(t, err)
+		got, err := st.SearchLibrary(ctx, match, research.YearRange{}, 20)
+		require.NoError(t, err)
+		require.Equal(t, rawIDs(want), rawIDs(got), match)
+	}
+}
+
+func rawIDs(ps []research.RawPaper) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.ID)
+	}
+	return out
+}

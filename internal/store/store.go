@@ -78,6 +78,9 @@ type Store struct {
 	// tsRanking is Options.LibraryRanking == RankPostgres: the library's
 	// searches run on text_search, and fulltext stays empty.
 	tsRanking bool
+	// tsStats is bm25's N and row lengths' sum for that ranking, as of a
+	// library_log head (library_tsbm25.go).
+	tsStats tsStats
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -124,8 +127,9 @@ type Options struct {
 	MergeRows int
 	// LibraryRanking is how the library's full-text search ranks: RankMemory
 	// (the default, "") with the in-memory bm25 index on either database,
-	// or RankPostgres with PostgreSQL's text_search and ts_rank_cd, which
-	// keeps no index in memory (library_tsvector.go). RankPostgres on
+	// or RankPostgres with PostgreSQL's text_search (GIN) and the same bm25
+	// computed from its positions, which keeps no index in memory
+	// (library_tsvector.go, library_tsbm25.go). RankPostgres on
 	// SQLite is an error.
 	LibraryRanking string
 }

@@ -57,7 +57,11 @@ func (ev *evaluator) bindNear(e *Expr) *evalNode {
 			cursors[i] = gallop(p.slots, cursors[i], s)
 			pos[i] = ev.instances(p, cursors[i], pos[i][:0])
 		}
-		if !nearIsMatch(pos, phrases, e.Dist, kept) {
+		lens := make([]int, len(phrases))
+		for i, p := range phrases {
+			lens[i] = len(p.terms)
+		}
+		if !nearIsMatch(pos, lens, e.Dist, kept) {
 			continue
 		}
 		n.slots = append(n.slots, s)
@@ -89,6 +93,22 @@ func (ev *evaluator) instances(p *evalPhrase, i int, out []uint64) []uint64 {
 	return out
 }
 
+// NearMatch is FTS5's NEAR test over one row for a ranking outside the
+// index (the store's on PostgreSQL): pos[i] are phrase i's instance
+// starts ascending, each column<<32|offset, lens[i] its length in
+// tokens. It reports whether the group matches and, for each phrase, the
+// instances that took part, which are what bm25 counts.
+func NearMatch(pos [][]uint64, lens []int, dist int) ([][]uint64, bool) {
+	kept := make([][]uint64, len(pos))
+	for _, p := range pos {
+		if len(p) == 0 {
+			return kept, false
+		}
+	}
+	ok := nearIsMatch(pos, lens, dist, kept)
+	return kept, ok
+}
+
 // lookahead is FTS5's Fts5LookaheadReader over a position list.
 type lookahead struct {
 	a         []uint64
@@ -110,7 +130,7 @@ func (r *lookahead) advance() bool {
 // nearIsMatch is fts5ExprNearIsMatch over the phrases' positions in one
 // row: it reports whether they meet the distance, and sets kept[i] to
 // the instances of phrase i that took part in a match.
-func nearIsMatch(pos [][]uint64, phrases []*evalPhrase, dist int, kept [][]uint64) bool {
+func nearIsMatch(pos [][]uint64, lens []int, dist int, kept [][]uint64) bool {
 	rd := make([]lookahead, len(pos))
 	for i := range pos {
 		rd[i] = lookahead{a: pos[i]}
@@ -123,7 +143,7 @@ func nearIsMatch(pos [][]uint64, phrases []*evalPhrase, dist int, kept [][]uint6
 		for match := false; !match; {
 			match = true
 			for i := range rd {
-				iMin := int64(iMax) - int64(len(phrases[i].terms)) - int64(dist)
+				iMin := int64(iMax) - int64(lens[i]) - int64(dist)
 				if int64(rd[i].pos) < iMin || rd[i].pos > iMax {
 					match = false
 					for int64(rd[i].pos) < iMin {
