@@ -153,9 +153,13 @@ func rules() []rule {
 			direct: true,
 		},
 		{
-			name: "only tests import the PostgreSQL test harness (pgtest)",
-			from: func(p string) bool { return strings.HasPrefix(p, module) && !under("quarry/internal/pgtest")(p) },
-			to:   []string{"quarry/internal/pgtest"},
+			// storetest is the tests' switch onto PostgreSQL and stands on
+			// pgtest; a package importing storetest reaches pgtest too.
+			name: "only tests import the PostgreSQL test harness (pgtest, storetest)",
+			from: func(p string) bool {
+				return strings.HasPrefix(p, module) && !under("quarry/internal/pgtest", "quarry/internal/store/storetest")(p)
+			},
+			to: []string{"quarry/internal/pgtest", "quarry/internal/store/storetest"},
 		},
 		{
 			// Domain packages expose observer hooks; internal/metrics
