@@ -62,22 +62,24 @@ func phraseLeaves(e *textindex.Expr, out []*textindex.Expr) []*textindex.Expr {
 func (s *Store) pgPhrases(ctx context.Context, leaves []*textindex.Expr) ([]pgPhrase, error) {
 	out := make([]pgPhrase, len(leaves))
 	for i, l := range leaves {
-		var lex, off string
+		var words string
 		err := s.read.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM papers p WHERE p.text_search @@ `+tsPhrase(1)+`),
-			(SELECT coalesce(json_agg(u.lexeme ORDER BY pos), '[]') FROM unnest(to_tsvector('`+tsConfig+`', `+tsSeparate+`(?1))) u, unnest(u.positions) pos),
-			(SELECT coalesce(json_agg(pos ORDER BY pos), '[]') FROM unnest(to_tsvector('`+tsConfig+`', `+tsSeparate+`(?1))) u, unnest(u.positions) pos)`,
-			l.Text).Scan(&out[i].n, &lex, &off)
+			(SELECT coalesce(json_agg(json_build_object('l', u.lexeme, 'p', pos) ORDER BY pos), '[]')
+				FROM unnest(to_tsvector('`+tsConfig+`', `+tsSeparate+`(?1))) u, unnest(u.positions) pos)`,
+			l.Text).Scan(&out[i].n, &words)
 		if err != nil {
 			return nil, fmt.Errorf("store: search library: %w", err)
 		}
-		if err := json.Unmarshal([]byte(lex), &out[i].lex); err != nil {
+		var ws []struct {
+			L string `json:"l"`
+			P int    `json:"p"`
+		}
+		if err := json.Unmarshal([]byte(words), &ws); err != nil {
 			return nil, fmt.Errorf("store: search library: %w", err)
 		}
-		if err := json.Unmarshal([]byte(off), &out[i].off); err != nil {
-			return nil, fmt.Errorf("store: search library: %w", err)
-		}
-		for j := len(out[i].off) - 1; j >= 0; j-- {
-			out[i].off[j] -= out[i].off[0]
+		for _, w := range ws {
+			out[i].lex = append(out[i].lex, w.L)
+			out[i].off = append(out[i].off, w.P-ws[0].P)
 		}
 	}
 	return out, nil
